@@ -1,0 +1,170 @@
+"""Benchmark sweeps: plan the (stage, variant, point) jobs, measure each, write its row.
+
+Rows go to ``<out>/<stage>.csv`` the moment they are measured (see ``harness.results``), and
+each is also yielded so the CLI can draw progress. Every timed point is first checked
+against the reference (``verified``), so a fast wrong kernel cannot produce a number.
+"""
+
+from __future__ import annotations
+
+import json
+import zlib
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from harness import compiler, sweep
+from harness.errors import BadInput, HarnessError
+from harness.plugin import Point, Stage, Variant
+from harness.results import CsvWriter
+from harness.timing import Timing, TimingConfig
+from harness.validate import RunResult, judge
+
+#: Axes with their own CSV columns; the rest go, as JSON, into ``params``.
+POINT_COLUMNS = ("batch", "in_f", "out_f")
+
+
+class Runner(Protocol):
+    """A backend that can time a stage (``GpuRunner``, ``NumpyRunner``)."""
+
+    backend: str
+
+    def time(self, stage: Stage, variant: Variant, inputs: dict[str, np.ndarray],
+             point: Point, cfg: TimingConfig) -> tuple[RunResult, Timing]: ...
+
+    def is_oom(self, exc: BaseException) -> bool: ...
+
+
+@dataclass(frozen=True)
+class Job:
+    """One row to measure."""
+
+    stage: Stage
+    variant: Variant
+    point: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """What every job of a sweep shares."""
+
+    family: str = "normal"
+    seed: int = 0
+    timing: TimingConfig = field(default_factory=TimingConfig)
+    verify: bool = True
+
+
+@dataclass(frozen=True)
+class RunMeta:
+    """Provenance written into every row."""
+
+    gpu: str = ""
+    driver: str = ""
+    cuda: str = ""
+    git_sha: str = ""
+    command: str = ""
+    peak_gbps: float | None = None
+
+
+def plan(stages: Sequence[Stage], sweep_specs: Sequence[str],
+         variants: Sequence[str] | None = None) -> list[Job]:
+    """Every job of the sweep; ``variants`` None means each stage's first (default) one.
+
+    ``variants == ["all"]`` takes every variant.
+    """
+    grid = sweep.parse(sweep_specs)
+    jobs = []
+    for st in stages:
+        if not variants:
+            chosen = [st.variants[0]]
+        elif list(variants) == ["all"]:
+            chosen = list(st.variants)
+        else:
+            chosen = []
+            for name in variants:
+                try:
+                    chosen.append(st.variant(name))
+                except KeyError:
+                    known = ", ".join(v.name for v in st.variants)
+                    raise BadInput(f"stage {st.name} has no variant {name!r} "
+                                   f"(variants: {known})") from None
+        for v in chosen:
+            jobs += [Job(st, v, p) for p in sweep.points(st, grid)]
+    return jobs
+
+
+def _inputs(job: Job, cfg: BenchConfig) -> dict[str, np.ndarray]:
+    key = json.dumps(job.point, sort_keys=True, default=str)
+    rng = np.random.default_rng(
+        [cfg.seed, zlib.crc32(job.stage.name.encode()), zlib.crc32(cfg.family.encode()),
+         zlib.crc32(key.encode())])
+    return job.stage.make_inputs(rng, cfg.family, job.point)
+
+
+def base_row(job: Job, backend: str, cfg: BenchConfig, meta: RunMeta) -> dict[str, Any]:
+    """The columns of a row known before measuring."""
+    from harness import meta as _meta
+
+    p = job.point
+    params = {k: v for k, v in p.items() if k not in POINT_COLUMNS}
+    return {
+        "stage": job.stage.name, "backend": backend, "variant": job.variant.name,
+        **{c: p.get(c, "") for c in POINT_COLUMNS},
+        "family": cfg.family, "params": json.dumps(params, sort_keys=True),
+        "l2": "cold" if cfg.timing.cold else "hot",
+        "bytes": int(job.stage.bytes_moved(p)), "flops": int(job.stage.flops(p)),
+        "kernel_hash": compiler.kernel_hash(job.stage, job.variant),
+        "gpu": meta.gpu, "driver": meta.driver, "cuda": meta.cuda, "git_sha": meta.git_sha,
+        "timestamp": _meta.now(), "command": meta.command,
+        "peak_gbps": meta.peak_gbps if meta.peak_gbps else "",
+    }
+
+
+def measure(job: Job, runner: Runner, cfg: BenchConfig, meta: RunMeta) -> dict[str, Any]:
+    """Measure one job and return its row; failures become a status, not an exception."""
+    row = base_row(job, runner.backend, cfg, meta)
+    try:
+        inputs = _inputs(job, cfg)
+        pristine = {k: v.copy() for k, v in inputs.items()} if cfg.verify else inputs
+        result, t = runner.time(job.stage, job.variant, inputs, job.point, cfg.timing)
+    except HarnessError as exc:
+        return {**row, "status": "failed", "reason": str(exc)}
+    except Exception as exc:
+        if runner.is_oom(exc):
+            return {**row, "status": "oom", "reason": f"out of memory: {exc}"}
+        return {**row, "status": "failed", "reason": f"{type(exc).__name__}: {exc}"}
+    if cfg.verify and runner.backend != "numpy":
+        comps, problems = judge(job.stage, job.variant, job.point, pristine, result)
+        bad = list(problems) + [c.describe() for c in comps if not c.ok]
+        if bad:
+            return {**row, "status": "failed", "verified": "no", "reason": bad[0][:500]}
+        row["verified"] = "yes"
+    gbps = row["bytes"] / (t.median_us * 1e-6) / 1e9 if t.median_us > 0 else 0.0
+    return {
+        **row, "status": "ok",
+        "reason": "" if t.converged else "noise above target when the budget ended",
+        "median_us": t.median_us, "p10_us": t.p10_us, "p90_us": t.p90_us,
+        "noise_pct": t.noise_pct, "samples": t.samples, "gbps": gbps,
+        "pct_peak": 100.0 * gbps / meta.peak_gbps if meta.peak_gbps else "",
+    }
+
+
+def run(jobs: Sequence[Job], runner: Runner, cfg: BenchConfig, meta: RunMeta,
+        out_dir: Path, append: bool = False) -> Iterator[dict[str, Any]]:
+    """Measure the jobs in order; each row is on disk in ``<out_dir>/<stage>.csv`` before it
+    is yielded, so an interrupted sweep keeps every finished row."""
+    writers: dict[str, CsvWriter] = {}
+    try:
+        for job in jobs:
+            row = measure(job, runner, cfg, meta)
+            name = job.stage.name
+            if name not in writers:
+                writers[name] = CsvWriter(Path(out_dir) / f"{name}.csv", append=append)
+            writers[name].write(row)
+            yield row
+    finally:
+        for w in writers.values():
+            w.close()

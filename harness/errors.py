@@ -1,0 +1,36 @@
+"""Errors the library raises; the CLI prints each as one line and exits with its code."""
+
+from __future__ import annotations
+
+
+class HarnessError(Exception):
+    """A problem the user can fix: printed as one line, exit status ``exit_code``."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, detail: str = "") -> None:
+        super().__init__(message)
+        #: Extra text shown under the one-line message (an nvcc log, say).
+        self.detail = detail
+
+
+class BadInput(HarnessError):
+    """Malformed command-line input: a sweep, an unknown stage, a bad option value."""
+
+
+class PluginError(HarnessError):
+    """A plugin that cannot be loaded or is malformed; names the plugin."""
+
+
+class CompileError(HarnessError):
+    """A kernel that does not compile; ``detail`` holds the compiler log."""
+
+
+class GpuUnavailable(HarnessError):
+    """No GPU to run on: pycuda missing, no driver, no device, or a bad device index."""
+
+
+class ValidationFailed(HarnessError):
+    """At least one validation case failed."""
+
+    exit_code = 1

@@ -1,0 +1,44 @@
+"""Provenance recorded beside every result: git commit, time, command line."""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import shlex
+import subprocess
+import sys
+
+from harness import paths
+
+
+def git_sha() -> str:
+    """The commit the harness runs from (``-dirty`` when tracked files changed).
+
+    ``HARNESS_GIT_SHA`` overrides it: on the GPU machine the tree arrives without history,
+    so the script that starts the run passes the commit it was sent from.
+    """
+    if env := os.environ.get("HARNESS_GIT_SHA"):
+        return env
+    root = paths.project_root()
+    try:
+        sha = subprocess.run(["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
+                             capture_output=True, text=True, timeout=10, check=True).stdout
+        dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain",
+                                "--untracked-files=no"],
+                               capture_output=True, text=True, timeout=10, check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return "unknown"
+    return sha.strip() + ("-dirty" if dirty.strip() else "")
+
+
+def now() -> str:
+    """UTC time, ISO 8601 to the second."""
+    return _dt.datetime.now(_dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def command_line() -> str:
+    """The command as typed (``harness ...``)."""
+    argv = list(sys.argv)
+    if argv and argv[0].endswith(("__main__.py", "/harness")):
+        argv[0] = "harness"
+    return shlex.join(argv)

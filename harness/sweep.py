@@ -1,0 +1,82 @@
+"""Parsing ``--sweep`` specifications into the points of a stage.
+
+``AXIS=V1,V2,...`` lists values; ``AXIS=LO..HI`` is the powers of two from LO to HI (LO a
+positive integer, each next value doubled, HI included when reached). Several axes are
+given as several ``--sweep`` options or separated by ``;``; the points are their product,
+every other axis at its default.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from harness.errors import BadInput
+from harness.plugin import Stage
+
+_SPEC = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(\S.*?)\s*$")
+_RANGE = re.compile(r"^(\d+)\.\.(\d+)$")
+#: More points than this in one sweep is almost certainly a typo.
+MAX_POINTS = 100_000
+
+
+def _values(spec: str, text: str) -> list[str]:
+    if m := _RANGE.match(text):
+        lo, hi = int(m.group(1)), int(m.group(2))
+        if lo < 1 or hi < lo:
+            raise BadInput(f"bad --sweep {spec!r}: a range LO..HI needs 1 <= LO <= HI")
+        out, v = [], lo
+        while v <= hi:
+            out.append(str(v))
+            v *= 2
+        return out
+    vals = [v.strip() for v in text.split(",")]
+    if not all(vals):
+        raise BadInput(f"bad --sweep {spec!r}: empty value in the list")
+    return vals
+
+
+def parse(specs: Sequence[str]) -> dict[str, list[str]]:
+    """``["batch=1..4", "in_f=5,7"]`` -> ``{"batch": ["1","2","4"], "in_f": ["5","7"]}``."""
+    out: dict[str, list[str]] = {}
+    for raw in specs:
+        for spec in (s for s in raw.split(";") if s.strip()):
+            m = _SPEC.match(spec)
+            if not m:
+                raise BadInput(f"bad --sweep {spec!r}: expected AXIS=V1,V2,... or "
+                               "AXIS=LO..HI (powers of two)")
+            axis, text = m.group(1), m.group(2)
+            if axis in out:
+                raise BadInput(f"bad --sweep: axis {axis!r} given twice")
+            out[axis] = _values(spec, text)
+    return out
+
+
+def points(stage: Stage, sweep: dict[str, list[str]],
+           fixed: dict[str, str] | None = None) -> list[dict[str, Any]]:
+    """The stage's points: the sweep (or the stage's default sweep) times ``fixed`` values."""
+    axes = {a.name: a for a in stage.axes}
+    grid: dict[str, list[Any]] = {}
+    given = {**{k: list(v) for k, v in (sweep or {}).items()},
+             **{k: [v] for k, v in (fixed or {}).items()}}
+    for name, texts in given.items():
+        if name not in axes:
+            raise BadInput(f"stage {stage.name} has no axis {name!r} "
+                           f"(axes: {', '.join(axes)})")
+        try:
+            grid[name] = [axes[name].parse(t) for t in texts]
+        except ValueError as exc:
+            raise BadInput(f"bad value for {stage.name} axis {name!r}: {exc}") from exc
+    if not sweep:
+        for name, vals in stage.default_sweep.items():
+            grid.setdefault(name, list(vals))
+    names = list(grid)
+    total = 1
+    for v in grid.values():
+        total *= len(v)
+    if total > MAX_POINTS:
+        raise BadInput(f"sweep of {stage.name} has {total} points (more than {MAX_POINTS})")
+    return [stage.point(**dict(zip(names, combo, strict=True)))
+            for combo in itertools.product(*(grid[n] for n in names))]

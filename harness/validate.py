@@ -1,0 +1,127 @@
+"""Validation of kernels against their NumPy references (SPEC.md, validation rules).
+
+The logic here needs no GPU: an *executor* runs a stage on inputs and returns what came
+back (outputs, and the inputs read back after the run). On the GPU that is
+``harness.gpu.GpuRunner`` (outputs poisoned before every launch); tests use fakes that return
+deliberately wrong outputs, which the validator must reject.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import numpy as np
+
+from harness.plugin import Point, Stage, Variant
+from harness.tolerance import Comparison
+
+
+@dataclass(frozen=True)
+class RunResult:
+    """What one execution of a stage returned."""
+
+    outputs: dict[str, np.ndarray]
+    inputs_after: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+class Executor(Protocol):
+    """Runs one stage variant on host inputs and returns host outputs."""
+
+    def run(self, stage: Stage, variant: Variant, inputs: Mapping[str, np.ndarray],
+            point: Point) -> RunResult: ...
+
+
+@dataclass(frozen=True)
+class CaseResult:
+    """One validation case: a stage variant on one point, family and seed."""
+
+    stage: str
+    variant: str
+    family: str
+    seed: int
+    point: dict[str, Any]
+    comparisons: tuple[Comparison, ...]
+    problems: tuple[str, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        """True when every output matched and nothing else went wrong."""
+        return not self.problems and all(c.ok for c in self.comparisons)
+
+    def describe(self) -> str:
+        """A multi-line account of the case (used on failure)."""
+        pt = ", ".join(f"{k}={v}" for k, v in self.point.items())
+        lines = [f"{self.stage} [{self.variant}] family={self.family} seed={self.seed} {pt}"]
+        lines += [f"  {p}" for p in self.problems]
+        lines += [f"  {c.describe()}" for c in self.comparisons if not c.ok]
+        return "\n".join(lines)
+
+
+def case_rng(base_seed: int, stage: str, family: str, case_index: int,
+             seed_index: int) -> np.random.Generator:
+    """A generator fixed by the case, different for every stage, family, case and seed."""
+    return np.random.default_rng(
+        [base_seed, zlib.crc32(stage.encode()), zlib.crc32(family.encode()), case_index,
+         seed_index])
+
+
+def judge(stage: Stage, variant: Variant, point: Point, inputs: Mapping[str, np.ndarray],
+          result: RunResult) -> tuple[tuple[Comparison, ...], tuple[str, ...]]:
+    """Compare a run's outputs with the reference; report missing outputs and mutated inputs."""
+    problems: list[str] = []
+    expected = stage.outputs(point)
+    missing = sorted(set(expected) - set(result.outputs))
+    if missing:
+        problems.append(f"outputs not returned: {', '.join(missing)}")
+    for name, (shape, dtype) in expected.items():
+        got = result.outputs.get(name)
+        if got is not None and (got.shape != tuple(shape) or got.dtype != dtype):
+            problems.append(f"output {name} is {got.dtype}{list(got.shape)}, "
+                            f"declared {np.dtype(dtype)}{list(shape)}")
+    for name, before in inputs.items():
+        after = result.inputs_after.get(name)
+        if name in stage.mutates or after is None:
+            continue
+        if before.tobytes() != after.tobytes():
+            n = int((before.view(np.uint8) != after.view(np.uint8)).sum())
+            problems.append(f"input {name} was modified by the kernel ({n} bytes differ)")
+    if problems:
+        return (), tuple(problems)
+    ref = stage.reference(inputs, point, variant, result.outputs)
+    comps = tuple(tol.compare(name, result.outputs[name], ref[name])
+                  for name, tol in stage.tolerances.items())
+    return comps, ()
+
+
+def plan(stage: Stage, families: Sequence[str] | None = None,
+         seeds: int = 3) -> list[tuple[str, int, int, dict[str, Any]]]:
+    """Every (family, case index, seed index, point) a validation of ``stage`` runs."""
+    fams = list(families) if families else list(stage.families)
+    return [(fam, ci, si, stage.point(**case))
+            for fam in fams for ci, case in enumerate(stage.cases) for si in range(seeds)]
+
+
+def validate(stage: Stage, variant: Variant, executor: Executor,
+             families: Sequence[str] | None = None, seeds: int = 3,
+             base_seed: int = 0) -> Iterator[CaseResult]:
+    """Run every case of ``plan`` on fresh inputs and yield each judged result."""
+    for fam, ci, si, point in plan(stage, families, seeds):
+        rng = case_rng(base_seed, stage.name, fam, ci, si)
+        inputs = stage.make_inputs(rng, fam, point)
+        pristine = {k: v.copy() for k, v in inputs.items()}
+        result = executor.run(stage, variant, inputs, point)
+        comps, problems = judge(stage, variant, point, pristine, result)
+        yield CaseResult(stage.name, variant.name, fam, si, dict(point), comps, problems)
+
+
+def worst_errors(cases: Sequence[CaseResult]) -> str:
+    """Per output, the worst error over the cases: ``"q abs 0; vth rel 2.4e-07"``."""
+    worst: dict[str, tuple[str, float]] = {}
+    for case in cases:
+        for c in case.comparisons:
+            if c.output not in worst or c.worst > worst[c.output][1]:
+                worst[c.output] = (c.metric, c.worst)
+    return "; ".join(f"{k} {m} {v:.3g}" for k, (m, v) in sorted(worst.items()))

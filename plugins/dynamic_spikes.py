@@ -1,0 +1,105 @@
+"""SPEC step 1: per-row threshold ``vth`` and integer spikes ``q = round(x / vth)``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from harness import families
+from harness.plugin import Axis, Launcher, Point, Stage, Variant
+from harness.refmath import is_away, spec_round
+from harness.tolerance import Exact, RelTol
+
+#: Threads per block; passed to the kernel as -DBLOCK so launch and kernel agree.
+BLOCK = 256
+_COMMON = (("BLOCK", str(BLOCK)),)
+
+
+def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
+    """Activations ``x [batch, in_f]`` of the family."""
+    return {"x": families.activations(rng, family, p["batch"], p["in_f"], p["k"])}
+
+
+def outputs(p: Point) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+    """``q [batch, in_f] int32`` and ``vth [batch] float32``."""
+    return {"q": ((p["batch"], p["in_f"]), np.dtype(np.int32)),
+            "vth": ((p["batch"],), np.dtype(np.float32))}
+
+
+def threshold64(x: np.ndarray, p: Point) -> np.ndarray:
+    """``vth`` in float64: ``(sum |x| / F) / k``, clamped to ``[vth_min, vth_max]``."""
+    v = np.abs(x.astype(np.float64)).sum(axis=1) / x.shape[1] / p["k"]
+    return np.clip(v, p["vth_min"], p["vth_max"])
+
+
+def quantise(x: np.ndarray, vth: np.ndarray, away: bool = False) -> np.ndarray:
+    """``round(x / vth)`` as int32 in float32 arithmetic; rows with ``vth == 0`` give 0."""
+    vth = vth.astype(np.float32)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = spec_round(x / vth[:, None], away)
+    r[vth == 0] = 0
+    return r.astype(np.int32)
+
+
+def reference(inputs: Mapping[str, np.ndarray], p: Point, v: Variant,
+              given: Mapping[str, np.ndarray] | None) -> dict[str, np.ndarray]:
+    """``vth`` in float64; ``q`` from the kernel's own float32 ``vth`` when given (SPEC)."""
+    x = inputs["x"]
+    vth64 = threshold64(x, p)
+    vth32 = given["vth"] if given is not None else vth64.astype(np.float32)
+    return {"vth": vth64, "q": quantise(x, vth32, is_away(v.defines))}
+
+
+def launch(run: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
+    """One block per row."""
+    b, f = int(p["batch"]), int(p["in_f"])
+    run("dynamic_spikes", (b, 1, 1), (BLOCK, 1, 1), bufs["x"], bufs["q"], bufs["vth"],
+        np.int32(b), np.int32(f), np.float32(p["k"]), np.float32(p["vth_min"]),
+        np.float32(p["vth_max"]))
+
+
+STAGE = Stage(
+    name="dynamic_spikes",
+    kernel="dynamic_spikes.cu",
+    entry_points=("dynamic_spikes",),
+    description="vth = mean|x| / k per row; q = round(x / vth) as int32",
+    axes=(
+        Axis("batch", 1024, int, "rows B", minimum=1),
+        Axis("in_f", 3584, int, "columns F", minimum=1),
+        Axis("k", 3.0, float, "threshold divisor (> 0)", minimum=1e-30),
+        Axis("vth_min", 0.0, float, "lower clamp of vth (0: none)"),
+        Axis("vth_max", float("inf"), float, "upper clamp of vth (inf: none)"),
+    ),
+    make_inputs=make_inputs,
+    outputs=outputs,
+    reference=reference,
+    launch=launch,
+    # Read x once, write q and vth once.
+    bytes_moved=lambda p: 8 * p["batch"] * p["in_f"] + 4 * p["batch"],
+    # |x| and its sum, then one division per element.
+    flops=lambda p: 3 * p["batch"] * p["in_f"],
+    tolerances={
+        "vth": RelTol(1e-5, "float32 sum of |x| in a different order than the float64 "
+                            "reference: SPEC's rtol 1e-5"),
+        "q": Exact("integer spikes, judged on the kernel's own vth so .5 ties match (SPEC)"),
+    },
+    variants=(
+        Variant("default", _COMMON, "round half to even (rintf)"),
+        Variant("away", (*_COMMON, ("ROUNDING_AWAY", "1")), "round half away from zero"),
+    ),
+    cases=(
+        {"batch": 1, "in_f": 3584},
+        {"batch": 6, "in_f": 3584},  # the edge family's six row kinds
+        {"batch": 7, "in_f": 5},  # F not a multiple of 4: scalar path
+        {"batch": 3, "in_f": 1},
+        {"batch": 13, "in_f": 130},
+        {"batch": 12, "in_f": 4100},  # wider than the register cache: aligned tail loop
+        {"batch": 5, "in_f": 20003},  # long odd rows: scalar tail loop
+        {"batch": 64, "in_f": 3584, "k": 2.5},
+        {"batch": 8, "in_f": 3584, "vth_min": 1e-5, "vth_max": 1e4},
+        {"batch": 8, "in_f": 96, "vth_min": 0.5, "vth_max": 0.6},  # the clamp bites
+    ),
+    default_sweep={"batch": tuple(2**i for i in range(17))},
+)

@@ -1,0 +1,81 @@
+"""GPU tests (marked ``gpu``): run on the H200 by scripts/gpu-check.sh, skipped elsewhere."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from harness import validate
+from harness.timing import TimingConfig
+
+pytestmark = pytest.mark.gpu
+
+
+def test_every_stage_variant_validates(reg, gpu_runner) -> None:
+    for st in reg.stages.values():
+        for v in st.variants:
+            bad = [c for c in validate.validate(st, v, gpu_runner, seeds=1) if not c.ok]
+            assert not bad, bad[0].describe()
+
+
+def test_integer_outputs_are_deterministic(reg, gpu_runner) -> None:
+    st = reg.get("dynamic_spikes")
+    p = st.point(batch=257, in_f=3584)
+    x = st.make_inputs(np.random.default_rng(5), "llm", p)
+    a = gpu_runner.run(st, st.variants[0], x, p).outputs
+    b = gpu_runner.run(st, st.variants[0], x, p).outputs
+    for name in a:
+        assert a[name].tobytes() == b[name].tobytes(), name
+
+
+def test_poison_catches_a_kernel_that_skips_rows(reg, gpu_runner) -> None:
+    """Launching one block fewer than rows must leave poison that validation rejects."""
+    st = reg.get("dynamic_spikes")
+
+    def short_launch(run, bufs, p, v):  # type: ignore[no-untyped-def]
+        b = int(p["batch"]) - 1
+        run("dynamic_spikes", (b, 1, 1), (256, 1, 1), bufs["x"], bufs["q"], bufs["vth"],
+            np.int32(b), np.int32(p["in_f"]), np.float32(p["k"]), np.float32(p["vth_min"]),
+            np.float32(p["vth_max"]))
+
+    broken = dataclasses.replace(st, launch=short_launch)
+    p = st.point(batch=4, in_f=64)
+    x = st.make_inputs(np.random.default_rng(0), "normal", p)
+    res = gpu_runner.run(broken, st.variants[0], x, p)
+    comps, problems = validate.judge(broken, st.variants[0], p, x, res)
+    assert not problems
+    vth = next(c for c in comps if c.output == "vth")
+    assert not vth.ok and vth.nan_got == 1  # the poison is a NaN
+
+
+def test_wrong_rounding_variant_is_rejected(reg, gpu_runner) -> None:
+    """The away kernel judged as half-to-even must fail on the edge family's ties."""
+    st = reg.get("dynamic_spikes")
+    p = st.point(batch=6, in_f=3584)
+    x = st.make_inputs(np.random.default_rng(1), "edge", p)
+    res = gpu_runner.run(st, st.variant("away"), x, p)
+    comps, _ = validate.judge(st, st.variant("default"), p, x, res)
+    q = next(c for c in comps if c.output == "q")
+    assert not q.ok and q.mismatches > 0
+
+
+def test_event_timer_measures_a_known_delay(gpu_runner) -> None:
+    """The delay kernel spins 200 µs by the global timer: the events must say so (±5 %)."""
+    from pycuda.compiler import SourceModule
+
+    from harness import paths, timing
+
+    src = (paths.harness_cuda_dir() / "delay.cu").read_text()
+    fn = SourceModule(src, no_extern_c=True, arch=gpu_runner.device.info.arch).get_function(
+        "harness_delay")
+    fn.prepare("Q")
+
+    def launch() -> None:
+        fn.prepared_async_call((1, 1, 1), (1, 1, 1), gpu_runner.stream, np.uint64(200_000))
+
+    launch()
+    gpu_runner.stream.synchronize()
+    t = timing.measure(gpu_runner._sampler(launch, cold=True), TimingConfig(budget_s=1.0))
+    assert 195.0 < t.median_us < 215.0, t
