@@ -53,6 +53,9 @@ class CsvWriter:
         """Write one row now; missing columns are left empty, unknown ones are an error."""
         if row.get("status") not in STATUSES:
             raise ValueError(f"bad status {row.get('status')!r}")
+        unknown = set(row) - set(COLUMNS)
+        if unknown:
+            raise ValueError(f"unknown columns: {', '.join(sorted(unknown))}")
         self._w.writerow({c: _fmt(row.get(c, "")) for c in COLUMNS})
         self._sync()
 

@@ -1,0 +1,79 @@
+"""CLI behaviour: listings, one-line errors with exit status 2, the CPU fallback."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from harness import results
+from harness.cli import app
+from harness.device import gpu_available
+
+runner = CliRunner()
+
+
+def run(*args: str):  # type: ignore[no-untyped-def]
+    return runner.invoke(app, list(args))
+
+
+def one_line_error(res, text: str) -> None:  # type: ignore[no-untyped-def]
+    assert res.exit_code == 2, res.output
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error:") and text in lines[0], lines
+    assert "Traceback" not in res.output
+
+
+def test_list_shows_the_stage() -> None:
+    res = run("list")
+    assert res.exit_code == 0 and "dynamic_spikes" in res.stdout and "default, away" in \
+        res.stdout
+
+
+@pytest.mark.parametrize("args, text", [
+    (["bench", "--sweep", "batch="], "bad --sweep 'batch='"),
+    (["bench", "--sweep", "batch=1..x"], "bad value for dynamic_spikes axis 'batch'"),
+    (["bench", "nope"], "unknown stage 'nope'"),
+    (["bench", "--family", "zipf"], "unknown input family 'zipf'"),
+    (["bench", "--backend", "cuda"], "unknown backend 'cuda'"),
+    (["bench", "--variant", "fast"], "no variant 'fast'"),
+    (["bench", "--sweep", "in_f=0"], "in_f must be >= 1"),
+    (["validate", "nope"], "unknown stage 'nope'"),
+])
+def test_bad_input_is_one_line_exit_2(args: list[str], text: str) -> None:
+    one_line_error(run(*args), text)
+
+
+@pytest.mark.skipif(gpu_available()[0], reason="checks the message on a machine without GPU")
+def test_gpu_commands_say_why_without_a_gpu() -> None:
+    one_line_error(run("validate"), "pycuda is not importable")
+    one_line_error(run("bench", "--backend", "pycuda", "--sweep", "batch=1"),
+                   "pycuda is not importable")
+    one_line_error(run("calibrate"), "pycuda is not importable")
+
+
+def test_numpy_bench_writes_csv(tmp_path: Path) -> None:
+    res = run("bench", "--backend", "numpy", "--sweep", "batch=1,2", "--sweep", "in_f=8",
+              "--budget", "0.05", "--out", str(tmp_path))
+    assert res.exit_code == 0, res.output
+    assert "timing the NumPy references on the CPU instead" in res.stderr
+    rows = results.read_rows(tmp_path / "dynamic_spikes.csv")
+    assert [(r["backend"], r["batch"], r["in_f"], r["status"]) for r in rows] == [
+        ("numpy", "1", "8", "ok"), ("numpy", "2", "8", "ok")]
+    assert "median µs" in res.stdout and "± noise" in res.stdout
+
+
+def test_ledger_check(tmp_path: Path) -> None:
+    assert run("ledger", "--check").exit_code == 0
+    res = run("ledger", "--check", "--path", str(tmp_path / "empty.csv"))
+    assert res.exit_code == 2 and "without a passing GPU validation" in res.stderr
+    assert "MISSING" in res.stdout
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
+def test_check_prints_registers() -> None:
+    res = run("check")
+    assert res.exit_code == 0, res.output
+    assert "regs" in res.stdout and "dynamic_spikes" in res.stdout

@@ -1,0 +1,49 @@
+"""Input families: shapes, types, and the properties the edge and seed families promise."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from harness import families
+from harness.errors import BadInput
+
+
+@pytest.mark.parametrize("fam", ["normal", "llm", "seed", "edge"])
+def test_shapes_and_types(fam: str) -> None:
+    rng = np.random.default_rng(0)
+    x = families.activations(rng, fam, 7, 13)
+    w = families.weights(rng, fam, 5, 13)
+    b = families.bias(rng, fam, 5)
+    assert x.shape == (7, 13) and x.dtype == np.float32 and np.isfinite(x).all()
+    assert w.shape == (5, 13) and w.dtype == np.float32 and np.isfinite(w).all()
+    assert b.shape == (5,) and b.dtype == np.float32
+
+
+def test_seed_family_is_the_seed_programs_tensors() -> None:
+    rng = np.random.default_rng(0)
+    x = families.activations(rng, "seed", 2, 3)
+    assert x.ravel().tolist() == [1, 2, 3, 4, 5, 6]
+    w = families.weights(rng, "seed", 1, 3)
+    assert w.ravel().tolist() == [np.float32(0.1) * np.float32(i) for i in (1, 2, 3)]
+    assert (families.bias(rng, "seed", 4) == 0.5).all()
+
+
+def test_edge_rows_cover_the_spec_cases() -> None:
+    x = families.activations(np.random.default_rng(1), "edge", 6, 50)
+    kinds = dict(zip(families.EDGE_ROWS, x, strict=True))
+    assert not kinds["zeros"].any()
+    assert (kinds["negative"] < 0).all()
+    assert np.count_nonzero(kinds["single"]) == 1
+    assert np.unique(kinds["constant"]).size == 1
+
+
+def test_llm_family_has_outlier_channels() -> None:
+    x = families.activations(np.random.default_rng(2), "llm", 64, 1024)
+    col = np.abs(x).mean(0)
+    assert col.max() > 10 * np.median(col)
+
+
+def test_unknown_family() -> None:
+    with pytest.raises(BadInput, match="unknown input family 'zipf'"):
+        families.activations(np.random.default_rng(0), "zipf", 1, 1)

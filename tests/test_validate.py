@@ -1,0 +1,130 @@
+"""The validator must reject deliberately wrong outputs (fake executors, no GPU)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import pytest
+
+from harness import validate
+from harness.cpu import NumpyRunner
+from harness.gpu import POISON32
+from harness.validate import RunResult
+
+Corrupt = Callable[[dict, dict], None]
+
+
+class Faulty:
+    """Runs the reference, then lets ``corrupt(outputs, inputs_after)`` damage the result."""
+
+    def __init__(self, corrupt: Corrupt) -> None:
+        self.corrupt = corrupt
+
+    def run(self, stage, variant, inputs, point) -> RunResult:  # type: ignore[no-untyped-def]
+        res = NumpyRunner().run(stage, variant, inputs, point)
+        outs = {k: v.copy() for k, v in res.outputs.items()}
+        after = {k: v.copy() for k, v in inputs.items()}
+        self.corrupt(outs, after)
+        return RunResult(outs, after)
+
+
+@pytest.fixture(scope="module")
+def st(reg):  # type: ignore[no-untyped-def]
+    return reg.get("dynamic_spikes")
+
+
+def run_all(st, corrupt: Corrupt, families=("normal",), variant="default"):  # type: ignore[no-untyped-def]
+    return list(validate.validate(st, st.variant(variant), Faulty(corrupt), families, seeds=1))
+
+
+def test_correct_outputs_pass_every_case(st) -> None:
+    cases = run_all(st, lambda o, a: None, families=st.families)
+    assert cases and all(c.ok for c in cases)
+    assert len(cases) == len(st.families) * len(st.cases)
+
+
+def test_unwritten_q_element_is_rejected(st) -> None:
+    def unwritten(o, a):  # the poison value left in place
+        o["q"].flat[-1] = np.int32(POISON32)
+
+    cases = run_all(st, unwritten)
+    assert not any(c.ok for c in cases)
+    text = cases[0].describe()
+    assert "q: FAILED" in text and "1/" in text and "kernel=2141562277" in text
+
+
+def test_unwritten_vth_is_reported_as_nan(st) -> None:
+    def nan_vth(o, a):
+        o["vth"][0] = np.nan
+
+    c = run_all(st, nan_vth)[0]
+    comp = next(x for x in c.comparisons if x.output == "vth")
+    assert not comp.ok and comp.nan_got == 1 and "NaN kernel=1" in comp.describe()
+
+
+def test_off_by_one_at_a_tie_is_rejected(st) -> None:
+    """Rounding ties away from zero while half-to-even is asked fails on the ties rows."""
+    away = run_all(st, lambda o, a: None, families=("edge",), variant="away")
+    assert all(c.ok for c in away)  # judged as away: fine
+    ties = st.variant("away")
+
+    class AwayAsDefault:
+        def run(self, stage, variant, inputs, point):  # type: ignore[no-untyped-def]
+            return NumpyRunner().run(stage, ties, inputs, point)
+
+    cases = list(validate.validate(st, st.variant("default"), AwayAsDefault(), ["edge"], 1))
+    failed = [c for c in cases if not c.ok]
+    # Every case with an edge "ties" row (batch >= 5) whose vth stays 1 (k = 3, no clamp)
+    # must fail: one element off is enough.
+    tied = [c for c in cases if c.point["batch"] >= 5 and c.point["k"] == 3.0
+            and c.point["vth_max"] > 1]
+    assert tied and all(c in failed for c in tied)
+    comp = next(x for x in failed[0].comparisons if x.output == "q")
+    assert comp.worst == 1
+
+
+def test_wrong_vth_is_rejected(st) -> None:
+    def scaled(o, a):
+        o["vth"] *= np.float32(1 + 3e-5)
+
+    cases = run_all(st, scaled)
+    comp = next(x for x in cases[0].comparisons if x.output == "vth")
+    assert not comp.ok and comp.metric == "rel" and 2e-5 < comp.worst < 4e-5
+
+
+def test_mutated_input_is_rejected(st) -> None:
+    def mutate(o, a):
+        a["x"].flat[0] += 1
+
+    c = run_all(st, mutate)[0]
+    assert not c.ok and "input x was modified" in c.problems[0]
+
+
+def test_missing_and_misshapen_outputs_are_rejected(st) -> None:
+    cases = run_all(st, lambda o, a: o.pop("vth"))
+    assert "outputs not returned: vth" in cases[0].problems[0]
+
+    def wrong_type(o, a):
+        o["q"] = o["q"].astype(np.int64)
+
+    assert "is int64" in run_all(st, wrong_type)[0].problems[0]
+
+
+def test_fresh_inputs_for_every_seed_and_family(st) -> None:
+    seen = []
+
+    class Spy:
+        def run(self, stage, variant, inputs, point):  # type: ignore[no-untyped-def]
+            seen.append(inputs["x"].tobytes())
+            return NumpyRunner().run(stage, variant, inputs, point)
+
+    list(validate.validate(st, st.variants[0], Spy(), ["normal", "llm"], seeds=3))
+    assert len(seen) == 2 * 3 * len(st.cases)
+    # batch=1 / in_f=1 style cases can collide only by chance; the big ones never do.
+    assert len(set(seen)) >= len(seen) - 2
+
+
+def test_worst_errors_summarises_per_output(st) -> None:
+    cases = run_all(st, lambda o, a: None)
+    assert validate.worst_errors(cases).startswith("q abs 0; vth rel ")
