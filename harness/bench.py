@@ -70,30 +70,57 @@ class RunMeta:
 
 
 def plan(stages: Sequence[Stage], sweep_specs: Sequence[str],
-         variants: Sequence[str] | None = None) -> list[Job]:
-    """Every job of the sweep; ``variants`` None means each stage's first (default) one.
+         variants: Sequence[str] | None = None,
+         options: dict[str, str] | None = None) -> list[Job]:
+    """Every job of the sweep.
 
-    ``variants == ["all"]`` takes every variant.
+    ``variants`` None means each stage's first (default) variant, ``["all"]`` every one.
+    ``options`` (``--mode``, ``--k``, ``--group-size``) apply to the stages that have the
+    axis; where variants pin that axis (a compiled-in mode), they choose the variant instead.
     """
     grid = sweep.parse(sweep_specs)
+    for axis in grid:
+        if not any(axis in {a.name for a in st.axes} for st in stages):
+            raise BadInput(f"no selected stage has an axis {axis!r}")
     jobs = []
     for st in stages:
-        if not variants:
-            chosen = [st.variants[0]]
-        elif list(variants) == ["all"]:
-            chosen = list(st.variants)
-        else:
-            chosen = []
-            for name in variants:
-                try:
-                    chosen.append(st.variant(name))
-                except KeyError:
-                    known = ", ".join(v.name for v in st.variants)
-                    raise BadInput(f"stage {st.name} has no variant {name!r} "
-                                   f"(variants: {known})") from None
+        chosen = select_variants(st, variants, options or {})
+        names = {a.name for a in st.axes}
+        fixed = {k: v for k, v in (options or {}).items() if k in names}
         for v in chosen:
-            jobs += [Job(st, v, p) for p in sweep.points(st, grid)]
+            pinned = dict(v.pins)
+            keep = {k: val for k, val in fixed.items() if k not in pinned}
+            jobs += [Job(st, v, p) for p in sweep.points(st, grid, keep, v, lenient=True)]
     return jobs
+
+
+def select_variants(st: Stage, names: Sequence[str] | None,
+                    options: dict[str, str]) -> list[Variant]:
+    """The variants named (or the default, or all); options that match pins filter them."""
+    if names and list(names) == ["all"]:
+        chosen = list(st.variants)
+    elif names:
+        chosen = []
+        for name in names:
+            try:
+                chosen.append(st.variant(name))
+            except KeyError:
+                known = ", ".join(v.name for v in st.variants)
+                raise BadInput(f"stage {st.name} has no variant {name!r} "
+                               f"(variants: {known})") from None
+    else:
+        chosen = list(st.variants)
+        pinned = {k for v in chosen for k, _ in v.pins}
+        if not any(k in options for k in pinned):
+            return chosen[:1]
+    for key, val in options.items():
+        if any(key == k for v in chosen for k, _ in v.pins):
+            chosen = [v for v in chosen if str(dict(v.pins).get(key)) == str(val)]
+            if not chosen:
+                known = ", ".join(str(dict(v.pins).get(key)) for v in st.variants)
+                raise BadInput(f"stage {st.name} has no variant with {key}={val} "
+                               f"(known: {known})")
+    return chosen
 
 
 def _inputs(job: Job, cfg: BenchConfig) -> dict[str, np.ndarray]:

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
+import numpy as np
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -19,8 +20,8 @@ from rich.table import Table
 
 from harness import bench as _bench
 from harness import calibrate as _cal
-from harness import compiler, families, ledger, meta, paths, registry, timing, validate
-from harness.errors import BadInput, CompileError, HarnessError, ValidationFailed
+from harness import compiler, families, ledger, meta, pipeline, registry, session, timing, validate
+from harness.errors import CompileError, HarnessError, ValidationFailed
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Benchmark harness for spike-stream conversion kernels (PyCUDA).")
@@ -59,28 +60,25 @@ def _registry() -> registry.Registry:
     return reg
 
 
-def _open_gpu(device: int) -> Any:
-    from harness.device import Device
-    from harness.gpu import GpuRunner
-
-    return GpuRunner(Device(device))
-
-
 @app.command("list")
 @cli_errors
 def list_cmd() -> None:
-    """List the stages found (plugins/ and the harness.stages entry points)."""
+    """List the stages and pipelines found (plugins/ and the harness.stages entry points)."""
     reg = registry.discover()
-    t = Table("stage", "variants", "axes (defaults)", "kernel", "source")
+    t = Table("name", "kind", "variants", "axes (defaults)", "kernel / steps")
     for name, st in sorted(reg.stages.items()):
-        axes = ", ".join(f"{a.name}={a.default}" for a in st.axes)
-        t.add_row(name, ", ".join(v.name for v in st.variants), axes, st.kernel,
-                  reg.sources[name])
+        t.add_row(name, "stage", ", ".join(v.name for v in st.variants), _axes(st), st.kernel)
+    for name, pipe in sorted(reg.pipelines.items()):
+        t.add_row(name, "pipeline", "-", _axes(pipe), " -> ".join(pipe.steps))
     out.print(t)
     for p in reg.problems:
         err.print(f"[red]broken:[/] {escape(str(p))}", soft_wrap=True)
     if reg.problems:
         raise typer.Exit(1)
+
+
+def _axes(st: Any) -> str:
+    return ", ".join(f"{a.name}={a.default}" for a in st.axes)
 
 
 @app.command()
@@ -108,6 +106,11 @@ def check(stages: Stages = None,
         raise typer.Exit(1)
 
 
+Mode = Annotated[str | None, typer.Option(help="Encoding mode, where a stage has one.")]
+K = Annotated[float | None, typer.Option("--k", help="Threshold divisor k.")]
+GroupSize = Annotated[int | None, typer.Option(help="Weight group size G.")]
+
+
 @app.command("validate")
 @cli_errors
 def validate_cmd(
@@ -117,30 +120,23 @@ def validate_cmd(
     seeds: Annotated[int, typer.Option(min=1, help="Fresh draws per case.")] = 3,
     seed: Annotated[int, typer.Option(help="Base random seed.")] = 0,
     record: Annotated[bool, typer.Option(help="Append the results to the ledger.")] = False,
+    mode: Mode = None,
     device: DeviceOpt = 0,
 ) -> None:
-    """Validate kernels on the GPU against their NumPy references (SPEC.md's rules)."""
+    """Validate kernels (and pipelines) on the GPU against their NumPy references."""
+    for fam in family or []:
+        families.check_family(fam)
     reg = _registry()
-    pairs = [(st, v) for st in reg.select(stages) for v in _variants(st, variant)]
-    runner = _open_gpu(device)
-    info = runner.device.info
-    rows, failures = [], []
+    tg = session.targets(reg, stages, with_pipelines=True)
+    runner = session.open_gpu(device)
     t = Table("stage", "variant", "kernel hash", "cases", "passed", "worst error")
-    for st, v in pairs:
-        sname, vname = st.name, v.name
-        results = list(validate.validate(st, v, runner, family, seeds, seed))
-        passed = sum(r.ok for r in results)
-        worst = validate.worst_errors(results)
-        h = compiler.kernel_hash(st, v)
-        t.add_row(sname, vname, h, str(len(results)), str(passed), worst)
-        failures += [r for r in results if not r.ok]
-        rows.append({"stage": sname, "variant": vname, "kernel_hash": h,
-                     "status": "pass" if passed == len(results) else "fail",
-                     "gpu": info.name, "cc": f"{info.cc[0]}.{info.cc[1]}",
-                     "driver": info.driver, "cuda": info.cuda, "date": meta.now(),
-                     "cases": len(results), "passed": passed, "worst_error": worst,
-                     "families": ",".join(family or st.families), "seeds": seeds,
-                     "git_sha": meta.git_sha()})
+    rows, failures = [], []
+    for summ in session.validation(reg, tg, runner, variant, family, seeds, seed,
+                                   session.options(mode=mode)):
+        t.add_row(summ.name, summ.variant, summ.kernel_hash, str(len(summ.cases)),
+                  str(summ.passed), escape(validate.worst_errors(summ.cases)))
+        rows.append(summ.ledger_row(runner.device.info, seeds))
+        failures += [c for c in summ.cases if not c.ok]
     out.print(t)
     for r in failures[:10]:
         err.print(r.describe(), markup=False, soft_wrap=True)
@@ -168,80 +164,55 @@ def bench_cmd(
     verify: Annotated[bool, typer.Option(help="Check each point against the reference.")]
     = True,
     seed: Annotated[int, typer.Option(help="Random seed of the inputs.")] = 0,
+    mode: Mode = None,
+    k: K = None,
+    group_size: GroupSize = None,
     out_dir: Annotated[Path | None, typer.Option(
         "--out", help="Folder for <stage>.csv (default statistics/<gpu>/).")] = None,
     append: Annotated[bool, typer.Option(help="Append to existing CSVs.")] = False,
     device: DeviceOpt = 0,
 ) -> None:
-    """Time stages over a sweep with CUDA events and write one CSV row per point."""
+    """Time stages (or a named pipeline) over a sweep; one CSV row per point, written as
+    soon as it is measured."""
     families.check_family(family)
-    if backend not in ("auto", "pycuda", "numpy"):
-        raise HarnessError(f"unknown backend {backend!r} (known: auto, pycuda, numpy)")
     reg = _registry()
-    jobs = _bench.plan(reg.select(stages), sweep or [], variant)
-    runner, note = _choose_runner(backend, device)
-    if runner.backend == "numpy":
-        if not sweep:  # keep the CPU fallback quick: the default sweep's small points only
-            jobs = [j for j in jobs if j.stage.bytes_moved(j.point) <= 1 << 26]
-        budget = min(budget, 0.5)
-        err.print(f"[yellow]{escape(note)}: timing the NumPy references on the CPU instead "
-                  "(backend=numpy, no GPU numbers).[/]", soft_wrap=True)
-        run_meta = _bench.RunMeta(gpu="cpu", git_sha=meta.git_sha(), command=meta.command_line())
-        slug = "cpu"
-    else:
-        info = runner.device.info
-        cal = _cal.load(info.slug)
-        if cal is None:
-            err.print(f"[yellow]no calibration for {escape(info.name)}: pct_peak left empty "
-                      "(run `harness calibrate`).[/]", soft_wrap=True)
-        run_meta = _bench.RunMeta(info.name, info.driver, info.cuda, meta.git_sha(),
-                                  meta.command_line(), cal["gbps"] if cal else None)
-        slug = info.slug
-    cfg = _bench.BenchConfig(family, seed, timing.TimingConfig(budget_s=budget, cold=not hot),
-                             verify)
-    dest = out_dir or (paths.statistics_dir() / slug)
+    tg = session.targets(reg, stages, with_pipelines=False)
+    opts = session.options(mode=mode, k=k, group_size=group_size)
+    ses = session.open_bench(backend, device)
+    jobs = session.bench_jobs(ses, tg, sweep or [], variant, opts)
+    pipes = [(p, session.pipeline_points(p, sweep or [], opts)) for p in tg.pipelines]
+    if ses.note:
+        err.print(f"[yellow]{escape(ses.note)}" + ("" if ses.on_gpu else
+                  ": timing the NumPy references on the CPU instead (backend=numpy, no GPU "
+                  "numbers).") + "[/]", soft_wrap=True)
+    cfg = session.bench_config(family, seed, budget, hot, verify, ses.on_gpu)
+    dest = session.results_dir(out_dir, ses.slug)
     rows: list[dict[str, Any]] = []
+    streams = [_bench.run(jobs, ses.runner, cfg, ses.meta, dest, append)] if jobs else []
+    streams += [session.bench_pipeline(ses, reg, p, pts, family, seed, budget, hot, dest,
+                                       append) for p, pts in pipes]
+    total = len(jobs) + sum(len(pts) for _, pts in pipes)
     try:
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                      TimeElapsedColumn(), console=err, transient=False) as prog:
-            task = prog.add_task("bench", total=len(jobs))
-            for row in _bench.run(jobs, runner, cfg, run_meta, dest, append):
-                rows.append(row)
-                prog.update(task, advance=1,
-                            description=f"{row['stage']} batch={row['batch']}")
+                      TimeElapsedColumn(), console=err) as prog:
+            task = prog.add_task("bench", total=total)
+            for stream in streams:
+                for row in stream:
+                    rows.append(row)
+                    where = " ".join(f"{a}={row[a]}" for a in ("batch", "out_f") if row[a] != "")
+                    prog.update(task, advance=1, description=f"{row['stage']} {where}")
     except KeyboardInterrupt:
         err.print(f"interrupted: {len(rows)} finished row(s) kept in {dest}/", markup=False)
         raise typer.Exit(130) from None
     finally:
-        out.print(_summary(rows))
+        staged = [r for r in rows if "total_us" not in r and "planes" not in r]
+        if staged or not rows:
+            out.print(_summary(staged))
+        if len(staged) < len(rows):
+            out.print(_pipeline_summary([r for r in rows if r not in staged]))
     out.print(f"wrote {len(rows)} row(s) to {dest}/", markup=False)
     if any(r["status"] == "failed" for r in rows):
         raise typer.Exit(1)
-
-
-def _variants(stage: Any, name: str) -> list[Any]:
-    if name == "all":
-        return list(stage.variants)
-    try:
-        return [stage.variant(name)]
-    except KeyError:
-        known = ", ".join(v.name for v in stage.variants)
-        raise BadInput(f"stage {stage.name} has no variant {name!r} (variants: {known})") \
-            from None
-
-
-def _choose_runner(backend: str, device: int) -> tuple[Any, str]:
-    from harness.cpu import NumpyRunner
-    from harness.errors import GpuUnavailable
-
-    if backend == "numpy":
-        return NumpyRunner(), "backend numpy asked for"
-    try:
-        return _open_gpu(device), ""
-    except GpuUnavailable as exc:
-        if backend == "pycuda":
-            raise
-        return NumpyRunner(), f"no GPU ({exc})"
 
 
 def _summary(rows: list[dict[str, Any]]) -> Table:
@@ -258,6 +229,63 @@ def _summary(rows: list[dict[str, Any]]) -> Table:
     return t
 
 
+def _pipeline_summary(rows: list[dict[str, Any]]) -> Table:
+    t = Table("pipeline", "batch", "out_f", "T", "total µs", "dyn µs", "enc kern µs",
+              "enc total µs", "wq µs", "enc %", "wq %", "status")
+
+    def f(r: dict[str, Any], k: str) -> str:
+        v = r.get(k, "")
+        return f"{v:.1f}" if isinstance(v, float) else "-"
+
+    for r in rows:
+        t.add_row(str(r["stage"]), str(r["batch"]), str(r["out_f"]), str(r.get("planes", "")),
+                  f"{f(r, 'total_us')} ±{f(r, 'total_noise_pct')}%", f(r, "dynamic_spikes_us"),
+                  f(r, "encoding_kernels_us"), f(r, "encoding_total_us"),
+                  f(r, "weight_quant_us"), f(r, "encoding_share_pct"),
+                  f(r, "weight_quant_share_pct"),
+                  r["status"] if r["status"] == "ok" else escape(f"{r['status']}: "
+                                                                 f"{str(r['reason'])[:50]}"))
+    return t
+
+
+@app.command("run")
+@cli_errors
+def run_cmd(
+    name: Annotated[str, typer.Argument(help="Pipeline.")] = "spike_quant_gemm",
+    repeats: Annotated[int, typer.Option(min=1, help="Timed repetitions.")] = 10,
+    batch: Annotated[int, typer.Option(min=1, help="Rows B.")] = 1024,
+    in_f: Annotated[int, typer.Option(min=1, help="Columns F.")] = 3584,
+    out_f: Annotated[int, typer.Option(min=1, help="Weight rows O.")] = 3584,
+    mode: Mode = None,
+    k: K = None,
+    group_size: GroupSize = None,
+    family: Annotated[str, typer.Option(help="Input family.")] = "seed",
+    with_gemm: Annotated[bool, typer.Option(help="Also decode, reverse and GEMM.")] = False,
+    hot: Annotated[bool, typer.Option(help="Skip the L2 flush before each repetition.")]
+    = False,
+    device: DeviceOpt = 0,
+) -> None:
+    """Run a pipeline as the seed's ./spike_quant_gemm REPEATS BATCH does and print its
+    timing report; outputs are checked against the chained references first."""
+    families.check_family(family)
+    reg = _registry()
+    pipe = reg.pipeline(name)
+    opts = session.options(mode=mode, k=k, group_size=group_size, batch=batch, in_f=in_f,
+                           out_f=out_f, with_gemm=int(with_gemm))
+    point = session.pipeline_points(pipe, [], opts)[0]
+    ins = pipe.make_inputs(np.random.default_rng(0), family, point)
+    runner = session.open_gpu(device)
+    outs, host, per_rep = runner.pipeline(pipe, reg.stages, ins, point, repeats, not hot, 2)
+    bad = [c.describe() for c in pipe.check(ins, point, outs, host) if not c.ok]
+    if bad:
+        raise ValidationFailed(f"{name}: output check failed: {bad[0]}")
+    out.print(f"outputs checked against the chained references: ok "
+              f"({len(pipe.check(ins, point, outs, host))} checks)", markup=False)
+    for line in pipeline.report(point, family, pipeline.PipelineTiming(per_rep,
+                                                                       host["planes"])):
+        out.print(line, markup=False)
+
+
 @app.command()
 @cli_errors
 def calibrate(
@@ -266,7 +294,7 @@ def calibrate(
     = _cal.COPY_BYTES,
 ) -> None:
     """Measure the device-to-device copy bandwidth (read + write) and store it."""
-    runner = _open_gpu(device)
+    runner = session.open_gpu(device)
     t, gbps = runner.copy_bandwidth(nbytes, timing.TimingConfig(budget_s=3.0))
     info = runner.device.info
     rec = {"gpu": info.name, "device": info.as_dict(), "bytes_each_way": nbytes,
@@ -289,7 +317,8 @@ def ledger_cmd(
 ) -> None:
     """Show, for every kernel variant at its current source, its GPU validation record."""
     reg = _registry()
-    status = ledger.check(reg.select(None), ledger.read(path))
+    status = ledger.check(reg.select(None), ledger.read(path),
+                          [reg.pipelines[n] for n in sorted(reg.pipelines)], reg.stages)
     for s in status:
         out.print(("[green]ok[/]      " if s.ok else "[red]MISSING[/] ") + escape(s.describe()),
                   soft_wrap=True)

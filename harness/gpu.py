@@ -63,12 +63,16 @@ class _Buffers:
     inputs: dict[str, Any]
     outputs: dict[str, Any]
     specs: dict[str, tuple[tuple[int, ...], np.dtype]]
+    #: Outputs written in place into an input's buffer: not allocated, not poisoned.
+    aliased: frozenset[str] = frozenset()
 
     def all(self) -> dict[str, Any]:
         return {**self.inputs, **self.outputs}
 
     def free(self) -> None:
-        for a in (*self.inputs.values(), *self.outputs.values()):
+        owned = [*self.inputs.values(),
+                 *(a for n, a in self.outputs.items() if n not in self.aliased)]
+        for a in owned:
             a.free()
 
 
@@ -102,20 +106,30 @@ class GpuRunner:
         return self.drv.mem_alloc(max(int(nbytes), 1))
 
     def _buffers(self, stage: Stage, inputs: Mapping[str, np.ndarray], point: Point) -> _Buffers:
-        bufs = _Buffers({}, {}, stage.outputs(point))
+        bufs = _Buffers({}, {}, stage.outputs(point), frozenset(stage.inplace))
         try:
             for name, arr in inputs.items():
                 bufs.inputs[name] = self._alloc(arr.nbytes)
-                self.drv.memcpy_htod(bufs.inputs[name], np.ascontiguousarray(arr))
+            self._upload(bufs, inputs)
             for name, (shape, dtype) in bufs.specs.items():
-                bufs.outputs[name] = self._alloc(int(np.prod(shape)) * np.dtype(dtype).itemsize)
+                if name in stage.inplace:
+                    bufs.outputs[name] = bufs.inputs[stage.inplace[name]]
+                else:
+                    bufs.outputs[name] = self._alloc(
+                        int(np.prod(shape)) * np.dtype(dtype).itemsize)
         except BaseException:
             bufs.free()
             raise
         return bufs
 
+    def _upload(self, bufs: _Buffers, inputs: Mapping[str, np.ndarray]) -> None:
+        for name, arr in inputs.items():
+            self.drv.memcpy_htod(bufs.inputs[name], np.ascontiguousarray(arr))
+
     def _poison(self, bufs: _Buffers) -> None:
         for name, (shape, dtype) in bufs.specs.items():
+            if name in bufs.aliased:
+                continue
             n = int(np.prod(shape))
             size = np.dtype(dtype).itemsize
             if size == 4:
@@ -148,13 +162,16 @@ class GpuRunner:
         finally:
             bufs.free()
 
+    def _flush_l2(self) -> None:
+        """Enqueue a memset of 4x the L2 on the stream: evicts what the last run left."""
+        if self._flush is None:
+            self._flush_words = self.device.info.l2_bytes  # 4-byte words: 4x the L2
+            self._flush = self._alloc(4 * self._flush_words)
+        self.drv.memset_d32_async(self._flush, 0, self._flush_words, self.stream)
+
     def _sampler(self, launch: Callable[[], None], cold: bool) -> Callable[[], float]:
         drv = self.drv
         start, end = drv.Event(), drv.Event()
-        if cold and self._flush is None:
-            # 4x the L2: a memset that size evicts whatever the last sample left there.
-            self._flush_words = self.device.info.l2_bytes  # x4 bytes
-            self._flush = self._alloc(4 * self._flush_words)
         if not cold and self._delay is None:
             from pycuda.compiler import SourceModule
 
@@ -167,7 +184,7 @@ class GpuRunner:
             # The flush (or delay) keeps the GPU busy while the host enqueues the events
             # and the launch, so host launch overhead is not inside the timed region.
             if cold:
-                drv.memset_d32_async(self._flush, 0, self._flush_words, self.stream)
+                self._flush_l2()
             else:
                 self._delay[1].prepared_async_call((1, 1, 1), (1, 1, 1), self.stream,
                                                    np.uint64(HOT_DELAY_NS))
@@ -181,7 +198,11 @@ class GpuRunner:
 
     def time(self, stage: Stage, variant: Variant, inputs: Mapping[str, np.ndarray],
              point: Point, cfg: TimingConfig) -> tuple[RunResult, Timing]:
-        """Warm up, read the outputs back for checking, then sample with CUDA events."""
+        """One poisoned launch read back for checking, then warm-up, then event samples.
+
+        An in-place stage's samples run on its own previous output (the inputs are restored
+        once, before the warm-up): the same work and traffic on every sample.
+        """
         launcher = self.launcher(stage, variant)
         bufs = self._buffers(stage, inputs, point)
         try:
@@ -191,10 +212,14 @@ class GpuRunner:
                 stage.launch(launcher, args, point, variant)
 
             self._poison(bufs)
-            for _ in range(max(cfg.warmup, 1)):
-                launch()
+            launch()
             self.stream.synchronize()
             result = self._download(bufs, inputs)
+            if stage.inplace or stage.mutates:
+                self._upload(bufs, inputs)
+            for _ in range(cfg.warmup):
+                launch()
+            self.stream.synchronize()
             timing = measure(self._sampler(launch, cfg.cold), cfg)
             return result, timing
         finally:
@@ -218,6 +243,123 @@ class GpuRunner:
             dst.free()
         return t, 2 * nbytes / (t.median_us * 1e-6) / 1e9
 
+    def pipeline(self, pipe: Any, stages: Mapping[str, Stage],
+                 inputs: Mapping[str, np.ndarray], point: Point, repeats: int, cold: bool,
+                 warmup: int = 1) -> tuple[dict[str, np.ndarray], dict[str, Any],
+                                           dict[str, list[float]]]:
+        """Run a pipeline once with poisoned scratch memory and read its outputs back, then
+        ``warmup`` + ``repeats`` more times, timing its named intervals with events."""
+        ctx = _PipelineContext(self, stages)
+        dev_in = {k: self._alloc(a.nbytes) for k, a in inputs.items()}
+        try:
+            for k, a in inputs.items():
+                self.drv.memcpy_htod(dev_in[k], np.ascontiguousarray(a))
+            ctx.poison = True
+            trace = pipe.run(ctx, dev_in, point)
+            ctx.poison = False
+            for s in ctx.streams:
+                s.synchronize()
+            outs = {}
+            for name, (buf, shape, dtype) in trace.outputs.items():
+                outs[name] = np.empty(shape, dtype=dtype)
+                self.drv.memcpy_dtoh(outs[name], buf)
+            per_rep: dict[str, list[float]] = {k: [] for k in trace.intervals}
+            for r in range(warmup + repeats):
+                ctx.recycle()
+                if cold:
+                    self._flush_l2()
+                tr = pipe.run(ctx, dev_in, point)
+                for s in ctx.streams:
+                    s.synchronize()
+                if r >= warmup:
+                    for k, pairs in tr.intervals.items():
+                        per_rep.setdefault(k, []).append(
+                            sum(ctx.elapsed_us(a, b) for a, b in pairs))
+            return outs, dict(trace.host), per_rep
+        finally:
+            ctx.free()
+            for b in dev_in.values():
+                b.free()
+
     def is_oom(self, exc: BaseException) -> bool:
         """Whether an exception is the device running out of memory."""
         return isinstance(exc, self.drv.MemoryError) or "out of memory" in str(exc).lower()
+
+
+class _PipelineContext:
+    """``harness.plugin.PipelineContext`` on two streams of one runner."""
+
+    def __init__(self, runner: GpuRunner, stages: Mapping[str, Stage]) -> None:
+        self.runner = runner
+        self.drv = runner.drv
+        self.streams = [runner.stream, runner.drv.Stream()]
+        self.stages = stages
+        self.events: dict[str, Any] = {}
+        self._launchers: dict[tuple[str, str, int], _Launcher] = {}
+        # Scratch memory pooled by size: repeated runs allocate nothing after the first.
+        self._free: dict[int, list[Any]] = {}
+        self._used: list[tuple[int, Any]] = []
+        #: Poison scratch memory as it is handed out (the run whose outputs are checked).
+        self.poison = False
+
+    def launcher(self, stage: str, variant: str, stream: int) -> _Launcher:
+        key = (stage, variant, stream)
+        if key not in self._launchers:
+            st = self.stages[stage]
+            self._launchers[key] = _Launcher(st, self.runner.module(st, st.variant(variant)),
+                                             self.streams[stream])
+        return self._launchers[key]
+
+    def step(self, stage: str, variant: str, stream: int, bufs: Mapping[str, Any],
+             **values: Any) -> None:
+        st = self.stages[stage]
+        v = st.variant(variant)
+        names = {a.name for a in st.axes}
+        point = st.point(v, **{k: val for k, val in values.items() if k in names})
+        st.launch(self.launcher(stage, variant, stream), bufs, point, v)
+
+    def alloc(self, shape: tuple[int, ...], dtype: Any) -> Any:
+        nbytes = max(1, int(np.prod(shape)) * np.dtype(dtype).itemsize)
+        pool = self._free.get(nbytes)
+        buf = pool.pop() if pool else self.runner._alloc(nbytes)
+        self._used.append((nbytes, buf))
+        if self.poison:  # synchronous: done before any stream touches the buffer
+            if np.dtype(dtype).itemsize == 4:
+                self.drv.memset_d32(buf, POISON32, nbytes // 4)
+            else:
+                self.drv.memset_d8(buf, POISON8, nbytes)
+        return buf
+
+    def recycle(self) -> None:
+        """Every buffer handed out becomes free for the next run."""
+        for nbytes, buf in self._used:
+            self._free.setdefault(nbytes, []).append(buf)
+        self._used.clear()
+
+    def free(self) -> None:
+        """Release all scratch memory."""
+        self.recycle()
+        for bufs in self._free.values():
+            for b in bufs:
+                b.free()
+        self._free.clear()
+
+    def read(self, buf: Any, shape: tuple[int, ...], dtype: Any, stream: int) -> np.ndarray:
+        # Page-locked and on this stream: a plain copy would go through the legacy default
+        # stream and wait for the other stream too, serialising the two paths.
+        host = self.drv.pagelocked_empty(shape, dtype)
+        self.drv.memcpy_dtoh_async(host, buf, self.streams[stream])
+        self.streams[stream].synchronize()
+        return np.array(host)
+
+    def mark(self, name: str, stream: int) -> None:
+        ev = self.events.get(name)
+        if ev is None:
+            ev = self.events[name] = self.drv.Event()
+        ev.record(self.streams[stream])
+
+    def wait(self, name: str, stream: int) -> None:
+        self.streams[stream].wait_for_event(self.events[name])
+
+    def elapsed_us(self, a: str, b: str) -> float:
+        return self.events[a].time_till(self.events[b]) * 1000.0

@@ -9,6 +9,7 @@ GPU row: a kernel edited after its last GPU validation cannot slip through CI.
 from __future__ import annotations
 
 import csv
+import hashlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Any
 
 from harness import paths
 from harness.compiler import kernel_hash
-from harness.plugin import Stage
+from harness.plugin import Pipeline, Stage
 
 LEDGER_NAME = "validation_ledger.csv"
 COLUMNS = ("stage", "variant", "kernel_hash", "status", "gpu", "cc", "driver", "cuda",
@@ -72,16 +73,26 @@ class LedgerStatus:
                 "at this source (run `harness validate --record` on a GPU)")
 
 
-def check(stages: Iterable[Stage], rows: list[dict[str, str]]) -> list[LedgerStatus]:
-    """The ledger status of every variant of every stage."""
+def pipeline_hash(pipe: Pipeline, stages: Mapping[str, Stage]) -> str:
+    """A pipeline's hash: over the kernel hashes of every variant of every step."""
+    parts = [f"{s}:{v.name}={kernel_hash(stages[s], v)}" for s in pipe.steps
+             for v in stages[s].variants]
+    return hashlib.sha256(";".join(parts).encode()).hexdigest()[:16]
+
+
+def check(stages: Iterable[Stage], rows: list[dict[str, str]],
+          pipelines: Iterable[Pipeline] = (),
+          by_name: Mapping[str, Stage] | None = None) -> list[LedgerStatus]:
+    """The ledger status of every variant of every stage (and of every pipeline)."""
+    stages = list(stages)
+    names = dict(by_name or {s.name: s for s in stages})
+    items = [(st.name, v.name, kernel_hash(st, v)) for st in stages for v in st.variants]
+    items += [(p.name, "default", pipeline_hash(p, names)) for p in pipelines]
     out = []
-    for st in stages:
-        for v in st.variants:
-            h = kernel_hash(st, v)
-            match = [r for r in rows
-                     if r["stage"] == st.name and r["variant"] == v.name
-                     and r["kernel_hash"] == h and r["status"] == "pass"
-                     and r["gpu"] not in ("", "cpu")]
-            out.append(LedgerStatus(st.name, v.name, h, bool(match),
-                                    match[-1] if match else None))
+    for name, vname, h in items:
+        match = [r for r in rows
+                 if r["stage"] == name and r["variant"] == vname
+                 and r["kernel_hash"] == h and r["status"] == "pass"
+                 and r["gpu"] not in ("", "cpu")]
+        out.append(LedgerStatus(name, vname, h, bool(match), match[-1] if match else None))
     return out

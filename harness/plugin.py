@@ -35,12 +35,21 @@ class Axis:
     help: str = ""
     #: Smallest allowed value (inclusive), or None.
     minimum: Any = None
+    #: Largest allowed value (inclusive), or None.
+    maximum: Any = None
+    #: The allowed values, when there is a fixed set.
+    choices: tuple[Any, ...] = ()
 
     def parse(self, text: str) -> Any:
-        """Convert a command-line value; ValueError when it is not of the kind or too small."""
+        """Convert a command-line value; ValueError when it is not of the kind or allowed."""
         value = self.kind(text)
         if self.minimum is not None and not value >= self.minimum:
             raise ValueError(f"{self.name} must be >= {self.minimum}, got {text}")
+        if self.maximum is not None and not value <= self.maximum:
+            raise ValueError(f"{self.name} must be <= {self.maximum}, got {text}")
+        if self.choices and value not in self.choices:
+            raise ValueError(f"unknown {self.name} {text!r} (known: "
+                             f"{', '.join(map(str, self.choices))})")
         return value
 
 
@@ -51,6 +60,8 @@ class Variant:
     name: str
     defines: tuple[tuple[str, str], ...] = ()
     help: str = ""
+    #: Axes this variant fixes (a mode compiled in, say): every point of it takes these values.
+    pins: tuple[tuple[str, Any], ...] = ()
 
     def options(self) -> list[str]:
         """The nvcc options that select this variant."""
@@ -102,8 +113,10 @@ class Stage:
     default_sweep: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
     variants: tuple[Variant, ...] = (Variant("default"),)
     families: tuple[str, ...] = FAMILIES
-    #: Inputs the kernel is allowed to overwrite (in-place stages); any other must survive.
+    #: Inputs the kernel is allowed to overwrite; any other must survive the launch.
     mutates: tuple[str, ...] = ()
+    #: In-place outputs: output name -> the input whose buffer the kernel writes it into.
+    inplace: Mapping[str, str] = field(default_factory=dict)
     description: str = ""
     #: Folder of ``kernel``; None means the built-in ``kernels/``. Entry-point plugins set it.
     kernel_dir: Path | None = None
@@ -122,12 +135,102 @@ class Stage:
                 return v
         raise KeyError(name)
 
-    def point(self, **values: Any) -> dict[str, Any]:
-        """A full point: the axes' defaults overridden by ``values``."""
+    def point(self, variant: Variant | None = None, **values: Any) -> dict[str, Any]:
+        """A full point: the axes' defaults overridden by ``values``, then by the variant's
+        pinned axes."""
+        values = {**values, **dict(variant.pins if variant else ())}
         unknown = set(values) - {a.name for a in self.axes}
         if unknown:
             raise KeyError(", ".join(sorted(unknown)))
         return {a.name: values.get(a.name, a.default) for a in self.axes}
+
+    def may_mutate(self, name: str) -> bool:
+        """Whether the kernel may overwrite input ``name``."""
+        return name in self.mutates or name in self.inplace.values()
+
+
+class PipelineContext(Protocol):
+    """What a pipeline's ``run`` gets: stage launchers on two streams, events, buffers.
+
+    Stream 0 carries the activation path, stream 1 the weight path. ``mark`` records a
+    named event on a stream and ``wait`` makes a stream wait for one; ``read`` copies a
+    device buffer to the host (synchronising its stream: a host-side decision); ``alloc``
+    gives scratch memory that lives until the run's results are read.
+    """
+
+    def launcher(self, stage: str, variant: str, stream: int) -> Launcher: ...
+
+    def step(self, stage: str, variant: str, stream: int, bufs: Mapping[str, Any],
+             **values: Any) -> None:
+        """Launch a stage through its own plugin's ``launch``, at the point of ``values``
+        (those that are axes of the stage), on a stream."""
+
+    def alloc(self, shape: tuple[int, ...], dtype: Any) -> Any: ...
+
+    def read(self, buf: Any, shape: tuple[int, ...], dtype: Any, stream: int) -> np.ndarray: ...
+
+    def mark(self, name: str, stream: int) -> None: ...
+
+    def wait(self, name: str, stream: int) -> None: ...
+
+
+@dataclass(frozen=True)
+class PipelineTrace:
+    """What one pipeline run left: device outputs to read back, host values, and the
+    named timing intervals (pairs of event names; several pairs of one name add up)."""
+
+    outputs: dict[str, tuple[Any, tuple[int, ...], np.dtype]]
+    host: dict[str, Any]
+    intervals: dict[str, tuple[tuple[str, str], ...]]
+
+
+@dataclass(frozen=True)
+class Pipeline:
+    """Several stages' kernels composed on two streams (``plugins/<name>.py``, no kernel of
+    its own). ``check(inputs, point, outputs, host)`` judges a run's outputs against the
+    chained references and returns one Comparison per property."""
+
+    name: str
+    steps: tuple[str, ...]
+    axes: tuple[Axis, ...]
+    make_inputs: MakeInputs
+    run: Callable[[PipelineContext, Mapping[str, Any], Point], PipelineTrace]
+    check: Callable[..., list[Any]]
+    reference: Callable[[Mapping[str, np.ndarray], Point], dict[str, Any]]
+    bytes_moved: Callable[[Point], int]
+    flops: Callable[[Point], int]
+    cases: tuple[Mapping[str, Any], ...]
+    default_sweep: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
+    families: tuple[str, ...] = FAMILIES
+    description: str = ""
+    variants: tuple[Variant, ...] = (Variant("default"),)
+
+    def point(self, variant: Variant | None = None, **values: Any) -> dict[str, Any]:
+        """A full point: the axes' defaults overridden by ``values``."""
+        return Stage.point(self, variant, **values)  # type: ignore[arg-type]
+
+    def axis(self, name: str) -> Axis:
+        """The axis called ``name``; KeyError when there is none."""
+        return Stage.axis(self, name)  # type: ignore[arg-type]
+
+    def variant(self, name: str) -> Variant:
+        """The variant called ``name``; KeyError when there is none."""
+        return Stage.variant(self, name)  # type: ignore[arg-type]
+
+
+def check_pipeline(p: Pipeline, expected_name: str | None = None) -> list[str]:
+    """What is wrong with a declared pipeline (an empty list when nothing is)."""
+    problems = []
+    if expected_name is not None and p.name != expected_name:
+        problems.append(f"name {p.name!r} differs from the file stem {expected_name!r}")
+    for f in ("make_inputs", "run", "check", "reference", "bytes_moved", "flops"):
+        if not callable(getattr(p, f)):
+            problems.append(f"field {f} is not callable")
+    if not p.steps:
+        problems.append("no steps declared")
+    if not p.cases:
+        problems.append("no validation cases declared")
+    return problems
 
 
 #: Fields that must be callables, checked when a plugin is loaded.
@@ -138,6 +241,8 @@ CALLABLE_FIELDS: Sequence[str] = (
 
 def check_stage(stage: object, expected_name: str | None = None) -> list[str]:
     """What is wrong with a plugin's declared stage (an empty list when nothing is)."""
+    if isinstance(stage, Pipeline):
+        return check_pipeline(stage, expected_name)
     if not isinstance(stage, Stage):
         return [f"STAGE is a {type(stage).__name__}, not a harness.plugin.Stage"]
     problems = []
@@ -166,4 +271,8 @@ def check_stage(stage: object, expected_name: str | None = None) -> list[str]:
     for key in stage.default_sweep:
         if key not in names:
             problems.append(f"default_sweep names unknown axis {key!r}")
+    for v in stage.variants:
+        for key, _ in v.pins:
+            if key not in names:
+                problems.append(f"variant {v.name} pins unknown axis {key!r}")
     return problems

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from harness import paths
 from harness.errors import BadInput, PluginError
-from harness.plugin import Stage, check_stage
+from harness.plugin import Pipeline, Stage, check_stage
 
 ENTRY_POINT_GROUP = "harness.stages"
 
@@ -40,8 +40,17 @@ class Registry:
     """The stages found, by name, and the problems met on the way."""
 
     stages: dict[str, Stage] = field(default_factory=dict)
+    pipelines: dict[str, Pipeline] = field(default_factory=dict)
     sources: dict[str, str] = field(default_factory=dict)
     problems: list[PluginProblem] = field(default_factory=list)
+    pending: list[tuple[Pipeline, str]] = field(default_factory=list)
+
+    def pipeline(self, name: str) -> Pipeline:
+        """The pipeline called ``name``; a one-line error otherwise."""
+        if name in self.pipelines:
+            return self.pipelines[name]
+        known = ", ".join(sorted(self.pipelines)) or "none"
+        raise BadInput(f"unknown pipeline {name!r} (known: {known})")
 
     def get(self, name: str) -> Stage:
         """The stage called ``name``; a one-line error naming the known ones otherwise."""
@@ -50,6 +59,9 @@ class Registry:
         for p in self.problems:
             if p.plugin == name:
                 raise PluginError(str(p))
+        if name in self.pipelines:
+            raise BadInput(f"{name} is a pipeline: use `harness run {name}` or "
+                           "`harness bench` with it alone")
         known = ", ".join(sorted(self.stages)) or "none"
         raise BadInput(f"unknown stage {name!r} (known: {known})")
 
@@ -59,13 +71,16 @@ class Registry:
             return [self.stages[n] for n in sorted(self.stages)]
         return [self.get(n) for n in names]
 
-    def _add(self, stage: Stage, source: str) -> None:
-        if stage.name in self.stages:
+    def _add(self, stage: Stage | Pipeline, source: str) -> None:
+        if stage.name in self.stages or stage.name in self.pipelines:
             self.problems.append(PluginProblem(
                 stage.name, source,
                 f"duplicate stage name: already provided by {self.sources[stage.name]}"))
             return
-        self.stages[stage.name] = stage
+        if isinstance(stage, Pipeline):
+            self.pipelines[stage.name] = stage
+        else:
+            self.stages[stage.name] = stage
         self.sources[stage.name] = source
 
 
@@ -92,6 +107,9 @@ def _finish(stage: object, name: str, source: str, default_kernels: Path | None,
     problems = check_stage(stage, name)
     if problems:
         reg.problems.append(PluginProblem(name, source, "; ".join(problems)))
+        return
+    if isinstance(stage, Pipeline):
+        reg.pending.append((stage, source))
         return
     assert isinstance(stage, Stage)
     if stage.kernel_dir is None:
@@ -134,4 +152,13 @@ def discover(plugin_dirs: Iterable[Path] | None = None, kernel_dir: Path | None 
                                                   f"{type(exc).__name__}: {exc}"))
                 continue
             _finish(stage, ep.name, source, None, reg)
+    # Pipelines last: every step they compose must be a stage that loaded.
+    for pipe, source in reg.pending:
+        missing = [s for s in pipe.steps if s not in reg.stages]
+        if missing:
+            reg.problems.append(PluginProblem(pipe.name, source,
+                                              f"steps not available: {', '.join(missing)}"))
+        else:
+            reg._add(pipe, source)
+    reg.pending.clear()
     return reg

@@ -29,18 +29,20 @@ STATUSES = ("ok", "failed", "skipped", "oom")
 class CsvWriter:
     """Appends rows with the fixed columns to ``path``; the header is written once."""
 
-    def __init__(self, path: Path, append: bool = False) -> None:
+    def __init__(self, path: Path, append: bool = False,
+                 columns: tuple[str, ...] = COLUMNS) -> None:
         self.path = Path(path)
+        self.columns = columns
         self.path.parent.mkdir(parents=True, exist_ok=True)
         exists = append and self.path.is_file() and self.path.stat().st_size > 0
         if exists:
             with self.path.open(newline="") as f:
                 header = next(csv.reader(f), [])
-            if tuple(header) != COLUMNS:
+            if tuple(header) != columns:
                 raise HarnessError(f"{self.path} has other columns than this harness writes; "
                                    "write to a new file instead of appending")
         self._f = self.path.open("a" if exists else "w", newline="")
-        self._w = csv.DictWriter(self._f, fieldnames=COLUMNS, extrasaction="raise")
+        self._w = csv.DictWriter(self._f, fieldnames=columns, extrasaction="raise")
         if not exists:
             self._w.writeheader()
             self._sync()
@@ -53,10 +55,10 @@ class CsvWriter:
         """Write one row now; missing columns are left empty, unknown ones are an error."""
         if row.get("status") not in STATUSES:
             raise ValueError(f"bad status {row.get('status')!r}")
-        unknown = set(row) - set(COLUMNS)
+        unknown = set(row) - set(self.columns)
         if unknown:
             raise ValueError(f"unknown columns: {', '.join(sorted(unknown))}")
-        self._w.writerow({c: _fmt(row.get(c, "")) for c in COLUMNS})
+        self._w.writerow({c: _fmt(row.get(c, "")) for c in self.columns})
         self._sync()
 
     def close(self) -> None:

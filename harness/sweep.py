@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.errors import BadInput
-from harness.plugin import Stage
+from harness.plugin import Stage, Variant
 
 _SPEC = re.compile(r"^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(\S.*?)\s*$")
 _RANGE = re.compile(r"^(\d+)\.\.(\d+)$")
@@ -54,15 +54,19 @@ def parse(specs: Sequence[str]) -> dict[str, list[str]]:
     return out
 
 
-def points(stage: Stage, sweep: dict[str, list[str]],
-           fixed: dict[str, str] | None = None) -> list[dict[str, Any]]:
-    """The stage's points: the sweep (or the stage's default sweep) times ``fixed`` values."""
+def points(stage: Stage, sweep: dict[str, list[str]], fixed: dict[str, str] | None = None,
+           variant: Variant | None = None, lenient: bool = False) -> list[dict[str, Any]]:
+    """The stage's points: the sweep (or the stage's default sweep) times ``fixed`` values,
+    with the variant's pinned axes applied (duplicates dropped). ``lenient`` skips swept
+    axes the stage does not have (a batch sweep over a weight-only stage)."""
     axes = {a.name: a for a in stage.axes}
     grid: dict[str, list[Any]] = {}
     given = {**{k: list(v) for k, v in (sweep or {}).items()},
              **{k: [v] for k, v in (fixed or {}).items()}}
     for name, texts in given.items():
         if name not in axes:
+            if lenient:  # the axis does not apply to this stage: one point fewer to vary
+                continue
             raise BadInput(f"stage {stage.name} has no axis {name!r} "
                            f"(axes: {', '.join(axes)})")
         try:
@@ -78,5 +82,8 @@ def points(stage: Stage, sweep: dict[str, list[str]],
         total *= len(v)
     if total > MAX_POINTS:
         raise BadInput(f"sweep of {stage.name} has {total} points (more than {MAX_POINTS})")
-    return [stage.point(**dict(zip(names, combo, strict=True)))
-            for combo in itertools.product(*(grid[n] for n in names))]
+    out: dict[str, dict[str, Any]] = {}
+    for combo in itertools.product(*(grid[n] for n in names)):
+        p = stage.point(variant, **dict(zip(names, combo, strict=True)))
+        out.setdefault(repr(sorted(p.items())), p)
+    return list(out.values())

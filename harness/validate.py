@@ -83,7 +83,7 @@ def judge(stage: Stage, variant: Variant, point: Point, inputs: Mapping[str, np.
                             f"declared {np.dtype(dtype)}{list(shape)}")
     for name, before in inputs.items():
         after = result.inputs_after.get(name)
-        if name in stage.mutates or after is None:
+        if stage.may_mutate(name) or after is None:
             continue
         if before.tobytes() != after.tobytes():
             n = int((before.view(np.uint8) != after.view(np.uint8)).sum())
@@ -96,11 +96,11 @@ def judge(stage: Stage, variant: Variant, point: Point, inputs: Mapping[str, np.
     return comps, ()
 
 
-def plan(stage: Stage, families: Sequence[str] | None = None,
+def plan(stage: Stage, variant: Variant, families: Sequence[str] | None = None,
          seeds: int = 3) -> list[tuple[str, int, int, dict[str, Any]]]:
     """Every (family, case index, seed index, point) a validation of ``stage`` runs."""
     fams = list(families) if families else list(stage.families)
-    return [(fam, ci, si, stage.point(**case))
+    return [(fam, ci, si, stage.point(variant, **case))
             for fam in fams for ci, case in enumerate(stage.cases) for si in range(seeds)]
 
 
@@ -108,7 +108,7 @@ def validate(stage: Stage, variant: Variant, executor: Executor,
              families: Sequence[str] | None = None, seeds: int = 3,
              base_seed: int = 0) -> Iterator[CaseResult]:
     """Run every case of ``plan`` on fresh inputs and yield each judged result."""
-    for fam, ci, si, point in plan(stage, families, seeds):
+    for fam, ci, si, point in plan(stage, variant, families, seeds):
         rng = case_rng(base_seed, stage.name, fam, ci, si)
         inputs = stage.make_inputs(rng, fam, point)
         pristine = {k: v.copy() for k, v in inputs.items()}

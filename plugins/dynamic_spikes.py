@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from harness import families
+from harness import families, spec
 from harness.plugin import Axis, Launcher, Point, Stage, Variant
-from harness.refmath import is_away, spec_round
+from harness.refmath import is_away
 from harness.tolerance import Exact, RelTol
 
 #: Threads per block; passed to the kernel as -DBLOCK so launch and kernel agree.
@@ -28,28 +28,13 @@ def outputs(p: Point) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
             "vth": ((p["batch"],), np.dtype(np.float32))}
 
 
-def threshold64(x: np.ndarray, p: Point) -> np.ndarray:
-    """``vth`` in float64: ``(sum |x| / F) / k``, clamped to ``[vth_min, vth_max]``."""
-    v = np.abs(x.astype(np.float64)).sum(axis=1) / x.shape[1] / p["k"]
-    return np.clip(v, p["vth_min"], p["vth_max"])
-
-
-def quantise(x: np.ndarray, vth: np.ndarray, away: bool = False) -> np.ndarray:
-    """``round(x / vth)`` as int32 in float32 arithmetic; rows with ``vth == 0`` give 0."""
-    vth = vth.astype(np.float32)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        r = spec_round(x / vth[:, None], away)
-    r[vth == 0] = 0
-    return r.astype(np.int32)
-
-
 def reference(inputs: Mapping[str, np.ndarray], p: Point, v: Variant,
               given: Mapping[str, np.ndarray] | None) -> dict[str, np.ndarray]:
     """``vth`` in float64; ``q`` from the kernel's own float32 ``vth`` when given (SPEC)."""
     x = inputs["x"]
-    vth64 = threshold64(x, p)
+    vth64 = spec.threshold64(x, p["k"], p["vth_min"], p["vth_max"])
     vth32 = given["vth"] if given is not None else vth64.astype(np.float32)
-    return {"vth": vth64, "q": quantise(x, vth32, is_away(v.defines))}
+    return {"vth": vth64, "q": spec.quantise(x, vth32, is_away(v.defines))}
 
 
 def launch(run: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:

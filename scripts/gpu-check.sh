@@ -1,14 +1,18 @@
 #!/usr/bin/env bash
-# One call on the GPU machine: install the staged wheels, calibrate, validate every stage
-# (recording the ledger), run the GPU tests and the benchmark sweep, and pack the results.
+# One call on the GPU machine: install the staged wheels, then the phases asked for.
 #
-#   bash scripts/gpu-check.sh OUTDIR [SWEEP_STAGES...]
+#   bash scripts/gpu-check.sh OUTDIR [PHASE...]
 #
-# Everything it writes under statistics/ is packed into OUTDIR/results.tgz, to be unpacked
-# over the checkout and committed as it came. Logs go to OUTDIR/*.log.
+# Phases (default: validate sweep):
+#   validate  calibrate, `harness validate --record` (every stage, variant, family, seed;
+#             the pipeline), the GPU tests, and `harness run --repeats 10 --batch 1024`
+#   sweep     the stage sweeps and the pipeline's seed summaries (batch 1..65536)
+# Everything written under statistics/ is packed into OUTDIR/results.tgz, to be unpacked
+# over the checkout and committed as it came; logs go to OUTDIR/*.log.
 set -uo pipefail
-out=${1:?usage: gpu-check.sh OUTDIR [STAGES...]}
+out=${1:?usage: gpu-check.sh OUTDIR [PHASE...]}
 shift
+phases=${*:-validate sweep}
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
 if compgen -G ".whl/*.whl" >/dev/null; then
@@ -26,10 +30,24 @@ step() {  # step NAME CMD...: run, log to OUTDIR/NAME.log, remember a failure
   [ "$rc" -eq 0 ] || status=1
 }
 { nvidia-smi; python3 --version; which ncu compute-sanitizer nvcc; } > "$out/env.log" 2>&1
-step calibrate h calibrate
-step validate h validate --record
-step pytest-gpu python3 -m pytest -m gpu -p no:cacheprovider tests
-step bench h bench "$@" --sweep batch=1..65536
+for phase in $phases; do
+  case $phase in
+    validate)
+      step calibrate h calibrate
+      step validate h validate --record
+      step pytest-gpu python3 -m pytest -m gpu -p no:cacheprovider tests
+      step run h run --repeats 10 --batch 1024
+      ;;
+    sweep)
+      step bench-stages h bench --budget 0.5 --sweep batch=1,64,1024,16384,65536 \
+        find_min_max transform_absmax spike_encode spike_decode dynamic_spikes_reverse \
+        compute_scales weight_quantize
+      step bench-pipeline h bench spike_quant_gemm --budget 1 --sweep batch=1..65536 \
+        --sweep out_f=3584,18944
+      ;;
+    *) echo "unknown phase $phase"; status=1 ;;
+  esac
+done
 tar czf "$out/results.tgz" statistics
 echo "gpu-check: exit $status"
 exit $status

@@ -68,7 +68,8 @@ def test_ties_row_of_the_edge_family_is_all_ties(st) -> None:
 
 @settings(max_examples=60, deadline=None)
 @given(hnp.arrays(np.float32, hnp.array_shapes(min_dims=2, max_dims=2, max_side=40),
-                  elements=hst.floats(-1e4, 1e4, width=32)),
+                  # Subnormal-only rows are SPEC's vth == 0 case (vth underflows), not this one.
+                  elements=hst.floats(-1e4, 1e4, width=32, allow_subnormal=False)),
        hst.sampled_from([1.0, 2.5, 3.0, 7.0]))
 def test_q_bound_and_reconstruction(st, x, k) -> None:  # type: ignore[no-untyped-def]
     """|q| <= k*F (unclamped; rounded up, since x / vth may equal k*F = 17.5 and round to 18),

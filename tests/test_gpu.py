@@ -7,7 +7,7 @@ import dataclasses
 import numpy as np
 import pytest
 
-from harness import validate
+from harness import pipeline, validate
 from harness.timing import TimingConfig
 
 pytestmark = pytest.mark.gpu
@@ -18,6 +18,26 @@ def test_every_stage_variant_validates(reg, gpu_runner) -> None:
         for v in st.variants:
             bad = [c for c in validate.validate(st, v, gpu_runner, seeds=1) if not c.ok]
             assert not bad, bad[0].describe()
+
+
+def test_pipeline_round_trips_on_every_family(reg, gpu_runner) -> None:
+    """decode(encode(q)) == q and |x_rec - x| <= vth/2 on real runs (every mode)."""
+    pipe = reg.pipelines["spike_quant_gemm"]
+    cases = list(pipeline.validate(pipe, reg.stages, gpu_runner, seeds=1))
+    assert cases and all(c.ok for c in cases), next(c.describe() for c in cases if not c.ok)
+    names = {c.output for case in cases for c in case.comparisons}
+    assert {"decode(encode(q)) == q", "|x_rec - x| <= vth/2"} <= names
+
+
+def test_weight_path_overlaps_the_activation_path(reg, gpu_runner) -> None:
+    """Two streams: the end-to-end time is less than the two paths' times added up."""
+    pipe = reg.pipelines["spike_quant_gemm"]
+    p = pipe.point(batch=16384, out_f=18944)
+    ins = pipe.make_inputs(np.random.default_rng(0), "normal", p)
+    _, _, per = gpu_runner.pipeline(pipe, reg.stages, ins, p, repeats=10, cold=True)
+    med = {k: float(np.median(v)) for k, v in per.items()}
+    serial = med["dynamic_spikes"] + med["encoding_total"] + med["weight_quant"]
+    assert med["total"] < 0.95 * serial, med
 
 
 def test_integer_outputs_are_deterministic(reg, gpu_runner) -> None:

@@ -36,4 +36,4 @@ def test_installed_package_finds_builtin_stages(tmp_path: Path) -> None:
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
                          capture_output=True, text=True, check=True).stdout.splitlines()
     assert out[0].startswith(str(target)) and out[1].startswith(str(target))
-    assert out[2] == "['dynamic_spikes'] []"
+    assert "'dynamic_spikes'" in out[2] and out[2].endswith(" []")

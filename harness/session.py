@@ -1,0 +1,189 @@
+"""What the CLI commands do, as library calls that return data (the CLI only prints).
+
+Targets are stages and pipelines by name; validation yields one summary per stage variant
+(or pipeline) ready for the ledger; a bench session picks the backend (GPU, or the NumPy
+references where there is none), carries the provenance, and yields rows as they land.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness import bench, compiler, ledger, meta, paths, pipeline, sweep, timing, validate
+from harness import calibrate as cal
+from harness.errors import BadInput, GpuUnavailable
+from harness.plugin import Pipeline, Stage
+from harness.registry import Registry
+from harness.validate import CaseResult
+
+#: Axis names of the ``--mode``, ``--k`` and ``--group-size`` options.
+OPTION_AXES = ("mode", "k", "group_size")
+
+
+@dataclass(frozen=True)
+class Targets:
+    """The stages and pipelines a command acts on."""
+
+    stages: list[Stage]
+    pipelines: list[Pipeline]
+
+
+def targets(reg: Registry, names: Sequence[str] | None, with_pipelines: bool) -> Targets:
+    """Named stages and pipelines; none named: every stage, and every pipeline if asked."""
+    if not names:
+        pipes = [reg.pipelines[n] for n in sorted(reg.pipelines)] if with_pipelines else []
+        return Targets(reg.select(None), pipes)
+    stages, pipes = [], []
+    for n in names:
+        if n in reg.pipelines:
+            pipes.append(reg.pipelines[n])
+        else:
+            stages.append(reg.get(n))
+    return Targets(stages, pipes)
+
+
+def options(**values: Any) -> dict[str, str]:
+    """The ``--mode/--k/--group-size`` values given (None means not given)."""
+    return {k: str(v) for k, v in values.items() if v is not None}
+
+
+@dataclass
+class ValidationSummary:
+    """All cases of one stage variant (or pipeline)."""
+
+    name: str
+    variant: str
+    kernel_hash: str
+    families: list[str]
+    cases: list[CaseResult] = field(default_factory=list)
+
+    @property
+    def passed(self) -> int:
+        """Cases that passed."""
+        return sum(c.ok for c in self.cases)
+
+    def ledger_row(self, info: Any, seeds: int) -> dict[str, Any]:
+        """The ledger row of this validation on the device ``info``."""
+        return {"stage": self.name, "variant": self.variant, "kernel_hash": self.kernel_hash,
+                "status": "pass" if self.cases and self.passed == len(self.cases) else "fail",
+                "gpu": info.name, "cc": f"{info.cc[0]}.{info.cc[1]}", "driver": info.driver,
+                "cuda": info.cuda, "date": meta.now(), "cases": len(self.cases),
+                "passed": self.passed, "worst_error": validate.worst_errors(self.cases),
+                "families": ",".join(self.families), "seeds": seeds, "git_sha": meta.git_sha()}
+
+
+def validation(reg: Registry, tg: Targets, runner: Any, variant: str,
+               families: Sequence[str] | None, seeds: int, seed: int,
+               opts: dict[str, str]) -> Iterator[ValidationSummary]:
+    """Validate every target variant (``variant`` a name or ``all``) on the runner."""
+    for st in tg.stages:
+        names = None if variant == "all" else [variant]
+        chosen = bench.select_variants(st, names or ["all"], opts)
+        for v in chosen:
+            fams = list(families or st.families)
+            yield ValidationSummary(st.name, v.name, compiler.kernel_hash(st, v), fams,
+                                    list(validate.validate(st, v, runner, fams, seeds, seed)))
+    for pipe in tg.pipelines:
+        fams = list(families or pipe.families)
+        yield ValidationSummary(
+            pipe.name, "default", ledger.pipeline_hash(pipe, reg.stages), fams,
+            list(pipeline.validate(pipe, reg.stages, runner, fams, seeds, seed)))
+
+
+def open_gpu(device: int) -> Any:
+    """A GpuRunner on ``device`` (the context is created by harness.device)."""
+    from harness.device import Device
+    from harness.gpu import GpuRunner
+
+    return GpuRunner(Device(device))
+
+
+@dataclass
+class BenchSession:
+    """The backend of a bench run and the provenance of its rows."""
+
+    runner: Any
+    meta: bench.RunMeta
+    slug: str
+    note: str = ""
+
+    @property
+    def on_gpu(self) -> bool:
+        """Whether the runner is the GPU."""
+        return self.runner.backend != "numpy"
+
+
+def open_bench(backend: str, device: int) -> BenchSession:
+    """The GPU when there is one (or ``--backend pycuda`` demands it), else the NumPy
+    references; ``note`` says why the GPU is not used."""
+    from harness.cpu import NumpyRunner
+
+    if backend not in ("auto", "pycuda", "numpy"):
+        raise BadInput(f"unknown backend {backend!r} (known: auto, pycuda, numpy)")
+    cpu_meta = bench.RunMeta(gpu="cpu", git_sha=meta.git_sha(), command=meta.command_line())
+    if backend == "numpy":
+        return BenchSession(NumpyRunner(), cpu_meta, "cpu", "backend numpy asked for")
+    try:
+        runner = open_gpu(device)
+    except GpuUnavailable as exc:
+        if backend == "pycuda":
+            raise
+        return BenchSession(NumpyRunner(), cpu_meta, "cpu", f"no GPU ({exc})")
+    info = runner.device.info
+    c = cal.load(info.slug)
+    m = bench.RunMeta(info.name, info.driver, info.cuda, meta.git_sha(), meta.command_line(),
+                      c["gbps"] if c else None)
+    note = "" if c else f"no calibration for {info.name}: pct_peak left empty " \
+                        "(run `harness calibrate`)"
+    return BenchSession(runner, m, info.slug, note)
+
+
+#: On the CPU fallback, the default sweep keeps points moving at most this many bytes.
+CPU_BYTES = 1 << 26
+
+
+def bench_jobs(s: BenchSession, tg: Targets, sweep_specs: Sequence[str],
+               variants: Sequence[str] | None, opts: dict[str, str]) -> list[bench.Job]:
+    """The stage jobs of a bench run (small points only on the CPU's default sweep)."""
+    jobs = bench.plan(tg.stages, sweep_specs, variants, opts)
+    if not s.on_gpu and not sweep_specs:
+        jobs = [j for j in jobs if j.stage.bytes_moved(j.point) <= CPU_BYTES]
+    return jobs
+
+
+def pipeline_points(pipe: Pipeline, sweep_specs: Sequence[str],
+                    opts: dict[str, str]) -> list[dict[str, Any]]:
+    """The points of a pipeline sweep."""
+    names = {a.name for a in pipe.axes}
+    fixed = {k: v for k, v in opts.items() if k in names}
+    return sweep.points(pipe, sweep.parse(sweep_specs), fixed)  # type: ignore[arg-type]
+
+
+def bench_pipeline(s: BenchSession, reg: Registry, pipe: Pipeline,
+                   points: list[dict[str, Any]], family: str, seed: int, budget: float,
+                   hot: bool, out_dir: Path, append: bool) -> Iterator[dict[str, Any]]:
+    """Rows of a pipeline sweep (GPU only)."""
+    if not s.on_gpu:
+        raise GpuUnavailable(f"{pipe.name} is a pipeline of GPU streams: it needs a GPU "
+                             f"({s.note})")
+    m = {"gpu": s.meta.gpu, "driver": s.meta.driver, "cuda": s.meta.cuda,
+         "git_sha": s.meta.git_sha, "command": s.meta.command, "timestamp": meta.now(),
+         "kernel_hashes": ledger.pipeline_hash(pipe, reg.stages),
+         "l2": "hot" if hot else "cold"}
+    return pipeline.bench(pipe, reg.stages, s.runner, points, family, seed, budget, not hot,
+                          m, out_dir, append)
+
+
+def bench_config(family: str, seed: int, budget: float, hot: bool, verify: bool,
+                 on_gpu: bool) -> bench.BenchConfig:
+    """Sampling settings (the CPU fallback gets at most half a second a point)."""
+    return bench.BenchConfig(family, seed, timing.TimingConfig(
+        budget_s=budget if on_gpu else min(budget, 0.5), cold=not hot), verify)
+
+
+def results_dir(out_dir: Path | None, slug: str) -> Path:
+    """``--out``, or ``statistics/<gpu>/``."""
+    return out_dir or paths.statistics_dir() / slug

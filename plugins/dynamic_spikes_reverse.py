@@ -1,0 +1,61 @@
+"""SPEC step 5: ``x_rec = q' * vth`` (float32)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from harness import inputs, spec
+from harness.plugin import Axis, Launcher, Point, Stage, Variant
+from harness.tolerance import NormRel
+
+BLOCK = 256
+
+
+def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
+    """``q`` and ``vth`` of step 1 on the family's activations (a lossless round trip
+    decodes to that very ``q``)."""
+    _, vth, q = inputs.activation_chain(rng, family, p["batch"], p["in_f"], p["k"])
+    return {"q": q, "vth": vth}
+
+
+def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant,
+              given: Mapping[str, np.ndarray] | None) -> dict[str, np.ndarray]:
+    """The product in float64."""
+    return {"x_rec": spec.reverse(ins["q"], ins["vth"])}
+
+
+def launch(run: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
+    """One block per row."""
+    b, f = int(p["batch"]), int(p["in_f"])
+    run("dynamic_spikes_reverse", (b, 1, 1), (BLOCK, 1, 1), bufs["q"], bufs["vth"],
+        np.int32(b), np.int32(f), bufs["x_rec"])
+
+
+STAGE = Stage(
+    name="dynamic_spikes_reverse",
+    kernel="dynamic_spikes_reverse.cu",
+    entry_points=("dynamic_spikes_reverse",),
+    description="x_rec = q' * vth per row",
+    axes=(
+        Axis("batch", 1024, int, "rows B", minimum=1),
+        Axis("in_f", 3584, int, "columns F", minimum=1),
+        Axis("k", 3.0, float, "threshold divisor of the step-1 input", minimum=1e-30),
+    ),
+    make_inputs=make_inputs,
+    outputs=lambda p: {"x_rec": ((p["batch"], p["in_f"]), np.dtype(np.float32))},
+    reference=reference,
+    launch=launch,
+    bytes_moved=lambda p: 8 * p["batch"] * p["in_f"] + 4 * p["batch"],
+    flops=lambda p: p["batch"] * p["in_f"],
+    tolerances={"x_rec": NormRel(1e-7, "one float32 rounding of an exact product: "
+                                       "relative error <= 2^-24 per element")},
+    variants=(Variant("default", (("BLOCK", str(BLOCK)),)),),
+    cases=(
+        {"batch": 1, "in_f": 3584}, {"batch": 6, "in_f": 3584}, {"batch": 7, "in_f": 5},
+        {"batch": 3, "in_f": 1}, {"batch": 13, "in_f": 130}, {"batch": 12, "in_f": 4100},
+    ),
+    default_sweep={"batch": tuple(2**i for i in range(17))},
+)

@@ -1,0 +1,57 @@
+"""SPEC step 2a: the global minimum and maximum of the integer spikes ``q``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from harness import inputs, spec
+from harness.launch import grid_stride
+from harness.plugin import Axis, Launcher, Point, Stage, Variant
+from harness.tolerance import Exact
+
+
+def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
+    """``q`` of step 1 on the family's activations."""
+    return {"q": inputs.activation_chain(rng, family, p["batch"], p["in_f"], p["k"])[2]}
+
+
+def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant,
+              given: Mapping[str, np.ndarray] | None) -> dict[str, np.ndarray]:
+    """``mm = [min q, max q]``."""
+    return {"mm": spec.min_max(ins["q"])}
+
+
+def launch(run: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
+    """Seed the words, then one grid-stride scan."""
+    n = int(p["batch"]) * int(p["in_f"])
+    run("minmax_init", (1, 1, 1), (1, 1, 1), bufs["mm"])
+    run("find_min_max", *grid_stride(n), bufs["q"], np.int64(n), bufs["mm"])
+
+
+STAGE = Stage(
+    name="find_min_max",
+    kernel="find_min_max.cu",
+    entry_points=("minmax_init", "find_min_max"),
+    description="[min q, max q] over the whole tensor",
+    axes=(
+        Axis("batch", 1024, int, "rows B", minimum=1),
+        Axis("in_f", 3584, int, "columns F", minimum=1),
+        Axis("k", 3.0, float, "threshold divisor of the step-1 input", minimum=1e-30),
+    ),
+    make_inputs=make_inputs,
+    outputs=lambda p: {"mm": ((2,), np.dtype(np.int32))},
+    reference=reference,
+    launch=launch,
+    bytes_moved=lambda p: 4 * p["batch"] * p["in_f"] + 8,
+    flops=lambda p: 2 * p["batch"] * p["in_f"],
+    tolerances={"mm": Exact("integer min and max: exact")},
+    cases=(
+        {"batch": 1, "in_f": 3584}, {"batch": 6, "in_f": 3584}, {"batch": 7, "in_f": 5},
+        {"batch": 3, "in_f": 1}, {"batch": 13, "in_f": 130}, {"batch": 301, "in_f": 4100},
+        {"batch": 5, "in_f": 20003},
+    ),
+    default_sweep={"batch": tuple(2**i for i in range(17))},
+)

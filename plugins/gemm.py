@@ -1,0 +1,71 @@
+"""SPEC step 6: ``out = x_rec @ (w_q * scale)^T + bias`` in FP32."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from harness import families, inputs, spec
+from harness.plugin import Axis, Launcher, Point, Stage, Variant
+from harness.tolerance import NormRel
+
+TILE = 64
+
+
+def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
+    """``x_rec`` of a lossless round trip of the family's activations, quantized weights,
+    their scales and a bias."""
+    _, vth, q = inputs.activation_chain(rng, family, p["batch"], p["in_f"], p["k"])
+    _, scale, w_q = inputs.weight_chain(rng, family, p["out_f"], p["in_f"], p["group_size"])
+    x_rec = spec.reverse(q, vth).astype(np.float32)  # one rounding, as the reverse kernel
+    return {"x_rec": x_rec, "w_q": w_q, "scale": scale,
+            "bias": families.bias(rng, family, p["out_f"])}
+
+
+def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant,
+              given: Mapping[str, np.ndarray] | None) -> dict[str, np.ndarray]:
+    """The product in float64."""
+    return {"out": spec.gemm64(ins["x_rec"], ins["w_q"], ins["scale"], ins["bias"],
+                               p["group_size"])}
+
+
+def launch(run: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
+    """64x64 output tiles, 256 threads each."""
+    b, o, f, g = (int(p[a]) for a in ("batch", "out_f", "in_f", "group_size"))
+    run("gemm", (-(-o // TILE), -(-b // TILE), 1), (256, 1, 1), bufs["x_rec"], bufs["w_q"],
+        bufs["scale"], bufs["bias"], np.int32(b), np.int32(o), np.int32(f), np.int32(g),
+        bufs["out"])
+
+
+STAGE = Stage(
+    name="gemm",
+    kernel="gemm.cu",
+    entry_points=("gemm",),
+    description="x_rec @ dequant(w_q)^T + bias, FP32 tiles",
+    axes=(
+        Axis("batch", 1024, int, "rows B", minimum=1),
+        Axis("out_f", 3584, int, "output features O", minimum=1),
+        Axis("in_f", 3584, int, "input features F", minimum=1),
+        Axis("group_size", 128, int, "G, columns per scale", minimum=1),
+        Axis("k", 3.0, float, "threshold divisor of the step-1 input", minimum=1e-30),
+    ),
+    make_inputs=make_inputs,
+    outputs=lambda p: {"out": ((p["batch"], p["out_f"]), np.dtype(np.float32))},
+    reference=reference,
+    launch=launch,
+    bytes_moved=lambda p: 4 * p["batch"] * p["in_f"] + p["out_f"] * p["in_f"]
+    + 4 * p["out_f"] * spec.n_groups(p["in_f"], p["group_size"]) + 4 * p["out_f"]
+    + 4 * p["batch"] * p["out_f"],
+    flops=lambda p: 2 * p["batch"] * p["out_f"] * p["in_f"],
+    tolerances={"out": NormRel(1e-5, "FP32 FFMA sums over F in another order than the "
+                                     "float64 reference (SPEC: 1e-5)")},
+    cases=(
+        {"batch": 1, "out_f": 64, "in_f": 3584}, {"batch": 6, "out_f": 70, "in_f": 256},
+        {"batch": 7, "out_f": 3, "in_f": 5}, {"batch": 1, "out_f": 1, "in_f": 1},
+        {"batch": 33, "out_f": 130, "in_f": 130}, {"batch": 65, "out_f": 129, "in_f": 300,
+                                                   "group_size": 7},
+    ),
+    default_sweep={"batch": tuple(2**i for i in range(0, 13, 2))},
+)

@@ -1,0 +1,61 @@
+"""SPEC step 4: ``q' = sum_t 2^(T-1-t) spikes[t] + o``, the same kernel for every mode."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from harness import inputs, spec
+from harness.launch import grid_stride
+from harness.plugin import Axis, Launcher, Point, Stage, Variant
+from harness.tolerance import Exact
+
+
+def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
+    """Planes encoding the family's rescaled ``v`` in the point's mode, and its ``o``."""
+    v, o = inputs.encodable(rng, family, p["batch"], p["in_f"], p["k"], p["planes"], p["mode"])
+    return {"spikes": spec.encode(v, p["planes"], p["mode"]), "o": np.array([o], np.int32)}
+
+
+def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant,
+              given: Mapping[str, np.ndarray] | None) -> dict[str, np.ndarray]:
+    """SPEC's weighted sum of the planes plus ``o``."""
+    return {"q": spec.decode(ins["spikes"], int(ins["o"][0]))}
+
+
+def launch(run: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
+    """One grid-stride pass over the elements, every plane read once."""
+    n = int(p["batch"]) * int(p["in_f"])
+    run("spike_decode", *grid_stride(n), bufs["spikes"], np.int64(n), np.int32(p["planes"]),
+        bufs["o"], bufs["q"])
+
+
+STAGE = Stage(
+    name="spike_decode",
+    kernel="spike_decode.cu",
+    entry_points=("spike_decode",),
+    description="T int8 spike planes + o -> q' int32",
+    axes=(
+        Axis("batch", 1024, int, "rows B", minimum=1),
+        Axis("in_f", 3584, int, "columns F", minimum=1),
+        Axis("planes", 6, int, "T, the number of planes", minimum=1, maximum=31),
+        Axis("k", 3.0, float, "threshold divisor of the step-1 input", minimum=1e-30),
+        Axis("mode", "unidirectional", str, "mode the input planes were encoded in",
+             choices=spec.MODES),
+    ),
+    make_inputs=make_inputs,
+    outputs=lambda p: {"q": ((p["batch"], p["in_f"]), np.dtype(np.int32))},
+    reference=reference,
+    launch=launch,
+    bytes_moved=lambda p: (4 + p["planes"]) * p["batch"] * p["in_f"] + 4,
+    flops=lambda p: 2 * p["planes"] * p["batch"] * p["in_f"],
+    tolerances={"q": Exact("integer sum: exact")},
+    cases=tuple({**c, "mode": m} for m in spec.MODES for c in (
+        {"batch": 1, "in_f": 3584}, {"batch": 6, "in_f": 3584, "planes": 1},
+        {"batch": 7, "in_f": 5, "planes": 3}, {"batch": 13, "in_f": 130, "planes": 8},
+        {"batch": 33, "in_f": 4100, "planes": 12}, {"batch": 2, "in_f": 999, "planes": 31},
+    )),
+    default_sweep={"batch": tuple(2**i for i in range(17))},
+)

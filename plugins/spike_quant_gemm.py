@@ -1,0 +1,190 @@
+"""The seed's end-to-end pipeline: the activation path (steps 1-3) on stream 0 and the weight
+path (A-B) on stream 1, joined by events; steps 4-6 (decode, reverse, GEMM) with
+``with_gemm=1``. It launches the stages' own kernels through their own plugins' ``launch``.
+
+As in the seed, ``T`` is a host-side decision: the activation stream is read back for
+``amax`` after the transform, ``T`` computed on the host, and the encode launched with it;
+the weight path runs on meanwhile.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from harness import families, spec
+from harness.plugin import Axis, Pipeline, PipelineContext, PipelineTrace, Point
+from harness.tolerance import Comparison, Exact, NormRel, RelTol
+
+STEPS = ("dynamic_spikes", "find_min_max", "transform_absmax", "spike_encode",
+         "compute_scales", "weight_quantize", "spike_decode", "dynamic_spikes_reverse", "gemm")
+
+
+def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
+    """Activations, weights and bias of the family (the seed's tensors for ``seed``)."""
+    return {"x": families.activations(rng, family, p["batch"], p["in_f"], p["k"]),
+            "w": families.weights(rng, family, p["out_f"], p["in_f"]),
+            "bias": families.bias(rng, family, p["out_f"])}
+
+
+def run(ctx: PipelineContext, bufs: Mapping[str, Any], p: Point) -> PipelineTrace:
+    """Enqueue one pass of the pipeline; returns its buffers and timing intervals."""
+    b, f, o_f, g = (int(p[a]) for a in ("batch", "in_f", "out_f", "group_size"))
+    mode = p["mode"]
+    at = {"batch": b, "in_f": f, "out_f": o_f, "group_size": g, "k": p["k"], "mode": mode}
+    q = ctx.alloc((b, f), np.int32)
+    vth = ctx.alloc((b,), np.float32)
+    mm, off, amax = (ctx.alloc(s, np.int32) for s in ((2,), (1,), (1,)))
+    scale = ctx.alloc((o_f, spec.n_groups(f, g)), np.float32)
+    w_q = ctx.alloc((o_f, f), np.int8)
+
+    ctx.mark("start", 0)
+    ctx.wait("start", 1)
+    # Stream 1, the weight path: A then B.
+    ctx.mark("wq_start", 1)
+    ctx.step("compute_scales", "default", 1, {"w": bufs["w"], "scale": scale}, **at)
+    ctx.step("weight_quantize", "default", 1, {"w": bufs["w"], "scale": scale, "w_q": w_q},
+             **at)
+    ctx.mark("wq_end", 1)
+    # Stream 0, the activation path.
+    ctx.step("dynamic_spikes", "default", 0, {"x": bufs["x"], "q": q, "vth": vth}, **at)
+    ctx.mark("dyn_end", 0)
+    ctx.step("find_min_max", "default", 0, {"q": q, "mm": mm}, **at)
+    ctx.mark("mm_end", 0)
+    ctx.step("transform_absmax", "default", 0,
+             {"q": q, "mm": mm, "o": off, "amax": amax, "v": q}, **at)
+    ctx.mark("tr_end", 0)
+    planes = spec.planes(int(ctx.read(amax, (1,), np.int32, 0)[0]), mode)  # host decision
+    spikes = ctx.alloc((planes, b, f), np.int8)
+    ctx.mark("enc_start", 0)
+    ctx.step("spike_encode", mode, 0, {"v": q, "spikes": spikes}, planes=planes, **at)
+    ctx.mark("enc_end", 0)
+    outputs = {"vth": (vth, (b,), np.dtype(np.float32)), "v": (q, (b, f), np.dtype(np.int32)),
+               "o": (off, (1,), np.dtype(np.int32)), "amax": (amax, (1,), np.dtype(np.int32)),
+               "spikes": (spikes, (planes, b, f), np.dtype(np.int8)),
+               "scale": (scale, (o_f, spec.n_groups(f, g)), np.dtype(np.float32)),
+               "w_q": (w_q, (o_f, f), np.dtype(np.int8))}
+    intervals: dict[str, tuple[tuple[str, str], ...]] = {
+        "dynamic_spikes": (("start", "dyn_end"),),
+        "encoding_kernels": (("dyn_end", "mm_end"), ("mm_end", "tr_end"),
+                             ("enc_start", "enc_end")),
+        "encoding_total": (("dyn_end", "enc_end"),),
+        "weight_quant": (("wq_start", "wq_end"),),
+    }
+    if p["with_gemm"]:
+        qd = ctx.alloc((b, f), np.int32)
+        x_rec = ctx.alloc((b, f), np.float32)
+        out = ctx.alloc((b, o_f), np.float32)
+        ctx.step("spike_decode", "default", 0, {"spikes": spikes, "o": off, "q": qd},
+                 planes=planes, **at)
+        ctx.step("dynamic_spikes_reverse", "default", 0,
+                 {"q": qd, "vth": vth, "x_rec": x_rec}, **at)
+        ctx.wait("wq_end", 0)  # the GEMM needs the weight path
+        ctx.mark("gemm_start", 0)
+        ctx.step("gemm", "default", 0, {"x_rec": x_rec, "w_q": w_q, "scale": scale,
+                                        "bias": bufs["bias"], "out": out}, **at)
+        ctx.mark("gemm_end", 0)
+        intervals["decode_reverse"] = (("enc_end", "gemm_start"),)
+        intervals["gemm"] = (("gemm_start", "gemm_end"),)
+        outputs.update({"qd": (qd, (b, f), np.dtype(np.int32)),
+                        "x_rec": (x_rec, (b, f), np.dtype(np.float32)),
+                        "out": (out, (b, o_f), np.dtype(np.float32))})
+    ctx.wait("wq_end", 0)  # join the weight path
+    ctx.mark("end", 0)
+    intervals["total"] = (("start", "end"),)
+    return PipelineTrace(outputs, {"planes": planes}, intervals)
+
+
+def reference(ins: Mapping[str, np.ndarray], p: Point,
+              vth: np.ndarray | None = None) -> dict[str, Any]:
+    """The chained references; ``vth`` given: the integer chain judged on that ``vth``."""
+    x, w = ins["x"], ins["w"]
+    mode, g = p["mode"], p["group_size"]
+    vth64 = spec.threshold64(x, p["k"])
+    vth32 = vth64.astype(np.float32) if vth is None else vth
+    q = spec.quantise(x, vth32)
+    mm = spec.min_max(q)
+    o = spec.offset(int(mm[0]), int(mm[1]), mode)
+    v, amax = spec.transform(q, o)
+    planes = spec.planes(amax, mode)
+    scale = spec.scales(w, g)
+    out = {"vth64": vth64, "vth": vth32, "q": q, "v": v, "o": o, "amax": amax,
+           "planes": planes, "spikes": spec.encode(v, planes, mode), "scale": scale,
+           "w_q": spec.weight_quantize(w, scale, g)}
+    if p["with_gemm"]:
+        out["x_rec"] = spec.reverse(q, vth32)
+        out["out"] = spec.gemm64(out["x_rec"].astype(np.float32), out["w_q"], scale,
+                                 ins["bias"], g)
+    return out
+
+
+def _bound(name: str, ok: np.ndarray, err: np.ndarray) -> Comparison:
+    bad = ~ok
+    idx = tuple((tuple(int(i) for i in ix), float(err[tuple(ix)]), 0.0)
+                for ix in np.argwhere(bad)[:5])
+    return Comparison(name, not bad.any(), "abs", float(err.max()) if err.size else 0.0,
+                      int(bad.sum()), int(err.size), 0, 0, idx)
+
+
+def check(ins: Mapping[str, np.ndarray], p: Point, got: Mapping[str, np.ndarray],
+          host: Mapping[str, Any]) -> list[Comparison]:
+    """Every output against the chained references, and SPEC's round-trip properties."""
+    ref = reference(ins, p, got["vth"])
+    exact = Exact("integers: exact, judged on the kernel's own vth")
+    comps = [RelTol(1e-5, "SPEC").compare("vth", got["vth"], ref["vth64"]),
+             exact.compare("v", got["v"], ref["v"]),
+             exact.compare("o", got["o"], np.array([ref["o"]], np.int32)),
+             exact.compare("amax", got["amax"], np.array([ref["amax"]], np.int32)),
+             exact.compare("planes", np.array([host["planes"]]), np.array([ref["planes"]]))]
+    if host["planes"] == ref["planes"]:
+        comps.append(exact.compare("spikes", got["spikes"], ref["spikes"]))
+    comps += [exact.compare("scale", got["scale"], ref["scale"]),
+              exact.compare("w_q", got["w_q"], ref["w_q"])]
+    if p["with_gemm"]:
+        comps.append(exact.compare("decode(encode(q)) == q", got["qd"], ref["q"]))
+        x, vth = ins["x"].astype(np.float64), got["vth"].astype(np.float64)[:, None]
+        err = np.abs(got["x_rec"].astype(np.float64) - x)
+        # vth/2, plus the float32 roundings of x / vth and of q * vth
+        comps.append(_bound("|x_rec - x| <= vth/2", err <= vth * (0.5 + 2e-6) + 2e-7 * np.abs(x),
+                            err))
+        comps.append(NormRel(1e-7, "one rounding").compare("x_rec", got["x_rec"],
+                                                           ref["x_rec"]))
+        comps.append(NormRel(1e-5, "FP32 FFMA sums (SPEC)").compare(
+            "out", got["out"], spec.gemm64(got["x_rec"], got["w_q"], got["scale"],
+                                           ins["bias"], p["group_size"])))
+    return comps
+
+
+STAGE = Pipeline(
+    name="spike_quant_gemm",
+    steps=STEPS,
+    description="activation path || weight path on two streams; optional decode + GEMM",
+    axes=(
+        Axis("batch", 1024, int, "rows B", minimum=1),
+        Axis("in_f", 3584, int, "columns F", minimum=1),
+        Axis("out_f", 3584, int, "weight rows O", minimum=1),
+        Axis("group_size", 128, int, "G", minimum=1),
+        Axis("k", 3.0, float, "threshold divisor", minimum=1e-30),
+        Axis("mode", "unidirectional", str, "encoding mode", choices=spec.MODES),
+        Axis("with_gemm", 0, int, "1: also steps 4-6", minimum=0, maximum=1),
+    ),
+    make_inputs=make_inputs,
+    run=run,
+    check=check,
+    reference=reference,
+    # Activation path: x read, q written, read (min/max), read+written (transform), read
+    # (encode) and T planes written, assuming T = 6; weight path: w read twice, w_q written.
+    bytes_moved=lambda p: (4 * 6 + 6) * p["batch"] * p["in_f"] + 9 * p["out_f"] * p["in_f"],
+    flops=lambda p: 2 * p["batch"] * p["out_f"] * p["in_f"] * p["with_gemm"],
+    cases=(
+        *({**c, "mode": m, "with_gemm": 1} for m in spec.MODES for c in (
+            {"batch": 1, "in_f": 3584, "out_f": 64}, {"batch": 6, "in_f": 256, "out_f": 70},
+            {"batch": 7, "in_f": 5, "out_f": 3},
+            {"batch": 33, "in_f": 130, "out_f": 129, "group_size": 7},
+        )),
+        {"batch": 64, "in_f": 3584, "out_f": 3584},  # without the GEMM, as the seed runs
+    ),
+    default_sweep={"batch": tuple(2**i for i in range(17)), "out_f": (3584, 18944)},
+)

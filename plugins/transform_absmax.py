@@ -1,0 +1,74 @@
+"""SPEC steps 2b-2c: the transform decision ``o`` (on the device), ``v = q - o`` in place,
+and ``amax = max |v|``."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from harness import inputs, spec
+from harness.launch import grid_stride
+from harness.plugin import Axis, Launcher, Point, Stage, Variant
+from harness.tolerance import Exact
+
+
+def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
+    """``q`` of step 1 and its ``mm = [qmin, qmax]`` (step 2a)."""
+    q = inputs.activation_chain(rng, family, p["batch"], p["in_f"], p["k"])[2]
+    return {"q": q, "mm": spec.min_max(q)}
+
+
+def outputs(p: Point) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+    """``v`` (written over ``q``), ``o`` and ``amax``."""
+    return {"v": ((p["batch"], p["in_f"]), np.dtype(np.int32)),
+            "o": ((1,), np.dtype(np.int32)), "amax": ((1,), np.dtype(np.int32))}
+
+
+def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant,
+              given: Mapping[str, np.ndarray] | None) -> dict[str, np.ndarray]:
+    """SPEC's decision from ``mm`` and the mode, then the transform."""
+    o = spec.offset(int(ins["mm"][0]), int(ins["mm"][1]), p["mode"])
+    vv, amax = spec.transform(ins["q"], o)
+    return {"v": vv, "o": np.array([o], np.int32), "amax": np.array([amax], np.int32)}
+
+
+def launch(run: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
+    """Decide on one thread, then transform in a grid-stride pass."""
+    n = int(p["batch"]) * int(p["in_f"])
+    run("transform_init", (1, 1, 1), (1, 1, 1), bufs["mm"], np.int32(spec.check_mode(p["mode"])),
+        bufs["o"], bufs["amax"])
+    run("transform_absmax", *grid_stride(n), bufs["q"], np.int64(n), bufs["o"], bufs["amax"])
+
+
+STAGE = Stage(
+    name="transform_absmax",
+    kernel="transform_absmax.cu",
+    entry_points=("transform_init", "transform_absmax"),
+    description="o from [qmin, qmax] and the mode; v = q - o in place; amax = max |v|",
+    axes=(
+        Axis("batch", 1024, int, "rows B", minimum=1),
+        Axis("in_f", 3584, int, "columns F", minimum=1),
+        Axis("k", 3.0, float, "threshold divisor of the step-1 input", minimum=1e-30),
+        Axis("mode", "unidirectional", str, "encoding mode", choices=spec.MODES),
+    ),
+    make_inputs=make_inputs,
+    outputs=outputs,
+    reference=reference,
+    launch=launch,
+    inplace={"v": "q"},
+    # Read q, write v over it; mm, o and amax are a few words.
+    bytes_moved=lambda p: 8 * p["batch"] * p["in_f"] + 16,
+    flops=lambda p: 2 * p["batch"] * p["in_f"],
+    tolerances={
+        "v": Exact("integer subtraction: exact"),
+        "o": Exact("integer decision: exact"),
+        "amax": Exact("integer max: exact"),
+    },
+    cases=tuple({**c, "mode": m} for m in spec.MODES for c in (
+        {"batch": 1, "in_f": 3584}, {"batch": 6, "in_f": 3584}, {"batch": 7, "in_f": 5},
+        {"batch": 3, "in_f": 1}, {"batch": 13, "in_f": 130}, {"batch": 301, "in_f": 4100},
+    )),
+    default_sweep={"batch": tuple(2**i for i in range(17))},
+)

@@ -1,0 +1,110 @@
+"""The NumPy twins of SPEC's steps against SPEC's properties (hypothesis where it fits)."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as hst
+from hypothesis.extra import numpy as hnp
+
+from harness import spec
+
+ints = hnp.arrays(np.int32, hnp.array_shapes(min_dims=2, max_dims=2, max_side=30),
+                  elements=hst.integers(-5000, 5000))
+
+
+@pytest.mark.parametrize("mode", spec.MODES)
+@settings(max_examples=80, deadline=None)
+@given(q=ints)
+def test_round_trip_is_exact_with_minimal_planes(mode: str, q: np.ndarray) -> None:
+    mm = spec.min_max(q)
+    o = spec.offset(int(mm[0]), int(mm[1]), mode)
+    v, amax = spec.transform(q, o)
+    t = spec.planes(amax, mode)
+    planes = spec.encode(v, t, mode)
+    assert planes.dtype == np.int8 and planes.shape == (t, *q.shape)
+    assert np.array_equal(spec.decode(planes, o), q)
+    assert spec.representable(v, t, mode)
+    if t > 1:  # minimal: one plane fewer cannot hold every value of magnitude amax
+        extremes = np.array([amax] if mode == "unidirectional" else [-amax, amax])
+        assert not spec.representable(extremes, t - 1, mode)
+    allowed = {0: {0, 1}, 1: {-1, 0, 1}, 2: {-1, 0, 1}}[spec.MODES.index(mode)]
+    assert set(np.unique(planes).tolist()) <= allowed
+
+
+def test_plane_values_on_hand_made_cases() -> None:
+    v = np.array([5, -5, -1, 0], dtype=np.int32)
+    assert spec.encode(v[:1], 3, "unidirectional")[:, 0].tolist() == [1, 0, 1]
+    assert spec.encode(v[:2], 3, "bidirectional")[:, 1].tolist() == [-1, 0, -1]
+    # -5 in 4-bit two's complement is 1011: the sign plane carries -1 (-8 + 2 + 1).
+    assert spec.encode(v[1:2], 4, "twos_complement")[:, 0].tolist() == [-1, 0, 1, 1]
+    assert spec.encode(v[2:3], 1, "twos_complement")[:, 0].tolist() == [-1]
+
+
+@pytest.mark.parametrize("qmin, qmax, mode, o", [
+    (-3, 7, "unidirectional", -3),  # negatives: offset by the minimum
+    (0, 7, "unidirectional", 0),
+    (2, 7, "bidirectional", 4),  # all non-negative: half-up, ceil(7 / 2)
+    (0, 8, "twos_complement", 4),
+    (0, 0, "bidirectional", 0),
+    (-1, 7, "bidirectional", 0),  # mixed signs: no transform
+    (-1, 7, "twos_complement", 0),
+])
+def test_transform_decisions(qmin: int, qmax: int, mode: str, o: int) -> None:
+    assert spec.offset(qmin, qmax, mode) == o
+
+
+def test_half_up_saves_a_plane() -> None:
+    q = np.array([[0, 15]], dtype=np.int32)
+    o = spec.offset(0, 15, "bidirectional")
+    v, amax = spec.transform(q, o)
+    assert (o, v.tolist(), amax) == (8, [[-8, 7]], 8)
+    assert spec.planes(15, "bidirectional") == 4 and spec.planes(amax, "twos_complement") == 5
+
+
+def test_planes_by_bit_length() -> None:
+    assert [spec.planes(a, "unidirectional") for a in (0, 1, 2, 3, 4, 2**30)] == \
+        [1, 1, 2, 2, 3, 31]
+    assert [spec.planes(a, "twos_complement") for a in (0, 1, 7, 8)] == [1, 2, 4, 5]
+
+
+def test_unknown_mode() -> None:
+    with pytest.raises(ValueError, match="unknown mode 'ternary'"):
+        spec.check_mode("ternary")
+
+
+@settings(max_examples=60, deadline=None)
+@given(w=hnp.arrays(np.float32, hnp.array_shapes(min_dims=2, max_dims=2, max_side=70),
+                    elements=hst.floats(-100, 100, width=32)),
+       g=hst.integers(1, 80))
+def test_scale_and_quantize_bounds(w: np.ndarray, g: int) -> None:
+    """Any F and G (F % G != 0 included): |w - w_q * scale| <= scale / 2, |w_q| <= 127."""
+    s = spec.scales(w, g)
+    assert s.shape == (w.shape[0], -(-w.shape[1] // g))
+    wq = spec.weight_quantize(w, s, g)
+    assert wq.dtype == np.int8 and np.abs(wq.astype(int)).max(initial=0) <= 127
+    se = np.repeat(s, g, axis=1)[:, : w.shape[1]].astype(np.float64)
+    err = np.abs(w - wq * se)
+    assert (err <= se / 2 * (1 + 1e-6) + 1e-30).all()
+    assert (wq[se == 0] == 0).all()
+
+
+def test_scale_of_a_short_last_group() -> None:
+    w = np.array([[1, -2, 3, 127, -254]], dtype=np.float32)
+    assert spec.scales(w, 2).tolist() == [[np.float32(2) / np.float32(127), 1.0, 2.0]]
+
+
+def test_weight_ties_round_half_to_even() -> None:
+    w = np.array([[0.5, 1.5, 2.5, -0.5, 127.0]], dtype=np.float32)
+    s = spec.scales(w, 5)  # scale exactly 1
+    assert spec.weight_quantize(w, s, 5).tolist() == [[0, 2, 2, 0, 127]]
+
+
+def test_reverse_and_gemm64() -> None:
+    q = np.array([[1, -2]], dtype=np.int32)
+    vth = np.array([0.5], dtype=np.float32)
+    assert spec.reverse(q, vth).tolist() == [[0.5, -1.0]]
+    out = spec.gemm64(np.array([[1.0, 2.0]], np.float32), np.array([[2, -1]], np.int8),
+                      np.array([[0.5]], np.float32), np.array([0.25], np.float32), 2)
+    assert out.tolist() == [[0.25]]  # (1*2 + 2*-1) * 0.5 + 0.25
