@@ -25,6 +25,8 @@ POISON32 = 0x7FA5A5A5
 POISON8 = 0xA5
 #: How long the delay kernel holds the stream before a hot sample (hides launch overhead).
 HOT_DELAY_NS = 20_000
+#: How long the stream is held before each timed pipeline run (not inside any interval).
+PIPELINE_HOLD_NS = 1_000_000
 
 _SIG = {np.dtype(np.int32): "i", np.dtype(np.uint32): "I", np.dtype(np.int64): "q",
         np.dtype(np.uint64): "Q", np.dtype(np.float32): "f", np.dtype(np.float64): "d"}
@@ -162,6 +164,17 @@ class GpuRunner:
         finally:
             bufs.free()
 
+    def _hold(self, ns: int) -> None:
+        """Enqueue the harness's delay kernel: the stream stays busy for ``ns``."""
+        if self._delay is None:
+            from pycuda.compiler import SourceModule
+
+            src = (paths.harness_cuda_dir() / "delay.cu").read_text()
+            mod = SourceModule(src, no_extern_c=True, arch=self.device.info.arch)
+            self._delay = (mod, mod.get_function("harness_delay"))
+            self._delay[1].prepare("Q")
+        self._delay[1].prepared_async_call((1, 1, 1), (1, 1, 1), self.stream, np.uint64(ns))
+
     def _flush_l2(self) -> None:
         """Enqueue a memset of 4x the L2 on the stream: evicts what the last run left."""
         if self._flush is None:
@@ -172,13 +185,6 @@ class GpuRunner:
     def _sampler(self, launch: Callable[[], None], cold: bool) -> Callable[[], float]:
         drv = self.drv
         start, end = drv.Event(), drv.Event()
-        if not cold and self._delay is None:
-            from pycuda.compiler import SourceModule
-
-            src = (paths.harness_cuda_dir() / "delay.cu").read_text()
-            mod = SourceModule(src, no_extern_c=True, arch=self.device.info.arch)
-            self._delay = (mod, mod.get_function("harness_delay"))
-            self._delay[1].prepare("Q")
 
         def sample() -> float:
             # The flush (or delay) keeps the GPU busy while the host enqueues the events
@@ -186,8 +192,7 @@ class GpuRunner:
             if cold:
                 self._flush_l2()
             else:
-                self._delay[1].prepared_async_call((1, 1, 1), (1, 1, 1), self.stream,
-                                                   np.uint64(HOT_DELAY_NS))
+                self._hold(HOT_DELAY_NS)
             start.record(self.stream)
             launch()
             end.record(self.stream)
@@ -268,6 +273,9 @@ class GpuRunner:
                 ctx.recycle()
                 if cold:
                     self._flush_l2()
+                # Hold the stream while the host enqueues the run up to its first host-side
+                # decision, so the intervals before it hold no Python launch gaps.
+                self._hold(PIPELINE_HOLD_NS)
                 tr = pipe.run(ctx, dev_in, point)
                 for s in ctx.streams:
                     s.synchronize()
@@ -301,6 +309,8 @@ class _PipelineContext:
         self._used: list[tuple[int, Any]] = []
         #: Poison scratch memory as it is handed out (the run whose outputs are checked).
         self.poison = False
+        self._pinned: dict[tuple[tuple[int, ...], str], np.ndarray] = {}
+        self._steps: dict[tuple[Any, ...], tuple[Stage, Variant, dict[str, Any], Any]] = {}
 
     def launcher(self, stage: str, variant: str, stream: int) -> _Launcher:
         key = (stage, variant, stream)
@@ -312,11 +322,18 @@ class _PipelineContext:
 
     def step(self, stage: str, variant: str, stream: int, bufs: Mapping[str, Any],
              **values: Any) -> None:
-        st = self.stages[stage]
-        v = st.variant(variant)
-        names = {a.name for a in st.axes}
-        point = st.point(v, **{k: val for k, val in values.items() if k in names})
-        st.launch(self.launcher(stage, variant, stream), bufs, point, v)
+        # Prepared once per (step, point): the Python between launches is what leaves the
+        # GPU idle at small batch, so repeated runs skip the lookups.
+        key = (stage, variant, stream, tuple(sorted(values.items())))
+        prep = self._steps.get(key)
+        if prep is None:
+            st = self.stages[stage]
+            v = st.variant(variant)
+            names = {a.name for a in st.axes}
+            point = st.point(v, **{k: val for k, val in values.items() if k in names})
+            prep = self._steps[key] = (st, v, point, self.launcher(stage, variant, stream))
+        st, v, point, launcher = prep
+        st.launch(launcher, bufs, point, v)
 
     def alloc(self, shape: tuple[int, ...], dtype: Any) -> Any:
         nbytes = max(1, int(np.prod(shape)) * np.dtype(dtype).itemsize)
@@ -347,7 +364,10 @@ class _PipelineContext:
     def read(self, buf: Any, shape: tuple[int, ...], dtype: Any, stream: int) -> np.ndarray:
         # Page-locked and on this stream: a plain copy would go through the legacy default
         # stream and wait for the other stream too, serialising the two paths.
-        host = self.drv.pagelocked_empty(shape, dtype)
+        key = (tuple(shape), np.dtype(dtype).str)
+        host = self._pinned.get(key)
+        if host is None:  # page-locking is slow (~1 ms): once per shape, not per run
+            host = self._pinned[key] = self.drv.pagelocked_empty(shape, dtype)
         self.drv.memcpy_dtoh_async(host, buf, self.streams[stream])
         self.streams[stream].synchronize()
         return np.array(host)

@@ -120,11 +120,13 @@ def reference(ins: Mapping[str, np.ndarray], p: Point,
     return out
 
 
-def _bound(name: str, ok: np.ndarray, err: np.ndarray) -> Comparison:
-    bad = ~ok
-    idx = tuple((tuple(int(i) for i in ix), float(err[tuple(ix)]), 0.0)
+def _bound(name: str, err: np.ndarray, limit: np.ndarray) -> Comparison:
+    """``err <= limit`` everywhere; the worst is reported as the largest ``err / limit``."""
+    ratio = np.where(limit > 0, err / np.where(limit > 0, limit, 1), np.where(err > 0, np.inf, 0))
+    bad = ~(err <= limit)
+    idx = tuple((tuple(int(i) for i in ix), float(err[tuple(ix)]), float(limit[tuple(ix)]))
                 for ix in np.argwhere(bad)[:5])
-    return Comparison(name, not bad.any(), "abs", float(err.max()) if err.size else 0.0,
+    return Comparison(name, not bad.any(), "ratio", float(ratio.max()) if ratio.size else 0.0,
                       int(bad.sum()), int(err.size), 0, 0, idx)
 
 
@@ -147,8 +149,8 @@ def check(ins: Mapping[str, np.ndarray], p: Point, got: Mapping[str, np.ndarray]
         x, vth = ins["x"].astype(np.float64), got["vth"].astype(np.float64)[:, None]
         err = np.abs(got["x_rec"].astype(np.float64) - x)
         # vth/2, plus the float32 roundings of x / vth and of q * vth
-        comps.append(_bound("|x_rec - x| <= vth/2", err <= vth * (0.5 + 2e-6) + 2e-7 * np.abs(x),
-                            err))
+        limit = np.broadcast_to(vth * (0.5 + 2e-6), err.shape) + 2e-7 * np.abs(x)
+        comps.append(_bound("|x_rec - x| <= vth/2", err, limit))
         comps.append(NormRel(1e-7, "one rounding").compare("x_rec", got["x_rec"],
                                                            ref["x_rec"]))
         comps.append(NormRel(1e-5, "FP32 FFMA sums (SPEC)").compare(

@@ -3,16 +3,17 @@
 #
 #   bash scripts/gpu-check.sh OUTDIR [PHASE...]
 #
-# Phases (default: validate sweep):
-#   validate  calibrate, `harness validate --record` (every stage, variant, family, seed;
-#             the pipeline), the GPU tests, and `harness run --repeats 10 --batch 1024`
+# Phases (default: validate check sweep):
+#   validate  calibrate and `harness validate --record` (every stage, variant, family,
+#             seed; the pipeline)
+#   check     the GPU tests and `harness run --repeats 10 --batch 1024`
 #   sweep     the stage sweeps and the pipeline's seed summaries (batch 1..65536)
 # Everything written under statistics/ is packed into OUTDIR/results.tgz, to be unpacked
 # over the checkout and committed as it came; logs go to OUTDIR/*.log.
 set -uo pipefail
 out=${1:?usage: gpu-check.sh OUTDIR [PHASE...]}
 shift
-phases=${*:-validate sweep}
+phases=${*:-validate check sweep}
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
 if compgen -G ".whl/*.whl" >/dev/null; then
@@ -35,11 +36,14 @@ for phase in $phases; do
     validate)
       step calibrate h calibrate
       step validate h validate --record
+      ;;
+    check)
       step pytest-gpu python3 -m pytest -m gpu -p no:cacheprovider tests
       step run h run --repeats 10 --batch 1024
       ;;
     sweep)
       step bench-stages h bench --budget 0.5 --sweep batch=1,64,1024,16384,65536 \
+        --sweep out_f=3584,18944 \
         find_min_max transform_absmax spike_encode spike_decode dynamic_spikes_reverse \
         compute_scales weight_quantize
       step bench-pipeline h bench spike_quant_gemm --budget 1 --sweep batch=1..65536 \
