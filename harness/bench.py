@@ -80,7 +80,7 @@ def plan(stages: Sequence[Stage], sweep_specs: Sequence[str],
     """
     grid = sweep.parse(sweep_specs)
     for axis in grid:
-        if not any(axis in {a.name for a in st.axes} for st in stages):
+        if stages and not any(axis in {a.name for a in st.axes} for st in stages):
             raise BadInput(f"no selected stage has an axis {axis!r}")
     jobs = []
     for st in stages:

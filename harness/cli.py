@@ -216,12 +216,12 @@ def bench_cmd(
 
 
 def _summary(rows: list[dict[str, Any]]) -> Table:
-    t = Table("stage", "backend", "variant", "batch", "in_f", "median µs", "± noise",
+    t = Table("stage", "backend", "variant", "batch", "in_f", "out_f", "median µs", "± noise",
               "GB/s", "% peak", "status")
     for r in rows:
         ok = r["status"] == "ok"
         t.add_row(str(r["stage"]), str(r["backend"]), str(r["variant"]), str(r["batch"]),
-                  str(r["in_f"]), f"{r['median_us']:.2f}" if ok else "-",
+                  str(r["in_f"]), str(r["out_f"]), f"{r['median_us']:.2f}" if ok else "-",
                   f"{r['noise_pct']:.2f}%" if ok else "-",
                   f"{r['gbps']:.0f}" if ok else "-",
                   f"{r['pct_peak']:.1f}" if ok and r["pct_peak"] != "" else "-",

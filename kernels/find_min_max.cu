@@ -1,8 +1,8 @@
 // SPEC step 2a, find_min_max: mm = [min q, max q] over the whole tensor (int32).
 // Two launches: minmax_init seeds the words (the output is never assumed zeroed), then
-// find_min_max scans q with 16-byte loads where n % 4 == 0 (grid-stride) and folds each
-// warp's result in with one atomic. Launch whole warps: the warp reductions use all lanes.
-#include <climits>
+// find_min_max scans q with 16-byte loads where n % 4 == 0 (grid-stride, unrolled so each
+// thread has several loads in flight) and folds each block's result in with one atomic.
+// Launch whole warps: the reductions use all lanes.
 #include "reduce_int.cuh"
 
 extern "C" __global__ void minmax_init(int* mm) {
@@ -16,6 +16,7 @@ extern "C" __global__ void find_min_max(const int* __restrict__ q, long long n, 
     const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if ((n & 3) == 0) {
         const int4* q4 = reinterpret_cast<const int4*>(q);
+#pragma unroll 4
         for (long long i = tid; i < (n >> 2); i += stride) {
             const int4 v = __ldg(q4 + i);
             lo = min(lo, min(min(v.x, v.y), min(v.z, v.w)));
@@ -28,6 +29,5 @@ extern "C" __global__ void find_min_max(const int* __restrict__ q, long long n, 
             hi = max(hi, v);
         }
     }
-    warp_atomic_min(lo, mm);
-    warp_atomic_max(hi, mm + 1);
+    block_atomic_min_max(lo, hi, mm, mm + 1);
 }

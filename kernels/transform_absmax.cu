@@ -1,5 +1,6 @@
 // SPEC steps 2b-2c, transform_absmax: the transform decision o from [qmin, qmax] and the
-// mode, made on the device (no host round trip), then v = q - o in place and amax = max|v|.
+// mode, made on the device (no host round trip), then v = q - o in place and amax = max|v|
+// (one atomic per block).
 //   transform_init:   o and amax's seed (0), from mm = [qmin, qmax]; one thread.
 //   transform_absmax: grid-stride over q, 16-byte accesses where n % 4 == 0.
 // mode: 0 unidirectional, 1 bidirectional, 2 twos_complement.
@@ -22,6 +23,7 @@ extern "C" __global__ void transform_absmax(int* __restrict__ q, long long n,
     const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if ((n & 3) == 0) {
         int4* q4 = reinterpret_cast<int4*>(q);
+#pragma unroll 4
         for (long long i = tid; i < (n >> 2); i += stride) {
             int4 v = q4[i];
             v.x -= off; v.y -= off; v.z -= off; v.w -= off;
@@ -35,5 +37,5 @@ extern "C" __global__ void transform_absmax(int* __restrict__ q, long long n,
             hi = max(hi, abs(v));
         }
     }
-    warp_atomic_max(hi, amax);
+    block_atomic_min_max(INT_MAX, hi, nullptr, amax);
 }

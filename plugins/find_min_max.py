@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from harness import inputs, spec
-from harness.launch import grid_stride
+from harness.launch import REDUCE_BLOCKS, grid_stride
 from harness.plugin import Axis, Launcher, Point, Stage, Variant
 from harness.tolerance import Exact
 
@@ -28,7 +28,8 @@ def launch(run: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None
     """Seed the words, then one grid-stride scan."""
     n = int(p["batch"]) * int(p["in_f"])
     run("minmax_init", (1, 1, 1), (1, 1, 1), bufs["mm"])
-    run("find_min_max", *grid_stride(n), bufs["q"], np.int64(n), bufs["mm"])
+    run("find_min_max", *grid_stride(n, max_blocks=REDUCE_BLOCKS), bufs["q"], np.int64(n),
+        bufs["mm"])
 
 
 STAGE = Stage(
