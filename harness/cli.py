@@ -121,9 +121,14 @@ def validate_cmd(
     seed: Annotated[int, typer.Option(help="Base random seed.")] = 0,
     record: Annotated[bool, typer.Option(help="Append the results to the ledger.")] = False,
     mode: Mode = None,
+    k: K = None,
+    group_size: GroupSize = None,
     device: DeviceOpt = 0,
 ) -> None:
-    """Validate kernels (and pipelines) on the GPU against their NumPy references."""
+    """Validate kernels (and pipelines) on the GPU against their NumPy references.
+
+    --mode picks the matching variants; --k and --group-size replace those axes in every
+    validation case of the stages that have them."""
     for fam in family or []:
         families.check_family(fam)
     reg = _registry()
@@ -131,8 +136,8 @@ def validate_cmd(
     runner = session.open_gpu(device)
     t = Table("stage", "variant", "kernel hash", "cases", "passed", "worst error")
     rows, failures = [], []
-    for summ in session.validation(reg, tg, runner, variant, family, seeds, seed,
-                                   session.options(mode=mode)):
+    opts = session.options(mode=mode, k=k, group_size=group_size)
+    for summ in session.validation(reg, tg, runner, variant, family, seeds, seed, opts):
         t.add_row(summ.name, summ.variant, summ.kernel_hash, str(len(summ.cases)),
                   str(summ.passed), escape(validate.worst_errors(summ.cases)))
         rows.append(summ.ledger_row(runner.device.info, seeds))

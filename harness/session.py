@@ -80,17 +80,30 @@ def validation(reg: Registry, tg: Targets, runner: Any, variant: str,
                opts: dict[str, str]) -> Iterator[ValidationSummary]:
     """Validate every target variant (``variant`` a name or ``all``) on the runner."""
     for st in tg.stages:
-        names = None if variant == "all" else [variant]
-        chosen = bench.select_variants(st, names or ["all"], opts)
+        chosen = bench.select_variants(st, ["all"] if variant == "all" else [variant], opts)
         for v in chosen:
             fams = list(families or st.families)
-            yield ValidationSummary(st.name, v.name, compiler.kernel_hash(st, v), fams,
-                                    list(validate.validate(st, v, runner, fams, seeds, seed)))
+            over = _overrides(st.axes, opts, dict(v.pins))
+            yield ValidationSummary(st.name, v.name, compiler.kernel_hash(st, v), fams, list(
+                validate.validate(st, v, runner, fams, seeds, seed, over)))
     for pipe in tg.pipelines:
         fams = list(families or pipe.families)
         yield ValidationSummary(
             pipe.name, "default", ledger.pipeline_hash(pipe, reg.stages), fams,
             list(pipeline.validate(pipe, reg.stages, runner, fams, seeds, seed)))
+
+
+def _overrides(axes: Sequence[Any], opts: dict[str, str],
+               pins: dict[str, Any]) -> dict[str, Any]:
+    """Option values for the axes a stage has (and its variant does not pin), parsed."""
+    out = {}
+    for a in axes:
+        if a.name in opts and a.name not in pins:
+            try:
+                out[a.name] = a.parse(opts[a.name])
+            except ValueError as exc:
+                raise BadInput(str(exc)) from exc
+    return out
 
 
 def open_gpu(device: int) -> Any:

@@ -97,18 +97,22 @@ def judge(stage: Stage, variant: Variant, point: Point, inputs: Mapping[str, np.
 
 
 def plan(stage: Stage, variant: Variant, families: Sequence[str] | None = None,
-         seeds: int = 3) -> list[tuple[str, int, int, dict[str, Any]]]:
-    """Every (family, case index, seed index, point) a validation of ``stage`` runs."""
+         seeds: int = 3, overrides: Mapping[str, Any] | None = None
+         ) -> list[tuple[str, int, int, dict[str, Any]]]:
+    """Every (family, case index, seed index, point) a validation of ``stage`` runs;
+    ``overrides`` (``--k 2.5``, say) replace those axes in every case."""
     fams = list(families) if families else list(stage.families)
-    return [(fam, ci, si, stage.point(variant, **case))
+    extra = dict(overrides or {})
+    return [(fam, ci, si, stage.point(variant, **{**case, **extra}))
             for fam in fams for ci, case in enumerate(stage.cases) for si in range(seeds)]
 
 
 def validate(stage: Stage, variant: Variant, executor: Executor,
              families: Sequence[str] | None = None, seeds: int = 3,
-             base_seed: int = 0) -> Iterator[CaseResult]:
+             base_seed: int = 0, overrides: Mapping[str, Any] | None = None
+             ) -> Iterator[CaseResult]:
     """Run every case of ``plan`` on fresh inputs and yield each judged result."""
-    for fam, ci, si, point in plan(stage, variant, families, seeds):
+    for fam, ci, si, point in plan(stage, variant, families, seeds, overrides):
         rng = case_rng(base_seed, stage.name, fam, ci, si)
         inputs = stage.make_inputs(rng, fam, point)
         pristine = {k: v.copy() for k, v in inputs.items()}
