@@ -186,16 +186,17 @@ def bench_cmd(
     ses = session.open_bench(backend, device)
     jobs = session.bench_jobs(ses, tg, sweep or [], variant, opts)
     pipes = [(p, session.pipeline_points(p, sweep or [], opts)) for p in tg.pipelines]
+    cfg = session.bench_config(family, seed, budget, hot, verify, ses.on_gpu)
+    dest = session.results_dir(out_dir, ses.slug)
+    rows: list[dict[str, Any]] = []
+    streams = [session.bench_pipeline(ses, reg, p, pts, family, seed, budget, hot, dest,
+                                      append) for p, pts in pipes]
+    if jobs:
+        streams.insert(0, _bench.run(jobs, ses.runner, cfg, ses.meta, dest, append))
     if ses.note:
         err.print(f"[yellow]{escape(ses.note)}" + ("" if ses.on_gpu else
                   ": timing the NumPy references on the CPU instead (backend=numpy, no GPU "
                   "numbers).") + "[/]", soft_wrap=True)
-    cfg = session.bench_config(family, seed, budget, hot, verify, ses.on_gpu)
-    dest = session.results_dir(out_dir, ses.slug)
-    rows: list[dict[str, Any]] = []
-    streams = [_bench.run(jobs, ses.runner, cfg, ses.meta, dest, append)] if jobs else []
-    streams += [session.bench_pipeline(ses, reg, p, pts, family, seed, budget, hot, dest,
-                                       append) for p, pts in pipes]
     total = len(jobs) + sum(len(pts) for _, pts in pipes)
     try:
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),

@@ -26,10 +26,14 @@ def one_line_error(res, text: str) -> None:  # type: ignore[no-untyped-def]
     assert "Traceback" not in res.output
 
 
-def test_list_shows_the_stage() -> None:
+def test_list_shows_the_stages_and_the_pipeline() -> None:
     res = run("list")
-    assert res.exit_code == 0 and "dynamic_spikes" in res.stdout and "default, away" in \
-        res.stdout
+    assert res.exit_code == 0 and "default, away" in res.stdout
+    for name in ("dynamic_spikes", "find_min_max", "transform_absmax", "spike_encode",
+                 "spike_decode", "dynamic_spikes_reverse", "compute_scales", "weight_quantize",
+                 "gemm", "spike_quant_gemm"):
+        assert name in res.stdout, name
+    assert "pipeline" in res.stdout
 
 
 @pytest.mark.parametrize("args, text", [
@@ -41,6 +45,11 @@ def test_list_shows_the_stage() -> None:
     (["bench", "--variant", "fast"], "no variant 'fast'"),
     (["bench", "--sweep", "in_f=0"], "in_f must be >= 1"),
     (["validate", "nope"], "unknown stage 'nope'"),
+    (["run", "nope"], "unknown pipeline 'nope'"),
+    (["run", "--family", "zipf"], "unknown input family 'zipf'"),
+    (["bench", "spike_quant_gemm", "--backend", "numpy"], "needs a GPU"),
+    (["bench", "--mode", "ternary"], "unknown mode 'ternary'"),
+    (["bench", "compute_scales", "--sweep", "batch=1"], "no selected stage has an axis"),
 ])
 def test_bad_input_is_one_line_exit_2(args: list[str], text: str) -> None:
     one_line_error(run(*args), text)
@@ -52,6 +61,7 @@ def test_gpu_commands_say_why_without_a_gpu() -> None:
     one_line_error(run("bench", "--backend", "pycuda", "--sweep", "batch=1"),
                    "pycuda is not importable")
     one_line_error(run("calibrate"), "pycuda is not importable")
+    one_line_error(run("run"), "pycuda is not importable")
 
 
 def test_numpy_bench_writes_csv(tmp_path: Path) -> None:

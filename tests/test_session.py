@@ -1,0 +1,51 @@
+"""The library side of the CLI commands: targets, options, validation overrides, sessions."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness import session
+from harness.cpu import NumpyRunner
+from harness.errors import BadInput
+
+
+def test_targets_split_stages_and_pipelines(reg) -> None:  # type: ignore[no-untyped-def]
+    tg = session.targets(reg, ["dynamic_spikes", "spike_quant_gemm"], with_pipelines=False)
+    assert [s.name for s in tg.stages] == ["dynamic_spikes"]
+    assert [p.name for p in tg.pipelines] == ["spike_quant_gemm"]
+    assert session.targets(reg, None, with_pipelines=False).pipelines == []
+    assert len(session.targets(reg, None, with_pipelines=True).pipelines) == 1
+
+
+def test_options_keep_only_given_values() -> None:
+    assert session.options(mode=None, k=2.5, group_size=None) == {"k": "2.5"}
+
+
+def test_validation_overrides_apply_where_the_axis_exists(reg) -> None:  # type: ignore[no-untyped-def]
+    tg = session.targets(reg, ["spike_encode", "compute_scales"], False)
+    opts = session.options(mode="twos_complement", k=2.5, group_size=7)
+    sums = list(session.validation(reg, tg, NumpyRunner(), "all", ["normal"], 1, 0, opts))
+    assert [(s.name, s.variant) for s in sums] == [("spike_encode", "twos_complement"),
+                                                   ("compute_scales", "default")]
+    assert {c.point["k"] for c in sums[0].cases} == {2.5}
+    assert {c.point["group_size"] for c in sums[1].cases} == {7}
+    assert all(s.passed == len(s.cases) for s in sums)
+    with pytest.raises(BadInput, match="no variant with mode=ternary"):
+        list(session.validation(reg, tg, NumpyRunner(), "all", ["normal"], 1, 0,
+                                {"mode": "ternary"}))
+
+
+def test_cpu_session_keeps_the_default_sweep_small(reg) -> None:  # type: ignore[no-untyped-def]
+    s = session.open_bench("numpy", 0)
+    assert not s.on_gpu and s.slug == "cpu"
+    jobs = session.bench_jobs(s, session.targets(reg, ["dynamic_spikes"], False), [], None, {})
+    assert jobs and all(j.stage.bytes_moved(j.point) <= session.CPU_BYTES for j in jobs)
+    with pytest.raises(BadInput, match="unknown backend"):
+        session.open_bench("opencl", 0)
+
+
+def test_pipeline_points_take_options(reg) -> None:  # type: ignore[no-untyped-def]
+    pipe = reg.pipelines["spike_quant_gemm"]
+    pts = session.pipeline_points(pipe, ["batch=1,2"], {"mode": "bidirectional", "k": "2"})
+    assert [(p["batch"], p["mode"], p["k"]) for p in pts] == [(1, "bidirectional", 2.0),
+                                                              (2, "bidirectional", 2.0)]
