@@ -8,6 +8,7 @@
 #             seed; the pipeline)
 #   check     the GPU tests and `harness run --repeats 10 --batch 1024`
 #   sweep     the stage sweeps and the pipeline's seed summaries (batch 1..65536)
+#   ncu-sample  a raw ncu CSV of a few dynamic_spikes launches (for the parser's tests)
 # Everything written under statistics/ is packed into OUTDIR/results.tgz, to be unpacked
 # over the checkout and committed as it came; logs go to OUTDIR/*.log.
 set -uo pipefail
@@ -48,6 +49,13 @@ for phase in $phases; do
         compute_scales weight_quantize
       step bench-pipeline h bench spike_quant_gemm --budget 1 --sweep batch=1..65536 \
         --sweep out_f=3584,18944
+      ;;
+    ncu-sample)  # raw ncu CSV of a few dynamic_spikes launches: the parser's test fixture
+      step ncu-sample ncu --clock-control none --csv --page raw --launch-skip 3 \
+        --launch-count 3 -k regex:dynamic_spikes \
+        --metrics gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,lts__t_sector_hit_rate.pct \
+        python3 -m harness bench dynamic_spikes --sweep batch=16384 --budget 0.05 \
+        --no-verify --out /tmp/ncu-bench
       ;;
     *) echo "unknown phase $phase"; status=1 ;;
   esac
