@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import numpy as np
 
 from harness.errors import BadInput
@@ -56,21 +58,27 @@ def activations(rng: np.random.Generator, family: str, rows: int, cols: int,
     if family == "seed":
         return np.arange(1, rows * cols + 1, dtype=np.float64).astype(np.float32).reshape(
             rows, cols)
-    x = rng.standard_normal((rows, cols), dtype=np.float32)
+    return _edge(rng, rows, cols, 10.0, 4.0, lambda: _ties_row(rng, cols, k))
+
+
+def _edge(rng: np.random.Generator, rows: int, cols: int, single: float, const: float,
+          ties: Callable[[], np.ndarray]) -> np.ndarray:
+    """Normal rows with EDGE_ROWS' kinds cycled over them."""
+    a = rng.standard_normal((rows, cols), dtype=np.float32)
     for r in range(rows):
         kind = EDGE_ROWS[r % len(EDGE_ROWS)]
         if kind == "zeros":
-            x[r] = 0.0
+            a[r] = 0.0
         elif kind == "negative":
-            x[r] = -np.abs(x[r]) - np.float32(1e-3)
+            a[r] = -np.abs(a[r]) - np.float32(1e-3)
         elif kind == "single":
-            x[r] = 0.0
-            x[r, rng.integers(cols)] = np.float32(rng.uniform(-10, 10))
+            a[r] = 0.0
+            a[r, rng.integers(cols)] = np.float32(rng.uniform(-single, single))
         elif kind == "constant":
-            x[r] = np.float32(rng.uniform(-4, 4))
+            a[r] = np.float32(rng.uniform(-const, const))
         elif kind == "ties":
-            x[r] = _ties_row(rng, cols, k)
-    return x
+            a[r] = ties()
+    return a
 
 
 def weights(rng: np.random.Generator, family: str, rows: int, cols: int) -> np.ndarray:
@@ -83,23 +91,14 @@ def weights(rng: np.random.Generator, family: str, rows: int, cols: int) -> np.n
     if family == "seed":
         idx = np.arange(1, rows * cols + 1, dtype=np.float64).astype(np.float32)
         return (np.float32(0.1) * idx).reshape(rows, cols)
-    w = rng.standard_normal((rows, cols), dtype=np.float32)
-    for r in range(rows):
-        kind = EDGE_ROWS[r % len(EDGE_ROWS)]
-        if kind == "zeros":
-            w[r] = 0.0
-        elif kind == "negative":
-            w[r] = -np.abs(w[r]) - np.float32(1e-3)
-        elif kind == "single":
-            w[r] = 0.0
-            w[r, rng.integers(cols)] = np.float32(rng.uniform(-1, 1))
-        elif kind == "constant":
-            w[r] = np.float32(rng.uniform(-1, 1))
-        elif kind == "ties":
-            # Group max 127 gives scale exactly 1, so j + 0.5 lands on a tie.
-            w[r] = (rng.integers(-126, 126, size=cols) + 0.5).astype(np.float32)
-            w[r, ::64] = 127.0
-    return w
+
+    def ties() -> np.ndarray:
+        # Group max 127 gives scale exactly 1, so j + 0.5 lands on a tie.
+        row = (rng.integers(-126, 126, size=cols) + 0.5).astype(np.float32)
+        row[::64] = 127.0
+        return row
+
+    return _edge(rng, rows, cols, 1.0, 1.0, ties)
 
 
 def bias(rng: np.random.Generator, family: str, rows: int) -> np.ndarray:

@@ -57,6 +57,12 @@ def _nan_count(a: np.ndarray) -> int:
     return int(np.isnan(a).sum()) if a.dtype.kind == "f" else 0
 
 
+def _diff64(got: np.ndarray, ref: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The reference in float64 and ``|got - ref|`` (NaN where either is NaN)."""
+    r = ref.astype(np.float64)
+    return r, np.abs(got.astype(np.float64) - r)
+
+
 def _first(bad: np.ndarray, got: np.ndarray, ref: np.ndarray) -> tuple:
     idx = np.argwhere(bad)[:FIRST_BAD]
     return tuple(
@@ -76,10 +82,7 @@ class Exact:
             return bad
         diff = got != ref  # NaN != NaN, so an unwritten float fails too
         n = int(diff.sum())
-        worst = (
-            float(np.max(np.abs(got.astype(np.float64) - ref.astype(np.float64))[diff]))
-            if n else 0.0
-        )
+        worst = float(np.max(_diff64(got, ref)[1][diff])) if n else 0.0
         return Comparison(name, n == 0, "abs", worst, n, got.size, _nan_count(got),
                           _nan_count(ref), _first(diff, got, ref))
 
@@ -95,9 +98,7 @@ class RelTol:
         """Compare elementwise; a zero reference demands an exact zero."""
         if (bad := _shape_mismatch(name, got, ref)) is not None:
             return bad
-        g = got.astype(np.float64)
-        r = ref.astype(np.float64)
-        err = np.abs(g - r)
+        r, err = _diff64(got, ref)
         with np.errstate(divide="ignore", invalid="ignore"):
             rel = np.where(r != 0, err / np.abs(r), np.where(err == 0, 0.0, np.inf))
         bad = ~(rel <= self.rtol)  # NaN compares False, so it counts as bad
@@ -118,10 +119,8 @@ class NormRel:
         """Compare by the relative 2-norm of the difference."""
         if (bad := _shape_mismatch(name, got, ref)) is not None:
             return bad
-        g = got.astype(np.float64)
-        r = ref.astype(np.float64)
+        r, diff = _diff64(got, ref)
         nan_g = _nan_count(got)
-        diff = np.abs(g - r)
         nref = float(np.linalg.norm(r))
         ndiff = float(np.linalg.norm(np.where(np.isnan(diff), 0.0, diff)))
         worst = ndiff / nref if nref else (0.0 if ndiff == 0 else float("inf"))
