@@ -280,6 +280,8 @@ def run_cmd(
                            out_f=out_f, with_gemm=int(with_gemm))
     point = session.pipeline_points(pipe, [], opts)[0]
     ins = pipe.make_inputs(np.random.default_rng(0), family, point)
+    if (bad := validate.nonfinite(ins)) is not None:
+        raise HarnessError(bad)
     runner = session.open_gpu(device)
     outs, host, per_rep = runner.pipeline(pipe, reg.stages, ins, point, repeats, not hot, 2)
     bad = [c.describe() for c in pipe.check(ins, point, outs, host) if not c.ok]

@@ -17,7 +17,7 @@ import numpy as np
 from harness.plugin import Pipeline, Point
 from harness.results import CsvWriter
 from harness.timing import Timing, summarize
-from harness.validate import CaseResult, case_rng
+from harness.validate import CaseResult, case_rng, nonfinite
 
 #: Interval names a pipeline reports, in the seed's order, with the seed's labels.
 LABELS = {
@@ -180,6 +180,11 @@ def bench(pipe: Pipeline, stages: dict[str, Any], runner: PipelineRunner,
                                          zlib.crc32(family.encode()),
                                          zlib.crc32(json.dumps(p, sort_keys=True).encode())])
             ins = pipe.make_inputs(rng, family, p)
+            if (bad := nonfinite(ins)) is not None:
+                r = row(pipe, p, family, None, meta, "skipped", bad)
+                out.write(r)
+                yield r
+                continue
             try:
                 _, _, probe = runner.pipeline(pipe, stages, ins, p, repeats=3, cold=cold)
                 per = float(np.median(probe["total"])) * 1e-6

@@ -60,6 +60,17 @@ class CaseResult:
         return "\n".join(lines)
 
 
+def nonfinite(inputs: Mapping[str, np.ndarray]) -> str | None:
+    """SPEC: non-finite x or w is bad input. Which tensor, and how many values, or None."""
+    for name, a in inputs.items():
+        if a.dtype.kind == "f":
+            nan, inf = int(np.isnan(a).sum()), int(np.isinf(a).sum())
+            if nan or inf:
+                return (f"bad input: {name} has {nan + inf} non-finite value(s) "
+                        f"({nan} NaN, {inf} inf) of {a.size}")
+    return None
+
+
 def case_rng(base_seed: int, stage: str, family: str, case_index: int,
              seed_index: int) -> np.random.Generator:
     """A generator fixed by the case, different for every stage, family, case and seed."""
@@ -115,6 +126,9 @@ def validate(stage: Stage, variant: Variant, executor: Executor,
     for fam, ci, si, point in plan(stage, variant, families, seeds, overrides):
         rng = case_rng(base_seed, stage.name, fam, ci, si)
         inputs = stage.make_inputs(rng, fam, point)
+        if (bad := nonfinite(inputs)) is not None:
+            yield CaseResult(stage.name, variant.name, fam, si, dict(point), (), (bad,))
+            continue
         pristine = {k: v.copy() for k, v in inputs.items()}
         result = executor.run(stage, variant, inputs, point)
         comps, problems = judge(stage, variant, point, pristine, result)

@@ -111,3 +111,17 @@ def test_inputs_are_reproducible(jobs) -> None:  # type: ignore[no-untyped-def]
     a = bench._inputs(jobs[1], FAST)["x"]
     b = bench._inputs(jobs[1], FAST)["x"]
     assert np.array_equal(a, b)
+
+
+def test_nonfinite_input_is_a_skipped_row(jobs) -> None:  # type: ignore[no-untyped-def]
+    import dataclasses
+
+    def nan_inputs(rng, fam, p):  # type: ignore[no-untyped-def]
+        return {"x": np.full((p["batch"], p["in_f"]), np.inf, np.float32)}
+
+    job = dataclasses.replace(jobs[0], stage=dataclasses.replace(jobs[0].stage,
+                                                                 make_inputs=nan_inputs))
+    runner = FakeGpu()
+    row = bench.measure(job, runner, FAST, META)
+    assert row["status"] == "skipped" and "x has 64 non-finite" in row["reason"]
+    assert runner.calls == 0

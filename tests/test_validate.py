@@ -128,3 +128,28 @@ def test_fresh_inputs_for_every_seed_and_family(st) -> None:
 def test_worst_errors_summarises_per_output(st) -> None:
     cases = run_all(st, lambda o, a: None)
     assert validate.worst_errors(cases).startswith("q abs 0; vth rel ")
+
+
+def test_nonfinite_inputs_are_named_and_counted(st) -> None:  # type: ignore[no-untyped-def]
+    x = np.ones((2, 3), np.float32)
+    x[0, 1], x[1, 2] = np.nan, np.inf
+    assert validate.nonfinite({"x": x}) == \
+        "bad input: x has 2 non-finite value(s) (1 NaN, 1 inf) of 6"
+    assert validate.nonfinite({"x": np.ones(3, np.float32), "q": np.ones(3, np.int32)}) is None
+
+
+def test_nonfinite_inputs_fail_a_case_without_running(st) -> None:  # type: ignore[no-untyped-def]
+    import dataclasses
+
+    def nan_inputs(rng, fam, p):  # type: ignore[no-untyped-def]
+        x = st.make_inputs(rng, fam, p)["x"]
+        x.flat[0] = np.nan
+        return {"x": x}
+
+    class Never:
+        def run(self, *a):  # type: ignore[no-untyped-def]
+            raise AssertionError("a kernel must not run on non-finite input")
+
+    bad = dataclasses.replace(st, make_inputs=nan_inputs)
+    cases = list(validate.validate(bad, st.variants[0], Never(), ["normal"], 1))
+    assert cases and all("x has 1 non-finite" in c.problems[0] for c in cases)
