@@ -20,7 +20,19 @@ from rich.table import Table
 
 from harness import bench as _bench
 from harness import calibrate as _cal
-from harness import compiler, families, ledger, meta, pipeline, registry, session, timing, validate
+from harness import (
+    compare,
+    compiler,
+    families,
+    ledger,
+    meta,
+    pipeline,
+    registry,
+    results,
+    session,
+    timing,
+    validate,
+)
 from harness.errors import CompileError, HarnessError, ValidationFailed
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
@@ -314,6 +326,39 @@ def calibrate(
     out.print(f"{info.name}: copy bandwidth {gbps:.0f} GB/s (read + write; median "
               f"{t.median_us:.1f} µs ± {t.noise_pct:.2f}%, {t.samples} samples) -> {p}",
               markup=False)
+
+
+@app.command("compare")
+@cli_errors
+def compare_cmd(
+    old: Annotated[Path, typer.Argument(help="Baseline CSV.")],
+    new: Annotated[Path, typer.Argument(help="New CSV.")],
+    threshold: Annotated[float, typer.Option(min=0.0, help="Smallest change that counts, %.")]
+    = 2.0,
+    z: Annotated[float, typer.Option(min=0.0, help="Standard errors a change must exceed.")]
+    = 3.0,
+) -> None:
+    """Compare two result CSVs row by row; exit 1 when any row is slower (a CI gate)."""
+    for p in (old, new):
+        if not p.is_file():
+            raise HarnessError(f"no such results file: {p}")
+    verdicts = compare.compare(results.read_rows(old), results.read_rows(new), threshold, z)
+    t = Table("stage", "variant", "batch", "in_f", "out_f", "old µs", "new µs", "change",
+              "± noise", "verdict")
+
+    def f(v: float | None, fmt: str) -> str:
+        return "-" if v is None else format(v, fmt)
+
+    for v in verdicts:
+        k = dict(zip(compare.KEY, v.key, strict=True))
+        t.add_row(k["stage"], k["variant"], k["batch"], k["in_f"], k["out_f"],
+                  f(v.old_us, ".2f"), f(v.new_us, ".2f"), f(v.change_pct, "+.1f") + "%",
+                  f(v.sigma_pct, ".1f") + "%", v.verdict)
+    out.print(t)
+    counts = compare.summary(verdicts)
+    out.print(", ".join(f"{n} {k}" for k, n in counts.items()), markup=False)
+    if counts["slower"]:
+        raise typer.Exit(1)
 
 
 @app.command("ledger")
