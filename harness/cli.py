@@ -7,6 +7,7 @@ error's exit status; nothing below this module prints or exits.
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -26,6 +27,7 @@ from harness import (
     families,
     ledger,
     meta,
+    paths,
     pipeline,
     registry,
     results,
@@ -326,6 +328,60 @@ def calibrate(
     out.print(f"{info.name}: copy bandwidth {gbps:.0f} GB/s (read + write; median "
               f"{t.median_us:.1f} µs ± {t.noise_pct:.2f}%, {t.samples} samples) -> {p}",
               markup=False)
+
+
+@app.command("profile")
+@cli_errors
+def profile_cmd(
+    stage: Annotated[str, typer.Argument(help="Stage to profile.")],
+    batch: Annotated[int | None, typer.Option(min=1, help="Rows B.")] = None,
+    variant: Annotated[str | None, typer.Option(help="Variant (default: the first).")] = None,
+    family: Annotated[str, typer.Option(help="Input family.")] = "normal",
+    metrics: Annotated[str | None, typer.Option(help="Comma-separated ncu metrics.")] = None,
+    section_set: Annotated[str | None, typer.Option("--set", help="ncu set: basic|full.")]
+    = None,
+    mode: Mode = None,
+    k: K = None,
+    group_size: GroupSize = None,
+    sweep: Annotated[list[str] | None, typer.Option(help="Other axes, AXIS=V.")] = None,
+    out_dir: Annotated[Path | None, typer.Option("--out", help="Folder for <stage>.csv.")]
+    = None,
+    device: DeviceOpt = 0,
+) -> None:
+    """Re-run one stage launch under Nsight Compute (ncu) and print and store its metrics."""
+    families.check_family(family)
+    st = _registry().get(stage)
+    opts = session.options(mode=mode, k=k, group_size=group_size, batch=batch)
+    v, point = session.profile_point(st, variant, opts, sweep or [])
+    dest = out_dir or paths.statistics_dir() / "ncu"
+    rows = session.profile(st, v, point, family, metrics.split(",") if metrics else None,
+                           section_set, device, dest)
+    t = Table("kernel", "duration µs", "DRAM % of peak", "achieved occupancy %",
+              "registers/thread", "L2 hit %")
+    for r in rows:
+        t.add_row(escape(str(r["kernel"])), *(str(r[c]) for c in (
+            "duration", "dram_pct_of_peak", "achieved_occupancy_pct", "registers_per_thread",
+            "l2_hit_rate_pct")))
+    out.print(t)
+    out.print(f"wrote {len(rows)} row(s) to {dest}/{st.name}.csv", markup=False)
+
+
+@app.command("_launch", hidden=True)
+@cli_errors
+def launch_cmd(
+    stage: str,
+    variant: Annotated[str, typer.Option()],
+    family: Annotated[str, typer.Option()],
+    point: Annotated[str, typer.Option()],
+    warmup: Annotated[int, typer.Option()] = 3,
+    device: DeviceOpt = 0,
+) -> None:
+    """The process ncu profiles: warm-up launches, then the one it keeps."""
+    st = _registry().get(stage)
+    v = st.variant(variant)
+    p = json.loads(point)
+    ins = st.make_inputs(np.random.default_rng(0), family, p)
+    session.open_gpu(device).launches(st, v, ins, p, warmup + 1)
 
 
 @app.command("compare")

@@ -82,13 +82,14 @@ def gpu_slug(name: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", s).strip("-") or "gpu"
 
 
-def _smi_driver(index: int) -> str:
+def smi_query(index: int, field: str) -> str:
+    """One ``nvidia-smi --query-gpu`` field of a device ('' when nvidia-smi is missing)."""
     exe = shutil.which("nvidia-smi")
     if exe is None:
         return ""
     try:
         out = subprocess.run(
-            [exe, f"--id={index}", "--query-gpu=driver_version", "--format=csv,noheader"],
+            [exe, f"--id={index}", f"--query-gpu={field}", "--format=csv,noheader"],
             capture_output=True, text=True, timeout=20, check=False).stdout.strip()
     except (OSError, subprocess.TimeoutExpired):
         return ""
@@ -119,7 +120,7 @@ class Device:
             index=index, name=dev.name(), cc=dev.compute_capability(),
             sm_count=int(a[att.MULTIPROCESSOR_COUNT]), l2_bytes=int(a[att.L2_CACHE_SIZE]),
             total_mem_bytes=int(dev.total_memory()),
-            driver=_smi_driver(index) or str(api),
+            driver=smi_query(index, "driver_version") or str(api),
             cuda=f"{api // 1000}.{(api % 1000) // 10}",
             sm_clock_mhz=int(a[att.CLOCK_RATE]) // 1000,
             mem_clock_mhz=int(a[att.MEMORY_CLOCK_RATE]) // 1000,

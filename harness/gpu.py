@@ -182,6 +182,18 @@ class GpuRunner:
             self._flush = self._alloc(4 * self._flush_words)
         self.drv.memset_d32_async(self._flush, 0, self._flush_words, self.stream)
 
+    def launches(self, stage: Stage, variant: Variant, inputs: Mapping[str, np.ndarray],
+                 point: Point, count: int) -> None:
+        """Launch the stage ``count`` times back to back and wait (what ncu profiles)."""
+        launcher = self.launcher(stage, variant)
+        bufs = self._buffers(stage, inputs, point)
+        try:
+            for _ in range(count):
+                stage.launch(launcher, bufs.all(), point, variant)
+            self.stream.synchronize()
+        finally:
+            bufs.free()
+
     def _sampler(self, launch: Callable[[], None], cold: bool) -> Callable[[], float]:
         drv = self.drv
         start, end = drv.Event(), drv.Event()

@@ -30,9 +30,10 @@ class CsvWriter:
     """Appends rows with the fixed columns to ``path``; the header is written once."""
 
     def __init__(self, path: Path, append: bool = False,
-                 columns: tuple[str, ...] = COLUMNS) -> None:
+                 columns: tuple[str, ...] = COLUMNS, require_status: bool = True) -> None:
         self.path = Path(path)
         self.columns = columns
+        self.require_status = require_status
         self.path.parent.mkdir(parents=True, exist_ok=True)
         exists = append and self.path.is_file() and self.path.stat().st_size > 0
         if exists:
@@ -53,7 +54,7 @@ class CsvWriter:
 
     def write(self, row: Mapping[str, Any]) -> None:
         """Write one row now; missing columns are left empty, unknown ones are an error."""
-        if row.get("status") not in STATUSES:
+        if self.require_status and row.get("status") not in STATUSES:
             raise ValueError(f"bad status {row.get('status')!r}")
         unknown = set(row) - set(self.columns)
         if unknown:

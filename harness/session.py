@@ -12,7 +12,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness import bench, compiler, ledger, meta, paths, pipeline, sweep, timing, validate
+from harness import (
+    bench,
+    compiler,
+    ledger,
+    meta,
+    ncu,
+    paths,
+    pipeline,
+    sweep,
+    timing,
+    validate,
+)
 from harness import calibrate as cal
 from harness.errors import BadInput, GpuUnavailable
 from harness.plugin import Pipeline, Stage
@@ -200,3 +211,46 @@ def bench_config(family: str, seed: int, budget: float, hot: bool, verify: bool,
 def results_dir(out_dir: Path | None, slug: str) -> Path:
     """``--out``, or ``statistics/<gpu>/``."""
     return out_dir or paths.statistics_dir() / slug
+
+
+#: Columns of ``statistics/ncu/<stage>.csv``; the first eight join with the timing rows.
+NCU_COLUMNS = ("stage", "backend", "variant", "batch", "in_f", "out_f", "family", "params",
+               "kernel", *ncu.DEFAULT_METRICS.values(), "gpu", "git_sha", "timestamp",
+               "command")
+
+
+def profile_point(st: Stage, variant: str | None, opts: dict[str, str],
+                  sweep_specs: Sequence[str]) -> tuple[Any, dict[str, Any]]:
+    """The one (variant, point) ``harness profile`` looks at."""
+    jobs = bench.plan([st], sweep_specs, [variant] if variant else None, opts)
+    if len(jobs) != 1:
+        raise BadInput(f"harness profile takes one point; the options give {len(jobs)}")
+    return jobs[0].variant, jobs[0].point
+
+
+def profile(st: Stage, variant: Any, point: dict[str, Any], family: str,
+            metrics: Sequence[str] | None, section_set: str | None, device: int,
+            out_dir: Path) -> list[dict[str, Any]]:
+    """Run the stage under ncu, write the parsed rows to ``<out_dir>/<stage>.csv``."""
+    from harness.device import smi_query
+    from harness.results import CsvWriter
+
+    cmd = ncu.command(st, variant, point, family, metrics, section_set, device)
+    profs = ncu.run(cmd)
+    gpu = smi_query(device, "name")
+    base = bench.base_row(bench.Job(st, variant, point), "pycuda",
+                          bench.BenchConfig(family=family), bench.RunMeta(gpu=gpu))
+    rows = []
+    for p in profs:
+        r = {k: base[k] for k in NCU_COLUMNS[:8]}
+        r.update({"kernel": p.kernel, "gpu": gpu, "git_sha": meta.git_sha(),
+                  "timestamp": meta.now(), "command": meta.command_line()})
+        for metric, short in ncu.DEFAULT_METRICS.items():
+            v = p.duration_us() if metric == "gpu__time_duration.sum" else p.number(metric)
+            r[short] = "" if v is None else v
+        rows.append(r)
+    with CsvWriter(Path(out_dir) / f"{st.name}.csv", append=True, columns=NCU_COLUMNS,
+                   require_status=False) as w:
+        for r in rows:
+            w.write(r)
+    return rows

@@ -6,7 +6,7 @@
 # Phases (default: validate check sweep):
 #   validate  calibrate and `harness validate --record` (every stage, variant, family,
 #             seed; the pipeline)
-#   check     the GPU tests and `harness run --repeats 10 --batch 1024`
+#   check     the GPU tests, `harness run --repeats 10 --batch 1024`, one `harness profile`
 #   sweep     the stage sweeps and the pipeline's seed summaries (batch 1..65536)
 #   ncu-sample  a raw ncu CSV of a few dynamic_spikes launches (for the parser's tests)
 # Everything written under statistics/ is packed into OUTDIR/results.tgz, to be unpacked
@@ -41,6 +41,7 @@ for phase in $phases; do
     check)
       step pytest-gpu python3 -m pytest -m gpu -p no:cacheprovider tests
       step run h run --repeats 10 --batch 1024
+      step profile h profile dynamic_spikes --batch 16384
       ;;
     sweep)
       step bench-stages h bench --budget 0.5 --sweep batch=1,64,1024,16384,65536 \
