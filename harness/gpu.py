@@ -6,7 +6,8 @@ compiled once per (stage, variant, source hash) and cached, outside any timed re
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -182,17 +183,25 @@ class GpuRunner:
             self._flush = self._alloc(4 * self._flush_words)
         self.drv.memset_d32_async(self._flush, 0, self._flush_words, self.stream)
 
+    @contextlib.contextmanager
+    def bound(self, stage: Stage, variant: Variant, inputs: Mapping[str, np.ndarray],
+              point: Point) -> Iterator[Callable[[], None]]:
+        """A launch function on uploaded inputs (freed on exit); it does not synchronise."""
+        launcher = self.launcher(stage, variant)
+        bufs = self._buffers(stage, inputs, point)
+        args = bufs.all()
+        try:
+            yield lambda: stage.launch(launcher, args, point, variant)
+        finally:
+            bufs.free()
+
     def launches(self, stage: Stage, variant: Variant, inputs: Mapping[str, np.ndarray],
                  point: Point, count: int) -> None:
         """Launch the stage ``count`` times back to back and wait (what ncu profiles)."""
-        launcher = self.launcher(stage, variant)
-        bufs = self._buffers(stage, inputs, point)
-        try:
+        with self.bound(stage, variant, inputs, point) as launch:
             for _ in range(count):
-                stage.launch(launcher, bufs.all(), point, variant)
+                launch()
             self.stream.synchronize()
-        finally:
-            bufs.free()
 
     def _sampler(self, launch: Callable[[], None], cold: bool) -> Callable[[], float]:
         drv = self.drv
