@@ -30,6 +30,7 @@ from harness import (
     paths,
     pipeline,
     registry,
+    report,
     results,
     session,
     timing,
@@ -382,6 +383,24 @@ def launch_cmd(
     p = json.loads(point)
     ins = st.make_inputs(np.random.default_rng(0), family, p)
     session.open_gpu(device).launches(st, v, ins, p, warmup + 1)
+
+
+@app.command("report")
+@cli_errors
+def report_cmd(
+    folder: Annotated[Path, typer.Argument(help="A results folder, e.g. statistics/h200.")],
+    batch: Annotated[int, typer.Option(help="Batch of the table's rows.")] = 16384,
+    readme: Annotated[Path | None, typer.Option(
+        help="Write the table into this README's results block.")] = None,
+) -> None:
+    """Draw the folder's plots (PNG, under <folder>/plots/) and print its results table."""
+    for p in report.plots(folder):
+        out.print(f"wrote {p}", markup=False)
+    text = report.table(folder, batch)
+    out.print(text, markup=False)
+    if readme is not None:
+        report.update_readme(readme, text)
+        out.print(f"updated {readme}", markup=False)
 
 
 @app.command("compare")

@@ -1,0 +1,143 @@
+"""Plots and tables drawn from result CSVs (matplotlib, imported only here).
+
+Every number shown comes from a CSV row as the harness wrote it on the GPU; the roofline is
+the row's own ``peak_gbps`` (the calibrated copy bandwidth of that run).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+
+from harness import pipeline, results
+from harness.errors import HarnessError
+
+BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
+
+
+def _f(v: str) -> float | None:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def _stage_files(folder: Path) -> list[Path]:
+    out = []
+    for p in sorted(folder.glob("*.csv")):
+        with p.open() as f:
+            head = f.readline().strip().split(",")
+        if tuple(head) == results.COLUMNS:
+            out.append(p)
+    return out
+
+
+def _x_axis(rows: Sequence[dict[str, str]]) -> str:
+    return "batch" if any(r["batch"] for r in rows) else "out_f"
+
+
+def plots(folder: Path) -> list[Path]:
+    """``<folder>/plots/<stage>.png``: time and GB/s against batch, per backend and variant,
+    with the calibrated peak as the roofline; and the pipeline's intervals."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise HarnessError("harness report needs matplotlib: pip install '.[report]'") from exc
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise HarnessError(f"no such folder: {folder}")
+    dest = folder / "plots"
+    dest.mkdir(exist_ok=True)
+    written = []
+    for path in _stage_files(folder):
+        rows = [r for r in results.read_rows(path) if r["status"] == "ok"]
+        if not rows:
+            continue
+        xa = _x_axis(rows)
+        series: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
+        for r in rows:
+            key = f"{r['backend']} {r['variant']}" + (f" in_f={r['in_f']}" if xa == "batch"
+                                                      else "")
+            series[key].append((float(r[xa]), float(r["median_us"]), float(r["gbps"])))
+        fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4))
+        for key, pts in sorted(series.items()):
+            pts.sort()
+            xs = [p[0] for p in pts]
+            a1.plot(xs, [p[1] for p in pts], marker="o", label=key)
+            a2.plot(xs, [p[2] for p in pts], marker="o", label=key)
+        peak = _f(rows[-1].get("peak_gbps", ""))
+        if peak:
+            a2.axhline(peak, color="k", linestyle="--", label=f"copy peak {peak:.0f} GB/s")
+        for ax, lab in ((a1, "median µs (cold L2)"), (a2, "GB/s (declared bytes / median)")):
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel(xa)
+            ax.set_ylabel(lab)
+            ax.grid(True, alpha=0.3)
+        a1.set_yscale("log")
+        a2.legend(fontsize=7)
+        fig.suptitle(f"{path.stem} on {rows[-1]['gpu']} (commit {rows[-1]['git_sha']})")
+        fig.tight_layout()
+        out = dest / f"{path.stem}.png"
+        fig.savefig(out, dpi=110)
+        plt.close(fig)
+        written.append(out)
+    pipe_csv = folder / "spike_quant_gemm.csv"
+    if pipe_csv.is_file():
+        rows = [r for r in results.read_rows(pipe_csv) if r["status"] == "ok"]
+        outs = sorted({r["out_f"] for r in rows}, key=int)
+        if rows:
+            fig, axes = plt.subplots(1, len(outs), figsize=(6 * len(outs), 4), squeeze=False)
+            for ax, of in zip(axes[0], outs, strict=True):
+                sel = sorted((r for r in rows if r["out_f"] == of), key=lambda r: int(r["batch"]))
+                xs = [int(r["batch"]) for r in sel]
+                for k in ("total", "dynamic_spikes", "encoding_total", "encoding_kernels",
+                          "weight_quant"):
+                    ys = [_f(r.get(f"{k}_us", "")) for r in sel]
+                    ax.plot(xs, ys, marker="o", label=pipeline.LABELS[k][:40])
+                ax.set_xscale("log", base=2)
+                ax.set_yscale("log")
+                ax.set_xlabel("batch")
+                ax.set_ylabel("median µs")
+                ax.set_title(f"spike_quant_gemm, out_f={of}")
+                ax.grid(True, alpha=0.3)
+                ax.legend(fontsize=7)
+            fig.tight_layout()
+            out = dest / "spike_quant_gemm.png"
+            fig.savefig(out, dpi=110)
+            plt.close(fig)
+            written.append(out)
+    return written
+
+
+def table(folder: Path, batch: int = 16384, out_f: int = 18944) -> str:
+    """A Markdown table of every stage CSV at one batch (or out_f for weight stages)."""
+    lines = ["| stage | backend | variant | point | median µs | noise | GB/s | % of peak |",
+             "|---|---|---|---|---|---|---|---|"]
+    for path in _stage_files(Path(folder)):
+        rows = [r for r in results.read_rows(path) if r["status"] == "ok"]
+        xa = _x_axis(rows) if rows else "batch"
+        want = str(batch if xa == "batch" else out_f)
+        for r in rows:
+            if r[xa] != want:
+                continue
+            pct = _f(r["pct_peak"])
+            lines.append(
+                f"| {r['stage']} | {r['backend']} | {r['variant']} | {xa}={r[xa]} "
+                f"in_f={r['in_f']} | {float(r['median_us']):.2f} | "
+                f"{float(r['noise_pct']):.2f} % | {float(r['gbps']):.0f} | "
+                f"{'-' if pct is None else f'{pct:.1f}'} |")
+    return "\n".join(lines)
+
+
+def update_readme(readme: Path, text: str) -> None:
+    """Replace the block between the results markers of the README with ``text``."""
+    s = readme.read_text()
+    if BEGIN not in s or END not in s:
+        raise HarnessError(f"{readme} has no {BEGIN} ... {END} block")
+    head, rest = s.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    readme.write_text(f"{head}{BEGIN}\n{text}\n{END}{tail}")
