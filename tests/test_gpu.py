@@ -99,3 +99,23 @@ def test_event_timer_measures_a_known_delay(gpu_runner) -> None:
     gpu_runner.stream.synchronize()
     t = timing.measure(gpu_runner._sampler(launch, cold=True), TimingConfig(budget_s=1.0))
     assert 195.0 < t.median_us < 215.0, t
+
+
+@pytest.mark.parametrize("batch", [8192, 65536])
+def test_event_timing_agrees_with_ncu(reg, gpu_runner, tmp_path, batch: int) -> None:
+    """At launches of 50 µs or more, the harness's cold event median and ncu's
+    gpu__time_duration of the same kernel at the same point agree within 5 %."""
+    import shutil
+
+    from harness import bench, session
+
+    if shutil.which("ncu") is None:
+        pytest.skip("ncu not on PATH")
+    st = reg.get("dynamic_spikes")
+    job = bench.plan([st], [f"batch={batch}"])[0]
+    row = bench.measure(job, gpu_runner, bench.BenchConfig(), bench.RunMeta())
+    assert row["status"] == "ok" and row["median_us"] >= 50, row
+    prof = session.profile(st, job.variant, job.point, "normal", None, None, 0, tmp_path)
+    ncu_us = prof[0]["duration"]
+    print(f"batch {batch}: events {row['median_us']:.2f} us, ncu {ncu_us:.2f} us")
+    assert abs(row["median_us"] - ncu_us) / ncu_us < 0.05, (row["median_us"], ncu_us)
