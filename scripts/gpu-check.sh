@@ -39,7 +39,7 @@ for phase in $phases; do
       step validate h validate --record
       ;;
     check)
-      step pytest-gpu python3 -m pytest -m gpu -p no:cacheprovider tests
+      step pytest-gpu python3 -m pytest -m gpu -rP -p no:cacheprovider tests
       step run h run --repeats 10 --batch 1024
       step profile h profile dynamic_spikes --batch 16384
       ;;
