@@ -120,6 +120,9 @@ class Stage:
     description: str = ""
     #: Folder of ``kernel``; None means the built-in ``kernels/``. Entry-point plugins set it.
     kernel_dir: Path | None = None
+    #: The same math in PyTorch, ``torch_impl(torch, tensors, point, variant) -> outputs``:
+    #: the ``torch`` and ``torch_compile`` peers. None: the stage has no peers.
+    torch_impl: Callable[[Any, Mapping[str, Any], Point, Variant], dict[str, Any]] | None = None
 
     def axis(self, name: str) -> Axis:
         """The axis called ``name``; KeyError when the stage has none."""

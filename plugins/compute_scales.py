@@ -33,6 +33,14 @@ def launch(run: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None
         np.int32(o), np.int32(f), np.int32(g), bufs["scale"])
 
 
+def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
+    """Zero-pad to whole groups, view as groups, ``amax / 127``."""
+    w, g = t["w"], p["group_size"]
+    o, f = w.shape
+    ng = spec.n_groups(f, g)
+    padded = torch.nn.functional.pad(w.abs(), (0, ng * g - f))
+    return {"scale": padded.view(o, ng, g).amax(dim=2) / 127.0}
+
 STAGE = Stage(
     name="compute_scales",
     kernel="compute_scales.cu",
@@ -48,6 +56,7 @@ STAGE = Stage(
                                  np.dtype(np.float32))},
     reference=reference,
     launch=launch,
+    torch_impl=torch_impl,
     bytes_moved=lambda p: 4 * p["out_f"] * p["in_f"]
     + 4 * p["out_f"] * spec.n_groups(p["in_f"], p["group_size"]),
     flops=lambda p: p["out_f"] * p["in_f"],

@@ -45,6 +45,19 @@ def launch(run: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None
         np.float32(p["vth_max"]))
 
 
+def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
+    """The same math as a PyTorch user writes it (the torch and torch_compile peers)."""
+    x = t["x"]
+    vth = (x.abs().sum(dim=1) / x.shape[1] / p["k"]).clamp(p["vth_min"], p["vth_max"])
+    r = x / vth[:, None]
+    if is_away(v.defines):
+        tr = torch.trunc(r)
+        r = tr + torch.sign(r) * ((r - tr).abs() >= 0.5)
+    else:
+        r = torch.round(r)
+    q = torch.where(vth[:, None] == 0, torch.zeros_like(r), r).to(torch.int32)
+    return {"q": q, "vth": vth}
+
 STAGE = Stage(
     name="dynamic_spikes",
     kernel="dynamic_spikes.cu",
@@ -61,6 +74,7 @@ STAGE = Stage(
     outputs=outputs,
     reference=reference,
     launch=launch,
+    torch_impl=torch_impl,
     # Read x once, write q and vth once.
     bytes_moved=lambda p: 8 * p["batch"] * p["in_f"] + 4 * p["batch"],
     # |x| and its sum, then one division per element.

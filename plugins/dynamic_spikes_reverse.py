@@ -34,6 +34,10 @@ def launch(run: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None
         np.int32(b), np.int32(f), bufs["x_rec"])
 
 
+def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
+    """``q.float() * vth[:, None]``."""
+    return {"x_rec": t["q"].to(torch.float32) * t["vth"][:, None]}
+
 STAGE = Stage(
     name="dynamic_spikes_reverse",
     kernel="dynamic_spikes_reverse.cu",
@@ -48,6 +52,7 @@ STAGE = Stage(
     outputs=lambda p: {"x_rec": ((p["batch"], p["in_f"]), np.dtype(np.float32))},
     reference=reference,
     launch=launch,
+    torch_impl=torch_impl,
     bytes_moved=lambda p: 8 * p["batch"] * p["in_f"] + 4 * p["batch"],
     flops=lambda p: p["batch"] * p["in_f"],
     tolerances={"x_rec": NormRel(1e-7, "one float32 rounding of an exact product: "

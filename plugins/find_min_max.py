@@ -32,6 +32,11 @@ def launch(run: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None
         bufs["mm"])
 
 
+def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
+    """``torch.stack([q.min(), q.max()])``."""
+    q = t["q"]
+    return {"mm": torch.stack([q.min(), q.max()]).to(torch.int32)}
+
 STAGE = Stage(
     name="find_min_max",
     kernel="find_min_max.cu",
@@ -46,6 +51,7 @@ STAGE = Stage(
     outputs=lambda p: {"mm": ((2,), np.dtype(np.int32))},
     reference=reference,
     launch=launch,
+    torch_impl=torch_impl,
     bytes_moved=lambda p: 4 * p["batch"] * p["in_f"] + 8,
     flops=lambda p: 2 * p["batch"] * p["in_f"],
     tolerances={"mm": Exact("integer min and max: exact")},

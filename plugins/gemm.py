@@ -39,6 +39,12 @@ def launch(run: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None
         bufs["out"])
 
 
+def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
+    """Dequantise the weights, then one FP32 matmul (TF32 off) and the bias."""
+    g = p["group_size"]
+    s = t["scale"].repeat_interleave(g, dim=1)[:, : t["w_q"].shape[1]]
+    return {"out": t["x_rec"] @ (t["w_q"].to(torch.float32) * s).T + t["bias"]}
+
 STAGE = Stage(
     name="gemm",
     kernel="gemm.cu",
@@ -55,6 +61,7 @@ STAGE = Stage(
     outputs=lambda p: {"out": ((p["batch"], p["out_f"]), np.dtype(np.float32))},
     reference=reference,
     launch=launch,
+    torch_impl=torch_impl,
     bytes_moved=lambda p: 4 * p["batch"] * p["in_f"] + p["out_f"] * p["in_f"]
     + 4 * p["out_f"] * spec.n_groups(p["in_f"], p["group_size"]) + 4 * p["out_f"]
     + 4 * p["batch"] * p["out_f"],

@@ -32,6 +32,12 @@ def launch(run: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None
         bufs["o"], bufs["q"])
 
 
+def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
+    """A weighted sum over the planes plus ``o``."""
+    s, n = t["spikes"], p["planes"]
+    w = (2 ** torch.arange(n - 1, -1, -1, device=s.device, dtype=torch.int32)).view(-1, 1, 1)
+    return {"q": (s.to(torch.int32) * w).sum(dim=0, dtype=torch.int32) + t["o"]}
+
 STAGE = Stage(
     name="spike_decode",
     kernel="spike_decode.cu",
@@ -49,6 +55,7 @@ STAGE = Stage(
     outputs=lambda p: {"q": ((p["batch"], p["in_f"]), np.dtype(np.int32))},
     reference=reference,
     launch=launch,
+    torch_impl=torch_impl,
     bytes_moved=lambda p: (4 + p["planes"]) * p["batch"] * p["in_f"] + 4,
     flops=lambda p: 2 * p["planes"] * p["batch"] * p["in_f"],
     tolerances={"q": Exact("integer sum: exact")},

@@ -36,6 +36,19 @@ def launch(run: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None
         bufs["spikes"])
 
 
+def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
+    """Shifts and masks per plane, stacked (most significant first)."""
+    x, n = t["v"], p["planes"]
+    m = spec.check_mode(p["mode"])
+    shifts = torch.arange(n - 1, -1, -1, device=x.device, dtype=torch.int32).view(-1, 1, 1)
+    if m == 1:
+        planes = torch.sign(x) * ((x.abs() >> shifts) & 1)
+    else:
+        planes = (x >> shifts) & 1
+        if m == 2:
+            planes[0] = -planes[0]
+    return {"spikes": planes.to(torch.int8)}
+
 STAGE = Stage(
     name="spike_encode",
     kernel="spike_encode.cu",
@@ -53,6 +66,7 @@ STAGE = Stage(
     outputs=lambda p: {"spikes": ((p["planes"], p["batch"], p["in_f"]), np.dtype(np.int8))},
     reference=reference,
     launch=launch,
+    torch_impl=torch_impl,
     bytes_moved=lambda p: (4 + p["planes"]) * p["batch"] * p["in_f"],
     flops=lambda p: 0,
     tolerances={"spikes": Exact("integer planes: exact")},

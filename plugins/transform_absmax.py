@@ -43,6 +43,18 @@ def launch(run: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None
         bufs["o"], bufs["amax"])
 
 
+def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
+    """The decision with tensor ops (no host sync), then ``q.sub_(o)`` and ``abs().max()``."""
+    q, mm = t["q"], t["mm"]
+    qmin, qmax = mm[0], mm[1]
+    zero = torch.zeros_like(qmin)
+    if spec.check_mode(p["mode"]) == 0:
+        o = torch.where(qmin < 0, qmin, zero)
+    else:
+        o = torch.where(qmin >= 0, torch.div(qmax + 1, 2, rounding_mode="floor"), zero)
+    q.sub_(o)
+    return {"v": q, "o": o.reshape(1), "amax": q.abs().max().reshape(1)}
+
 STAGE = Stage(
     name="transform_absmax",
     kernel="transform_absmax.cu",
@@ -58,6 +70,7 @@ STAGE = Stage(
     outputs=outputs,
     reference=reference,
     launch=launch,
+    torch_impl=torch_impl,
     inplace={"v": "q"},
     # Read q, write v over it; mm, o and amax are a few words.
     bytes_moved=lambda p: 8 * p["batch"] * p["in_f"] + 16,

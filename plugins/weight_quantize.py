@@ -37,6 +37,13 @@ def launch(run: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None
         np.int32(f), np.int32(g), np.int32(smem), bufs["w_q"], shared=4 * ng if smem else 0)
 
 
+def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
+    """Scales repeated over their groups, ``round(w / s)``, clamped, int8."""
+    w, g = t["w"], p["group_size"]
+    s = t["scale"].repeat_interleave(g, dim=1)[:, : w.shape[1]]
+    r = torch.where(s == 0, torch.zeros_like(w), torch.round(w / s))
+    return {"w_q": r.clamp(-127, 127).to(torch.int8)}
+
 STAGE = Stage(
     name="weight_quantize",
     kernel="weight_quantize.cu",
@@ -51,6 +58,7 @@ STAGE = Stage(
     outputs=lambda p: {"w_q": ((p["out_f"], p["in_f"]), np.dtype(np.int8))},
     reference=reference,
     launch=launch,
+    torch_impl=torch_impl,
     bytes_moved=lambda p: 5 * p["out_f"] * p["in_f"]
     + 4 * p["out_f"] * spec.n_groups(p["in_f"], p["group_size"]),
     flops=lambda p: p["out_f"] * p["in_f"],

@@ -3,18 +3,19 @@
 #
 #   bash scripts/gpu-check.sh OUTDIR [PHASE...]
 #
-# Phases (default: validate check sweep):
+# Phases (default: validate check sweep-stages sweep-pipeline):
 #   validate  calibrate and `harness validate --record` (every stage, variant, family,
 #             seed; the pipeline)
 #   check     the GPU tests, `harness run --repeats 10 --batch 1024`, one `harness profile`
-#   sweep     the stage sweeps and the pipeline's seed summaries (batch 1..65536)
+#   sweep-stages    the stage sweeps
+#   sweep-pipeline  the pipeline's sweep and the seed's five summaries (batch 1..65536)
 #   ncu-sample  a raw ncu CSV of a few dynamic_spikes launches (for the parser's tests)
 # Everything written under statistics/ is packed into OUTDIR/results.tgz, to be unpacked
 # over the checkout and committed as it came; logs go to OUTDIR/*.log.
 set -uo pipefail
 out=${1:?usage: gpu-check.sh OUTDIR [PHASE...]}
 shift
-phases=${*:-validate check sweep}
+phases=${*:-validate check sweep-stages sweep-pipeline}
 mkdir -p "$out"
 export PYTHONUNBUFFERED=1
 if compgen -G ".whl/*.whl" >/dev/null; then
@@ -43,11 +44,13 @@ for phase in $phases; do
       step run h run --repeats 10 --batch 1024
       step profile h profile dynamic_spikes --batch 16384
       ;;
-    sweep)
+    sweep-stages)
       step bench-stages h bench --budget 0.5 --sweep batch=1,64,1024,16384,65536 \
         --sweep out_f=3584,18944 \
         find_min_max transform_absmax spike_encode spike_decode dynamic_spikes_reverse \
         compute_scales weight_quantize
+      ;;
+    sweep-pipeline)
       step bench-pipeline h bench spike_quant_gemm --budget 1 --sweep batch=1..65536 \
         --sweep out_f=3584,18944
       ;;

@@ -1,0 +1,110 @@
+"""PyTorch peers: each stage's ``torch_impl`` run eagerly (``torch``) or through
+``torch.compile`` (``torch_compile``), validated and timed exactly as our kernels are.
+
+On the GPU the peer runs on the harness's own stream (wrapped as a torch ExternalStream,
+in the same primary context), so the same L2 flush, the same CUDA events and the same
+sampling loop time it. On the CPU the same code runs on CPU tensors: what CI checks against
+the references.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from harness.errors import HarnessError
+from harness.plugin import Point, Stage, Variant
+from harness.timing import Timing, TimingConfig, measure
+from harness.validate import RunResult
+
+BACKENDS = ("torch", "torch_compile")
+
+
+def load_torch() -> Any:
+    """The torch module; a one-line error when it is missing."""
+    try:
+        import torch
+    except ImportError as exc:
+        raise HarnessError("the torch peers need PyTorch: pip install '.[compare]'") from exc
+    return torch
+
+
+class TorchRunner:
+    """A peer backend: ``torch`` (eager) or ``torch_compile``, on a GpuRunner's stream or,
+    with ``gpu=None``, on the CPU."""
+
+    def __init__(self, backend: str, gpu: Any = None) -> None:
+        if backend not in BACKENDS:
+            raise HarnessError(f"unknown peer {backend!r} (known: {', '.join(BACKENDS)})")
+        self.backend = backend
+        self.torch = load_torch()
+        self.gpu = gpu
+        self.device = "cuda" if gpu is not None else "cpu"
+        if gpu is not None:
+            torch = self.torch
+            # The harness's stream, seen by torch: same context, same events.
+            self.stream = torch.cuda.ExternalStream(int(gpu.stream.handle))
+            torch.backends.cuda.matmul.allow_tf32 = False  # FP32 as SPEC's GEMM asks
+
+    def _fn(self, stage: Stage, variant: Variant, point: Point) -> Any:
+        if stage.torch_impl is None:
+            raise HarnessError(f"stage {stage.name} has no torch peer")
+        torch, impl = self.torch, stage.torch_impl
+
+        def fn(t: Mapping[str, Any]) -> dict[str, Any]:
+            return impl(torch, t, point, variant)
+
+        if self.backend == "torch_compile":
+            torch._dynamo.reset()  # one shape per point: never hit the recompile limit
+            return torch.compile(fn, dynamic=False)
+        return fn
+
+    def _ctx(self) -> Any:
+        return (self.torch.cuda.stream(self.stream) if self.gpu is not None
+                else contextlib.nullcontext())
+
+    def _tensors(self, inputs: Mapping[str, np.ndarray]) -> dict[str, Any]:
+        return {k: self.torch.from_numpy(np.ascontiguousarray(a)).to(self.device)
+                for k, a in inputs.items()}
+
+    def _result(self, stage: Stage, point: Point, outs: Mapping[str, Any],
+                tins: Mapping[str, Any]) -> RunResult:
+        specs = stage.outputs(point)
+        got = {k: outs[k].detach().cpu().numpy().reshape(specs[k][0]) for k in specs}
+        return RunResult(got, {k: t.detach().cpu().numpy() for k, t in tins.items()})
+
+    def run(self, stage: Stage, variant: Variant, inputs: Mapping[str, np.ndarray],
+            point: Point) -> RunResult:
+        """One call on fresh tensors, outputs and inputs read back."""
+        fn = self._fn(stage, variant, point)
+        with self._ctx():
+            tins = self._tensors(inputs)
+            outs = fn(tins)
+            if self.gpu is not None:
+                self.gpu.stream.synchronize()
+            return self._result(stage, point, outs, tins)
+
+    def time(self, stage: Stage, variant: Variant, inputs: Mapping[str, np.ndarray],
+             point: Point, cfg: TimingConfig) -> tuple[RunResult, Timing]:
+        """First call read back for checking (compilation happens there), inputs restored,
+        warm-up, then the harness's own event sampler on the same stream."""
+        if self.gpu is None:
+            raise HarnessError("timing the torch peers needs the GPU")
+        fn = self._fn(stage, variant, point)
+        with self._ctx():
+            tins = self._tensors(inputs)
+            result = self._result(stage, point, fn(tins), tins)
+            tins = self._tensors(inputs)  # an in-place stage changed them
+            for _ in range(max(cfg.warmup, 1)):
+                fn(tins)
+            self.gpu.stream.synchronize()
+            timing = measure(self.gpu._sampler(lambda: fn(tins), cfg.cold), cfg)
+        return result, timing
+
+    def is_oom(self, exc: BaseException) -> bool:
+        """torch's out-of-memory error."""
+        return isinstance(exc, self.torch.cuda.OutOfMemoryError) or \
+            "out of memory" in str(exc).lower()
