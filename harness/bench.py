@@ -143,7 +143,8 @@ def base_row(job: Job, backend: str, cfg: BenchConfig, meta: RunMeta) -> dict[st
         "family": cfg.family, "params": json.dumps(params, sort_keys=True),
         "l2": "cold" if cfg.timing.cold else "hot",
         "bytes": int(job.stage.bytes_moved(p)), "flops": int(job.stage.flops(p)),
-        "kernel_hash": compiler.kernel_hash(job.stage, job.variant),
+        "kernel_hash": compiler.kernel_hash(job.stage, job.variant)
+        if backend == "pycuda" else "",
         "gpu": meta.gpu, "driver": meta.driver, "cuda": meta.cuda, "git_sha": meta.git_sha,
         "timestamp": _meta.now(), "command": meta.command,
         "peak_gbps": meta.peak_gbps if meta.peak_gbps else "",
@@ -181,17 +182,33 @@ def measure(job: Job, runner: Runner, cfg: BenchConfig, meta: RunMeta) -> dict[s
     }
 
 
+def speedup(row: dict[str, Any], peer_rows: Sequence[dict[str, Any]]) -> float | str:
+    """The fastest ok peer's median over ours ('' when there is nothing to compare)."""
+    peers = [r["median_us"] for r in peer_rows if r["status"] == "ok"]
+    if row["status"] != "ok" or not peers:
+        return ""
+    return min(peers) / row["median_us"]
+
+
 def run(jobs: Sequence[Job], runner: Runner, cfg: BenchConfig, meta: RunMeta,
-        out_dir: Path, append: bool = False) -> Iterator[dict[str, Any]]:
-    """Measure the jobs in order; each row is on disk in ``<out_dir>/<stage>.csv`` before it
-    is yielded, so an interrupted sweep keeps every finished row."""
+        out_dir: Path, append: bool = False,
+        peers: Sequence[Runner] = ()) -> Iterator[dict[str, Any]]:
+    """Measure the jobs in order, each point on the peers first (stages that have them) and
+    then on ``runner``, whose row gets ``speedup_vs_best_peer``. Each row is on disk in
+    ``<out_dir>/<stage>.csv`` before it is yielded: an interrupted sweep keeps them all."""
     writers: dict[str, CsvWriter] = {}
     try:
         for job in jobs:
-            row = measure(job, runner, cfg, meta)
             name = job.stage.name
             if name not in writers:
                 writers[name] = CsvWriter(Path(out_dir) / f"{name}.csv", append=append)
+            peer_rows = []
+            for peer in peers if job.stage.torch_impl is not None else ():
+                peer_rows.append(measure(job, peer, cfg, meta))
+                writers[name].write(peer_rows[-1])
+                yield peer_rows[-1]
+            row = measure(job, runner, cfg, meta)
+            row["speedup_vs_best_peer"] = speedup(row, peer_rows)
             writers[name].write(row)
             yield row
     finally:

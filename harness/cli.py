@@ -178,6 +178,8 @@ def bench_cmd(
         help="Variant (repeat), or 'all'; default: each stage's default.")] = None,
     family: Annotated[str, typer.Option(help="Input family.")] = "normal",
     backend: Annotated[str, typer.Option(help="pycuda, numpy, or auto.")] = "auto",
+    peers: Annotated[str, typer.Option(
+        help="PyTorch peers timed beside ours: none, torch, torch_compile, all.")] = "none",
     hot: Annotated[bool, typer.Option(help="Skip the L2 flush before each sample.")] = False,
     budget: Annotated[float, typer.Option(min=0.01, help="Seconds of sampling per point.")]
     = 2.0,
@@ -199,6 +201,7 @@ def bench_cmd(
     tg = session.targets(reg, stages, with_pipelines=False)
     opts = session.options(mode=mode, k=k, group_size=group_size)
     ses = session.open_bench(backend, device)
+    peer_runners = session.open_peers(ses, peers)
     jobs = session.bench_jobs(ses, tg, sweep or [], variant, opts)
     pipes = [(p, session.pipeline_points(p, sweep or [], opts)) for p in tg.pipelines]
     cfg = session.bench_config(family, seed, budget, hot, verify, ses.on_gpu)
@@ -207,12 +210,14 @@ def bench_cmd(
     streams = [session.bench_pipeline(ses, reg, p, pts, family, seed, budget, hot, dest,
                                       append) for p, pts in pipes]
     if jobs:
-        streams.insert(0, _bench.run(jobs, ses.runner, cfg, ses.meta, dest, append))
+        streams.insert(0, _bench.run(jobs, ses.runner, cfg, ses.meta, dest, append,
+                                     peer_runners))
     if ses.note:
         err.print(f"[yellow]{escape(ses.note)}" + ("" if ses.on_gpu else
                   ": timing the NumPy references on the CPU instead (backend=numpy, no GPU "
                   "numbers).") + "[/]", soft_wrap=True)
-    total = len(jobs) + sum(len(pts) for _, pts in pipes)
+    total = sum(1 + len(peer_runners) * (j.stage.torch_impl is not None) for j in jobs) + \
+        sum(len(pts) for _, pts in pipes)
     try:
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                       TimeElapsedColumn(), console=err) as prog:
@@ -238,7 +243,7 @@ def bench_cmd(
 
 def _summary(rows: list[dict[str, Any]]) -> Table:
     t = Table("stage", "backend", "variant", "batch", "in_f", "out_f", "median µs", "± noise",
-              "GB/s", "% peak", "status")
+              "GB/s", "% peak", "vs best peer", "status")
     for r in rows:
         ok = r["status"] == "ok"
         t.add_row(str(r["stage"]), str(r["backend"]), str(r["variant"]), str(r["batch"]),
@@ -246,6 +251,8 @@ def _summary(rows: list[dict[str, Any]]) -> Table:
                   f"{r['noise_pct']:.2f}%" if ok else "-",
                   f"{r['gbps']:.0f}" if ok else "-",
                   f"{r['pct_peak']:.1f}" if ok and r["pct_peak"] != "" else "-",
+                  f"{r['speedup_vs_best_peer']:.2f}x" if r.get("speedup_vs_best_peer")
+                  else "-",
                   r["status"] if ok else escape(f"{r['status']}: {str(r['reason'])[:60]}"))
     return t
 

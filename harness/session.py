@@ -169,6 +169,19 @@ def open_bench(backend: str, device: int) -> BenchSession:
 CPU_BYTES = 1 << 26
 
 
+def open_peers(s: BenchSession, which: str) -> list[Any]:
+    """The peer runners asked for with ``--peers`` (none, torch, torch_compile, all)."""
+    from harness.peers import BACKENDS, TorchRunner
+
+    names = {"none": (), "all": BACKENDS}.get(which, tuple(which.split(",")))
+    for n in names:
+        if n not in BACKENDS:
+            raise BadInput(f"unknown peer {n!r} (known: none, all, {', '.join(BACKENDS)})")
+    if names and not s.on_gpu:
+        raise GpuUnavailable(f"the torch peers are timed on the GPU ({s.note})")
+    return [TorchRunner(n, s.runner) for n in names]
+
+
 def bench_jobs(s: BenchSession, tg: Targets, sweep_specs: Sequence[str],
                variants: Sequence[str] | None, opts: dict[str, str]) -> list[bench.Job]:
     """The stage jobs of a bench run (small points only on the CPU's default sweep)."""
