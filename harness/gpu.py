@@ -90,7 +90,7 @@ class GpuRunner:
         self.stream = self.drv.Stream()
         self._modules: dict[tuple[str, str, str], Any] = {}
         self._flush: Any = None
-        self._delay: Any = None
+        self._timing: Any = None
 
     # -- compilation ---------------------------------------------------------------------
     def module(self, stage: Stage, variant: Variant) -> Any:
@@ -165,23 +165,36 @@ class GpuRunner:
         finally:
             bufs.free()
 
-    def _hold(self, ns: int) -> None:
-        """Enqueue the harness's delay kernel: the stream stays busy for ``ns``."""
-        if self._delay is None:
+    def _helpers(self) -> Any:
+        """The harness's own timing kernels (harness/cuda/timing.cu), compiled once."""
+        if self._timing is None:
             from pycuda.compiler import SourceModule
 
-            src = (paths.harness_cuda_dir() / "delay.cu").read_text()
+            src = (paths.harness_cuda_dir() / "timing.cu").read_text()
             mod = SourceModule(src, no_extern_c=True, arch=self.device.info.arch)
-            self._delay = (mod, mod.get_function("harness_delay"))
-            self._delay[1].prepare("Q")
-        self._delay[1].prepared_async_call((1, 1, 1), (1, 1, 1), self.stream, np.uint64(ns))
+            delay, flush = mod.get_function("harness_delay"), mod.get_function("harness_flush")
+            delay.prepare("Q")
+            flush.prepare("PqP")
+            self._timing = (mod, delay, flush)
+        return self._timing
+
+    def _hold(self, ns: int) -> None:
+        """Enqueue the harness's delay kernel: the stream stays busy for ``ns``."""
+        self._helpers()[1].prepared_async_call((1, 1, 1), (1, 1, 1), self.stream,
+                                               np.uint64(ns))
 
     def _flush_l2(self) -> None:
-        """Enqueue a memset of 4x the L2 on the stream: evicts what the last run left."""
+        """Enqueue a read of 4x the L2 on the stream: what the last run left is evicted, and
+        the lines that replace it are clean (no write-back inside the next timed region)."""
         if self._flush is None:
-            self._flush_words = self.device.info.l2_bytes  # 4-byte words: 4x the L2
-            self._flush = self._alloc(4 * self._flush_words)
-        self.drv.memset_d32_async(self._flush, 0, self._flush_words, self.stream)
+            nbytes = 4 * self.device.info.l2_bytes
+            self._flush = self._alloc(nbytes)
+            self._flush_sink = self._alloc(4)
+            self.drv.memset_d8(self._flush, 0, nbytes)
+            self._flush_vecs = nbytes // 16
+        self._helpers()[2].prepared_async_call(
+            (4 * self.device.info.sm_count, 1, 1), (512, 1, 1), self.stream,
+            int(self._flush), np.int64(self._flush_vecs), int(self._flush_sink))
 
     @contextlib.contextmanager
     def bound(self, stage: Stage, variant: Variant, inputs: Mapping[str, np.ndarray],

@@ -37,7 +37,7 @@ def kernels_dir() -> Path:
 
 
 def harness_cuda_dir() -> Path:
-    """The harness's own CUDA helpers (delay kernel)."""
+    """The harness's own CUDA helpers (delay and L2-flush kernels)."""
     return _PKG / "cuda"
 
 

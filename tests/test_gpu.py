@@ -87,7 +87,7 @@ def test_event_timer_measures_a_known_delay(gpu_runner) -> None:
 
     from harness import paths, timing
 
-    src = (paths.harness_cuda_dir() / "delay.cu").read_text()
+    src = (paths.harness_cuda_dir() / "timing.cu").read_text()
     fn = SourceModule(src, no_extern_c=True, arch=gpu_runner.device.info.arch).get_function(
         "harness_delay")
     fn.prepare("Q")

@@ -1,0 +1,30 @@
+// The harness's own helpers for timing (not stages).
+
+// Keeps the stream busy for `ns` nanoseconds before a timed region, so that the host's
+// launch overhead is hidden behind it and not counted in the events' time (--hot timing,
+// and before each timed pipeline run).
+extern "C" __global__ void harness_delay(unsigned long long ns) {
+    unsigned long long start, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    do {
+        __nanosleep(1000);
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    } while (now - start < ns);
+}
+
+// Cold-L2 flush by READING a buffer several times the L2 (ld.global.cg: cached in L2
+// only). The L2 then holds clean lines of this buffer: evicting them costs the timed
+// kernel nothing, where a memset flush leaves dirty lines whose write-back lands inside the
+// next timed region (measured: ~5 us on an H200, 8.8 % of a 56 us kernel). `sink` is
+// written only if the XOR of a zeroed buffer is not zero, which keeps the loads alive.
+extern "C" __global__ void harness_flush(const int4* __restrict__ buf, long long n,
+                                         int* sink) {
+    int acc = 0;
+    const long long stride = (long long)gridDim.x * blockDim.x;
+#pragma unroll 4
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        const int4 v = __ldcg(buf + i);
+        acc ^= v.x ^ v.y ^ v.z ^ v.w;
+    }
+    if (acc != 0) *sink = acc;
+}

@@ -1,0 +1,59 @@
+"""ncu output parsing on a raw CSV recorded on the H200, and the profile command line."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness import ncu
+from harness.errors import HarnessError
+
+RAW = Path(__file__).parent / "fixtures" / "ncu" / "dynamic_spikes_raw.txt"
+
+
+def test_parse_recorded_raw_csv() -> None:
+    profs = ncu.parse_raw_csv(RAW.read_text())
+    assert [p.kernel for p in profs] == ["dynamic_spikes"] * 3
+    p = profs[0]
+    assert p.units["gpu__time_duration.sum"] == "ns"
+    assert p.duration_us() == pytest.approx(111.296)
+    assert p.number("dram__throughput.avg.pct_of_peak_sustained_elapsed") == pytest.approx(83.23)
+    assert p.number("launch__registers_per_thread") == 62
+    assert p.number("sm__warps_active.avg.pct_of_peak_sustained_active") == \
+        pytest.approx(46.23)
+    assert p.number("lts__t_sector_hit_rate.pct") == pytest.approx(49.90)
+    assert p.values["launch__grid_size"] == "16,384"
+
+
+def test_no_table_is_a_clear_error() -> None:
+    with pytest.raises(HarnessError, match="no profile table"):
+        ncu.parse_raw_csv("==PROF== Disconnected from process 12\n")
+
+
+def test_units_are_converted() -> None:
+    p = ncu.KernelProfile("k", {"gpu__time_duration.sum": "1.5"},
+                          {"gpu__time_duration.sum": "ms"})
+    assert p.duration_us() == 1500.0
+
+
+def test_command_line(reg, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(ncu.shutil, "which", lambda name: f"/opt/bin/{name}")
+    st = reg.get("find_min_max")
+    cmd = ncu.command(st, st.variants[0], st.point(batch=16384), "normal", None, "basic", 0)
+    assert cmd[:3] == ["/opt/bin/ncu", "--clock-control", "none"]
+    assert "regex:^(minmax_init|find_min_max)$" in cmd
+    i = cmd.index("--launch-skip")
+    assert cmd[i + 1] == str(ncu.WARMUP * 2) and cmd[cmd.index("--launch-count") + 1] == "2"
+    assert cmd[cmd.index("--set") + 1] == "basic"
+    assert cmd[cmd.index("_launch") + 1] == "find_min_max"
+    with pytest.raises(HarnessError, match="unknown --set"):
+        ncu.command(st, st.variants[0], st.point(), "normal", None, "huge", 0)
+
+
+def test_missing_ncu_and_forbidden_counters(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(ncu.shutil, "which", lambda name: None)
+    with pytest.raises(HarnessError, match=r"ncu .* not found"):
+        ncu.find_ncu()
+    with pytest.raises(HarnessError, match="not permitted"):
+        ncu.run(["sh", "-c", "echo '==ERROR== ERR_NVGPUCTRPERM - no access'; exit 1"])
