@@ -9,6 +9,8 @@
 #   check     the GPU tests, `harness run --repeats 10 --batch 1024`, one `harness profile`
 #   sweep-stages    the stage sweeps
 #   sweep-pipeline  the pipeline's sweep and the seed's five summaries (batch 1..65536)
+#   peers-dyn       calibrate, then dynamic_spikes with the torch peers, batch 1..65536
+#   peers-stages    the other stages with the torch peers
 #   ncu-sample  a raw ncu CSV of a few dynamic_spikes launches (for the parser's tests)
 # Everything written under statistics/ is packed into OUTDIR/results.tgz, to be unpacked
 # over the checkout and committed as it came; logs go to OUTDIR/*.log.
@@ -53,6 +55,17 @@ for phase in $phases; do
     sweep-pipeline)
       step bench-pipeline h bench spike_quant_gemm --budget 1 --sweep batch=1..65536 \
         --sweep out_f=3584,18944
+      ;;
+    peers-dyn)  # dynamic_spikes beside the torch peers, the full batch sweep
+      step calibrate h calibrate
+      step bench-dyn h bench dynamic_spikes --peers all --budget 0.5 --sweep batch=1..65536
+      ;;
+    peers-stages)  # every other stage beside the torch peers
+      step bench-peers h bench --peers all --budget 0.5 --sweep batch=1,1024,16384,65536 \
+        --sweep out_f=3584,18944 \
+        find_min_max transform_absmax spike_encode spike_decode dynamic_spikes_reverse \
+        compute_scales weight_quantize
+      step bench-gemm h bench gemm --peers all --budget 0.5 --sweep batch=1024
       ;;
     ncu-sample)  # raw ncu CSV of a few dynamic_spikes launches: the parser's test fixture
       step ncu-sample ncu --clock-control none --csv --page raw --launch-skip 3 \
