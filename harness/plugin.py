@@ -89,8 +89,38 @@ Launch = Callable[[Launcher, Mapping[str, Any], Point, Variant], None]
 OutputSpecs = Callable[[Point], dict[str, tuple[tuple[int, ...], np.dtype]]]
 
 
+class _Parametrised:
+    """Axis, variant and point look-ups shared by stages and pipelines."""
+
+    axes: tuple[Axis, ...]
+    variants: tuple[Variant, ...]
+
+    def axis(self, name: str) -> Axis:
+        """The axis called ``name``; KeyError when there is none."""
+        for a in self.axes:
+            if a.name == name:
+                return a
+        raise KeyError(name)
+
+    def variant(self, name: str) -> Variant:
+        """The variant called ``name``; KeyError when there is none."""
+        for v in self.variants:
+            if v.name == name:
+                return v
+        raise KeyError(name)
+
+    def point(self, variant: Variant | None = None, **values: Any) -> dict[str, Any]:
+        """A full point: the axes' defaults overridden by ``values``, then by the variant's
+        pinned axes."""
+        values = {**values, **dict(variant.pins if variant else ())}
+        unknown = set(values) - {a.name for a in self.axes}
+        if unknown:
+            raise KeyError(", ".join(sorted(unknown)))
+        return {a.name: values.get(a.name, a.default) for a in self.axes}
+
+
 @dataclass(frozen=True)
-class Stage:
+class Stage(_Parametrised):
     """Everything the harness needs to validate, time and profile one kernel stage.
 
     ``reference(inputs, point, variant, given)`` returns the expected outputs. ``given`` is
@@ -123,29 +153,6 @@ class Stage:
     #: The same math in PyTorch, ``torch_impl(torch, tensors, point, variant) -> outputs``:
     #: the ``torch`` and ``torch_compile`` peers. None: the stage has no peers.
     torch_impl: Callable[[Any, Mapping[str, Any], Point, Variant], dict[str, Any]] | None = None
-
-    def axis(self, name: str) -> Axis:
-        """The axis called ``name``; KeyError when the stage has none."""
-        for a in self.axes:
-            if a.name == name:
-                return a
-        raise KeyError(name)
-
-    def variant(self, name: str) -> Variant:
-        """The variant called ``name``; KeyError when the stage has none."""
-        for v in self.variants:
-            if v.name == name:
-                return v
-        raise KeyError(name)
-
-    def point(self, variant: Variant | None = None, **values: Any) -> dict[str, Any]:
-        """A full point: the axes' defaults overridden by ``values``, then by the variant's
-        pinned axes."""
-        values = {**values, **dict(variant.pins if variant else ())}
-        unknown = set(values) - {a.name for a in self.axes}
-        if unknown:
-            raise KeyError(", ".join(sorted(unknown)))
-        return {a.name: values.get(a.name, a.default) for a in self.axes}
 
     def may_mutate(self, name: str) -> bool:
         """Whether the kernel may overwrite input ``name``."""
@@ -188,7 +195,7 @@ class PipelineTrace:
 
 
 @dataclass(frozen=True)
-class Pipeline:
+class Pipeline(_Parametrised):
     """Several stages' kernels composed on two streams (``plugins/<name>.py``, no kernel of
     its own). ``check(inputs, point, outputs, host)`` judges a run's outputs against the
     chained references and returns one Comparison per property."""
@@ -207,18 +214,6 @@ class Pipeline:
     families: tuple[str, ...] = FAMILIES
     description: str = ""
     variants: tuple[Variant, ...] = (Variant("default"),)
-
-    def point(self, variant: Variant | None = None, **values: Any) -> dict[str, Any]:
-        """A full point: the axes' defaults overridden by ``values``."""
-        return Stage.point(self, variant, **values)  # type: ignore[arg-type]
-
-    def axis(self, name: str) -> Axis:
-        """The axis called ``name``; KeyError when there is none."""
-        return Stage.axis(self, name)  # type: ignore[arg-type]
-
-    def variant(self, name: str) -> Variant:
-        """The variant called ``name``; KeyError when there is none."""
-        return Stage.variant(self, name)  # type: ignore[arg-type]
 
 
 def check_pipeline(p: Pipeline, expected_name: str | None = None) -> list[str]:
