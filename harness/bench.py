@@ -21,7 +21,7 @@ from harness.errors import BadInput, HarnessError
 from harness.plugin import Point, Stage, Variant
 from harness.results import CsvWriter
 from harness.timing import Timing, TimingConfig
-from harness.validate import RunResult, judge, nonfinite
+from harness.validate import RunResult, input_problem, judge
 
 #: Axes with their own CSV columns; the rest go, as JSON, into ``params``.
 POINT_COLUMNS = ("batch", "in_f", "out_f")
@@ -156,7 +156,7 @@ def measure(job: Job, runner: Runner, cfg: BenchConfig, meta: RunMeta) -> dict[s
     row = base_row(job, runner.backend, cfg, meta)
     try:
         inputs = _inputs(job, cfg)
-        if (bad := nonfinite(inputs)) is not None:
+        if (bad := input_problem(job.stage, inputs, job.point)) is not None:
             return {**row, "status": "skipped", "reason": bad}
         pristine = {k: v.copy() for k, v in inputs.items()} if cfg.verify else inputs
         result, t = runner.time(job.stage, job.variant, inputs, job.point, cfg.timing)

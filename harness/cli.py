@@ -306,11 +306,12 @@ def run_cmd(
         raise HarnessError(bad)
     runner = session.open_gpu(device)
     outs, host, per_rep = runner.pipeline(pipe, reg.stages, ins, point, repeats, not hot, 2)
-    bad = [c.describe() for c in pipe.check(ins, point, outs, host) if not c.ok]
+    checks = pipe.check(ins, point, outs, host)
+    bad = [c.describe() for c in checks if not c.ok]
     if bad:
         raise ValidationFailed(f"{name}: output check failed: {bad[0]}")
-    out.print(f"outputs checked against the chained references: ok "
-              f"({len(pipe.check(ins, point, outs, host))} checks)", markup=False)
+    out.print(f"outputs checked against the chained references: ok ({len(checks)} checks)",
+              markup=False)
     for line in pipeline.report(point, family, pipeline.PipelineTiming(per_rep,
                                                                        host["planes"])):
         out.print(line, markup=False)

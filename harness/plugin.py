@@ -150,6 +150,8 @@ class Stage(_Parametrised):
     description: str = ""
     #: Folder of ``kernel``; None means the built-in ``kernels/``. Entry-point plugins set it.
     kernel_dir: Path | None = None
+    #: Stage-specific bad input: ``check_inputs(inputs, point)`` returns why, or None.
+    check_inputs: Callable[[Mapping[str, np.ndarray], Point], str | None] | None = None
     #: The same math in PyTorch, ``torch_impl(torch, tensors, point, variant) -> outputs``:
     #: the ``torch`` and ``torch_compile`` peers. None: the stage has no peers.
     torch_impl: Callable[[Any, Mapping[str, Any], Point, Variant], dict[str, Any]] | None = None

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import dataclasses
 import importlib.util
+import os
 import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -125,13 +126,23 @@ def _finish(stage: object, name: str, source: str, default_kernels: Path | None,
     reg._add(stage, source)
 
 
+#: Extra plugin folders, separated like PATH; each folder's kernels sit beside its plugins.
+PATH_ENV = "HARNESS_PLUGIN_PATH"
+
+
 def discover(plugin_dirs: Iterable[Path] | None = None, kernel_dir: Path | None = None,
              entry_points: bool = True) -> Registry:
-    """Find every stage: ``*.py`` in ``plugin_dirs`` (default: built-in), then entry points."""
+    """Find every stage: ``*.py`` in ``plugin_dirs`` (default: the built-in folder, then the
+    folders of ``$HARNESS_PLUGIN_PATH``), then the entry points."""
     reg = Registry()
-    dirs = list(plugin_dirs) if plugin_dirs is not None else [paths.plugins_dir()]
-    kdir = kernel_dir if kernel_dir is not None else paths.kernels_dir()
-    for d in dirs:
+    if plugin_dirs is not None:
+        kdir = kernel_dir if kernel_dir is not None else paths.kernels_dir()
+        folders = [(Path(d), kdir) for d in plugin_dirs]
+    else:
+        folders = [(paths.plugins_dir(), paths.kernels_dir())]
+        extra = [Path(p) for p in os.environ.get(PATH_ENV, "").split(os.pathsep) if p]
+        folders += [(d, d) for d in extra]
+    for d, kdir in folders:
         for path in sorted(Path(d).glob("*.py")):
             if path.name.startswith("_"):
                 continue

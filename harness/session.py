@@ -234,11 +234,15 @@ NCU_COLUMNS = ("stage", "backend", "variant", "batch", "in_f", "out_f", "family"
 
 def profile_point(st: Stage, variant: str | None, opts: dict[str, str],
                   sweep_specs: Sequence[str]) -> tuple[Any, dict[str, Any]]:
-    """The one (variant, point) ``harness profile`` looks at."""
-    jobs = bench.plan([st], sweep_specs, [variant] if variant else None, opts)
-    if len(jobs) != 1:
-        raise BadInput(f"harness profile takes one point; the options give {len(jobs)}")
-    return jobs[0].variant, jobs[0].point
+    """The one (variant, point) ``harness profile`` looks at: the axes' defaults, changed by
+    the options and ``AXIS=V`` sweeps of one value."""
+    v = bench.select_variants(st, [variant] if variant else None, opts)[0]
+    names = {a.name for a in st.axes}
+    fixed = {k: val for k, val in opts.items() if k in names and k not in dict(v.pins)}
+    pts = sweep.points(st, sweep.parse(sweep_specs), fixed, v, default_sweep=False)
+    if len(pts) != 1:
+        raise BadInput(f"harness profile takes one point; the options give {len(pts)}")
+    return v, pts[0]
 
 
 def profile(st: Stage, variant: Any, point: dict[str, Any], family: str,

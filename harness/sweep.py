@@ -55,7 +55,8 @@ def parse(specs: Sequence[str]) -> dict[str, list[str]]:
 
 
 def points(stage: Stage, sweep: dict[str, list[str]], fixed: dict[str, str] | None = None,
-           variant: Variant | None = None, lenient: bool = False) -> list[dict[str, Any]]:
+           variant: Variant | None = None, lenient: bool = False,
+           default_sweep: bool = True) -> list[dict[str, Any]]:
     """The stage's points: the sweep (or the stage's default sweep) times ``fixed`` values,
     with the variant's pinned axes applied (duplicates dropped). ``lenient`` skips swept
     axes the stage does not have (a batch sweep over a weight-only stage)."""
@@ -73,7 +74,7 @@ def points(stage: Stage, sweep: dict[str, list[str]], fixed: dict[str, str] | No
             grid[name] = [axes[name].parse(t) for t in texts]
         except ValueError as exc:
             raise BadInput(f"bad value for {stage.name} axis {name!r}: {exc}") from exc
-    if not sweep:
+    if not sweep and default_sweep:
         for name, vals in stage.default_sweep.items():
             grid.setdefault(name, list(vals))
     names = list(grid)

@@ -71,6 +71,14 @@ def nonfinite(inputs: Mapping[str, np.ndarray]) -> str | None:
     return None
 
 
+def input_problem(stage: Stage, inputs: Mapping[str, np.ndarray], point: Point) -> str | None:
+    """Why these inputs are bad input for the stage (non-finite values, or the stage's own
+    check), or None."""
+    if (bad := nonfinite(inputs)) is not None:
+        return bad
+    return stage.check_inputs(inputs, point) if stage.check_inputs is not None else None
+
+
 def case_rng(base_seed: int, stage: str, family: str, case_index: int,
              seed_index: int) -> np.random.Generator:
     """A generator fixed by the case, different for every stage, family, case and seed."""
@@ -126,7 +134,7 @@ def validate(stage: Stage, variant: Variant, executor: Executor,
     for fam, ci, si, point in plan(stage, variant, families, seeds, overrides):
         rng = case_rng(base_seed, stage.name, fam, ci, si)
         inputs = stage.make_inputs(rng, fam, point)
-        if (bad := nonfinite(inputs)) is not None:
+        if (bad := input_problem(stage, inputs, point)) is not None:
             yield CaseResult(stage.name, variant.name, fam, si, dict(point), (), (bad,))
             continue
         pristine = {k: v.copy() for k, v in inputs.items()}

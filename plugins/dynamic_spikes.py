@@ -37,6 +37,19 @@ def reference(inputs: Mapping[str, np.ndarray], p: Point, v: Variant,
     return {"vth": vth64, "q": spec.quantise(x, vth32, is_away(v.defines))}
 
 
+def check_inputs(inputs: Mapping[str, np.ndarray], p: Point) -> str | None:
+    """A clamped vth can make |q| overflow int32 (SPEC: bad input, a clear error)."""
+    x = inputs["x"]
+    vth = spec.threshold64(x, p["k"], p["vth_min"], p["vth_max"])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        qmax = np.where(vth > 0, np.abs(x).max(axis=1, initial=0) / vth, 0.0)
+    worst = float(qmax.max(initial=0.0))
+    if worst >= 2**31 - 1:
+        return (f"bad input: |q| would reach {worst:.3g}, beyond int32 (vth clamped to "
+                f"[{p['vth_min']}, {p['vth_max']}])")
+    return None
+
+
 def launch(run: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
     """One block per row."""
     b, f = int(p["batch"]), int(p["in_f"])
@@ -74,6 +87,7 @@ STAGE = Stage(
     outputs=outputs,
     reference=reference,
     launch=launch,
+    check_inputs=check_inputs,
     torch_impl=torch_impl,
     # Read x once, write q and vth once.
     bytes_moved=lambda p: 8 * p["batch"] * p["in_f"] + 4 * p["batch"],
