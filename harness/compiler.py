@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from harness import paths
 from harness.errors import CompileError, HarnessError
 from harness.plugin import Stage, Variant
 
@@ -32,9 +33,11 @@ def kernel_path(stage: Stage) -> Path:
 
 
 def include_dirs(stage: Stage) -> list[Path]:
-    """Folders searched for ``#include "..."``: the kernel's own and its ``common/``."""
+    """Folders searched for ``#include "..."``: the kernel's own, its ``common/``, and the
+    built-in ``kernels/common`` (shared helpers for kernels kept elsewhere)."""
     k = kernel_path(stage).parent
-    return [k, k / "common"]
+    dirs = [k, k / "common", paths.kernels_dir() / "common"]
+    return [d for i, d in enumerate(dirs) if d not in dirs[:i]]
 
 
 def _sources(path: Path, dirs: list[Path], seen: dict[Path, bytes]) -> None:

@@ -24,6 +24,8 @@ from harness.validate import RunResult
 #: valid range for int32, -91 for int8. An element the kernel does not write fails validation.
 POISON32 = 0x7FA5A5A5
 POISON8 = 0xA5
+#: Poisoned bytes allocated past the end of every output: a write there is reported.
+GUARD = 4096
 #: How long the delay kernel holds the stream before a hot sample (hides launch overhead).
 HOT_DELAY_NS = 20_000
 #: How long the stream is held before each timed pipeline run (not inside any interval).
@@ -31,6 +33,13 @@ PIPELINE_HOLD_NS = 1_000_000
 
 _SIG = {np.dtype(np.int32): "i", np.dtype(np.uint32): "I", np.dtype(np.int64): "q",
         np.dtype(np.uint64): "Q", np.dtype(np.float32): "f", np.dtype(np.float64): "d"}
+
+
+def guard_pattern(dtype: np.dtype) -> np.ndarray:
+    """The bytes of an untouched guard band after an output of ``dtype``."""
+    if dtype.itemsize == 4:
+        return np.full(GUARD // 4, POISON32, dtype="<u4").view(np.uint8)
+    return np.full(GUARD, POISON8, dtype=np.uint8)
 
 
 class _Launcher:
@@ -119,7 +128,7 @@ class GpuRunner:
                     bufs.outputs[name] = bufs.inputs[stage.inplace[name]]
                 else:
                     bufs.outputs[name] = self._alloc(
-                        int(np.prod(shape)) * np.dtype(dtype).itemsize)
+                        int(np.prod(shape)) * np.dtype(dtype).itemsize + GUARD)
         except BaseException:
             bufs.free()
             raise
@@ -135,21 +144,27 @@ class GpuRunner:
                 continue
             n = int(np.prod(shape))
             size = np.dtype(dtype).itemsize
-            if size == 4:
-                self.drv.memset_d32_async(bufs.outputs[name], POISON32, n, self.stream)
+            if size == 4:  # the guard band too (GUARD is a multiple of 4)
+                self.drv.memset_d32_async(bufs.outputs[name], POISON32, n + GUARD // 4,
+                                          self.stream)
             else:
-                self.drv.memset_d8_async(bufs.outputs[name], POISON8, n * size, self.stream)
+                self.drv.memset_d8_async(bufs.outputs[name], POISON8, n * size + GUARD,
+                                         self.stream)
 
     def _download(self, bufs: _Buffers, inputs: Mapping[str, np.ndarray]) -> RunResult:
-        outs = {}
+        outs, damage = {}, {}
         for name, (shape, dtype) in bufs.specs.items():
             outs[name] = np.empty(shape, dtype=dtype)
             self.drv.memcpy_dtoh(outs[name], bufs.outputs[name])
+            if name not in bufs.aliased:
+                tail = np.empty(GUARD, dtype=np.uint8)
+                self.drv.memcpy_dtoh(tail, int(bufs.outputs[name]) + outs[name].nbytes)
+                damage[name] = int((tail != guard_pattern(np.dtype(dtype))).sum())
         after = {}
         for name, arr in inputs.items():
             after[name] = np.empty_like(arr)
             self.drv.memcpy_dtoh(after[name], bufs.inputs[name])
-        return RunResult(outs, after)
+        return RunResult(outs, after, damage)
 
     # -- execution -----------------------------------------------------------------------
     def run(self, stage: Stage, variant: Variant, inputs: Mapping[str, np.ndarray],

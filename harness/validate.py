@@ -25,6 +25,8 @@ class RunResult:
 
     outputs: dict[str, np.ndarray]
     inputs_after: dict[str, np.ndarray] = field(default_factory=dict)
+    #: Output -> how many bytes of the poisoned guard band past its end were overwritten.
+    guard_damage: dict[str, int] = field(default_factory=dict)
 
 
 class Executor(Protocol):
@@ -100,6 +102,10 @@ def judge(stage: Stage, variant: Variant, point: Point, inputs: Mapping[str, np.
         if got is not None and (got.shape != tuple(shape) or got.dtype != dtype):
             problems.append(f"output {name} is {got.dtype}{list(got.shape)}, "
                             f"declared {np.dtype(dtype)}{list(shape)}")
+    for name, nbytes in result.guard_damage.items():
+        if nbytes:
+            problems.append(f"wrote past the end of {name}: {nbytes} byte(s) of the guard "
+                            "band after it changed")
     for name, before in inputs.items():
         after = result.inputs_after.get(name)
         if stage.may_mutate(name) or after is None:

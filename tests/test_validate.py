@@ -153,3 +153,21 @@ def test_nonfinite_inputs_fail_a_case_without_running(st) -> None:  # type: igno
     bad = dataclasses.replace(st, make_inputs=nan_inputs)
     cases = list(validate.validate(bad, st.variants[0], Never(), ["normal"], 1))
     assert cases and all("x has 1 non-finite" in c.problems[0] for c in cases)
+
+
+def test_guard_band_damage_is_reported(st) -> None:  # type: ignore[no-untyped-def]
+    p = st.point(batch=2, in_f=8)
+    x = st.make_inputs(np.random.default_rng(0), "normal", p)
+    res = NumpyRunner().run(st, st.variants[0], x, p)
+    hit = RunResult(res.outputs, res.inputs_after, {"q": 4, "vth": 0})
+    _, problems = validate.judge(st, st.variants[0], p, x, hit)
+    assert problems == ("wrote past the end of q: 4 byte(s) of the guard band after it "
+                        "changed",)
+
+
+def test_guard_pattern_is_the_poison() -> None:
+    from harness.gpu import GUARD, guard_pattern
+
+    g32 = guard_pattern(np.dtype(np.int32))
+    assert g32.size == GUARD and g32[:4].tolist() == [0xA5, 0xA5, 0xA5, 0x7F]
+    assert set(guard_pattern(np.dtype(np.int8)).tolist()) == {0xA5}
