@@ -194,8 +194,8 @@ def bench_cmd(
     append: Annotated[bool, typer.Option(help="Append to existing CSVs.")] = False,
     device: DeviceOpt = 0,
 ) -> None:
-    """Time stages (or a named pipeline) over a sweep; one CSV row per point, written as
-    soon as it is measured."""
+    """Time stages (or a named pipeline) over a sweep; one CSV row per point, written at once.
+    """
     families.check_family(family)
     reg = _registry()
     tg = session.targets(reg, stages, with_pipelines=False)
@@ -293,8 +293,9 @@ def run_cmd(
     = False,
     device: DeviceOpt = 0,
 ) -> None:
-    """Run a pipeline as the seed's ./spike_quant_gemm REPEATS BATCH does and print its
-    timing report; outputs are checked against the chained references first."""
+    """Run a pipeline and print the seed's timing report (outputs are checked first).
+
+    As the seed's `./spike_quant_gemm REPEATS BATCH` does."""
     families.check_family(family)
     reg = _registry()
     pipe = reg.pipeline(name)
