@@ -32,6 +32,7 @@ from harness import (
     registry,
     report,
     results,
+    sanitize,
     session,
     timing,
     validate,
@@ -382,16 +383,64 @@ def launch_cmd(
     stage: str,
     variant: Annotated[str, typer.Option()],
     family: Annotated[str, typer.Option()],
-    point: Annotated[str, typer.Option()],
+    point: Annotated[str, typer.Option(help="A point, or a list of points, as JSON.")],
     warmup: Annotated[int, typer.Option()] = 3,
     device: DeviceOpt = 0,
 ) -> None:
-    """The process ncu profiles: warm-up launches, then the one it keeps."""
+    """The process ncu and compute-sanitizer watch: warm-up launches, then the one kept."""
     st = _registry().get(stage)
     v = st.variant(variant)
-    p = json.loads(point)
-    ins = st.make_inputs(np.random.default_rng(0), family, p)
-    session.open_gpu(device).launches(st, v, ins, p, warmup + 1)
+    pts = json.loads(point)
+    runner = session.open_gpu(device)
+    for p in pts if isinstance(pts, list) else [pts]:
+        ins = st.make_inputs(np.random.default_rng(0), family, p)
+        runner.launches(st, v, ins, p, warmup + 1)
+
+
+@app.command("sanitize")
+@cli_errors
+def sanitize_cmd(
+    stages: Stages = None,
+    tool: Annotated[list[str] | None, typer.Option(
+        help="memcheck, racecheck, initcheck, synccheck (repeat; default all).")] = None,
+    family: Annotated[str, typer.Option(help="Input family.")] = "normal",
+    out_file: Annotated[Path | None, typer.Option(
+        "--out", help="Summary CSV (default statistics/<gpu>/sanitizer.csv).")] = None,
+    device: DeviceOpt = 0,
+) -> None:
+    """Run compute-sanitizer over every stage and variant at batch 1 and 3, in_f 1, 5, 130
+    and 3584; exit 1 on any error."""
+    families.check_family(family)
+    reg = _registry()
+    tools = tool or list(sanitize.TOOLS)
+    for t in tools:
+        if t not in sanitize.TOOLS:
+            raise HarnessError(f"unknown sanitizer tool {t!r} (known: "
+                               f"{', '.join(sanitize.TOOLS)})")
+    sanitize.find()
+    jobs = [(st, v, t) for st in reg.select(stages) for v in st.variants for t in tools]
+    dest = out_file or session.sanitizer_path(device)
+    outcomes = []
+    with results.CsvWriter(dest, columns=session.SANITIZER_COLUMNS, require_status=False) as w, \
+            Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                     TimeElapsedColumn(), console=err) as prog:
+        task = prog.add_task("sanitize", total=len(jobs))
+        for st, v, t in jobs:
+            o = sanitize.run(t, st, v, family, device)
+            outcomes.append(o)
+            w.write(session.sanitizer_row(o, device))
+            prog.update(task, advance=1, description=f"{st.name} [{v.name}] {t}")
+    tab = Table("stage", "variant", "tool", "points", "errors", "warnings", "status")
+    for o in outcomes:
+        tab.add_row(o.stage, o.variant, o.tool, str(o.points), str(o.errors), str(o.warnings),
+                    "ok" if o.ok else "FAILED")
+    out.print(tab)
+    for o in outcomes:
+        if not o.ok:
+            err.print(f"{o.stage} [{o.variant}] {o.tool}:\n{o.excerpt}", markup=False)
+    out.print(f"wrote {dest}", markup=False)
+    if any(not o.ok for o in outcomes):
+        raise typer.Exit(1)
 
 
 @app.command("report")

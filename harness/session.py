@@ -271,3 +271,25 @@ def profile(st: Stage, variant: Any, point: dict[str, Any], family: str,
         for r in rows:
             w.write(r)
     return rows
+
+
+SANITIZER_COLUMNS = ("stage", "variant", "tool", "points", "errors", "warnings", "returncode",
+                     "status", "gpu", "git_sha", "timestamp", "command")
+
+
+def sanitizer_path(device: int) -> Path:
+    """``statistics/<gpu>/sanitizer.csv`` for the device (``gpu`` when unnamed)."""
+    from harness.device import gpu_slug, smi_query
+
+    return paths.statistics_dir() / gpu_slug(smi_query(device, "name") or "gpu") / \
+        "sanitizer.csv"
+
+
+def sanitizer_row(o: Any, device: int) -> dict[str, Any]:
+    """One summary row of a sanitizer outcome."""
+    from harness.device import smi_query
+
+    return {"stage": o.stage, "variant": o.variant, "tool": o.tool, "points": o.points,
+            "errors": o.errors, "warnings": o.warnings, "returncode": o.returncode,
+            "status": "ok" if o.ok else "failed", "gpu": smi_query(device, "name"),
+            "git_sha": meta.git_sha(), "timestamp": meta.now(), "command": meta.command_line()}

@@ -11,6 +11,7 @@
 #   sweep-pipeline  the pipeline's sweep and the seed's five summaries (batch 1..65536)
 #   peers-dyn       calibrate, then dynamic_spikes with the torch peers, batch 1..65536
 #   peers-stages    the other stages with the torch peers
+#   sanitize        `harness sanitize` (writes statistics/<gpu>/sanitizer.csv)
 #   ncu-sample  a raw ncu CSV of a few dynamic_spikes launches (for the parser's tests)
 # Everything written under statistics/ is packed into OUTDIR/results.tgz, to be unpacked
 # over the checkout and committed as it came; logs go to OUTDIR/*.log.
@@ -66,6 +67,9 @@ for phase in $phases; do
         find_min_max transform_absmax spike_encode spike_decode dynamic_spikes_reverse \
         compute_scales weight_quantize
       step bench-gemm h bench gemm --peers all --budget 0.5 --sweep batch=1024
+      ;;
+    sanitize)  # compute-sanitizer's four tools over every stage and variant, odd shapes
+      step sanitize h sanitize
       ;;
     ncu-sample)  # raw ncu CSV of a few dynamic_spikes launches: the parser's test fixture
       step ncu-sample ncu --clock-control none --csv --page raw --launch-skip 3 \

@@ -1,0 +1,72 @@
+"""compute-sanitizer: report parsing, the shapes swept, the command line, missing tool."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from harness import sanitize
+from harness.cli import app
+from harness.errors import HarnessError
+
+CLEAN = """========= COMPUTE-SANITIZER
+========= ERROR SUMMARY: 0 errors
+"""
+DIRTY = """========= COMPUTE-SANITIZER
+========= Invalid __global__ write of size 4 bytes
+=========     at dynamic_spikes+0x1a0
+=========     by thread (0,0,0) in block (2,0,0)
+========= ERROR SUMMARY: 1 error
+"""
+RACE = """========= COMPUTE-SANITIZER
+========= Error: Race reported between Write access at dynamic_spikes+0x2f0
+========= RACECHECK SUMMARY: 3 hazards displayed (2 errors, 1 warning)
+"""
+
+
+def test_parse_summaries() -> None:
+    assert sanitize.parse(CLEAN) == (0, 0)
+    assert sanitize.parse(DIRTY) == (1, 0)
+    assert sanitize.parse(RACE) == (2, 1)
+    assert sanitize.parse("Segmentation fault") is None
+
+
+def test_outcome_needs_no_errors_and_a_clean_exit() -> None:
+    ok = sanitize.Outcome("s", "v", "memcheck", 8, 0, 0, 0, "")
+    assert ok.ok
+    assert not sanitize.Outcome("s", "v", "memcheck", 8, 0, 0, 3, "").ok
+    assert not sanitize.Outcome("s", "v", "memcheck", 8, 1, 0, 0, "").ok
+
+
+def test_points_cover_the_odd_shapes(reg) -> None:  # type: ignore[no-untyped-def]
+    st = reg.get("dynamic_spikes")
+    pts = sanitize.points(st, st.variants[0])
+    assert {(p["batch"], p["in_f"]) for p in pts} == {
+        (b, f) for b in (1, 3) for f in (1, 5, 130, 3584)}
+    w = reg.get("weight_quantize")
+    assert {(p["out_f"], p["in_f"]) for p in sanitize.points(w, w.variants[0])} == {
+        (o, f) for o in (1, 3) for f in (1, 5, 130, 3584)}
+
+
+def test_command(reg, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(sanitize.shutil, "which", lambda name: f"/cuda/bin/{name}")
+    st = reg.get("spike_encode")
+    v = st.variant("twos_complement")
+    pts = sanitize.points(st, v)
+    cmd = sanitize.command("racecheck", st, v, pts, "edge", 0)
+    assert cmd[:5] == ["/cuda/bin/compute-sanitizer", "--tool", "racecheck", "--error-exitcode",
+                       "3"]
+    assert json.loads(cmd[cmd.index("--point") + 1]) == pts
+    assert all(p["mode"] == "twos_complement" for p in pts)
+    with pytest.raises(HarnessError, match="unknown sanitizer tool"):
+        sanitize.command("leakcheck", st, v, pts, "edge", 0)
+
+
+def test_missing_sanitizer_is_one_line(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(sanitize.shutil, "which", lambda name: None)
+    res = CliRunner().invoke(app, ["sanitize"])
+    assert res.exit_code == 2
+    assert res.stderr.strip() == ("error: compute-sanitizer not found on PATH: install the "
+                                  "CUDA toolkit's sanitizer or add it to PATH")
