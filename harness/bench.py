@@ -8,7 +8,6 @@ against the reference (``verified``), so a fast wrong kernel cannot produce a nu
 from __future__ import annotations
 
 import json
-import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,7 +20,7 @@ from harness.errors import BadInput, HarnessError
 from harness.plugin import Point, Stage, Variant
 from harness.results import CsvWriter
 from harness.timing import Timing, TimingConfig
-from harness.validate import RunResult, input_problem, judge
+from harness.validate import RunResult, input_problem, judge, point_rng
 
 #: Axes with their own CSV columns; the rest go, as JSON, into ``params``.
 POINT_COLUMNS = ("batch", "in_f", "out_f")
@@ -124,10 +123,7 @@ def select_variants(st: Stage, names: Sequence[str] | None,
 
 
 def _inputs(job: Job, cfg: BenchConfig) -> dict[str, np.ndarray]:
-    key = json.dumps(job.point, sort_keys=True, default=str)
-    rng = np.random.default_rng(
-        [cfg.seed, zlib.crc32(job.stage.name.encode()), zlib.crc32(cfg.family.encode()),
-         zlib.crc32(key.encode())])
+    rng = point_rng(cfg.seed, job.stage.name, cfg.family, job.point)
     return job.stage.make_inputs(rng, cfg.family, job.point)
 
 

@@ -69,6 +69,12 @@ def cli_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+def _progress() -> Progress:
+    """The progress bar of long runs (on stderr, so stdout keeps only the results)."""
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), console=err)
+
+
 def _registry() -> registry.Registry:
     reg = registry.discover()
     for p in reg.problems:
@@ -220,8 +226,7 @@ def bench_cmd(
     total = sum(1 + len(peer_runners) * (j.stage.torch_impl is not None) for j in jobs) + \
         sum(len(pts) for _, pts in pipes)
     try:
-        with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                      TimeElapsedColumn(), console=err) as prog:
+        with _progress() as prog:
             task = prog.add_task("bench", total=total)
             for stream in streams:
                 for row in stream:
@@ -422,8 +427,7 @@ def sanitize_cmd(
     dest = out_file or session.sanitizer_path(device)
     outcomes = []
     with results.CsvWriter(dest, columns=session.SANITIZER_COLUMNS, require_status=False) as w, \
-            Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                     TimeElapsedColumn(), console=err) as prog:
+            _progress() as prog:
         task = prog.add_task("sanitize", total=len(jobs))
         for st, v, t in jobs:
             o = sanitize.run(t, st, v, family, device)

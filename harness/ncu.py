@@ -11,13 +11,13 @@ from __future__ import annotations
 import csv
 import io
 import json
-import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from harness import paths
 from harness.errors import HarnessError
 from harness.plugin import Stage, Variant
 
@@ -61,11 +61,8 @@ class KernelProfile:
 
 def find_ncu() -> str:
     """The ncu executable; a one-line error when it is missing."""
-    exe = shutil.which("ncu")
-    if exe is None:
-        raise HarnessError("ncu (Nsight Compute) not found on PATH: install it or add it "
-                           "to PATH to profile")
-    return exe
+    return paths.executable("ncu", "(Nsight Compute) not found on PATH: install it or add "
+                                   "it to PATH to profile")
 
 
 def parse_raw_csv(text: str) -> list[KernelProfile]:

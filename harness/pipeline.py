@@ -14,10 +14,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from harness.families import check_family
 from harness.plugin import Pipeline, Point
 from harness.results import CsvWriter
 from harness.timing import Timing, summarize
-from harness.validate import CaseResult, case_rng, nonfinite
+from harness.validate import CaseResult, case_rng, nonfinite, point_rng
 
 #: Interval names a pipeline reports, in the seed's order, with the seed's labels.
 LABELS = {
@@ -168,18 +169,11 @@ def bench(pipe: Pipeline, stages: dict[str, Any], runner: PipelineRunner,
           append: bool = False) -> Iterator[dict[str, Any]]:
     """Time each point (repetitions sized to the budget), check its outputs, and write its
     row to ``<pipeline>.csv`` and the seed's summaries before yielding it."""
-    import zlib
-
-    from harness.families import check_family
-
     check_family(family)
     out = PipelineCsv(out_dir, pipe.name, append)
     try:
         for p in points:
-            rng = np.random.default_rng([seed, zlib.crc32(pipe.name.encode()),
-                                         zlib.crc32(family.encode()),
-                                         zlib.crc32(json.dumps(p, sort_keys=True).encode())])
-            ins = pipe.make_inputs(rng, family, p)
+            ins = pipe.make_inputs(point_rng(seed, pipe.name, family, p), family, p)
             if (bad := nonfinite(ins)) is not None:
                 r = row(pipe, p, family, None, meta, "skipped", bad)
                 out.write(r)

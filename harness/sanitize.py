@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
 import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from harness import paths
 from harness.errors import HarnessError
 from harness.plugin import Stage, Variant
 
@@ -31,11 +31,8 @@ _RACE = re.compile(r"RACECHECK SUMMARY:\s*\d+ hazards? displayed \((\d+) errors?
 
 def find() -> str:
     """The compute-sanitizer executable; a one-line error when it is missing."""
-    exe = shutil.which("compute-sanitizer")
-    if exe is None:
-        raise HarnessError("compute-sanitizer not found on PATH: install the CUDA toolkit's "
-                           "sanitizer or add it to PATH")
-    return exe
+    return paths.executable("compute-sanitizer", "not found on PATH: install the CUDA "
+                                                 "toolkit's sanitizer or add it to PATH")
 
 
 def points(stage: Stage, variant: Variant) -> list[dict[str, Any]]:

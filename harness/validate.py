@@ -8,6 +8,7 @@ deliberately wrong outputs, which the validator must reject.
 
 from __future__ import annotations
 
+import json
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -79,6 +80,13 @@ def input_problem(stage: Stage, inputs: Mapping[str, np.ndarray], point: Point) 
     if (bad := nonfinite(inputs)) is not None:
         return bad
     return stage.check_inputs(inputs, point) if stage.check_inputs is not None else None
+
+
+def point_rng(seed: int, name: str, family: str, point: Point) -> np.random.Generator:
+    """A generator fixed by (seed, stage, family, point): a bench point's inputs."""
+    key = json.dumps(dict(point), sort_keys=True, default=str)
+    return np.random.default_rng([seed, zlib.crc32(name.encode()),
+                                  zlib.crc32(family.encode()), zlib.crc32(key.encode())])
 
 
 def case_rng(base_seed: int, stage: str, family: str, case_index: int,

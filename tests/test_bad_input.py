@@ -45,9 +45,8 @@ def test_bad_values(args: list[str], text: str) -> None:
 
 
 def test_profile_without_ncu(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from harness import ncu
 
-    monkeypatch.setattr(ncu.shutil, "which", lambda name: None)
+    monkeypatch.setattr("shutil.which", lambda name: None)
     one_line(runner.invoke(app, ["profile", "dynamic_spikes"]), "ncu (Nsight Compute) not found")
 
 

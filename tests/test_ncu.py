@@ -38,7 +38,7 @@ def test_units_are_converted() -> None:
 
 
 def test_command_line(reg, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(ncu.shutil, "which", lambda name: f"/opt/bin/{name}")
+    monkeypatch.setattr("shutil.which", lambda name: f"/opt/bin/{name}")
     st = reg.get("find_min_max")
     cmd = ncu.command(st, st.variants[0], st.point(batch=16384), "normal", None, "basic", 0)
     assert cmd[:3] == ["/opt/bin/ncu", "--clock-control", "none"]
@@ -52,7 +52,7 @@ def test_command_line(reg, monkeypatch) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_missing_ncu_and_forbidden_counters(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(ncu.shutil, "which", lambda name: None)
+    monkeypatch.setattr("shutil.which", lambda name: None)
     with pytest.raises(HarnessError, match=r"ncu .* not found"):
         ncu.find_ncu()
     with pytest.raises(HarnessError, match="not permitted"):

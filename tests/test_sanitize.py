@@ -51,7 +51,7 @@ def test_points_cover_the_odd_shapes(reg) -> None:  # type: ignore[no-untyped-de
 
 
 def test_command(reg, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(sanitize.shutil, "which", lambda name: f"/cuda/bin/{name}")
+    monkeypatch.setattr("shutil.which", lambda name: f"/cuda/bin/{name}")
     st = reg.get("spike_encode")
     v = st.variant("twos_complement")
     pts = sanitize.points(st, v)
@@ -65,7 +65,7 @@ def test_command(reg, monkeypatch) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_missing_sanitizer_is_one_line(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setattr(sanitize.shutil, "which", lambda name: None)
+    monkeypatch.setattr("shutil.which", lambda name: None)
     res = CliRunner().invoke(app, ["sanitize"])
     assert res.exit_code == 2
     assert res.stderr.strip() == ("error: compute-sanitizer not found on PATH: install the "
