@@ -114,9 +114,14 @@ def select_variants(st: Stage, names: Sequence[str] | None,
             return chosen[:1]
     for key, val in options.items():
         if any(key == k for v in chosen for k, _ in v.pins):
+            try:
+                st.axis(key).parse(str(val))
+            except ValueError as exc:
+                raise BadInput(f"{st.name}: {exc}") from None
             chosen = [v for v in chosen if str(dict(v.pins).get(key)) == str(val)]
             if not chosen:
-                known = ", ".join(str(dict(v.pins).get(key)) for v in st.variants)
+                known = ", ".join(dict.fromkeys(str(dict(v.pins).get(key))
+                                                for v in st.variants))
                 raise BadInput(f"stage {st.name} has no variant with {key}={val} "
                                f"(known: {known})")
     return chosen
@@ -168,6 +173,8 @@ def measure(job: Job, runner: Runner, cfg: BenchConfig, meta: RunMeta) -> dict[s
         if bad:
             return {**row, "status": "failed", "verified": "no", "reason": bad[0][:500]}
         row["verified"] = "yes"
+    if job.stage.bytes_from_outputs is not None and result.outputs:
+        row["bytes"] = int(job.stage.bytes_from_outputs(job.point, result.outputs))
     gbps = row["bytes"] / (t.median_us * 1e-6) / 1e9 if t.median_us > 0 else 0.0
     return {
         **row, "status": "ok",

@@ -73,7 +73,14 @@ class TorchRunner:
     def _result(self, stage: Stage, point: Point, outs: Mapping[str, Any],
                 tins: Mapping[str, Any]) -> RunResult:
         specs = stage.outputs(point)
-        got = {k: outs[k].detach().cpu().numpy().reshape(specs[k][0]) for k in specs}
+        got = {}
+        for k, (shape, dtype) in specs.items():
+            a = outs[k].detach().cpu().numpy()
+            if np.dtype(dtype) == np.uint32 and a.dtype == np.int64:  # torch has no uint32
+                a = a.astype(np.uint32)  # words built in int64 (exact below 2**32)
+            # A stage whose kernel decides an extent (``trim``) returns only that much.
+            got[k] = a if stage.trim is not None and a.size != int(np.prod(shape)) \
+                else a.reshape(shape)
         return RunResult(got, {k: t.detach().cpu().numpy() for k, t in tins.items()})
 
     def run(self, stage: Stage, variant: Variant, inputs: Mapping[str, np.ndarray],

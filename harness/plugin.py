@@ -155,6 +155,12 @@ class Stage(_Parametrised):
     #: The same math in PyTorch, ``torch_impl(torch, tensors, point, variant) -> outputs``:
     #: the ``torch`` and ``torch_compile`` peers. None: the stage has no peers.
     torch_impl: Callable[[Any, Mapping[str, Any], Point, Variant], dict[str, Any]] | None = None
+    #: Outputs whose extent the kernel decides (T planes of a buffer that holds more):
+    #: ``trim(outputs, point)`` returns them cut to what was written, before judging.
+    trim: Callable[[Mapping[str, np.ndarray], Point], dict[str, np.ndarray]] | None = None
+    #: Bytes of a run that depend on the data (T): ``bytes_from_outputs(point, outputs)``;
+    #: a bench row uses it over ``bytes_moved``, which assumes a typical value.
+    bytes_from_outputs: Callable[[Point, Mapping[str, np.ndarray]], int] | None = None
 
     def may_mutate(self, name: str) -> bool:
         """Whether the kernel may overwrite input ``name``."""

@@ -100,6 +100,53 @@ def decode(spikes: np.ndarray, o: int) -> np.ndarray:
     return (acc + o).astype(np.int32)
 
 
+def packed_planes(t_planes: int, mode: str) -> int:
+    """Words per value of the bit-packed layout: T bit planes, plus a sign plane for
+    bidirectional (its planes are in {-1, 0, 1})."""
+    return t_planes + 1 if check_mode(mode) == 1 else t_planes
+
+
+def pack(v: np.ndarray, t_planes: int, mode: str) -> np.ndarray:
+    """Step 3, bit-packed: ``[P, B, ceil(F/32)] uint32``, bit j of word w is value 32w + j
+    (padding bits 0). Unidirectional and twos_complement: plane t holds bit T-1-t of v's
+    T-bit word (plane 0 of twos_complement is the sign bit, worth -2^(T-1)). Bidirectional:
+    planes 0..T-1 hold the bits of |v|, plane T the sign (1 where v < 0)."""
+    m = check_mode(mode)
+    b, f = v.shape
+    w = -(-f // 32)
+    v64 = np.zeros((b, w * 32), dtype=np.int64)
+    v64[:, :f] = v
+    mag = np.abs(v64) if m == 1 else v64 & ((1 << t_planes) - 1)
+    bits = np.empty((packed_planes(t_planes, mode), b, w * 32), dtype=np.uint64)
+    for t in range(t_planes):
+        bits[t] = (mag >> (t_planes - 1 - t)) & 1
+    if m == 1:
+        bits[t_planes] = v64 < 0
+    weights = np.left_shift(np.uint64(1), np.arange(32, dtype=np.uint64))
+    return (bits.reshape(bits.shape[0], b, w, 32) * weights).sum(axis=3).astype(np.uint32)
+
+
+def unpack(packed: np.ndarray, t_planes: int, mode: str, f: int) -> np.ndarray:
+    """The inverse of :func:`pack`: ``v [B, F] int32``."""
+    m = check_mode(mode)
+    shifts = np.arange(32, dtype=np.uint32)
+    bits = ((packed[..., None] >> shifts) & 1).astype(np.int64)
+    bits = bits.reshape(packed.shape[0], packed.shape[1], -1)[:, :, :f]
+    weights = 1 << np.arange(t_planes - 1, -1, -1, dtype=np.int64)
+    acc = np.tensordot(weights, bits[:t_planes], axes=1)
+    if m == 1:
+        acc = np.where(bits[t_planes] == 1, -acc, acc)
+    elif m == 2:
+        acc = acc - 2 * (bits[0] << (t_planes - 1))  # plane 0 is worth -2^(T-1)
+    return acc.astype(np.int32)
+
+
+def plane_bound(k: float, f: int, mode: str) -> int:
+    """An upper bound of T for any finite row of width F (no vth clamp): |q| <= k*F, so
+    |v| <= 2*ceil(k*F), with 2 to spare for vth's float32 rounding."""
+    return planes(2 * int(np.ceil(k * f)) + 2, mode)
+
+
 def representable(v: np.ndarray, t_planes: int, mode: str) -> bool:
     """Whether every ``v`` fits ``T`` planes of the mode."""
     m = check_mode(mode)

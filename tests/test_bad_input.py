@@ -30,7 +30,7 @@ def one_line(res, text: str, code: int = 2) -> None:  # type: ignore[no-untyped-
     (["bench", "--sweep", "in_f=0"], "in_f must be >= 1"),
     (["bench", "dynamic_spikes", "--k", "0"], "k must be >= 1e-30"),
     (["bench", "dynamic_spikes", "--k", "-2"], "k must be >= 1e-30"),
-    (["bench", "spike_encode", "--mode", "ternary"], "no variant with mode=ternary"),
+    (["bench", "spike_encode", "--mode", "ternary"], "unknown mode 'ternary'"),
     (["bench", "transform_absmax", "--mode", "ternary"], "unknown mode 'ternary'"),
     (["bench", "spike_encode", "--sweep", "planes=40"], "planes must be <= 31"),
     (["bench", "nope"], "unknown stage 'nope'"),

@@ -1,0 +1,100 @@
+// Weight path A + B in one pass over w: scale[o, g] = max|w| over group g / 127 and
+// w_q[o, f] = round(w / scale) as int8 in [-127, 127] (0 where the scale is 0).
+// One warp per group, whatever the matrix's shape (tall or wide: the work is the list of
+// O * ceil(F / G) groups). Each warp loads its group into registers (16-byte loads), takes
+// the warp max, and quantises from the registers: w is read from DRAM once.
+//   wq_vec<V>: F % 4 == 0 and G % 4 == 0 and G <= 128 * V (V float4 per lane);
+//              UNROLL groups per warp, all loads issued before the first reduction, so
+//              each warp keeps UNROLL * V * 512 bytes in flight.
+//   wq_any:    any F and G: scalar loads, the group read twice (the second time from L1).
+#ifndef UNROLL
+#define UNROLL 2
+#endif
+
+__device__ __forceinline__ signed char quantise_w(float w, float s) {
+    if (s == 0.0f) return 0;
+    const float r = rintf(__fdiv_rn(w, s));  // half to even, true division (SPEC)
+    return (signed char)fminf(fmaxf(r, -127.0f), 127.0f);
+}
+
+__device__ __forceinline__ float amax4(float4 v) {
+    return fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w)));
+}
+
+template <int V>
+__device__ __forceinline__ void wq_vec(const float* __restrict__ w, int F, int G, long long groups,
+                                       float* __restrict__ scale, signed char* __restrict__ w_q) {
+    const int lane = threadIdx.x & 31;
+    const long long warps = (long long)gridDim.x * (blockDim.x >> 5);
+    const int ng = (F + G - 1) / G;
+    for (long long g0 = ((long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * UNROLL;
+         g0 < groups; g0 += warps * UNROLL) {
+        float4 r[UNROLL][V];
+        long long base[UNROLL];
+        int len[UNROLL];
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+            const long long gid = g0 + u;
+            const long long o = gid / ng;
+            const int g = (int)(gid - o * ng);
+            base[u] = o * F + (long long)g * G;
+            len[u] = gid < groups ? min(G, F - g * G) : 0;  // a multiple of 4
+#pragma unroll
+            for (int j = 0; j < V; ++j) {
+                const int i = 4 * (lane + 32 * j);
+                r[u][j] = i < len[u] ? __ldg(reinterpret_cast<const float4*>(w + base[u] + i))
+                                     : make_float4(0.f, 0.f, 0.f, 0.f);
+            }
+        }
+#pragma unroll
+        for (int u = 0; u < UNROLL; ++u) {
+            if (len[u] == 0) break;  // warp-uniform: past the last group
+            float m = 0.0f;
+#pragma unroll
+            for (int j = 0; j < V; ++j) m = fmaxf(m, amax4(r[u][j]));
+#pragma unroll
+            for (int s = 16; s > 0; s >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, s));
+            const float sc = __fdiv_rn(m, 127.0f);
+            if (lane == 0) scale[g0 + u] = sc;
+#pragma unroll
+            for (int j = 0; j < V; ++j) {
+                const int i = 4 * (lane + 32 * j);
+                if (i < len[u])
+                    *reinterpret_cast<char4*>(w_q + base[u] + i) =
+                        make_char4(quantise_w(r[u][j].x, sc), quantise_w(r[u][j].y, sc),
+                                   quantise_w(r[u][j].z, sc), quantise_w(r[u][j].w, sc));
+            }
+        }
+    }
+}
+
+extern "C" __global__ void wq_vec1(const float* __restrict__ w, int F, int G, long long groups,
+                                   float* __restrict__ scale, signed char* __restrict__ w_q) {
+    wq_vec<1>(w, F, G, groups, scale, w_q);
+}
+
+extern "C" __global__ void wq_vec4(const float* __restrict__ w, int F, int G, long long groups,
+                                   float* __restrict__ scale, signed char* __restrict__ w_q) {
+    wq_vec<4>(w, F, G, groups, scale, w_q);
+}
+
+extern "C" __global__ void wq_any(const float* __restrict__ w, int F, int G, long long groups,
+                                  float* __restrict__ scale, signed char* __restrict__ w_q) {
+    const int lane = threadIdx.x & 31;
+    const long long warps = (long long)gridDim.x * (blockDim.x >> 5);
+    const int ng = (F + G - 1) / G;
+    for (long long gid = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
+         gid < groups; gid += warps) {
+        const long long o = gid / ng;
+        const int g = (int)(gid - o * ng);
+        const float* row = w + o * F;
+        const int end = min((g + 1) * G, F);
+        float m = 0.0f;
+        for (int f = g * G + lane; f < end; f += 32) m = fmaxf(m, fabsf(__ldg(row + f)));
+#pragma unroll
+        for (int s = 16; s > 0; s >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, s));
+        const float sc = __fdiv_rn(m, 127.0f);
+        if (lane == 0) scale[gid] = sc;
+        for (int f = g * G + lane; f < end; f += 32) w_q[o * F + f] = quantise_w(__ldg(row + f), sc);
+    }
+}

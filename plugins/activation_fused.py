@@ -1,0 +1,218 @@
+"""SPEC steps 1-3 fused: ``x -> (vth, spikes, stats = [qmin, qmax, o, T])`` in two kernels
+over x, with the transform decision and ``T`` made on the device (no host round trip), so
+the two launches capture as one CUDA graph.
+
+Bit-identical to the staged path (dynamic_spikes, find_min_max, transform_absmax,
+spike_encode): the row threshold is the same code (``kernels/common/threshold.cuh``). The
+kernel decides ``T``, so the spikes buffer holds :func:`harness.spec.plane_bound` planes and
+only the first ``T`` are written and judged (``trim``). Variants: the three modes, each in
+the int8 layout of SPEC step 3 and in a bit-packed layout (32 values a word; 8x fewer bytes
+than int8 planes in unidirectional and twos_complement, ``8T/(T+1)``x in bidirectional,
+which needs a sign plane).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from harness import families, spec
+from harness.plugin import Axis, Launcher, Point, Stage, Variant
+from harness.tolerance import Exact, RelTol
+
+#: Threads per block; passed to the kernel as -DBLOCK so launch and kernel agree.
+BLOCK = 256
+LAYOUTS = ("int8", "packed")
+#: The int8 layout holds T planes of an int32 v: shifts by T - 1 < 31 stay defined.
+MAX_PLANES = 31
+#: T the byte floor assumes when only the shape is known (the normal family at batch >= 64
+#: gives 6 in every mode; a bench row counts the T its run produced).
+TYPICAL_T = 6
+
+
+def capacity(p: Point) -> int:
+    """Planes the output buffer holds: the largest T a row of this width can need."""
+    return spec.plane_bound(p["k"], p["in_f"], p["mode"])
+
+
+def words(p: Point) -> int:
+    """32-value words per row of the packed layout."""
+    return -(-int(p["in_f"]) // 32)
+
+
+def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
+    """Activations ``x [batch, in_f]`` of the family."""
+    return {"x": families.activations(rng, family, p["batch"], p["in_f"], p["k"])}
+
+
+def outputs(p: Point) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+    """``vth``, ``stats`` and the planes buffer (``capacity`` planes; T of them written)."""
+    b, f = p["batch"], p["in_f"]
+    out = {"vth": ((b,), np.dtype(np.float32)), "stats": ((4,), np.dtype(np.int32))}
+    if p["layout"] == "packed":
+        out["packed"] = ((spec.packed_planes(capacity(p), p["mode"]), b, words(p)),
+                         np.dtype(np.uint32))
+    else:
+        out["spikes"] = ((capacity(p), b, f), np.dtype(np.int8))
+    return out
+
+
+def planes_of(got: Mapping[str, np.ndarray], mode: str) -> int:
+    """The planes a run wrote, from its own ``stats`` (T, plus the bidirectional sign plane
+    in the packed layout)."""
+    t = int(got["stats"][3])
+    return spec.packed_planes(t, mode) if "packed" in got else t
+
+
+def trim(got: Mapping[str, np.ndarray], p: Point) -> dict[str, np.ndarray]:
+    """The part of the outputs the kernel was asked to write: the first T planes."""
+    out = dict(got)
+    name = "packed" if "packed" in got else "spikes"
+    t = planes_of(got, p["mode"])
+    if 0 <= t <= got[name].shape[0]:
+        out[name] = got[name][:t]
+    return out
+
+
+def reference(inputs: Mapping[str, np.ndarray], p: Point, v: Variant,
+              given: Mapping[str, np.ndarray] | None) -> dict[str, np.ndarray]:
+    """The staged chain of SPEC steps 1-3, on the kernel's own float32 ``vth`` when given."""
+    x, mode = inputs["x"], p["mode"]
+    vth64 = spec.threshold64(x, p["k"])
+    vth32 = given["vth"] if given is not None else vth64.astype(np.float32)
+    q = spec.quantise(x, vth32)
+    mm = spec.min_max(q)
+    o = spec.offset(int(mm[0]), int(mm[1]), mode)
+    vq, amax = spec.transform(q, o)
+    t = spec.planes(amax, mode)
+    out = {"vth": vth64, "stats": np.array([mm[0], mm[1], o, t], dtype=np.int32)}
+    if p["layout"] == "packed":
+        out["packed"] = spec.pack(vq, t, mode)
+    else:
+        out["spikes"] = spec.encode(vq, t, mode)
+    return out
+
+
+def check_inputs(inputs: Mapping[str, np.ndarray], p: Point) -> str | None:
+    """A buffer of more than 31 planes would be needed for some row of this width and k."""
+    if capacity(p) > MAX_PLANES:
+        return (f"bad input: k={p['k']} and in_f={p['in_f']} allow |q| up to "
+                f"{p['k'] * p['in_f']:.3g}, more than {MAX_PLANES} planes hold")
+    return None
+
+
+def launch(run: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
+    """Pass 1: one block per row (vth, min/max, the last block decides o and T). Pass 2: one
+    block per row (x again, the planes)."""
+    b, f = int(p["batch"]), int(p["in_f"])
+    run("act_stats", (b, 1, 1), (BLOCK, 1, 1), bufs["x"], bufs["vth"], bufs["stats"],
+        np.int32(b), np.int32(f), np.float32(p["k"]))
+    dest = bufs["packed"] if p["layout"] == "packed" else bufs["spikes"]
+    run("act_encode", (b, 1, 1), (BLOCK, 1, 1), bufs["x"], bufs["vth"], bufs["stats"],
+        np.int32(b), np.int32(f), dest)
+
+
+def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
+    """The activation path as a PyTorch user writes it; T, a shape, is read on the host."""
+    x, mode = t["x"], spec.check_mode(p["mode"])
+    vth = x.abs().sum(dim=1) / x.shape[1] / p["k"]
+    r = torch.round(x / vth[:, None])
+    q = torch.where(vth[:, None] == 0, torch.zeros_like(r), r).to(torch.int32)
+    qmin, qmax = q.min(), q.max()
+    zero = torch.zeros_like(qmin)
+    if mode == 0:
+        o = torch.where(qmin < 0, qmin, zero)
+    else:
+        o = torch.where(qmin >= 0, torch.div(qmax + 1, 2, rounding_mode="floor"), zero)
+    vq = q - o
+    bits = int(vq.abs().max().item()).bit_length()
+    n = bits + 1 if mode == 2 else max(1, bits)
+    shifts = torch.arange(n - 1, -1, -1, device=x.device, dtype=torch.int32).view(-1, 1, 1)
+    if mode == 1:
+        planes = torch.sign(vq) * ((vq.abs() >> shifts) & 1)
+    else:
+        planes = (vq >> shifts) & 1
+    stats = torch.stack([qmin, qmax, o, torch.full_like(qmin, n)])
+    if p["layout"] != "packed":
+        if mode == 2:
+            planes[0] = -planes[0]
+        return {"vth": vth, "spikes": planes.to(torch.int8), "stats": stats}
+    bits_ = planes.abs().to(torch.int64)
+    if mode == 1:
+        bits_ = torch.cat([bits_, (vq < 0).to(torch.int64)[None]])
+    w = words(p)
+    pad = torch.nn.functional.pad(bits_, (0, w * 32 - x.shape[1]))
+    weights = torch.bitwise_left_shift(
+        torch.ones(32, dtype=torch.int64, device=x.device),
+        torch.arange(32, dtype=torch.int64, device=x.device))
+    packed = (pad.view(bits_.shape[0], x.shape[0], w, 32) * weights).sum(dim=3)
+    return {"vth": vth, "packed": packed, "stats": stats}
+
+
+def floor_bytes(p: Point, t: int) -> int:
+    """The activation path's byte floor: x read once, T planes (or packed words) written
+    once, vth written."""
+    b, f = int(p["batch"]), int(p["in_f"])
+    if p["layout"] == "packed":
+        out = 4 * spec.packed_planes(t, p["mode"]) * b * words(p)
+    else:
+        out = t * b * f
+    return 4 * b * f + out + 4 * b
+
+
+def variant(mode: str, layout: str) -> Variant:
+    """The compiled variant of one mode and layout."""
+    name = mode if layout == "int8" else f"packed_{mode}"
+    return Variant(name, (("BLOCK", str(BLOCK)), ("MODE", str(spec.check_mode(mode))),
+                          ("LAYOUT", str(LAYOUTS.index(layout)))),
+                   f"{mode}, {layout} planes", pins=(("mode", mode), ("layout", layout)))
+
+
+STAGE = Stage(
+    name="activation_fused",
+    kernel="activation_fused.cu",
+    entry_points=("act_stats", "act_encode"),
+    description="steps 1-3 fused: x -> vth, T planes, [qmin, qmax, o, T]; T on the device",
+    axes=(
+        Axis("batch", 1024, int, "rows B", minimum=1),
+        Axis("in_f", 3584, int, "columns F", minimum=1),
+        Axis("k", 3.0, float, "threshold divisor (> 0)", minimum=1e-30),
+        Axis("mode", "unidirectional", str, "encoding mode (set by the variant)",
+             choices=spec.MODES),
+        Axis("layout", "int8", str, "int8 planes or bit-packed (set by the variant)",
+             choices=LAYOUTS),
+    ),
+    make_inputs=make_inputs,
+    outputs=outputs,
+    reference=reference,
+    launch=launch,
+    check_inputs=check_inputs,
+    torch_impl=torch_impl,
+    trim=trim,
+    bytes_moved=lambda p: floor_bytes(p, TYPICAL_T),
+    bytes_from_outputs=lambda p, got: floor_bytes(p, int(got["stats"][3])),
+    # |x| and its sum, a division per element (twice: once per pass).
+    flops=lambda p: 4 * p["batch"] * p["in_f"],
+    tolerances={
+        "vth": RelTol(1e-5, "float32 sum of |x| in a different order than the float64 "
+                            "reference: SPEC's rtol 1e-5"),
+        "stats": Exact("integer min, max and decisions: exact"),
+        "spikes": Exact("integer planes, judged on the kernel's own vth (SPEC)"),
+        "packed": Exact("bit-packed planes, judged on the kernel's own vth (SPEC)"),
+    },
+    variants=tuple(variant(m, lay) for lay in LAYOUTS for m in spec.MODES),
+    cases=(
+        {"batch": 1, "in_f": 3584},
+        {"batch": 6, "in_f": 3584},  # the edge family's six row kinds
+        {"batch": 7, "in_f": 5},  # F not a multiple of 4: scalar path, a partial word
+        {"batch": 3, "in_f": 1},
+        {"batch": 13, "in_f": 130},
+        {"batch": 12, "in_f": 4100},  # wider than the register cache
+        {"batch": 2, "in_f": 20003},
+        {"batch": 300, "in_f": 256, "k": 2.5},  # many blocks race for the last ticket
+        {"batch": 64, "in_f": 3584, "k": 4.0},
+    ),
+    default_sweep={"batch": tuple(2**i for i in range(17))},
+)

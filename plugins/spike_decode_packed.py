@@ -1,0 +1,89 @@
+"""SPEC step 4 on activation_fused's bit-packed planes: ``q' = v + o`` from ``[P, B, W]``
+words (``harness.spec.pack``'s layout); the mode is compiled in (``-DMODE``)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from harness import inputs, spec
+from harness.plugin import Axis, Launcher, Point, Stage, Variant
+from harness.tolerance import Exact
+
+BLOCK = 256
+#: v of T planes in an int32 accumulator, as the int8 layout (spike_encode's limit).
+MAX_PLANES = 31
+
+
+def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
+    """The family's rescaled ``v`` in the point's mode, packed, and its ``o``."""
+    v, o = inputs.encodable(rng, family, p["batch"], p["in_f"], p["k"], p["planes"], p["mode"])
+    return {"packed": spec.pack(v, p["planes"], p["mode"]), "o": np.array([o], np.int32)}
+
+
+def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant,
+              given: Mapping[str, np.ndarray] | None) -> dict[str, np.ndarray]:
+    """The unpacked ``v`` plus ``o``."""
+    vals = spec.unpack(ins["packed"], p["planes"], p["mode"], p["in_f"])
+    return {"q": (vals.astype(np.int64) + int(ins["o"][0])).astype(np.int32)}
+
+
+def launch(run: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
+    """One block per row."""
+    b, f = int(p["batch"]), int(p["in_f"])
+    run("spike_decode_packed", (b, 1, 1), (BLOCK, 1, 1), bufs["packed"], np.int32(b),
+        np.int32(f), np.int32(p["planes"]), bufs["o"], bufs["q"])
+
+
+def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
+    """Bits out of the words by shifts, then the weighted sum of the planes."""
+    words, n, m = t["packed"].to(torch.int64), p["planes"], spec.check_mode(p["mode"])
+    shifts = torch.arange(32, device=words.device, dtype=torch.int64)
+    bits = ((words[..., None] >> shifts) & 1).flatten(2)[:, :, : p["in_f"]]
+    w = (2 ** torch.arange(n - 1, -1, -1, device=words.device, dtype=torch.int64)).view(-1, 1, 1)
+    acc = (bits[:n] * w).sum(dim=0)
+    if m == 1:
+        acc = torch.where(bits[n] == 1, -acc, acc)
+    elif m == 2:
+        acc = acc - 2 * (bits[0] << (n - 1))
+    return {"q": (acc + t["o"]).to(torch.int32)}
+
+
+STAGE = Stage(
+    name="spike_decode_packed",
+    kernel="spike_decode_packed.cu",
+    entry_points=("spike_decode_packed",),
+    description="bit-packed planes -> q' = v + o",
+    axes=(
+        Axis("batch", 1024, int, "rows B", minimum=1),
+        Axis("in_f", 3584, int, "columns F", minimum=1),
+        Axis("planes", 6, int, "T, the number of planes", minimum=1, maximum=MAX_PLANES),
+        Axis("k", 3.0, float, "threshold divisor of the step-1 input", minimum=1e-30),
+        Axis("mode", "unidirectional", str, "encoding mode (set by the variant)",
+             choices=spec.MODES),
+    ),
+    make_inputs=make_inputs,
+    outputs=lambda p: {"q": ((p["batch"], p["in_f"]), np.dtype(np.int32))},
+    reference=reference,
+    launch=launch,
+    torch_impl=torch_impl,
+    # The packed words read once (P planes of 4 bytes per 32 values), q' written once.
+    bytes_moved=lambda p: 4 * spec.packed_planes(p["planes"], p["mode"]) * p["batch"]
+    * -(-p["in_f"] // 32) + 4 * p["batch"] * p["in_f"],
+    flops=lambda p: 0,
+    tolerances={"q": Exact("integer sums: exact")},
+    variants=tuple(
+        Variant(m, (("MODE", str(i)), ("BLOCK", str(BLOCK))), f"{m} coding",
+                pins=(("mode", m),))
+        for i, m in enumerate(spec.MODES)
+    ),
+    cases=(
+        {"batch": 1, "in_f": 3584}, {"batch": 6, "in_f": 3584, "planes": 1},
+        {"batch": 7, "in_f": 5, "planes": 3}, {"batch": 3, "in_f": 1, "planes": 2},
+        {"batch": 13, "in_f": 130, "planes": 8}, {"batch": 33, "in_f": 4100, "planes": 12},
+        {"batch": 2, "in_f": 999, "planes": MAX_PLANES},
+    ),
+    default_sweep={"batch": tuple(2**i for i in range(17))},
+)

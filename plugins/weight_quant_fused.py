@@ -1,0 +1,113 @@
+"""Weight path steps A and B in one pass over w: ``scale`` and ``w_q`` from ``w``.
+
+One warp per group whatever the matrix's shape, so tall (18944x3584) and wide (3584x18944)
+matrices are the same list of groups; w is read once and kept in registers between the
+group max and the quantisation. Exactly ``compute_scales`` then ``weight_quantize``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from harness import families, spec
+from harness.plugin import Axis, Launcher, Point, Stage, Variant
+from harness.tolerance import Exact
+
+WARPS = 8  # warps per block of 256 threads
+#: Groups per warp of the vector kernels (kernels/weight_quant_fused.cu, -DUNROLL).
+UNROLL = 2
+#: Resident blocks to aim for: a grid-stride loop over the groups does the rest.
+MAX_BLOCKS = 132 * 8
+
+
+def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
+    """The family's weights ``w [out_f, in_f]``."""
+    return {"w": families.weights(rng, family, p["out_f"], p["in_f"])}
+
+
+def outputs(p: Point) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+    """``scale [out_f, groups] float32`` and ``w_q [out_f, in_f] int8``."""
+    ng = spec.n_groups(p["in_f"], p["group_size"])
+    return {"scale": ((p["out_f"], ng), np.dtype(np.float32)),
+            "w_q": ((p["out_f"], p["in_f"]), np.dtype(np.int8))}
+
+
+def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant,
+              given: Mapping[str, np.ndarray] | None) -> dict[str, np.ndarray]:
+    """SPEC's steps A and B."""
+    s = spec.scales(ins["w"], p["group_size"])
+    return {"scale": s, "w_q": spec.weight_quantize(ins["w"], s, p["group_size"])}
+
+
+def kernel_for(f: int, g: int) -> str:
+    """The entry point for this shape: 16-byte loads when rows and groups are aligned."""
+    if f % 4 == 0 and g % 4 == 0:
+        if g <= 128:
+            return "wq_vec1"
+        if g <= 512:
+            return "wq_vec4"
+    return "wq_any"
+
+
+def launch(run: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
+    """A grid-stride loop of warps over the O * ceil(F / G) groups."""
+    o, f, g = int(p["out_f"]), int(p["in_f"]), int(p["group_size"])
+    groups = o * spec.n_groups(f, g)
+    name = kernel_for(f, g)
+    per_warp = UNROLL if name != "wq_any" else 1
+    blocks = max(1, min(MAX_BLOCKS, -(-groups // (WARPS * per_warp))))
+    run(name, (blocks, 1, 1), (32 * WARPS, 1, 1), bufs["w"], np.int32(f), np.int32(g),
+        np.int64(groups), bufs["scale"], bufs["w_q"])
+
+
+def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
+    """Group max, then divide: by a tensor 127 (a Python 127.0 makes torch multiply by its
+    reciprocal, 1 ulp off SPEC's division), and by the group's scale."""
+    w, g = t["w"], p["group_size"]
+    o, f = w.shape
+    ng = spec.n_groups(f, g)
+    padded = torch.nn.functional.pad(w, (0, ng * g - f)).view(o, ng, g)
+    scale = padded.abs().amax(dim=2) / torch.full((1, 1), 127.0, device=w.device)
+    r = torch.round(padded / scale[:, :, None])
+    wq = torch.where(scale[:, :, None] == 0, torch.zeros_like(r), r).clamp(-127, 127)
+    return {"scale": scale, "w_q": wq.to(torch.int8).view(o, ng * g)[:, :f]}
+
+
+STAGE = Stage(
+    name="weight_quant_fused",
+    kernel="weight_quant_fused.cu",
+    entry_points=("wq_vec1", "wq_vec4", "wq_any"),
+    description="scales and int8 weights in one pass over w",
+    axes=(
+        Axis("out_f", 3584, int, "weight rows O", minimum=1),
+        Axis("in_f", 3584, int, "weight columns F", minimum=1),
+        Axis("group_size", 128, int, "G, columns per scale", minimum=1),
+    ),
+    make_inputs=make_inputs,
+    outputs=outputs,
+    reference=reference,
+    launch=launch,
+    torch_impl=torch_impl,
+    variants=(Variant("default", (("UNROLL", str(UNROLL)),), "one warp per group"),),
+    # The floor: w read once, w_q and the scales written once.
+    bytes_moved=lambda p: 5 * p["out_f"] * p["in_f"]
+    + 4 * p["out_f"] * spec.n_groups(p["in_f"], p["group_size"]),
+    flops=lambda p: 2 * p["out_f"] * p["in_f"],
+    tolerances={
+        "scale": Exact("a max is exact and /127 is one IEEE division on both sides"),
+        "w_q": Exact("one IEEE division and rint per element: exact (SPEC)"),
+    },
+    cases=(
+        {"out_f": 1, "in_f": 3584}, {"out_f": 6, "in_f": 3584}, {"out_f": 7, "in_f": 5},
+        {"out_f": 3, "in_f": 1}, {"out_f": 13, "in_f": 130}, {"out_f": 64, "in_f": 1000},
+        {"out_f": 12, "in_f": 300, "group_size": 7}, {"out_f": 5, "in_f": 64, "group_size": 1},
+        {"out_f": 9, "in_f": 4096, "group_size": 4096},
+        {"out_f": 33, "in_f": 520, "group_size": 256},  # wq_vec4, a short last group
+        {"out_f": 40, "in_f": 1000, "group_size": 100},  # wq_vec1, a short last group
+        {"out_f": 301, "in_f": 3584},  # an odd number of groups: half-used UNROLL
+    ),
+    default_sweep={"out_f": (3584, 18944), "in_f": (3584, 18944)},
+)
