@@ -180,7 +180,7 @@ def measure(job: Job, runner: Runner, cfg: BenchConfig, meta: RunMeta) -> dict[s
         **row, "status": "ok",
         "reason": "" if t.converged else "noise above target when the budget ended",
         "median_us": t.median_us, "p10_us": t.p10_us, "p90_us": t.p90_us,
-        "noise_pct": t.noise_pct, "samples": t.samples, "gbps": gbps,
+        "noise_pct": t.noise_pct, "samples": t.samples, "gbps": gbps, "launch": t.launch,
         "pct_peak": 100.0 * gbps / meta.peak_gbps if meta.peak_gbps else "",
     }
 

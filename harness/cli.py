@@ -188,6 +188,8 @@ def bench_cmd(
     peers: Annotated[str, typer.Option(
         help="PyTorch peers timed beside ours: none, torch, torch_compile, all.")] = "none",
     hot: Annotated[bool, typer.Option(help="Skip the L2 flush before each sample.")] = False,
+    graph: Annotated[bool, typer.Option(
+        help="Capture each point's launches once as a CUDA graph; time its replay.")] = False,
     budget: Annotated[float, typer.Option(min=0.01, help="Seconds of sampling per point.")]
     = 2.0,
     verify: Annotated[bool, typer.Option(help="Check each point against the reference.")]
@@ -211,7 +213,7 @@ def bench_cmd(
     peer_runners = session.open_peers(ses, peers)
     jobs = session.bench_jobs(ses, tg, sweep or [], variant, opts)
     pipes = [(p, session.pipeline_points(p, sweep or [], opts)) for p in tg.pipelines]
-    cfg = session.bench_config(family, seed, budget, hot, verify, ses.on_gpu)
+    cfg = session.bench_config(family, seed, budget, hot, verify, ses.on_gpu, graph)
     dest = session.results_dir(out_dir, ses.slug)
     rows: list[dict[str, Any]] = []
     streams = [session.bench_pipeline(ses, reg, p, pts, family, seed, budget, hot, dest,

@@ -7,6 +7,7 @@ compiled once per (stage, variant, source hash) and cached, outside any timed re
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -40,6 +41,58 @@ def guard_pattern(dtype: np.dtype) -> np.ndarray:
     if dtype.itemsize == 4:
         return np.full(GUARD // 4, POISON32, dtype="<u4").view(np.uint8)
     return np.full(GUARD, POISON8, dtype=np.uint8)
+
+
+def _cuda_driver() -> Any:
+    """cuda-python's driver bindings (PyCUDA has no stream capture); a one-line error when
+    they are missing."""
+    try:
+        from cuda.bindings import driver
+    except ImportError as exc:
+        raise HarnessError("--graph needs cuda-python's driver bindings: "
+                           "pip install cuda-bindings") from exc
+    return driver
+
+
+class Graph:
+    """Launches enqueued by ``record`` on ``stream``, captured once as a CUDA graph.
+
+    The capture uses cuda-python's driver API on PyCUDA's stream handle (same primary
+    context); ``launch`` replays every captured kernel with one ``cuGraphLaunch``.
+    """
+
+    def __init__(self, stream: Any, record: Callable[[], None]) -> None:
+        cu = self._cu = _cuda_driver()
+        self._stream = cu.CUstream(int(stream.handle))
+        self._check(cu.cuStreamBeginCapture(
+            self._stream, cu.CUstreamCaptureMode.CU_STREAM_CAPTURE_MODE_THREAD_LOCAL),
+            "cuStreamBeginCapture")
+        try:
+            record()
+        except BaseException:
+            cu.cuStreamEndCapture(self._stream)
+            raise
+        graph = self._check(cu.cuStreamEndCapture(self._stream), "cuStreamEndCapture")
+        try:
+            self._exe = self._check(cu.cuGraphInstantiate(graph, 0), "cuGraphInstantiate")
+        finally:
+            cu.cuGraphDestroy(graph)
+
+    def _check(self, result: Any, what: str) -> Any:
+        err, *rest = result if isinstance(result, tuple) else (result,)
+        if err != self._cu.CUresult.CUDA_SUCCESS:
+            name = self._cu.cuGetErrorName(err)[1]
+            raise HarnessError(f"CUDA graph capture failed in {what}: "
+                               f"{name.decode() if isinstance(name, bytes) else err}")
+        return rest[0] if rest else None
+
+    def launch(self) -> None:
+        """Replay the graph on the stream (asynchronous)."""
+        self._check(self._cu.cuGraphLaunch(self._exe, self._stream), "cuGraphLaunch")
+
+    def close(self) -> None:
+        """Free the executable graph."""
+        self._cu.cuGraphExecDestroy(self._exe)
 
 
 class _Launcher:
@@ -274,8 +327,16 @@ class GpuRunner:
             for _ in range(cfg.warmup):
                 launch()
             self.stream.synchronize()
-            timing = measure(self._sampler(launch, cfg.cold), cfg)
-            return result, timing
+            if not cfg.graph:
+                return result, measure(self._sampler(launch, cfg.cold), cfg)
+            graph = Graph(self.stream, launch)
+            try:
+                graph.launch()  # the first replay uploads the graph: outside the samples
+                self.stream.synchronize()
+                timing = measure(self._sampler(graph.launch, cfg.cold), cfg)
+            finally:
+                graph.close()
+            return result, dataclasses.replace(timing, launch="graph")
         finally:
             bufs.free()
 

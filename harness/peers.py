@@ -10,6 +10,7 @@ the references.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
@@ -108,8 +109,24 @@ class TorchRunner:
             for _ in range(max(cfg.warmup, 1)):
                 fn(tins)
             self.gpu.stream.synchronize()
-            timing = measure(self.gpu._sampler(lambda: fn(tins), cfg.cold), cfg)
-        return result, timing
+            replay = self._graph(fn, tins) if cfg.graph else None
+            timing = measure(self.gpu._sampler(replay or (lambda: fn(tins)), cfg.cold), cfg)
+        return result, dataclasses.replace(timing, launch="graph" if replay else "stream")
+
+    def _graph(self, fn: Any, tins: Mapping[str, Any]) -> Any:
+        """``fn`` captured as a torch CUDA graph, or None where it cannot be (a host read
+        such as ``.item()`` inside it): the row then says ``launch=stream``."""
+        torch = self.torch
+        g = torch.cuda.CUDAGraph()
+        try:
+            with torch.cuda.graph(g):
+                fn(tins)
+        except Exception:  # torch raises several types for an uncapturable function
+            torch.cuda.synchronize()
+            return None
+        g.replay()
+        self.gpu.stream.synchronize()
+        return g.replay
 
     def is_oom(self, exc: BaseException) -> bool:
         """torch's out-of-memory error."""

@@ -16,7 +16,7 @@ from harness.errors import HarnessError
 
 COLUMNS: tuple[str, ...] = (
     "stage", "backend", "variant", "batch", "in_f", "out_f", "family", "params",
-    "status", "reason", "verified", "l2",
+    "status", "reason", "verified", "l2", "launch",
     "median_us", "p10_us", "p90_us", "noise_pct", "samples",
     "bytes", "flops", "gbps", "pct_peak", "peak_gbps", "speedup_vs_best_peer",
     "kernel_hash", "gpu", "driver", "cuda", "git_sha", "timestamp", "command",

@@ -215,10 +215,12 @@ def bench_pipeline(s: BenchSession, reg: Registry, pipe: Pipeline,
 
 
 def bench_config(family: str, seed: int, budget: float, hot: bool, verify: bool,
-                 on_gpu: bool) -> bench.BenchConfig:
+                 on_gpu: bool, graph: bool = False) -> bench.BenchConfig:
     """Sampling settings (the CPU fallback gets at most half a second a point)."""
+    if graph and not on_gpu:
+        raise BadInput("--graph times CUDA graph replays: it needs the pycuda backend")
     return bench.BenchConfig(family, seed, timing.TimingConfig(
-        budget_s=budget if on_gpu else min(budget, 0.5), cold=not hot), verify)
+        budget_s=budget if on_gpu else min(budget, 0.5), cold=not hot, graph=graph), verify)
 
 
 def results_dir(out_dir: Path | None, slug: str) -> Path:

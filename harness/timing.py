@@ -31,6 +31,8 @@ class TimingConfig:
     budget_s: float = 2.0
     #: Flush L2 before each sample (cold); False times with warm caches (``--hot``).
     cold: bool = True
+    #: Capture the launches once as a CUDA graph and time its replay (``--graph``).
+    graph: bool = False
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,9 @@ class Timing:
     noise_pct: float
     samples: int
     converged: bool
+    #: How the work was launched: ``stream`` (one call per kernel) or ``graph`` (one
+    #: CUDA graph replay).
+    launch: str = "stream"
 
 
 def noise_pct(samples: np.ndarray) -> float:

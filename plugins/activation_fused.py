@@ -130,10 +130,8 @@ def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[s
     bits = int(vq.abs().max().item()).bit_length()
     n = bits + 1 if mode == 2 else max(1, bits)
     shifts = torch.arange(n - 1, -1, -1, device=x.device, dtype=torch.int32).view(-1, 1, 1)
-    if mode == 1:
-        planes = torch.sign(vq) * ((vq.abs() >> shifts) & 1)
-    else:
-        planes = (vq >> shifts) & 1
+    mag = (vq.abs() >> shifts) & 1
+    planes = torch.sign(vq) * mag if mode == 1 else (vq >> shifts) & 1
     stats = torch.stack([qmin, qmax, o, torch.full_like(qmin, n)])
     if p["layout"] != "packed":
         if mode == 2:

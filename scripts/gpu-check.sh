@@ -11,6 +11,9 @@
 #   sweep-pipeline  the pipeline's sweep and the seed's five summaries (batch 1..65536)
 #   peers-dyn       calibrate, then dynamic_spikes with the torch peers, batch 1..65536
 #   peers-stages    the other stages with the torch peers
+#   fused           issue 6: activation_fused and weight_quant_fused beside the peers
+#                   (graph replays at batch 1..64), dynamic_spikes again, ncu of both
+#   regress         pytest-benchmark: save a baseline, then a compare run (fails on >10 %)
 #   sanitize        `harness sanitize` (writes statistics/<gpu>/sanitizer.csv)
 #   ncu-sample  a raw ncu CSV of a few dynamic_spikes launches (for the parser's tests)
 # Everything written under statistics/ is packed into OUTDIR/results.tgz, to be unpacked
@@ -59,7 +62,8 @@ for phase in $phases; do
       ;;
     peers-dyn)  # dynamic_spikes beside the torch peers, the full batch sweep
       step calibrate h calibrate
-      step bench-dyn h bench dynamic_spikes --peers all --budget 0.5 --sweep batch=1..65536
+      step bench-dyn h bench dynamic_spikes --peers all --budget 0.5 \
+        --sweep batch=1,1024,16384,65536
       ;;
     peers-stages)  # every other stage beside the torch peers
       step bench-peers h bench --peers all --budget 0.5 --sweep batch=1,1024,16384,65536 \
@@ -67,6 +71,28 @@ for phase in $phases; do
         find_min_max transform_absmax spike_encode spike_decode dynamic_spikes_reverse \
         compute_scales weight_quantize
       step bench-gemm h bench gemm --peers all --budget 0.5 --sweep batch=1024
+      ;;
+    fused)  # issue 6: the fused activation path and weight quantization beside the peers
+      step calibrate h calibrate
+      step bench-fused h bench activation_fused --variant unidirectional \
+        --variant packed_unidirectional --peers all --k 4 --budget 0.5 \
+        --sweep batch=1,64,1024,16384,65536
+      step bench-fused-graph h bench activation_fused --variant unidirectional --graph \
+        --peers all --k 4 --budget 0.5 --sweep batch=1,8,64 --append
+      step bench-wq h bench weight_quant_fused --peers all --budget 0.5 \
+        --sweep out_f=3584,18944 --sweep in_f=3584,18944
+      step bench-dyn h bench dynamic_spikes --peers all --budget 0.5 \
+        --sweep batch=1,1024,16384,65536
+      step profile-fused h profile activation_fused --batch 65536 --k 4
+      step profile-wq h profile weight_quant_fused --sweep out_f=18944
+      ;;
+    regress)  # pytest-benchmark: a saved baseline, then a compare run that fails on >10 %
+      step bench-save python3 -m pytest -m gpu -p no:cacheprovider tests/bench \
+        --benchmark-enable --benchmark-autosave --benchmark-storage="file://$out/pb"
+      step bench-compare python3 -m pytest -m gpu -p no:cacheprovider tests/bench \
+        --benchmark-enable --benchmark-storage="file://$out/pb" --benchmark-compare \
+        --benchmark-compare-fail=median:10%
+      tar czf "$out/pytest-benchmark.tgz" -C "$out" pb && rm -rf "$out/pb"
       ;;
     sanitize)  # compute-sanitizer's four tools over every stage and variant, odd shapes
       step sanitize h sanitize

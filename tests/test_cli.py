@@ -38,7 +38,8 @@ def test_list_shows_the_stages_and_the_pipeline() -> None:
 
 @pytest.mark.parametrize("args, text", [
     (["bench", "--sweep", "batch="], "bad --sweep 'batch='"),
-    (["bench", "dynamic_spikes", "--sweep", "batch=1..x"], "bad value for dynamic_spikes axis 'batch'"),
+    (["bench", "dynamic_spikes", "--sweep", "batch=1..x"],
+     "bad value for dynamic_spikes axis 'batch'"),
     (["bench", "nope"], "unknown stage 'nope'"),
     (["bench", "--family", "zipf"], "unknown input family 'zipf'"),
     (["bench", "--backend", "cuda"], "unknown backend 'cuda'"),

@@ -119,3 +119,65 @@ def test_event_timing_agrees_with_ncu(reg, gpu_runner, tmp_path, batch: int) -> 
     ncu_us = prof[0]["duration"]
     print(f"batch {batch}: events {row['median_us']:.2f} us, ncu {ncu_us:.2f} us")
     assert abs(row["median_us"] - ncu_us) / ncu_us < 0.05, (row["median_us"], ncu_us)
+
+
+@pytest.mark.parametrize("mode", ("unidirectional", "bidirectional", "twos_complement"))
+def test_fused_activation_path_is_bit_identical_to_the_staged_kernels(
+        reg, gpu_runner, mode: str) -> None:  # type: ignore[no-untyped-def]
+    """activation_fused (both layouts) against dynamic_spikes -> find_min_max ->
+    transform_absmax -> spike_encode run on the same x: the same vth bits, the same
+    [qmin, qmax, o, T], the same planes, and the packed planes decode to the staged q."""
+    from harness import spec
+
+    def run(name: str, variant: str, ins: dict, **at):  # type: ignore[no-untyped-def]
+        st = reg.get(name)
+        v = st.variant(variant)
+        names = {a.name for a in st.axes}
+        p = st.point(v, **{k: val for k, val in at.items() if k in names})
+        return gpu_runner.run(st, v, ins, p).outputs
+
+    fused = reg.get("activation_fused")
+    for fam in ("normal", "llm", "seed", "edge"):
+        for b, f in ((1, 3584), (300, 130), (64, 4100), (7, 5)):
+            at = {"batch": b, "in_f": f, "k": 3.0, "mode": mode}
+            x = fused.make_inputs(np.random.default_rng([b, f]), fam,
+                                  fused.point(fused.variant(mode), **at))["x"]
+            q = run("dynamic_spikes", "default", {"x": x}, **at)
+            mm = run("find_min_max", "default", {"q": q["q"]}, **at)["mm"]
+            tr = run("transform_absmax", "default", {"q": q["q"], "mm": mm}, **at)
+            t = spec.planes(int(tr["amax"][0]), mode)
+            planes = run("spike_encode", mode, {"v": tr["v"]}, planes=t, **at)["spikes"]
+            stats = np.array([mm[0], mm[1], tr["o"][0], t], np.int32)
+            for layout, name in (("int8", mode), ("packed", f"packed_{mode}")):
+                pt = fused.point(fused.variant(name), **at)
+                got = fused.trim(gpu_runner.run(fused, fused.variant(name), {"x": x}, pt)
+                                 .outputs, pt)
+                where = f"{name} {fam} batch={b} in_f={f}"
+                assert got["vth"].tobytes() == q["vth"].tobytes(), where
+                assert np.array_equal(got["stats"], stats), (where, got["stats"], stats)
+                if layout == "int8":
+                    assert np.array_equal(got["spikes"], planes), where
+                else:
+                    qd = run("spike_decode_packed", mode,
+                             {"packed": got["packed"], "o": stats[2:3].copy()},
+                             planes=t, **at)["q"]
+                    assert np.array_equal(qd, q["q"]), where
+
+
+def test_graph_mode_times_one_replay_of_the_stage(reg, gpu_runner) -> None:  # type: ignore[no-untyped-def]
+    """--graph: both activation_fused kernels captured once, replayed per sample; the run
+    read back for checking is still a plain, poisoned launch that validates."""
+    st = reg.get("activation_fused")
+    v = st.variants[0]
+    for batch in (1, 64):
+        p = st.point(v, batch=batch)
+        ins = st.make_inputs(np.random.default_rng(batch), "normal", p)
+        res, t = gpu_runner.time(st, v, {k: a.copy() for k, a in ins.items()}, p,
+                                 TimingConfig(budget_s=0.3, graph=True))
+        comps, problems = validate.judge(st, v, p, ins, res)
+        assert not problems and all(c.ok for c in comps), problems
+        assert t.launch == "graph" and t.median_us > 0
+        s = gpu_runner.time(st, v, ins, p, TimingConfig(budget_s=0.3))[1]
+        print(f"activation_fused batch {batch}: graph replay {t.median_us:.2f} us "
+              f"(noise {t.noise_pct:.2f}%), stream launches {s.median_us:.2f} us "
+              f"(noise {s.noise_pct:.2f}%)")

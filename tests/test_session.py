@@ -30,7 +30,7 @@ def test_validation_overrides_apply_where_the_axis_exists(reg) -> None:  # type:
     assert {c.point["k"] for c in sums[0].cases} == {2.5}
     assert {c.point["group_size"] for c in sums[1].cases} == {7}
     assert all(s.passed == len(s.cases) for s in sums)
-    with pytest.raises(BadInput, match="unknown mode .ternary."):
+    with pytest.raises(BadInput, match=r"unknown mode .ternary."):
         list(session.validation(reg, tg, NumpyRunner(), "all", ["normal"], 1, 0,
                                 {"mode": "ternary"}))
 
