@@ -11,18 +11,19 @@
 #   sweep-pipeline  the pipeline's sweep and the seed's five summaries (batch 1..65536)
 #   peers-dyn       calibrate, then dynamic_spikes with the torch peers, batch 1..65536
 #   peers-stages    the other stages with the torch peers
-#   fused           issue 6: activation_fused and weight_quant_fused beside the peers
-#                   (graph replays at batch 1..64), dynamic_spikes again, ncu of both
+#   fused           issue 6: activation_fused validated, beside the peers (graph replays
+#                   at batch 1, 8, 64), its ncu profile
+#   weights-dyn     weight_quant_fused and dynamic_spikes beside the peers
 #   regress         pytest-benchmark: save a baseline, then a compare run (fails on >10 %)
 #   sanitize        `harness sanitize` (writes statistics/<gpu>/sanitizer.csv)
 #   ncu-sample  a raw ncu CSV of a few dynamic_spikes launches (for the parser's tests)
 # Everything written under statistics/ is packed into OUTDIR/results.tgz, to be unpacked
-# over the checkout and committed as it came; logs go to OUTDIR/*.log.
+# over the checkout and committed as it came; logs go to OUTDIR/logs.tgz.
 set -uo pipefail
 out=${1:?usage: gpu-check.sh OUTDIR [PHASE...]}
 shift
 phases=${*:-validate check sweep-stages sweep-pipeline}
-mkdir -p "$out"
+mkdir -p "$out/logs"  # packed into logs.tgz at the end: at most 8 files come back
 export PYTHONUNBUFFERED=1
 if compgen -G ".whl/*.whl" >/dev/null; then
   python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl || exit 1
@@ -33,12 +34,12 @@ status=0
 step() {  # step NAME CMD...: run, log to OUTDIR/NAME.log, remember a failure
   local name=$1; shift
   echo "=== $name: $*"
-  "$@" 2>&1 | tee "$out/$name.log"
+  "$@" 2>&1 | tee "$out/logs/$name.log"
   local rc=${PIPESTATUS[0]}
   echo "=== $name exit $rc"
   [ "$rc" -eq 0 ] || status=1
 }
-{ nvidia-smi; python3 --version; which ncu compute-sanitizer nvcc; } > "$out/env.log" 2>&1
+{ nvidia-smi; python3 --version; which ncu compute-sanitizer nvcc; } > "$out/logs/env.log" 2>&1
 for phase in $phases; do
   case $phase in
     validate)
@@ -73,18 +74,21 @@ for phase in $phases; do
       step bench-gemm h bench gemm --peers all --budget 0.5 --sweep batch=1024
       ;;
     fused)  # issue 6: the fused activation path and weight quantization beside the peers
-      step calibrate h calibrate
+      step validate-fused h validate activation_fused --record
+      step pytest-fused python3 -m pytest -m gpu -rP -p no:cacheprovider tests/test_gpu.py \
+        -k "fused or graph"
       step bench-fused h bench activation_fused --variant unidirectional \
         --variant packed_unidirectional --peers all --k 4 --budget 0.5 \
         --sweep batch=1,64,1024,16384,65536
       step bench-fused-graph h bench activation_fused --variant unidirectional --graph \
         --peers all --k 4 --budget 0.5 --sweep batch=1,8,64 --append
+      step profile-fused h profile activation_fused --batch 65536 --k 4
+      ;;
+    weights-dyn)  # issue 6: one-pass weight quantization and dynamic_spikes beside the peers
       step bench-wq h bench weight_quant_fused --peers all --budget 0.5 \
         --sweep out_f=3584,18944 --sweep in_f=3584,18944
       step bench-dyn h bench dynamic_spikes --peers all --budget 0.5 \
         --sweep batch=1,1024,16384,65536
-      step profile-fused h profile activation_fused --batch 65536 --k 4
-      step profile-wq h profile weight_quant_fused --sweep out_f=18944
       ;;
     regress)  # pytest-benchmark: a saved baseline, then a compare run that fails on >10 %
       step bench-save python3 -m pytest -m gpu -p no:cacheprovider tests/bench \
@@ -108,5 +112,6 @@ for phase in $phases; do
   esac
 done
 tar czf "$out/results.tgz" statistics
+tar czf "$out/logs.tgz" -C "$out" logs && rm -rf "$out/logs"
 echo "gpu-check: exit $status"
 exit $status
