@@ -167,18 +167,19 @@ def measure(job: Job, runner: Runner, cfg: BenchConfig, meta: RunMeta) -> dict[s
         if runner.is_oom(exc):
             return {**row, "status": "oom", "reason": f"out of memory: {exc}"}
         return {**row, "status": "failed", "reason": f"{type(exc).__name__}: {exc}"}
+    status, reason = "ok", "" if t.converged else "noise above target when the budget ended"
     if cfg.verify and runner.backend != "numpy":
         comps, problems = judge(job.stage, job.variant, job.point, pristine, result)
         bad = list(problems) + [c.describe() for c in comps if not c.ok]
-        if bad:
-            return {**row, "status": "failed", "verified": "no", "reason": bad[0][:500]}
-        row["verified"] = "yes"
-    if job.stage.bytes_from_outputs is not None and result.outputs:
+        # A wrong answer is a failed row; its time stays beside it (a peer that is fast
+        # but wrong is worth seeing), and no speedup is ever computed against it.
+        status, reason = ("failed", bad[0][:500]) if bad else (status, reason)
+        row["verified"] = "no" if bad else "yes"
+    if job.stage.bytes_from_outputs is not None and result.outputs and status == "ok":
         row["bytes"] = int(job.stage.bytes_from_outputs(job.point, result.outputs))
     gbps = row["bytes"] / (t.median_us * 1e-6) / 1e9 if t.median_us > 0 else 0.0
     return {
-        **row, "status": "ok",
-        "reason": "" if t.converged else "noise above target when the budget ended",
+        **row, "status": status, "reason": reason,
         "median_us": t.median_us, "p10_us": t.p10_us, "p90_us": t.p90_us,
         "noise_pct": t.noise_pct, "samples": t.samples, "gbps": gbps, "launch": t.launch,
         "pct_peak": 100.0 * gbps / meta.peak_gbps if meta.peak_gbps else "",

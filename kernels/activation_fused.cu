@@ -1,21 +1,25 @@
 // The activation path fused (SPEC steps 1-3): x -> vth, spikes, and the stats
 // [qmin, qmax, o, T], with the transform decision and T made on the device. Two passes
-// over x, no q in memory, nothing read back by the host, so the pair is capturable as one
+// over x, no q in memory, nothing read back by the host, so the launches capture as one
 // CUDA graph:
-//   act_stats:  a block per row, up to STATS_BLOCKS blocks (rows grid-strided). vth and q exactly as dynamic_spikes computes them
-//               (common/threshold.cuh: same reduction order, same bits); q is only
-//               reduced to the block's min and max, which go to two global words with one
-//               atomic each. The last block to finish (a ticket counter) makes SPEC's
-//               decision 2b and T (2d), writes stats, and resets the words for the next
-//               launch: no init kernel, one launch per pass.
+//   act_stats:  a block per row, up to STATS_BLOCKS blocks (rows grid-strided). vth exactly
+//               as dynamic_spikes computes it (quantise_row's summation order: same bits).
+//               No q is formed: round(x / vth) is monotonic in x, so each thread's
+//               min/max of q is quantise() of its min/max of x (two divisions a row, not
+//               one per value). The block's q range goes to two global words (one atomic
+//               each); the last block to finish (a ticket counter) makes SPEC's decision
+//               2b and T (2d), writes stats, and resets the words for the next launch.
 //   act_encode: one block per row. q recomputed from x and vth[b] (the same division,
 //               hence the same q), v = q - o, and T planes written:
-//               LAYOUT 0: int8 planes [T, B, F], 4 bytes a plane per 4 values;
+//               LAYOUT 0: int8 planes [T, B, F], 4 bytes a plane per 4 values (for T <= 8
+//               the 4 values' bytes sit in one word and each plane is a shift and a mask);
 //               LAYOUT 1: bit-packed planes [P, B, W] uint32, W = ceil(F / 32), bit j of
 //               word w is value 32w + j (padding bits 0). Unidirectional and
 //               twos_complement: P = T planes of the bits (plane 0 of twos_complement is
 //               the sign bit, worth -2^(T-1)); bidirectional: T magnitude planes and a
 //               sign plane (P = T + 1).
+//   act_small:  B <= SMALL_B (batch 1 and a few rows): both passes in one block and one
+//               launch, no atomics; the same per-row code, so the same bits.
 // The module's three __device__ words make it one launch at a time per module (per variant).
 #include "threshold.cuh"
 #include "spikes.cuh"
@@ -23,31 +27,70 @@
 #ifndef LAYOUT
 #define LAYOUT 0
 #endif
+#ifndef SMALL_B
+#define SMALL_B 4
+#endif
 
 __device__ int g_qmin = INT_MAX;
 __device__ int g_qmax = INT_MIN;
 __device__ unsigned int g_ticket = 0;
 
-extern "C" __global__ void __launch_bounds__(BLOCK)
-act_stats(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ stats,
-          int B, int F, float k) {
-    __shared__ float scratch[32];
-    __shared__ int s_lo[32], s_hi[32];
-    __shared__ bool s_last;
-    int lo = INT_MAX, hi = INT_MIN;
-    // Rows grid-strided over at most STATS_BLOCKS blocks: one block per row (v1) made
-    // 65536 blocks queue three same-address atomics each, and pass 1 ran at 60 % of DRAM
-    // peak (ncu, batch 65536).
-    for (int b = blockIdx.x; b < B; b += gridDim.x) {
-        const float t = quantise_row(
-            x + (size_t)b * (size_t)F, F, k, 0.0f, INFINITY, scratch,
-            [&](int, int4 q) {
-                lo = min(lo, min(min(q.x, q.y), min(q.z, q.w)));
-                hi = max(hi, max(max(q.x, q.y), max(q.z, q.w)));
-            },
-            [&](int, int q) { lo = min(lo, q); hi = max(hi, q); });
-        if (threadIdx.x == 0) vth[b] = t;
+// vth of row xr with quantise_row's exact summation order (so the same bits), and the
+// min and max of the values this thread loaded (+inf, -inf when it loaded none).
+__device__ __forceinline__ float row_vth_minmax(const float* __restrict__ xr, int F, float k,
+                                                float* scratch, float& xmin, float& xmax) {
+    const int tid = threadIdx.x;
+    float partial = 0.0f;
+    xmin = INFINITY;
+    xmax = -INFINITY;
+    if ((F & 3) == 0) {
+        const float4* xr4 = reinterpret_cast<const float4*>(xr);
+        const int n4 = F >> 2;
+#pragma unroll
+        for (int j = 0; j < CACHE_VEC; ++j) {
+            const int i = tid + j * BLOCK;
+            const float4 c = i < n4 ? __ldg(xr4 + i) : make_float4(0.f, 0.f, 0.f, 0.f);
+            partial += fabsf(c.x) + fabsf(c.y) + fabsf(c.z) + fabsf(c.w);
+            if (i < n4) {
+                xmin = fminf(xmin, fminf(fminf(c.x, c.y), fminf(c.z, c.w)));
+                xmax = fmaxf(xmax, fmaxf(fmaxf(c.x, c.y), fmaxf(c.z, c.w)));
+            }
+        }
+        for (int i = tid + CACHE_VEC * BLOCK; i < n4; i += BLOCK) {
+            const float4 c = __ldg(xr4 + i);
+            partial += fabsf(c.x) + fabsf(c.y) + fabsf(c.z) + fabsf(c.w);
+            xmin = fminf(xmin, fminf(fminf(c.x, c.y), fminf(c.z, c.w)));
+            xmax = fmaxf(xmax, fmaxf(fmaxf(c.x, c.y), fmaxf(c.z, c.w)));
+        }
+    } else {
+        constexpr int CACHE = CACHE_VEC * 4;
+#pragma unroll
+        for (int j = 0; j < CACHE; ++j) {
+            const int i = tid + j * BLOCK;
+            const float c = i < F ? __ldg(xr + i) : 0.0f;
+            partial += fabsf(c);
+            if (i < F) { xmin = fminf(xmin, c); xmax = fmaxf(xmax, c); }
+        }
+        for (int i = tid + CACHE * BLOCK; i < F; i += BLOCK) {
+            const float c = __ldg(xr + i);
+            partial += fabsf(c);
+            xmin = fminf(xmin, c);
+            xmax = fmaxf(xmax, c);
+        }
     }
+    return row_threshold(partial, F, k, 0.0f, INFINITY, scratch);
+}
+
+// Fold a row's q range into lo/hi: q = quantise(x, t) is monotonic in x.
+__device__ __forceinline__ void fold_row(float xmin, float xmax, float t, int& lo, int& hi) {
+    if (xmin <= xmax) {  // this thread loaded at least one value of the row
+        lo = min(lo, quantise(xmin, t));
+        hi = max(hi, quantise(xmax, t));
+    }
+}
+
+// Block-wide min of lo and max of hi; the result is valid in thread 0.
+__device__ __forceinline__ void block_min_max(int& lo, int& hi, int* s_lo, int* s_hi) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     lo = __reduce_min_sync(0xffffffffu, lo);
     hi = __reduce_max_sync(0xffffffffu, hi);
@@ -57,26 +100,48 @@ act_stats(const float* __restrict__ x, float* __restrict__ vth, int* __restrict_
         const int nw = BLOCK >> 5;
         lo = __reduce_min_sync(0xffffffffu, lane < nw ? s_lo[lane] : INT_MAX);
         hi = __reduce_max_sync(0xffffffffu, lane < nw ? s_hi[lane] : INT_MIN);
-        if (lane == 0) {
-            atomicMin(&g_qmin, lo);
-            atomicMax(&g_qmax, hi);
-            __threadfence();  // the block's atomics land before its ticket
-            s_last = atomicAdd(&g_ticket, 1u) == gridDim.x - 1u;
-        }
+    }
+}
+
+// SPEC 2b (o) and 2d (T, from the integer bit length of amax) into out[0..3].
+__device__ __forceinline__ void decide(int qmin, int qmax, int* out) {
+    int o = 0;
+    if (MODE == 0 && qmin < 0) o = qmin;
+    else if (MODE != 0 && qmin >= 0) o = (qmax + 1) / 2;
+    const long long amax = max(llabs((long long)qmin - o), llabs((long long)qmax - o));
+    const int bits = 64 - __clzll(amax);
+    out[0] = qmin;
+    out[1] = qmax;
+    out[2] = o;
+    out[3] = MODE == 2 ? bits + 1 : max(1, bits);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+act_stats(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ stats,
+          int B, int F, float k) {
+    __shared__ float scratch[32];
+    __shared__ int s_lo[32], s_hi[32];
+    __shared__ bool s_last;
+    int lo = INT_MAX, hi = INT_MIN;
+    // Rows grid-strided over at most STATS_BLOCKS blocks: one block per row (v1) made
+    // 65536 blocks queue three same-address atomics each.
+    for (int b = blockIdx.x; b < B; b += gridDim.x) {
+        float xmin, xmax;
+        const float t = row_vth_minmax(x + (size_t)b * (size_t)F, F, k, scratch, xmin, xmax);
+        fold_row(xmin, xmax, t, lo, hi);
+        if (threadIdx.x == 0) vth[b] = t;
+    }
+    block_min_max(lo, hi, s_lo, s_hi);
+    if (threadIdx.x == 0) {
+        atomicMin(&g_qmin, lo);
+        atomicMax(&g_qmax, hi);
+        __threadfence();  // the block's atomics land before its ticket
+        s_last = atomicAdd(&g_ticket, 1u) == gridDim.x - 1u;
     }
     __syncthreads();
     if (s_last && threadIdx.x == 0) {
         __threadfence();
-        const int qmin = atomicAdd(&g_qmin, 0), qmax = atomicAdd(&g_qmax, 0);
-        int o = 0;  // SPEC 2b
-        if (MODE == 0 && qmin < 0) o = qmin;
-        else if (MODE != 0 && qmin >= 0) o = (qmax + 1) / 2;
-        const long long amax = max(llabs((long long)qmin - o), llabs((long long)qmax - o));
-        const int bits = 64 - __clzll(amax);  // SPEC 2d: integer bit length
-        stats[0] = qmin;
-        stats[1] = qmax;
-        stats[2] = o;
-        stats[3] = MODE == 2 ? bits + 1 : max(1, bits);
+        decide(atomicAdd(&g_qmin, 0), atomicAdd(&g_qmax, 0), stats);
         g_qmin = INT_MAX;  // ready for the next launch
         g_qmax = INT_MIN;
         g_ticket = 0u;
@@ -84,8 +149,35 @@ act_stats(const float* __restrict__ x, float* __restrict__ vth, int* __restrict_
 }
 
 #if LAYOUT == 0
+typedef signed char out_t;
+
 __device__ __forceinline__ void put_planes(signed char* __restrict__ base, size_t plane,
                                            int i, int4 v, int T) {
+    if (T <= 8) {
+        // Every value fits a byte (its low T bits for twos_complement): one word holds the
+        // four, and plane p of all four is (word >> p) & 0x01010101.
+#if MODE == 1
+        const unsigned mag = (unsigned)abs(v.x) | (unsigned)abs(v.y) << 8 |
+                             (unsigned)abs(v.z) << 16 | (unsigned)abs(v.w) << 24;
+        const unsigned neg = (v.x < 0 ? 0xFFu : 0u) | (v.y < 0 ? 0xFF00u : 0u) |
+                             (v.z < 0 ? 0xFF0000u : 0u) | (v.w < 0 ? 0xFF000000u : 0u);
+#else
+        const unsigned mag = (unsigned)(v.x & 0xFF) | (unsigned)(v.y & 0xFF) << 8 |
+                             (unsigned)(v.z & 0xFF) << 16 | (unsigned)(v.w & 0xFF) << 24;
+#endif
+        for (int t = 0; t < T; ++t) {
+            const unsigned bits = (mag >> (T - 1 - t)) & 0x01010101u;
+#if MODE == 1
+            const unsigned s = ((bits * 0xFFu) & neg) | (bits & ~neg);  // -1 is 0xFF
+#elif MODE == 2
+            const unsigned s = t == 0 ? bits * 0xFFu : bits;  // the sign plane carries -1
+#else
+            const unsigned s = bits;
+#endif
+            reinterpret_cast<unsigned*>(base + (size_t)t * plane)[i] = s;
+        }
+        return;
+    }
     for (int t = 0; t < T; ++t) {
         const char4 s = make_char4(spike_plane(v.x, t, T), spike_plane(v.y, t, T),
                                    spike_plane(v.z, t, T), spike_plane(v.w, t, T));
@@ -93,13 +185,10 @@ __device__ __forceinline__ void put_planes(signed char* __restrict__ base, size_
     }
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK)
-act_encode(const float* __restrict__ x, const float* __restrict__ vth,
-           const int* __restrict__ stats, int B, int F, signed char* __restrict__ spikes) {
-    const int b = blockIdx.x;
+// Row b's planes, from x, its vth t and the decision (o, T).
+__device__ __forceinline__ void encode_row(const float* __restrict__ x, float t, int o, int T,
+                                           int B, int F, int b, signed char* __restrict__ spikes) {
     const size_t row = (size_t)b * (size_t)F, plane = (size_t)B * (size_t)F;
-    const float t = __ldg(vth + b);
-    const int o = __ldg(stats + 2), T = __ldg(stats + 3);
     const int tid = threadIdx.x;
     if ((F & 3) == 0) {
         // Every load of the row issued before any store (CACHE_VEC float4 in flight).
@@ -130,6 +219,7 @@ act_encode(const float* __restrict__ x, const float* __restrict__ vth,
     }
 }
 #else
+typedef unsigned out_t;
 #ifndef PACK_UNROLL
 #define PACK_UNROLL 4  // words a warp loads before packing: 512 bytes in flight per warp
 #endif
@@ -143,14 +233,10 @@ __device__ __forceinline__ bool packed_bit(int v, int t, int T) {
 #endif
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK)
-act_encode(const float* __restrict__ x, const float* __restrict__ vth,
-           const int* __restrict__ stats, int B, int F, unsigned* __restrict__ packed) {
-    const int b = blockIdx.x;
+__device__ __forceinline__ void encode_row(const float* __restrict__ x, float t, int o, int T,
+                                           int B, int F, int b, unsigned* __restrict__ packed) {
     const int W = (F + 31) >> 5;
     const size_t row = (size_t)b * (size_t)F, plane = (size_t)B * (size_t)W;
-    const float t = __ldg(vth + b);
-    const int o = __ldg(stats + 2), T = __ldg(stats + 3);
     const int P = MODE == 1 ? T + 1 : T;
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     constexpr int NW = BLOCK >> 5;
@@ -177,3 +263,33 @@ act_encode(const float* __restrict__ x, const float* __restrict__ vth,
     }
 }
 #endif
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+act_encode(const float* __restrict__ x, const float* __restrict__ vth,
+           const int* __restrict__ stats, int B, int F, out_t* __restrict__ out) {
+    const int b = blockIdx.x;
+    encode_row(x, __ldg(vth + b), __ldg(stats + 2), __ldg(stats + 3), B, F, b, out);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+act_small(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ stats,
+          int B, int F, float k, out_t* __restrict__ out) {
+    __shared__ float scratch[32];
+    __shared__ int s_lo[32], s_hi[32], s_stats[4];
+    __shared__ float s_vth[SMALL_B];
+    int lo = INT_MAX, hi = INT_MIN;
+    for (int b = 0; b < B; ++b) {
+        float xmin, xmax;
+        const float t = row_vth_minmax(x + (size_t)b * (size_t)F, F, k, scratch, xmin, xmax);
+        fold_row(xmin, xmax, t, lo, hi);
+        if (threadIdx.x == 0) { vth[b] = t; s_vth[b] = t; }
+    }
+    block_min_max(lo, hi, s_lo, s_hi);
+    if (threadIdx.x == 0) {
+        decide(lo, hi, s_stats);
+        for (int i = 0; i < 4; ++i) stats[i] = s_stats[i];
+    }
+    __syncthreads();
+    const int o = s_stats[2], T = s_stats[3];
+    for (int b = 0; b < B; ++b) encode_row(x, s_vth[b], o, T, B, F, b, out);
+}

@@ -2,7 +2,8 @@
 // w_q[o, f] = round(w / scale) as int8 in [-127, 127] (0 where the scale is 0).
 // One warp per group, whatever the matrix's shape (tall or wide: the work is the list of
 // O * ceil(F / G) groups). Each warp loads its group into registers (16-byte loads), takes
-// the warp max, and quantises from the registers: w is read from DRAM once.
+// the warp max, and quantises from the registers: w is read from DRAM once. Where
+// F % G == 0 a group's offset is its index times G (no 64-bit division per group).
 //   wq_vec<V>: F % 4 == 0 and G % 4 == 0 and G <= 128 * V (V float4 per lane);
 //              UNROLL groups per warp, all loads issued before the first reduction, so
 //              each warp keeps UNROLL * V * 512 bytes in flight.
@@ -11,9 +12,16 @@
 #define UNROLL 2
 #endif
 
-__device__ __forceinline__ signed char quantise_w(float w, float s) {
+// round(w / s) (half to even, SPEC's true division) as int8 in [-127, 127]; 0 where s is 0.
+// inv = 1/s rounded: y = w * inv lies within 2e-5 of w / s (|w / s| <= 127.00001, two
+// roundings of 2^-24), so rint(y) == rint(fl(w / s)) unless y is within 1e-4 of a half;
+// there (a tie included), and for a non-finite y (s so small that inv overflows), the
+// division is done exactly. One multiply instead of a division per value.
+__device__ __forceinline__ signed char quantise_w(float w, float s, float inv) {
     if (s == 0.0f) return 0;
-    const float r = rintf(__fdiv_rn(w, s));  // half to even, true division (SPEC)
+    const float y = w * inv;
+    float r = rintf(y);
+    if (!(fabsf(fabsf(y - r) - 0.5f) > 1e-4f)) r = rintf(__fdiv_rn(w, s));
     return (signed char)fminf(fmaxf(r, -127.0f), 127.0f);
 }
 
@@ -21,7 +29,7 @@ __device__ __forceinline__ float amax4(float4 v) {
     return fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w)));
 }
 
-template <int V>
+template <int V, bool FULL>
 __device__ __forceinline__ void wq_vec(const float* __restrict__ w, int F, int G, long long groups,
                                        float* __restrict__ scale, signed char* __restrict__ w_q) {
     const int lane = threadIdx.x & 31;
@@ -35,10 +43,15 @@ __device__ __forceinline__ void wq_vec(const float* __restrict__ w, int F, int G
 #pragma unroll
         for (int u = 0; u < UNROLL; ++u) {
             const long long gid = g0 + u;
-            const long long o = gid / ng;
-            const int g = (int)(gid - o * ng);
-            base[u] = o * F + (long long)g * G;
-            len[u] = gid < groups ? min(G, F - g * G) : 0;  // a multiple of 4
+            if (FULL) {  // F % G == 0: groups are back to back, no division
+                base[u] = gid * G;
+                len[u] = gid < groups ? G : 0;
+            } else {
+                const long long o = gid / ng;
+                const int g = (int)(gid - o * ng);
+                base[u] = o * F + (long long)g * G;
+                len[u] = gid < groups ? min(G, F - g * G) : 0;  // a multiple of 4
+            }
 #pragma unroll
             for (int j = 0; j < V; ++j) {
                 const int i = 4 * (lane + 32 * j);
@@ -54,15 +67,15 @@ __device__ __forceinline__ void wq_vec(const float* __restrict__ w, int F, int G
             for (int j = 0; j < V; ++j) m = fmaxf(m, amax4(r[u][j]));
 #pragma unroll
             for (int s = 16; s > 0; s >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, s));
-            const float sc = __fdiv_rn(m, 127.0f);
+            const float sc = __fdiv_rn(m, 127.0f), inv = __frcp_rn(sc);
             if (lane == 0) scale[g0 + u] = sc;
 #pragma unroll
             for (int j = 0; j < V; ++j) {
                 const int i = 4 * (lane + 32 * j);
                 if (i < len[u])
                     *reinterpret_cast<char4*>(w_q + base[u] + i) =
-                        make_char4(quantise_w(r[u][j].x, sc), quantise_w(r[u][j].y, sc),
-                                   quantise_w(r[u][j].z, sc), quantise_w(r[u][j].w, sc));
+                        make_char4(quantise_w(r[u][j].x, sc, inv), quantise_w(r[u][j].y, sc, inv),
+                                   quantise_w(r[u][j].z, sc, inv), quantise_w(r[u][j].w, sc, inv));
             }
         }
     }
@@ -70,12 +83,14 @@ __device__ __forceinline__ void wq_vec(const float* __restrict__ w, int F, int G
 
 extern "C" __global__ void wq_vec1(const float* __restrict__ w, int F, int G, long long groups,
                                    float* __restrict__ scale, signed char* __restrict__ w_q) {
-    wq_vec<1>(w, F, G, groups, scale, w_q);
+    if (F % G == 0) wq_vec<1, true>(w, F, G, groups, scale, w_q);
+    else wq_vec<1, false>(w, F, G, groups, scale, w_q);
 }
 
 extern "C" __global__ void wq_vec4(const float* __restrict__ w, int F, int G, long long groups,
                                    float* __restrict__ scale, signed char* __restrict__ w_q) {
-    wq_vec<4>(w, F, G, groups, scale, w_q);
+    if (F % G == 0) wq_vec<4, true>(w, F, G, groups, scale, w_q);
+    else wq_vec<4, false>(w, F, G, groups, scale, w_q);
 }
 
 extern "C" __global__ void wq_any(const float* __restrict__ w, int F, int G, long long groups,
@@ -93,8 +108,9 @@ extern "C" __global__ void wq_any(const float* __restrict__ w, int F, int G, lon
         for (int f = g * G + lane; f < end; f += 32) m = fmaxf(m, fabsf(__ldg(row + f)));
 #pragma unroll
         for (int s = 16; s > 0; s >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, s));
-        const float sc = __fdiv_rn(m, 127.0f);
+        const float sc = __fdiv_rn(m, 127.0f), inv = __frcp_rn(sc);
         if (lane == 0) scale[gid] = sc;
-        for (int f = g * G + lane; f < end; f += 32) w_q[o * F + f] = quantise_w(__ldg(row + f), sc);
+        for (int f = g * G + lane; f < end; f += 32)
+            w_q[o * F + f] = quantise_w(__ldg(row + f), sc, inv);
     }
 }

@@ -28,6 +28,8 @@ LAYOUTS = ("int8", "packed")
 #: Blocks of pass 1 (rows grid-strided over them): few enough that their three atomics
 #: each stay cheap, many enough to fill the GPU (8 rows a block at batch 65536).
 STATS_BLOCKS = 8192
+#: Batches up to this run both passes in one block and one launch (kernel's -DSMALL_B).
+SMALL_B = 4
 #: The int8 layout holds T planes of an int32 v: shifts by T - 1 < 31 stay defined.
 MAX_PLANES = 31
 #: T the byte floor assumes when only the shape is known (the normal family at batch >= 64
@@ -107,12 +109,17 @@ def check_inputs(inputs: Mapping[str, np.ndarray], p: Point) -> str | None:
 
 
 def launch(run: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
-    """Pass 1: a block per row, up to STATS_BLOCKS blocks (vth, min/max; the last block
-    decides o and T). Pass 2: one block per row (x again, the planes)."""
+    """Up to SMALL_B rows: one block, one launch. Otherwise pass 1: a block per row, up to
+    STATS_BLOCKS blocks (vth, q's range; the last block decides o and T), and pass 2: one
+    block per row (x again, the planes)."""
     b, f = int(p["batch"]), int(p["in_f"])
+    dest = bufs["packed"] if p["layout"] == "packed" else bufs["spikes"]
+    if b <= SMALL_B:
+        run("act_small", (1, 1, 1), (BLOCK, 1, 1), bufs["x"], bufs["vth"], bufs["stats"],
+            np.int32(b), np.int32(f), np.float32(p["k"]), dest)
+        return
     run("act_stats", (min(b, STATS_BLOCKS), 1, 1), (BLOCK, 1, 1), bufs["x"], bufs["vth"],
         bufs["stats"], np.int32(b), np.int32(f), np.float32(p["k"]))
-    dest = bufs["packed"] if p["layout"] == "packed" else bufs["spikes"]
     run("act_encode", (b, 1, 1), (BLOCK, 1, 1), bufs["x"], bufs["vth"], bufs["stats"],
         np.int32(b), np.int32(f), dest)
 
@@ -166,7 +173,8 @@ def floor_bytes(p: Point, t: int) -> int:
 def variant(mode: str, layout: str) -> Variant:
     """The compiled variant of one mode and layout."""
     name = mode if layout == "int8" else f"packed_{mode}"
-    return Variant(name, (("BLOCK", str(BLOCK)), ("MODE", str(spec.check_mode(mode))),
+    return Variant(name, (("BLOCK", str(BLOCK)), ("SMALL_B", str(SMALL_B)),
+                          ("MODE", str(spec.check_mode(mode))),
                           ("LAYOUT", str(LAYOUTS.index(layout)))),
                    f"{mode}, {layout} planes", pins=(("mode", mode), ("layout", layout)))
 
@@ -174,7 +182,7 @@ def variant(mode: str, layout: str) -> Variant:
 STAGE = Stage(
     name="activation_fused",
     kernel="activation_fused.cu",
-    entry_points=("act_stats", "act_encode"),
+    entry_points=("act_stats", "act_encode", "act_small"),
     description="steps 1-3 fused: x -> vth, T planes, [qmin, qmax, o, T]; T on the device",
     axes=(
         Axis("batch", 1024, int, "rows B", minimum=1),
@@ -208,7 +216,9 @@ STAGE = Stage(
         {"batch": 1, "in_f": 3584},
         {"batch": 6, "in_f": 3584},  # the edge family's six row kinds
         {"batch": 7, "in_f": 5},  # F not a multiple of 4: scalar path, a partial word
-        {"batch": 3, "in_f": 1},
+        {"batch": 3, "in_f": 1},  # act_small, as batch 1
+        {"batch": 4, "in_f": 4100},  # act_small at its largest, wider than the cache
+        {"batch": 5, "in_f": 3584, "k": 0.5},  # the two-pass path at its smallest, T <= 8
         {"batch": 13, "in_f": 130},
         {"batch": 12, "in_f": 4100},  # wider than the register cache
         {"batch": 2, "in_f": 20003},

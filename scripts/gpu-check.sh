@@ -14,6 +14,7 @@
 #   fused           issue 6: activation_fused validated, beside the peers (graph replays
 #                   at batch 1, 8, 64), its ncu profile
 #   weights-dyn     weight_quant_fused and dynamic_spikes beside the peers
+#   final           the v3 fused kernels: validated, the target points beside the peers
 #   regress         pytest-benchmark: save a baseline, then a compare run (fails on >10 %)
 #   sanitize        `harness sanitize` (writes statistics/<gpu>/sanitizer.csv)
 #   ncu-sample  a raw ncu CSV of a few dynamic_spikes launches (for the parser's tests)
@@ -89,6 +90,22 @@ for phase in $phases; do
         --sweep out_f=3584,18944 --sweep in_f=3584,18944
       step bench-dyn h bench dynamic_spikes --peers all --budget 0.5 \
         --sweep batch=1,1024,16384,65536
+      ;;
+    final)  # issue 6, v3 kernels: validate them, then the target points beside the peers
+      step validate-v3 h validate activation_fused weight_quant_fused --record
+      step pytest-fused python3 -m pytest -m gpu -rP -p no:cacheprovider tests/test_gpu.py \
+        -k "fused or graph"
+      step bench-fused h bench activation_fused --variant unidirectional --peers all --k 4 \
+        --budget 0.5 --sweep batch=1,1024,65536
+      step bench-fused-graph h bench activation_fused --variant unidirectional --graph \
+        --peers all --k 4 --budget 0.5 --sweep batch=1,8,64 --append
+      step bench-packed h bench activation_fused --variant packed_unidirectional --k 4 \
+        --budget 0.5 --sweep batch=1,65536 --append
+      step bench-wq h bench weight_quant_fused --peers all --budget 0.5 \
+        --sweep out_f=3584,18944 --sweep in_f=3584
+      step bench-wq-wide h bench weight_quant_fused --peers all --budget 0.5 \
+        --sweep out_f=3584 --sweep in_f=18944 --append
+      step profile-fused h profile activation_fused --batch 65536 --k 4
       ;;
     regress)  # pytest-benchmark: a saved baseline, then a compare run that fails on >10 %
       step bench-save python3 -m pytest -m gpu -p no:cacheprovider tests/bench \

@@ -63,13 +63,15 @@ def test_ok_row_derives_bandwidth_from_declared_bytes(jobs) -> None:  # type: ig
     assert row["kernel_hash"] and row["git_sha"] == "abc" and row["l2"] == "cold"
 
 
-def test_wrong_output_is_a_failed_row_without_a_time(jobs) -> None:  # type: ignore[no-untyped-def]
+def test_wrong_output_is_a_failed_row_that_keeps_its_time(jobs) -> None:  # type: ignore[no-untyped-def]
     def off(outs: dict) -> None:
         outs["q"][0, 0] += 1
 
     row = bench.measure(jobs[0], FakeGpu(off), FAST, META)
     assert row["status"] == "failed" and row["verified"] == "no"
-    assert "q: FAILED" in row["reason"] and "median_us" not in row
+    assert "q: FAILED" in row["reason"] and row["median_us"] > 0
+    ok = bench.measure(jobs[0], FakeGpu(), FAST, META)
+    assert bench.speedup(ok, [row]) == ""  # never a speedup against a wrong answer
 
 
 def test_oom_and_errors_become_statuses(jobs) -> None:  # type: ignore[no-untyped-def]
