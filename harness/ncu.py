@@ -8,6 +8,7 @@ keeps only the stage's own kernels by name. The clocks are left alone
 
 from __future__ import annotations
 
+import collections
 import csv
 import io
 import json
@@ -84,12 +85,25 @@ def parse_raw_csv(text: str) -> list[KernelProfile]:
     return out
 
 
+def launched_kernels(stage: Stage, variant: Variant, point: dict[str, Any]) -> list[str]:
+    """The kernels one call of the stage's ``launch`` enqueues at this point, in order (a
+    stage may pick among its entry points by shape): what ncu must skip and count."""
+    names: list[str] = []
+
+    def record(name: str, grid: Any, block: Any, *args: Any, shared: int = 0) -> None:
+        names.append(name)
+
+    stage.launch(record, collections.defaultdict(int), point, variant)
+    return names
+
+
 def command(stage: Stage, variant: Variant, point: dict[str, Any], family: str,
             metrics: Sequence[str] | None, section_set: str | None, device: int,
             python: str = sys.executable) -> list[str]:
     """The ncu command line profiling one launch of the stage variant at the point."""
-    kernels = "|".join(stage.entry_points)
-    n = len(stage.entry_points)
+    launched = launched_kernels(stage, variant, point)
+    kernels = "|".join(dict.fromkeys(launched))
+    n = len(launched)
     cmd = [find_ncu(), "--clock-control", "none", "--csv", "--page", "raw",
            "-k", f"regex:^({kernels})$", "--launch-skip", str(WARMUP * n),
            "--launch-count", str(n)]

@@ -57,3 +57,19 @@ def test_missing_ncu_and_forbidden_counters(monkeypatch) -> None:  # type: ignor
         ncu.find_ncu()
     with pytest.raises(HarnessError, match="not permitted"):
         ncu.run(["sh", "-c", "echo '==ERROR== ERR_NVGPUCTRPERM - no access'; exit 1"])
+
+
+def test_command_counts_the_kernels_one_launch_enqueues(reg, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A stage picks among its entry points by shape: ncu skips and counts what one call
+    launches, not every entry point."""
+    monkeypatch.setattr(ncu, "find_ncu", lambda: "ncu")
+    fused = reg.get("activation_fused")
+    v = fused.variants[0]
+    assert ncu.launched_kernels(fused, v, fused.point(v, batch=1)) == ["act_small"]
+    big = fused.point(v, batch=65536)
+    assert ncu.launched_kernels(fused, v, big) == ["act_stats", "act_encode"]
+    cmd = ncu.command(fused, v, big, "normal", None, None, 0)
+    assert cmd[cmd.index("-k") + 1] == "regex:^(act_stats|act_encode)$"
+    assert cmd[cmd.index("--launch-count") + 1] == "2"
+    wq = reg.get("weight_quant_fused")
+    assert ncu.launched_kernels(wq, wq.variants[0], wq.point(out_f=18944)) == ["wq_vec1"]
