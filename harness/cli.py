@@ -453,17 +453,25 @@ def sanitize_cmd(
 @cli_errors
 def report_cmd(
     folder: Annotated[Path, typer.Argument(help="A results folder, e.g. statistics/h200.")],
-    batch: Annotated[int, typer.Option(help="Batch of the table's rows.")] = 16384,
+    batch: Annotated[list[int] | None, typer.Option(
+        help="Batch of the table's rows (repeat for more; default 16384).")] = None,
+    out_f: Annotated[int | None, typer.Option(
+        help="out_f of the weight stages' rows (default 18944; 0: every row).")] = None,
+    stage: Annotated[list[str] | None, typer.Option(
+        help="Only these stages' rows (repeat).")] = None,
     readme: Annotated[Path | None, typer.Option(
-        help="Write the table into this README's results block.")] = None,
+        help="Write the table into this README's block.")] = None,
+    block: Annotated[str, typer.Option(help="The README block: <!-- BLOCK:begin -->.")]
+    = "results",
 ) -> None:
     """Draw the folder's plots (PNG, under <folder>/plots/) and print its results table."""
     for p in report.plots(folder):
         out.print(f"wrote {p}", markup=False)
-    text = report.table(folder, batch)
+    text = report.table(folder, batch or [16384], None if out_f == 0 else out_f or 18944,
+                        stage)
     out.print(text, markup=False)
     if readme is not None:
-        report.update_readme(readme, text)
+        report.update_readme(readme, text, block)
         out.print(f"updated {readme}", markup=False)
 
 

@@ -13,7 +13,6 @@ from pathlib import Path
 from harness import pipeline, results
 from harness.errors import HarnessError
 
-BEGIN, END = "<!-- results:begin -->", "<!-- results:end -->"
 
 
 def _f(v: str) -> float | None:
@@ -28,7 +27,8 @@ def _stage_files(folder: Path) -> list[Path]:
     for p in sorted(folder.glob("*.csv")):
         with p.open() as f:
             head = f.readline().strip().split(",")
-        if tuple(head) == results.COLUMNS:
+        # Stage CSVs written before a column was added (``launch``) still count.
+        if set(results.COLUMNS) - {"launch"} <= set(head):
             out.append(p)
     return out
 
@@ -113,31 +113,42 @@ def plots(folder: Path) -> list[Path]:
     return written
 
 
-def table(folder: Path, batch: int = 16384, out_f: int = 18944) -> str:
-    """A Markdown table of every stage CSV at one batch (or out_f for weight stages)."""
-    lines = ["| stage | backend | variant | point | median µs | noise | GB/s | % of peak |",
-             "|---|---|---|---|---|---|---|---|"]
+def table(folder: Path, batches: Sequence[int] = (16384,), out_f: int | None = 18944,
+          stages: Sequence[str] | None = None) -> str:
+    """A Markdown table of the stage CSVs at some batches (weight stages: at ``out_f``, or
+    every row when it is None). A failed row keeps its time, marked with its status."""
+    lines = ["| stage | backend | variant | point | launch | median µs | noise | GB/s "
+             "| % of peak | vs best peer | status |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for path in _stage_files(Path(folder)):
-        rows = [r for r in results.read_rows(path) if r["status"] == "ok"]
+        if stages and path.stem not in stages:
+            continue
+        rows = [r for r in results.read_rows(path) if r["status"] in ("ok", "failed")
+                and _f(r.get("median_us", "")) is not None]
         xa = _x_axis(rows) if rows else "batch"
-        want = str(batch if xa == "batch" else out_f)
+        wanted = {str(b) for b in batches} if xa == "batch" else \
+            ({str(out_f)} if out_f is not None else None)
         for r in rows:
-            if r[xa] != want:
+            if wanted is not None and r[xa] not in wanted:
                 continue
-            pct = _f(r["pct_peak"])
+            pct, gbps, sp = _f(r["pct_peak"]), _f(r["gbps"]), _f(r["speedup_vs_best_peer"])
             lines.append(
                 f"| {r['stage']} | {r['backend']} | {r['variant']} | {xa}={r[xa]} "
-                f"in_f={r['in_f']} | {float(r['median_us']):.2f} | "
-                f"{float(r['noise_pct']):.2f} % | {float(r['gbps']):.0f} | "
-                f"{'-' if pct is None else f'{pct:.1f}'} |")
+                f"in_f={r['in_f']} | {r.get('launch') or 'stream'} | "
+                f"{float(r['median_us']):.2f} | {float(r['noise_pct']):.2f} % | "
+                f"{'-' if gbps is None else f'{gbps:.0f}'} | "
+                f"{'-' if pct is None else f'{pct:.1f}'} | "
+                f"{'-' if sp is None else f'{sp:.2f}x'} | {r['status']} |")
     return "\n".join(lines)
 
 
-def update_readme(readme: Path, text: str) -> None:
-    """Replace the block between the results markers of the README with ``text``."""
+def update_readme(readme: Path, text: str, block: str = "results") -> None:
+    """Replace the block between ``<!-- BLOCK:begin -->`` and ``<!-- BLOCK:end -->`` of the
+    README with ``text``."""
+    begin, end = f"<!-- {block}:begin -->", f"<!-- {block}:end -->"
     s = readme.read_text()
-    if BEGIN not in s or END not in s:
-        raise HarnessError(f"{readme} has no {BEGIN} ... {END} block")
-    head, rest = s.split(BEGIN, 1)
-    _, tail = rest.split(END, 1)
-    readme.write_text(f"{head}{BEGIN}\n{text}\n{END}{tail}")
+    if begin not in s or end not in s:
+        raise HarnessError(f"{readme} has no {begin} ... {end} block")
+    head, rest = s.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    readme.write_text(f"{head}{begin}\n{text}\n{end}{tail}")

@@ -23,14 +23,23 @@ def test_plots_and_table(tmp_path: Path) -> None:
     assert all(p.stat().st_size > 10_000 for p in written)
     table = report.table(tmp_path)
     assert table.startswith("| stage | backend |")
-    assert "| dynamic_spikes | pycuda | default | batch=16384 in_f=3584 |" in table
+    assert "| dynamic_spikes | pycuda | default | batch=16384 in_f=3584 | stream |" in table
+    fused = report.table(tmp_path, [1, 65536], None, ["activation_fused", "weight_quant_fused"])
+    lines = fused.splitlines()[2:]
+    assert lines and all(ln.startswith(("| activation_fused", "| weight_quant_fused"))
+                         for ln in lines)
+    assert any("| graph |" in ln for ln in lines)  # --graph rows say so
+    # a peer that ran but got the answer wrong keeps its time, marked failed
+    assert any(ln.endswith("| failed |") and "torch_compile" in ln for ln in lines)
 
 
 def test_readme_block_is_replaced(tmp_path: Path) -> None:
     r = tmp_path / "README.md"
-    r.write_text(f"head\n{report.BEGIN}\nold\n{report.END}\ntail\n")
+    begin, end = "<!-- results:begin -->", "<!-- results:end -->"
+    r.write_text(f"head\n{begin}\nold\n{end}\n<!-- b:begin -->\nx\n<!-- b:end -->\n")
     report.update_readme(r, "new")
-    assert r.read_text() == f"head\n{report.BEGIN}\nnew\n{report.END}\ntail\n"
+    report.update_readme(r, "y", "b")
+    assert r.read_text() == f"head\n{begin}\nnew\n{end}\n<!-- b:begin -->\ny\n<!-- b:end -->\n"
     r.write_text("no markers")
     with pytest.raises(HarnessError, match="no <!-- results:begin -->"):
         report.update_readme(r, "x")
