@@ -14,7 +14,6 @@ from harness import pipeline, results
 from harness.errors import HarnessError
 
 
-
 def _f(v: str) -> float | None:
     try:
         return float(v)
