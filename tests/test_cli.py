@@ -51,6 +51,8 @@ def test_list_shows_the_stages_and_the_pipeline() -> None:
     (["bench", "spike_quant_gemm", "--backend", "numpy"], "needs a GPU"),
     (["bench", "--mode", "ternary"], "unknown mode 'ternary'"),
     (["bench", "compute_scales", "--sweep", "batch=1"], "no selected stage has an axis"),
+    (["bench", "dynamic_spikes", "--graph", "--backend", "numpy"],
+     "--graph times CUDA graph replays"),
 ])
 def test_bad_input_is_one_line_exit_2(args: list[str], text: str) -> None:
     one_line_error(run(*args), text)

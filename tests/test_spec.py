@@ -108,3 +108,39 @@ def test_reverse_and_gemm64() -> None:
     out = spec.gemm64(np.array([[1.0, 2.0]], np.float32), np.array([[2, -1]], np.int8),
                       np.array([[0.5]], np.float32), np.array([0.25], np.float32), 2)
     assert out.tolist() == [[0.25]]  # (1*2 + 2*-1) * 0.5 + 0.25
+
+
+@pytest.mark.parametrize("mode", spec.MODES)
+@settings(max_examples=60, deadline=None)
+@given(data=hst.data())
+def test_packed_layout_round_trips(mode: str, data: hst.DataObject) -> None:
+    """pack -> unpack gives v back for any T and width (partial last words included), and
+    the words are T bits a value (T + 1 in bidirectional)."""
+    t = data.draw(hst.integers(1, 31), label="T")
+    m = spec.check_mode(mode)
+    hi = (1 << (t - 1)) - 1 if m == 2 else (1 << t) - 1
+    lo = 0 if m == 0 else (-(1 << (t - 1)) if m == 2 else -hi)
+    b, f = data.draw(hst.integers(1, 4)), data.draw(hst.integers(1, 70))
+    v = np.array(data.draw(hst.lists(hst.integers(lo, hi), min_size=b * f, max_size=b * f)),
+                 dtype=np.int32).reshape(b, f)
+    packed = spec.pack(v, t, mode)
+    assert packed.dtype == np.uint32
+    assert packed.shape == (spec.packed_planes(t, mode), b, -(-f // 32))
+    assert np.array_equal(spec.unpack(packed, t, mode, f), v)
+    # the same values as the int8 planes, bit for bit
+    planes = spec.encode(v, t, mode)
+    bit = (packed[:t, :, 0] & 1).astype(np.int64)  # value 0 of each row
+    assert np.array_equal(np.abs(planes[:, :, 0]), bit)
+
+
+def test_plane_bound_covers_the_widest_row() -> None:
+    """A row with one non-zero value reaches |q| = k*F; the bound must hold it."""
+    for f, k, mode in ((3584, 3.0, "unidirectional"), (5, 0.5, "twos_complement"),
+                       (1, 3.0, "bidirectional")):
+        x = np.zeros((1, f), np.float32)
+        x[0, 0] = -1.0
+        _, q = spec.dynamic_spikes(x, k)
+        mm = spec.min_max(q)
+        o = spec.offset(int(mm[0]), int(mm[1]), mode)
+        _, amax = spec.transform(q, o)
+        assert spec.planes(amax, mode) <= spec.plane_bound(k, f, mode)

@@ -171,3 +171,37 @@ def test_guard_pattern_is_the_poison() -> None:
     g32 = guard_pattern(np.dtype(np.int32))
     assert g32.size == GUARD and g32[:4].tolist() == [0xA5, 0xA5, 0xA5, 0x7F]
     assert set(guard_pattern(np.dtype(np.int8)).tolist()) == {0xA5}
+
+
+class Padded:
+    """activation_fused as the GPU leaves it: the reference's T planes at the start of a
+    capacity-sized buffer whose other planes keep the poison; then ``corrupt``."""
+
+    def __init__(self, corrupt: Corrupt) -> None:
+        self.corrupt = corrupt
+
+    def run(self, stage, variant, inputs, point) -> RunResult:  # type: ignore[no-untyped-def]
+        outs = dict(NumpyRunner().run(stage, variant, inputs, point).outputs)
+        shape, dtype = stage.outputs(point)["spikes"]
+        buf = np.full(shape, -91, dtype=dtype)  # POISON8 as int8
+        buf[: outs["spikes"].shape[0]] = outs["spikes"]
+        outs["spikes"] = buf
+        self.corrupt(outs, inputs)
+        return RunResult(outs, {k: v.copy() for k, v in inputs.items()})
+
+
+@pytest.mark.parametrize("corrupt, ok, text", [
+    (lambda o, a: None, True, ""),
+    (lambda o, a: o["stats"].__setitem__(3, o["stats"][3] + 1), False, "stats: FAILED"),
+    (lambda o, a: o["spikes"].__setitem__((0, 0, 0), 1 - o["spikes"][0, 0, 0]), False,
+     "spikes: FAILED"),
+])
+def test_a_kernel_decided_extent_is_judged_on_what_it_wrote(reg, corrupt, ok, text) -> None:  # type: ignore[no-untyped-def]
+    """activation_fused writes T planes of a larger buffer: only those are judged, and a
+    wrong T or a wrong bit in them still fails."""
+    fused = reg.get("activation_fused")
+    v = fused.variants[0]
+    cases = list(validate.validate(fused, v, Padded(corrupt), ["normal"], seeds=1))
+    assert cases and all(c.ok == ok for c in cases), cases[0].describe()
+    if not ok:
+        assert text in cases[0].describe()
