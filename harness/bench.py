@@ -67,6 +67,13 @@ class RunMeta:
     command: str = ""
     peak_gbps: float | None = None
 
+    def columns(self) -> dict[str, Any]:
+        """The provenance columns of a row written now (stage and pipeline rows alike)."""
+        from harness import meta as _meta
+
+        return {"gpu": self.gpu, "driver": self.driver, "cuda": self.cuda,
+                "git_sha": self.git_sha, "timestamp": _meta.now(), "command": self.command}
+
 
 def plan(stages: Sequence[Stage], sweep_specs: Sequence[str],
          variants: Sequence[str] | None = None,
@@ -134,8 +141,6 @@ def _inputs(job: Job, cfg: BenchConfig) -> dict[str, np.ndarray]:
 
 def base_row(job: Job, backend: str, cfg: BenchConfig, meta: RunMeta) -> dict[str, Any]:
     """The columns of a row known before measuring."""
-    from harness import meta as _meta
-
     p = job.point
     params = {k: v for k, v in p.items() if k not in POINT_COLUMNS}
     return {
@@ -146,8 +151,7 @@ def base_row(job: Job, backend: str, cfg: BenchConfig, meta: RunMeta) -> dict[st
         "bytes": int(job.stage.bytes_moved(p)), "flops": int(job.stage.flops(p)),
         "kernel_hash": compiler.kernel_hash(job.stage, job.variant)
         if backend == "pycuda" else "",
-        "gpu": meta.gpu, "driver": meta.driver, "cuda": meta.cuda, "git_sha": meta.git_sha,
-        "timestamp": _meta.now(), "command": meta.command,
+        **meta.columns(),
         "peak_gbps": meta.peak_gbps if meta.peak_gbps else "",
     }
 

@@ -14,6 +14,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from harness.bench import RunMeta
 from harness.families import check_family
 from harness.plugin import Pipeline, Point
 from harness.results import CsvWriter
@@ -90,18 +91,28 @@ class PipelineTiming:
         return {k: summarize(v) for k, v in self.per_rep.items() if v}
 
 
+@dataclass(frozen=True)
+class PipelineMeta:
+    """What a pipeline row records besides its timings: the run's provenance (the same
+    ``RunMeta`` stage rows carry), the hash of the stages' kernels, and the L2 state."""
+
+    run: RunMeta
+    kernel_hashes: str = ""
+    cold: bool = True
+
+
 def row(pipe: Pipeline, point: Point, family: str, timing: PipelineTiming | None,
-        meta: dict[str, Any], status: str = "ok", reason: str = "",
+        meta: PipelineMeta, status: str = "ok", reason: str = "",
         verified: str = "") -> dict[str, Any]:
     """One CSV row of a pipeline point."""
     params = {k: v for k, v in point.items() if k not in ("batch", "in_f", "out_f", "mode")}
     r: dict[str, Any] = {
-        "stage": pipe.name, "backend": meta.get("backend", "pycuda"),
+        "stage": pipe.name, "backend": "pycuda",
         "batch": point["batch"], "in_f": point["in_f"], "out_f": point["out_f"],
         "mode": point["mode"], "family": family, "params": json.dumps(params, sort_keys=True),
         "status": status, "reason": reason, "verified": verified,
-        "l2": meta.get("l2", "cold"), **{k: meta.get(k, "") for k in (
-            "gpu", "driver", "cuda", "git_sha", "kernel_hashes", "timestamp", "command")},
+        "l2": "cold" if meta.cold else "hot", "kernel_hashes": meta.kernel_hashes,
+        **meta.run.columns(),
     }
     if timing is not None:
         s = timing.summary()
@@ -165,7 +176,7 @@ VERIFY_LIMIT = 1 << 26
 
 def bench(pipe: Pipeline, stages: dict[str, Any], runner: PipelineRunner,
           points: Sequence[dict[str, Any]], family: str, seed: int, budget_s: float,
-          cold: bool, meta: dict[str, Any], out_dir: Path,
+          cold: bool, meta: PipelineMeta, out_dir: Path,
           append: bool = False) -> Iterator[dict[str, Any]]:
     """Time each point (repetitions sized to the budget), check its outputs, and write its
     row to ``<pipeline>.csv`` and the seed's summaries before yielding it."""

@@ -206,10 +206,7 @@ def bench_pipeline(s: BenchSession, reg: Registry, pipe: Pipeline,
     if not s.on_gpu:
         raise GpuUnavailable(f"{pipe.name} is a pipeline of GPU streams: it needs a GPU "
                              f"({s.note})")
-    m = {"gpu": s.meta.gpu, "driver": s.meta.driver, "cuda": s.meta.cuda,
-         "git_sha": s.meta.git_sha, "command": s.meta.command, "timestamp": meta.now(),
-         "kernel_hashes": ledger.pipeline_hash(pipe, reg.stages),
-         "l2": "hot" if hot else "cold"}
+    m = pipeline.PipelineMeta(s.meta, ledger.pipeline_hash(pipe, reg.stages), not hot)
     return pipeline.bench(pipe, reg.stages, s.runner, points, family, seed, budget, not hot,
                           m, out_dir, append)
 

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from harness import pipeline, results
+from harness.bench import RunMeta
 from harness.gpu import POISON8, POISON32
 
 
@@ -112,7 +113,7 @@ def test_validate_yields_cases(reg, pipe) -> None:  # type: ignore[no-untyped-de
 def test_bench_writes_the_row_and_the_seeds_five_summaries(reg, pipe, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     pts = [pipe.point(batch=b, in_f=16, out_f=8) for b in (1, 2)]
     rows = list(pipeline.bench(pipe, reg.stages, HostRunner(), pts, "seed", 0, 1e-9, True,
-                               {"gpu": "Fake"}, tmp_path))
+                               pipeline.PipelineMeta(RunMeta(gpu="Fake")), tmp_path))
     assert [r["status"] for r in rows] == ["ok", "ok"] and rows[0]["verified"] == "yes"
     main = results.read_rows(tmp_path / "spike_quant_gemm.csv")
     assert [r["batch"] for r in main] == ["1", "2"]
