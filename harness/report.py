@@ -57,14 +57,17 @@ def plots(folder: Path) -> list[Path]:
         if not rows:
             continue
         xa = _x_axis(rows)
-        series: dict[str, list[tuple[float, float, float]]] = defaultdict(list)
+        # One series per backend, variant, width and launch mode; a point measured twice
+        # (two commands of one run) shows its last measurement.
+        by_x: dict[str, dict[float, tuple[float, float, float]]] = defaultdict(dict)
         for r in rows:
-            key = f"{r['backend']} {r['variant']}" + (f" in_f={r['in_f']}" if xa == "batch"
-                                                      else "")
-            series[key].append((float(r[xa]), float(r["median_us"]), float(r["gbps"])))
+            key = f"{r['backend']} {r['variant']} in_f={r['in_f']}"
+            key += " (graph)" if r.get("launch") == "graph" else ""
+            x = float(r[xa])
+            by_x[key][x] = (x, float(r["median_us"]), float(r["gbps"]))
+        series = {k: sorted(v.values()) for k, v in by_x.items()}
         fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4))
         for key, pts in sorted(series.items()):
-            pts.sort()
             xs = [p[0] for p in pts]
             a1.plot(xs, [p[1] for p in pts], marker="o", label=key)
             a2.plot(xs, [p[2] for p in pts], marker="o", label=key)
