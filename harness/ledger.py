@@ -87,7 +87,7 @@ def check(stages: Iterable[Stage], rows: list[dict[str, str]],
     stages = list(stages)
     names = dict(by_name or {s.name: s for s in stages})
     items = [(st.name, v.name, kernel_hash(st, v)) for st in stages for v in st.variants]
-    items += [(p.name, "default", pipeline_hash(p, names)) for p in pipelines]
+    items += [(p.name, v.name, pipeline_hash(p, names)) for p in pipelines for v in p.variants]
     out = []
     for name, vname, h in items:
         match = [r for r in rows

@@ -16,7 +16,7 @@ import numpy as np
 
 from harness.bench import RunMeta
 from harness.families import check_family
-from harness.plugin import Pipeline, Point
+from harness.plugin import Pipeline, Point, Variant
 from harness.results import CsvWriter
 from harness.timing import Timing, summarize
 from harness.validate import CaseResult, case_rng, nonfinite, point_rng
@@ -33,7 +33,7 @@ LABELS = {
 }
 
 COLUMNS = (
-    "stage", "backend", "batch", "in_f", "out_f", "mode", "family", "params", "status",
+    "stage", "backend", "variant", "batch", "in_f", "out_f", "mode", "family", "params", "status",
     "reason", "verified", "l2", "planes", "samples",
     *(f"{k}_us" for k in LABELS), *(f"{k}_noise_pct" for k in LABELS),
     "encoding_share_pct", "weight_quant_share_pct", "gpu", "driver", "cuda", "git_sha",
@@ -64,19 +64,23 @@ class PipelineRunner(Protocol):
 
 def validate(pipe: Pipeline, stages: dict[str, Any], runner: PipelineRunner,
              families: Sequence[str] | None = None, seeds: int = 3,
-             base_seed: int = 0) -> Iterator[CaseResult]:
-    """Each case on fresh inputs: one run, its outputs judged by the pipeline's ``check``."""
+             base_seed: int = 0, variants: Sequence[Variant] | None = None
+             ) -> Iterator[CaseResult]:
+    """Each case of each variant (default: all) on fresh inputs: one run, its outputs
+    judged by the pipeline's ``check``."""
     fams = list(families) if families else list(pipe.families)
-    for fam in fams:
-        for ci, case in enumerate(pipe.cases):
-            for si in range(seeds):
-                point = pipe.point(**case)
-                rng = case_rng(base_seed, pipe.name, fam, ci, si)
-                ins = pipe.make_inputs(rng, fam, point)
-                outs, host, _ = runner.pipeline(pipe, stages, ins, point, repeats=0,
-                                                cold=False, warmup=0)
-                comps = pipe.check(ins, point, outs, host)
-                yield CaseResult(pipe.name, "default", fam, si, dict(point), tuple(comps))
+    for variant in variants or pipe.variants:
+        for fam in fams:
+            for ci, case in enumerate(pipe.cases):
+                for si in range(seeds):
+                    point = pipe.point(variant, **case)
+                    rng = case_rng(base_seed, pipe.name, fam, ci, si)
+                    ins = pipe.make_inputs(rng, fam, point)
+                    outs, host, _ = runner.pipeline(pipe, stages, ins, point, repeats=0,
+                                                    cold=False, warmup=0)
+                    comps = pipe.check(ins, point, outs, host)
+                    yield CaseResult(pipe.name, variant.name, fam, si, dict(point),
+                                     tuple(comps))
 
 
 @dataclass(frozen=True)
@@ -84,7 +88,8 @@ class PipelineTiming:
     """Per-interval timings of a pipeline's repetitions."""
 
     per_rep: dict[str, list[float]]
-    planes: int
+    #: T of the run (None where the host never learnt it: decided on the device).
+    planes: int | None
 
     def summary(self) -> dict[str, Timing]:
         """Median, percentiles and noise of each interval."""
@@ -107,34 +112,39 @@ def row(pipe: Pipeline, point: Point, family: str, timing: PipelineTiming | None
     """One CSV row of a pipeline point."""
     params = {k: v for k, v in point.items() if k not in ("batch", "in_f", "out_f", "mode")}
     r: dict[str, Any] = {
-        "stage": pipe.name, "backend": "pycuda",
-        "batch": point["batch"], "in_f": point["in_f"], "out_f": point["out_f"],
-        "mode": point["mode"], "family": family, "params": json.dumps(params, sort_keys=True),
+        "stage": pipe.name, "backend": "pycuda", "variant": pipe.variant_of(point).name,
+        **{k: point.get(k, "") for k in ("batch", "in_f", "out_f", "mode")},
+        "family": family, "params": json.dumps(params, sort_keys=True),
         "status": status, "reason": reason, "verified": verified,
         "l2": "cold" if meta.cold else "hot", "kernel_hashes": meta.kernel_hashes,
         **meta.run.columns(),
     }
     if timing is not None:
         s = timing.summary()
-        r["planes"] = timing.planes
+        r["planes"] = "" if timing.planes is None else timing.planes
         r["samples"] = len(timing.per_rep["total"])
         for k, t in s.items():
-            r[f"{k}_us"] = t.median_us
-            r[f"{k}_noise_pct"] = t.noise_pct
+            if k in LABELS:
+                r[f"{k}_us"] = t.median_us
+                r[f"{k}_noise_pct"] = t.noise_pct
         tot = s["total"].median_us
-        r["encoding_share_pct"] = 100 * s["encoding_total"].median_us / tot
-        r["weight_quant_share_pct"] = 100 * s["weight_quant"].median_us / tot
+        # The seed's shares, where the pipeline has both intervals.
+        for part, col in (("encoding_total", "encoding_share_pct"),
+                          ("weight_quant", "weight_quant_share_pct")):
+            if part in s:
+                r[col] = 100 * s[part].median_us / tot
     return r
 
 
 class PipelineCsv:
     """The full rows in ``<stage>.csv`` and the seed's five summaries beside them."""
 
-    def __init__(self, out_dir: Path, name: str, append: bool = False) -> None:
+    def __init__(self, out_dir: Path, name: str, append: bool = False,
+                 summaries: bool = True) -> None:
         self.main = CsvWriter(Path(out_dir) / f"{name}.csv", append, COLUMNS)
         self.views = {k: CsvWriter(Path(out_dir) / f"{k}.csv", append,
                                    (*_KEYS, *cols, *_TAIL))
-                      for k, cols in SEED_SUMMARIES.items()}
+                      for k, cols in SEED_SUMMARIES.items()} if summaries else {}
 
     def write(self, r: dict[str, Any]) -> None:
         """Write the row, then its projection into each summary."""
@@ -181,7 +191,7 @@ def bench(pipe: Pipeline, stages: dict[str, Any], runner: PipelineRunner,
     """Time each point (repetitions sized to the budget), check its outputs, and write its
     row to ``<pipeline>.csv`` and the seed's summaries before yielding it."""
     check_family(family)
-    out = PipelineCsv(out_dir, pipe.name, append)
+    out = PipelineCsv(out_dir, pipe.name, append, pipe.seed_summaries)
     try:
         for p in points:
             ins = pipe.make_inputs(point_rng(seed, pipe.name, family, p), family, p)
@@ -204,14 +214,15 @@ def bench(pipe: Pipeline, stages: dict[str, Any], runner: PipelineRunner,
                 yield r
                 continue
             verified, status, reason = "skipped", "ok", ""
-            if p["batch"] * p["in_f"] <= VERIFY_LIMIT:
+            if p.get("batch", 1) * p.get("in_f", 1) <= VERIFY_LIMIT:
                 bad = [c.describe() for c in pipe.check(ins, p, outs, host) if not c.ok]
                 verified = "no" if bad else "yes"
                 if bad:
                     status, reason = "failed", bad[0][:500]
             else:
                 reason = "outputs not re-checked above 2^26 elements (validation covers it)"
-            timing = PipelineTiming(per_rep, int(host["planes"]))
+            planes = host.get("planes")
+            timing = PipelineTiming(per_rep, None if planes is None else int(planes))
             r = row(pipe, p, family, timing, meta, status, reason, verified)
             out.write(r)
             yield r

@@ -221,7 +221,18 @@ class Pipeline(_Parametrised):
     default_sweep: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
     families: tuple[str, ...] = FAMILIES
     description: str = ""
+    #: Variants pin an axis that ``run`` reads (``path=staged`` or ``fused``, say).
     variants: tuple[Variant, ...] = (Variant("default"),)
+    #: Whether a sweep also writes the seed's five batch-size summaries beside its CSV.
+    seed_summaries: bool = False
+
+    def variant_of(self, point: Point) -> Variant:
+        """The variant whose pinned axes the point has (the first one without pins
+        otherwise)."""
+        for v in self.variants:
+            if v.pins and all(point.get(k) == val for k, val in v.pins):
+                return v
+        return next((v for v in self.variants if not v.pins), self.variants[0])
 
 
 def check_pipeline(p: Pipeline, expected_name: str | None = None) -> list[str]:

@@ -99,9 +99,10 @@ def validation(reg: Registry, tg: Targets, runner: Any, variant: str,
                 validate.validate(st, v, runner, fams, seeds, seed, over)))
     for pipe in tg.pipelines:
         fams = list(families or pipe.families)
-        yield ValidationSummary(
-            pipe.name, "default", ledger.pipeline_hash(pipe, reg.stages), fams,
-            list(pipeline.validate(pipe, reg.stages, runner, fams, seeds, seed)))
+        for v in pipe.variants:
+            yield ValidationSummary(
+                pipe.name, v.name, ledger.pipeline_hash(pipe, reg.stages), fams,
+                list(pipeline.validate(pipe, reg.stages, runner, fams, seeds, seed, [v])))
 
 
 def _overrides(axes: Sequence[Any], opts: dict[str, str],
@@ -196,7 +197,12 @@ def pipeline_points(pipe: Pipeline, sweep_specs: Sequence[str],
     """The points of a pipeline sweep."""
     names = {a.name for a in pipe.axes}
     fixed = {k: v for k, v in opts.items() if k in names}
-    return sweep.points(pipe, sweep.parse(sweep_specs), fixed)  # type: ignore[arg-type]
+    grid = sweep.parse(sweep_specs)
+    out: list[dict[str, Any]] = []
+    for v in pipe.variants:  # every variant, side by side (staged vs fused, say)
+        keep = {k: val for k, val in fixed.items() if k not in dict(v.pins)}
+        out += sweep.points(pipe, grid, keep, v)  # type: ignore[arg-type]
+    return out
 
 
 def bench_pipeline(s: BenchSession, reg: Registry, pipe: Pipeline,

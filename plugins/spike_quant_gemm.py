@@ -189,4 +189,5 @@ STAGE = Pipeline(
         {"batch": 64, "in_f": 3584, "out_f": 3584},  # without the GEMM, as the seed runs
     ),
     default_sweep={"batch": tuple(2**i for i in range(17)), "out_f": (3584, 18944)},
+    seed_summaries=True,
 )

@@ -134,3 +134,31 @@ def test_report_has_the_seeds_lines(pipe) -> None:  # type: ignore[no-untyped-de
                   "Spike Bitwise Encoding - Total", "Weight Quantization",
                   "Average time per repetition", "Total time for 3 repetitions: 0.033 ms"):
         assert label in text, label
+
+
+def test_variants_are_validated_benched_and_recorded_apart(reg, pipe, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A pipeline whose variants pin an axis: every variant is validated, swept side by
+    side and named in its rows and ledger entries; no seed summaries unless it asks."""
+    import dataclasses
+
+    from harness import ledger, session
+    from harness.plugin import Variant
+
+    two = dataclasses.replace(
+        pipe, name="two", seed_summaries=False, cases=pipe.cases[:1],
+        variants=(Variant("plain", pins=(("with_gemm", 0),)),
+                  Variant("gemm", pins=(("with_gemm", 1),))))
+    cases = list(pipeline.validate(two, reg.stages, HostRunner(), ["normal"], 1))
+    assert [c.variant for c in cases] == ["plain", "gemm"] and all(c.ok for c in cases)
+    assert [c.point["with_gemm"] for c in cases] == [0, 1]
+    pts = session.pipeline_points(two, ["batch=1,2", "in_f=16", "out_f=8"], {})
+    assert [(two.variant_of(p).name, p["batch"]) for p in pts] == [
+        ("plain", 1), ("plain", 2), ("gemm", 1), ("gemm", 2)]
+    rows = list(pipeline.bench(two, reg.stages, HostRunner(), pts, "normal", 0, 1e-9, True,
+                               pipeline.PipelineMeta(RunMeta(gpu="Fake")), tmp_path))
+    assert [r["variant"] for r in rows] == ["plain", "plain", "gemm", "gemm"]
+    assert all(r["status"] == "ok" for r in rows)
+    assert (tmp_path / "two.csv").exists() and not (tmp_path / "seed_e2e.csv").exists()
+    status = ledger.check([], [], [two], reg.stages)
+    assert [(s.stage, s.variant, s.ok) for s in status] == [("two", "plain", False),
+                                                            ("two", "gemm", False)]
