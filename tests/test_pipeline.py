@@ -35,8 +35,11 @@ class HostContext:
         ins = {k: a.copy() for k, a in bufs.items()
                if k not in specs or k in st.inplace.values()}
         for name, arr in st.reference(ins, p, v, None).items():
-            np.copyto(bufs[name], np.asarray(arr).astype(specs[name][1]).reshape(
-                specs[name][0]))
+            a = np.asarray(arr).astype(specs[name][1])
+            if st.trim is not None and a.shape != tuple(specs[name][0]):
+                bufs[name][: a.shape[0]] = a  # T planes of a larger buffer, as the kernel
+            else:
+                np.copyto(bufs[name], a.reshape(specs[name][0]))
         self.steps.append((stage, variant, stream))
 
     def alloc(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
