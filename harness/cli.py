@@ -91,7 +91,8 @@ def list_cmd() -> None:
     for name, st in sorted(reg.stages.items()):
         t.add_row(name, "stage", ", ".join(v.name for v in st.variants), _axes(st), st.kernel)
     for name, pipe in sorted(reg.pipelines.items()):
-        t.add_row(name, "pipeline", "-", _axes(pipe), " -> ".join(pipe.steps))
+        t.add_row(name, "pipeline", ", ".join(v.name for v in pipe.variants), _axes(pipe),
+                  " -> ".join(pipe.steps))
     out.print(t)
     for p in reg.problems:
         err.print(f"[red]broken:[/] {escape(str(p))}", soft_wrap=True)
