@@ -491,17 +491,17 @@ def compare_cmd(
         if not p.is_file():
             raise HarnessError(f"no such results file: {p}")
     verdicts = compare.compare(results.read_rows(old), results.read_rows(new), threshold, z)
-    t = Table("stage", "variant", "batch", "in_f", "out_f", "old µs", "new µs", "change",
-              "± noise", "verdict")
+    t = Table("stage", "backend", "variant", "batch", "in_f", "out_f", "launch", "old µs",
+              "new µs", "change", "± noise", "verdict")
 
     def f(v: float | None, fmt: str) -> str:
         return "-" if v is None else format(v, fmt)
 
     for v in verdicts:
         k = dict(zip(compare.KEY, v.key, strict=True))
-        t.add_row(k["stage"], k["variant"], k["batch"], k["in_f"], k["out_f"],
-                  f(v.old_us, ".2f"), f(v.new_us, ".2f"), f(v.change_pct, "+.1f") + "%",
-                  f(v.sigma_pct, ".1f") + "%", v.verdict)
+        t.add_row(k["stage"], k["backend"], k["variant"], k["batch"], k["in_f"],
+                  k["out_f"], k["launch"], f(v.old_us, ".2f"), f(v.new_us, ".2f"),
+                  f(v.change_pct, "+.1f") + "%", f(v.sigma_pct, ".1f") + "%", v.verdict)
     out.print(t)
     counts = compare.summary(verdicts)
     out.print(", ".join(f"{n} {k}" for k, n in counts.items()), markup=False)

@@ -13,7 +13,14 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-KEY = ("stage", "backend", "variant", "batch", "in_f", "out_f", "family", "params", "l2")
+KEY = ("stage", "backend", "variant", "batch", "in_f", "out_f", "family", "params", "l2",
+       "launch")
+
+
+def key_of(row: dict[str, str]) -> tuple[str, ...]:
+    """A row's identity: what ran, where, and how it was launched (rows written before the
+    ``launch`` column were stream launches)."""
+    return tuple((row.get(k) or "stream") if k == "launch" else row.get(k, "") for k in KEY)
 
 
 @dataclass(frozen=True)
@@ -38,8 +45,8 @@ def _num(r: dict[str, str] | None, col: str) -> float | None:
 def compare(old: Sequence[dict[str, str]], new: Sequence[dict[str, str]],
             threshold_pct: float = 2.0, z: float = 3.0) -> list[Verdict]:
     """A verdict for every key present in either run (old order first)."""
-    o = {tuple(r.get(k, "") for k in KEY): r for r in old}
-    n = {tuple(r.get(k, "") for k in KEY): r for r in new}
+    o = {key_of(r): r for r in old}
+    n = {key_of(r): r for r in new}
     out = []
     for key in [*o, *(k for k in n if k not in o)]:
         a, b = o.get(key), n.get(key)

@@ -44,3 +44,12 @@ def test_cli_exit_code_gates_on_slower(tmp_path: Path) -> None:
     assert res.exit_code == 0 and "1 faster" in res.stdout
     res = CliRunner().invoke(app, ["compare", str(a), str(tmp_path / "none.csv")])
     assert res.exit_code == 2 and "no such results file" in res.stderr
+
+
+def test_graph_and_stream_rows_are_compared_apart() -> None:
+    """A --graph row and a stream row of the same point are two rows; a row written before
+    the launch column counts as a stream launch."""
+    old = [row(1, 10.0, 0.5)]  # no launch column: an older CSV
+    new = [{**row(1, 9.0, 0.5), "launch": "stream"}, {**row(1, 6.0, 0.5), "launch": "graph"}]
+    got = {v.key[-1]: v.verdict for v in compare.compare(old, new)}
+    assert got == {"stream": "faster", "graph": "ambiguous"}  # graph: nothing to compare to
