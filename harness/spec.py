@@ -12,6 +12,8 @@ import numpy as np
 from harness.refmath import spec_round
 
 MODES = ("unidirectional", "bidirectional", "twos_complement")
+#: The most planes the layouts hold: v is int32, and plane shifts by T - 1 < 31 stay defined.
+MAX_PLANES = 31
 
 
 def check_mode(mode: str) -> int:

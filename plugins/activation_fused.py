@@ -30,8 +30,6 @@ LAYOUTS = ("int8", "packed")
 STATS_BLOCKS = 8192
 #: Batches up to this run both passes in one block and one launch (kernel's -DSMALL_B).
 SMALL_B = 4
-#: The int8 layout holds T planes of an int32 v: shifts by T - 1 < 31 stay defined.
-MAX_PLANES = 31
 #: T the byte floor assumes when only the shape is known (the normal family at batch >= 64
 #: gives 6 in every mode; a bench row counts the T its run produced).
 TYPICAL_T = 6
@@ -102,9 +100,9 @@ def reference(inputs: Mapping[str, np.ndarray], p: Point, v: Variant,
 
 def check_inputs(inputs: Mapping[str, np.ndarray], p: Point) -> str | None:
     """A buffer of more than 31 planes would be needed for some row of this width and k."""
-    if capacity(p) > MAX_PLANES:
+    if capacity(p) > spec.MAX_PLANES:
         return (f"bad input: k={p['k']} and in_f={p['in_f']} allow |q| up to "
-                f"{p['k'] * p['in_f']:.3g}, more than {MAX_PLANES} planes hold")
+                f"{p['k'] * p['in_f']:.3g}, more than {spec.MAX_PLANES} planes hold")
     return None
 
 

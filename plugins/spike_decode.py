@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from harness import inputs, spec
+from harness import inputs, plane_stages, spec
 from harness.launch import grid_stride
-from harness.plugin import Axis, Launcher, Point, Stage, Variant
+from harness.plugin import Launcher, Point, Stage, Variant
 from harness.tolerance import Exact
 
 
@@ -43,14 +43,7 @@ STAGE = Stage(
     kernel="spike_decode.cu",
     entry_points=("spike_decode",),
     description="T int8 spike planes + o -> q' int32",
-    axes=(
-        Axis("batch", 1024, int, "rows B", minimum=1),
-        Axis("in_f", 3584, int, "columns F", minimum=1),
-        Axis("planes", 6, int, "T, the number of planes", minimum=1, maximum=31),
-        Axis("k", 3.0, float, "threshold divisor of the step-1 input", minimum=1e-30),
-        Axis("mode", "unidirectional", str, "mode the input planes were encoded in",
-             choices=spec.MODES),
-    ),
+    axes=plane_stages.axes("mode the input planes were encoded in"),
     make_inputs=make_inputs,
     outputs=lambda p: {"q": ((p["batch"], p["in_f"]), np.dtype(np.int32))},
     reference=reference,
@@ -62,7 +55,8 @@ STAGE = Stage(
     cases=tuple({**c, "mode": m} for m in spec.MODES for c in (
         {"batch": 1, "in_f": 3584}, {"batch": 6, "in_f": 3584, "planes": 1},
         {"batch": 7, "in_f": 5, "planes": 3}, {"batch": 13, "in_f": 130, "planes": 8},
-        {"batch": 33, "in_f": 4100, "planes": 12}, {"batch": 2, "in_f": 999, "planes": 31},
+        {"batch": 33, "in_f": 4100, "planes": 12},
+        {"batch": 2, "in_f": 999, "planes": spec.MAX_PLANES},
     )),
     default_sweep={"batch": tuple(2**i for i in range(17))},
 )

@@ -8,13 +8,11 @@ from typing import Any
 
 import numpy as np
 
-from harness import inputs, spec
-from harness.plugin import Axis, Launcher, Point, Stage, Variant
+from harness import inputs, plane_stages, spec
+from harness.plugin import Launcher, Point, Stage, Variant
 from harness.tolerance import Exact
 
 BLOCK = 256
-#: v of T planes in an int32 accumulator, as the int8 layout (spike_encode's limit).
-MAX_PLANES = 31
 
 
 def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
@@ -56,14 +54,7 @@ STAGE = Stage(
     kernel="spike_decode_packed.cu",
     entry_points=("spike_decode_packed",),
     description="bit-packed planes -> q' = v + o",
-    axes=(
-        Axis("batch", 1024, int, "rows B", minimum=1),
-        Axis("in_f", 3584, int, "columns F", minimum=1),
-        Axis("planes", 6, int, "T, the number of planes", minimum=1, maximum=MAX_PLANES),
-        Axis("k", 3.0, float, "threshold divisor of the step-1 input", minimum=1e-30),
-        Axis("mode", "unidirectional", str, "encoding mode (set by the variant)",
-             choices=spec.MODES),
-    ),
+    axes=plane_stages.axes("encoding mode (set by the variant)"),
     make_inputs=make_inputs,
     outputs=lambda p: {"q": ((p["batch"], p["in_f"]), np.dtype(np.int32))},
     reference=reference,
@@ -74,16 +65,7 @@ STAGE = Stage(
     * -(-p["in_f"] // 32) + 4 * p["batch"] * p["in_f"],
     flops=lambda p: 0,
     tolerances={"q": Exact("integer sums: exact")},
-    variants=tuple(
-        Variant(m, (("MODE", str(i)), ("BLOCK", str(BLOCK))), f"{m} coding",
-                pins=(("mode", m),))
-        for i, m in enumerate(spec.MODES)
-    ),
-    cases=(
-        {"batch": 1, "in_f": 3584}, {"batch": 6, "in_f": 3584, "planes": 1},
-        {"batch": 7, "in_f": 5, "planes": 3}, {"batch": 3, "in_f": 1, "planes": 2},
-        {"batch": 13, "in_f": 130, "planes": 8}, {"batch": 33, "in_f": 4100, "planes": 12},
-        {"batch": 2, "in_f": 999, "planes": MAX_PLANES},
-    ),
+    variants=plane_stages.mode_variants(("BLOCK", str(BLOCK))),
+    cases=plane_stages.CASES,
     default_sweep={"batch": tuple(2**i for i in range(17))},
 )

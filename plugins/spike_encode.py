@@ -8,13 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from harness import inputs, spec
+from harness import inputs, plane_stages, spec
 from harness.launch import grid_stride
-from harness.plugin import Axis, Launcher, Point, Stage, Variant
+from harness.plugin import Launcher, Point, Stage, Variant
 from harness.tolerance import Exact
-
-#: The int8 layout holds T planes of an int32 v: T - 1 < 31 shifts stay defined.
-MAX_PLANES = 31
 
 
 def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
@@ -54,14 +51,7 @@ STAGE = Stage(
     kernel="spike_encode.cu",
     entry_points=("spike_encode",),
     description="v -> T int8 spike planes, most significant first",
-    axes=(
-        Axis("batch", 1024, int, "rows B", minimum=1),
-        Axis("in_f", 3584, int, "columns F", minimum=1),
-        Axis("planes", 6, int, "T, the number of planes", minimum=1, maximum=MAX_PLANES),
-        Axis("k", 3.0, float, "threshold divisor of the step-1 input", minimum=1e-30),
-        Axis("mode", "unidirectional", str, "encoding mode (set by the variant)",
-             choices=spec.MODES),
-    ),
+    axes=plane_stages.axes("encoding mode (set by the variant)"),
     make_inputs=make_inputs,
     outputs=lambda p: {"spikes": ((p["planes"], p["batch"], p["in_f"]), np.dtype(np.int8))},
     reference=reference,
@@ -70,15 +60,7 @@ STAGE = Stage(
     bytes_moved=lambda p: (4 + p["planes"]) * p["batch"] * p["in_f"],
     flops=lambda p: 0,
     tolerances={"spikes": Exact("integer planes: exact")},
-    variants=tuple(
-        Variant(m, (("MODE", str(i)),), f"{m} coding", pins=(("mode", m),))
-        for i, m in enumerate(spec.MODES)
-    ),
-    cases=(
-        {"batch": 1, "in_f": 3584}, {"batch": 6, "in_f": 3584, "planes": 1},
-        {"batch": 7, "in_f": 5, "planes": 3}, {"batch": 3, "in_f": 1, "planes": 2},
-        {"batch": 13, "in_f": 130, "planes": 8}, {"batch": 33, "in_f": 4100, "planes": 12},
-        {"batch": 2, "in_f": 999, "planes": MAX_PLANES},
-    ),
+    variants=plane_stages.mode_variants(),
+    cases=plane_stages.CASES,
     default_sweep={"batch": tuple(2**i for i in range(17))},
 )

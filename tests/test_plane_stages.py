@@ -1,0 +1,25 @@
+"""The declarations the planes-taking stages share (harness/plane_stages.py)."""
+
+from __future__ import annotations
+
+from harness import plane_stages, spec
+
+
+def test_each_mode_variant_compiles_the_mode_it_pins() -> None:
+    """The kernels read -DMODE as the index in spec.MODES; the variant pins that mode."""
+    vs = plane_stages.mode_variants(("BLOCK", "256"))
+    assert [v.name for v in vs] == list(spec.MODES)
+    for v in vs:
+        d = dict(v.defines)
+        assert int(d["MODE"]) == spec.check_mode(dict(v.pins)["mode"]) and d["BLOCK"] == "256"
+        assert v.defines[0][0] == "MODE"  # the option order, hence the kernel hash, is fixed
+
+
+def test_axes_and_cases_stay_in_range() -> None:
+    axes = {a.name: a for a in plane_stages.axes("m")}
+    assert axes["planes"].maximum == spec.MAX_PLANES
+    for case in plane_stages.CASES:
+        for name, value in case.items():
+            axes[name].parse(str(value))  # raises when out of range
+    assert max(c.get("planes", axes["planes"].default) for c in plane_stages.CASES) == \
+        spec.MAX_PLANES
