@@ -13,10 +13,10 @@ The second run fails when a stage's median is more than 10 % slower than the sav
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import numpy as np
 import pytest
+
+from harness import registry
 
 pytestmark = pytest.mark.gpu
 
@@ -27,15 +27,13 @@ POINTS = {
     "weight_quantize": {"out_f": 18944},
     "weight_quant_fused": {"out_f": 18944},
 }
-#: Every plugin in plugins/ (pipelines are skipped in the test): a new stage is benchmarked
-#: without editing this file.
-STAGES = tuple(sorted(p.stem for p in (Path(__file__).parents[2] / "plugins").glob("[!_]*.py")))
+#: Every stage the registry finds (pipelines are timed by `harness bench PIPELINE`): a new
+#: stage is benchmarked without editing this file.
+STAGES = tuple(sorted(registry.discover(entry_points=False).stages))
 
 
 @pytest.mark.parametrize("name", STAGES)
 def test_stage(benchmark, reg, gpu_runner, name: str) -> None:  # type: ignore[no-untyped-def]
-    if name in reg.pipelines:
-        pytest.skip(f"{name} is a pipeline: its timings are `harness bench {name}`")
     st = reg.get(name)
     v = st.variants[0]
     p = st.point(v, **POINTS.get(name, {"batch": 16384}))
