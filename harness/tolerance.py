@@ -134,3 +134,7 @@ class NormRel:
 
 
 Tolerance = Exact | RelTol | NormRel
+
+#: SPEC's rule for ``vth``, wherever a stage or pipeline outputs it.
+VTH = RelTol(1e-5, "float32 sum of |x| in a different order than the float64 reference: "
+                   "SPEC's rtol 1e-5")

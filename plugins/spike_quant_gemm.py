@@ -16,7 +16,7 @@ import numpy as np
 
 from harness import families, spec
 from harness.plugin import Axis, Pipeline, PipelineContext, PipelineTrace, Point
-from harness.tolerance import Comparison, Exact, NormRel, RelTol
+from harness.tolerance import VTH, Comparison, Exact, NormRel
 
 STEPS = ("dynamic_spikes", "find_min_max", "transform_absmax", "spike_encode",
          "compute_scales", "weight_quantize", "spike_decode", "dynamic_spikes_reverse", "gemm")
@@ -135,7 +135,7 @@ def check(ins: Mapping[str, np.ndarray], p: Point, got: Mapping[str, np.ndarray]
     """Every output against the chained references, and SPEC's round-trip properties."""
     ref = reference(ins, p, got["vth"])
     exact = Exact("integers: exact, judged on the kernel's own vth")
-    comps = [RelTol(1e-5, "SPEC").compare("vth", got["vth"], ref["vth64"]),
+    comps = [VTH.compare("vth", got["vth"], ref["vth64"]),
              exact.compare("v", got["v"], ref["v"]),
              exact.compare("o", got["o"], np.array([ref["o"]], np.int32)),
              exact.compare("amax", got["amax"], np.array([ref["amax"]], np.int32)),
