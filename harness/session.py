@@ -254,19 +254,17 @@ def profile(st: Stage, variant: Any, point: dict[str, Any], family: str,
             metrics: Sequence[str] | None, section_set: str | None, device: int,
             out_dir: Path) -> list[dict[str, Any]]:
     """Run the stage under ncu, write the parsed rows to ``<out_dir>/<stage>.csv``."""
-    from harness.device import smi_query
     from harness.results import CsvWriter
 
     cmd = ncu.command(st, variant, point, family, metrics, section_set, device)
     profs = ncu.run(cmd)
-    gpu = smi_query(device, "name")
+    # The columns that join with the timing rows, as a timing row of this point has them.
     base = bench.base_row(bench.Job(st, variant, point), "pycuda",
-                          bench.BenchConfig(family=family), bench.RunMeta(gpu=gpu))
+                          bench.BenchConfig(family=family), _provenance(device))
     rows = []
     for p in profs:
-        r = {k: base[k] for k in NCU_COLUMNS[:8]}
-        r.update({"kernel": p.kernel, "gpu": gpu, "git_sha": meta.git_sha(),
-                  "timestamp": meta.now(), "command": meta.command_line()})
+        r = {k: base[k] for k in (*NCU_COLUMNS[:8], "gpu", "git_sha", "timestamp", "command")}
+        r["kernel"] = p.kernel
         for metric, short in ncu.DEFAULT_METRICS.items():
             v = p.duration_us() if metric == "gpu__time_duration.sum" else p.number(metric)
             r[short] = "" if v is None else v
@@ -290,11 +288,19 @@ def sanitizer_path(device: int) -> Path:
         "sanitizer.csv"
 
 
-def sanitizer_row(o: Any, device: int) -> dict[str, Any]:
-    """One summary row of a sanitizer outcome."""
+def _provenance(device: int) -> bench.RunMeta:
+    """The provenance of rows about a child process's run on ``device`` (profiles,
+    sanitizer outcomes): the GPU's name, the commit, this command."""
     from harness.device import smi_query
 
+    return bench.RunMeta(gpu=smi_query(device, "name"), git_sha=meta.git_sha(),
+                         command=meta.command_line())
+
+
+def sanitizer_row(o: Any, device: int) -> dict[str, Any]:
+    """One summary row of a sanitizer outcome."""
+    prov = _provenance(device).columns()
     return {"stage": o.stage, "variant": o.variant, "tool": o.tool, "points": o.points,
             "errors": o.errors, "warnings": o.warnings, "returncode": o.returncode,
-            "status": "ok" if o.ok else "failed", "gpu": smi_query(device, "name"),
-            "git_sha": meta.git_sha(), "timestamp": meta.now(), "command": meta.command_line()}
+            "status": "ok" if o.ok else "failed",
+            **{k: prov[k] for k in ("gpu", "git_sha", "timestamp", "command")}}

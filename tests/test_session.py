@@ -49,3 +49,26 @@ def test_pipeline_points_take_options(reg) -> None:  # type: ignore[no-untyped-d
     pts = session.pipeline_points(pipe, ["batch=1,2"], {"mode": "bidirectional", "k": "2"})
     assert [(p["batch"], p["mode"], p["k"]) for p in pts] == [(1, "bidirectional", 2.0),
                                                               (2, "bidirectional", 2.0)]
+
+
+def test_profile_and_sanitizer_rows_carry_the_runs_provenance(reg, monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Rows about a child process's run (ncu, compute-sanitizer): the point's join columns,
+    the GPU, the commit, the time and the command (recorded ncu output, no GPU)."""
+    from pathlib import Path
+
+    from harness import device, meta, ncu, sanitize
+
+    monkeypatch.setattr(device, "smi_query", lambda index, field: "NVIDIA H200")
+    monkeypatch.setattr(ncu, "find_ncu", lambda: "ncu")
+    raw = (Path(__file__).parent / "fixtures" / "ncu" / "dynamic_spikes_raw.txt").read_text()
+    monkeypatch.setattr(ncu, "run", lambda cmd: ncu.parse_raw_csv(raw))
+    st = reg.get("dynamic_spikes")
+    v = st.variants[0]
+    rows = session.profile(st, v, st.point(v, batch=16384), "normal", None, None, 0, tmp_path)
+    assert rows and set(rows[0]) == set(session.NCU_COLUMNS)
+    assert all(r["gpu"] == "NVIDIA H200" and r["batch"] == 16384 and r["backend"] == "pycuda"
+               and r["git_sha"] == meta.git_sha() and r["timestamp"] and r["command"]
+               for r in rows)
+    r = session.sanitizer_row(sanitize.Outcome("s", "v", "memcheck", 8, 0, 0, 0, ""), 0)
+    assert set(r) == set(session.SANITIZER_COLUMNS)
+    assert r["gpu"] == "NVIDIA H200" and r["status"] == "ok" and r["git_sha"] == meta.git_sha()
