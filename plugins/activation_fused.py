@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from harness import families, spec
+from harness import families, spec, torchmath
 from harness.plugin import Axis, Launcher, Point, Stage, Variant
 from harness.tolerance import VTH, Exact
 
@@ -124,29 +124,18 @@ def launch(run: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None
 
 def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
     """The activation path as a PyTorch user writes it; T, a shape, is read on the host."""
-    x, mode = t["x"], spec.check_mode(p["mode"])
-    vth = x.abs().sum(dim=1) / x.shape[1] / p["k"]
-    r = torch.round(x / vth[:, None])
-    q = torch.where(vth[:, None] == 0, torch.zeros_like(r), r).to(torch.int32)
+    x, mode = t["x"], p["mode"]
+    vth, q = torchmath.quantise(torch, x, p["k"])
     qmin, qmax = q.min(), q.max()
-    zero = torch.zeros_like(qmin)
-    if mode == 0:
-        o = torch.where(qmin < 0, qmin, zero)
-    else:
-        o = torch.where(qmin >= 0, torch.div(qmax + 1, 2, rounding_mode="floor"), zero)
+    o = torchmath.offset(torch, qmin, qmax, mode)
     vq = q - o
-    bits = int(vq.abs().max().item()).bit_length()
-    n = bits + 1 if mode == 2 else max(1, bits)
-    shifts = torch.arange(n - 1, -1, -1, device=x.device, dtype=torch.int32).view(-1, 1, 1)
-    mag = (vq.abs() >> shifts) & 1
-    planes = torch.sign(vq) * mag if mode == 1 else (vq >> shifts) & 1
+    n = spec.planes(int(vq.abs().max().item()), mode)  # T is a shape: read on the host
+    planes = torchmath.encode(torch, vq, n, mode)
     stats = torch.stack([qmin, qmax, o, torch.full_like(qmin, n)])
     if p["layout"] != "packed":
-        if mode == 2:
-            planes[0] = -planes[0]
         return {"vth": vth, "spikes": planes.to(torch.int8), "stats": stats}
     bits_ = planes.abs().to(torch.int64)
-    if mode == 1:
+    if spec.check_mode(mode) == 1:
         bits_ = torch.cat([bits_, (vq < 0).to(torch.int64)[None]])
     w = words(p)
     pad = torch.nn.functional.pad(bits_, (0, w * 32 - x.shape[1]))

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from harness import families, spec
+from harness import families, spec, torchmath
 from harness.plugin import Axis, Launcher, Point, Stage, Variant
 from harness.refmath import is_away
 from harness.tolerance import VTH, Exact
@@ -60,15 +60,8 @@ def launch(run: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None
 
 def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
     """The same math as a PyTorch user writes it (the torch and torch_compile peers)."""
-    x = t["x"]
-    vth = (x.abs().sum(dim=1) / x.shape[1] / p["k"]).clamp(p["vth_min"], p["vth_max"])
-    r = x / vth[:, None]
-    if is_away(v.defines):
-        tr = torch.trunc(r)
-        r = tr + torch.sign(r) * ((r - tr).abs() >= 0.5)
-    else:
-        r = torch.round(r)
-    q = torch.where(vth[:, None] == 0, torch.zeros_like(r), r).to(torch.int32)
+    vth, q = torchmath.quantise(torch, t["x"], p["k"], (p["vth_min"], p["vth_max"]),
+                                is_away(v.defines))
     return {"q": q, "vth": vth}
 
 STAGE = Stage(

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from harness import inputs, plane_stages, spec
+from harness import inputs, plane_stages, spec, torchmath
 from harness.launch import grid_stride
 from harness.plugin import Launcher, Point, Stage, Variant
 from harness.tolerance import Exact
@@ -35,16 +35,7 @@ def launch(run: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None
 
 def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
     """Shifts and masks per plane, stacked (most significant first)."""
-    x, n = t["v"], p["planes"]
-    m = spec.check_mode(p["mode"])
-    shifts = torch.arange(n - 1, -1, -1, device=x.device, dtype=torch.int32).view(-1, 1, 1)
-    if m == 1:
-        planes = torch.sign(x) * ((x.abs() >> shifts) & 1)
-    else:
-        planes = (x >> shifts) & 1
-        if m == 2:
-            planes[0] = -planes[0]
-    return {"spikes": planes.to(torch.int8)}
+    return {"spikes": torchmath.encode(torch, t["v"], p["planes"], p["mode"]).to(torch.int8)}
 
 STAGE = Stage(
     name="spike_encode",

@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from harness import inputs, spec
+from harness import inputs, spec, torchmath
 from harness.launch import REDUCE_BLOCKS, grid_stride
 from harness.plugin import Axis, Launcher, Point, Stage, Variant
 from harness.tolerance import Exact
@@ -46,12 +46,7 @@ def launch(run: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None
 def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
     """The decision with tensor ops (no host sync), then ``q.sub_(o)`` and ``abs().max()``."""
     q, mm = t["q"], t["mm"]
-    qmin, qmax = mm[0], mm[1]
-    zero = torch.zeros_like(qmin)
-    if spec.check_mode(p["mode"]) == 0:
-        o = torch.where(qmin < 0, qmin, zero)
-    else:
-        o = torch.where(qmin >= 0, torch.div(qmax + 1, 2, rounding_mode="floor"), zero)
+    o = torchmath.offset(torch, mm[0], mm[1], p["mode"])
     q.sub_(o)
     return {"v": q, "o": o.reshape(1), "amax": q.abs().max().reshape(1)}
 

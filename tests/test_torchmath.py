@@ -1,0 +1,32 @@
+"""The PyTorch twins of SPEC's steps (harness/torchmath.py) against the NumPy ones."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from harness import families, spec, torchmath
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.mark.parametrize("mode", spec.MODES)
+def test_twins_match_spec_step_by_step(mode: str) -> None:
+    x = families.activations(np.random.default_rng(7), "edge", 12, 37, 3.0)
+    vth, q = torchmath.quantise(torch, torch.from_numpy(x), 3.0)
+    assert np.array_equal(q.numpy(), spec.quantise(x, vth.numpy()))  # on its own vth
+    mm = spec.min_max(q.numpy())
+    o = torchmath.offset(torch, q.min(), q.max(), mode)
+    assert int(o) == spec.offset(int(mm[0]), int(mm[1]), mode)
+    v, amax = spec.transform(q.numpy(), int(o))
+    t = spec.planes(amax, mode)
+    got = torchmath.encode(torch, torch.from_numpy(v), t, mode).to(torch.int8).numpy()
+    assert np.array_equal(got, spec.encode(v, t, mode))
+
+
+def test_clamp_and_away() -> None:
+    x = np.array([[2.5, -2.5, 0.0, 0.0]], np.float32)  # mean |x| = 1.25: vth 1.25 / k
+    vth, q = torchmath.quantise(torch, torch.from_numpy(x), 1.25, (1.0, 1.0), away=True)
+    assert float(vth[0]) == 1.0 and q.tolist() == [[3, -3, 0, 0]]  # 2.5 -> 3 away from zero
+    _, q_even = torchmath.quantise(torch, torch.from_numpy(x), 1.25, (1.0, 1.0))
+    assert q_even.tolist() == [[2, -2, 0, 0]]  # half to even
