@@ -129,18 +129,18 @@ def pack(v: np.ndarray, t_planes: int, mode: str) -> np.ndarray:
 
 
 def unpack(packed: np.ndarray, t_planes: int, mode: str, f: int) -> np.ndarray:
-    """The inverse of :func:`pack`: ``v [B, F] int32``."""
+    """The inverse of :func:`pack`: ``v [B, F] int32``, by step 4's :func:`decode` of the
+    int8 planes the bits stand for."""
     m = check_mode(mode)
     shifts = np.arange(32, dtype=np.uint32)
     bits = ((packed[..., None] >> shifts) & 1).astype(np.int64)
     bits = bits.reshape(packed.shape[0], packed.shape[1], -1)[:, :, :f]
-    weights = 1 << np.arange(t_planes - 1, -1, -1, dtype=np.int64)
-    acc = np.tensordot(weights, bits[:t_planes], axes=1)
+    planes = bits[:t_planes].copy()
     if m == 1:
-        acc = np.where(bits[t_planes] == 1, -acc, acc)
+        planes = np.where(bits[t_planes] == 1, -planes, planes)  # the sign plane
     elif m == 2:
-        acc = acc - 2 * (bits[0] << (t_planes - 1))  # plane 0 is worth -2^(T-1)
-    return acc.astype(np.int32)
+        planes[0] = -planes[0]  # the sign bit carries -1
+    return decode(planes, 0)
 
 
 def plane_bound(k: float, f: int, mode: str) -> int:
