@@ -113,17 +113,15 @@ def pack(v: np.ndarray, t_planes: int, mode: str) -> np.ndarray:
     (padding bits 0). Unidirectional and twos_complement: plane t holds bit T-1-t of v's
     T-bit word (plane 0 of twos_complement is the sign bit, worth -2^(T-1)). Bidirectional:
     planes 0..T-1 hold the bits of |v|, plane T the sign (1 where v < 0)."""
-    m = check_mode(mode)
     b, f = v.shape
     w = -(-f // 32)
-    v64 = np.zeros((b, w * 32), dtype=np.int64)
-    v64[:, :f] = v
-    mag = np.abs(v64) if m == 1 else v64 & ((1 << t_planes) - 1)
-    bits = np.empty((packed_planes(t_planes, mode), b, w * 32), dtype=np.uint64)
-    for t in range(t_planes):
-        bits[t] = (mag >> (t_planes - 1 - t)) & 1
-    if m == 1:
-        bits[t_planes] = v64 < 0
+    padded = np.zeros((b, w * 32), dtype=np.int32)
+    padded[:, :f] = v
+    # The bits are step 3's int8 planes without their signs; bidirectional keeps its sign
+    # in a plane of its own.
+    bits = np.abs(encode(padded, t_planes, mode)).astype(np.uint64)
+    if check_mode(mode) == 1:
+        bits = np.concatenate([bits, (padded < 0)[None].astype(np.uint64)])
     weights = np.left_shift(np.uint64(1), np.arange(32, dtype=np.uint64))
     return (bits.reshape(bits.shape[0], b, w, 32) * weights).sum(axis=3).astype(np.uint32)
 
