@@ -15,6 +15,7 @@
 #                   at batch 1, 8, 64), its ncu profile
 #   weights-dyn     weight_quant_fused and dynamic_spikes beside the peers
 #   final           the v3 fused kernels: validated, the target points beside the peers
+#   activation-path the activation_path pipeline validated, staged vs fused swept
 #   regress         pytest-benchmark: save a baseline, then a compare run (fails on >10 %)
 #   sanitize        `harness sanitize` (writes statistics/<gpu>/sanitizer.csv)
 #   ncu-sample  a raw ncu CSV of a few dynamic_spikes launches (for the parser's tests)
@@ -106,6 +107,11 @@ for phase in $phases; do
       step bench-wq-wide h bench weight_quant_fused --peers all --budget 0.5 \
         --sweep out_f=3584 --sweep in_f=18944 --append
       step profile-fused h profile activation_fused --batch 65536 --k 4
+      ;;
+    activation-path)  # issue 6: the staged vs the fused activation path, end to end
+      step validate-ap h validate activation_path --record
+      step bench-ap h bench activation_path --k 4 --budget 0.5 \
+        --sweep batch=1,8,64,1024,16384,65536
       ;;
     regress)  # pytest-benchmark: a saved baseline, then a compare run that fails on >10 %
       step bench-save python3 -m pytest -m gpu -p no:cacheprovider tests/bench \

@@ -165,3 +165,34 @@ def test_variants_are_validated_benched_and_recorded_apart(reg, pipe, tmp_path: 
     status = ledger.check([], [], [two], reg.stages)
     assert [(s.stage, s.variant, s.ok) for s in status] == [("two", "plain", False),
                                                             ("two", "gemm", False)]
+
+
+@pytest.mark.parametrize("mode", ["unidirectional", "bidirectional", "twos_complement"])
+def test_activation_path_both_variants_pass_and_agree(reg, mode: str) -> None:  # type: ignore[no-untyped-def]
+    """The staged and the fused path, wired through the references: every check passes,
+    and both give the same planes and decisions on the same x."""
+    ap = reg.pipelines["activation_path"]
+    got = {}
+    for v in ap.variants:
+        p = ap.point(v, batch=5, in_f=37, mode=mode)
+        ins = ap.make_inputs(np.random.default_rng(3), "llm", p)
+        tr = ap.run(HostContext(reg.stages), dict(ins), p)
+        outs = {k: b for k, (b, _, _) in tr.outputs.items()}
+        comps = ap.check(ins, p, outs, tr.host)
+        assert all(c.ok for c in comps), [c.describe() for c in comps if not c.ok]
+        got[v.name] = outs
+    t = int(got["fused"]["stats"][3])
+    assert np.array_equal(got["fused"]["spikes"][:t], got["staged"]["spikes"])
+    assert list(got["fused"]["stats"][:3]) == [*got["staged"]["mm"], got["staged"]["o"][0]]
+
+
+def test_activation_path_check_catches_a_wrong_plane_and_a_wrong_t(reg) -> None:  # type: ignore[no-untyped-def]
+    ap = reg.pipelines["activation_path"]
+    p = ap.point(ap.variant("fused"), batch=3, in_f=16)
+    ins = ap.make_inputs(np.random.default_rng(4), "normal", p)
+    tr = ap.run(HostContext(reg.stages), dict(ins), p)
+    outs = {k: b.copy() for k, (b, _, _) in tr.outputs.items()}
+    outs["spikes"][0, 0, 0] ^= 1
+    assert {c.output for c in ap.check(ins, p, outs, tr.host) if not c.ok} == {"spikes"}
+    outs["stats"][3] += 1
+    assert "T" in {c.output for c in ap.check(ins, p, outs, tr.host) if not c.ok}

@@ -1,0 +1,144 @@
+"""SPEC steps 1-3 alone, end to end: the staged kernels (dynamic_spikes, find_min_max,
+transform_absmax, then ``T`` read back by the host and spike_encode) against the fused
+stage (activation_fused: ``T`` decided on the device, nothing read back). Its rows compare
+with the issue's table of the activation path and with the torch peers of
+activation_fused. The variant pins ``path``; both run on stream 0.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from harness import families, spec
+from harness.plugin import Axis, Pipeline, PipelineContext, PipelineTrace, Point, Variant
+from harness.tolerance import Comparison, Exact, RelTol
+
+PATHS = ("staged", "fused")
+STEPS = ("dynamic_spikes", "find_min_max", "transform_absmax", "spike_encode",
+         "activation_fused")
+
+
+def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
+    """Activations ``x [batch, in_f]`` of the family."""
+    return {"x": families.activations(rng, family, p["batch"], p["in_f"], p["k"])}
+
+
+def _staged(ctx: PipelineContext, x: Any, p: Point) -> PipelineTrace:
+    b, f, mode = int(p["batch"]), int(p["in_f"]), p["mode"]
+    at = {"batch": b, "in_f": f, "k": p["k"], "mode": mode}
+    q = ctx.alloc((b, f), np.int32)
+    vth = ctx.alloc((b,), np.float32)
+    mm, off, amax = (ctx.alloc(s, np.int32) for s in ((2,), (1,), (1,)))
+    ctx.mark("start", 0)
+    ctx.step("dynamic_spikes", "default", 0, {"x": x, "q": q, "vth": vth}, **at)
+    ctx.mark("dyn_end", 0)
+    ctx.step("find_min_max", "default", 0, {"q": q, "mm": mm}, **at)
+    ctx.mark("mm_end", 0)
+    ctx.step("transform_absmax", "default", 0,
+             {"q": q, "mm": mm, "o": off, "amax": amax, "v": q}, **at)
+    ctx.mark("tr_end", 0)
+    planes = spec.planes(int(ctx.read(amax, (1,), np.int32, 0)[0]), mode)  # host decision
+    spikes = ctx.alloc((planes, b, f), np.int8)
+    ctx.mark("enc_start", 0)
+    ctx.step("spike_encode", mode, 0, {"v": q, "spikes": spikes}, planes=planes, **at)
+    ctx.mark("end", 0)
+    outputs = {"vth": (vth, (b,), np.dtype(np.float32)), "mm": (mm, (2,), np.dtype(np.int32)),
+               "o": (off, (1,), np.dtype(np.int32)),
+               "spikes": (spikes, (planes, b, f), np.dtype(np.int8))}
+    intervals = {
+        "dynamic_spikes": (("start", "dyn_end"),),
+        "encoding_kernels": (("dyn_end", "mm_end"), ("mm_end", "tr_end"),
+                             ("enc_start", "end")),
+        "encoding_total": (("dyn_end", "end"),),
+        "total": (("start", "end"),),
+    }
+    return PipelineTrace(outputs, {"planes": planes}, intervals)
+
+
+def _fused(ctx: PipelineContext, x: Any, p: Point) -> PipelineTrace:
+    b, f, mode = int(p["batch"]), int(p["in_f"]), p["mode"]
+    cap = spec.plane_bound(p["k"], f, mode)
+    vth = ctx.alloc((b,), np.float32)
+    stats = ctx.alloc((4,), np.int32)
+    spikes = ctx.alloc((cap, b, f), np.int8)
+    ctx.mark("start", 0)
+    ctx.step("activation_fused", mode, 0, {"x": x, "vth": vth, "stats": stats,
+                                            "spikes": spikes},
+             batch=b, in_f=f, k=p["k"])
+    ctx.mark("end", 0)
+    outputs = {"vth": (vth, (b,), np.dtype(np.float32)),
+               "stats": (stats, (4,), np.dtype(np.int32)),
+               "spikes": (spikes, (cap, b, f), np.dtype(np.int8))}
+    return PipelineTrace(outputs, {}, {"total": (("start", "end"),)})
+
+
+def run(ctx: PipelineContext, bufs: Mapping[str, Any], p: Point) -> PipelineTrace:
+    """Enqueue one pass of the path the point names."""
+    return _staged(ctx, bufs["x"], p) if p["path"] == "staged" else _fused(ctx, bufs["x"], p)
+
+
+def reference(ins: Mapping[str, np.ndarray], p: Point,
+              vth: np.ndarray | None = None) -> dict[str, Any]:
+    """The chained references of steps 1-3; ``vth`` given: judged on that ``vth``."""
+    x, mode = ins["x"], p["mode"]
+    vth64 = spec.threshold64(x, p["k"])
+    vth32 = vth64.astype(np.float32) if vth is None else vth
+    q = spec.quantise(x, vth32)
+    mm = spec.min_max(q)
+    o = spec.offset(int(mm[0]), int(mm[1]), mode)
+    v, amax = spec.transform(q, o)
+    t = spec.planes(amax, mode)
+    return {"vth64": vth64, "mm": mm, "o": o, "planes": t, "spikes": spec.encode(v, t, mode)}
+
+
+def check(ins: Mapping[str, np.ndarray], p: Point, got: Mapping[str, np.ndarray],
+          host: Mapping[str, Any]) -> list[Comparison]:
+    """vth, [qmin, qmax], o, T and the planes against the chained references (the integers
+    judged on the run's own vth); the fused path's planes cut to its own T."""
+    ref = reference(ins, p, got["vth"])
+    exact = Exact("integers: exact, judged on the run's own vth")
+    if "stats" in got:
+        mm, o, t = got["stats"][:2], int(got["stats"][2]), int(got["stats"][3])
+        spikes = got["spikes"][:t] if 0 <= t <= got["spikes"].shape[0] else got["spikes"]
+    else:
+        mm, o, t, spikes = got["mm"], int(got["o"][0]), int(host["planes"]), got["spikes"]
+    comps = [RelTol(1e-5, "SPEC").compare("vth", got["vth"], ref["vth64"]),
+             exact.compare("[qmin, qmax]", np.asarray(mm), ref["mm"]),
+             exact.compare("o", np.array([o]), np.array([ref["o"]])),
+             exact.compare("T", np.array([t]), np.array([ref["planes"]]))]
+    if t == ref["planes"]:
+        comps.append(exact.compare("spikes", spikes, ref["spikes"]))
+    return comps
+
+
+STAGE = Pipeline(
+    name="activation_path",
+    steps=STEPS,
+    description="steps 1-3 end to end: the staged kernels vs the fused stage",
+    axes=(
+        Axis("batch", 1024, int, "rows B", minimum=1),
+        Axis("in_f", 3584, int, "columns F", minimum=1),
+        Axis("k", 4.0, float, "threshold divisor (the issue's table: 4)", minimum=1e-30),
+        Axis("mode", "unidirectional", str, "encoding mode", choices=spec.MODES),
+        Axis("path", "staged", str, "staged kernels or the fused stage (set by the variant)",
+             choices=PATHS),
+    ),
+    make_inputs=make_inputs,
+    run=run,
+    check=check,
+    reference=reference,
+    # The activation path's byte floor: x read once, T planes written once (T = 6 assumed,
+    # as the normal family gives at batch >= 64).
+    bytes_moved=lambda p: (4 + 6) * p["batch"] * p["in_f"],
+    flops=lambda p: 0,
+    cases=tuple({**c, "mode": m} for m in spec.MODES for c in (
+        {"batch": 1, "in_f": 3584}, {"batch": 6, "in_f": 3584}, {"batch": 7, "in_f": 5},
+        {"batch": 33, "in_f": 130}, {"batch": 300, "in_f": 256, "k": 2.5},
+    )),
+    default_sweep={"batch": tuple(2**i for i in range(17))},
+    variants=tuple(Variant(path, help=f"the {path} path", pins=(("path", path),))
+                   for path in PATHS),
+)
