@@ -14,7 +14,7 @@ import numpy as np
 
 from harness import families, spec
 from harness.plugin import Axis, Pipeline, PipelineContext, PipelineTrace, Point, Variant
-from harness.tolerance import Comparison, Exact, RelTol
+from harness.tolerance import VTH, Comparison, Exact
 
 PATHS = ("staged", "fused")
 STEPS = ("dynamic_spikes", "find_min_max", "transform_absmax", "spike_encode",
@@ -105,7 +105,7 @@ def check(ins: Mapping[str, np.ndarray], p: Point, got: Mapping[str, np.ndarray]
         spikes = got["spikes"][:t] if 0 <= t <= got["spikes"].shape[0] else got["spikes"]
     else:
         mm, o, t, spikes = got["mm"], int(got["o"][0]), int(host["planes"]), got["spikes"]
-    comps = [RelTol(1e-5, "SPEC").compare("vth", got["vth"], ref["vth64"]),
+    comps = [VTH.compare("vth", got["vth"], ref["vth64"]),
              exact.compare("[qmin, qmax]", np.asarray(mm), ref["mm"]),
              exact.compare("o", np.array([o]), np.array([ref["o"]])),
              exact.compare("T", np.array([t]), np.array([ref["planes"]]))]
