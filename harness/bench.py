@@ -7,7 +7,10 @@ against the reference (``verified``), so a fast wrong kernel cannot produce a nu
 
 from __future__ import annotations
 
+import dataclasses
+import itertools
 import json
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -77,20 +80,25 @@ class RunMeta:
 
 def plan(stages: Sequence[Stage], sweep_specs: Sequence[str],
          variants: Sequence[str] | None = None,
-         options: dict[str, str] | None = None) -> list[Job]:
+         options: dict[str, str] | None = None,
+         define_specs: Sequence[str] = ()) -> list[Job]:
     """Every job of the sweep.
 
     ``variants`` None means each stage's first (default) variant, ``["all"]`` every one.
     ``options`` (``--mode``, ``--k``, ``--group-size``) apply to the stages that have the
     axis; where variants pin that axis (a compiled-in mode), they choose the variant instead.
+    ``define_specs`` (``NAME=V1,V2``, ``--define``) compile each chosen variant once per
+    combination of the values, a tuning sweep over the kernel's ``-D`` parameters.
     """
     grid = sweep.parse(sweep_specs)
+    tuning = parse_defines(define_specs)
     for axis in grid:
         if stages and not any(axis in {a.name for a in st.axes} for st in stages):
             raise BadInput(f"no selected stage has an axis {axis!r}")
     jobs = []
     for st in stages:
-        chosen = select_variants(st, variants, options or {})
+        chosen = [t for v in select_variants(st, variants, options or {})
+                  for t in tuned(v, tuning)]
         names = {a.name for a in st.axes}
         fixed = {k: v for k, v in (options or {}).items() if k in names}
         for v in chosen:
@@ -98,6 +106,39 @@ def plan(stages: Sequence[Stage], sweep_specs: Sequence[str],
             keep = {k: val for k, val in fixed.items() if k not in pinned}
             jobs += [Job(st, v, p) for p in sweep.points(st, grid, keep, v, lenient=True)]
     return jobs
+
+
+_DEFINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.+)$")
+
+
+def parse_defines(specs: Sequence[str]) -> dict[str, list[str]]:
+    """``["UNROLL=2,4"]`` -> ``{"UNROLL": ["2", "4"]}``; BadInput on a malformed spec."""
+    out: dict[str, list[str]] = {}
+    for spec in specs:
+        m = _DEFINE.match(spec.strip())
+        values = [v.strip() for v in m.group(2).split(",")] if m else []
+        if not m or not all(_DEFINE.match(f"X={v}") and " " not in v for v in values):
+            raise BadInput(f"bad --define {spec!r}: expected NAME=V1,V2,... (a C macro name "
+                           "and non-empty values)")
+        if m.group(1) in out:
+            raise BadInput(f"bad --define: {m.group(1)!r} given twice")
+        out[m.group(1)] = list(dict.fromkeys(values))
+    return out
+
+
+def tuned(v: Variant, tuning: dict[str, list[str]]) -> list[Variant]:
+    """``v`` once per combination of the tuning values: its defines overridden (or
+    extended), and named after them, ``default[UNROLL=4]``; ``[v]`` without tuning."""
+    if not tuning:
+        return [v]
+    out = []
+    for combo in itertools.product(*tuning.values()):
+        over = dict(zip(tuning, combo, strict=True))
+        defines = {**dict(v.defines), **over}
+        label = ",".join(f"{k}={val}" for k, val in over.items())
+        out.append(dataclasses.replace(v, name=f"{v.name}[{label}]",
+                                       defines=tuple(defines.items())))
+    return out
 
 
 def select_variants(st: Stage, names: Sequence[str] | None,

@@ -184,6 +184,9 @@ def bench_cmd(
         help="AXIS=V1,V2 or AXIS=LO..HI (powers of two); repeat for more axes.")] = None,
     variant: Annotated[list[str] | None, typer.Option(
         help="Variant (repeat), or 'all'; default: each stage's default.")] = None,
+    define: Annotated[list[str] | None, typer.Option(
+        help="NAME=V1,V2: compile each variant once per value of the kernel's -D NAME (a "
+             "tuning sweep; repeat for more names; rows name it, default[UNROLL=4]).")] = None,
     family: Annotated[str, typer.Option(help="Input family.")] = "normal",
     backend: Annotated[str, typer.Option(help="pycuda, numpy, or auto.")] = "auto",
     peers: Annotated[str, typer.Option(
@@ -212,7 +215,7 @@ def bench_cmd(
     opts = session.options(mode=mode, k=k, group_size=group_size)
     ses = session.open_bench(backend, device)
     peer_runners = session.open_peers(ses, peers)
-    jobs = session.bench_jobs(ses, tg, sweep or [], variant, opts)
+    jobs = session.bench_jobs(ses, tg, sweep or [], variant, opts, define or [])
     pipes = [(p, session.pipeline_points(p, sweep or [], opts)) for p in tg.pipelines]
     cfg = session.bench_config(family, seed, budget, hot, verify, ses.on_gpu, graph)
     dest = session.results_dir(out_dir, ses.slug)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from collections.abc import Callable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -17,7 +17,7 @@ import numpy as np
 from harness import compiler, paths
 from harness.device import Device
 from harness.errors import HarnessError
-from harness.plugin import Point, Stage, Variant
+from harness.plugin import Point, Stage, Variant, workspace
 from harness.timing import Timing, TimingConfig, measure
 from harness.validate import RunResult
 
@@ -130,12 +130,14 @@ class _Buffers:
     specs: dict[str, tuple[tuple[int, ...], np.dtype]]
     #: Outputs written in place into an input's buffer: not allocated, not poisoned.
     aliased: frozenset[str] = frozenset()
+    #: The stage's scratch (``Stage.workspace``): passed to the launch, never read back.
+    work: dict[str, Any] = field(default_factory=dict)
 
     def all(self) -> dict[str, Any]:
-        return {**self.inputs, **self.outputs}
+        return {**self.inputs, **self.outputs, **self.work}
 
     def free(self) -> None:
-        owned = [*self.inputs.values(),
+        owned = [*self.inputs.values(), *self.work.values(),
                  *(a for n, a in self.outputs.items() if n not in self.aliased)]
         for a in owned:
             a.free()
@@ -182,6 +184,8 @@ class GpuRunner:
                 else:
                     bufs.outputs[name] = self._alloc(
                         int(np.prod(shape)) * np.dtype(dtype).itemsize + GUARD)
+            for name, (shape, dtype) in workspace(stage, point).items():
+                bufs.work[name] = self._alloc(int(np.prod(shape)) * np.dtype(dtype).itemsize)
         except BaseException:
             bufs.free()
             raise
@@ -443,6 +447,9 @@ class _PipelineContext:
             point = st.point(v, **{k: val for k, val in values.items() if k in names})
             prep = self._steps[key] = (st, v, point, self.launcher(stage, variant, stream))
         st, v, point, launcher = prep
+        missing = {n: spec for n, spec in workspace(st, point).items() if n not in bufs}
+        if missing:  # the stage's scratch, from this run's pool like the pipeline's own
+            bufs = {**bufs, **{n: self.alloc(*spec) for n, spec in missing.items()}}
         st.launch(launcher, bufs, point, v)
 
     def alloc(self, shape: tuple[int, ...], dtype: Any) -> Any:

@@ -161,10 +161,18 @@ class Stage(_Parametrised):
     #: Bytes of a run that depend on the data (T): ``bytes_from_outputs(point, outputs)``;
     #: a bench row uses it over ``bytes_moved``, which assumes a typical value.
     bytes_from_outputs: Callable[[Point, Mapping[str, np.ndarray]], int] | None = None
+    #: Device scratch the kernel needs between its launches (``name -> (shape, dtype)``):
+    #: allocated beside the outputs and passed in ``bufs``, never read back or judged.
+    workspace: OutputSpecs | None = None
 
     def may_mutate(self, name: str) -> bool:
         """Whether the kernel may overwrite input ``name``."""
         return name in self.mutates or name in self.inplace.values()
+
+
+def workspace(stage: Stage, point: Point) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+    """The scratch buffers a stage's launch at ``point`` needs (none when it declares none)."""
+    return dict(stage.workspace(point)) if stage.workspace is not None else {}
 
 
 class PipelineContext(Protocol):
@@ -292,4 +300,12 @@ def check_stage(stage: object, expected_name: str | None = None) -> list[str]:
         for key, _ in v.pins:
             if key not in names:
                 problems.append(f"variant {v.name} pins unknown axis {key!r}")
+    if stage.workspace is not None and stage.cases and callable(stage.outputs):
+        try:
+            p = stage.point(stage.variants[0], **stage.cases[0])
+            clash = set(stage.workspace(p)) & set(stage.outputs(p))
+        except Exception as exc:  # a declaration error, reported like the others
+            clash, problems = set(), [*problems, f"workspace of the first case: {exc}"]
+        if clash:
+            problems.append(f"workspace reuses output name(s) {', '.join(sorted(clash))}")
     return problems

@@ -184,9 +184,13 @@ def open_peers(s: BenchSession, which: str) -> list[Any]:
 
 
 def bench_jobs(s: BenchSession, tg: Targets, sweep_specs: Sequence[str],
-               variants: Sequence[str] | None, opts: dict[str, str]) -> list[bench.Job]:
+               variants: Sequence[str] | None, opts: dict[str, str],
+               defines: Sequence[str] = ()) -> list[bench.Job]:
     """The stage jobs of a bench run (small points only on the CPU's default sweep)."""
-    jobs = bench.plan(tg.stages, sweep_specs, variants, opts)
+    if defines and tg.pipelines:
+        raise BadInput("--define tunes a stage's kernel; a pipeline's steps keep their "
+                       "declared variants")
+    jobs = bench.plan(tg.stages, sweep_specs, variants, opts, defines)
     if not s.on_gpu and not sweep_specs:
         jobs = [j for j in jobs if j.stage.bytes_moved(j.point) <= CPU_BYTES]
     return jobs

@@ -26,8 +26,13 @@ from harness.tolerance import VTH, Exact
 BLOCK = 256
 LAYOUTS = ("int8", "packed")
 #: Blocks of pass 1 (rows grid-strided over them): few enough that their three atomics
-#: each stay cheap, many enough to fill the GPU (8 rows a block at batch 65536).
+#: each stay cheap, many enough to fill the GPU (8 rows a block at batch 65536). A -D
+#: define of the variant (read back by ``launch``), so ``bench --define`` can tune it.
 STATS_BLOCKS = 8192
+#: 16-value units of q8 a pass-2 thread loads before it stores (kernel's -DENC_UNITS).
+ENC_UNITS = 4
+#: Pass 2 has at least this many blocks (or one a row): the per-row fallback fills the GPU.
+ENC_MIN_BLOCKS = 264
 #: Batches up to this run both passes in one block and one launch (kernel's -DSMALL_B).
 SMALL_B = 4
 #: T the byte floor assumes when only the shape is known (the normal family at batch >= 64
@@ -106,20 +111,29 @@ def check_inputs(inputs: Mapping[str, np.ndarray], p: Point) -> str | None:
     return None
 
 
+def workspace(p: Point) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+    """``q8 [batch, in_f] int8``: pass 1's q, read by pass 2 when it fits int8 (1 byte a
+    value instead of x's 4)."""
+    return {"q8": ((p["batch"], p["in_f"]), np.dtype(np.int8))}
+
+
 def launch(run: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
-    """Up to SMALL_B rows: one block, one launch. Otherwise pass 1: a block per row, up to
-    STATS_BLOCKS blocks (vth, q's range; the last block decides o and T), and pass 2: one
-    block per row (x again, the planes)."""
+    """Up to SMALL_B rows: one block, one launch. Otherwise pass 1: rows over at most
+    STATS_BLOCKS blocks (vth, q to q8, q's range; the last block decides o and T), and
+    pass 2: the planes from q8 (or from x, a block per row, when q is wider than int8)."""
     b, f = int(p["batch"]), int(p["in_f"])
     dest = bufs["packed"] if p["layout"] == "packed" else bufs["spikes"]
     if b <= SMALL_B:
         run("act_small", (1, 1, 1), (BLOCK, 1, 1), bufs["x"], bufs["vth"], bufs["stats"],
             np.int32(b), np.int32(f), np.float32(p["k"]), dest)
         return
-    run("act_stats", (min(b, STATS_BLOCKS), 1, 1), (BLOCK, 1, 1), bufs["x"], bufs["vth"],
-        bufs["stats"], np.int32(b), np.int32(f), np.float32(p["k"]))
-    run("act_encode", (b, 1, 1), (BLOCK, 1, 1), bufs["x"], bufs["vth"], bufs["stats"],
-        np.int32(b), np.int32(f), dest)
+    d = dict(v.defines)
+    stats_blocks, units = int(d.get("STATS_BLOCKS", STATS_BLOCKS)), int(d["ENC_UNITS"])
+    run("act_stats", (min(b, stats_blocks), 1, 1), (BLOCK, 1, 1), bufs["x"], bufs["vth"],
+        bufs["stats"], bufs["q8"], np.int32(b), np.int32(f), np.float32(p["k"]))
+    flat = -(-b * f // (16 * BLOCK * units))  # one thread-step each over the flat q8
+    run("act_encode", (max(flat, min(b, ENC_MIN_BLOCKS)), 1, 1), (BLOCK, 1, 1), bufs["x"],
+        bufs["vth"], bufs["stats"], bufs["q8"], np.int32(b), np.int32(f), dest)
 
 
 def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
@@ -161,6 +175,7 @@ def variant(mode: str, layout: str) -> Variant:
     """The compiled variant of one mode and layout."""
     name = mode if layout == "int8" else f"packed_{mode}"
     return Variant(name, (("BLOCK", str(BLOCK)), ("SMALL_B", str(SMALL_B)),
+                          ("STATS_BLOCKS", str(STATS_BLOCKS)), ("ENC_UNITS", str(ENC_UNITS)),
                           ("MODE", str(spec.check_mode(mode))),
                           ("LAYOUT", str(LAYOUTS.index(layout)))),
                    f"{mode}, {layout} planes", pins=(("mode", mode), ("layout", layout)))
@@ -184,6 +199,7 @@ STAGE = Stage(
     outputs=outputs,
     reference=reference,
     launch=launch,
+    workspace=workspace,
     check_inputs=check_inputs,
     torch_impl=torch_impl,
     trim=trim,
@@ -211,6 +227,9 @@ STAGE = Stage(
         {"batch": 300, "in_f": 256, "k": 2.5},  # many blocks race for the last ticket
         {"batch": 64, "in_f": 3584, "k": 4.0},
         {"batch": 8200, "in_f": 5},  # more rows than STATS_BLOCKS: blocks take several
+        {"batch": 40, "in_f": 3584, "k": 64.0},  # q wider than int8: pass 2 from x
+        {"batch": 9, "in_f": 96, "k": 64.0},  # the same, packed rows without padding
+        {"batch": 33, "in_f": 96},  # flat packed at a few words; n % 16 == 0
     ),
     default_sweep={"batch": tuple(2**i for i in range(17))},
 )

@@ -16,8 +16,10 @@ from harness import families, spec
 from harness.plugin import Axis, Launcher, Point, Stage, Variant
 from harness.tolerance import Exact
 
-WARPS = 8  # warps per block of 256 threads
-#: Groups per warp of the vector kernels (kernels/weight_quant_fused.cu, -DUNROLL).
+#: Warps per block (a launch parameter; ``bench --define WARPS=...`` tunes it).
+WARPS = 8
+#: Groups per warp of the vector kernels (kernels/weight_quant_fused.cu, -DUNROLL; launch
+#: reads it from the variant, so ``bench --define UNROLL=...`` tunes it).
 UNROLL = 2
 
 
@@ -57,9 +59,10 @@ def launch(run: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None
     o, f, g = int(p["out_f"]), int(p["in_f"]), int(p["group_size"])
     groups = o * spec.n_groups(f, g)
     name = kernel_for(f, g)
-    per_warp = UNROLL if name != "wq_any" else 1
-    blocks = max(1, -(-groups // (WARPS * per_warp)))
-    run(name, (blocks, 1, 1), (32 * WARPS, 1, 1), bufs["w"], np.int32(f), np.int32(g),
+    per_warp = int(dict(v.defines)["UNROLL"]) if name != "wq_any" else 1
+    warps = int(dict(v.defines).get("WARPS", WARPS))
+    blocks = max(1, -(-groups // (warps * per_warp)))
+    run(name, (blocks, 1, 1), (32 * warps, 1, 1), bufs["w"], np.int32(f), np.int32(g),
         np.int64(groups), bufs["scale"], bufs["w_q"])
 
 

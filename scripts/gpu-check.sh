@@ -16,6 +16,8 @@
 #   weights-dyn     weight_quant_fused and dynamic_spikes beside the peers
 #   final           the v3 fused kernels: validated, the target points beside the peers
 #   activation-path the activation_path pipeline validated, staged vs fused swept
+#   tune            issue 6, v4: the fused kernels validated, then their -D parameters
+#                   swept (bench --define) into statistics/<gpu>/tuning/
 #   regress         pytest-benchmark: save a baseline, then a compare run (fails on >10 %)
 #   sanitize        `harness sanitize` (writes statistics/<gpu>/sanitizer.csv)
 #   ncu-sample  a raw ncu CSV of a few dynamic_spikes launches (for the parser's tests)
@@ -112,6 +114,16 @@ for phase in $phases; do
       step validate-ap h validate activation_path --record
       step bench-ap h bench activation_path --k 4 --budget 0.5 \
         --sweep batch=1,8,64,1024,16384,65536
+      ;;
+    tune)  # issue 6, v4: validate, then sweep the kernels' compiled parameters
+      step validate-v4 h validate activation_fused weight_quant_fused --record
+      step validate-ap h validate activation_path --record
+      tuning=statistics/h200/tuning  # the lent GPU's folder (statistics/<gpu slug>/)
+      step tune-fused h bench activation_fused --variant unidirectional --k 4 --budget 0.3 \
+        --sweep batch=16384 --define STATS_BLOCKS=528,1056,2048,8192 --define ENC_UNITS=2,4 \
+        --out "$tuning"
+      step tune-wq h bench weight_quant_fused --budget 0.3 --sweep out_f=3584,18944 \
+        --sweep in_f=3584 --define UNROLL=1,2,4,8 --define WARPS=4,8 --out "$tuning"
       ;;
     regress)  # pytest-benchmark: a saved baseline, then a compare run that fails on >10 %
       step bench-save python3 -m pytest -m gpu -p no:cacheprovider tests/bench \

@@ -53,6 +53,18 @@ def test_plan_variants(reg) -> None:  # type: ignore[no-untyped-def]
         bench.plan([st], ["batch=1"], ["fast"])
 
 
+def test_plan_define_tunes_every_chosen_variant(reg) -> None:  # type: ignore[no-untyped-def]
+    st = reg.get("dynamic_spikes")
+    jobs = bench.plan([st], ["batch=1"], ["all"], define_specs=["BLOCK=128,512", "X=1"])
+    got = {(j.variant.name, dict(j.variant.defines).get("BLOCK"), dict(j.variant.defines)["X"])
+           for j in jobs}
+    assert got == {("default[BLOCK=128,X=1]", "128", "1"), ("default[BLOCK=512,X=1]", "512", "1"),
+                   ("away[BLOCK=128,X=1]", "128", "1"), ("away[BLOCK=512,X=1]", "512", "1")}
+    away = next(j.variant for j in jobs if j.variant.name.startswith("away"))
+    assert ("ROUNDING_AWAY", "1") in away.defines  # the variant's own defines are kept
+    assert bench.parse_defines(["N=1,1,2"]) == {"N": ["1", "2"]}
+
+
 def test_ok_row_derives_bandwidth_from_declared_bytes(jobs) -> None:  # type: ignore[no-untyped-def]
     row = bench.measure(jobs[1], FakeGpu(), FAST, META)
     assert row["status"] == "ok" and row["verified"] == "yes"

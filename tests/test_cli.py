@@ -50,6 +50,11 @@ def test_list_shows_the_stages_and_the_pipeline() -> None:
     (["run", "--family", "zipf"], "unknown input family 'zipf'"),
     (["bench", "spike_quant_gemm", "--backend", "numpy"], "needs a GPU"),
     (["bench", "--mode", "ternary"], "unknown mode 'ternary'"),
+    (["bench", "weight_quant_fused", "--define", "UNROLL"], "bad --define 'UNROLL'"),
+    (["bench", "weight_quant_fused", "--define", "UNROLL=2,"], "bad --define"),
+    (["bench", "weight_quant_fused", "--define", "2X=1"], "bad --define '2X=1'"),
+    (["bench", "--define", "A=1", "--define", "A=2"], "'A' given twice"),
+    (["bench", "activation_path", "--define", "A=1"], "--define tunes a stage's kernel"),
     (["bench", "compute_scales", "--sweep", "batch=1"], "no selected stage has an axis"),
     (["bench", "dynamic_spikes", "--graph", "--backend", "numpy"],
      "--graph times CUDA graph replays"),
@@ -76,6 +81,17 @@ def test_numpy_bench_writes_csv(tmp_path: Path) -> None:
     assert [(r["backend"], r["batch"], r["in_f"], r["status"]) for r in rows] == [
         ("numpy", "1", "8", "ok"), ("numpy", "2", "8", "ok")]
     assert "median µs" in res.stdout and "± noise" in res.stdout
+
+
+def test_define_sweeps_compiled_parameters(tmp_path: Path) -> None:
+    """Each --define value is its own variant row, named after it (numpy: the reference
+    stands in, so the rows differ only in name)."""
+    res = run("bench", "weight_quant_fused", "--backend", "numpy", "--define", "UNROLL=2,4",
+              "--sweep", "out_f=3", "--sweep", "in_f=8", "--budget", "0.02",
+              "--out", str(tmp_path))
+    assert res.exit_code == 0, res.output
+    rows = results.read_rows(tmp_path / "weight_quant_fused.csv")
+    assert [r["variant"] for r in rows] == ["default[UNROLL=2]", "default[UNROLL=4]"]
 
 
 def test_ledger_check(tmp_path: Path) -> None:

@@ -140,3 +140,15 @@ def test_entry_point_plugins_are_discovered(tmp_path: Path, monkeypatch) -> None
     assert reg.sources["ext"] == "entry point extstage.stage:STAGE"
     sys.modules.pop("extstage.stage", None)
     sys.modules.pop("extstage", None)
+
+
+def test_workspace_that_reuses_an_output_name_is_a_problem(dirs: tuple[Path, Path]) -> None:
+    p, k = dirs
+    (k / "scratchy.cu").write_text("//")
+    body = TOY.format(name="scratchy", kernel="scratchy.cu").replace(
+        "cases=({\"batch\": 1},),",
+        "cases=({\"batch\": 1},), workspace=lambda p: {\"y\": ((1,), np.dtype(np.int8))},")
+    write_plugin(p, "scratchy", body=body)
+    reg = registry.discover([p], k, entry_points=False)
+    assert not reg.stages
+    assert "workspace reuses output name(s) y" in reg.problems[0].message
