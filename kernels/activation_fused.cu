@@ -246,7 +246,7 @@ __device__ __forceinline__ int4 minus_o(unsigned w, int o) {
 }
 
 #ifndef ENC_UNITS
-#define ENC_UNITS 4  // 16-byte units of q8 a thread loads before storing: 64 bytes in flight
+#define ENC_UNITS 2  // 16-byte units of q8 a thread loads before storing: 32 bytes in flight
 #endif
 
 // Plane t's byte of four values from byte_planes: 0/1, and -1 (0xFF) for a negative

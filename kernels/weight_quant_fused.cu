@@ -5,11 +5,15 @@
 // the warp max, and quantises from the registers: w is read from DRAM once. Where
 // F % G == 0 a group's offset is its index times G (no 64-bit division per group).
 //   wq_vec<V>: F % 4 == 0 and G % 4 == 0 and G <= 128 * V (V float4 per lane);
-//              UNROLL groups per warp, all loads issued before the first reduction, so
-//              each warp keeps UNROLL * V * 512 bytes in flight.
+//              UNROLL groups at a time per warp, all loads issued before the first
+//              reduction (UNROLL * V * 512 bytes in flight a warp), and the warp's next
+//              UNROLL groups loaded before these are reduced and stored.
 //   wq_any:    any F and G: scalar loads, the group read twice (the second time from L1).
 #ifndef UNROLL
 #define UNROLL 2
+#endif
+#ifndef ITERS
+#define ITERS 1  // steps a warp takes (launch's grid is that much smaller); > 1: prefetch
 #endif
 
 // round(w / s) (half to even, SPEC's true division) as int8 in [-127, 127]; 0 where s is 0.
@@ -30,16 +34,13 @@ __device__ __forceinline__ float amax4(float4 v) {
 }
 
 template <int V, bool FULL>
-__device__ __forceinline__ void wq_vec(const float* __restrict__ w, int F, int G, long long groups,
-                                       float* __restrict__ scale, signed char* __restrict__ w_q) {
-    const int lane = threadIdx.x & 31;
-    const long long warps = (long long)gridDim.x * (blockDim.x >> 5);
-    const int ng = (F + G - 1) / G;
-    for (long long g0 = ((long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * UNROLL;
-         g0 < groups; g0 += warps * UNROLL) {
-        float4 r[UNROLL][V];
-        long long base[UNROLL];
-        int len[UNROLL];
+struct Groups {  // UNROLL groups of one warp, in registers
+    float4 r[UNROLL][V];
+    long long base[UNROLL];
+    int len[UNROLL];  // 0 past the last group
+
+    __device__ __forceinline__ void load(const float* __restrict__ w, int F, int G, int ng,
+                                         long long groups, long long g0, int lane) {
 #pragma unroll
         for (int u = 0; u < UNROLL; ++u) {
             const long long gid = g0 + u;
@@ -59,6 +60,10 @@ __device__ __forceinline__ void wq_vec(const float* __restrict__ w, int F, int G
                                      : make_float4(0.f, 0.f, 0.f, 0.f);
             }
         }
+    }
+
+    __device__ __forceinline__ void store(long long g0, int lane, float* __restrict__ scale,
+                                          signed char* __restrict__ w_q) const {
 #pragma unroll
         for (int u = 0; u < UNROLL; ++u) {
             if (len[u] == 0) break;  // warp-uniform: past the last group
@@ -78,6 +83,34 @@ __device__ __forceinline__ void wq_vec(const float* __restrict__ w, int F, int G
                                    quantise_w(r[u][j].z, sc, inv), quantise_w(r[u][j].w, sc, inv));
             }
         }
+    }
+};
+
+// Warps stride over the groups UNROLL at a time; the next UNROLL groups' loads are issued
+// before this UNROLL's reductions and stores (a warp always has loads in flight when the
+// grid is smaller than the groups: launch's ITERS).
+template <int V, bool FULL>
+__device__ __forceinline__ void wq_vec(const float* __restrict__ w, int F, int G, long long groups,
+                                       float* __restrict__ scale, signed char* __restrict__ w_q) {
+    const int lane = threadIdx.x & 31;
+    const long long stride = (long long)gridDim.x * (blockDim.x >> 5) * UNROLL;
+    const int ng = (F + G - 1) / G;
+    long long g0 = ((long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5)) * UNROLL;
+    if (ITERS == 1) {  // one step a warp (the grid covers the groups): no prefetch registers
+        for (; g0 < groups; g0 += stride) {
+            Groups<V, FULL> cur;
+            cur.load(w, F, G, ng, groups, g0, lane);
+            cur.store(g0, lane, scale, w_q);
+        }
+        return;
+    }
+    Groups<V, FULL> cur;
+    cur.load(w, F, G, ng, groups, g0, lane);
+    for (; g0 < groups; g0 += stride) {
+        Groups<V, FULL> nxt;
+        nxt.load(w, F, G, ng, groups, g0 + stride, lane);
+        cur.store(g0, lane, scale, w_q);
+        cur = nxt;
     }
 }
 

@@ -16,8 +16,12 @@ from harness import families, spec
 from harness.plugin import Axis, Launcher, Point, Stage, Variant
 from harness.tolerance import Exact
 
-#: Warps per block (a launch parameter; ``bench --define WARPS=...`` tunes it).
-WARPS = 8
+#: Warps per block (a launch parameter; ``bench --define WARPS=...`` tunes it): 4 was
+#: faster than 8 at every UNROLL in the tuning run of 81dc207 (statistics/h200/tuning/).
+WARPS = 4
+#: UNROLL-group steps per warp (a launch parameter: the grid shrinks by it, and each warp
+#: loads its next step while it reduces this one).
+ITERS = 1
 #: Groups per warp of the vector kernels (kernels/weight_quant_fused.cu, -DUNROLL; launch
 #: reads it from the variant, so ``bench --define UNROLL=...`` tunes it).
 UNROLL = 2
@@ -60,8 +64,9 @@ def launch(run: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None
     groups = o * spec.n_groups(f, g)
     name = kernel_for(f, g)
     per_warp = int(dict(v.defines)["UNROLL"]) if name != "wq_any" else 1
-    warps = int(dict(v.defines).get("WARPS", WARPS))
-    blocks = max(1, -(-groups // (warps * per_warp)))
+    d = dict(v.defines)
+    warps, iters = int(d.get("WARPS", WARPS)), int(d.get("ITERS", ITERS))
+    blocks = max(1, -(-groups // (warps * per_warp * iters)))
     run(name, (blocks, 1, 1), (32 * warps, 1, 1), bufs["w"], np.int32(f), np.int32(g),
         np.int64(groups), bufs["scale"], bufs["w_q"])
 
@@ -94,7 +99,8 @@ STAGE = Stage(
     reference=reference,
     launch=launch,
     torch_impl=torch_impl,
-    variants=(Variant("default", (("UNROLL", str(UNROLL)),), "one warp per group"),),
+    variants=(Variant("default", (("UNROLL", str(UNROLL)), ("WARPS", str(WARPS)),
+                                  ("ITERS", str(ITERS))), "one warp per group"),),
     # The floor: w read once, w_q and the scales written once.
     bytes_moved=lambda p: 5 * p["out_f"] * p["in_f"]
     + 4 * p["out_f"] * spec.n_groups(p["in_f"], p["group_size"]),

@@ -18,6 +18,8 @@
 #   activation-path the activation_path pipeline validated, staged vs fused swept
 #   tune            issue 6, v4: the fused kernels validated, then their -D parameters
 #                   swept (bench --define) into statistics/<gpu>/tuning/
+#   v4              issue 6, v4 at its tuned defaults: validated, ncu of both layouts,
+#                   beside the peers (graph replays at batch 1, 8, 64)
 #   regress         pytest-benchmark: save a baseline, then a compare run (fails on >10 %)
 #   sanitize        `harness sanitize` (writes statistics/<gpu>/sanitizer.csv)
 #   ncu-sample  a raw ncu CSV of a few dynamic_spikes launches (for the parser's tests)
@@ -124,6 +126,21 @@ for phase in $phases; do
         --out "$tuning"
       step tune-wq h bench weight_quant_fused --budget 0.3 --sweep out_f=3584,18944 \
         --sweep in_f=3584 --define UNROLL=1,2,4,8 --define WARPS=4,8 --out "$tuning"
+      ;;
+    v4)  # issue 6, v4 at its tuned defaults: validated, per-kernel ncu, beside the peers
+      step validate-v4 h validate activation_fused weight_quant_fused activation_path --record
+      step tune-wq h bench weight_quant_fused --budget 0.3 --sweep out_f=3584,18944 \
+        --sweep in_f=3584 --define ITERS=1,2,4,8 --define UNROLL=1,2 \
+        --out statistics/h200/tuning --append
+      step profile-fused h profile activation_fused --batch 65536 --k 4
+      step profile-packed h profile activation_fused --variant packed_unidirectional \
+        --batch 65536 --k 4
+      step bench-fused h bench activation_fused --variant unidirectional --peers all --k 4 \
+        --budget 0.5 --sweep batch=1,1024,16384,65536
+      step bench-fused-graph h bench activation_fused --variant unidirectional --graph \
+        --peers all --k 4 --budget 0.5 --sweep batch=1,8,64 --append
+      step bench-packed h bench activation_fused --variant packed_unidirectional --k 4 \
+        --budget 0.5 --sweep batch=1,16384,65536 --append
       ;;
     regress)  # pytest-benchmark: a saved baseline, then a compare run that fails on >10 %
       step bench-save python3 -m pytest -m gpu -p no:cacheprovider tests/bench \
