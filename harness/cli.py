@@ -419,7 +419,7 @@ def sanitize_cmd(
         "--out", help="Summary CSV (default statistics/<gpu>/sanitizer.csv).")] = None,
     device: DeviceOpt = 0,
 ) -> None:
-    """Run compute-sanitizer over every stage and variant at batch 1 and 3, in_f 1, 5, 130
+    """Run compute-sanitizer over every stage and variant at batch 1, 3 and 9, in_f 1, 5, 130
     and 3584; exit 1 on any error."""
     families.check_family(family)
     reg = _registry()

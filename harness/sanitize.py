@@ -20,9 +20,11 @@ from harness.errors import HarnessError
 from harness.plugin import Stage, Variant
 
 TOOLS = ("memcheck", "racecheck", "initcheck", "synccheck")
-#: The shapes issue 5 names: batch 1 and 3, in_f 1, 5, 130 and 3584 (out_f like batch).
+#: The shapes issue 5 names: batch 1 and 3, in_f 1, 5, 130 and 3584 (out_f like batch);
+#: and batch 9, past activation_fused's one-block path (batch <= 4), so that its two-pass
+#: kernels and their workspace are watched too.
 SHAPES: tuple[dict[str, int], ...] = tuple(
-    {"batch": b, "out_f": b, "in_f": f} for b in (1, 3) for f in (1, 5, 130, 3584))
+    {"batch": b, "out_f": b, "in_f": f} for b in (1, 3, 9) for f in (1, 5, 130, 3584))
 
 _ERRORS = re.compile(r"ERROR SUMMARY:\s*(\d+) errors?")
 _RACE = re.compile(r"RACECHECK SUMMARY:\s*\d+ hazards? displayed \((\d+) errors?, "

@@ -20,6 +20,8 @@
 #                   swept (bench --define) into statistics/<gpu>/tuning/
 #   v4              issue 6, v4 at its tuned defaults: validated, ncu of both layouts,
 #                   beside the peers (graph replays at batch 1, 8, 64)
+#   v4-rest         issue 6, v4: weight quantization beside the peers and its ncu, the GPU
+#                   tests of the fused stage, the activation_path sweep, the sanitizer
 #   regress         pytest-benchmark: save a baseline, then a compare run (fails on >10 %)
 #   sanitize        `harness sanitize` (writes statistics/<gpu>/sanitizer.csv)
 #   ncu-sample  a raw ncu CSV of a few dynamic_spikes launches (for the parser's tests)
@@ -141,6 +143,20 @@ for phase in $phases; do
         --peers all --k 4 --budget 0.5 --sweep batch=1,8,64 --append
       step bench-packed h bench activation_fused --variant packed_unidirectional --k 4 \
         --budget 0.5 --sweep batch=1,16384,65536 --append
+      ;;
+    v4-rest)  # issue 6, v4: the weights beside the peers, the pipeline, tests, sanitizer
+      step validate-wq h validate weight_quant_fused --record
+      step bench-wq h bench weight_quant_fused --peers all --budget 0.5 \
+        --sweep out_f=3584,18944 --sweep in_f=3584
+      step bench-wq-wide h bench weight_quant_fused --peers all --budget 0.5 \
+        --sweep out_f=3584 --sweep in_f=18944 --append
+      step profile-wq h profile weight_quant_fused --sweep out_f=18944
+      step pytest-fused python3 -m pytest -m gpu -rP -p no:cacheprovider tests/test_gpu.py \
+        -k "fused or graph or workspace"
+      step bench-ap h bench activation_path --k 4 --budget 0.5 \
+        --sweep batch=1,8,64,1024,16384,65536
+      step sanitize-v4 h sanitize activation_fused weight_quant_fused \
+        --out statistics/h200/sanitizer-v4.csv
       ;;
     regress)  # pytest-benchmark: a saved baseline, then a compare run that fails on >10 %
       step bench-save python3 -m pytest -m gpu -p no:cacheprovider tests/bench \

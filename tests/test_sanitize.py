@@ -7,7 +7,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from harness import sanitize
+from harness import ncu, sanitize
 from harness.cli import app
 from harness.errors import HarnessError
 
@@ -44,10 +44,15 @@ def test_points_cover_the_odd_shapes(reg) -> None:  # type: ignore[no-untyped-de
     st = reg.get("dynamic_spikes")
     pts = sanitize.points(st, st.variants[0])
     assert {(p["batch"], p["in_f"]) for p in pts} == {
-        (b, f) for b in (1, 3) for f in (1, 5, 130, 3584)}
+        (b, f) for b in (1, 3, 9) for f in (1, 5, 130, 3584)}
     w = reg.get("weight_quantize")
     assert {(p["out_f"], p["in_f"]) for p in sanitize.points(w, w.variants[0])} == {
-        (o, f) for o in (1, 3) for f in (1, 5, 130, 3584)}
+        (o, f) for o in (1, 3, 9) for f in (1, 5, 130, 3584)}
+    # Past SMALL_B: activation_fused's two-pass kernels are among the watched launches.
+    fused = reg.get("activation_fused")
+    launched = {k for p in sanitize.points(fused, fused.variants[0])
+                for k in ncu.launched_kernels(fused, fused.variants[0], p)}
+    assert launched == {"act_small", "act_stats", "act_encode"}
 
 
 def test_command(reg, monkeypatch) -> None:  # type: ignore[no-untyped-def]
