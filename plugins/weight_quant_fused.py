@@ -20,11 +20,12 @@ from harness.tolerance import Exact
 #: faster than 8 at every UNROLL in the tuning run of 81dc207 (statistics/h200/tuning/).
 WARPS = 4
 #: UNROLL-group steps per warp (a launch parameter: the grid shrinks by it, and each warp
-#: loads its next step while it reduces this one).
-ITERS = 1
-#: Groups per warp of the vector kernels (kernels/weight_quant_fused.cu, -DUNROLL; launch
-#: reads it from the variant, so ``bench --define UNROLL=...`` tunes it).
-UNROLL = 2
+#: loads its next step while it reduces this one). ITERS 8 with UNROLL 1 was the fastest
+#: of the tuning run of 662b5c1 on both 3584 x 3584 and 18944 x 3584.
+ITERS = 8
+#: Groups a warp loads at a time in the vector kernels (kernels/weight_quant_fused.cu,
+#: -DUNROLL; launch reads it from the variant, so ``bench --define UNROLL=...`` tunes it).
+UNROLL = 1
 
 
 def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:

@@ -157,6 +157,12 @@ for phase in $phases; do
         --sweep batch=1,8,64,1024,16384,65536
       step sanitize-v4 h sanitize activation_fused weight_quant_fused \
         --out statistics/h200/sanitizer-v4.csv
+      step tune-wq-more h bench weight_quant_fused --budget 0.3 --sweep out_f=3584,18944 \
+        --sweep in_f=3584 --define ITERS=16,32 --define UNROLL=1 \
+        --out statistics/h200/tuning --append
+      step tune-fused-more h bench activation_fused --variant unidirectional --k 4 \
+        --budget 0.3 --sweep batch=16384 --define STATS_BLOCKS=16384 \
+        --out statistics/h200/tuning --append
       ;;
     regress)  # pytest-benchmark: a saved baseline, then a compare run that fails on >10 %
       step bench-save python3 -m pytest -m gpu -p no:cacheprovider tests/bench \
