@@ -12,6 +12,9 @@
 #ifndef UNROLL
 #define UNROLL 2
 #endif
+#ifndef EVICT_FIRST
+#define EVICT_FIRST 0  // 1: w loaded with the streaming hint (ld.global.cs): read once
+#endif
 #ifndef ITERS
 #define ITERS 1  // steps a warp takes (launch's grid is that much smaller); > 1: prefetch
 #endif
@@ -27,6 +30,14 @@ __device__ __forceinline__ signed char quantise_w(float w, float s, float inv) {
     float r = rintf(y);
     if (!(fabsf(fabsf(y - r) - 0.5f) > 1e-4f)) r = rintf(__fdiv_rn(w, s));
     return (signed char)fminf(fmaxf(r, -127.0f), 127.0f);
+}
+
+__device__ __forceinline__ float4 load_w(const float4* p) {
+#if EVICT_FIRST
+    return __ldcs(p);
+#else
+    return __ldg(p);
+#endif
 }
 
 __device__ __forceinline__ float amax4(float4 v) {
@@ -56,7 +67,7 @@ struct Groups {  // UNROLL groups of one warp, in registers
 #pragma unroll
             for (int j = 0; j < V; ++j) {
                 const int i = 4 * (lane + 32 * j);
-                r[u][j] = i < len[u] ? __ldg(reinterpret_cast<const float4*>(w + base[u] + i))
+                r[u][j] = i < len[u] ? load_w(reinterpret_cast<const float4*>(w + base[u] + i))
                                      : make_float4(0.f, 0.f, 0.f, 0.f);
             }
         }

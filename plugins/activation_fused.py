@@ -32,6 +32,9 @@ STATS_BLOCKS = 8192
 #: 16-value units of q8 a pass-2 thread loads before it stores (kernel's -DENC_UNITS): 2
 #: was 0.5 % faster than 4 at every STATS_BLOCKS in the tuning run of 81dc207.
 ENC_UNITS = 2
+#: Pass 1's resident blocks an SM (``__launch_bounds__``'s minimum): 4 caps its registers
+#: at 64, where the fast quantisation's exact fallback took it to 80 (3 blocks an SM).
+STATS_MINB = 4
 #: Pass 2 has at least this many blocks (or one a row): the per-row fallback fills the GPU.
 ENC_MIN_BLOCKS = 264
 #: Batches up to this run both passes in one block and one launch (kernel's -DSMALL_B).
@@ -177,6 +180,7 @@ def variant(mode: str, layout: str) -> Variant:
     name = mode if layout == "int8" else f"packed_{mode}"
     return Variant(name, (("BLOCK", str(BLOCK)), ("SMALL_B", str(SMALL_B)),
                           ("STATS_BLOCKS", str(STATS_BLOCKS)), ("ENC_UNITS", str(ENC_UNITS)),
+                          ("STATS_MINB", str(STATS_MINB)),
                           ("MODE", str(spec.check_mode(mode))),
                           ("LAYOUT", str(LAYOUTS.index(layout)))),
                    f"{mode}, {layout} planes", pins=(("mode", mode), ("layout", layout)))

@@ -22,6 +22,8 @@
 #                   beside the peers (graph replays at batch 1, 8, 64)
 #   v4-rest         issue 6, v4: weight quantization beside the peers and its ncu, the GPU
 #                   tests of the fused stage, the activation_path sweep, the sanitizer
+#   v5              issue 6, v5: validated, pass 1's parameters and load hints tuned, both
+#                   layouts at batch 1, 1024, 65536 (into statistics/<gpu>/v5/), ncu
 #   regress         pytest-benchmark: save a baseline, then a compare run (fails on >10 %)
 #   sanitize        `harness sanitize` (writes statistics/<gpu>/sanitizer.csv)
 #   ncu-sample  a raw ncu CSV of a few dynamic_spikes launches (for the parser's tests)
@@ -163,6 +165,21 @@ for phase in $phases; do
       step tune-fused-more h bench activation_fused --variant unidirectional --k 4 \
         --budget 0.3 --sweep batch=16384 --define STATS_BLOCKS=16384 \
         --out statistics/h200/tuning --append
+      ;;
+    v5)  # issue 6, v5: division-free pass 1 (and load hints) validated, tuned, measured
+      step validate-v5 h validate activation_fused weight_quant_fused activation_path --record
+      step tune-fused h bench activation_fused --variant unidirectional --k 4 --budget 0.3 \
+        --sweep batch=16384 --define STATS_MINB=1,4 --define PREFETCH=0,1 \
+        --out statistics/h200/tuning --append
+      step tune-fused-ef h bench activation_fused --variant unidirectional --k 4 \
+        --budget 0.3 --sweep batch=16384 --define EVICT_FIRST=1 \
+        --out statistics/h200/tuning --append
+      step tune-wq-ef h bench weight_quant_fused --budget 0.3 --sweep out_f=3584,18944 \
+        --sweep in_f=3584 --define EVICT_FIRST=0,1 --out statistics/h200/tuning --append
+      step bench-fused h bench activation_fused --variant unidirectional \
+        --variant packed_unidirectional --k 4 --budget 0.5 --sweep batch=1,1024,65536 \
+        --out statistics/h200/v5
+      step profile-fused h profile activation_fused --batch 65536 --k 4
       ;;
     regress)  # pytest-benchmark: a saved baseline, then a compare run that fails on >10 %
       step bench-save python3 -m pytest -m gpu -p no:cacheprovider tests/bench \
