@@ -24,6 +24,8 @@
 #                   tests of the fused stage, the activation_path sweep, the sanitizer
 #   v5              issue 6, v5: validated, pass 1's parameters and load hints tuned, both
 #                   layouts at batch 1, 1024, 65536 (into statistics/<gpu>/v5/), ncu
+#   final-v5        issue 6 at v5: activation_fused beside the peers (graph replays at 1, 8,
+#                   64), packed, the activation_path sweep, the sanitizer, weight ncu
 #   regress         pytest-benchmark: save a baseline, then a compare run (fails on >10 %)
 #   sanitize        `harness sanitize` (writes statistics/<gpu>/sanitizer.csv)
 #   ncu-sample  a raw ncu CSV of a few dynamic_spikes launches (for the parser's tests)
@@ -180,6 +182,19 @@ for phase in $phases; do
         --variant packed_unidirectional --k 4 --budget 0.5 --sweep batch=1,1024,65536 \
         --out statistics/h200/v5
       step profile-fused h profile activation_fused --batch 65536 --k 4
+      ;;
+    final-v5)  # issue 6 at v5: the committed sweep beside the peers, pipeline, sanitizer
+      step bench-fused h bench activation_fused --variant unidirectional --peers all --k 4 \
+        --budget 0.5 --sweep batch=1,1024,16384,65536
+      step bench-fused-graph h bench activation_fused --variant unidirectional --graph \
+        --peers all --k 4 --budget 0.5 --sweep batch=1,8,64 --append
+      step bench-packed h bench activation_fused --variant packed_unidirectional --k 4 \
+        --budget 0.5 --sweep batch=1,16384,65536 --append
+      step bench-ap h bench activation_path --k 4 --budget 0.5 \
+        --sweep batch=1,8,64,1024,16384,65536
+      step sanitize-fused h sanitize activation_fused weight_quant_fused \
+        --out statistics/h200/sanitizer-fused.csv
+      step profile-wq h profile weight_quant_fused --sweep out_f=18944
       ;;
     regress)  # pytest-benchmark: a saved baseline, then a compare run that fails on >10 %
       step bench-save python3 -m pytest -m gpu -p no:cacheprovider tests/bench \
