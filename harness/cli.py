@@ -462,7 +462,7 @@ def report_cmd(
     out_f: Annotated[int | None, typer.Option(
         help="out_f of the weight stages' rows (default 18944; 0: every row).")] = None,
     stage: Annotated[list[str] | None, typer.Option(
-        help="Only these stages' rows (repeat).")] = None,
+        help="Only these stages' (or pipelines') rows (repeat).")] = None,
     readme: Annotated[Path | None, typer.Option(
         help="Write the table into this README's block.")] = None,
     block: Annotated[str, typer.Option(help="The README block: <!-- BLOCK:begin -->.")]
@@ -471,8 +471,8 @@ def report_cmd(
     """Draw the folder's plots (PNG, under <folder>/plots/) and print its results table."""
     for p in report.plots(folder):
         out.print(f"wrote {p}", markup=False)
-    text = report.table(folder, batch or [16384], None if out_f == 0 else out_f or 18944,
-                        stage)
+    text = report.tables(folder, batch or [16384], None if out_f == 0 else out_f or 18944,
+                         stage)
     out.print(text, markup=False)
     if readme is not None:
         report.update_readme(readme, text, block)

@@ -32,6 +32,80 @@ def _stage_files(folder: Path) -> list[Path]:
     return out
 
 
+def _pipeline_files(folder: Path) -> list[Path]:
+    """The pipeline CSVs of the folder (their rows carry intervals and a ``total_us``)."""
+    out = []
+    for p in sorted(folder.glob("*.csv")):
+        with p.open() as f:
+            head = set(f.readline().strip().split(","))
+        if {"total_us", "kernel_hashes"} <= head:  # ``variant`` came later: optional
+            out.append(p)
+    return out
+
+
+def _intervals(rows: Sequence[dict[str, str]]) -> list[str]:
+    """The intervals (``LABELS`` keys) that some row measured, total first."""
+    keys = [k for k in pipeline.LABELS if any(_f(r.get(f"{k}_us", "")) is not None
+                                              for r in rows)]
+    return sorted(keys, key=lambda k: k != "total")
+
+
+def _pipeline_plot(plt, path: Path, dest: Path) -> Path | None:  # type: ignore[no-untyped-def]
+    """``<stem>.png``: every measured interval against batch, per variant, one panel per
+    out_f (the pipelines without a weight path have one)."""
+    rows = [r for r in results.read_rows(path) if r["status"] == "ok"]
+    if not rows:
+        return None
+    outs = sorted({r.get("out_f", "") for r in rows}, key=lambda v: int(v or 0))
+    variants = list(dict.fromkeys(r.get("variant", "") for r in rows))
+    fig, axes = plt.subplots(1, len(outs), figsize=(6 * len(outs), 4), squeeze=False)
+    for ax, of in zip(axes[0], outs, strict=True):
+        for v in variants:
+            sel = sorted((r for r in rows if r.get("out_f", "") == of
+                          and r.get("variant", "") == v),
+                         key=lambda r: int(r["batch"]))
+            xs = [int(r["batch"]) for r in sel]
+            for k in _intervals(sel):
+                label = pipeline.LABELS[k][:40]
+                ax.plot(xs, [_f(r.get(f"{k}_us", "")) for r in sel], marker="o",
+                        label=label if len(variants) == 1 else f"{v}: {label}")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("batch")
+        ax.set_ylabel("median µs (cold L2)")
+        ax.set_title(f"{path.stem}" + (f", out_f={of}" if of else ""))
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    out = dest / f"{path.stem}.png"
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+def pipeline_table(folder: Path, names: Sequence[str], batches: Sequence[int]) -> str:
+    """A Markdown table of the named pipelines' rows at some batches: every measured
+    interval, the total with its noise, the planes T."""
+    lines = ["| pipeline | variant | point | T | total µs | noise | intervals µs | status |",
+             "|---|---|---|---|---|---|---|---|"]
+    wanted = {str(b) for b in batches}
+    for path in _pipeline_files(Path(folder)):
+        if path.stem not in names:
+            continue
+        rows = [r for r in results.read_rows(path) if r["batch"] in wanted]
+        for r in rows:
+            parts = [f"{k} {float(r[f'{k}_us']):.1f}" for k in _intervals([r]) if k != "total"]
+            total, noise = _f(r.get("total_us", "")), _f(r.get("total_noise_pct", ""))
+            lines.append(
+                f"| {r['stage']} | {r.get('variant') or '-'} | batch={r['batch']} "
+                f"in_f={r['in_f']}"
+                f"{' out_f=' + r['out_f'] if r.get('out_f') else ''} | {r.get('planes') or '-'}"
+                f" | {'-' if total is None else f'{total:.1f}'} | "
+                f"{'-' if noise is None else f'{noise:.2f} %'} | {', '.join(parts) or '-'} | "
+                f"{r['status']} |")
+    return "\n".join(lines)
+
+
 def _x_axis(rows: Sequence[dict[str, str]]) -> str:
     return "batch" if any(r["batch"] for r in rows) else "out_f"
 
@@ -87,30 +161,9 @@ def plots(folder: Path) -> list[Path]:
         fig.savefig(out, dpi=110)
         plt.close(fig)
         written.append(out)
-    pipe_csv = folder / "spike_quant_gemm.csv"
-    if pipe_csv.is_file():
-        rows = [r for r in results.read_rows(pipe_csv) if r["status"] == "ok"]
-        outs = sorted({r["out_f"] for r in rows}, key=int)
-        if rows:
-            fig, axes = plt.subplots(1, len(outs), figsize=(6 * len(outs), 4), squeeze=False)
-            for ax, of in zip(axes[0], outs, strict=True):
-                sel = sorted((r for r in rows if r["out_f"] == of), key=lambda r: int(r["batch"]))
-                xs = [int(r["batch"]) for r in sel]
-                for k in ("total", "dynamic_spikes", "encoding_total", "encoding_kernels",
-                          "weight_quant"):
-                    ys = [_f(r.get(f"{k}_us", "")) for r in sel]
-                    ax.plot(xs, ys, marker="o", label=pipeline.LABELS[k][:40])
-                ax.set_xscale("log", base=2)
-                ax.set_yscale("log")
-                ax.set_xlabel("batch")
-                ax.set_ylabel("median µs")
-                ax.set_title(f"spike_quant_gemm, out_f={of}")
-                ax.grid(True, alpha=0.3)
-                ax.legend(fontsize=7)
-            fig.tight_layout()
-            out = dest / "spike_quant_gemm.png"
-            fig.savefig(out, dpi=110)
-            plt.close(fig)
+    for path in _pipeline_files(folder):
+        out = _pipeline_plot(plt, path, dest)
+        if out is not None:
             written.append(out)
     return written
 
@@ -142,6 +195,17 @@ def table(folder: Path, batches: Sequence[int] = (16384,), out_f: int | None = 1
                 f"{'-' if pct is None else f'{pct:.1f}'} | "
                 f"{'-' if sp is None else f'{sp:.2f}x'} | {r['status']} |")
     return "\n".join(lines)
+
+
+def tables(folder: Path, batches: Sequence[int], out_f: int | None,
+           stages: Sequence[str] | None) -> str:
+    """The stage table, and the pipelines' table where ``stages`` names pipelines; a table
+    with no row is left out when the other has rows."""
+    parts = [table(folder, batches, out_f, stages)]
+    if stages:
+        parts.append(pipeline_table(folder, stages, batches))
+    kept = [t for t in parts if len(t.splitlines()) > 2]
+    return "\n\n".join(kept or parts[:1])
 
 
 def update_readme(readme: Path, text: str, block: str = "results") -> None:

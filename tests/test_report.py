@@ -19,7 +19,7 @@ def test_plots_and_table(tmp_path: Path) -> None:
         shutil.copy(p, tmp_path)
     written = report.plots(tmp_path)
     names = {p.name for p in written}
-    assert {"dynamic_spikes.png", "spike_quant_gemm.png"} <= names
+    assert {"dynamic_spikes.png", "spike_quant_gemm.png", "activation_path.png"} <= names
     assert all(p.stat().st_size > 10_000 for p in written)
     table = report.table(tmp_path)
     assert table.startswith("| stage | backend |")
@@ -31,6 +31,20 @@ def test_plots_and_table(tmp_path: Path) -> None:
     assert any("| graph |" in ln for ln in lines)  # --graph rows say so
     # a peer that ran but got the answer wrong keeps its time, marked failed
     assert any(ln.endswith("| failed |") and "torch_compile" in ln for ln in lines)
+
+
+def test_pipeline_table(tmp_path: Path) -> None:
+    for p in H200.glob("*.csv"):
+        shutil.copy(p, tmp_path)
+    text = report.tables(tmp_path, [65536], None, ["activation_path"])
+    head, *rows = text.splitlines()[2:] and text.splitlines()
+    assert head.startswith("| pipeline | variant |") and "| stage |" not in text
+    body = rows[1:]
+    assert {ln.split(" | ")[1] for ln in body} == {"staged", "fused"}
+    staged = next(ln for ln in body if " staged " in ln)
+    assert "dynamic_spikes " in staged and "encoding_kernels " in staged  # its intervals
+    both = report.tables(tmp_path, [65536], None, ["activation_fused", "activation_path"])
+    assert "| stage |" in both and "| pipeline |" in both
 
 
 def test_readme_block_is_replaced(tmp_path: Path) -> None:
