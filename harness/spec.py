@@ -7,6 +7,8 @@ pipeline checks its chained outputs against their composition.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from harness.refmath import spec_round
@@ -193,3 +195,19 @@ def gemm64(x_rec: np.ndarray, w_q: np.ndarray, scale: np.ndarray, bias: np.ndarr
     """Step 6 in float64: ``x_rec @ (w_q * scale)^T + bias``."""
     s = np.repeat(scale.astype(np.float64), g, axis=1)[:, : w_q.shape[1]]
     return x_rec.astype(np.float64) @ (w_q.astype(np.float64) * s).T + bias.astype(np.float64)
+
+
+def activation_chain(x: np.ndarray, k: float, mode: str,
+                     vth: np.ndarray | None = None) -> dict[str, Any]:
+    """Steps 1-2d chained, as every activation-path reference needs them: ``vth64`` (the
+    float64 threshold), ``vth32`` (``vth`` when given, the kernel's own float32 threshold on
+    which the integers are judged; else ``vth64`` rounded), ``q``, ``mm = [qmin, qmax]``,
+    ``o``, ``v``, ``amax`` and ``planes`` (T)."""
+    vth64 = threshold64(x, k)
+    vth32 = vth64.astype(np.float32) if vth is None else vth
+    q = quantise(x, vth32)
+    mm = min_max(q)
+    o = offset(int(mm[0]), int(mm[1]), mode)
+    v, amax = transform(q, o)
+    return {"vth64": vth64, "vth32": vth32, "q": q, "mm": mm, "o": o, "v": v, "amax": amax,
+            "planes": planes(amax, mode)}

@@ -26,6 +26,7 @@
 // The module's three __device__ words make it one launch at a time per module (per variant).
 #include "threshold.cuh"
 #include "spikes.cuh"
+#include "loads.cuh"  // load_once: -DEVICT_FIRST picks the cache hint
 
 #ifndef LAYOUT
 #define LAYOUT 0
@@ -38,24 +39,12 @@ __device__ int g_qmin = INT_MAX;
 __device__ int g_qmax = INT_MIN;
 __device__ unsigned int g_ticket = 0;
 
-#ifndef EVICT_FIRST
-#define EVICT_FIRST 0  // 1: pass 1 loads x with the streaming hint (ld.global.cs)
-#endif
 #ifndef PREFETCH
 #define PREFETCH 1  // pass 1 loads a block's next row before this row's reduction
 #endif
 #ifndef STATS_MINB
 #define STATS_MINB 4  // pass 1's blocks an SM: registers capped at 64 (80 uncapped, 3 blocks)
 #endif
-
-template <class T>
-__device__ __forceinline__ T load_x(const T* p) {
-#if EVICT_FIRST
-    return __ldcs(p);
-#else
-    return __ldg(p);
-#endif
-}
 
 // quantise(x, vth) with one multiply by inv = __frcp_rn(vth) instead of a division (v5).
 // y = fl(x * inv) is within 1.5 * 2^-23 |x / vth| of fl(x / vth) (two roundings of 2^-24
@@ -78,7 +67,7 @@ __device__ __forceinline__ void load_cache(const float4* __restrict__ xr4, int n
 #pragma unroll
     for (int j = 0; j < CACHE_VEC; ++j) {
         const int i = threadIdx.x + j * BLOCK;
-        c[j] = i < n4 ? load_x(xr4 + i) : make_float4(0.f, 0.f, 0.f, 0.f);
+        c[j] = i < n4 ? load_once(xr4 + i) : make_float4(0.f, 0.f, 0.f, 0.f);
     }
 }
 
@@ -103,7 +92,7 @@ __device__ __forceinline__ float stats_row_vec(const float4 (&c)[CACHE_VEC],
     for (int j = 0; j < CACHE_VEC; ++j)
         partial += fabsf(c[j].x) + fabsf(c[j].y) + fabsf(c[j].z) + fabsf(c[j].w);
     for (int i = tid + CACHE_VEC * BLOCK; i < n4; i += BLOCK) {
-        const float4 v = load_x(xr4 + i);
+        const float4 v = load_once(xr4 + i);
         partial += fabsf(v.x) + fabsf(v.y) + fabsf(v.z) + fabsf(v.w);
     }
     const float t = row_threshold(partial, F, k, 0.0f, INFINITY, scratch);
@@ -121,7 +110,7 @@ __device__ __forceinline__ float stats_row_vec(const float4 (&c)[CACHE_VEC],
         const int i = tid + j * BLOCK;
         if (i < n4) emit(i, c[j]);
     }
-    for (int i = tid + CACHE_VEC * BLOCK; i < n4; i += BLOCK) emit(i, load_x(xr4 + i));
+    for (int i = tid + CACHE_VEC * BLOCK; i < n4; i += BLOCK) emit(i, load_once(xr4 + i));
     return t;
 }
 
@@ -137,10 +126,10 @@ __device__ __forceinline__ float stats_row_any(const float* __restrict__ xr, int
 #pragma unroll
     for (int j = 0; j < CACHE; ++j) {
         const int i = tid + j * BLOCK;
-        c[j] = i < F ? load_x(xr + i) : 0.0f;
+        c[j] = i < F ? load_once(xr + i) : 0.0f;
         partial += fabsf(c[j]);
     }
-    for (int i = tid + CACHE * BLOCK; i < F; i += BLOCK) partial += fabsf(load_x(xr + i));
+    for (int i = tid + CACHE * BLOCK; i < F; i += BLOCK) partial += fabsf(load_once(xr + i));
     const float t = row_threshold(partial, F, k, 0.0f, INFINITY, scratch);
     const float inv = __frcp_rn(t);
     auto emit = [&](int i, float v) {
@@ -154,7 +143,7 @@ __device__ __forceinline__ float stats_row_any(const float* __restrict__ xr, int
         const int i = tid + j * BLOCK;
         if (i < F) emit(i, c[j]);
     }
-    for (int i = tid + CACHE * BLOCK; i < F; i += BLOCK) emit(i, load_x(xr + i));
+    for (int i = tid + CACHE * BLOCK; i < F; i += BLOCK) emit(i, load_once(xr + i));
     return t;
 }
 

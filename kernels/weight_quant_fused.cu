@@ -9,11 +9,10 @@
 //              reduction (UNROLL * V * 512 bytes in flight a warp), and the warp's next
 //              UNROLL groups loaded before these are reduced and stored.
 //   wq_any:    any F and G: scalar loads, the group read twice (the second time from L1).
+#include "loads.cuh"  // load_once: -DEVICT_FIRST picks the cache hint
+
 #ifndef UNROLL
 #define UNROLL 2
-#endif
-#ifndef EVICT_FIRST
-#define EVICT_FIRST 0  // 1: w loaded with the streaming hint (ld.global.cs): read once
 #endif
 #ifndef ITERS
 #define ITERS 1  // steps a warp takes (launch's grid is that much smaller); > 1: prefetch
@@ -30,14 +29,6 @@ __device__ __forceinline__ signed char quantise_w(float w, float s, float inv) {
     float r = rintf(y);
     if (!(fabsf(fabsf(y - r) - 0.5f) > 1e-4f)) r = rintf(__fdiv_rn(w, s));
     return (signed char)fminf(fmaxf(r, -127.0f), 127.0f);
-}
-
-__device__ __forceinline__ float4 load_w(const float4* p) {
-#if EVICT_FIRST
-    return __ldcs(p);
-#else
-    return __ldg(p);
-#endif
 }
 
 __device__ __forceinline__ float amax4(float4 v) {
@@ -67,7 +58,7 @@ struct Groups {  // UNROLL groups of one warp, in registers
 #pragma unroll
             for (int j = 0; j < V; ++j) {
                 const int i = 4 * (lane + 32 * j);
-                r[u][j] = i < len[u] ? load_w(reinterpret_cast<const float4*>(w + base[u] + i))
+                r[u][j] = i < len[u] ? load_once(reinterpret_cast<const float4*>(w + base[u] + i))
                                      : make_float4(0.f, 0.f, 0.f, 0.f);
             }
         }

@@ -91,19 +91,15 @@ def trim(got: Mapping[str, np.ndarray], p: Point) -> dict[str, np.ndarray]:
 def reference(inputs: Mapping[str, np.ndarray], p: Point, v: Variant,
               given: Mapping[str, np.ndarray] | None) -> dict[str, np.ndarray]:
     """The staged chain of SPEC steps 1-3, on the kernel's own float32 ``vth`` when given."""
-    x, mode = inputs["x"], p["mode"]
-    vth64 = spec.threshold64(x, p["k"])
-    vth32 = given["vth"] if given is not None else vth64.astype(np.float32)
-    q = spec.quantise(x, vth32)
-    mm = spec.min_max(q)
-    o = spec.offset(int(mm[0]), int(mm[1]), mode)
-    vq, amax = spec.transform(q, o)
-    t = spec.planes(amax, mode)
-    out = {"vth": vth64, "stats": np.array([mm[0], mm[1], o, t], dtype=np.int32)}
+    mode = p["mode"]
+    c = spec.activation_chain(inputs["x"], p["k"], mode,
+                              given["vth"] if given is not None else None)
+    mm, t = c["mm"], c["planes"]
+    out = {"vth": c["vth64"], "stats": np.array([mm[0], mm[1], c["o"], t], dtype=np.int32)}
     if p["layout"] == "packed":
-        out["packed"] = spec.pack(vq, t, mode)
+        out["packed"] = spec.pack(c["v"], t, mode)
     else:
-        out["spikes"] = spec.encode(vq, t, mode)
+        out["spikes"] = spec.encode(c["v"], t, mode)
     return out
 
 

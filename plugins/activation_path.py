@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from harness import families, spec
+from harness import families, spec, staged
 from harness.plugin import Axis, Pipeline, PipelineContext, PipelineTrace, Point, Variant
 from harness.tolerance import VTH, Comparison, Exact
 
@@ -27,34 +27,17 @@ def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np
 
 
 def _staged(ctx: PipelineContext, x: Any, p: Point) -> PipelineTrace:
-    b, f, mode = int(p["batch"]), int(p["in_f"]), p["mode"]
-    at = {"batch": b, "in_f": f, "k": p["k"], "mode": mode}
-    q = ctx.alloc((b, f), np.int32)
-    vth = ctx.alloc((b,), np.float32)
-    mm, off, amax = (ctx.alloc(s, np.int32) for s in ((2,), (1,), (1,)))
+    b, f = int(p["batch"]), int(p["in_f"])
+    act = staged.alloc(ctx, b, f)
     ctx.mark("start", 0)
-    ctx.step("dynamic_spikes", "default", 0, {"x": x, "q": q, "vth": vth}, **at)
-    ctx.mark("dyn_end", 0)
-    ctx.step("find_min_max", "default", 0, {"q": q, "mm": mm}, **at)
-    ctx.mark("mm_end", 0)
-    ctx.step("transform_absmax", "default", 0,
-             {"q": q, "mm": mm, "o": off, "amax": amax, "v": q}, **at)
-    ctx.mark("tr_end", 0)
-    planes = spec.planes(int(ctx.read(amax, (1,), np.int32, 0)[0]), mode)  # host decision
-    spikes = ctx.alloc((planes, b, f), np.int8)
-    ctx.mark("enc_start", 0)
-    ctx.step("spike_encode", mode, 0, {"v": q, "spikes": spikes}, planes=planes, **at)
+    spikes, planes = staged.enqueue(ctx, x, {"batch": b, "in_f": f, "k": p["k"],
+                                             "mode": p["mode"]}, act)
     ctx.mark("end", 0)
-    outputs = {"vth": (vth, (b,), np.dtype(np.float32)), "mm": (mm, (2,), np.dtype(np.int32)),
-               "o": (off, (1,), np.dtype(np.int32)),
+    outputs = {"vth": (act.vth, (b,), np.dtype(np.float32)),
+               "mm": (act.mm, (2,), np.dtype(np.int32)),
+               "o": (act.off, (1,), np.dtype(np.int32)),
                "spikes": (spikes, (planes, b, f), np.dtype(np.int8))}
-    intervals = {
-        "dynamic_spikes": (("start", "dyn_end"),),
-        "encoding_kernels": (("dyn_end", "mm_end"), ("mm_end", "tr_end"),
-                             ("enc_start", "end")),
-        "encoding_total": (("dyn_end", "end"),),
-        "total": (("start", "end"),),
-    }
+    intervals = {**staged.INTERVALS, "total": (("start", "end"),)}
     return PipelineTrace(outputs, {"planes": planes}, intervals)
 
 
@@ -83,15 +66,8 @@ def run(ctx: PipelineContext, bufs: Mapping[str, Any], p: Point) -> PipelineTrac
 def reference(ins: Mapping[str, np.ndarray], p: Point,
               vth: np.ndarray | None = None) -> dict[str, Any]:
     """The chained references of steps 1-3; ``vth`` given: judged on that ``vth``."""
-    x, mode = ins["x"], p["mode"]
-    vth64 = spec.threshold64(x, p["k"])
-    vth32 = vth64.astype(np.float32) if vth is None else vth
-    q = spec.quantise(x, vth32)
-    mm = spec.min_max(q)
-    o = spec.offset(int(mm[0]), int(mm[1]), mode)
-    v, amax = spec.transform(q, o)
-    t = spec.planes(amax, mode)
-    return {"vth64": vth64, "mm": mm, "o": o, "planes": t, "spikes": spec.encode(v, t, mode)}
+    c = spec.activation_chain(ins["x"], p["k"], p["mode"], vth)
+    return {**c, "spikes": spec.encode(c["v"], c["planes"], p["mode"])}
 
 
 def check(ins: Mapping[str, np.ndarray], p: Point, got: Mapping[str, np.ndarray],

@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from harness import families, spec
+from harness import families, spec, staged
 from harness.plugin import Axis, Pipeline, PipelineContext, PipelineTrace, Point
 from harness.tolerance import VTH, Comparison, Exact, NormRel
 
@@ -34,9 +34,8 @@ def run(ctx: PipelineContext, bufs: Mapping[str, Any], p: Point) -> PipelineTrac
     b, f, o_f, g = (int(p[a]) for a in ("batch", "in_f", "out_f", "group_size"))
     mode = p["mode"]
     at = {"batch": b, "in_f": f, "out_f": o_f, "group_size": g, "k": p["k"], "mode": mode}
-    q = ctx.alloc((b, f), np.int32)
-    vth = ctx.alloc((b,), np.float32)
-    mm, off, amax = (ctx.alloc(s, np.int32) for s in ((2,), (1,), (1,)))
+    act = staged.alloc(ctx, b, f)
+    q, vth, off, amax = act.q, act.vth, act.off, act.amax
     scale = ctx.alloc((o_f, spec.n_groups(f, g)), np.float32)
     w_q = ctx.alloc((o_f, f), np.int8)
 
@@ -48,31 +47,14 @@ def run(ctx: PipelineContext, bufs: Mapping[str, Any], p: Point) -> PipelineTrac
     ctx.step("weight_quantize", "default", 1, {"w": bufs["w"], "scale": scale, "w_q": w_q},
              **at)
     ctx.mark("wq_end", 1)
-    # Stream 0, the activation path.
-    ctx.step("dynamic_spikes", "default", 0, {"x": bufs["x"], "q": q, "vth": vth}, **at)
-    ctx.mark("dyn_end", 0)
-    ctx.step("find_min_max", "default", 0, {"q": q, "mm": mm}, **at)
-    ctx.mark("mm_end", 0)
-    ctx.step("transform_absmax", "default", 0,
-             {"q": q, "mm": mm, "o": off, "amax": amax, "v": q}, **at)
-    ctx.mark("tr_end", 0)
-    planes = spec.planes(int(ctx.read(amax, (1,), np.int32, 0)[0]), mode)  # host decision
-    spikes = ctx.alloc((planes, b, f), np.int8)
-    ctx.mark("enc_start", 0)
-    ctx.step("spike_encode", mode, 0, {"v": q, "spikes": spikes}, planes=planes, **at)
-    ctx.mark("enc_end", 0)
+    # Stream 0, the activation path (T read back by the host, as the seed does).
+    spikes, planes = staged.enqueue(ctx, bufs["x"], at, act)
     outputs = {"vth": (vth, (b,), np.dtype(np.float32)), "v": (q, (b, f), np.dtype(np.int32)),
                "o": (off, (1,), np.dtype(np.int32)), "amax": (amax, (1,), np.dtype(np.int32)),
                "spikes": (spikes, (planes, b, f), np.dtype(np.int8)),
                "scale": (scale, (o_f, spec.n_groups(f, g)), np.dtype(np.float32)),
                "w_q": (w_q, (o_f, f), np.dtype(np.int8))}
-    intervals: dict[str, tuple[tuple[str, str], ...]] = {
-        "dynamic_spikes": (("start", "dyn_end"),),
-        "encoding_kernels": (("dyn_end", "mm_end"), ("mm_end", "tr_end"),
-                             ("enc_start", "enc_end")),
-        "encoding_total": (("dyn_end", "enc_end"),),
-        "weight_quant": (("wq_start", "wq_end"),),
-    }
+    intervals = {**staged.INTERVALS, "weight_quant": (("wq_start", "wq_end"),)}
     if p["with_gemm"]:
         qd = ctx.alloc((b, f), np.int32)
         x_rec = ctx.alloc((b, f), np.float32)
@@ -100,21 +82,14 @@ def run(ctx: PipelineContext, bufs: Mapping[str, Any], p: Point) -> PipelineTrac
 def reference(ins: Mapping[str, np.ndarray], p: Point,
               vth: np.ndarray | None = None) -> dict[str, Any]:
     """The chained references; ``vth`` given: the integer chain judged on that ``vth``."""
-    x, w = ins["x"], ins["w"]
-    mode, g = p["mode"], p["group_size"]
-    vth64 = spec.threshold64(x, p["k"])
-    vth32 = vth64.astype(np.float32) if vth is None else vth
-    q = spec.quantise(x, vth32)
-    mm = spec.min_max(q)
-    o = spec.offset(int(mm[0]), int(mm[1]), mode)
-    v, amax = spec.transform(q, o)
-    planes = spec.planes(amax, mode)
+    w, mode, g = ins["w"], p["mode"], p["group_size"]
+    c = spec.activation_chain(ins["x"], p["k"], mode, vth)
     scale = spec.scales(w, g)
-    out = {"vth64": vth64, "vth": vth32, "q": q, "v": v, "o": o, "amax": amax,
-           "planes": planes, "spikes": spec.encode(v, planes, mode), "scale": scale,
+    out = {**{n: c[n] for n in ("vth64", "q", "v", "o", "amax", "planes")}, "vth": c["vth32"],
+           "spikes": spec.encode(c["v"], c["planes"], mode), "scale": scale,
            "w_q": spec.weight_quantize(w, scale, g)}
     if p["with_gemm"]:
-        out["x_rec"] = spec.reverse(q, vth32)
+        out["x_rec"] = spec.reverse(c["q"], c["vth32"])
         out["out"] = spec.gemm64(out["x_rec"].astype(np.float32), out["w_q"], scale,
                                  ins["bias"], g)
     return out

@@ -26,6 +26,8 @@
 #                   layouts at batch 1, 1024, 65536 (into statistics/<gpu>/v5/), ncu
 #   final-v5        issue 6 at v5: activation_fused beside the peers (graph replays at 1, 8,
 #                   64), packed, the activation_path sweep, the sanitizer, weight ncu
+#   review          the fused stages and both pipelines validated, a pipeline run, their
+#                   GPU tests (after a refactor that keeps the PTX but moves the hashes)
 #   regress         pytest-benchmark: save a baseline, then a compare run (fails on >10 %)
 #   sanitize        `harness sanitize` (writes statistics/<gpu>/sanitizer.csv)
 #   ncu-sample  a raw ncu CSV of a few dynamic_spikes launches (for the parser's tests)
@@ -43,6 +45,14 @@ if compgen -G ".whl/*.whl" >/dev/null; then
 fi
 h() { python3 -m harness "$@"; }
 status=0
+fused_beside_peers() {  # issue 6's committed activation_fused sweep (the int8 and packed rows)
+  step bench-fused h bench activation_fused --variant unidirectional --peers all --k 4 \
+    --budget 0.5 --sweep batch=1,1024,16384,65536
+  step bench-fused-graph h bench activation_fused --variant unidirectional --graph \
+    --peers all --k 4 --budget 0.5 --sweep batch=1,8,64 --append
+  step bench-packed h bench activation_fused --variant packed_unidirectional --k 4 \
+    --budget 0.5 --sweep batch=1,16384,65536 --append
+}
 step() {  # step NAME CMD...: run, log to OUTDIR/NAME.log, remember a failure
   local name=$1; shift
   echo "=== $name: $*"
@@ -141,12 +151,7 @@ for phase in $phases; do
       step profile-fused h profile activation_fused --batch 65536 --k 4
       step profile-packed h profile activation_fused --variant packed_unidirectional \
         --batch 65536 --k 4
-      step bench-fused h bench activation_fused --variant unidirectional --peers all --k 4 \
-        --budget 0.5 --sweep batch=1,1024,16384,65536
-      step bench-fused-graph h bench activation_fused --variant unidirectional --graph \
-        --peers all --k 4 --budget 0.5 --sweep batch=1,8,64 --append
-      step bench-packed h bench activation_fused --variant packed_unidirectional --k 4 \
-        --budget 0.5 --sweep batch=1,16384,65536 --append
+      fused_beside_peers
       ;;
     v4-rest)  # issue 6, v4: the weights beside the peers, the pipeline, tests, sanitizer
       step validate-wq h validate weight_quant_fused --record
@@ -184,17 +189,19 @@ for phase in $phases; do
       step profile-fused h profile activation_fused --batch 65536 --k 4
       ;;
     final-v5)  # issue 6 at v5: the committed sweep beside the peers, pipeline, sanitizer
-      step bench-fused h bench activation_fused --variant unidirectional --peers all --k 4 \
-        --budget 0.5 --sweep batch=1,1024,16384,65536
-      step bench-fused-graph h bench activation_fused --variant unidirectional --graph \
-        --peers all --k 4 --budget 0.5 --sweep batch=1,8,64 --append
-      step bench-packed h bench activation_fused --variant packed_unidirectional --k 4 \
-        --budget 0.5 --sweep batch=1,16384,65536 --append
+      fused_beside_peers
       step bench-ap h bench activation_path --k 4 --budget 0.5 \
         --sweep batch=1,8,64,1024,16384,65536
       step sanitize-fused h sanitize activation_fused weight_quant_fused \
         --out statistics/h200/sanitizer-fused.csv
       step profile-wq h profile weight_quant_fused --sweep out_f=18944
+      ;;
+    review)  # after a no-op refactor (same PTX, new source hash): validate, run the pipelines
+      step validate-review h validate activation_fused weight_quant_fused activation_path \
+        spike_quant_gemm --record
+      step run-review h run --repeats 3 --batch 1024
+      step pytest-pipelines python3 -m pytest -m gpu -rP -p no:cacheprovider tests \
+        -k "pipeline or fused or workspace"
       ;;
     regress)  # pytest-benchmark: a saved baseline, then a compare run that fails on >10 %
       step bench-save python3 -m pytest -m gpu -p no:cacheprovider tests/bench \
