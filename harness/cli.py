@@ -368,8 +368,6 @@ def profile_cmd(
     sweep: Annotated[list[str] | None, typer.Option(help="Other axes, AXIS=V.")] = None,
     out_dir: Annotated[Path | None, typer.Option("--out", help="Folder for <stage>.csv.")]
     = None,
-    backend: Annotated[str, typer.Option(
-        help="pycuda (our kernels), or a peer's kernels: torch, torch_compile.")] = "pycuda",
     device: DeviceOpt = 0,
 ) -> None:
     """Re-run one stage launch under Nsight Compute (ncu) and print and store its metrics."""
@@ -379,7 +377,7 @@ def profile_cmd(
     v, point = session.profile_point(st, variant, opts, sweep or [])
     dest = out_dir or paths.statistics_dir() / "ncu"
     rows = session.profile(st, v, point, family, metrics.split(",") if metrics else None,
-                           section_set, device, dest, backend)
+                           section_set, device, dest)
     t = Table("kernel", "duration µs", "DRAM % of peak", "achieved occupancy %",
               "registers/thread", "L2 hit %")
     for r in rows:
@@ -399,11 +397,15 @@ def launch_cmd(
     point: Annotated[str, typer.Option(help="A point, or a list of points, as JSON.")],
     warmup: Annotated[int, typer.Option()] = 3,
     device: DeviceOpt = 0,
-    backend: Annotated[str, typer.Option()] = "pycuda",
 ) -> None:
     """The process ncu and compute-sanitizer watch: warm-up launches, then the one kept."""
-    session.launch_target(_registry().get(stage), variant, family, json.loads(point), warmup,
-                          device, backend)
+    st = _registry().get(stage)
+    v = st.variant(variant)
+    pts = json.loads(point)
+    runner = session.open_gpu(device)
+    for p in pts if isinstance(pts, list) else [pts]:
+        ins = st.make_inputs(np.random.default_rng(0), family, p)
+        runner.launches(st, v, ins, p, warmup + 1)
 
 
 @app.command("sanitize")

@@ -33,8 +33,6 @@ DEFAULT_METRICS = {
 SETS = ("basic", "full")
 #: Launches made before the profiled one, outside the profile (module load, caches).
 WARMUP = 3
-#: The peers ``harness profile --backend`` can put under ncu (harness.peers.BACKENDS).
-PEERS = ("torch", "torch_compile")
 
 
 @dataclass(frozen=True)
@@ -101,25 +99,14 @@ def launched_kernels(stage: Stage, variant: Variant, point: dict[str, Any]) -> l
 
 def command(stage: Stage, variant: Variant, point: dict[str, Any], family: str,
             metrics: Sequence[str] | None, section_set: str | None, device: int,
-            python: str = sys.executable, backend: str = "pycuda") -> list[str]:
-    """The ncu command line profiling one launch of the stage variant at the point.
-
-    Our kernels are picked by name (the ones the plugin's launch enqueues) after the warm-up
-    launches; a torch peer's kernels (``backend`` torch or torch_compile, names unknown
-    beforehand) are the ones its last call enqueues between cudaProfilerStart and Stop."""
-    cmd = [find_ncu(), "--clock-control", "none", "--csv", "--page", "raw"]
-    if backend == "pycuda":
-        launched = launched_kernels(stage, variant, point)
-        kernels = "|".join(dict.fromkeys(launched))
-        n = len(launched)
-        cmd += ["-k", f"regex:^({kernels})$", "--launch-skip", str(WARMUP * n),
-                "--launch-count", str(n)]
-    elif backend in PEERS:
-        if stage.torch_impl is None:
-            raise HarnessError(f"stage {stage.name} has no torch peer to profile")
-        cmd += ["--profile-from-start", "off"]
-    else:
-        raise HarnessError(f"unknown backend {backend!r} (known: pycuda, {', '.join(PEERS)})")
+            python: str = sys.executable) -> list[str]:
+    """The ncu command line profiling one launch of the stage variant at the point."""
+    launched = launched_kernels(stage, variant, point)
+    kernels = "|".join(dict.fromkeys(launched))
+    n = len(launched)
+    cmd = [find_ncu(), "--clock-control", "none", "--csv", "--page", "raw",
+           "-k", f"regex:^({kernels})$", "--launch-skip", str(WARMUP * n),
+           "--launch-count", str(n)]
     if section_set:
         if section_set not in SETS:
             raise HarnessError(f"unknown --set {section_set!r} (known: {', '.join(SETS)})")
@@ -127,7 +114,7 @@ def command(stage: Stage, variant: Variant, point: dict[str, Any], family: str,
     cmd += ["--metrics", ",".join(metrics or DEFAULT_METRICS)]
     return [*cmd, python, "-m", "harness", "_launch", stage.name, "--variant", variant.name,
             "--family", family, "--point", json.dumps(point), "--warmup", str(WARMUP),
-            "--device", str(device), "--backend", backend]
+            "--device", str(device)]
 
 
 def run(cmd: list[str], timeout_s: float = 600) -> list[KernelProfile]:

@@ -113,26 +113,6 @@ class TorchRunner:
             timing = measure(self.gpu._sampler(replay or (lambda: fn(tins)), cfg.cold), cfg)
         return result, dataclasses.replace(timing, launch="graph" if replay else "stream")
 
-    def launches(self, stage: Stage, variant: Variant, inputs: Mapping[str, np.ndarray],
-                 point: Point, warmup: int) -> None:
-        """``warmup`` calls (compilation in the first), then one between cudaProfilerStart
-        and cudaProfilerStop: what ``ncu --profile-from-start off`` profiles."""
-        if self.gpu is None:
-            raise HarnessError("profiling the torch peers needs the GPU")
-        fn = self._fn(stage, variant, point)
-        torch = self.torch
-        with self._ctx():
-            tins = self._tensors(inputs)
-            for _ in range(max(warmup, 1)):
-                fn(tins)
-            self.gpu.stream.synchronize()
-            torch.cuda.profiler.start()
-            try:
-                fn(tins)
-                self.gpu.stream.synchronize()
-            finally:
-                torch.cuda.profiler.stop()
-
     def _graph(self, fn: Any, tins: Mapping[str, Any]) -> Any:
         """``fn`` captured as a torch CUDA graph, or None where it cannot be (a host read
         such as ``.item()`` inside it): the row then says ``launch=stream``."""

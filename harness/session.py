@@ -12,8 +12,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from harness import (
     bench,
     compiler,
@@ -258,16 +256,14 @@ def profile_point(st: Stage, variant: str | None, opts: dict[str, str],
 
 def profile(st: Stage, variant: Any, point: dict[str, Any], family: str,
             metrics: Sequence[str] | None, section_set: str | None, device: int,
-            out_dir: Path, backend: str = "pycuda") -> list[dict[str, Any]]:
-    """Run the stage (or its torch peer, ``backend``) under ncu, write the parsed rows to
-    ``<out_dir>/<stage>.csv``."""
+            out_dir: Path) -> list[dict[str, Any]]:
+    """Run the stage under ncu, write the parsed rows to ``<out_dir>/<stage>.csv``."""
     from harness.results import CsvWriter
 
-    cmd = ncu.command(st, variant, point, family, metrics, section_set, device,
-                      backend=backend)
+    cmd = ncu.command(st, variant, point, family, metrics, section_set, device)
     profs = ncu.run(cmd)
     # The columns that join with the timing rows, as a timing row of this point has them.
-    base = bench.base_row(bench.Job(st, variant, point), backend,
+    base = bench.base_row(bench.Job(st, variant, point), "pycuda",
                           bench.BenchConfig(family=family), _provenance(device))
     rows = []
     for p in profs:
@@ -282,23 +278,6 @@ def profile(st: Stage, variant: Any, point: dict[str, Any], family: str,
         for r in rows:
             w.write(r)
     return rows
-
-
-def launch_target(st: Stage, variant: str, family: str, points: Any, warmup: int, device: int,
-                  backend: str) -> None:
-    """What ncu and compute-sanitizer watch (``harness _launch``): at each point, warm-up
-    launches then the one kept, of our kernels or (``backend``) of the stage's torch peer."""
-    from harness.peers import TorchRunner
-
-    v = st.variant(variant)
-    runner = open_gpu(device)
-    peer = TorchRunner(backend, runner) if backend != "pycuda" else None
-    for p in points if isinstance(points, list) else [points]:
-        ins = st.make_inputs(np.random.default_rng(0), family, p)
-        if peer is None:
-            runner.launches(st, v, ins, p, warmup + 1)
-        else:
-            peer.launches(st, v, ins, p, warmup)
 
 
 SANITIZER_COLUMNS = ("stage", "variant", "tool", "points", "errors", "warnings", "returncode",

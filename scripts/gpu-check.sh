@@ -28,8 +28,6 @@
 #                   64), packed, the activation_path sweep, the sanitizer, weight ncu
 #   review          the fused stages and both pipelines validated, a pipeline run, their
 #                   GPU tests (after a refactor that keeps the PTX but moves the hashes)
-#   peer-ncu        torch.compile's weight-quantization kernel under ncu beside ours (bytes,
-#                   grid, block, registers: what its 95 % does differently)
 #   regress         pytest-benchmark: save a baseline, then a compare run (fails on >10 %)
 #   sanitize        `harness sanitize` (writes statistics/<gpu>/sanitizer.csv)
 #   ncu-sample  a raw ncu CSV of a few dynamic_spikes launches (for the parser's tests)
@@ -204,19 +202,6 @@ for phase in $phases; do
       step run-review h run --repeats 3 --batch 1024
       step pytest-pipelines python3 -m pytest -m gpu -rP -p no:cacheprovider tests \
         -k "pipeline or fused or workspace"
-      ;;
-    peer-ncu)  # torch.compile's weight-quantization kernel under ncu beside ours
-      step profile-peer-wq h profile weight_quant_fused --sweep out_f=18944 \
-        --backend torch_compile
-      wq_point='{"out_f": 18944, "in_f": 3584, "group_size": 128}'
-      wq_metrics=gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,dram__bytes_read.sum,dram__bytes_write.sum,launch__grid_size,launch__block_size,launch__registers_per_thread,sm__warps_active.avg.pct_of_peak_sustained_active,lts__t_sector_hit_rate.pct
-      step ncu-raw-peer-wq ncu --clock-control none --csv --page raw \
-        --profile-from-start off --metrics "$wq_metrics" python3 -m harness _launch \
-        weight_quant_fused --variant default --family normal --point "$wq_point" \
-        --backend torch_compile
-      step ncu-raw-ours-wq ncu --clock-control none --csv --page raw -k regex:wq_ \
-        --launch-skip 3 --launch-count 1 --metrics "$wq_metrics" python3 -m harness \
-        _launch weight_quant_fused --variant default --family normal --point "$wq_point"
       ;;
     regress)  # pytest-benchmark: a saved baseline, then a compare run that fails on >10 %
       step bench-save python3 -m pytest -m gpu -p no:cacheprovider tests/bench \

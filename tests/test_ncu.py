@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pytest
@@ -74,21 +73,3 @@ def test_command_counts_the_kernels_one_launch_enqueues(reg, monkeypatch) -> Non
     assert cmd[cmd.index("--launch-count") + 1] == "2"
     wq = reg.get("weight_quant_fused")
     assert ncu.launched_kernels(wq, wq.variants[0], wq.point(out_f=18944)) == ["wq_vec1"]
-
-
-def test_peer_command_profiles_between_profiler_start_and_stop(reg, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """A torch peer's kernels are unknown by name: its last call is bracketed by
-    cudaProfilerStart/Stop and ncu starts with profiling off."""
-    monkeypatch.setattr("shutil.which", lambda name: f"/cuda/bin/{name}")
-    st = reg.get("weight_quant_fused")
-    cmd = ncu.command(st, st.variants[0], st.point(out_f=18944), "normal", None, None, 0,
-                      backend="torch_compile")
-    assert cmd[cmd.index("--profile-from-start") + 1] == "off"
-    assert "-k" not in cmd and "--launch-skip" not in cmd
-    assert cmd[-2:] == ["--backend", "torch_compile"]
-    with pytest.raises(HarnessError, match="unknown backend 'cupy'"):
-        ncu.command(st, st.variants[0], st.point(), "normal", None, None, 0, backend="cupy")
-    nopeer = dataclasses.replace(st, torch_impl=None)
-    with pytest.raises(HarnessError, match="has no torch peer"):
-        ncu.command(nopeer, nopeer.variants[0], nopeer.point(), "normal", None, None, 0,
-                    backend="torch")
