@@ -21,26 +21,24 @@ def _f(v: str) -> float | None:
         return None
 
 
-def _stage_files(folder: Path) -> list[Path]:
+def _csvs_with(folder: Path, columns: set[str]) -> list[Path]:
+    """The folder's CSVs whose header has every one of ``columns``."""
     out = []
     for p in sorted(folder.glob("*.csv")):
         with p.open() as f:
-            head = f.readline().strip().split(",")
-        # Stage CSVs written before a column was added (``launch``) still count.
-        if set(results.COLUMNS) - {"launch"} <= set(head):
-            out.append(p)
+            if columns <= set(f.readline().strip().split(",")):
+                out.append(p)
     return out
+
+
+def _stage_files(folder: Path) -> list[Path]:
+    # Stage CSVs written before a column was added (``launch``) still count.
+    return _csvs_with(folder, set(results.COLUMNS) - {"launch"})
 
 
 def _pipeline_files(folder: Path) -> list[Path]:
     """The pipeline CSVs of the folder (their rows carry intervals and a ``total_us``)."""
-    out = []
-    for p in sorted(folder.glob("*.csv")):
-        with p.open() as f:
-            head = set(f.readline().strip().split(","))
-        if {"total_us", "kernel_hashes"} <= head:  # ``variant`` came later: optional
-            out.append(p)
-    return out
+    return _csvs_with(folder, {"total_us", "kernel_hashes"})  # ``variant`` came later
 
 
 def _intervals(rows: Sequence[dict[str, str]]) -> list[str]:
