@@ -64,8 +64,8 @@ def launch(run: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None
     o, f, g = int(p["out_f"]), int(p["in_f"]), int(p["group_size"])
     groups = o * spec.n_groups(f, g)
     name = kernel_for(f, g)
-    per_warp = int(dict(v.defines)["UNROLL"]) if name != "wq_any" else 1
     d = dict(v.defines)
+    per_warp = int(d["UNROLL"]) if name != "wq_any" else 1
     warps, iters = int(d.get("WARPS", WARPS)), int(d.get("ITERS", ITERS))
     blocks = max(1, -(-groups // (warps * per_warp * iters)))
     run(name, (blocks, 1, 1), (32 * warps, 1, 1), bufs["w"], np.int32(f), np.int32(g),
