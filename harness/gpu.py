@@ -424,7 +424,8 @@ class _PipelineContext:
         #: Poison scratch memory as it is handed out (the run whose outputs are checked).
         self.poison = False
         self._pinned: dict[tuple[tuple[int, ...], str], np.ndarray] = {}
-        self._steps: dict[tuple[Any, ...], tuple[Stage, Variant, dict[str, Any], Any]] = {}
+        self._steps: dict[tuple[Any, ...],
+                          tuple[Stage, Variant, dict[str, Any], Any, dict[str, Any]]] = {}
 
     def launcher(self, stage: str, variant: str, stream: int) -> _Launcher:
         key = (stage, variant, stream)
@@ -445,9 +446,10 @@ class _PipelineContext:
             v = st.variant(variant)
             names = {a.name for a in st.axes}
             point = st.point(v, **{k: val for k, val in values.items() if k in names})
-            prep = self._steps[key] = (st, v, point, self.launcher(stage, variant, stream))
-        st, v, point, launcher = prep
-        missing = {n: spec for n, spec in workspace(st, point).items() if n not in bufs}
+            prep = self._steps[key] = (st, v, point, self.launcher(stage, variant, stream),
+                                       workspace(st, point))
+        st, v, point, launcher, work = prep
+        missing = {n: spec for n, spec in work.items() if n not in bufs}
         if missing:  # the stage's scratch, from this run's pool like the pipeline's own
             bufs = {**bufs, **{n: self.alloc(*spec) for n, spec in missing.items()}}
         st.launch(launcher, bufs, point, v)
