@@ -7,18 +7,19 @@ from __future__ import annotations
 from typing import Any
 
 from harness import spec
+from harness.axes import BATCH, IN_F, K_INPUT, mode
 from harness.plugin import Axis, Variant
 
 
 def axes(mode_help: str) -> tuple[Axis, ...]:
     """batch, in_f, planes (T), the k of the step-1 input they are made from, and mode."""
     return (
-        Axis("batch", 1024, int, "rows B", minimum=1),
-        Axis("in_f", 3584, int, "columns F", minimum=1),
+        BATCH,
+        IN_F,
         Axis("planes", 6, int, "T, the number of planes", minimum=1,
              maximum=spec.MAX_PLANES),
-        Axis("k", 3.0, float, "threshold divisor of the step-1 input", minimum=1e-30),
-        Axis("mode", "unidirectional", str, mode_help, choices=spec.MODES),
+        K_INPUT,
+        mode(mode_help),
     )
 
 

@@ -18,7 +18,7 @@ from typing import Any
 
 import numpy as np
 
-from harness import families, spec, torchmath
+from harness import axes, families, spec, torchmath
 from harness.plugin import Axis, Launcher, Point, Stage, Variant
 from harness.tolerance import VTH, Exact
 
@@ -188,11 +188,10 @@ STAGE = Stage(
     entry_points=("act_stats", "act_encode", "act_small"),
     description="steps 1-3 fused: x -> vth, T planes, [qmin, qmax, o, T]; T on the device",
     axes=(
-        Axis("batch", 1024, int, "rows B", minimum=1),
-        Axis("in_f", 3584, int, "columns F", minimum=1),
-        Axis("k", 3.0, float, "threshold divisor (> 0)", minimum=1e-30),
-        Axis("mode", "unidirectional", str, "encoding mode (set by the variant)",
-             choices=spec.MODES),
+        axes.BATCH,
+        axes.IN_F,
+        axes.K,
+        axes.mode("encoding mode (set by the variant)"),
         Axis("layout", "int8", str, "int8 planes or bit-packed (set by the variant)",
              choices=LAYOUTS),
     ),

@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from harness import families, spec, staged
+from harness import axes, families, spec, staged
 from harness.plugin import Axis, Pipeline, PipelineContext, PipelineTrace, Point, Variant
 from harness.tolerance import VTH, Comparison, Exact
 
@@ -95,10 +95,10 @@ STAGE = Pipeline(
     steps=STEPS,
     description="steps 1-3 end to end: the staged kernels vs the fused stage",
     axes=(
-        Axis("batch", 1024, int, "rows B", minimum=1),
-        Axis("in_f", 3584, int, "columns F", minimum=1),
+        axes.BATCH,
+        axes.IN_F,
         Axis("k", 4.0, float, "threshold divisor (the issue's table: 4)", minimum=1e-30),
-        Axis("mode", "unidirectional", str, "encoding mode", choices=spec.MODES),
+        axes.mode(),
         Axis("path", "staged", str, "staged kernels or the fused stage (set by the variant)",
              choices=PATHS),
     ),

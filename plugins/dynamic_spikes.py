@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from harness import families, spec, torchmath
+from harness import axes, families, spec, torchmath
 from harness.plugin import Axis, Launcher, Point, Stage, Variant
 from harness.refmath import is_away
 from harness.tolerance import VTH, Exact
@@ -70,9 +70,9 @@ STAGE = Stage(
     entry_points=("dynamic_spikes",),
     description="vth = mean|x| / k per row; q = round(x / vth) as int32",
     axes=(
-        Axis("batch", 1024, int, "rows B", minimum=1),
-        Axis("in_f", 3584, int, "columns F", minimum=1),
-        Axis("k", 3.0, float, "threshold divisor (> 0)", minimum=1e-30),
+        axes.BATCH,
+        axes.IN_F,
+        axes.K,
         Axis("vth_min", 0.0, float, "lower clamp of vth (0: none)"),
         Axis("vth_max", float("inf"), float, "upper clamp of vth (inf: none)"),
     ),

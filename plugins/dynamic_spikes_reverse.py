@@ -7,8 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from harness import inputs, spec
-from harness.plugin import Axis, Launcher, Point, Stage, Variant
+from harness import axes, inputs, spec
+from harness.plugin import Launcher, Point, Stage, Variant
 from harness.tolerance import NormRel
 
 BLOCK = 256
@@ -44,9 +44,9 @@ STAGE = Stage(
     entry_points=("dynamic_spikes_reverse",),
     description="x_rec = q' * vth per row",
     axes=(
-        Axis("batch", 1024, int, "rows B", minimum=1),
-        Axis("in_f", 3584, int, "columns F", minimum=1),
-        Axis("k", 3.0, float, "threshold divisor of the step-1 input", minimum=1e-30),
+        axes.BATCH,
+        axes.IN_F,
+        axes.K_INPUT,
     ),
     make_inputs=make_inputs,
     outputs=lambda p: {"x_rec": ((p["batch"], p["in_f"]), np.dtype(np.float32))},

@@ -7,9 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from harness import inputs, spec
+from harness import axes, inputs, spec
 from harness.launch import REDUCE_BLOCKS, grid_stride
-from harness.plugin import Axis, Launcher, Point, Stage, Variant
+from harness.plugin import Launcher, Point, Stage, Variant
 from harness.tolerance import Exact
 
 
@@ -43,9 +43,9 @@ STAGE = Stage(
     entry_points=("minmax_init", "find_min_max"),
     description="[min q, max q] over the whole tensor",
     axes=(
-        Axis("batch", 1024, int, "rows B", minimum=1),
-        Axis("in_f", 3584, int, "columns F", minimum=1),
-        Axis("k", 3.0, float, "threshold divisor of the step-1 input", minimum=1e-30),
+        axes.BATCH,
+        axes.IN_F,
+        axes.K_INPUT,
     ),
     make_inputs=make_inputs,
     outputs=lambda p: {"mm": ((2,), np.dtype(np.int32))},

@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from harness import families, inputs, spec
+from harness import axes, families, inputs, spec
 from harness.plugin import Axis, Launcher, Point, Stage, Variant
 from harness.tolerance import NormRel
 
@@ -51,11 +51,11 @@ STAGE = Stage(
     entry_points=("gemm",),
     description="x_rec @ dequant(w_q)^T + bias, FP32 tiles",
     axes=(
-        Axis("batch", 1024, int, "rows B", minimum=1),
+        axes.BATCH,
         Axis("out_f", 3584, int, "output features O", minimum=1),
         Axis("in_f", 3584, int, "input features F", minimum=1),
         Axis("group_size", 128, int, "G, columns per scale", minimum=1),
-        Axis("k", 3.0, float, "threshold divisor of the step-1 input", minimum=1e-30),
+        axes.K_INPUT,
     ),
     make_inputs=make_inputs,
     outputs=lambda p: {"out": ((p["batch"], p["out_f"]), np.dtype(np.float32))},

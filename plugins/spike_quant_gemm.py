@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from harness import families, spec, staged
+from harness import axes, families, spec, staged
 from harness.plugin import Axis, Pipeline, PipelineContext, PipelineTrace, Point
 from harness.tolerance import VTH, Comparison, Exact, NormRel
 
@@ -139,12 +139,12 @@ STAGE = Pipeline(
     steps=STEPS,
     description="activation path || weight path on two streams; optional decode + GEMM",
     axes=(
-        Axis("batch", 1024, int, "rows B", minimum=1),
-        Axis("in_f", 3584, int, "columns F", minimum=1),
+        axes.BATCH,
+        axes.IN_F,
         Axis("out_f", 3584, int, "weight rows O", minimum=1),
         Axis("group_size", 128, int, "G", minimum=1),
         Axis("k", 3.0, float, "threshold divisor", minimum=1e-30),
-        Axis("mode", "unidirectional", str, "encoding mode", choices=spec.MODES),
+        axes.mode(),
         Axis("with_gemm", 0, int, "1: also steps 4-6", minimum=0, maximum=1),
     ),
     make_inputs=make_inputs,

@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from harness import inputs, spec, torchmath
+from harness import axes, inputs, spec, torchmath
 from harness.launch import REDUCE_BLOCKS, grid_stride
-from harness.plugin import Axis, Launcher, Point, Stage, Variant
+from harness.plugin import Launcher, Point, Stage, Variant
 from harness.tolerance import Exact
 
 
@@ -56,10 +56,10 @@ STAGE = Stage(
     entry_points=("transform_init", "transform_absmax"),
     description="o from [qmin, qmax] and the mode; v = q - o in place; amax = max |v|",
     axes=(
-        Axis("batch", 1024, int, "rows B", minimum=1),
-        Axis("in_f", 3584, int, "columns F", minimum=1),
-        Axis("k", 3.0, float, "threshold divisor of the step-1 input", minimum=1e-30),
-        Axis("mode", "unidirectional", str, "encoding mode", choices=spec.MODES),
+        axes.BATCH,
+        axes.IN_F,
+        axes.K_INPUT,
+        axes.mode(),
     ),
     make_inputs=make_inputs,
     outputs=outputs,
