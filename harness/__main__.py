@@ -1,5 +1,5 @@
 """``python3 -m harness``: the same CLI as the ``harness`` console script."""
 
-from harness.cli import main
+from harness.front.cli import main
 
 main()

@@ -38,8 +38,8 @@ def kernels_dir() -> Path:
 
 
 def harness_cuda_dir() -> Path:
-    """The harness's own CUDA helpers (delay and L2-flush kernels)."""
-    return _PKG / "cuda"
+    """The PyCUDA backend's own CUDA helpers (delay and L2-flush kernels)."""
+    return _PKG / "backends" / "pycuda"
 
 
 def executable(name: str, missing: str) -> str:

@@ -4,7 +4,7 @@ the two launches capture as one CUDA graph.
 
 Bit-identical to the staged path (dynamic_spikes, find_min_max, transform_absmax,
 spike_encode): the row threshold is the same code (``kernels/common/threshold.cuh``). The
-kernel decides ``T``, so the spikes buffer holds :func:`harness.spec.plane_bound` planes and
+kernel decides ``T``, so the spikes buffer holds :func:`harness.spikes.spec.plane_bound` planes and
 only the first ``T`` are written and judged (``trim``). Variants: the three modes, each in
 the int8 layout of SPEC step 3 and in a bit-packed layout (32 values a word; 8x fewer bytes
 than int8 planes in unidirectional and twos_complement, ``8T/(T+1)``x in bidirectional,
@@ -18,9 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from harness import axes, families, spec, torchmath
-from harness.plugin import Axis, Launcher, Point, Stage, Variant
-from harness.tolerance import VTH, Exact
+from harness.api import Axis, Exact, Launcher, Point, Stage, Variant
+from harness.spikes import axes, families, spec, torchmath
+from harness.spikes.tolerances import VTH
 
 #: Threads per block; passed to the kernel as -DBLOCK so launch and kernel agree.
 BLOCK = 256

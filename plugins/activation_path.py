@@ -12,9 +12,18 @@ from typing import Any
 
 import numpy as np
 
-from harness import axes, families, spec, staged
-from harness.plugin import Axis, Pipeline, PipelineContext, PipelineTrace, Point, Variant
-from harness.tolerance import VTH, Comparison, Exact
+from harness.api import (
+    Axis,
+    Comparison,
+    Exact,
+    Pipeline,
+    PipelineContext,
+    PipelineTrace,
+    Point,
+    Variant,
+)
+from harness.spikes import axes, families, spec, staged
+from harness.spikes.tolerances import VTH
 
 PATHS = ("staged", "fused")
 STEPS = ("dynamic_spikes", "find_min_max", "transform_absmax", "spike_encode",

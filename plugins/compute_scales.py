@@ -7,9 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from harness import families, spec
-from harness.plugin import Axis, Launcher, Point, Stage, Variant
-from harness.tolerance import Exact
+from harness.api import Axis, Exact, Launcher, Point, Stage, Variant
+from harness.spikes import families, spec
 
 WARPS = 8  # groups per block of 256 threads: one warp a group
 

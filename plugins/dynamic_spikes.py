@@ -7,10 +7,10 @@ from typing import Any
 
 import numpy as np
 
-from harness import axes, families, spec, torchmath
-from harness.plugin import Axis, Launcher, Point, Stage, Variant
-from harness.refmath import is_away
-from harness.tolerance import VTH, Exact
+from harness.api import Axis, Exact, Launcher, Point, Stage, Variant
+from harness.spikes import axes, families, spec, torchmath
+from harness.spikes.refmath import is_away
+from harness.spikes.tolerances import VTH
 
 #: Threads per block; passed to the kernel as -DBLOCK so launch and kernel agree.
 BLOCK = 256

@@ -7,9 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from harness import axes, inputs, spec
-from harness.plugin import Launcher, Point, Stage, Variant
-from harness.tolerance import NormRel
+from harness.api import Launcher, NormRel, Point, Stage, Variant
+from harness.spikes import axes, inputs, spec
 
 BLOCK = 256
 

@@ -7,10 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from harness import axes, inputs, spec
-from harness.launch import REDUCE_BLOCKS, grid_stride
-from harness.plugin import Launcher, Point, Stage, Variant
-from harness.tolerance import Exact
+from harness.api import Exact, Launcher, Point, Stage, Variant
+from harness.spikes import axes, inputs, spec
+from harness.spikes.geometry import REDUCE_BLOCKS, grid_stride
 
 
 def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:

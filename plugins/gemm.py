@@ -7,9 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from harness import axes, families, inputs, spec
-from harness.plugin import Axis, Launcher, Point, Stage, Variant
-from harness.tolerance import NormRel
+from harness.api import Axis, Launcher, NormRel, Point, Stage, Variant
+from harness.spikes import axes, families, inputs, spec
 
 TILE = 64
 

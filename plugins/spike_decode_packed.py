@@ -1,5 +1,5 @@
 """SPEC step 4 on activation_fused's bit-packed planes: ``q' = v + o`` from ``[P, B, W]``
-words (``harness.spec.pack``'s layout); the mode is compiled in (``-DMODE``)."""
+words (``harness.spikes.spec.pack``'s layout); the mode is compiled in (``-DMODE``)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import Any
 
 import numpy as np
 
-from harness import inputs, plane_stages, spec
-from harness.plugin import Launcher, Point, Stage, Variant
-from harness.tolerance import Exact
+from harness.api import Exact, Launcher, Point, Stage, Variant
+from harness.spikes import inputs, spec
+from harness.spikes import planes as plane_stages
 
 BLOCK = 256
 

@@ -8,10 +8,10 @@ from typing import Any
 
 import numpy as np
 
-from harness import inputs, plane_stages, spec, torchmath
-from harness.launch import grid_stride
-from harness.plugin import Launcher, Point, Stage, Variant
-from harness.tolerance import Exact
+from harness.api import Exact, Launcher, Point, Stage, Variant
+from harness.spikes import inputs, spec, torchmath
+from harness.spikes import planes as plane_stages
+from harness.spikes.geometry import grid_stride
 
 
 def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:

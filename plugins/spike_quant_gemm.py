@@ -14,9 +14,18 @@ from typing import Any
 
 import numpy as np
 
-from harness import axes, families, spec, staged
-from harness.plugin import Axis, Pipeline, PipelineContext, PipelineTrace, Point
-from harness.tolerance import VTH, Comparison, Exact, NormRel
+from harness.api import (
+    Axis,
+    Comparison,
+    Exact,
+    NormRel,
+    Pipeline,
+    PipelineContext,
+    PipelineTrace,
+    Point,
+)
+from harness.spikes import axes, families, spec, staged
+from harness.spikes.tolerances import VTH
 
 STEPS = ("dynamic_spikes", "find_min_max", "transform_absmax", "spike_encode",
          "compute_scales", "weight_quantize", "spike_decode", "dynamic_spikes_reverse", "gemm")

@@ -12,9 +12,8 @@ from typing import Any
 
 import numpy as np
 
-from harness import families, spec
-from harness.plugin import Axis, Launcher, Point, Stage, Variant
-from harness.tolerance import Exact
+from harness.api import Axis, Exact, Launcher, Point, Stage, Variant
+from harness.spikes import families, spec
 
 #: Warps per block (a launch parameter; ``bench --define WARPS=...`` tunes it): 4 was
 #: faster than 8 at every UNROLL in the tuning run of 81dc207 (statistics/h200/tuning/).

@@ -7,9 +7,8 @@ from typing import Any
 
 import numpy as np
 
-from harness import inputs, spec
-from harness.plugin import Axis, Launcher, Point, Stage, Variant
-from harness.tolerance import Exact
+from harness.api import Axis, Exact, Launcher, Point, Stage, Variant
+from harness.spikes import inputs, spec
 
 BLOCK = 256
 #: Scales of a row cached in shared memory up to this many groups (48 KiB of dynamic smem).

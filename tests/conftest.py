@@ -1,5 +1,5 @@
 """Shared fixtures. GPU tests carry ``@pytest.mark.gpu`` and are skipped, with the reason,
-where no GPU can be used; the CUDA context comes from ``harness.device`` only."""
+where no GPU can be used; the CUDA context comes from ``harness.backends.pycuda.context`` only."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import registry
-from harness.device import gpu_available
+from harness.backends.pycuda.context import gpu_available
+from harness.contract import registry
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -37,8 +37,8 @@ def reg() -> registry.Registry:
 @pytest.fixture(scope="session")
 def gpu_runner():  # type: ignore[no-untyped-def]
     """One GpuRunner (and context) for the whole GPU test session."""
-    from harness.device import Device
-    from harness.gpu import GpuRunner
+    from harness.backends.pycuda.context import Device
+    from harness.backends.pycuda.runner import GpuRunner
 
     dev = Device(0)
     yield GpuRunner(dev)

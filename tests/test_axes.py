@@ -3,7 +3,8 @@ step-1 k declares the same one, so chained stages agree on defaults and bounds."
 
 from __future__ import annotations
 
-from harness import axes, registry, spec
+from harness.contract import registry
+from harness.spikes import axes, spec
 
 
 def test_chained_stages_declare_the_shared_axes() -> None:

@@ -11,8 +11,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from harness import registry, results
-from harness.cli import app
+from harness.contract import registry
+from harness.front.cli import app
+from harness.results import rows as results
 
 ROOT = Path(__file__).parents[1]
 runner = CliRunner()
@@ -122,7 +123,7 @@ def test_kernel_that_does_not_compile(extra: Path) -> None:
 
 
 def test_missing_fields_and_missing_kernel(extra: Path) -> None:
-    (extra / "half.py").write_text("from harness.plugin import Stage\n"
+    (extra / "half.py").write_text("from harness.contract.stage import Stage\n"
                                    "STAGE = Stage(name='half', kernel='half.cu')\n")
     _clone_stage(extra, "nokernel")
     (extra / "nokernel.cu").unlink()

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import compiler, validate
+from harness.contract import kernel as compiler
+from harness.engine import validate
 
 BAD = Path(__file__).parent / "fixtures" / "bad_kernels"
 #: Fixture -> (families to run, text the failure must contain).

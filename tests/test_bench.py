@@ -7,11 +7,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from harness import bench, results
-from harness.cpu import NumpyRunner
+from harness.backends.numpy import NumpyRunner
+from harness.engine import bench
+from harness.contract.timing import Timing, TimingConfig
+from harness.contract.backend import RunResult
 from harness.errors import BadInput
-from harness.timing import Timing, TimingConfig
-from harness.validate import RunResult
+from harness.results import rows as results
 
 FAST = bench.BenchConfig(timing=TimingConfig(warmup=0, min_samples=5, max_samples=5))
 META = bench.RunMeta(gpu="Fake GPU", driver="1", cuda="13.0", git_sha="abc", command="t",

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from harness import results
-from harness.cli import app
-from harness.device import gpu_available
+from harness.backends.pycuda.context import gpu_available
+from harness.front.cli import app
+from harness.results import rows as results
 
 runner = CliRunner()
 

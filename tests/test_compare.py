@@ -6,8 +6,9 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from harness import compare, results
-from harness.cli import app
+from harness.front.cli import app
+from harness.results import compare
+from harness.results import rows as results
 
 
 def row(batch: int, median: float, noise: float, status: str = "ok") -> dict[str, str]:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import compiler
+from harness.contract import kernel as compiler
+from harness.contract.stage import Variant
 from harness.errors import CompileError
-from harness.plugin import Variant
 
 PTXAS = """\
 ptxas info    : 0 bytes gmem

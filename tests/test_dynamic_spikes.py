@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as hst
 from hypothesis.extra import numpy as hnp
 
-from harness import families
-from harness.refmath import spec_round
+from harness.spikes import families
+from harness.spikes.refmath import spec_round
 
 
 @pytest.fixture(scope="module")

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness import families
 from harness.errors import BadInput
+from harness.spikes import families
 
 
 @pytest.mark.parametrize("fam", ["normal", "llm", "seed", "edge"])

@@ -7,8 +7,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from harness import pipeline, validate
-from harness.timing import TimingConfig
+from harness.engine import pipeline, validate
+from harness.contract.timing import TimingConfig
 
 pytestmark = pytest.mark.gpu
 
@@ -85,7 +85,8 @@ def test_event_timer_measures_a_known_delay(gpu_runner) -> None:
     """The delay kernel spins 200 µs by the global timer: the events must say so (±5 %)."""
     from pycuda.compiler import SourceModule
 
-    from harness import paths, timing
+    from harness import paths
+    from harness.contract import timing
 
     src = (paths.harness_cuda_dir() / "timing.cu").read_text()
     fn = SourceModule(src, no_extern_c=True, arch=gpu_runner.device.info.arch).get_function(
@@ -107,7 +108,7 @@ def test_event_timing_agrees_with_ncu(reg, gpu_runner, tmp_path, batch: int) -> 
     gpu__time_duration of the same kernel at the same point agree within 5 %."""
     import shutil
 
-    from harness import bench, session
+    from harness.engine import bench, session
 
     if shutil.which("ncu") is None:
         pytest.skip("ncu not on PATH")
@@ -127,7 +128,7 @@ def test_fused_activation_path_is_bit_identical_to_the_staged_kernels(
     """activation_fused (both layouts) against dynamic_spikes -> find_min_max ->
     transform_absmax -> spike_encode run on the same x: the same vth bits, the same
     [qmin, qmax, o, T], the same planes, and the packed planes decode to the staged q."""
-    from harness import spec
+    from harness.spikes import spec
 
     def run(name: str, variant: str, ins: dict, **at):  # type: ignore[no-untyped-def]
         st = reg.get(name)

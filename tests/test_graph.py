@@ -1,4 +1,4 @@
-"""``harness.gpu.Graph`` (``--graph``) without a GPU: its errors are one clear line."""
+"""``harness.backends.pycuda.runner.Graph`` (``--graph``) without a GPU: its errors are one clear line."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from harness import gpu
+from harness.backends.pycuda import runner as gpu
 from harness.errors import HarnessError
 
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness import compiler, ledger
+from harness.contract import kernel as compiler
+from harness.results import ledger
 
 
 def row(stage, variant, h, status="pass", gpu="NVIDIA H200"):  # type: ignore[no-untyped-def]

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import ncu
 from harness.errors import HarnessError
+from harness.tools import ncu
 
 RAW = Path(__file__).parent / "fixtures" / "ncu" / "dynamic_spikes_raw.txt"
 

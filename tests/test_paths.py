@@ -28,10 +28,11 @@ def test_installed_package_finds_builtin_stages(tmp_path: Path) -> None:
                     "--no-build-isolation", "--target", str(target), str(src)],
                    check=True, capture_output=True)
     assert (target / "harness" / "builtin_kernels" / "common" / "reduce.cuh").is_file()
-    assert (target / "harness" / "cuda" / "timing.cu").is_file()
-    code = ("from harness import registry, compiler, paths; r = registry.discover(); "
+    assert (target / "harness" / "backends" / "pycuda" / "timing.cu").is_file()
+    code = ("from harness import paths; from harness.contract import kernel, registry; "
+            "r = registry.discover(); "
             "s = r.get('dynamic_spikes'); print(paths.plugins_dir()); "
-            "print(compiler.kernel_path(s)); print(sorted(r.stages), r.problems)")
+            "print(kernel.kernel_path(s)); print(sorted(r.stages), r.problems)")
     env = {**os.environ, "PYTHONPATH": str(target)}
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env,
                          capture_output=True, text=True, check=True).stdout.splitlines()

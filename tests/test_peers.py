@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from harness import bench, session, validate
+from harness.engine import bench, session, validate
 
 torch = pytest.importorskip("torch", reason="the peers need PyTorch (CI installs the CPU build)")
 
 
 def test_every_torch_peer_matches_the_reference(reg) -> None:  # type: ignore[no-untyped-def]
-    from harness.peers import TorchRunner
+    from harness.backends.torch import TorchRunner
 
     runner = TorchRunner("torch")
     for st in reg.stages.values():
@@ -21,8 +21,8 @@ def test_every_torch_peer_matches_the_reference(reg) -> None:  # type: ignore[no
 
 
 def test_peers_need_the_gpu_to_be_timed(reg) -> None:  # type: ignore[no-untyped-def]
+    from harness.backends.torch import TorchRunner
     from harness.errors import GpuUnavailable, HarnessError
-    from harness.peers import TorchRunner
 
     s = session.open_bench("numpy", 0)
     with pytest.raises(GpuUnavailable, match="timed on the GPU"):

@@ -10,9 +10,10 @@ from typing import Any
 import numpy as np
 import pytest
 
-from harness import pipeline, results
-from harness.bench import RunMeta
-from harness.gpu import POISON8, POISON32
+from harness.backends.pycuda.runner import POISON8, POISON32
+from harness.engine import pipeline
+from harness.engine.bench import RunMeta
+from harness.results import rows as results
 
 
 class HostContext:
@@ -144,8 +145,9 @@ def test_variants_are_validated_benched_and_recorded_apart(reg, pipe, tmp_path: 
     side and named in its rows and ledger entries; no seed summaries unless it asks."""
     import dataclasses
 
-    from harness import ledger, session
-    from harness.plugin import Variant
+    from harness.contract.stage import Variant
+    from harness.engine import session
+    from harness.results import ledger
 
     two = dataclasses.replace(
         pipe, name="two", seed_summaries=False, cases=pipe.cases[:1],

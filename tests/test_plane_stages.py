@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from harness import plane_stages, spec
+from harness.spikes import planes as plane_stages
+from harness.spikes import spec
 
 
 def test_each_mode_variant_compiles_the_mode_it_pins() -> None:

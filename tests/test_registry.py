@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 
-from harness import registry
+from harness.contract import registry
 from harness.errors import BadInput, PluginError
 
 TOY = '''
 import numpy as np
-from harness.plugin import Axis, Stage
-from harness.tolerance import Exact
+from harness.contract.stage import Axis, Stage
+from harness.contract.tolerance import Exact
 
 STAGE = Stage(
     name="{name}", kernel="{kernel}", entry_points=("toy",),
@@ -80,7 +80,7 @@ def test_broken_plugins_do_not_stop_the_others(dirs: tuple[Path, Path]) -> None:
     assert set(msgs) == {"syntax", "nostage", "wrongtype", "badname"}
     assert "SyntaxError" in msgs["syntax"]
     assert "no STAGE" in msgs["nostage"]
-    assert "not a harness.plugin.Stage" in msgs["wrongtype"]
+    assert "not a harness.contract.stage.Stage" in msgs["wrongtype"]
     assert "differs from the file stem" in msgs["badname"]
     with pytest.raises(PluginError, match="syntax"):
         reg.get("syntax")
@@ -89,7 +89,7 @@ def test_broken_plugins_do_not_stop_the_others(dirs: tuple[Path, Path]) -> None:
 def test_missing_fields_are_reported(dirs: tuple[Path, Path]) -> None:
     p, k = dirs
     (k / "half.cu").write_text("//")
-    write_plugin(p, "half", body="from harness.plugin import Stage\n"
+    write_plugin(p, "half", body="from harness.contract.stage import Stage\n"
                                  "STAGE = Stage(name='half', kernel='half.cu')\n")
     reg = registry.discover([p], k, entry_points=False)
     assert not reg.stages

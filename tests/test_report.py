@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import report
 from harness.errors import HarnessError
+from harness.results import report
 
 pytest.importorskip("matplotlib", reason="harness report needs matplotlib")
 H200 = Path(__file__).parents[1] / "statistics" / "h200"

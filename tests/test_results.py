@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from harness import results
 from harness.errors import HarnessError
+from harness.results import rows as results
 
 REQUIRED = (
     "stage", "backend", "variant", "batch", "in_f", "out_f", "family", "status", "reason",

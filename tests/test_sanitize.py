@@ -7,9 +7,9 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from harness import ncu, sanitize
-from harness.cli import app
 from harness.errors import HarnessError
+from harness.front.cli import app
+from harness.tools import ncu, sanitize
 
 CLEAN = """========= COMPUTE-SANITIZER
 ========= ERROR SUMMARY: 0 errors

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from harness import session
-from harness.cpu import NumpyRunner
+from harness.backends.numpy import NumpyRunner
+from harness.engine import session
 from harness.errors import BadInput
 
 
@@ -56,7 +56,9 @@ def test_profile_and_sanitizer_rows_carry_the_runs_provenance(reg, monkeypatch, 
     the GPU, the commit, the time and the command (recorded ncu output, no GPU)."""
     from pathlib import Path
 
-    from harness import device, meta, ncu, sanitize
+    from harness.backends.pycuda import context as device
+    from harness.results import provenance as meta
+    from harness.tools import ncu, sanitize
 
     monkeypatch.setattr(device, "smi_query", lambda index, field: "NVIDIA H200")
     monkeypatch.setattr(ncu, "find_ncu", lambda: "ncu")

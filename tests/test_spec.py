@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as hst
 from hypothesis.extra import numpy as hnp
 
-from harness import spec
+from harness.spikes import spec
 
 ints = hnp.arrays(np.int32, hnp.array_shapes(min_dims=2, max_dims=2, max_side=30),
                   elements=hst.integers(-5000, 5000))

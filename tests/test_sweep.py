@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness import sweep
+from harness.engine import sweep
 from harness.errors import BadInput
 
 

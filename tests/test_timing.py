@@ -6,8 +6,8 @@ import itertools
 
 import numpy as np
 
-from harness import timing
-from harness.timing import TimingConfig
+from harness.contract import timing
+from harness.contract.timing import TimingConfig
 
 
 def test_summary_statistics() -> None:

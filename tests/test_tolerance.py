@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from harness.tolerance import Exact, NormRel, RelTol
+from harness.contract.tolerance import Exact, NormRel, RelTol
 
 
 def test_exact_lists_first_mismatches() -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness import families, spec, torchmath
+from harness.spikes import families, spec, torchmath
 
 torch = pytest.importorskip("torch")
 

@@ -7,10 +7,10 @@ from collections.abc import Callable
 import numpy as np
 import pytest
 
-from harness import validate
-from harness.cpu import NumpyRunner
-from harness.gpu import POISON32
-from harness.validate import RunResult
+from harness.backends.numpy import NumpyRunner
+from harness.backends.pycuda.runner import POISON32
+from harness.engine import validate
+from harness.contract.backend import RunResult
 
 Corrupt = Callable[[dict, dict], None]
 
@@ -166,7 +166,7 @@ def test_guard_band_damage_is_reported(st) -> None:  # type: ignore[no-untyped-d
 
 
 def test_guard_pattern_is_the_poison() -> None:
-    from harness.gpu import GUARD, guard_pattern
+    from harness.backends.pycuda.runner import GUARD, guard_pattern
 
     g32 = guard_pattern(np.dtype(np.int32))
     assert g32.size == GUARD and g32[:4].tolist() == [0xA5, 0xA5, 0xA5, 0x7F]

@@ -16,7 +16,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness import registry
+from harness.contract import registry
 
 pytestmark = pytest.mark.gpu
 

@@ -1,0 +1,56 @@
+"""The ``numpy`` backend: the stages' references, timed on the CPU.
+
+What ``harness bench`` falls back to on a machine without a GPU, so that the sweep, the CSV
+and the summary can be tried anywhere; its rows say ``backend=numpy`` and carry no GPU.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from harness.contract.backend import RunResult
+from harness.contract.stage import Point, Stage, Variant
+from harness.contract.timing import Timing, TimingConfig, measure
+from harness.errors import HarnessError
+
+
+class NumpyRunner:
+    """Runs a stage's NumPy reference as if it were the kernel."""
+
+    backend = "numpy"
+
+    def run(self, stage: Stage, variant: Variant, inputs: Mapping[str, np.ndarray],
+            point: Point) -> RunResult:
+        """The reference's outputs, cast to the declared output types."""
+        ref = stage.reference(inputs, point, variant, None)
+        specs = stage.outputs(point)
+        return RunResult({k: np.asarray(ref[k]).astype(specs[k][1]) for k in specs},
+                         {k: v for k, v in inputs.items()})
+
+    def time(self, stage: Stage, variant: Variant, inputs: Mapping[str, np.ndarray],
+             point: Point, cfg: TimingConfig) -> tuple[RunResult, Timing]:
+        """Time the reference with ``perf_counter`` (warm-up calls outside the samples)."""
+        result = self.run(stage, variant, inputs, point)
+        for _ in range(cfg.warmup):
+            stage.reference(inputs, point, variant, None)
+
+        def sample() -> float:
+            t0 = time.perf_counter()
+            stage.reference(inputs, point, variant, None)
+            return (time.perf_counter() - t0) * 1e6
+
+        return result, measure(sample, cfg)
+
+    def is_oom(self, exc: BaseException) -> bool:
+        """Host memory exhaustion."""
+        return isinstance(exc, MemoryError)
+
+    def pipeline(self, pipe: Any, stages: Any, inputs: Any, point: Any, repeats: int,
+                 cold: bool, warmup: int = 1) -> Any:
+        """Pipelines are streams of CUDA kernels: only the pycuda backend runs them."""
+        raise HarnessError(f"{pipe.name} is a pipeline of GPU streams: only the pycuda "
+                           f"backend runs it, not {self.backend}")

@@ -1,0 +1,219 @@
+"""Plots and tables drawn from result CSVs (matplotlib, imported only here).
+
+Every number shown comes from a CSV row as the harness wrote it on the GPU; the roofline is
+the row's own ``peak_gbps`` (the calibrated copy bandwidth of that run).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from pathlib import Path
+
+from harness.engine import pipeline
+from harness.errors import HarnessError
+from harness.results import rows as results
+
+
+def _f(v: str) -> float | None:
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def _csvs_with(folder: Path, columns: set[str]) -> list[Path]:
+    """The folder's CSVs whose header has every one of ``columns``."""
+    out = []
+    for p in sorted(folder.glob("*.csv")):
+        with p.open() as f:
+            if columns <= set(f.readline().strip().split(",")):
+                out.append(p)
+    return out
+
+
+def _stage_files(folder: Path) -> list[Path]:
+    # Stage CSVs written before a column was added (``launch``) still count.
+    return _csvs_with(folder, set(results.COLUMNS) - {"launch"})
+
+
+def _pipeline_files(folder: Path) -> list[Path]:
+    """The pipeline CSVs of the folder (their rows carry intervals and a ``total_us``)."""
+    return _csvs_with(folder, {"total_us", "kernel_hashes"})  # ``variant`` came later
+
+
+def _intervals(rows: Sequence[dict[str, str]]) -> list[str]:
+    """The intervals (``LABELS`` keys) that some row measured, total first."""
+    keys = [k for k in pipeline.LABELS if any(_f(r.get(f"{k}_us", "")) is not None
+                                              for r in rows)]
+    return sorted(keys, key=lambda k: k != "total")
+
+
+def _pipeline_plot(plt, path: Path, dest: Path) -> Path | None:  # type: ignore[no-untyped-def]
+    """``<stem>.png``: every measured interval against batch, per variant, one panel per
+    out_f (the pipelines without a weight path have one)."""
+    rows = [r for r in results.read_rows(path) if r["status"] == "ok"]
+    if not rows:
+        return None
+    outs = sorted({r.get("out_f", "") for r in rows}, key=lambda v: int(v or 0))
+    variants = list(dict.fromkeys(r.get("variant", "") for r in rows))
+    fig, axes = plt.subplots(1, len(outs), figsize=(6 * len(outs), 4), squeeze=False)
+    for ax, of in zip(axes[0], outs, strict=True):
+        for v in variants:
+            sel = sorted((r for r in rows if r.get("out_f", "") == of
+                          and r.get("variant", "") == v),
+                         key=lambda r: int(r["batch"]))
+            xs = [int(r["batch"]) for r in sel]
+            for k in _intervals(sel):
+                label = pipeline.LABELS[k][:40]
+                ax.plot(xs, [_f(r.get(f"{k}_us", "")) for r in sel], marker="o",
+                        label=label if len(variants) == 1 else f"{v}: {label}")
+        ax.set_xscale("log", base=2)
+        ax.set_yscale("log")
+        ax.set_xlabel("batch")
+        ax.set_ylabel("median µs (cold L2)")
+        ax.set_title(f"{path.stem}" + (f", out_f={of}" if of else ""))
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.tight_layout()
+    out = dest / f"{path.stem}.png"
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+def pipeline_table(folder: Path, names: Sequence[str], batches: Sequence[int]) -> str:
+    """A Markdown table of the named pipelines' rows at some batches: every measured
+    interval, the total with its noise, the planes T."""
+    lines = ["| pipeline | variant | point | T | total µs | noise | intervals µs | status |",
+             "|---|---|---|---|---|---|---|---|"]
+    wanted = {str(b) for b in batches}
+    for path in _pipeline_files(Path(folder)):
+        if path.stem not in names:
+            continue
+        rows = [r for r in results.read_rows(path) if r["batch"] in wanted]
+        for r in rows:
+            parts = [f"{k} {float(r[f'{k}_us']):.1f}" for k in _intervals([r]) if k != "total"]
+            total, noise = _f(r.get("total_us", "")), _f(r.get("total_noise_pct", ""))
+            lines.append(
+                f"| {r['stage']} | {r.get('variant') or '-'} | batch={r['batch']} "
+                f"in_f={r['in_f']}"
+                f"{' out_f=' + r['out_f'] if r.get('out_f') else ''} | {r.get('planes') or '-'}"
+                f" | {'-' if total is None else f'{total:.1f}'} | "
+                f"{'-' if noise is None else f'{noise:.2f} %'} | {', '.join(parts) or '-'} | "
+                f"{r['status']} |")
+    return "\n".join(lines)
+
+
+def _x_axis(rows: Sequence[dict[str, str]]) -> str:
+    return "batch" if any(r["batch"] for r in rows) else "out_f"
+
+
+def plots(folder: Path) -> list[Path]:
+    """``<folder>/plots/<stage>.png``: time and GB/s against batch, per backend and variant,
+    with the calibrated peak as the roofline; and the pipeline's intervals."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError as exc:
+        raise HarnessError("harness report needs matplotlib: pip install '.[report]'") from exc
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise HarnessError(f"no such folder: {folder}")
+    dest = folder / "plots"
+    dest.mkdir(exist_ok=True)
+    written = []
+    for path in _stage_files(folder):
+        rows = [r for r in results.read_rows(path) if r["status"] == "ok"]
+        if not rows:
+            continue
+        xa = _x_axis(rows)
+        # One series per backend, variant, width and launch mode; a point measured twice
+        # (two commands of one run) shows its last measurement.
+        by_x: dict[str, dict[float, tuple[float, float, float]]] = defaultdict(dict)
+        for r in rows:
+            key = f"{r['backend']} {r['variant']} in_f={r['in_f']}"
+            key += " (graph)" if r.get("launch") == "graph" else ""
+            x = float(r[xa])
+            by_x[key][x] = (x, float(r["median_us"]), float(r["gbps"]))
+        series = {k: sorted(v.values()) for k, v in by_x.items()}
+        fig, (a1, a2) = plt.subplots(1, 2, figsize=(11, 4))
+        for key, pts in sorted(series.items()):
+            xs = [p[0] for p in pts]
+            a1.plot(xs, [p[1] for p in pts], marker="o", label=key)
+            a2.plot(xs, [p[2] for p in pts], marker="o", label=key)
+        peak = _f(rows[-1].get("peak_gbps", ""))
+        if peak:
+            a2.axhline(peak, color="k", linestyle="--", label=f"copy peak {peak:.0f} GB/s")
+        for ax, lab in ((a1, "median µs (cold L2)"), (a2, "GB/s (declared bytes / median)")):
+            ax.set_xscale("log", base=2)
+            ax.set_xlabel(xa)
+            ax.set_ylabel(lab)
+            ax.grid(True, alpha=0.3)
+        a1.set_yscale("log")
+        a2.legend(fontsize=7)
+        fig.suptitle(f"{path.stem} on {rows[-1]['gpu']} (commit {rows[-1]['git_sha']})")
+        fig.tight_layout()
+        out = dest / f"{path.stem}.png"
+        fig.savefig(out, dpi=110)
+        plt.close(fig)
+        written.append(out)
+    for path in _pipeline_files(folder):
+        out = _pipeline_plot(plt, path, dest)
+        if out is not None:
+            written.append(out)
+    return written
+
+
+def table(folder: Path, batches: Sequence[int] = (16384,), out_f: int | None = 18944,
+          stages: Sequence[str] | None = None) -> str:
+    """A Markdown table of the stage CSVs at some batches (weight stages: at ``out_f``, or
+    every row when it is None). A failed row keeps its time, marked with its status."""
+    lines = ["| stage | backend | variant | point | launch | median µs | noise | GB/s "
+             "| % of peak | vs best peer | status |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    for path in _stage_files(Path(folder)):
+        if stages and path.stem not in stages:
+            continue
+        rows = [r for r in results.read_rows(path) if r["status"] in ("ok", "failed")
+                and _f(r.get("median_us", "")) is not None]
+        xa = _x_axis(rows) if rows else "batch"
+        wanted = {str(b) for b in batches} if xa == "batch" else \
+            ({str(out_f)} if out_f is not None else None)
+        for r in rows:
+            if wanted is not None and r[xa] not in wanted:
+                continue
+            pct, gbps, sp = _f(r["pct_peak"]), _f(r["gbps"]), _f(r["speedup_vs_best_peer"])
+            lines.append(
+                f"| {r['stage']} | {r['backend']} | {r['variant']} | {xa}={r[xa]} "
+                f"in_f={r['in_f']} | {r.get('launch') or 'stream'} | "
+                f"{float(r['median_us']):.2f} | {float(r['noise_pct']):.2f} % | "
+                f"{'-' if gbps is None else f'{gbps:.0f}'} | "
+                f"{'-' if pct is None else f'{pct:.1f}'} | "
+                f"{'-' if sp is None else f'{sp:.2f}x'} | {r['status']} |")
+    return "\n".join(lines)
+
+
+def tables(folder: Path, batches: Sequence[int], out_f: int | None,
+           stages: Sequence[str] | None) -> str:
+    """The stage table, and the pipelines' table where ``stages`` names pipelines; a table
+    with no row is left out when the other has rows."""
+    parts = [table(folder, batches, out_f, stages)]
+    if stages:
+        parts.append(pipeline_table(folder, stages, batches))
+    kept = [t for t in parts if len(t.splitlines()) > 2]
+    return "\n\n".join(kept or parts[:1])
+
+
+def update_readme(readme: Path, text: str, block: str = "results") -> None:
+    """Replace the block between ``<!-- BLOCK:begin -->`` and ``<!-- BLOCK:end -->`` of the
+    README with ``text``."""
+    begin, end = f"<!-- {block}:begin -->", f"<!-- {block}:end -->"
+    s = readme.read_text()
+    if begin not in s or end not in s:
+        raise HarnessError(f"{readme} has no {begin} ... {end} block")
+    head, rest = s.split(begin, 1)
+    _, tail = rest.split(end, 1)
+    readme.write_text(f"{head}{begin}\n{text}\n{end}{tail}")

@@ -1,0 +1,52 @@
+"""Input chains: realistic inputs for a stage made by running the upstream references.
+
+A stage in the middle of the pipeline (find_min_max, encode, decode, ...) is fed what the
+stages before it would produce from an input family's activations or weights, so every
+family reaches every stage with its own distribution.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from harness.spikes import families, spec
+
+
+def activation_chain(rng: np.random.Generator, family: str, batch: int, in_f: int,
+                     k: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(x, vth float32, q int32)`` of step 1 on the family's activations."""
+    x = families.activations(rng, family, batch, in_f, k)
+    vth, q = spec.dynamic_spikes(x, k)
+    return x, vth, q
+
+
+def encodable(rng: np.random.Generator, family: str, batch: int, in_f: int, k: float,
+              t_planes: int, mode: str) -> tuple[np.ndarray, int]:
+    """``(v, o)``: the family's transformed spikes, rescaled to fill exactly ``T`` planes.
+
+    Step 2 gives ``v = q - o``; it is scaled so that its largest magnitude is the largest the
+    mode's ``T`` planes hold, and one element is set to each end of the range, so every
+    plane, the sign plane included, is exercised.
+    """
+    _, _, q = activation_chain(rng, family, batch, in_f, k)
+    mm = spec.min_max(q)
+    o = spec.offset(int(mm[0]), int(mm[1]), mode)
+    v, amax = spec.transform(q, o)
+    m = spec.check_mode(mode)
+    hi = (1 << (t_planes - 1)) - 1 if m == 2 else (1 << t_planes) - 1
+    lo = 0 if m == 0 else (-(1 << (t_planes - 1)) if m == 2 else -hi)
+    scaled = np.rint(v.astype(np.float64) * (hi / amax)) if amax else v.astype(np.float64)
+    v = np.clip(scaled, lo, hi).astype(np.int32)
+    flat = v.reshape(-1)
+    if flat.size >= 2:
+        idx = rng.choice(flat.size, size=2, replace=False)
+        flat[idx[0]], flat[idx[1]] = lo, hi
+    return v, o
+
+
+def weight_chain(rng: np.random.Generator, family: str, out_f: int, in_f: int,
+                 group: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(w, scale, w_q)`` of steps A and B on the family's weights."""
+    w = families.weights(rng, family, out_f, in_f)
+    s = spec.scales(w, group)
+    return w, s, spec.weight_quantize(w, s, group)

@@ -1,0 +1,213 @@
+"""NumPy twins of SPEC.md's steps, shared by the plugins' references and input makers.
+
+Each function is the literal formula of its SPEC step, in the precision SPEC names, written
+for clarity rather than speed; the stages' plugins judge their kernels against these, and the
+pipeline checks its chained outputs against their composition.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from harness.spikes.refmath import spec_round
+
+MODES = ("unidirectional", "bidirectional", "twos_complement")
+#: The most planes the layouts hold: v is int32, and plane shifts by T - 1 < 31 stay defined.
+MAX_PLANES = 31
+
+
+def check_mode(mode: str) -> int:
+    """The mode's index (0, 1, 2), as the kernels take it; ValueError for an unknown mode."""
+    try:
+        return MODES.index(mode)
+    except ValueError:
+        raise ValueError(f"unknown mode {mode!r} (known: {', '.join(MODES)})") from None
+
+
+# -- step 1 --------------------------------------------------------------------------------
+def threshold64(x: np.ndarray, k: float, vth_min: float = 0.0,
+                vth_max: float = float("inf")) -> np.ndarray:
+    """``vth`` in float64: ``(sum |x| / F) / k``, clamped to ``[vth_min, vth_max]``."""
+    v = np.abs(x.astype(np.float64)).sum(axis=1) / x.shape[1] / k
+    return np.clip(v, vth_min, vth_max)
+
+
+def quantise(x: np.ndarray, vth: np.ndarray, away: bool = False) -> np.ndarray:
+    """``round(x / vth)`` as int32 in float32 arithmetic; rows with ``vth == 0`` give 0."""
+    vth = vth.astype(np.float32)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = spec_round(x / vth[:, None], away)
+    r[vth == 0] = 0
+    return r.astype(np.int32)
+
+
+def dynamic_spikes(x: np.ndarray, k: float = 3.0) -> tuple[np.ndarray, np.ndarray]:
+    """Step 1 in float32 as a kernel computes it: ``(vth float32, q int32)``."""
+    vth = threshold64(x, k).astype(np.float32)
+    return vth, quantise(x, vth)
+
+
+# -- step 2 --------------------------------------------------------------------------------
+def min_max(q: np.ndarray) -> np.ndarray:
+    """Step 2a: ``[qmin, qmax]`` as int32."""
+    return np.array([q.min(), q.max()], dtype=np.int32)
+
+
+def offset(qmin: int, qmax: int, mode: str) -> int:
+    """Step 2b: the transform decision ``o``."""
+    m = check_mode(mode)
+    if m == 0 and qmin < 0:
+        return int(qmin)
+    if m != 0 and qmin >= 0:
+        return (int(qmax) + 1) // 2  # ceil(qmax / 2) for qmax >= 0
+    return 0
+
+
+def transform(q: np.ndarray, o: int) -> tuple[np.ndarray, int]:
+    """Step 2c: ``v = q - o`` and ``amax = max |v|``."""
+    v = (q.astype(np.int64) - o).astype(np.int32)
+    return v, int(np.abs(v.astype(np.int64)).max()) if v.size else 0
+
+
+def planes(amax: int, mode: str) -> int:
+    """Step 2d: ``T`` from the bit length of ``amax`` (integer arithmetic)."""
+    bits = int(amax).bit_length()
+    return bits + 1 if check_mode(mode) == 2 else max(1, bits)
+
+
+# -- steps 3 and 4 -------------------------------------------------------------------------
+def encode(v: np.ndarray, t_planes: int, mode: str) -> np.ndarray:
+    """Step 3: ``spikes [T, *v.shape] int8`` with ``sum_t 2^(T-1-t) spikes[t] == v``."""
+    m = check_mode(mode)
+    v64 = v.astype(np.int64)
+    out = np.empty((t_planes, *v.shape), dtype=np.int8)
+    for t in range(t_planes):
+        p = t_planes - 1 - t
+        if m == 0:
+            out[t] = (v64 >> p) & 1
+        elif m == 1:
+            out[t] = np.sign(v64) * ((np.abs(v64) >> p) & 1)
+        else:
+            u = v64 & ((1 << t_planes) - 1)
+            bit = (u >> p) & 1
+            out[t] = -bit if t == 0 else bit
+    return out
+
+
+def decode(spikes: np.ndarray, o: int) -> np.ndarray:
+    """Step 4: ``q' = sum_t 2^(T-1-t) spikes[t] + o`` as int32."""
+    t_planes = spikes.shape[0]
+    weights = (1 << np.arange(t_planes - 1, -1, -1, dtype=np.int64))
+    acc = np.tensordot(weights, spikes.astype(np.int64), axes=1)
+    return (acc + o).astype(np.int32)
+
+
+def packed_planes(t_planes: int, mode: str) -> int:
+    """Words per value of the bit-packed layout: T bit planes, plus a sign plane for
+    bidirectional (its planes are in {-1, 0, 1})."""
+    return t_planes + 1 if check_mode(mode) == 1 else t_planes
+
+
+def pack(v: np.ndarray, t_planes: int, mode: str) -> np.ndarray:
+    """Step 3, bit-packed: ``[P, B, ceil(F/32)] uint32``, bit j of word w is value 32w + j
+    (padding bits 0). Unidirectional and twos_complement: plane t holds bit T-1-t of v's
+    T-bit word (plane 0 of twos_complement is the sign bit, worth -2^(T-1)). Bidirectional:
+    planes 0..T-1 hold the bits of |v|, plane T the sign (1 where v < 0)."""
+    b, f = v.shape
+    w = -(-f // 32)
+    padded = np.zeros((b, w * 32), dtype=np.int32)
+    padded[:, :f] = v
+    # The bits are step 3's int8 planes without their signs; bidirectional keeps its sign
+    # in a plane of its own.
+    bits = np.abs(encode(padded, t_planes, mode)).astype(np.uint64)
+    if check_mode(mode) == 1:
+        bits = np.concatenate([bits, (padded < 0)[None].astype(np.uint64)])
+    weights = np.left_shift(np.uint64(1), np.arange(32, dtype=np.uint64))
+    return (bits.reshape(bits.shape[0], b, w, 32) * weights).sum(axis=3).astype(np.uint32)
+
+
+def unpack(packed: np.ndarray, t_planes: int, mode: str, f: int) -> np.ndarray:
+    """The inverse of :func:`pack`: ``v [B, F] int32``, by step 4's :func:`decode` of the
+    int8 planes the bits stand for."""
+    m = check_mode(mode)
+    shifts = np.arange(32, dtype=np.uint32)
+    bits = ((packed[..., None] >> shifts) & 1).astype(np.int64)
+    bits = bits.reshape(packed.shape[0], packed.shape[1], -1)[:, :, :f]
+    planes = bits[:t_planes].copy()
+    if m == 1:
+        planes = np.where(bits[t_planes] == 1, -planes, planes)  # the sign plane
+    elif m == 2:
+        planes[0] = -planes[0]  # the sign bit carries -1
+    return decode(planes, 0)
+
+
+def plane_bound(k: float, f: int, mode: str) -> int:
+    """An upper bound of T for any finite row of width F (no vth clamp): |q| <= k*F, so
+    |v| <= 2*ceil(k*F), with 2 to spare for vth's float32 rounding."""
+    return planes(2 * int(np.ceil(k * f)) + 2, mode)
+
+
+def representable(v: np.ndarray, t_planes: int, mode: str) -> bool:
+    """Whether every ``v`` fits ``T`` planes of the mode."""
+    m = check_mode(mode)
+    lo, hi = int(v.min()), int(v.max())
+    top = (1 << t_planes) - 1
+    if m == 0:
+        return lo >= 0 and hi <= top
+    if m == 1:
+        return -top <= lo and hi <= top
+    return -(1 << (t_planes - 1)) <= lo and hi <= (1 << (t_planes - 1)) - 1
+
+
+# -- step 5 and the weight path ------------------------------------------------------------
+def reverse(qd: np.ndarray, vth: np.ndarray) -> np.ndarray:
+    """Step 5 in float64: ``x_rec = q' * vth``."""
+    return qd.astype(np.float64) * vth.astype(np.float64)[:, None]
+
+
+def n_groups(f: int, g: int) -> int:
+    """Groups per weight row; the last may be shorter (``F % G != 0``)."""
+    return -(-f // g)
+
+
+def scales(w: np.ndarray, g: int) -> np.ndarray:
+    """Step A: ``scale[o, g] = max |w| over the group / 127`` in float32 (exact)."""
+    o, f = w.shape
+    ng = n_groups(f, g)
+    pad = np.zeros((o, ng * g), dtype=np.float32)
+    pad[:, :f] = np.abs(w)
+    return (pad.reshape(o, ng, g).max(axis=2) / np.float32(127)).astype(np.float32)
+
+
+def weight_quantize(w: np.ndarray, scale: np.ndarray, g: int) -> np.ndarray:
+    """Step B: ``round(w / scale[o, f // G])`` as int8 in [-127, 127]; scale 0 gives 0."""
+    s = np.repeat(scale, g, axis=1)[:, : w.shape[1]]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        r = np.rint(w / s)
+    r[s == 0] = 0
+    return np.clip(r, -127, 127).astype(np.int8)
+
+
+def gemm64(x_rec: np.ndarray, w_q: np.ndarray, scale: np.ndarray, bias: np.ndarray,
+           g: int) -> np.ndarray:
+    """Step 6 in float64: ``x_rec @ (w_q * scale)^T + bias``."""
+    s = np.repeat(scale.astype(np.float64), g, axis=1)[:, : w_q.shape[1]]
+    return x_rec.astype(np.float64) @ (w_q.astype(np.float64) * s).T + bias.astype(np.float64)
+
+
+def activation_chain(x: np.ndarray, k: float, mode: str,
+                     vth: np.ndarray | None = None) -> dict[str, Any]:
+    """Steps 1-2d chained, as every activation-path reference needs them: ``vth64`` (the
+    float64 threshold), ``vth32`` (``vth`` when given, the kernel's own float32 threshold on
+    which the integers are judged; else ``vth64`` rounded), ``q``, ``mm = [qmin, qmax]``,
+    ``o``, ``v``, ``amax`` and ``planes`` (T)."""
+    vth64 = threshold64(x, k)
+    vth32 = vth64.astype(np.float32) if vth is None else vth
+    q = quantise(x, vth32)
+    mm = min_max(q)
+    o = offset(int(mm[0]), int(mm[1]), mode)
+    v, amax = transform(q, o)
+    return {"vth64": vth64, "vth32": vth32, "q": q, "mm": mm, "o": o, "v": v, "amax": amax,
+            "planes": planes(amax, mode)}

@@ -1,0 +1,133 @@
+"""Nsight Compute: re-run one stage under ``ncu`` and parse what it measured.
+
+``harness profile STAGE`` runs ``ncu`` on a child ``python -m harness _launch ...`` that does
+the warm-up launches and then the launch to profile; ncu skips the warm-up by count and
+keeps only the stage's own kernels by name. The clocks are left alone
+(``--clock-control none``). The raw CSV page is parsed into one record per profiled kernel.
+"""
+
+from __future__ import annotations
+
+import collections
+import csv
+import io
+import json
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harness import paths
+from harness.contract.stage import Stage, Variant
+from harness.errors import HarnessError
+
+#: What ``harness profile`` prints by default: metric -> short name.
+DEFAULT_METRICS = {
+    "gpu__time_duration.sum": "duration",
+    "dram__throughput.avg.pct_of_peak_sustained_elapsed": "dram_pct_of_peak",
+    "sm__warps_active.avg.pct_of_peak_sustained_active": "achieved_occupancy_pct",
+    "launch__registers_per_thread": "registers_per_thread",
+    "lts__t_sector_hit_rate.pct": "l2_hit_rate_pct",
+}
+SETS = ("basic", "full")
+#: Launches made before the profiled one, outside the profile (module load, caches).
+WARMUP = 3
+
+
+@dataclass(frozen=True)
+class KernelProfile:
+    """One profiled kernel launch: its name and metric values (with units)."""
+
+    kernel: str
+    values: dict[str, str]
+    units: dict[str, str]
+
+    def number(self, metric: str) -> float | None:
+        """The metric as a float (thousands separators dropped), or None."""
+        v = self.values.get(metric, "").replace(",", "")
+        try:
+            return float(v)
+        except ValueError:
+            return None
+
+    def duration_us(self) -> float | None:
+        """``gpu__time_duration.sum`` in microseconds, whatever unit ncu chose."""
+        v = self.number("gpu__time_duration.sum")
+        scale = {"ns": 1e-3, "nsecond": 1e-3, "us": 1.0, "usecond": 1.0, "ms": 1e3,
+                 "msecond": 1e3, "s": 1e6, "second": 1e6}
+        unit = self.units.get("gpu__time_duration.sum", "ns")
+        return None if v is None else v * scale.get(unit, 1e-3)
+
+
+def find_ncu() -> str:
+    """The ncu executable; a one-line error when it is missing."""
+    return paths.executable("ncu", "(Nsight Compute) not found on PATH: install it or add "
+                                   "it to PATH to profile")
+
+
+def parse_raw_csv(text: str) -> list[KernelProfile]:
+    """Parse ``ncu --csv --page raw`` output (``==PROF==`` lines and all)."""
+    lines = [ln for ln in text.splitlines() if ln.startswith('"')]
+    rows = list(csv.reader(io.StringIO("\n".join(lines))))
+    if not rows or rows[0][:1] != ["ID"]:
+        raise HarnessError("ncu printed no profile table (no kernel matched, or it failed)")
+    header = rows[0]
+    units: dict[str, str] = {}
+    body = rows[1:]
+    if body and body[0][:1] == [""]:  # the units row
+        units = {h: u for h, u in zip(header, body[0], strict=False) if u}
+        body = body[1:]
+    out = []
+    for r in body:
+        d = dict(zip(header, r, strict=False))
+        out.append(KernelProfile(d.get("Kernel Name", ""), d, units))
+    return out
+
+
+def launched_kernels(stage: Stage, variant: Variant, point: dict[str, Any]) -> list[str]:
+    """The kernels one call of the stage's ``launch`` enqueues at this point, in order (a
+    stage may pick among its entry points by shape): what ncu must skip and count."""
+    names: list[str] = []
+
+    def record(name: str, grid: Any, block: Any, *args: Any, shared: int = 0) -> None:
+        names.append(name)
+
+    stage.launch(record, collections.defaultdict(int), point, variant)
+    return names
+
+
+def command(stage: Stage, variant: Variant, point: dict[str, Any], family: str,
+            metrics: Sequence[str] | None, section_set: str | None, device: int,
+            python: str = sys.executable) -> list[str]:
+    """The ncu command line profiling one launch of the stage variant at the point."""
+    launched = launched_kernels(stage, variant, point)
+    kernels = "|".join(dict.fromkeys(launched))
+    n = len(launched)
+    cmd = [find_ncu(), "--clock-control", "none", "--csv", "--page", "raw",
+           "-k", f"regex:^({kernels})$", "--launch-skip", str(WARMUP * n),
+           "--launch-count", str(n)]
+    if section_set:
+        if section_set not in SETS:
+            raise HarnessError(f"unknown --set {section_set!r} (known: {', '.join(SETS)})")
+        cmd += ["--set", section_set]
+    cmd += ["--metrics", ",".join(metrics or DEFAULT_METRICS)]
+    return [*cmd, python, "-m", "harness", "_launch", stage.name, "--variant", variant.name,
+            "--family", family, "--point", json.dumps(point), "--warmup", str(WARMUP),
+            "--device", str(device)]
+
+
+def run(cmd: list[str], timeout_s: float = 600) -> list[KernelProfile]:
+    """Run ncu and parse its table; clear one-line errors for the usual failures."""
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s,
+                              check=False)
+    except subprocess.TimeoutExpired as exc:
+        raise HarnessError(f"ncu did not finish in {timeout_s:.0f} s") from exc
+    text = proc.stdout + proc.stderr
+    if "ERR_NVGPUCTRPERM" in text:
+        raise HarnessError("profiling is not permitted on this machine (ERR_NVGPUCTRPERM: "
+                           "GPU performance counters are restricted to admin users)")
+    if proc.returncode != 0:
+        raise HarnessError(f"ncu failed (exit {proc.returncode})", detail=text[-4000:])
+    return parse_raw_csv(proc.stdout)

@@ -1,0 +1,104 @@
+"""compute-sanitizer over every stage and variant at small and odd shapes.
+
+Each (stage, variant, tool) is one child process, ``python -m harness _launch`` with all the
+points of that stage, run under ``compute-sanitizer --tool T``. The report's summary lines
+give the error count; a non-zero count, or a child that fails, is a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harness import paths
+from harness.contract.stage import Stage, Variant
+from harness.errors import HarnessError
+
+TOOLS = ("memcheck", "racecheck", "initcheck", "synccheck")
+#: The shapes issue 5 names: batch 1 and 3, in_f 1, 5, 130 and 3584 (out_f like batch);
+#: and batch 9, past activation_fused's one-block path (batch <= 4), so that its two-pass
+#: kernels and their workspace are watched too.
+SHAPES: tuple[dict[str, int], ...] = tuple(
+    {"batch": b, "out_f": b, "in_f": f} for b in (1, 3, 9) for f in (1, 5, 130, 3584))
+
+_ERRORS = re.compile(r"ERROR SUMMARY:\s*(\d+) errors?")
+_RACE = re.compile(r"RACECHECK SUMMARY:\s*\d+ hazards? displayed \((\d+) errors?, "
+                   r"(\d+) warnings?\)")
+
+
+def find() -> str:
+    """The compute-sanitizer executable; a one-line error when it is missing."""
+    return paths.executable("compute-sanitizer", "not found on PATH: install the CUDA "
+                                                 "toolkit's sanitizer or add it to PATH")
+
+
+def points(stage: Stage, variant: Variant) -> list[dict[str, Any]]:
+    """The stage's points at every shape of SHAPES (only the axes it has), no duplicates."""
+    names = {a.name for a in stage.axes}
+    out: dict[str, dict[str, Any]] = {}
+    for shape in SHAPES:
+        p = stage.point(variant, **{k: v for k, v in shape.items() if k in names})
+        out.setdefault(json.dumps(p, sort_keys=True, default=str), p)
+    return list(out.values())
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """One tool's verdict on one stage variant."""
+
+    stage: str
+    variant: str
+    tool: str
+    points: int
+    errors: int
+    warnings: int
+    returncode: int
+    excerpt: str
+
+    @property
+    def ok(self) -> bool:
+        """No error reported and the child succeeded."""
+        return self.errors == 0 and self.returncode == 0
+
+
+def parse(text: str) -> tuple[int, int] | None:
+    """``(errors, warnings)`` from a report's summary lines, or None when there is none."""
+    m = _RACE.search(text)
+    if m:
+        return int(m.group(1)), int(m.group(2))
+    m = _ERRORS.search(text)
+    return (int(m.group(1)), 0) if m else None
+
+
+def command(tool: str, stage: Stage, variant: Variant, pts: Sequence[dict[str, Any]],
+            family: str, device: int, python: str = sys.executable) -> list[str]:
+    """The sanitizer command line for one stage variant over its points."""
+    if tool not in TOOLS:
+        raise HarnessError(f"unknown sanitizer tool {tool!r} (known: {', '.join(TOOLS)})")
+    return [find(), "--tool", tool, "--error-exitcode", "3", python, "-m", "harness",
+            "_launch", stage.name, "--variant", variant.name, "--family", family,
+            "--point", json.dumps(list(pts)), "--warmup", "0", "--device", str(device)]
+
+
+def run(tool: str, stage: Stage, variant: Variant, family: str = "normal", device: int = 0,
+        timeout_s: float = 900) -> Outcome:
+    """Run one tool over one stage variant and judge its report."""
+    pts = points(stage, variant)
+    cmd = command(tool, stage, variant, pts, family, device)
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s,
+                              check=False)
+    except subprocess.TimeoutExpired as exc:
+        raise HarnessError(f"compute-sanitizer {tool} on {stage.name} did not finish in "
+                           f"{timeout_s:.0f} s") from exc
+    text = proc.stdout + proc.stderr
+    counts = parse(text)
+    errors, warnings = counts if counts is not None else (1, 0)
+    lines = [ln for ln in text.splitlines() if ln.startswith("=========")]
+    return Outcome(stage.name, variant.name, tool, len(pts), errors, warnings,
+                   proc.returncode, "\n".join(lines[-12:]) if lines else text[-2000:])
