@@ -15,7 +15,7 @@ from harness.contract import registry
 from harness.front.cli import app
 from harness.results import rows as results
 
-ROOT = Path(__file__).parents[1]
+ROOT = Path(__file__).parents[2]
 runner = CliRunner()
 
 

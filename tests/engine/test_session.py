@@ -62,7 +62,7 @@ def test_profile_and_sanitizer_rows_carry_the_runs_provenance(reg, monkeypatch, 
 
     monkeypatch.setattr(device, "smi_query", lambda index, field: "NVIDIA H200")
     monkeypatch.setattr(ncu, "find_ncu", lambda: "ncu")
-    raw = (Path(__file__).parent / "fixtures" / "ncu" / "dynamic_spikes_raw.txt").read_text()
+    raw = (Path(__file__).parents[1] / "fixtures" / "ncu" / "dynamic_spikes_raw.txt").read_text()
     monkeypatch.setattr(ncu, "run", lambda cmd: ncu.parse_raw_csv(raw))
     st = reg.get("dynamic_spikes")
     v = st.variants[0]

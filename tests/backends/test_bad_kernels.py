@@ -15,7 +15,7 @@ import pytest
 from harness.contract import kernel as compiler
 from harness.engine import validate
 
-BAD = Path(__file__).parent / "fixtures" / "bad_kernels"
+BAD = Path(__file__).parents[1] / "fixtures" / "bad_kernels"
 #: Fixture -> (families to run, text the failure must contain).
 EXPECT = {
     "unwritten": (("normal",), "kernel=2141562277"),  # the int32 poison left in q

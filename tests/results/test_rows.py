@@ -60,7 +60,7 @@ def test_bad_status_and_unknown_columns_are_refused(tmp_path: Path) -> None:
 
 
 def test_committed_h200_csv_has_the_schema() -> None:
-    p = Path(__file__).parents[1] / "statistics" / "h200" / "dynamic_spikes.csv"
+    p = Path(__file__).parents[2] / "statistics" / "h200" / "dynamic_spikes.csv"
     with p.open(newline="") as f:
         header = next(csv.reader(f))
     assert tuple(header) == results.COLUMNS

@@ -9,7 +9,7 @@ import pytest
 from harness.errors import HarnessError
 from harness.tools import ncu
 
-RAW = Path(__file__).parent / "fixtures" / "ncu" / "dynamic_spikes_raw.txt"
+RAW = Path(__file__).parents[1] / "fixtures" / "ncu" / "dynamic_spikes_raw.txt"
 
 
 def test_parse_recorded_raw_csv() -> None:

@@ -11,7 +11,7 @@ from harness.errors import HarnessError
 from harness.results import report
 
 pytest.importorskip("matplotlib", reason="harness report needs matplotlib")
-H200 = Path(__file__).parents[1] / "statistics" / "h200"
+H200 = Path(__file__).parents[2] / "statistics" / "h200"
 
 
 def test_plots_and_table(tmp_path: Path) -> None:
