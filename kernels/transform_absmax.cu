@@ -5,13 +5,10 @@
 //   transform_absmax: grid-stride over q, 16-byte accesses where n % 4 == 0.
 // mode: 0 unidirectional, 1 bidirectional, 2 twos_complement.
 #include "reduce_int.cuh"
+#include "decision.cuh"  // transform_offset: SPEC 2b
 
 extern "C" __global__ void transform_init(const int* mm, int mode, int* o, int* amax) {
-    const int qmin = mm[0], qmax = mm[1];
-    int off = 0;
-    if (mode == 0 && qmin < 0) off = qmin;                      // offset by the minimum
-    else if (mode != 0 && qmin >= 0) off = (qmax + 1) / 2;      // half-up: ceil(qmax / 2)
-    *o = off;
+    *o = transform_offset(mm[0], mm[1], mode);
     *amax = 0;
 }
 

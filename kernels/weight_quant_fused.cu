@@ -9,7 +9,8 @@
 //              reduction (UNROLL * V * 512 bytes in flight a warp), and the warp's next
 //              UNROLL groups loaded before these are reduced and stored.
 //   wq_any:    any F and G: scalar loads, the group read twice (the second time from L1).
-#include "loads.cuh"  // load_once: -DEVICT_FIRST picks the cache hint
+#include "loads.cuh"       // load_once: -DEVICT_FIRST picks the cache hint
+#include "quantise_w.cuh"  // quantise_w(w, s, inv): one multiply per value, same result
 
 #ifndef UNROLL
 #define UNROLL 2
@@ -17,19 +18,6 @@
 #ifndef ITERS
 #define ITERS 1  // steps a warp takes (launch's grid is that much smaller); > 1: prefetch
 #endif
-
-// round(w / s) (half to even, SPEC's true division) as int8 in [-127, 127]; 0 where s is 0.
-// inv = 1/s rounded: y = w * inv lies within 2e-5 of w / s (|w / s| <= 127.00001, two
-// roundings of 2^-24), so rint(y) == rint(fl(w / s)) unless y is within 1e-4 of a half;
-// there (a tie included), and for a non-finite y (s so small that inv overflows), the
-// division is done exactly. One multiply instead of a division per value.
-__device__ __forceinline__ signed char quantise_w(float w, float s, float inv) {
-    if (s == 0.0f) return 0;
-    const float y = w * inv;
-    float r = rintf(y);
-    if (!(fabsf(fabsf(y - r) - 0.5f) > 1e-4f)) r = rintf(__fdiv_rn(w, s));
-    return (signed char)fminf(fmaxf(r, -127.0f), 127.0f);
-}
 
 __device__ __forceinline__ float amax4(float4 v) {
     return fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w)));

@@ -2,15 +2,11 @@
 // in [-127, 127]; a zero scale gives 0. One block per row; the row's scales are cached in
 // shared memory (when they fit: use_smem), w is read with 16-byte float4 loads and w_q
 // written 4 bytes at a time where F % 4 == 0 (every row then is aligned), scalar otherwise.
+#include "quantise_w.cuh"  // quantise_w(w, s): the rule, one IEEE division per value
+
 #ifndef BLOCK
 #define BLOCK 256
 #endif
-
-__device__ __forceinline__ signed char quantise_w(float w, float s) {
-    if (s == 0.0f) return 0;
-    const float r = rintf(__fdiv_rn(w, s));  // half to even, true division (SPEC)
-    return (signed char)fminf(fmaxf(r, -127.0f), 127.0f);
-}
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
 weight_quantize(const float* __restrict__ w, const float* __restrict__ scale, int O, int F,

@@ -5,20 +5,36 @@
 #pragma once
 #include <climits>
 
-__device__ __forceinline__ void block_atomic_min_max(int lo, int hi, int* mn, int* mx) {
-    __shared__ int s_lo[32], s_hi[32];
+struct NoMinMaxTail {  // block_min_max's default tail: the caller reads lo and hi (warp 0)
+    __device__ __forceinline__ void operator()(int, int, int) const {}
+};
+
+// Block-wide min of lo and max of hi, through s_lo and s_hi (32 ints each, shared): warp 0
+// ends with the block's values in lo and hi and calls tail(lane, lo, hi). NW: the block's
+// warps where the kernel fixes them at compile time (BLOCK / 32), else 0 (blockDim.x / 32).
+template <int NW = 0, class Tail = NoMinMaxTail>
+__device__ __forceinline__ void block_min_max(int& lo, int& hi, int* s_lo, int* s_hi,
+                                              Tail tail = Tail()) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     lo = __reduce_min_sync(0xffffffffu, lo);
     hi = __reduce_max_sync(0xffffffffu, hi);
     if (lane == 0) { s_lo[warp] = lo; s_hi[warp] = hi; }
     __syncthreads();
     if (warp == 0) {
-        const int nw = blockDim.x >> 5;
+        const int nw = NW > 0 ? NW : blockDim.x >> 5;
         lo = __reduce_min_sync(0xffffffffu, lane < nw ? s_lo[lane] : INT_MAX);
         hi = __reduce_max_sync(0xffffffffu, lane < nw ? s_hi[lane] : INT_MIN);
-        if (lane == 0) {
-            if (mn) atomicMin(mn, lo);
-            if (mx) atomicMax(mx, hi);
-        }
+        tail(lane, lo, hi);
     }
+}
+
+// The block's min of lo into *mn and max of hi into *mx (either may be null): one atomic each.
+__device__ __forceinline__ void block_atomic_min_max(int lo, int hi, int* mn, int* mx) {
+    __shared__ int s_lo[32], s_hi[32];
+    block_min_max(lo, hi, s_lo, s_hi, [=](int lane, int block_lo, int block_hi) {
+        if (lane == 0) {
+            if (mn) atomicMin(mn, block_lo);
+            if (mx) atomicMax(mx, block_hi);
+        }
+    });
 }
