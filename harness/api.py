@@ -1,9 +1,33 @@
 """The public plugin API: everything a plugin author needs from the generic harness.
 
-A plugin (``plugins/<name>.py``) imports from here and from its own domain package (for the
-spike-stream stages, :mod:`harness.spikes`), never from the harness's internals: import-linter
-checks that in CI. A plugin exports ``STAGE`` (a :class:`Stage`, or a :class:`Pipeline` of
-stages) and nothing else needs to know about it.
+A stage is two files of one name: ``kernels/<name>.cu`` (its ``extern "C"`` kernels) and
+``plugins/<name>.py``, which exports ``STAGE = Stage(...)`` (or a :class:`Pipeline` of
+stages) and nothing else needs to know about it. A plugin imports from here and from its own
+domain package (for the spike-stream stages, :mod:`harness.spikes`: shared axes, cases,
+input families, SPEC's math), never from the harness's internals; import-linter checks that
+in CI.
+
+What a :class:`Stage` declares, and what the harness does with it:
+
+- ``name``: the plugin file's stem; the kernel file is ``<name>.cu`` (in ``kernels/``, or in
+  ``kernel_dir`` for a plugin installed through the ``harness.stages`` entry points).
+- ``entry_points``: the ``extern "C"`` kernels it launches; each must be defined in the
+  ``.cu`` file or a header it includes (checked when the plugin is loaded).
+- ``block`` (default 256): threads per block, compiled in as ``-DBLOCK`` and handed to
+  ``enqueue`` as ``launch.block``; ``variants`` add their own ``-D`` defines.
+- ``axes``, ``cases`` (validation points), ``default_sweep`` and ``families`` (the input
+  families validation draws from): usually the domain's shared declarations.
+- ``make_inputs(rng, family, point)``, ``outputs(point)`` (shapes and dtypes),
+  ``reference(inputs, point, variant, given=None)`` (``given``, the kernel's own outputs,
+  is optional: leave it out unless the reference judges on the kernel's intermediates),
+  ``tolerances`` (each with its reason).
+- ``enqueue(launch, bufs, point, variant)``: launches the kernels of one run,
+  ``launch("kernel", grid, (launch.block, 1, 1), *args)``.
+- ``bytes_moved(point)`` and ``flops(point)``: what a row's GB/s and % of peak are
+  computed from.
+
+``harness list --verbose`` shows each stage's ``description`` and its variants' and axes'
+``help`` texts.
 """
 
 from __future__ import annotations

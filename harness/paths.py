@@ -9,7 +9,6 @@ and writes results under the current directory.
 from __future__ import annotations
 
 import importlib.util
-import shutil
 from pathlib import Path
 
 _PKG = Path(__file__).resolve().parent
@@ -40,16 +39,6 @@ def kernels_dir() -> Path:
 def harness_cuda_dir() -> Path:
     """The PyCUDA backend's own CUDA helpers (delay and L2-flush kernels)."""
     return _PKG / "backends" / "pycuda"
-
-
-def executable(name: str, missing: str) -> str:
-    """The path of executable ``name``; HarnessError ``"<name> <missing>"`` when absent."""
-    from harness.errors import HarnessError
-
-    exe = shutil.which(name)
-    if exe is None:
-        raise HarnessError(f"{name} {missing}")
-    return exe
 
 
 def project_root() -> Path:

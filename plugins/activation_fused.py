@@ -19,18 +19,16 @@ from typing import Any
 import numpy as np
 
 from harness.api import Axis, Exact, Launcher, Point, Stage, Variant
-from harness.spikes import axes, families, spec, torchmath
+from harness.spikes import axes, cases, families, spec, torchmath
 from harness.spikes.tolerances import VTH
 
-#: Threads per block; passed to the kernel as -DBLOCK so launch and kernel agree.
-BLOCK = 256
 LAYOUTS = ("int8", "packed")
 #: Blocks of pass 1 (rows grid-strided over them): few enough that their three atomics
 #: each stay cheap, many enough to fill the GPU (8 rows a block at batch 65536). A -D
-#: define of the variant (read back by ``launch``), so ``bench --define`` can tune it.
+#: define of the variant (read back by ``enqueue``), so ``bench --define`` can tune it.
 STATS_BLOCKS = 8192
-#: 16-value units of q8 a pass-2 thread loads before it stores (kernel's -DENC_UNITS): 2
-#: was 0.5 % faster than 4 at every STATS_BLOCKS in the tuning run of 81dc207.
+#: 16-value units of q8 a pass-2 thread loads before it stores (kernel's -DENC_UNITS): on
+#: the H200, 2 was 0.5 % faster than 4 at every STATS_BLOCKS (statistics/h200/tuning/).
 ENC_UNITS = 2
 #: Pass 1's resident blocks an SM (``__launch_bounds__``'s minimum): 4 caps its registers
 #: at 64, where the fast quantisation's exact fallback took it to 80 (3 blocks an SM).
@@ -89,7 +87,7 @@ def trim(got: Mapping[str, np.ndarray], p: Point) -> dict[str, np.ndarray]:
 
 
 def reference(inputs: Mapping[str, np.ndarray], p: Point, v: Variant,
-              given: Mapping[str, np.ndarray] | None) -> dict[str, np.ndarray]:
+              given: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """The staged chain of SPEC steps 1-3, on the kernel's own float32 ``vth`` when given."""
     mode = p["mode"]
     c = spec.activation_chain(inputs["x"], p["k"], mode,
@@ -117,23 +115,23 @@ def workspace(p: Point) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
     return {"q8": ((p["batch"], p["in_f"]), np.dtype(np.int8))}
 
 
-def launch(run: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
+def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
     """Up to SMALL_B rows: one block, one launch. Otherwise pass 1: rows over at most
     STATS_BLOCKS blocks (vth, q to q8, q's range; the last block decides o and T), and
     pass 2: the planes from q8 (or from x, a block per row, when q is wider than int8)."""
-    b, f = int(p["batch"]), int(p["in_f"])
+    b, f, block = int(p["batch"]), int(p["in_f"]), launch.block
     dest = bufs["packed"] if p["layout"] == "packed" else bufs["spikes"]
     if b <= SMALL_B:
-        run("act_small", (1, 1, 1), (BLOCK, 1, 1), bufs["x"], bufs["vth"], bufs["stats"],
-            np.int32(b), np.int32(f), np.float32(p["k"]), dest)
+        launch("act_small", (1, 1, 1), (block, 1, 1), bufs["x"], bufs["vth"], bufs["stats"],
+               np.int32(b), np.int32(f), np.float32(p["k"]), dest)
         return
     d = dict(v.defines)
     stats_blocks, units = int(d.get("STATS_BLOCKS", STATS_BLOCKS)), int(d["ENC_UNITS"])
-    run("act_stats", (min(b, stats_blocks), 1, 1), (BLOCK, 1, 1), bufs["x"], bufs["vth"],
-        bufs["stats"], bufs["q8"], np.int32(b), np.int32(f), np.float32(p["k"]))
-    flat = -(-b * f // (16 * BLOCK * units))  # one thread-step each over the flat q8
-    run("act_encode", (max(flat, min(b, ENC_MIN_BLOCKS)), 1, 1), (BLOCK, 1, 1), bufs["x"],
-        bufs["vth"], bufs["stats"], bufs["q8"], np.int32(b), np.int32(f), dest)
+    launch("act_stats", (min(b, stats_blocks), 1, 1), (block, 1, 1), bufs["x"], bufs["vth"],
+           bufs["stats"], bufs["q8"], np.int32(b), np.int32(f), np.float32(p["k"]))
+    flat = -(-b * f // (16 * block * units))  # one thread-step each over the flat q8
+    launch("act_encode", (max(flat, min(b, ENC_MIN_BLOCKS)), 1, 1), (block, 1, 1), bufs["x"],
+           bufs["vth"], bufs["stats"], bufs["q8"], np.int32(b), np.int32(f), dest)
 
 
 def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
@@ -174,9 +172,8 @@ def floor_bytes(p: Point, t: int) -> int:
 def variant(mode: str, layout: str) -> Variant:
     """The compiled variant of one mode and layout."""
     name = mode if layout == "int8" else f"packed_{mode}"
-    return Variant(name, (("BLOCK", str(BLOCK)), ("SMALL_B", str(SMALL_B)),
-                          ("STATS_BLOCKS", str(STATS_BLOCKS)), ("ENC_UNITS", str(ENC_UNITS)),
-                          ("STATS_MINB", str(STATS_MINB)),
+    return Variant(name, (("SMALL_B", str(SMALL_B)), ("STATS_BLOCKS", str(STATS_BLOCKS)),
+                          ("ENC_UNITS", str(ENC_UNITS)), ("STATS_MINB", str(STATS_MINB)),
                           ("MODE", str(spec.check_mode(mode))),
                           ("LAYOUT", str(LAYOUTS.index(layout)))),
                    f"{mode}, {layout} planes", pins=(("mode", mode), ("layout", layout)))
@@ -184,7 +181,6 @@ def variant(mode: str, layout: str) -> Variant:
 
 STAGE = Stage(
     name="activation_fused",
-    kernel="activation_fused.cu",
     entry_points=("act_stats", "act_encode", "act_small"),
     description="steps 1-3 fused: x -> vth, T planes, [qmin, qmax, o, T]; T on the device",
     axes=(
@@ -195,10 +191,11 @@ STAGE = Stage(
         Axis("layout", "int8", str, "int8 planes or bit-packed (set by the variant)",
              choices=LAYOUTS),
     ),
+    families=families.NAMES,
     make_inputs=make_inputs,
     outputs=outputs,
     reference=reference,
-    launch=launch,
+    enqueue=enqueue,
     workspace=workspace,
     check_inputs=check_inputs,
     torch_impl=torch_impl,
@@ -215,13 +212,10 @@ STAGE = Stage(
     },
     variants=tuple(variant(m, lay) for lay in LAYOUTS for m in spec.MODES),
     cases=(
-        {"batch": 1, "in_f": 3584},
-        {"batch": 6, "in_f": 3584},  # the edge family's six row kinds
-        {"batch": 7, "in_f": 5},  # F not a multiple of 4: scalar path, a partial word
-        {"batch": 3, "in_f": 1},  # act_small, as batch 1
+        *cases.ACTIVATION[:4],  # batches 1 and 3 take act_small; in_f 5, a partial word
         {"batch": 4, "in_f": 4100},  # act_small at its largest, wider than the cache
         {"batch": 5, "in_f": 3584, "k": 0.5},  # the two-pass path at its smallest, T <= 8
-        {"batch": 13, "in_f": 130},
+        cases.ACTIVATION[4],
         {"batch": 12, "in_f": 4100},  # wider than the register cache
         {"batch": 2, "in_f": 20003},
         {"batch": 300, "in_f": 256, "k": 2.5},  # many blocks race for the last ticket
@@ -231,5 +225,5 @@ STAGE = Stage(
         {"batch": 9, "in_f": 96, "k": 64.0},  # the same, packed rows without padding
         {"batch": 33, "in_f": 96},  # flat packed at a few words; n % 16 == 0
     ),
-    default_sweep={"batch": tuple(2**i for i in range(17))},
+    default_sweep=axes.BATCH_SWEEP,
 )

@@ -1,7 +1,7 @@
 """SPEC steps 1-3 alone, end to end: the staged kernels (dynamic_spikes, find_min_max,
 transform_absmax, then ``T`` read back by the host and spike_encode) against the fused
 stage (activation_fused: ``T`` decided on the device, nothing read back). Its rows compare
-with the issue's table of the activation path and with the torch peers of
+with the activation path's targets (stated at k = 4) and with the torch peers of
 activation_fused. The variant pins ``path``; both run on stream 0.
 """
 
@@ -22,7 +22,7 @@ from harness.api import (
     Point,
     Variant,
 )
-from harness.spikes import axes, families, spec, staged
+from harness.spikes import axes, cases, families, spec, staged
 from harness.spikes.tolerances import VTH
 
 PATHS = ("staged", "fused")
@@ -106,11 +106,12 @@ STAGE = Pipeline(
     axes=(
         axes.BATCH,
         axes.IN_F,
-        Axis("k", 4.0, float, "threshold divisor (the issue's table: 4)", minimum=1e-30),
+        Axis("k", 4.0, float, "threshold divisor (4: the targets' k)", minimum=1e-30),
         axes.mode(),
         Axis("path", "staged", str, "staged kernels or the fused stage (set by the variant)",
              choices=PATHS),
     ),
+    families=families.NAMES,
     make_inputs=make_inputs,
     run=run,
     check=check,
@@ -119,11 +120,9 @@ STAGE = Pipeline(
     # as the normal family gives at batch >= 64).
     bytes_moved=lambda p: (4 + 6) * p["batch"] * p["in_f"],
     flops=lambda p: 0,
-    cases=tuple({**c, "mode": m} for m in spec.MODES for c in (
-        {"batch": 1, "in_f": 3584}, {"batch": 6, "in_f": 3584}, {"batch": 7, "in_f": 5},
-        {"batch": 33, "in_f": 130}, {"batch": 300, "in_f": 256, "k": 2.5},
-    )),
-    default_sweep={"batch": tuple(2**i for i in range(17))},
+    cases=cases.per_mode((*cases.ACTIVATION[:3], {"batch": 33, "in_f": 130},
+                          {"batch": 300, "in_f": 256, "k": 2.5})),
+    default_sweep=axes.BATCH_SWEEP,
     variants=tuple(Variant(path, help=f"the {path} path", pins=(("path", path),))
                    for path in PATHS),
 )

@@ -8,13 +8,9 @@ from typing import Any
 import numpy as np
 
 from harness.api import Axis, Exact, Launcher, Point, Stage, Variant
-from harness.spikes import axes, families, spec, torchmath
+from harness.spikes import axes, cases, families, spec, torchmath
 from harness.spikes.refmath import is_away
 from harness.spikes.tolerances import VTH
-
-#: Threads per block; passed to the kernel as -DBLOCK so launch and kernel agree.
-BLOCK = 256
-_COMMON = (("BLOCK", str(BLOCK)),)
 
 
 def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
@@ -29,7 +25,7 @@ def outputs(p: Point) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
 
 
 def reference(inputs: Mapping[str, np.ndarray], p: Point, v: Variant,
-              given: Mapping[str, np.ndarray] | None) -> dict[str, np.ndarray]:
+              given: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
     """``vth`` in float64; ``q`` from the kernel's own float32 ``vth`` when given (SPEC)."""
     x = inputs["x"]
     vth64 = spec.threshold64(x, p["k"], p["vth_min"], p["vth_max"])
@@ -50,12 +46,12 @@ def check_inputs(inputs: Mapping[str, np.ndarray], p: Point) -> str | None:
     return None
 
 
-def launch(run: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
+def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
     """One block per row."""
     b, f = int(p["batch"]), int(p["in_f"])
-    run("dynamic_spikes", (b, 1, 1), (BLOCK, 1, 1), bufs["x"], bufs["q"], bufs["vth"],
-        np.int32(b), np.int32(f), np.float32(p["k"]), np.float32(p["vth_min"]),
-        np.float32(p["vth_max"]))
+    launch("dynamic_spikes", (b, 1, 1), (launch.block, 1, 1), bufs["x"], bufs["q"],
+           bufs["vth"], np.int32(b), np.int32(f), np.float32(p["k"]),
+           np.float32(p["vth_min"]), np.float32(p["vth_max"]))
 
 
 def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
@@ -64,9 +60,9 @@ def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[s
                                 is_away(v.defines))
     return {"q": q, "vth": vth}
 
+
 STAGE = Stage(
     name="dynamic_spikes",
-    kernel="dynamic_spikes.cu",
     entry_points=("dynamic_spikes",),
     description="vth = mean|x| / k per row; q = round(x / vth) as int32",
     axes=(
@@ -76,10 +72,11 @@ STAGE = Stage(
         Axis("vth_min", 0.0, float, "lower clamp of vth (0: none)"),
         Axis("vth_max", float("inf"), float, "upper clamp of vth (inf: none)"),
     ),
+    families=families.NAMES,
     make_inputs=make_inputs,
     outputs=outputs,
     reference=reference,
-    launch=launch,
+    enqueue=enqueue,
     check_inputs=check_inputs,
     torch_impl=torch_impl,
     # Read x once, write q and vth once.
@@ -91,20 +88,16 @@ STAGE = Stage(
         "q": Exact("integer spikes, judged on the kernel's own vth so .5 ties match (SPEC)"),
     },
     variants=(
-        Variant("default", _COMMON, "round half to even (rintf)"),
-        Variant("away", (*_COMMON, ("ROUNDING_AWAY", "1")), "round half away from zero"),
+        Variant("default", help="round half to even (rintf)"),
+        Variant("away", (("ROUNDING_AWAY", "1"),), "round half away from zero"),
     ),
     cases=(
-        {"batch": 1, "in_f": 3584},
-        {"batch": 6, "in_f": 3584},  # the edge family's six row kinds
-        {"batch": 7, "in_f": 5},  # F not a multiple of 4: scalar path
-        {"batch": 3, "in_f": 1},
-        {"batch": 13, "in_f": 130},
+        *cases.ACTIVATION,
         {"batch": 12, "in_f": 4100},  # wider than the register cache: aligned tail loop
         {"batch": 5, "in_f": 20003},  # long odd rows: scalar tail loop
         {"batch": 64, "in_f": 3584, "k": 2.5},
         {"batch": 8, "in_f": 3584, "vth_min": 1e-5, "vth_max": 1e4},
         {"batch": 8, "in_f": 96, "vth_min": 0.5, "vth_max": 0.6},  # the clamp bites
     ),
-    default_sweep={"batch": tuple(2**i for i in range(17))},
+    default_sweep=axes.BATCH_SWEEP,
 )

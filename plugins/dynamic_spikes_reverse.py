@@ -8,9 +8,7 @@ from typing import Any
 import numpy as np
 
 from harness.api import Launcher, NormRel, Point, Stage, Variant
-from harness.spikes import axes, inputs, spec
-
-BLOCK = 256
+from harness.spikes import axes, cases, families, inputs, spec
 
 
 def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
@@ -20,46 +18,38 @@ def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np
     return {"q": q, "vth": vth}
 
 
-def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant,
-              given: Mapping[str, np.ndarray] | None) -> dict[str, np.ndarray]:
+def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant) -> dict[str, np.ndarray]:
     """The product in float64."""
     return {"x_rec": spec.reverse(ins["q"], ins["vth"])}
 
 
-def launch(run: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
+def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
     """One block per row."""
     b, f = int(p["batch"]), int(p["in_f"])
-    run("dynamic_spikes_reverse", (b, 1, 1), (BLOCK, 1, 1), bufs["q"], bufs["vth"],
-        np.int32(b), np.int32(f), bufs["x_rec"])
+    launch("dynamic_spikes_reverse", (b, 1, 1), (launch.block, 1, 1), bufs["q"], bufs["vth"],
+           np.int32(b), np.int32(f), bufs["x_rec"])
 
 
 def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
     """``q.float() * vth[:, None]``."""
     return {"x_rec": t["q"].to(torch.float32) * t["vth"][:, None]}
 
+
 STAGE = Stage(
     name="dynamic_spikes_reverse",
-    kernel="dynamic_spikes_reverse.cu",
     entry_points=("dynamic_spikes_reverse",),
     description="x_rec = q' * vth per row",
-    axes=(
-        axes.BATCH,
-        axes.IN_F,
-        axes.K_INPUT,
-    ),
+    axes=(axes.BATCH, axes.IN_F, axes.K_INPUT),
+    families=families.NAMES,
     make_inputs=make_inputs,
     outputs=lambda p: {"x_rec": ((p["batch"], p["in_f"]), np.dtype(np.float32))},
     reference=reference,
-    launch=launch,
+    enqueue=enqueue,
     torch_impl=torch_impl,
     bytes_moved=lambda p: 8 * p["batch"] * p["in_f"] + 4 * p["batch"],
     flops=lambda p: p["batch"] * p["in_f"],
     tolerances={"x_rec": NormRel(1e-7, "one float32 rounding of an exact product: "
                                        "relative error <= 2^-24 per element")},
-    variants=(Variant("default", (("BLOCK", str(BLOCK)),)),),
-    cases=(
-        {"batch": 1, "in_f": 3584}, {"batch": 6, "in_f": 3584}, {"batch": 7, "in_f": 5},
-        {"batch": 3, "in_f": 1}, {"batch": 13, "in_f": 130}, {"batch": 12, "in_f": 4100},
-    ),
-    default_sweep={"batch": tuple(2**i for i in range(17))},
+    cases=(*cases.ACTIVATION, {"batch": 12, "in_f": 4100}),
+    default_sweep=axes.BATCH_SWEEP,
 )

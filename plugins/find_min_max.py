@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from harness.api import Exact, Launcher, Point, Stage, Variant
-from harness.spikes import axes, inputs, spec
+from harness.spikes import axes, cases, families, inputs, spec
 from harness.spikes.geometry import REDUCE_BLOCKS, grid_stride
 
 
@@ -17,18 +17,17 @@ def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np
     return {"q": inputs.activation_chain(rng, family, p["batch"], p["in_f"], p["k"])[2]}
 
 
-def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant,
-              given: Mapping[str, np.ndarray] | None) -> dict[str, np.ndarray]:
+def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant) -> dict[str, np.ndarray]:
     """``mm = [min q, max q]``."""
     return {"mm": spec.min_max(ins["q"])}
 
 
-def launch(run: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
-    """Seed the words, then one grid-stride scan."""
+def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
+    """Initialise the two words, then one grid-stride scan."""
     n = int(p["batch"]) * int(p["in_f"])
-    run("minmax_init", (1, 1, 1), (1, 1, 1), bufs["mm"])
-    run("find_min_max", *grid_stride(n, max_blocks=REDUCE_BLOCKS), bufs["q"], np.int64(n),
-        bufs["mm"])
+    launch("minmax_init", (1, 1, 1), (1, 1, 1), bufs["mm"])
+    launch("find_min_max", *grid_stride(n, launch.block, REDUCE_BLOCKS), bufs["q"],
+           np.int64(n), bufs["mm"])
 
 
 def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
@@ -36,28 +35,21 @@ def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[s
     q = t["q"]
     return {"mm": torch.stack([q.min(), q.max()]).to(torch.int32)}
 
+
 STAGE = Stage(
     name="find_min_max",
-    kernel="find_min_max.cu",
     entry_points=("minmax_init", "find_min_max"),
     description="[min q, max q] over the whole tensor",
-    axes=(
-        axes.BATCH,
-        axes.IN_F,
-        axes.K_INPUT,
-    ),
+    axes=(axes.BATCH, axes.IN_F, axes.K_INPUT),
+    families=families.NAMES,
     make_inputs=make_inputs,
     outputs=lambda p: {"mm": ((2,), np.dtype(np.int32))},
     reference=reference,
-    launch=launch,
+    enqueue=enqueue,
     torch_impl=torch_impl,
     bytes_moved=lambda p: 4 * p["batch"] * p["in_f"] + 8,
     flops=lambda p: 2 * p["batch"] * p["in_f"],
     tolerances={"mm": Exact("integer min and max: exact")},
-    cases=(
-        {"batch": 1, "in_f": 3584}, {"batch": 6, "in_f": 3584}, {"batch": 7, "in_f": 5},
-        {"batch": 3, "in_f": 1}, {"batch": 13, "in_f": 130}, {"batch": 301, "in_f": 4100},
-        {"batch": 5, "in_f": 20003},
-    ),
-    default_sweep={"batch": tuple(2**i for i in range(17))},
+    cases=(*cases.ACTIVATION, {"batch": 301, "in_f": 4100}, {"batch": 5, "in_f": 20003}),
+    default_sweep=axes.BATCH_SWEEP,
 )

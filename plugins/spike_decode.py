@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from harness.api import Exact, Launcher, Point, Stage, Variant
-from harness.spikes import inputs, spec
+from harness.spikes import axes, cases, families, inputs, spec
 from harness.spikes import planes as plane_stages
 from harness.spikes.geometry import grid_stride
 
@@ -19,17 +19,16 @@ def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np
     return {"spikes": spec.encode(v, p["planes"], p["mode"]), "o": np.array([o], np.int32)}
 
 
-def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant,
-              given: Mapping[str, np.ndarray] | None) -> dict[str, np.ndarray]:
+def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant) -> dict[str, np.ndarray]:
     """SPEC's weighted sum of the planes plus ``o``."""
     return {"q": spec.decode(ins["spikes"], int(ins["o"][0]))}
 
 
-def launch(run: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
+def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
     """One grid-stride pass over the elements, every plane read once."""
     n = int(p["batch"]) * int(p["in_f"])
-    run("spike_decode", *grid_stride(n), bufs["spikes"], np.int64(n), np.int32(p["planes"]),
-        bufs["o"], bufs["q"])
+    launch("spike_decode", *grid_stride(n, launch.block), bufs["spikes"], np.int64(n),
+           np.int32(p["planes"]), bufs["o"], bufs["q"])
 
 
 def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
@@ -38,25 +37,26 @@ def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[s
     w = (2 ** torch.arange(n - 1, -1, -1, device=s.device, dtype=torch.int32)).view(-1, 1, 1)
     return {"q": (s.to(torch.int32) * w).sum(dim=0, dtype=torch.int32) + t["o"]}
 
+
 STAGE = Stage(
     name="spike_decode",
-    kernel="spike_decode.cu",
     entry_points=("spike_decode",),
     description="T int8 spike planes + o -> q' int32",
     axes=plane_stages.axes("mode the input planes were encoded in"),
+    families=families.NAMES,
     make_inputs=make_inputs,
     outputs=lambda p: {"q": ((p["batch"], p["in_f"]), np.dtype(np.int32))},
     reference=reference,
-    launch=launch,
+    enqueue=enqueue,
     torch_impl=torch_impl,
     bytes_moved=lambda p: (4 + p["planes"]) * p["batch"] * p["in_f"] + 4,
     flops=lambda p: 2 * p["planes"] * p["batch"] * p["in_f"],
     tolerances={"q": Exact("integer sum: exact")},
-    cases=tuple({**c, "mode": m} for m in spec.MODES for c in (
+    cases=cases.per_mode((
         {"batch": 1, "in_f": 3584}, {"batch": 6, "in_f": 3584, "planes": 1},
         {"batch": 7, "in_f": 5, "planes": 3}, {"batch": 13, "in_f": 130, "planes": 8},
         {"batch": 33, "in_f": 4100, "planes": 12},
         {"batch": 2, "in_f": 999, "planes": spec.MAX_PLANES},
     )),
-    default_sweep={"batch": tuple(2**i for i in range(17))},
+    default_sweep=axes.BATCH_SWEEP,
 )

@@ -9,10 +9,8 @@ from typing import Any
 import numpy as np
 
 from harness.api import Exact, Launcher, Point, Stage, Variant
-from harness.spikes import inputs, spec
+from harness.spikes import axes, families, inputs, spec
 from harness.spikes import planes as plane_stages
-
-BLOCK = 256
 
 
 def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
@@ -21,18 +19,17 @@ def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np
     return {"packed": spec.pack(v, p["planes"], p["mode"]), "o": np.array([o], np.int32)}
 
 
-def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant,
-              given: Mapping[str, np.ndarray] | None) -> dict[str, np.ndarray]:
+def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant) -> dict[str, np.ndarray]:
     """The unpacked ``v`` plus ``o``."""
     vals = spec.unpack(ins["packed"], p["planes"], p["mode"], p["in_f"])
     return {"q": (vals.astype(np.int64) + int(ins["o"][0])).astype(np.int32)}
 
 
-def launch(run: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
+def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
     """One block per row."""
     b, f = int(p["batch"]), int(p["in_f"])
-    run("spike_decode_packed", (b, 1, 1), (BLOCK, 1, 1), bufs["packed"], np.int32(b),
-        np.int32(f), np.int32(p["planes"]), bufs["o"], bufs["q"])
+    launch("spike_decode_packed", (b, 1, 1), (launch.block, 1, 1), bufs["packed"],
+           np.int32(b), np.int32(f), np.int32(p["planes"]), bufs["o"], bufs["q"])
 
 
 def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
@@ -51,21 +48,21 @@ def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[s
 
 STAGE = Stage(
     name="spike_decode_packed",
-    kernel="spike_decode_packed.cu",
     entry_points=("spike_decode_packed",),
     description="bit-packed planes -> q' = v + o",
     axes=plane_stages.axes("encoding mode (set by the variant)"),
+    families=families.NAMES,
     make_inputs=make_inputs,
     outputs=lambda p: {"q": ((p["batch"], p["in_f"]), np.dtype(np.int32))},
     reference=reference,
-    launch=launch,
+    enqueue=enqueue,
     torch_impl=torch_impl,
     # The packed words read once (P planes of 4 bytes per 32 values), q' written once.
     bytes_moved=lambda p: 4 * spec.packed_planes(p["planes"], p["mode"]) * p["batch"]
     * -(-p["in_f"] // 32) + 4 * p["batch"] * p["in_f"],
     flops=lambda p: 0,
     tolerances={"q": Exact("integer sums: exact")},
-    variants=plane_stages.mode_variants(("BLOCK", str(BLOCK))),
+    variants=plane_stages.mode_variants(),
     cases=plane_stages.CASES,
-    default_sweep={"batch": tuple(2**i for i in range(17))},
+    default_sweep=axes.BATCH_SWEEP,
 )

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from harness.api import Exact, Launcher, Point, Stage, Variant
-from harness.spikes import inputs, spec, torchmath
+from harness.spikes import axes, families, inputs, spec, torchmath
 from harness.spikes import planes as plane_stages
 from harness.spikes.geometry import grid_stride
 
@@ -20,38 +20,38 @@ def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np
     return {"v": v}
 
 
-def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant,
-              given: Mapping[str, np.ndarray] | None) -> dict[str, np.ndarray]:
+def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant) -> dict[str, np.ndarray]:
     """SPEC's planes, most significant first."""
     return {"spikes": spec.encode(ins["v"], p["planes"], p["mode"])}
 
 
-def launch(run: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
+def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
     """One grid-stride pass: read v once, write every plane."""
     n = int(p["batch"]) * int(p["in_f"])
-    run("spike_encode", *grid_stride(n), bufs["v"], np.int64(n), np.int32(p["planes"]),
-        bufs["spikes"])
+    launch("spike_encode", *grid_stride(n, launch.block), bufs["v"], np.int64(n),
+           np.int32(p["planes"]), bufs["spikes"])
 
 
 def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
     """Shifts and masks per plane, stacked (most significant first)."""
     return {"spikes": torchmath.encode(torch, t["v"], p["planes"], p["mode"]).to(torch.int8)}
 
+
 STAGE = Stage(
     name="spike_encode",
-    kernel="spike_encode.cu",
     entry_points=("spike_encode",),
     description="v -> T int8 spike planes, most significant first",
     axes=plane_stages.axes("encoding mode (set by the variant)"),
+    families=families.NAMES,
     make_inputs=make_inputs,
     outputs=lambda p: {"spikes": ((p["planes"], p["batch"], p["in_f"]), np.dtype(np.int8))},
     reference=reference,
-    launch=launch,
+    enqueue=enqueue,
     torch_impl=torch_impl,
     bytes_moved=lambda p: (4 + p["planes"]) * p["batch"] * p["in_f"],
     flops=lambda p: 0,
     tolerances={"spikes": Exact("integer planes: exact")},
     variants=plane_stages.mode_variants(),
     cases=plane_stages.CASES,
-    default_sweep={"batch": tuple(2**i for i in range(17))},
+    default_sweep=axes.BATCH_SWEEP,
 )

@@ -1,8 +1,8 @@
-"""The seed's end-to-end pipeline: the activation path (steps 1-3) on stream 0 and the weight
-path (A-B) on stream 1, joined by events; steps 4-6 (decode, reverse, GEMM) with
-``with_gemm=1``. It launches the stages' own kernels through their own plugins' ``launch``.
+"""The seed program's end-to-end pipeline: the activation path (steps 1-3) on stream 0 and
+the weight path (A-B) on stream 1, joined by events; steps 4-6 (decode, reverse, GEMM) with
+``with_gemm=1``. It enqueues the stages through their own plugins' ``enqueue``.
 
-As in the seed, ``T`` is a host-side decision: the activation stream is read back for
+As in the seed program, ``T`` is a host-side decision: the activation stream is read back for
 ``amax`` after the transform, ``T`` computed on the host, and the encode launched with it;
 the weight path runs on meanwhile.
 """
@@ -32,7 +32,8 @@ STEPS = ("dynamic_spikes", "find_min_max", "transform_absmax", "spike_encode",
 
 
 def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
-    """Activations, weights and bias of the family (the seed's tensors for ``seed``)."""
+    """Activations, weights and bias of the family (the seed program's tensors for
+    ``ramp``)."""
     return {"x": families.activations(rng, family, p["batch"], p["in_f"], p["k"]),
             "w": families.weights(rng, family, p["out_f"], p["in_f"]),
             "bias": families.bias(rng, family, p["out_f"])}
@@ -56,7 +57,7 @@ def run(ctx: PipelineContext, bufs: Mapping[str, Any], p: Point) -> PipelineTrac
     ctx.step("weight_quantize", "default", 1, {"w": bufs["w"], "scale": scale, "w_q": w_q},
              **at)
     ctx.mark("wq_end", 1)
-    # Stream 0, the activation path (T read back by the host, as the seed does).
+    # Stream 0, the activation path (T read back by the host, as the seed program does).
     spikes, planes = staged.enqueue(ctx, bufs["x"], at, act)
     outputs = {"vth": (vth, (b,), np.dtype(np.float32)), "v": (q, (b, f), np.dtype(np.int32)),
                "o": (off, (1,), np.dtype(np.int32)), "amax": (amax, (1,), np.dtype(np.int32)),
@@ -150,12 +151,13 @@ STAGE = Pipeline(
     axes=(
         axes.BATCH,
         axes.IN_F,
-        Axis("out_f", 3584, int, "weight rows O", minimum=1),
-        Axis("group_size", 128, int, "G", minimum=1),
-        Axis("k", 3.0, float, "threshold divisor", minimum=1e-30),
+        axes.OUT_F,
+        axes.GROUP_SIZE,
+        axes.K,
         axes.mode(),
         Axis("with_gemm", 0, int, "1: also steps 4-6", minimum=0, maximum=1),
     ),
+    families=families.NAMES,
     make_inputs=make_inputs,
     run=run,
     check=check,
@@ -170,8 +172,8 @@ STAGE = Pipeline(
             {"batch": 7, "in_f": 5, "out_f": 3},
             {"batch": 33, "in_f": 130, "out_f": 129, "group_size": 7},
         )),
-        {"batch": 64, "in_f": 3584, "out_f": 3584},  # without the GEMM, as the seed runs
+        {"batch": 64, "in_f": 3584, "out_f": 3584},  # without the GEMM, as the seed program runs
     ),
-    default_sweep={"batch": tuple(2**i for i in range(17)), "out_f": (3584, 18944)},
+    default_sweep={**axes.BATCH_SWEEP, "out_f": (3584, 18944)},
     seed_summaries=True,
 )

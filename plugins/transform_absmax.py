@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from harness.api import Exact, Launcher, Point, Stage, Variant
-from harness.spikes import axes, inputs, spec, torchmath
+from harness.spikes import axes, cases, families, inputs, spec, torchmath
 from harness.spikes.geometry import REDUCE_BLOCKS, grid_stride
 
 
@@ -25,21 +25,20 @@ def outputs(p: Point) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
             "o": ((1,), np.dtype(np.int32)), "amax": ((1,), np.dtype(np.int32))}
 
 
-def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant,
-              given: Mapping[str, np.ndarray] | None) -> dict[str, np.ndarray]:
+def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant) -> dict[str, np.ndarray]:
     """SPEC's decision from ``mm`` and the mode, then the transform."""
     o = spec.offset(int(ins["mm"][0]), int(ins["mm"][1]), p["mode"])
     vv, amax = spec.transform(ins["q"], o)
     return {"v": vv, "o": np.array([o], np.int32), "amax": np.array([amax], np.int32)}
 
 
-def launch(run: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
+def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
     """Decide on one thread, then transform in a grid-stride pass."""
     n = int(p["batch"]) * int(p["in_f"])
-    run("transform_init", (1, 1, 1), (1, 1, 1), bufs["mm"],
-        np.int32(spec.check_mode(p["mode"])), bufs["o"], bufs["amax"])
-    run("transform_absmax", *grid_stride(n, max_blocks=REDUCE_BLOCKS), bufs["q"], np.int64(n),
-        bufs["o"], bufs["amax"])
+    launch("transform_init", (1, 1, 1), (1, 1, 1), bufs["mm"],
+           np.int32(spec.check_mode(p["mode"])), bufs["o"], bufs["amax"])
+    launch("transform_absmax", *grid_stride(n, launch.block, REDUCE_BLOCKS), bufs["q"],
+           np.int64(n), bufs["o"], bufs["amax"])
 
 
 def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
@@ -49,21 +48,17 @@ def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[s
     q.sub_(o)
     return {"v": q, "o": o.reshape(1), "amax": q.abs().max().reshape(1)}
 
+
 STAGE = Stage(
     name="transform_absmax",
-    kernel="transform_absmax.cu",
     entry_points=("transform_init", "transform_absmax"),
     description="o from [qmin, qmax] and the mode; v = q - o in place; amax = max |v|",
-    axes=(
-        axes.BATCH,
-        axes.IN_F,
-        axes.K_INPUT,
-        axes.mode(),
-    ),
+    axes=(axes.BATCH, axes.IN_F, axes.K_INPUT, axes.mode()),
+    families=families.NAMES,
     make_inputs=make_inputs,
     outputs=outputs,
     reference=reference,
-    launch=launch,
+    enqueue=enqueue,
     torch_impl=torch_impl,
     inplace={"v": "q"},
     # Read q, write v over it; mm, o and amax are a few words.
@@ -74,9 +69,6 @@ STAGE = Stage(
         "o": Exact("integer decision: exact"),
         "amax": Exact("integer max: exact"),
     },
-    cases=tuple({**c, "mode": m} for m in spec.MODES for c in (
-        {"batch": 1, "in_f": 3584}, {"batch": 6, "in_f": 3584}, {"batch": 7, "in_f": 5},
-        {"batch": 3, "in_f": 1}, {"batch": 13, "in_f": 130}, {"batch": 301, "in_f": 4100},
-    )),
-    default_sweep={"batch": tuple(2**i for i in range(17))},
+    cases=cases.per_mode((*cases.ACTIVATION, {"batch": 301, "in_f": 4100})),
+    default_sweep=axes.BATCH_SWEEP,
 )

@@ -12,18 +12,18 @@ from typing import Any
 
 import numpy as np
 
-from harness.api import Axis, Exact, Launcher, Point, Stage, Variant
-from harness.spikes import families, spec
+from harness.api import Exact, Launcher, Point, Stage, Variant
+from harness.spikes import axes, cases, families, spec
 
-#: Warps per block (a launch parameter; ``bench --define WARPS=...`` tunes it): 4 was
-#: faster than 8 at every UNROLL in the tuning run of 81dc207 (statistics/h200/tuning/).
+#: Warps per block (a launch parameter; ``bench --define WARPS=...`` tunes it): on the H200,
+#: 4 was faster than 8 at every UNROLL (statistics/h200/tuning/).
 WARPS = 4
 #: UNROLL-group steps per warp (a launch parameter: the grid shrinks by it, and each warp
 #: loads its next step while it reduces this one). ITERS 8 with UNROLL 1 was the fastest
-#: of the tuning run of 662b5c1 on both 3584 x 3584 and 18944 x 3584.
+#: setting tuned on the H200, on both 3584 x 3584 and 18944 x 3584.
 ITERS = 8
 #: Groups a warp loads at a time in the vector kernels (kernels/weight_quant_fused.cu,
-#: -DUNROLL; launch reads it from the variant, so ``bench --define UNROLL=...`` tunes it).
+#: -DUNROLL; ``enqueue`` reads it from the variant, so ``bench --define UNROLL=...`` tunes it).
 UNROLL = 1
 
 
@@ -39,8 +39,7 @@ def outputs(p: Point) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
             "w_q": ((p["out_f"], p["in_f"]), np.dtype(np.int8))}
 
 
-def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant,
-              given: Mapping[str, np.ndarray] | None) -> dict[str, np.ndarray]:
+def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant) -> dict[str, np.ndarray]:
     """SPEC's steps A and B."""
     s = spec.scales(ins["w"], p["group_size"])
     return {"scale": s, "w_q": spec.weight_quantize(ins["w"], s, p["group_size"])}
@@ -56,10 +55,10 @@ def kernel_for(f: int, g: int) -> str:
     return "wq_any"
 
 
-def launch(run: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
-    """A warp per UNROLL groups of the O * ceil(F / G), all in one grid (v2 capped the grid
-    at 1056 blocks with a grid-stride loop: 1.33 waves of 792 resident blocks, and the
-    kernel ran at 57 % of DRAM peak)."""
+def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
+    """A warp per UNROLL groups of the O * ceil(F / G), all in one grid: a grid capped at
+    1056 blocks with a grid-stride loop (1.33 waves of 792 resident blocks) keeps the kernel
+    at 57 % of DRAM peak. Blocks of WARPS warps, the variant's launch parameter."""
     o, f, g = int(p["out_f"]), int(p["in_f"]), int(p["group_size"])
     groups = o * spec.n_groups(f, g)
     name = kernel_for(f, g)
@@ -67,8 +66,8 @@ def launch(run: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None
     per_warp = int(d["UNROLL"]) if name != "wq_any" else 1
     warps, iters = int(d.get("WARPS", WARPS)), int(d.get("ITERS", ITERS))
     blocks = max(1, -(-groups // (warps * per_warp * iters)))
-    run(name, (blocks, 1, 1), (32 * warps, 1, 1), bufs["w"], np.int32(f), np.int32(g),
-        np.int64(groups), bufs["scale"], bufs["w_q"])
+    launch(name, (blocks, 1, 1), (32 * warps, 1, 1), bufs["w"], np.int32(f), np.int32(g),
+           np.int64(groups), bufs["scale"], bufs["w_q"])
 
 
 def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
@@ -86,18 +85,14 @@ def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[s
 
 STAGE = Stage(
     name="weight_quant_fused",
-    kernel="weight_quant_fused.cu",
     entry_points=("wq_vec1", "wq_vec4", "wq_any"),
     description="scales and int8 weights in one pass over w",
-    axes=(
-        Axis("out_f", 3584, int, "weight rows O", minimum=1),
-        Axis("in_f", 3584, int, "weight columns F", minimum=1),
-        Axis("group_size", 128, int, "G, columns per scale", minimum=1),
-    ),
+    axes=axes.WEIGHT,
+    families=families.NAMES,
     make_inputs=make_inputs,
     outputs=outputs,
     reference=reference,
-    launch=launch,
+    enqueue=enqueue,
     torch_impl=torch_impl,
     variants=(Variant("default", (("UNROLL", str(UNROLL)), ("WARPS", str(WARPS)),
                                   ("ITERS", str(ITERS))), "one warp per group"),),
@@ -110,9 +105,7 @@ STAGE = Stage(
         "w_q": Exact("one IEEE division and rint per element: exact (SPEC)"),
     },
     cases=(
-        {"out_f": 1, "in_f": 3584}, {"out_f": 6, "in_f": 3584}, {"out_f": 7, "in_f": 5},
-        {"out_f": 3, "in_f": 1}, {"out_f": 13, "in_f": 130}, {"out_f": 64, "in_f": 1000},
-        {"out_f": 12, "in_f": 300, "group_size": 7}, {"out_f": 5, "in_f": 64, "group_size": 1},
+        *cases.WEIGHT,
         {"out_f": 9, "in_f": 4096, "group_size": 4096},
         {"out_f": 33, "in_f": 520, "group_size": 256},  # wq_vec4, a short last group
         {"out_f": 40, "in_f": 1000, "group_size": 100},  # wq_vec1, a short last group

@@ -7,10 +7,9 @@ from typing import Any
 
 import numpy as np
 
-from harness.api import Axis, Exact, Launcher, Point, Stage, Variant
-from harness.spikes import inputs, spec
+from harness.api import Exact, Launcher, Point, Stage, Variant
+from harness.spikes import axes, cases, families, inputs, spec
 
-BLOCK = 256
 #: Scales of a row cached in shared memory up to this many groups (48 KiB of dynamic smem).
 SMEM_GROUPS = 12 * 1024
 
@@ -21,19 +20,19 @@ def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np
     return {"w": w, "scale": s}
 
 
-def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant,
-              given: Mapping[str, np.ndarray] | None) -> dict[str, np.ndarray]:
+def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant) -> dict[str, np.ndarray]:
     """Half-to-even rounding of the true float32 quotient, clamped."""
     return {"w_q": spec.weight_quantize(ins["w"], ins["scale"], p["group_size"])}
 
 
-def launch(run: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
+def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
     """One block per row; the row's scales in shared memory when they fit."""
     o, f, g = int(p["out_f"]), int(p["in_f"]), int(p["group_size"])
     ng = spec.n_groups(f, g)
     smem = ng <= SMEM_GROUPS
-    run("weight_quantize", (o, 1, 1), (BLOCK, 1, 1), bufs["w"], bufs["scale"], np.int32(o),
-        np.int32(f), np.int32(g), np.int32(smem), bufs["w_q"], shared=4 * ng if smem else 0)
+    launch("weight_quantize", (o, 1, 1), (launch.block, 1, 1), bufs["w"], bufs["scale"],
+           np.int32(o), np.int32(f), np.int32(g), np.int32(smem), bufs["w_q"],
+           shared=4 * ng if smem else 0)
 
 
 def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
@@ -43,31 +42,25 @@ def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[s
     r = torch.where(s == 0, torch.zeros_like(w), torch.round(w / s))
     return {"w_q": r.clamp(-127, 127).to(torch.int8)}
 
+
 STAGE = Stage(
     name="weight_quantize",
-    kernel="weight_quantize.cu",
     entry_points=("weight_quantize",),
     description="w / group scale, rounded half to even, as int8",
-    axes=(
-        Axis("out_f", 3584, int, "weight rows O", minimum=1),
-        Axis("in_f", 3584, int, "weight columns F", minimum=1),
-        Axis("group_size", 128, int, "G, columns per scale", minimum=1),
-    ),
+    axes=axes.WEIGHT,
+    families=families.NAMES,
     make_inputs=make_inputs,
     outputs=lambda p: {"w_q": ((p["out_f"], p["in_f"]), np.dtype(np.int8))},
     reference=reference,
-    launch=launch,
+    enqueue=enqueue,
     torch_impl=torch_impl,
     bytes_moved=lambda p: 5 * p["out_f"] * p["in_f"]
     + 4 * p["out_f"] * spec.n_groups(p["in_f"], p["group_size"]),
     flops=lambda p: p["out_f"] * p["in_f"],
     tolerances={"w_q": Exact("integer weights, from one IEEE division and rint: exact")},
-    variants=(Variant("default", (("BLOCK", str(BLOCK)),)),),
     cases=(
-        {"out_f": 1, "in_f": 3584}, {"out_f": 6, "in_f": 3584}, {"out_f": 7, "in_f": 5},
-        {"out_f": 3, "in_f": 1}, {"out_f": 13, "in_f": 130}, {"out_f": 64, "in_f": 1000},
-        {"out_f": 12, "in_f": 300, "group_size": 7}, {"out_f": 5, "in_f": 64, "group_size": 1},
+        *cases.WEIGHT,
         {"out_f": 2, "in_f": 13000, "group_size": 1},  # more groups than fit in smem
     ),
-    default_sweep={"out_f": (3584, 4608, 18944)},
+    default_sweep=axes.WEIGHT_SWEEP,
 )

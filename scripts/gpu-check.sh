@@ -1,230 +1,217 @@
 #!/usr/bin/env bash
-# One call on the GPU machine: install the staged wheels, then the phases asked for.
+# The GPU machine's run, in phases named by what they produce:
 #
-#   bash scripts/gpu-check.sh OUTDIR [PHASE...]
+#   bash scripts/gpu-check.sh [PHASE...]        (default: validate test regress)
 #
-# Phases (default: validate check sweep-stages sweep-pipeline):
-#   validate  calibrate and `harness validate --record` (every stage, variant, family,
-#             seed; the pipeline)
-#   check     the GPU tests, `harness run --repeats 10 --batch 1024`, one `harness profile`
-#   sweep-stages    the stage sweeps
-#   sweep-pipeline  the pipeline's sweep and the seed's five summaries (batch 1..65536)
-#   peers-dyn       calibrate, then dynamic_spikes with the torch peers, batch 1..65536
-#   peers-stages    the other stages with the torch peers
-#   fused           issue 6: activation_fused validated, beside the peers (graph replays
-#                   at batch 1, 8, 64), its ncu profile
-#   weights-dyn     weight_quant_fused and dynamic_spikes beside the peers
-#   final           the v3 fused kernels: validated, the target points beside the peers
-#   activation-path the activation_path pipeline validated, staged vs fused swept
-#   tune            issue 6, v4: the fused kernels validated, then their -D parameters
-#                   swept (bench --define) into statistics/<gpu>/tuning/
-#   v4              issue 6, v4 at its tuned defaults: validated, ncu of both layouts,
-#                   beside the peers (graph replays at batch 1, 8, 64)
-#   v4-rest         issue 6, v4: weight quantization beside the peers and its ncu, the GPU
-#                   tests of the fused stage, the activation_path sweep, the sanitizer
-#   v5              issue 6, v5: validated, pass 1's parameters and load hints tuned, both
-#                   layouts at batch 1, 1024, 65536 (into statistics/<gpu>/v5/), ncu
-#   final-v5        issue 6 at v5: activation_fused beside the peers (graph replays at 1, 8,
-#                   64), packed, the activation_path sweep, the sanitizer, weight ncu
-#   review          the fused stages and both pipelines validated, a pipeline run, their
-#                   GPU tests (after a refactor that keeps the PTX but moves the hashes)
-#   regress         pytest-benchmark: save a baseline, then a compare run (fails on >10 %)
-#   sanitize        `harness sanitize` (writes statistics/<gpu>/sanitizer.csv)
-#   ncu-sample  a raw ncu CSV of a few dynamic_spikes launches (for the parser's tests)
-# Everything written under statistics/ is packed into OUTDIR/results.tgz, to be unpacked
-# over the checkout and committed as it came; logs go to OUTDIR/logs.tgz.
+#   validate  `harness validate --record`: every stage, variant, family and seed, and every
+#             pipeline, against the NumPy references; a ledger row per kernel variant
+#   test      the GPU tests (pytest -m gpu) and one checked `harness run` of the pipeline
+#   sweep     the copy bandwidth calibrated, then every stage's and every pipeline's default
+#             sweep into the GPU's folder (`harness where`: statistics/<gpu>/)
+#   peers     the copy bandwidth calibrated, then every stage beside its torch and
+#             torch.compile peers at $PEER_SWEEP, and as CUDA-graph replays at batch 1, 8
+#             and 64, into the GPU's folder (replacing the stage CSVs a sweep wrote there)
+#   profile   `harness profile` (ncu) of every stage variant at batch $PROFILE_BATCH, into
+#             statistics/ncu/
+#   sanitize  `harness sanitize`: compute-sanitizer's four tools over every stage variant at
+#             small and odd shapes, into statistics/<gpu>/sanitizer.csv
+#   regress   the GPU folder's rows as they were when this script started, measured again
+#             with their own commands (python -m harness.tools.replay) and compared row by
+#             row (`harness compare`, a slower row fails); the pytest-benchmark benchmarks
+#             against the GPU folder's baseline (a median more than 10 % slower fails)
+#   tune      the tuning sweeps of statistics/<gpu>/tuning/ (`bench --define`), measured
+#             again with their own commands into that folder. A new one is first run by
+#             hand: harness bench STAGE --define NAME=V1,V2 --out "$(harness where)/tuning"
+#
+# Settings (environment): BUDGET, seconds of sampling per point (0.5); SWEEP, the --sweep
+# specs of `sweep` (default: each stage's own default sweep); PEER_SWEEP, those of `peers`
+# ("batch=1,1024,16384,65536 out_f=3584,18944"); PROFILE_BATCH (16384); HARNESS_GIT_SHA,
+# the commit the rows name when the tree arrives without git history.
+#
+# Staged wheels in .whl/ (PyCUDA and its dependencies) are installed into /tmp/site first.
+# Everything lands in $OUT (gpu-out/ when OUT is unset), in three files, repacked after
+# every step so that a run cut short still returns what it did: results.tgz (statistics/
+# as written: unpack it over the checkout and commit it as it came), logs.tgz (one log per
+# step, the environment, the rows regress measured) and summary.txt (each step's exit
+# status). The exit status is 0 when every step passed, 1 when one failed, 2 on bad usage.
 set -uo pipefail
-out=${1:?usage: gpu-check.sh OUTDIR [PHASE...]}
-shift
-phases=${*:-validate check sweep-stages sweep-pipeline}
-mkdir -p "$out/logs"  # packed into logs.tgz at the end: at most 8 files come back
-export PYTHONUNBUFFERED=1
-if compgen -G ".whl/*.whl" >/dev/null; then
-  python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl || exit 1
-  export PYTHONPATH=/tmp/site:$PWD
-fi
-h() { python3 -m harness "$@"; }
-status=0
-fused_beside_peers() {  # issue 6's committed activation_fused sweep (the int8 and packed rows)
-  step bench-fused h bench activation_fused --variant unidirectional --peers all --k 4 \
-    --budget 0.5 --sweep batch=1,1024,16384,65536
-  step bench-fused-graph h bench activation_fused --variant unidirectional --graph \
-    --peers all --k 4 --budget 0.5 --sweep batch=1,8,64 --append
-  step bench-packed h bench activation_fused --variant packed_unidirectional --k 4 \
-    --budget 0.5 --sweep batch=1,16384,65536 --append
-}
-step() {  # step NAME CMD...: run, log to OUTDIR/NAME.log, remember a failure
-  local name=$1; shift
-  echo "=== $name: $*"
-  "$@" 2>&1 | tee "$out/logs/$name.log"
-  local rc=${PIPESTATUS[0]}
-  echo "=== $name exit $rc"
-  [ "$rc" -eq 0 ] || status=1
-}
-{ nvidia-smi; python3 --version; which ncu compute-sanitizer nvcc; } > "$out/logs/env.log" 2>&1
-for phase in $phases; do
-  case $phase in
-    validate)
-      step calibrate h calibrate
-      step validate h validate --record
-      ;;
-    check)
-      step pytest-gpu python3 -m pytest -m gpu -rP -p no:cacheprovider tests
-      step run h run --repeats 10 --batch 1024
-      step profile h profile dynamic_spikes --batch 16384
-      ;;
-    sweep-stages)
-      step bench-stages h bench --budget 0.5 --sweep batch=1,64,1024,16384,65536 \
-        --sweep out_f=3584,18944 \
-        find_min_max transform_absmax spike_encode spike_decode dynamic_spikes_reverse \
-        compute_scales weight_quantize
-      ;;
-    sweep-pipeline)
-      step bench-pipeline h bench spike_quant_gemm --budget 1 --sweep batch=1..65536 \
-        --sweep out_f=3584,18944
-      ;;
-    peers-dyn)  # dynamic_spikes beside the torch peers, the full batch sweep
-      step calibrate h calibrate
-      step bench-dyn h bench dynamic_spikes --peers all --budget 0.5 \
-        --sweep batch=1,1024,16384,65536
-      ;;
-    peers-stages)  # every other stage beside the torch peers
-      step bench-peers h bench --peers all --budget 0.5 --sweep batch=1,1024,16384,65536 \
-        --sweep out_f=3584,18944 \
-        find_min_max transform_absmax spike_encode spike_decode dynamic_spikes_reverse \
-        compute_scales weight_quantize
-      step bench-gemm h bench gemm --peers all --budget 0.5 --sweep batch=1024
-      ;;
-    fused)  # issue 6: the fused activation path and weight quantization beside the peers
-      step validate-fused h validate activation_fused --record
-      step pytest-fused python3 -m pytest -m gpu -rP -p no:cacheprovider tests/test_gpu.py \
-        -k "fused or graph"
-      step bench-fused h bench activation_fused --variant unidirectional \
-        --variant packed_unidirectional --peers all --k 4 --budget 0.5 \
-        --sweep batch=1,64,1024,16384,65536
-      step bench-fused-graph h bench activation_fused --variant unidirectional --graph \
-        --peers all --k 4 --budget 0.5 --sweep batch=1,8,64 --append
-      step profile-fused h profile activation_fused --batch 65536 --k 4
-      ;;
-    weights-dyn)  # issue 6: one-pass weight quantization and dynamic_spikes beside the peers
-      step bench-wq h bench weight_quant_fused --peers all --budget 0.5 \
-        --sweep out_f=3584,18944 --sweep in_f=3584,18944
-      step bench-dyn h bench dynamic_spikes --peers all --budget 0.5 \
-        --sweep batch=1,1024,16384,65536
-      ;;
-    final)  # issue 6, v3 kernels: validate them, then the target points beside the peers
-      step validate-v3 h validate activation_fused weight_quant_fused --record
-      step pytest-fused python3 -m pytest -m gpu -rP -p no:cacheprovider tests/test_gpu.py \
-        -k "fused or graph"
-      step bench-fused h bench activation_fused --variant unidirectional --peers all --k 4 \
-        --budget 0.5 --sweep batch=1,1024,65536
-      step bench-fused-graph h bench activation_fused --variant unidirectional --graph \
-        --peers all --k 4 --budget 0.5 --sweep batch=1,8,64 --append
-      step bench-packed h bench activation_fused --variant packed_unidirectional --k 4 \
-        --budget 0.5 --sweep batch=1,65536 --append
-      step bench-wq h bench weight_quant_fused --peers all --budget 0.5 \
-        --sweep out_f=3584,18944 --sweep in_f=3584
-      step bench-wq-wide h bench weight_quant_fused --peers all --budget 0.5 \
-        --sweep out_f=3584 --sweep in_f=18944 --append
-      step profile-fused h profile activation_fused --batch 65536 --k 4
-      ;;
-    activation-path)  # issue 6: the staged vs the fused activation path, end to end
-      step validate-ap h validate activation_path --record
-      step bench-ap h bench activation_path --k 4 --budget 0.5 \
-        --sweep batch=1,8,64,1024,16384,65536
-      ;;
-    tune)  # issue 6, v4: validate, then sweep the kernels' compiled parameters
-      step validate-v4 h validate activation_fused weight_quant_fused --record
-      step validate-ap h validate activation_path --record
-      tuning=statistics/h200/tuning  # the lent GPU's folder (statistics/<gpu slug>/)
-      step tune-fused h bench activation_fused --variant unidirectional --k 4 --budget 0.3 \
-        --sweep batch=16384 --define STATS_BLOCKS=528,1056,2048,8192 --define ENC_UNITS=2,4 \
-        --out "$tuning"
-      step tune-wq h bench weight_quant_fused --budget 0.3 --sweep out_f=3584,18944 \
-        --sweep in_f=3584 --define UNROLL=1,2,4,8 --define WARPS=4,8 --out "$tuning"
-      ;;
-    v4)  # issue 6, v4 at its tuned defaults: validated, per-kernel ncu, beside the peers
-      step validate-v4 h validate activation_fused weight_quant_fused activation_path --record
-      step tune-wq h bench weight_quant_fused --budget 0.3 --sweep out_f=3584,18944 \
-        --sweep in_f=3584 --define ITERS=1,2,4,8 --define UNROLL=1,2 \
-        --out statistics/h200/tuning --append
-      step profile-fused h profile activation_fused --batch 65536 --k 4
-      step profile-packed h profile activation_fused --variant packed_unidirectional \
-        --batch 65536 --k 4
-      fused_beside_peers
-      ;;
-    v4-rest)  # issue 6, v4: the weights beside the peers, the pipeline, tests, sanitizer
-      step validate-wq h validate weight_quant_fused --record
-      step bench-wq h bench weight_quant_fused --peers all --budget 0.5 \
-        --sweep out_f=3584,18944 --sweep in_f=3584
-      step bench-wq-wide h bench weight_quant_fused --peers all --budget 0.5 \
-        --sweep out_f=3584 --sweep in_f=18944 --append
-      step profile-wq h profile weight_quant_fused --sweep out_f=18944
-      step pytest-fused python3 -m pytest -m gpu -rP -p no:cacheprovider tests/test_gpu.py \
-        -k "fused or graph or workspace"
-      step bench-ap h bench activation_path --k 4 --budget 0.5 \
-        --sweep batch=1,8,64,1024,16384,65536
-      step sanitize-v4 h sanitize activation_fused weight_quant_fused \
-        --out statistics/h200/sanitizer-v4.csv
-      step tune-wq-more h bench weight_quant_fused --budget 0.3 --sweep out_f=3584,18944 \
-        --sweep in_f=3584 --define ITERS=16,32 --define UNROLL=1 \
-        --out statistics/h200/tuning --append
-      step tune-fused-more h bench activation_fused --variant unidirectional --k 4 \
-        --budget 0.3 --sweep batch=16384 --define STATS_BLOCKS=16384 \
-        --out statistics/h200/tuning --append
-      ;;
-    v5)  # issue 6, v5: division-free pass 1 (and load hints) validated, tuned, measured
-      step validate-v5 h validate activation_fused weight_quant_fused activation_path --record
-      step tune-fused h bench activation_fused --variant unidirectional --k 4 --budget 0.3 \
-        --sweep batch=16384 --define STATS_MINB=1,4 --define PREFETCH=0,1 \
-        --out statistics/h200/tuning --append
-      step tune-fused-ef h bench activation_fused --variant unidirectional --k 4 \
-        --budget 0.3 --sweep batch=16384 --define EVICT_FIRST=1 \
-        --out statistics/h200/tuning --append
-      step tune-wq-ef h bench weight_quant_fused --budget 0.3 --sweep out_f=3584,18944 \
-        --sweep in_f=3584 --define EVICT_FIRST=0,1 --out statistics/h200/tuning --append
-      step bench-fused h bench activation_fused --variant unidirectional \
-        --variant packed_unidirectional --k 4 --budget 0.5 --sweep batch=1,1024,65536 \
-        --out statistics/h200/v5
-      step profile-fused h profile activation_fused --batch 65536 --k 4
-      ;;
-    final-v5)  # issue 6 at v5: the committed sweep beside the peers, pipeline, sanitizer
-      fused_beside_peers
-      step bench-ap h bench activation_path --k 4 --budget 0.5 \
-        --sweep batch=1,8,64,1024,16384,65536
-      step sanitize-fused h sanitize activation_fused weight_quant_fused \
-        --out statistics/h200/sanitizer-fused.csv
-      step profile-wq h profile weight_quant_fused --sweep out_f=18944
-      ;;
-    review)  # after a no-op refactor (same PTX, new source hash): validate, run the pipelines
-      step validate-review h validate activation_fused weight_quant_fused activation_path \
-        spike_quant_gemm --record
-      step run-review h run --repeats 3 --batch 1024
-      step pytest-pipelines python3 -m pytest -m gpu -rP -p no:cacheprovider tests \
-        -k "pipeline or fused or workspace"
-      ;;
-    regress)  # pytest-benchmark: a saved baseline, then a compare run that fails on >10 %
-      step bench-save python3 -m pytest -m gpu -p no:cacheprovider tests/bench \
-        --benchmark-enable --benchmark-autosave --benchmark-storage="file://$out/pb"
-      step bench-compare python3 -m pytest -m gpu -p no:cacheprovider tests/bench \
-        --benchmark-enable --benchmark-storage="file://$out/pb" --benchmark-compare \
-        --benchmark-compare-fail=median:10%
-      tar czf "$out/pytest-benchmark.tgz" -C "$out" pb && rm -rf "$out/pb"
-      ;;
-    sanitize)  # compute-sanitizer's four tools over every stage and variant, odd shapes
-      step sanitize h sanitize
-      ;;
-    ncu-sample)  # raw ncu CSV of a few dynamic_spikes launches: the parser's test fixture
-      step ncu-sample ncu --clock-control none --csv --page raw --launch-skip 3 \
-        --launch-count 3 -k regex:dynamic_spikes \
-        --metrics gpu__time_duration.sum,dram__throughput.avg.pct_of_peak_sustained_elapsed,sm__warps_active.avg.pct_of_peak_sustained_active,launch__registers_per_thread,lts__t_sector_hit_rate.pct \
-        python3 -m harness bench dynamic_spikes --sweep batch=16384 --budget 0.05 \
-        --no-verify --out /tmp/ncu-bench
-      ;;
-    *) echo "unknown phase $phase"; status=1 ;;
+cd "$(dirname "$0")/.." || exit 2
+root=$PWD
+phases=(validate test sweep peers profile sanitize regress tune)
+usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
+case " $* " in *" -h "* | *" --help "*) usage; exit 0 ;; esac
+asked=("$@")
+[ ${#asked[@]} -gt 0 ] || asked=(validate test regress)
+for p in "${asked[@]}"; do
+  case " ${phases[*]} " in
+    *" $p "*) ;;
+    *) echo "gpu-check: unknown phase '$p' (phases: ${phases[*]})" >&2; exit 2 ;;
   esac
 done
-tar czf "$out/results.tgz" statistics
-tar czf "$out/logs.tgz" -C "$out" logs && rm -rf "$out/logs"
-echo "gpu-check: exit $status"
+
+out=${OUT:-$root/gpu-out}
+budget=${BUDGET:-0.5}
+read -r -a sweep_specs <<< "${SWEEP:-}"
+read -r -a peer_specs <<< "${PEER_SWEEP:-batch=1,1024,16384,65536 out_f=3584,18944}"
+profile_batch=${PROFILE_BATCH:-16384}
+work=$(mktemp -d)
+logs=$work/logs
+mkdir -p "$out" "$logs"
+: > "$out/summary.txt"
+export PYTHONUNBUFFERED=1
+if compgen -G ".whl/*.whl" >/dev/null; then
+  python3 -m pip install -q --no-index --no-deps --upgrade --target /tmp/site .whl/*.whl \
+    || exit 1
+  export PYTHONPATH=/tmp/site:$root
+fi
+
+h() { python3 -m harness "$@"; }
+pack() {  # everything so far into $OUT
+  tar czf "$out/results.tgz" -C "$root" statistics
+  tar czf "$out/logs.tgz" -C "$work" logs
+}
+status=0
+n=0
+step() {  # step NAME CMD...: run it, log it, note its exit status, pack
+  local name=$1 log rc start=$SECONDS
+  shift
+  n=$((n + 1))
+  log=$logs/$(printf '%02d' "$n")-$name.log
+  echo "=== $name: $*"
+  "$@" < /dev/null 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  echo "=== $name: exit $rc"
+  printf '%-44s exit %-3s %5ss  %s\n' "$name" "$rc" "$((SECONDS - start))" "$*" \
+    >> "$out/summary.txt"
+  [ "$rc" -eq 0 ] || status=1
+  pack
+}
+note() {  # note NAME WHAT: a line in the summary, no failure
+  echo "=== $1: $2"
+  printf '%-44s %s\n' "$1" "$2" >> "$out/summary.txt"
+}
+skip() {  # skip NAME WHY: a step that could not run counts as failed
+  echo "=== $1: not run: $2"
+  printf '%-44s not run: %s\n' "$1" "$2" >> "$out/summary.txt"
+  status=1
+}
+found() {  # found pipelines | found variants: what the harness discovers, one a line
+  # (a variant as "STAGE VARIANT AXES", its stage's axes joined by commas)
+  python3 - "$1" <<'EOF'
+import sys
+
+from harness.contract.registry import discover
+
+reg = discover()
+if sys.argv[1] == "pipelines":
+    print(*sorted(reg.pipelines), sep="\n")
+else:
+    print(*(f"{n} {v.name} {','.join(a.name for a in s.axes)}"
+            for n, s in sorted(reg.stages.items()) for v in s.variants), sep="\n")
+EOF
+}
+calibrated=0
+calibrate() {  # once a run: the peak that a row's % of peak refers to
+  [ "$calibrated" -eq 1 ] || step calibrate h calibrate
+  calibrated=1
+}
+sweep_args() {  # sweep_args SPEC...: one --sweep a spec
+  local s
+  for s in "$@"; do printf -- '--sweep\n%s\n' "$s"; done
+}
+
+{ nvidia-smi; python3 --version; command -v ncu compute-sanitizer nvcc
+  echo "HARNESS_GIT_SHA=${HARNESS_GIT_SHA:-}"; } > "$logs/env.log" 2>&1
+if ! stats=$(h where); then
+  echo "gpu-check: \`harness where\` failed (above): no GPU folder to work in" \
+    | tee -a "$out/summary.txt" >&2
+  pack
+  exit 1
+fi
+echo "=== the GPU's folder: $stats"
+baseline=$work/baseline  # the rows regress compares against, before any phase wrote
+if [ -d "$stats" ]; then cp -a "$stats" "$baseline"; fi
+
+for phase in "${asked[@]}"; do
+  case $phase in
+    validate)
+      step validate h validate --record
+      ;;
+    test)
+      step test python3 -m pytest -m gpu -rP -p no:cacheprovider tests
+      step test-run h run --repeats 3 --batch 1024
+      ;;
+    sweep)
+      calibrate
+      mapfile -t args < <(sweep_args "${sweep_specs[@]}")
+      step sweep-stages h bench --budget "$budget" "${args[@]}"
+      mapfile -t pipes < <(found pipelines)
+      if [ ${#pipes[@]} -gt 0 ]; then
+        step sweep-pipelines h bench --budget "$budget" "${pipes[@]}"
+      fi
+      ;;
+    peers)
+      calibrate
+      mapfile -t args < <(sweep_args "${peer_specs[@]}")
+      step peers h bench --peers all --budget "$budget" "${args[@]}"
+      step peers-graph h bench --peers all --graph --budget "$budget" --sweep batch=1,8,64 \
+        --append
+      ;;
+    profile)
+      while read -r stage variant axes; do
+        batch=()
+        case ",$axes," in *,batch,*) batch=(--batch "$profile_batch") ;; esac
+        step "profile-$stage-$variant" h profile "$stage" --variant "$variant" "${batch[@]}"
+      done < <(found variants)
+      ;;
+    sanitize)
+      step sanitize h sanitize
+      ;;
+    regress)
+      if [ ! -d "$baseline" ]; then
+        skip regress "no rows in $stats to compare against"
+        continue
+      fi
+      fresh=$logs/regress
+      step regress-measure python3 -m harness.tools.replay "$baseline" "$fresh"
+      for f in "$fresh"/*.csv; do
+        name=$(basename "$f" .csv)
+        if [ -e "$baseline/$name.csv" ]; then
+          step "regress-$name" h compare "$baseline/$name.csv" "$f"
+        elif [ -e "$f" ]; then
+          note "regress-$name" "new: no committed rows to compare against"
+        fi
+      done
+      # pytest-benchmark keeps a baseline per machine id and, finding none, compares
+      # nothing and passes: look for this Python's first. (Its storage is read in place,
+      # inside the checkout: pytest-benchmark names it relative to the working folder.)
+      machine=$(python3 -c 'import platform as p
+print(p.system(), p.python_implementation(), ".".join(p.python_version_tuple()[:2]),
+      p.architecture()[0], sep="-")')
+      if compgen -G "$stats/pytest-benchmark/$machine/*.json" >/dev/null; then
+        step regress-benchmarks python3 -m pytest -m gpu -p no:cacheprovider tests/bench \
+          --benchmark-enable --benchmark-storage="file://$stats/pytest-benchmark" \
+          --benchmark-compare --benchmark-compare-fail=median:10% \
+          --benchmark-json="$logs/pytest-benchmark.json"
+      else
+        skip regress-benchmarks "no pytest-benchmark baseline for $machine in $stats"
+      fi
+      ;;
+    tune)
+      if [ ! -d "$stats/tuning" ]; then
+        skip tune "no tuning sweeps in $stats/tuning to measure again"
+        continue
+      fi
+      tuned=$work/tuning
+      step tune python3 -m harness.tools.replay "$stats/tuning" "$tuned"
+      if compgen -G "$tuned/*.csv" >/dev/null; then
+        cp "$tuned"/*.csv "$stats/tuning/"
+        pack
+      fi
+      ;;
+  esac
+done
+pack
+rm -rf "$work"
+echo "gpu-check: exit $status (steps in $out/summary.txt)"
 exit $status

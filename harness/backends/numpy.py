@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from harness.contract.backend import RunResult
-from harness.contract.stage import Point, Stage, Variant
+from harness.contract.stage import Pipeline, Point, Stage, Variant
 from harness.contract.timing import Timing, TimingConfig, measure
 from harness.errors import HarnessError
 
@@ -26,7 +26,7 @@ class NumpyRunner:
     def run(self, stage: Stage, variant: Variant, inputs: Mapping[str, np.ndarray],
             point: Point) -> RunResult:
         """The reference's outputs, cast to the declared output types."""
-        ref = stage.reference(inputs, point, variant, None)
+        ref = stage.expected(inputs, point, variant)
         specs = stage.outputs(point)
         return RunResult({k: np.asarray(ref[k]).astype(specs[k][1]) for k in specs},
                          {k: v for k, v in inputs.items()})
@@ -36,11 +36,11 @@ class NumpyRunner:
         """Time the reference with ``perf_counter`` (warm-up calls outside the samples)."""
         result = self.run(stage, variant, inputs, point)
         for _ in range(cfg.warmup):
-            stage.reference(inputs, point, variant, None)
+            stage.expected(inputs, point, variant)
 
         def sample() -> float:
             t0 = time.perf_counter()
-            stage.reference(inputs, point, variant, None)
+            stage.expected(inputs, point, variant)
             return (time.perf_counter() - t0) * 1e6
 
         return result, measure(sample, cfg)
@@ -49,8 +49,10 @@ class NumpyRunner:
         """Host memory exhaustion."""
         return isinstance(exc, MemoryError)
 
-    def pipeline(self, pipe: Any, stages: Any, inputs: Any, point: Any, repeats: int,
-                 cold: bool, warmup: int = 1) -> Any:
+    def pipeline(self, pipe: Pipeline, stages: Mapping[str, Stage],
+                 inputs: Mapping[str, np.ndarray], point: Point, repeats: int, cold: bool,
+                 warmup: int = 1) -> tuple[dict[str, np.ndarray], dict[str, Any],
+                                           dict[str, list[float]]]:
         """Pipelines are streams of CUDA kernels: only the pycuda backend runs them."""
         raise HarnessError(f"{pipe.name} is a pipeline of GPU streams: only the pycuda "
                            f"backend runs it, not {self.backend}")

@@ -12,14 +12,17 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from harness.contract.backend import RunResult
-from harness.contract.stage import Point, Stage, Variant
+from harness.contract.stage import Pipeline, Point, Stage, Variant
 from harness.contract.timing import Timing, TimingConfig, measure
 from harness.errors import HarnessError
+
+if TYPE_CHECKING:
+    from harness.backends.pycuda.runner import GpuRunner
 
 BACKENDS = ("torch", "torch_compile")
 
@@ -37,7 +40,7 @@ class TorchRunner:
     """A peer backend: ``torch`` (eager) or ``torch_compile``, on a GpuRunner's stream or,
     with ``gpu=None``, on the CPU."""
 
-    def __init__(self, backend: str, gpu: Any = None) -> None:
+    def __init__(self, backend: str, gpu: GpuRunner | None = None) -> None:
         if backend not in BACKENDS:
             raise HarnessError(f"unknown peer {backend!r} (known: {', '.join(BACKENDS)})")
         self.backend = backend
@@ -110,7 +113,7 @@ class TorchRunner:
                 fn(tins)
             self.gpu.stream.synchronize()
             replay = self._graph(fn, tins) if cfg.graph else None
-            timing = measure(self.gpu._sampler(replay or (lambda: fn(tins)), cfg.cold), cfg)
+            timing = measure(self.gpu.sampler(replay or (lambda: fn(tins)), cfg.cold), cfg)
         return result, dataclasses.replace(timing, launch="graph" if replay else "stream")
 
     def _graph(self, fn: Any, tins: Mapping[str, Any]) -> Any:
@@ -133,8 +136,10 @@ class TorchRunner:
         return isinstance(exc, self.torch.cuda.OutOfMemoryError) or \
             "out of memory" in str(exc).lower()
 
-    def pipeline(self, pipe: Any, stages: Any, inputs: Any, point: Any, repeats: int,
-                 cold: bool, warmup: int = 1) -> Any:
+    def pipeline(self, pipe: Pipeline, stages: Mapping[str, Stage],
+                 inputs: Mapping[str, np.ndarray], point: Point, repeats: int, cold: bool,
+                 warmup: int = 1) -> tuple[dict[str, np.ndarray], dict[str, Any],
+                                           dict[str, list[float]]]:
         """Pipelines are streams of CUDA kernels: only the pycuda backend runs them."""
         raise HarnessError(f"{pipe.name} is a pipeline of GPU streams: only the pycuda "
                            f"backend runs it, not {self.backend}")

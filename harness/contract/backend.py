@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -27,6 +27,7 @@ class RunResult:
     guard_damage: dict[str, int] = field(default_factory=dict)
 
 
+@runtime_checkable
 class Backend(Protocol):
     """Runs and times stages on host inputs; ``backend`` is the name its CSV rows carry."""
 

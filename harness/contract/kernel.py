@@ -1,8 +1,10 @@
-"""Kernel sources, their hashes, and compilation (nvcc report on the CPU, PyCUDA on the GPU).
+"""Kernel sources, their hashes, and nvcc options and reports (compiling into PyCUDA modules
+is the pycuda backend's job: ``harness.backends.pycuda.compile``).
 
 The kernel hash covers the ``.cu`` file, every header it includes (recursively, from the
-kernel's folder and ``kernels/common``) and the variant's ``-D`` options: what the validation
-ledger records and ``harness ledger --check`` recomputes.
+kernel's folder and ``kernels/common``) and the build's options (``-DBLOCK`` and the
+variant's ``-D`` defines): what the validation ledger records and ``harness ledger --check``
+recomputes.
 """
 
 from __future__ import annotations
@@ -14,7 +16,6 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from harness import paths
 from harness.contract.stage import Stage, Variant
@@ -29,7 +30,7 @@ def kernel_path(stage: Stage) -> Path:
     """The stage's ``.cu`` file."""
     if stage.kernel_dir is None:
         raise HarnessError(f"stage {stage.name} has no kernel_dir (not loaded by the registry)")
-    return Path(stage.kernel_dir) / stage.kernel
+    return Path(stage.kernel_dir) / stage.kernel_file
 
 
 def include_dirs(stage: Stage) -> list[Path]:
@@ -59,18 +60,72 @@ def kernel_sources(stage: Stage) -> dict[Path, bytes]:
     return seen
 
 
+_COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
+_BOUNDS = re.compile(r"__launch_bounds__\s*\([^)]*\)")
+#: ``extern "C" __global__ void [ATTRIBUTES] name(``: an entry function, the extern on it.
+_EXTERN_ENTRY = re.compile(r'extern\s+"C"\s+__global__\s+void\s+(?:\w+\s+)*?(\w+)\s*\(')
+#: ``__global__ void [ATTRIBUTES] name(``, for the kernels inside an ``extern "C" { }`` block.
+_ENTRY = re.compile(r"__global__\s+void\s+(?:\w+\s+)*?(\w+)\s*\(")
+_EXTERN_BLOCK = re.compile(r'extern\s+"C"\s*\{')
+
+
+def _entry_functions(text: str) -> set[str]:
+    """The ``extern "C"`` kernels a source defines (comments and launch bounds ignored)."""
+    code = _BOUNDS.sub(" ", _COMMENT.sub(" ", text))
+    names = set(_EXTERN_ENTRY.findall(code))
+    for m in _EXTERN_BLOCK.finditer(code):
+        depth, end = 0, len(code)
+        for i in range(m.end() - 1, len(code)):
+            depth += {"{": 1, "}": -1}.get(code[i], 0)
+            if depth == 0:
+                end = i
+                break
+        names.update(_ENTRY.findall(code, m.end(), end))
+    return names
+
+
+def entry_functions(stage: Stage) -> set[str]:
+    """Every ``extern "C"`` kernel in the stage's ``.cu`` file and the headers it includes:
+    the names a launch can look up in the compiled module."""
+    names: set[str] = set()
+    for text in kernel_sources(stage).values():
+        names |= _entry_functions(text.decode("utf-8", "replace"))
+    return names
+
+
+def missing_entry_points(stage: Stage) -> list[str]:
+    """The declared ``entry_points`` that no ``extern "C"`` kernel of the sources defines."""
+    found = entry_functions(stage)
+    return [e for e in stage.entry_points if e not in found]
+
+
+def defines(stage: Stage, variant: Variant) -> list[str]:
+    """The ``-D`` options of a build: ``-DBLOCK=<stage.block>`` (unless the variant defines
+    BLOCK itself, as a tuning sweep's ``--define BLOCK=...`` does), then the variant's."""
+    own = variant.options()
+    if any(name == "BLOCK" for name, _ in variant.defines):
+        return own
+    return [f"-DBLOCK={stage.block}", *own]
+
+
+def compile_flags(stage: Stage, variant: Variant) -> list[str]:
+    """The options that shape the generated code (base options and defines): what every
+    compilation passes and the kernel hash covers."""
+    return [*BASE_OPTIONS, *defines(stage, variant)]
+
+
 def kernel_hash(stage: Stage, variant: Variant) -> str:
-    """16 hex digits over the sources (by file name) and the variant's options."""
+    """16 hex digits over the sources (by file name) and the build's compile flags."""
     h = hashlib.sha256()
     for path, text in sorted(kernel_sources(stage).items(), key=lambda kv: kv[0].name):
         h.update(path.name.encode() + b"\0" + text + b"\0")
-    h.update(" ".join([*BASE_OPTIONS, *variant.options()]).encode())
+    h.update(" ".join(compile_flags(stage, variant)).encode())
     return h.hexdigest()[:16]
 
 
 def options(stage: Stage, variant: Variant) -> list[str]:
-    """nvcc options for a variant (defines and include folders), the arch excepted."""
-    return [*BASE_OPTIONS, *variant.options(), *(f"-I{d}" for d in include_dirs(stage))]
+    """nvcc options for a variant (compile flags and include folders), the arch excepted."""
+    return [*compile_flags(stage, variant), *(f"-I{d}" for d in include_dirs(stage))]
 
 
 @dataclass(frozen=True)
@@ -126,20 +181,3 @@ def nvcc_report(stage: Stage, variant: Variant, arch: str = "sm_90",
                            f"{proc.returncode})", detail=log)
     return parse_ptxas(log)
 
-
-def compile_module(stage: Stage, variant: Variant, arch: str) -> Any:
-    """Build the kernel with PyCUDA's SourceModule in the current context.
-
-    Needs a context (``harness.backends.pycuda.context``); raises CompileError with the nvcc log on failure.
-    """
-    from pycuda import driver
-    from pycuda.compiler import SourceModule
-
-    src = kernel_path(stage).read_text()
-    opts = [*BASE_OPTIONS, *variant.options()]
-    try:
-        return SourceModule(src, options=opts, arch=arch, no_extern_c=True,
-                            include_dirs=[str(d) for d in include_dirs(stage)])
-    except driver.CompileError as exc:
-        raise CompileError(f"{stage.name} [{variant.name}] does not compile",
-                           detail=str(getattr(exc, "stderr", "") or exc)) from exc

@@ -1,9 +1,9 @@
 """Plugin discovery: scan ``plugins/`` and the ``harness.stages`` entry-point group.
 
 Nothing is registered by import side effects: a plugin module only declares ``STAGE``.
-A broken plugin (import error, missing or malformed ``STAGE``, missing kernel file,
-duplicate name) becomes a :class:`PluginProblem` naming it, and every other plugin still
-loads.
+A broken plugin (import error, missing or malformed ``STAGE``, missing kernel file, an entry
+point its kernel does not define, duplicate name) becomes a :class:`PluginProblem` naming
+it, and every other plugin still loads.
 """
 
 from __future__ import annotations
@@ -18,7 +18,9 @@ from importlib import metadata
 from pathlib import Path
 
 from harness import paths
-from harness.contract.stage import Pipeline, Stage, check_stage
+from harness.contract.checks import check_stage
+from harness.contract.kernel import missing_entry_points
+from harness.contract.stage import Pipeline, Stage
 from harness.errors import BadInput, PluginError
 
 ENTRY_POINT_GROUP = "harness.stages"
@@ -65,6 +67,12 @@ class Registry:
                            "`harness bench` with it alone")
         known = ", ".join(sorted(self.stages)) or "none"
         raise BadInput(f"unknown stage {name!r} (known: {known})")
+
+    def describe(self) -> str:
+        """Every stage's and pipeline's description and help texts, by name (``harness
+        list --verbose``)."""
+        found: dict[str, Stage | Pipeline] = {**self.stages, **self.pipelines}
+        return "\n".join(found[n].describe() for n in sorted(found))
 
     def select(self, names: Sequence[str] | None) -> list[Stage]:
         """The named stages in the order given, or every stage (sorted) when none is named."""
@@ -119,9 +127,15 @@ def _finish(stage: object, name: str, source: str, default_kernels: Path | None,
                 name, source, "entry-point plugins must set kernel_dir"))
             return
         stage = dataclasses.replace(stage, kernel_dir=default_kernels)
-    kpath = Path(stage.kernel_dir) / stage.kernel
+    kpath = Path(stage.kernel_dir) / stage.kernel_file
     if not kpath.is_file():
         reg.problems.append(PluginProblem(name, source, f"kernel file {kpath} not found"))
+        return
+    missing = missing_entry_points(stage)
+    if missing:
+        reg.problems.append(PluginProblem(
+            name, source, f"entry point(s) {', '.join(missing)} not defined as extern \"C\" "
+            f"kernels in {kpath.name} or the headers it includes"))
         return
     reg._add(stage, source)
 

@@ -2,14 +2,22 @@
 
 A plugin module ``plugins/<name>.py`` exports ``STAGE = Stage(...)`` and nothing else needs
 to know about it: the registry finds it by scanning the folder (or the ``harness.stages``
-entry-point group), the harness compiles ``kernels/<name>.cu`` with the declared ``-D``
-defines, launches it through :class:`Launcher`, and judges its outputs with the declared
-tolerances against the NumPy reference.
+entry-point group), the harness compiles ``kernels/<name>.cu`` with ``-DBLOCK=<block>`` and
+the variant's ``-D`` defines, calls the stage's ``enqueue`` with a :class:`Launcher` that
+launches the compiled kernels, and judges the outputs with the declared tolerances against
+the NumPy reference.
+
+Words, each with one meaning here: to *launch* is to start one kernel on the GPU (what a
+:class:`Launcher` does); to *enqueue* is to put one run of a stage on a stream, by launching
+its kernels in order (what a stage's ``enqueue`` does); a *family* is a kind of input data,
+declared by the plugin's domain; a *seed* is a random seed (and *the seed program* the
+program whose pipeline a plugin may reproduce, as ``seed_summaries`` says).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import inspect
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -21,8 +29,10 @@ from harness.contract.tolerance import Tolerance
 #: A point of the parameter space: axis name -> value (batch, in_f, k, ...).
 Point = Mapping[str, Any]
 
-#: The input families every stage accepts by default (SPEC.md, validation rules).
-FAMILIES: tuple[str, ...] = ("normal", "llm", "seed", "edge")
+#: Threads per block a stage's kernel is compiled for (``-DBLOCK``) unless it says otherwise.
+DEFAULT_BLOCK = 256
+#: The largest block CUDA launches.
+MAX_BLOCK = 1024
 
 
 @dataclass(frozen=True)
@@ -69,31 +79,51 @@ class Variant:
 
 
 class Launcher(Protocol):
-    """What a plugin's ``launch`` gets: calls a kernel of its compiled module on the stream.
+    """What a stage's ``enqueue`` gets: launches a kernel of its compiled module on the
+    run's stream.
 
-    ``launcher("name", grid, block, *args)`` launches ``extern "C"`` function ``name``;
+    ``launch("name", grid, block, *args)`` launches ``extern "C"`` function ``name``;
     device buffers are passed as they come in ``bufs``, scalars as NumPy scalars
     (``np.int32(B)``, ``np.float32(k)``), whose types fix the launch signature.
+    ``launch.block`` is the threads per block the module was compiled for (``-DBLOCK``):
+    the block of every kernel that takes the harness's block size.
     """
+
+    block: int
 
     def __call__(self, name: str, grid: tuple[int, ...], block: tuple[int, ...], *args: Any,
                  shared: int = 0) -> None: ...
 
 
 MakeInputs = Callable[[np.random.Generator, str, Point], dict[str, np.ndarray]]
-Reference = Callable[
-    [Mapping[str, np.ndarray], Point, Variant, Mapping[str, np.ndarray] | None],
-    dict[str, np.ndarray],
-]
-Launch = Callable[[Launcher, Mapping[str, Any], Point, Variant], None]
+#: ``reference(inputs, point, variant, given=None)``; most references leave ``given`` out.
+Reference = Callable[..., dict[str, np.ndarray]]
+Enqueue = Callable[[Launcher, Mapping[str, Any], Point, Variant], None]
 OutputSpecs = Callable[[Point], dict[str, tuple[tuple[int, ...], np.dtype]]]
+
+
+def positional_arity(fn: Callable[..., Any]) -> int:
+    """How many positional arguments ``fn`` takes (a large number for ``*args`` or a
+    callable without a signature)."""
+    try:
+        params = inspect.signature(fn).parameters.values()
+    except (TypeError, ValueError):
+        return 99
+    kinds = [p.kind for p in params]
+    if inspect.Parameter.VAR_POSITIONAL in kinds:
+        return 99
+    positional = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    return sum(k in positional for k in kinds)
 
 
 class _Parametrised:
     """Axis, variant and point look-ups shared by stages and pipelines."""
 
+    name: str
+    description: str
     axes: tuple[Axis, ...]
     variants: tuple[Variant, ...]
+    families: tuple[str, ...]
 
     def axis(self, name: str) -> Axis:
         """The axis called ``name``; KeyError when there is none."""
@@ -118,37 +148,59 @@ class _Parametrised:
             raise KeyError(", ".join(sorted(unknown)))
         return {a.name: values.get(a.name, a.default) for a in self.axes}
 
+    def describe(self) -> str:
+        """The description, then the variants' and axes' help texts, a line each."""
+        lines = [f"{self.name}: {self.description or '(no description)'}", *self._details()]
+        lines += [f"  variant {v.name}" + (f": {v.help}" if v.help else "")
+                  for v in self.variants]
+        lines += [f"  axis {a.name} = {a.default}" + (f": {a.help}" if a.help else "")
+                  for a in self.axes]
+        lines.append(f"  families: {', '.join(self.families)}")
+        return "\n".join(lines)
+
+    def _details(self) -> list[str]:
+        return []
+
 
 @dataclass(frozen=True)
 class Stage(_Parametrised):
     """Everything the harness needs to validate, time and profile one kernel stage.
 
-    ``reference(inputs, point, variant, given)`` returns the expected outputs. ``given`` is
-    the kernel's own outputs (or None): SPEC.md judges integer outputs on the kernel's own
-    float intermediates (``vth``), so a reference may take those from ``given``.
+    The kernel is ``<name>.cu`` in ``kernel_dir``, compiled with ``-DBLOCK=<block>`` (a
+    variant's own ``BLOCK`` define wins) and the variant's defines. ``enqueue(launch, bufs,
+    point, variant)`` launches its kernels for one run. ``reference(inputs, point, variant,
+    given=None)`` returns the expected outputs; ``given`` is the kernel's own outputs, for a
+    reference that judges on the kernel's own intermediates (the spike stages judge integer
+    outputs on the kernel's float32 ``vth``, as SPEC.md says); one that needs nothing of
+    them leaves it out.
     """
 
     name: str
-    kernel: str
     entry_points: tuple[str, ...]
     axes: tuple[Axis, ...]
+    #: The input families the stage is validated on (the plugin's domain declares them).
+    families: tuple[str, ...]
     make_inputs: MakeInputs
     outputs: OutputSpecs
     reference: Reference
-    launch: Launch
+    enqueue: Enqueue
     bytes_moved: Callable[[Point], int]
     flops: Callable[[Point], int]
     tolerances: Mapping[str, Tolerance]
     cases: tuple[Mapping[str, Any], ...]
     default_sweep: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
     variants: tuple[Variant, ...] = (Variant("default"),)
-    families: tuple[str, ...] = FAMILIES
-    #: Inputs the kernel is allowed to overwrite; any other must survive the launch.
+    #: Threads per block: passed to the kernel as ``-DBLOCK`` and to ``enqueue`` as
+    #: ``launch.block``, so kernel and launch agree.
+    block: int = DEFAULT_BLOCK
+    #: Inputs the kernel is allowed to overwrite; any other must survive the run.
     mutates: tuple[str, ...] = ()
     #: In-place outputs: output name -> the input whose buffer the kernel writes it into.
     inplace: Mapping[str, str] = field(default_factory=dict)
+    #: One line for ``harness list --verbose``.
     description: str = ""
-    #: Folder of ``kernel``; None means the built-in ``kernels/``. Entry-point plugins set it.
+    #: Folder of the kernel file; None means the built-in ``kernels/``. Entry-point plugins
+    #: set it.
     kernel_dir: Path | None = None
     #: Stage-specific bad input: ``check_inputs(inputs, point)`` returns why, or None.
     check_inputs: Callable[[Mapping[str, np.ndarray], Point], str | None] | None = None
@@ -165,18 +217,46 @@ class Stage(_Parametrised):
     #: allocated beside the outputs and passed in ``bufs``, never read back or judged.
     workspace: OutputSpecs | None = None
 
+    def __post_init__(self) -> None:
+        # Whether ``reference`` takes ``given``: found once here, not on every call (the
+        # numpy backend times the reference itself).
+        object.__setattr__(self, "_takes_given",
+                           callable(self.reference) and positional_arity(self.reference) >= 4)
+
+    def _details(self) -> list[str]:
+        return [f"  kernel {self.kernel_file} ({', '.join(self.entry_points)}), "
+                f"block {self.block}"]
+
+    @property
+    def kernel_file(self) -> str:
+        """The kernel's file name: the stage's name, ``.cu``."""
+        return f"{self.name}.cu"
+
+    def block_for(self, variant: Variant) -> int:
+        """Threads per block of a variant's build: its ``BLOCK`` define (a tuning sweep's
+        ``--define BLOCK=...``), else the stage's ``block``."""
+        return int(dict(variant.defines).get("BLOCK", self.block))
+
+    def expected(self, inputs: Mapping[str, np.ndarray], point: Point, variant: Variant,
+                 given: Mapping[str, np.ndarray] | None = None) -> dict[str, np.ndarray]:
+        """The reference outputs; ``given`` (the kernel's own outputs) is passed on only to
+        a reference that takes it."""
+        if self._takes_given:  # type: ignore[attr-defined]
+            return self.reference(inputs, point, variant, given)
+        return self.reference(inputs, point, variant)
+
     def may_mutate(self, name: str) -> bool:
         """Whether the kernel may overwrite input ``name``."""
         return name in self.mutates or name in self.inplace.values()
 
 
 def workspace(stage: Stage, point: Point) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
-    """The scratch buffers a stage's launch at ``point`` needs (none when it declares none)."""
+    """The scratch buffers a run of the stage at ``point`` needs (none when it declares none)."""
     return dict(stage.workspace(point)) if stage.workspace is not None else {}
 
 
 class PipelineContext(Protocol):
-    """What a pipeline's ``run`` gets: stage launchers on two streams, events, buffers.
+    """What a pipeline's ``run`` gets: its steps' launchers on two streams, events, buffers.
 
     Stream 0 carries the activation path, stream 1 the weight path. ``mark`` records a
     named event on a stream and ``wait`` makes a stream wait for one; ``read`` copies a
@@ -188,7 +268,7 @@ class PipelineContext(Protocol):
 
     def step(self, stage: str, variant: str, stream: int, bufs: Mapping[str, Any],
              **values: Any) -> None:
-        """Launch a stage through its own plugin's ``launch``, at the point of ``values``
+        """Enqueue a stage through its own plugin's ``enqueue``, at the point of ``values``
         (those that are axes of the stage), on a stream."""
 
     def alloc(self, shape: tuple[int, ...], dtype: Any) -> Any: ...
@@ -213,12 +293,15 @@ class PipelineTrace:
 @dataclass(frozen=True)
 class Pipeline(_Parametrised):
     """Several stages' kernels composed on two streams (``plugins/<name>.py``, no kernel of
-    its own). ``check(inputs, point, outputs, host)`` judges a run's outputs against the
-    chained references and returns one Comparison per property."""
+    its own). ``run(ctx, bufs, point)`` enqueues one run of it; ``check(inputs, point,
+    outputs, host)`` judges a run's outputs against the chained references and returns one
+    Comparison per property."""
 
     name: str
     steps: tuple[str, ...]
     axes: tuple[Axis, ...]
+    #: The input families the pipeline is validated on (the plugin's domain declares them).
+    families: tuple[str, ...]
     make_inputs: MakeInputs
     run: Callable[[PipelineContext, Mapping[str, Any], Point], PipelineTrace]
     check: Callable[..., list[Any]]
@@ -227,12 +310,15 @@ class Pipeline(_Parametrised):
     flops: Callable[[Point], int]
     cases: tuple[Mapping[str, Any], ...]
     default_sweep: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)
-    families: tuple[str, ...] = FAMILIES
+    #: One line for ``harness list --verbose``.
     description: str = ""
     #: Variants pin an axis that ``run`` reads (``path=staged`` or ``fused``, say).
     variants: tuple[Variant, ...] = (Variant("default"),)
-    #: Whether a sweep also writes the seed's five batch-size summaries beside its CSV.
+    #: Whether a sweep also writes the seed program's five batch-size summaries beside its CSV.
     seed_summaries: bool = False
+
+    def _details(self) -> list[str]:
+        return [f"  steps {' -> '.join(self.steps)}"]
 
     def variant_of(self, point: Point) -> Variant:
         """The variant whose pinned axes the point has (the first one without pins
@@ -241,71 +327,3 @@ class Pipeline(_Parametrised):
             if v.pins and all(point.get(k) == val for k, val in v.pins):
                 return v
         return next((v for v in self.variants if not v.pins), self.variants[0])
-
-
-def check_pipeline(p: Pipeline, expected_name: str | None = None) -> list[str]:
-    """What is wrong with a declared pipeline (an empty list when nothing is)."""
-    problems = []
-    if expected_name is not None and p.name != expected_name:
-        problems.append(f"name {p.name!r} differs from the file stem {expected_name!r}")
-    for f in ("make_inputs", "run", "check", "reference", "bytes_moved", "flops"):
-        if not callable(getattr(p, f)):
-            problems.append(f"field {f} is not callable")
-    if not p.steps:
-        problems.append("no steps declared")
-    if not p.cases:
-        problems.append("no validation cases declared")
-    return problems
-
-
-#: Fields that must be callables, checked when a plugin is loaded.
-CALLABLE_FIELDS: Sequence[str] = (
-    "make_inputs", "outputs", "reference", "launch", "bytes_moved", "flops",
-)
-
-
-def check_stage(stage: object, expected_name: str | None = None) -> list[str]:
-    """What is wrong with a plugin's declared stage (an empty list when nothing is)."""
-    if isinstance(stage, Pipeline):
-        return check_pipeline(stage, expected_name)
-    if not isinstance(stage, Stage):
-        return [f"STAGE is a {type(stage).__name__}, not a harness.contract.stage.Stage"]
-    problems = []
-    if expected_name is not None and stage.name != expected_name:
-        problems.append(f"name {stage.name!r} differs from the file stem {expected_name!r}")
-    if Path(stage.kernel).stem != stage.name:
-        problems.append(f"kernel file {stage.kernel!r} is not named {stage.name}.cu")
-    for f in CALLABLE_FIELDS:
-        if not callable(getattr(stage, f)):
-            problems.append(f"field {f} is not callable")
-    if not stage.entry_points:
-        problems.append("no entry_points declared")
-    names = [a.name for a in stage.axes]
-    if len(set(names)) != len(names):
-        problems.append("duplicate axis names")
-    if not stage.cases:
-        problems.append("no validation cases declared")
-    if not stage.tolerances:
-        problems.append("no tolerances declared")
-    for out, tol in stage.tolerances.items():
-        if not getattr(tol, "reason", ""):
-            problems.append(f"tolerance of {out!r} gives no reason")
-    vnames = [v.name for v in stage.variants]
-    if not vnames or len(set(vnames)) != len(vnames):
-        problems.append("variants must be non-empty with unique names")
-    for key in stage.default_sweep:
-        if key not in names:
-            problems.append(f"default_sweep names unknown axis {key!r}")
-    for v in stage.variants:
-        for key, _ in v.pins:
-            if key not in names:
-                problems.append(f"variant {v.name} pins unknown axis {key!r}")
-    if stage.workspace is not None and stage.cases and callable(stage.outputs):
-        try:
-            p = stage.point(stage.variants[0], **stage.cases[0])
-            clash = set(stage.workspace(p)) & set(stage.outputs(p))
-        except Exception as exc:  # a declaration error, reported like the others
-            clash, problems = set(), [*problems, f"workspace of the first case: {exc}"]
-        if clash:
-            problems.append(f"workspace reuses output name(s) {', '.join(sorted(clash))}")
-    return problems

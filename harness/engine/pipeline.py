@@ -1,78 +1,39 @@
-"""Running, validating and timing pipelines (plugins that compose stages on two streams).
+"""Timing pipelines (plugins that compose stages on two streams), and ``harness run``.
 
-The GPU side lives in ``harness.backends.pycuda.runner.GpuRunner.pipeline``; this module turns runs into
-validation cases, repetitions into timings, and timings into the seed's report and CSV rows.
+A backend's pipeline run gives the time of every named interval per repetition; here those
+runs are sampled in chunks under the stages' own stopping rule (``contract.timing.measure``:
+until the ``total`` interval's noise meets the target, or the sample cap or the budget
+ends), and a run's timings become the seed's report.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator, Sequence
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from harness.contract.backend import Backend
-from harness.contract.stage import Pipeline, Point, Variant
-from harness.contract.timing import Timing, summarize
-from harness.engine.bench import RunMeta
-from harness.engine.validate import CaseResult, case_rng, nonfinite, point_rng
-from harness.results.rows import CsvWriter
-from harness.spikes.families import check_family
+from harness.contract.registry import Registry
+from harness.contract.stage import Pipeline, Point, Stage
+from harness.contract.timing import Timing, TimingConfig, measure, summarize
+from harness.engine import sweep
+from harness.engine.devices import open_gpu
+from harness.engine.targets import check_families, fixed_axes
+from harness.engine.validate import nonfinite
+from harness.errors import HarnessError, ValidationFailed
+from harness.results.pipeline_rows import LABELS
 
-#: Interval names a pipeline reports, in the seed's order, with the seed's labels.
-LABELS = {
-    "dynamic_spikes": "dynamic_spikes_kernel",
-    "encoding_kernels": "Spike Bitwise Encoding - Kernel Only",
-    "encoding_total": "Spike Bitwise Encoding - Total (host-side decision included)",
-    "weight_quant": "Weight Quantization",
-    "decode_reverse": "Spike Decode + Reverse",
-    "gemm": "GEMM",
-    "total": "End to end (both streams joined)",
-}
-
-COLUMNS = (
-    "stage", "backend", "variant", "batch", "in_f", "out_f", "mode", "family", "params", "status",
-    "reason", "verified", "l2", "planes", "samples",
-    *(f"{k}_us" for k in LABELS), *(f"{k}_noise_pct" for k in LABELS),
-    "encoding_share_pct", "weight_quant_share_pct", "gpu", "driver", "cuda", "git_sha",
-    "kernel_hashes", "timestamp", "command",
-)
-
-#: The seed's five batch-size summaries (benchmark/run_perf*.sh): file -> its columns.
-SEED_SUMMARIES: dict[str, tuple[str, ...]] = {
-    "seed_e2e": ("total_us", "total_noise_pct"),
-    "seed_dynamic_spikes": ("dynamic_spikes_us", "dynamic_spikes_noise_pct"),
-    "seed_spike_encoding": ("encoding_kernels_us", "encoding_kernels_noise_pct",
-                            "encoding_total_us", "encoding_total_noise_pct"),
-    "seed_spike_encoding_share": ("encoding_total_us", "total_us", "encoding_share_pct"),
-    "seed_weight_quant_share": ("weight_quant_us", "total_us", "weight_quant_share_pct"),
-}
-_KEYS = ("batch", "in_f", "out_f", "mode", "family", "status", "samples")
-_TAIL = ("gpu", "git_sha", "timestamp")
-
-
-def validate(pipe: Pipeline, stages: dict[str, Any], runner: Backend,
-             families: Sequence[str] | None = None, seeds: int = 3,
-             base_seed: int = 0, variants: Sequence[Variant] | None = None
-             ) -> Iterator[CaseResult]:
-    """Each case of each variant (default: all) on fresh inputs: one run, its outputs
-    judged by the pipeline's ``check``."""
-    fams = list(families) if families else list(pipe.families)
-    for variant in variants or pipe.variants:
-        for fam in fams:
-            for ci, case in enumerate(pipe.cases):
-                for si in range(seeds):
-                    point = pipe.point(variant, **case)
-                    rng = case_rng(base_seed, pipe.name, fam, ci, si)
-                    ins = pipe.make_inputs(rng, fam, point)
-                    outs, host, _ = runner.pipeline(pipe, stages, ins, point, repeats=0,
-                                                    cold=False, warmup=0)
-                    comps = pipe.check(ins, point, outs, host)
-                    yield CaseResult(pipe.name, variant.name, fam, si, dict(point),
-                                     tuple(comps))
+#: The interval whose noise decides when a pipeline has been sampled enough.
+TOTAL = "total"
+#: Warm-up runs before a pipeline's first chunk; later chunks follow the checked run that
+#: starts every chunk, and take one.
+FIRST_WARMUP, LATER_WARMUP = 2, 1
+#: The smallest chunk after the first (the stopping rule looks every 5 samples).
+MIN_CHUNK = 5
 
 
 @dataclass(frozen=True)
@@ -89,134 +50,119 @@ class PipelineTiming:
 
 
 @dataclass(frozen=True)
-class PipelineMeta:
-    """What a pipeline row records besides its timings: the run's provenance (the same
-    ``RunMeta`` stage rows carry), the hash of the stages' kernels, and the L2 state."""
+class PipelineRun:
+    """A sampled pipeline: the first run's outputs and host values, and the timings."""
 
-    run: RunMeta
-    kernel_hashes: str = ""
-    cold: bool = True
-
-
-def row(pipe: Pipeline, point: Point, family: str, timing: PipelineTiming | None,
-        meta: PipelineMeta, status: str = "ok", reason: str = "",
-        verified: str = "") -> dict[str, Any]:
-    """One CSV row of a pipeline point."""
-    params = {k: v for k, v in point.items() if k not in ("batch", "in_f", "out_f", "mode")}
-    r: dict[str, Any] = {
-        "stage": pipe.name, "backend": "pycuda", "variant": pipe.variant_of(point).name,
-        **{k: point.get(k, "") for k in ("batch", "in_f", "out_f", "mode")},
-        "family": family, "params": json.dumps(params, sort_keys=True),
-        "status": status, "reason": reason, "verified": verified,
-        "l2": "cold" if meta.cold else "hot", "kernel_hashes": meta.kernel_hashes,
-        **meta.run.columns(),
-    }
-    if timing is not None:
-        s = timing.summary()
-        r["planes"] = "" if timing.planes is None else timing.planes
-        r["samples"] = len(timing.per_rep["total"])
-        for k, t in s.items():
-            if k in LABELS:
-                r[f"{k}_us"] = t.median_us
-                r[f"{k}_noise_pct"] = t.noise_pct
-        tot = s["total"].median_us
-        # The seed's shares, where the pipeline has both intervals.
-        for part, col in (("encoding_total", "encoding_share_pct"),
-                          ("weight_quant", "weight_quant_share_pct")):
-            if part in s:
-                r[col] = 100 * s[part].median_us / tot
-    return r
+    outputs: dict[str, np.ndarray]
+    host: dict[str, Any]
+    timing: PipelineTiming
+    #: The ``total`` interval's timing, as the stopping rule left it.
+    total: Timing
 
 
-class PipelineCsv:
-    """The full rows in ``<stage>.csv`` and the seed's five summaries beside them."""
+class _Chunks:
+    """Pipeline runs in chunks of repetitions, handed to ``measure`` one ``total`` sample
+    at a time; each chunk is sized to what is left of the budget, at most doubling."""
 
-    def __init__(self, out_dir: Path, name: str, append: bool = False,
-                 summaries: bool = True) -> None:
-        self.main = CsvWriter(Path(out_dir) / f"{name}.csv", append, COLUMNS)
-        self.views = {k: CsvWriter(Path(out_dir) / f"{k}.csv", append,
-                                   (*_KEYS, *cols, *_TAIL))
-                      for k, cols in SEED_SUMMARIES.items()} if summaries else {}
+    def __init__(self, run: Callable[[int, int], tuple[Any, Any, dict[str, list[float]]]],
+                 cfg: TimingConfig, clock: Callable[[], float]) -> None:
+        self.run, self.cfg, self.clock = run, cfg, clock
+        self.per: dict[str, list[float]] = {}
+        self.first: tuple[Any, Any] | None = None
+        self.used = 0
+        self.start = clock()
 
-    def write(self, r: dict[str, Any]) -> None:
-        """Write the row, then its projection into each summary."""
-        self.main.write(r)
-        for w in self.views.values():
-            w.write({c: r.get(c, "") for c in w.columns})
+    def _size(self) -> int:
+        n = self.used
+        if n == 0:
+            return self.cfg.min_samples
+        per_rep_s = (self.clock() - self.start) / n
+        left = int((self.cfg.budget_s - (self.clock() - self.start)) / max(per_rep_s, 1e-9))
+        size = max(MIN_CHUNK, min(n, left))
+        size = MIN_CHUNK * math.ceil(size / MIN_CHUNK)
+        return max(1, min(size, self.cfg.max_samples - n))
 
-    def close(self) -> None:
-        """Close every file (each row is already on disk)."""
-        self.main.close()
-        for w in self.views.values():
-            w.close()
+    def sample(self) -> float:
+        """The next ``total`` sample, running another chunk when the last one is used up."""
+        if self.used == len(self.per.get(TOTAL, [])):
+            warmup = FIRST_WARMUP if self.first is None else LATER_WARMUP
+            outs, host, per = self.run(self._size(), warmup)
+            if self.first is None:
+                self.first = (outs, host)
+            if not per.get(TOTAL):
+                raise HarnessError(f"the pipeline measured no {TOTAL!r} interval")
+            for k, v in per.items():
+                self.per.setdefault(k, []).extend(v)
+        self.used += 1
+        return self.per[TOTAL][self.used - 1]
+
+
+def sample(backend: Backend, pipe: Pipeline, stages: Mapping[str, Stage],
+           inputs: Mapping[str, np.ndarray], point: Point, cfg: TimingConfig,
+           clock: Callable[[], float] = time.perf_counter) -> PipelineRun:
+    """Run the pipeline in chunks until the ``total`` interval's noise is under
+    ``cfg.target_noise_pct``, or ``cfg.max_samples`` or ``cfg.budget_s`` is reached (the
+    rule stages are timed by); the samples of every interval are cut to the ones used."""
+
+    def run(repeats: int, warmup: int) -> tuple[Any, Any, dict[str, list[float]]]:
+        return backend.pipeline(pipe, stages, inputs, point, repeats=repeats, cold=cfg.cold,
+                                warmup=warmup)
+
+    chunks = _Chunks(run, cfg, clock)
+    total = measure(chunks.sample, cfg, clock)
+    assert chunks.first is not None  # measure takes at least one sample
+    outs, host = chunks.first
+    per = {k: v[: total.samples] for k, v in chunks.per.items()}
+    planes = host.get("planes")
+    return PipelineRun(dict(outs), dict(host),
+                       PipelineTiming(per, None if planes is None else int(planes)), total)
 
 
 def report(point: Point, family: str, timing: PipelineTiming) -> list[str]:
     """The seed's report (``./spike_quant_gemm REPEATS BATCH``), one line each."""
     s = timing.summary()
-    n = len(timing.per_rep["total"])
+    n = len(timing.per_rep[TOTAL])
     lines = [f"batch={point['batch']} in_f={point['in_f']} out_f={point['out_f']} "
              f"mode={point['mode']} k={point['k']} group_size={point['group_size']} "
              f"family={family} T={timing.planes} repetitions={n}"]
     for k, label in LABELS.items():
-        if k in s and k != "total":
+        if k in s and k != TOTAL:
             t = s[k]
             mean = float(np.mean(timing.per_rep[k]))
             lines.append(f"{label}: mean {mean:.2f} us, median {t.median_us:.2f} us "
                          f"(p10 {t.p10_us:.2f}, p90 {t.p90_us:.2f}, noise {t.noise_pct:.2f}%)")
-    tot = timing.per_rep["total"]
+    tot = timing.per_rep[TOTAL]
     lines.append(f"Average time per repetition: {np.mean(tot):.2f} us "
-                 f"(median {s['total'].median_us:.2f} us, noise {s['total'].noise_pct:.2f}%)")
+                 f"(median {s[TOTAL].median_us:.2f} us, noise {s[TOTAL].noise_pct:.2f}%)")
     lines.append(f"Total time for {n} repetitions: {np.sum(tot) / 1000:.3f} ms")
     return lines
 
 
-#: Points larger than this many activation elements are timed but not re-checked in a
-#: sweep (the chained NumPy reference takes tens of seconds there); validation covers them.
-VERIFY_LIMIT = 1 << 26
+@dataclass(frozen=True)
+class RunReport:
+    """What ``harness run`` found: how many output checks passed, and the seed's report."""
+
+    checks: int
+    lines: list[str]
 
 
-def bench(pipe: Pipeline, stages: dict[str, Any], runner: Backend,
-          points: Sequence[dict[str, Any]], family: str, seed: int, budget_s: float,
-          cold: bool, meta: PipelineMeta, out_dir: Path,
-          append: bool = False) -> Iterator[dict[str, Any]]:
-    """Time each point (repetitions sized to the budget), check its outputs, and write its
-    row to ``<pipeline>.csv`` and the seed's summaries before yielding it."""
-    check_family(family)
-    out = PipelineCsv(out_dir, pipe.name, append, pipe.seed_summaries)
-    try:
-        for p in points:
-            ins = pipe.make_inputs(point_rng(seed, pipe.name, family, p), family, p)
-            if (bad := nonfinite(ins)) is not None:
-                r = row(pipe, p, family, None, meta, "skipped", bad)
-                out.write(r)
-                yield r
-                continue
-            try:
-                _, _, probe = runner.pipeline(pipe, stages, ins, p, repeats=3, cold=cold)
-                per = float(np.median(probe["total"])) * 1e-6
-                reps = int(min(500, max(10, budget_s / max(per, 1e-6))))
-                outs, host, per_rep = runner.pipeline(pipe, stages, ins, p, repeats=reps,
-                                                      cold=cold, warmup=2)
-            except Exception as exc:
-                oom = "out of memory" in str(exc).lower() or isinstance(exc, MemoryError)
-                r = row(pipe, p, family, None, meta, "oom" if oom else "failed",
-                        f"{type(exc).__name__}: {exc}"[:500])
-                out.write(r)
-                yield r
-                continue
-            verified, status, reason = "skipped", "ok", ""
-            if p.get("batch", 1) * p.get("in_f", 1) <= VERIFY_LIMIT:
-                bad = [c.describe() for c in pipe.check(ins, p, outs, host) if not c.ok]
-                verified = "no" if bad else "yes"
-                if bad:
-                    status, reason = "failed", bad[0][:500]
-            else:
-                reason = "outputs not re-checked above 2^26 elements (validation covers it)"
-            planes = host.get("planes")
-            timing = PipelineTiming(per_rep, None if planes is None else int(planes))
-            r = row(pipe, p, family, timing, meta, status, reason, verified)
-            out.write(r)
-            yield r
-    finally:
-        out.close()
+def run(reg: Registry, name: str, options: Mapping[str, str], family: str, repeats: int,
+        hot: bool = False, device: int = 0) -> RunReport:
+    """``harness run``: the pipeline once at the point of ``options`` (the first variant),
+    its outputs checked against the chained references, then ``repeats`` timed
+    repetitions. The inputs are ``default_rng(0)``'s, as the seed program's run is one."""
+    pipe = reg.pipeline(name)
+    check_families([pipe], [family])
+    v = pipe.variants[0]
+    point = sweep.points(pipe, {}, fixed_axes(pipe.axes, options, v), v)[0]  # type: ignore[arg-type]
+    ins = pipe.make_inputs(np.random.default_rng(0), family, point)
+    if (bad := nonfinite(ins)) is not None:
+        raise HarnessError(bad)
+    gpu = open_gpu(device)
+    outs, host, per_rep = gpu.pipeline(pipe, reg.stages, ins, point, repeats, not hot, 2)
+    checks = pipe.check(ins, point, outs, host)
+    bad_checks: Sequence[str] = [c.describe() for c in checks if not c.ok]
+    if bad_checks:
+        raise ValidationFailed(f"{name}: output check failed: {bad_checks[0]}")
+    return RunReport(len(checks), report(point, family, PipelineTiming(per_rep,
+                                                                       host["planes"])))

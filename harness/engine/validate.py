@@ -1,24 +1,40 @@
-"""Validation of kernels against their NumPy references (SPEC.md, validation rules).
+"""Validation of targets against their NumPy references (SPEC.md, validation rules).
 
-The logic here needs no GPU: an *executor* runs a stage on inputs and returns what came
-back (outputs, and the inputs read back after the run). On the GPU that is
-``harness.backends.pycuda.runner.GpuRunner`` (outputs poisoned before every launch); tests use fakes that return
-deliberately wrong outputs, which the validator must reject.
+One loop for stages and pipelines: every case (family, case, seed) of a target's variant
+runs on fresh inputs through a backend, and its outputs are judged: a stage's against its
+reference with the declared tolerances (plus missing outputs, mutated inputs, guard-band
+damage), a pipeline's by its own ``check`` against the chained references. The logic needs
+no GPU: tests use fakes that return deliberately wrong outputs, which must be rejected.
+``validate_targets`` is what ``harness validate`` does: a summary per target variant, ready
+for the ledger.
 """
 
 from __future__ import annotations
 
-import json
 import zlib
 from collections.abc import Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from harness.contract.backend import Backend, RunResult
-from harness.contract.stage import Point, Stage, Variant
+from harness.contract.kernel import kernel_hash
+from harness.contract.registry import Registry
+from harness.contract.stage import Pipeline, Point, Stage, Variant
 from harness.contract.tolerance import Comparison
+from harness.engine.devices import open_gpu
+from harness.engine.targets import (
+    Target,
+    Targets,
+    check_families,
+    parsed_options,
+    resolve,
+    select_variants,
+)
+from harness.results import ledger
+from harness.results import provenance as meta
 
 
 @dataclass(frozen=True)
@@ -58,19 +74,14 @@ def nonfinite(inputs: Mapping[str, np.ndarray]) -> str | None:
     return None
 
 
-def input_problem(stage: Stage, inputs: Mapping[str, np.ndarray], point: Point) -> str | None:
-    """Why these inputs are bad input for the stage (non-finite values, or the stage's own
+def input_problem(target: Target, inputs: Mapping[str, np.ndarray],
+                  point: Point) -> str | None:
+    """Why these inputs are bad input for the target (non-finite values, or a stage's own
     check), or None."""
     if (bad := nonfinite(inputs)) is not None:
         return bad
-    return stage.check_inputs(inputs, point) if stage.check_inputs is not None else None
-
-
-def point_rng(seed: int, name: str, family: str, point: Point) -> np.random.Generator:
-    """A generator fixed by (seed, stage, family, point): a bench point's inputs."""
-    key = json.dumps(dict(point), sort_keys=True, default=str)
-    return np.random.default_rng([seed, zlib.crc32(name.encode()),
-                                  zlib.crc32(family.encode()), zlib.crc32(key.encode())])
+    check = getattr(target, "check_inputs", None)  # pipelines have no check of their own
+    return check(inputs, point) if check is not None else None
 
 
 def case_rng(base_seed: int, stage: str, family: str, case_index: int,
@@ -113,38 +124,46 @@ def judge(stage: Stage, variant: Variant, point: Point, inputs: Mapping[str, np.
             problems.append(f"input {name} was modified by the kernel ({n} bytes differ)")
     if problems:
         return (), tuple(problems)
-    ref = stage.reference(inputs, point, variant, outs)
+    ref = stage.expected(inputs, point, variant, outs)
     comps = tuple(tol.compare(name, outs[name], ref[name])
                   for name, tol in stage.tolerances.items() if name in expected)
     return comps, ()
 
 
-def plan(stage: Stage, variant: Variant, families: Sequence[str] | None = None,
-         seeds: int = 3, overrides: Mapping[str, Any] | None = None
-         ) -> list[tuple[str, int, int, dict[str, Any]]]:
-    """Every (family, case index, seed index, point) a validation of ``stage`` runs;
+def cases(target: Target, variant: Variant, families: Sequence[str] | None = None,
+          seeds: int = 3, overrides: Mapping[str, Any] | None = None
+          ) -> list[tuple[str, int, int, dict[str, Any]]]:
+    """Every (family, case index, seed index, point) a validation of ``target`` runs;
     ``overrides`` (``--k 2.5``, say) replace those axes in every case."""
-    fams = list(families) if families else list(stage.families)
+    fams = list(families) if families else list(target.families)
     extra = dict(overrides or {})
-    return [(fam, ci, si, stage.point(variant, **{**case, **extra}))
-            for fam in fams for ci, case in enumerate(stage.cases) for si in range(seeds)]
+    return [(fam, ci, si, target.point(variant, **{**case, **extra}))
+            for fam in fams for ci, case in enumerate(target.cases) for si in range(seeds)]
 
 
-def validate(stage: Stage, variant: Variant, executor: Backend,
+def validate(target: Target, variant: Variant, backend: Backend,
              families: Sequence[str] | None = None, seeds: int = 3,
-             base_seed: int = 0, overrides: Mapping[str, Any] | None = None
-             ) -> Iterator[CaseResult]:
-    """Run every case of ``plan`` on fresh inputs and yield each judged result."""
-    for fam, ci, si, point in plan(stage, variant, families, seeds, overrides):
-        rng = case_rng(base_seed, stage.name, fam, ci, si)
-        inputs = stage.make_inputs(rng, fam, point)
-        if (bad := input_problem(stage, inputs, point)) is not None:
-            yield CaseResult(stage.name, variant.name, fam, si, dict(point), (), (bad,))
+             base_seed: int = 0, overrides: Mapping[str, Any] | None = None,
+             stages: Mapping[str, Stage] | None = None) -> Iterator[CaseResult]:
+    """Run every case of ``cases`` on fresh inputs and yield each judged result (a
+    pipeline runs through its steps, the registry's ``stages``)."""
+    for fam, ci, si, point in cases(target, variant, families, seeds, overrides):
+        rng = case_rng(base_seed, target.name, fam, ci, si)
+        inputs = target.make_inputs(rng, fam, point)
+        if (bad := input_problem(target, inputs, point)) is not None:
+            yield CaseResult(target.name, variant.name, fam, si, dict(point), (), (bad,))
             continue
-        pristine = {k: v.copy() for k, v in inputs.items()}
-        result = executor.run(stage, variant, inputs, point)
-        comps, problems = judge(stage, variant, point, pristine, result)
-        yield CaseResult(stage.name, variant.name, fam, si, dict(point), comps, problems)
+        if isinstance(target, Pipeline):
+            if stages is None:
+                raise ValueError(f"pipeline {target.name} runs through its stages: pass them")
+            outs, host, _ = backend.pipeline(target, stages, inputs, point, repeats=0,
+                                             cold=False, warmup=0)
+            comps, problems = tuple(target.check(inputs, point, outs, host)), ()
+        else:
+            pristine = {k: v.copy() for k, v in inputs.items()}
+            result = backend.run(target, variant, inputs, point)
+            comps, problems = judge(target, variant, point, pristine, result)
+        yield CaseResult(target.name, variant.name, fam, si, dict(point), comps, problems)
 
 
 def worst_errors(cases: Sequence[CaseResult]) -> str:
@@ -155,3 +174,82 @@ def worst_errors(cases: Sequence[CaseResult]) -> str:
             if c.output not in worst or c.worst > worst[c.output][1]:
                 worst[c.output] = (c.metric, c.worst)
     return "; ".join(f"{k} {m} {v:.3g}" for k, (m, v) in sorted(worst.items()))
+
+
+@dataclass
+class ValidationSummary:
+    """All cases of one target variant."""
+
+    name: str
+    variant: str
+    kernel_hash: str
+    families: list[str]
+    cases: list[CaseResult] = field(default_factory=list)
+
+    @property
+    def passed(self) -> int:
+        """Cases that passed."""
+        return sum(c.ok for c in self.cases)
+
+    def ledger_row(self, info: Any, seeds: int) -> dict[str, Any]:
+        """The ledger row of this validation on the device ``info``."""
+        return {"stage": self.name, "variant": self.variant, "kernel_hash": self.kernel_hash,
+                "status": "pass" if self.cases and self.passed == len(self.cases) else "fail",
+                "gpu": info.name, "cc": f"{info.cc[0]}.{info.cc[1]}", "driver": info.driver,
+                "cuda": info.cuda, "date": meta.now(), "cases": len(self.cases),
+                "passed": self.passed, "worst_error": worst_errors(self.cases),
+                "families": ",".join(self.families), "seeds": seeds, "git_sha": meta.git_sha()}
+
+
+def validation(reg: Registry, targets: Targets, backend: Backend, variant: str,
+               families: Sequence[str] | None, seeds: int, seed: int,
+               options: Mapping[str, str]) -> Iterator[ValidationSummary]:
+    """Validate every target variant on the backend. A stage validates the variant named
+    (or ``all``; ``--mode`` picks among them), its cases' axes replaced by the option
+    values it has; a pipeline validates every variant at its declared cases."""
+    for t in targets.all:
+        fams = list(families or t.families)
+        if isinstance(t, Pipeline):
+            chosen, h = list(t.variants), ledger.pipeline_hash(t, reg.stages)
+        else:
+            chosen = select_variants(t, ["all"] if variant == "all" else [variant], options)
+        for v in chosen:
+            over = {} if isinstance(t, Pipeline) else parsed_options(t.axes, options, v)
+            yield ValidationSummary(
+                t.name, v.name, h if isinstance(t, Pipeline) else kernel_hash(t, v), fams,
+                list(validate(t, v, backend, fams, seeds, seed, over, reg.stages)))
+
+
+@dataclass(frozen=True)
+class ValidationReport:
+    """What ``harness validate`` found, and where it recorded it."""
+
+    summaries: list[ValidationSummary]
+    #: The ledger the rows were appended to (None: not recorded).
+    recorded: Path | None = None
+
+    @property
+    def failures(self) -> list[CaseResult]:
+        """Every failed case, in order."""
+        return [c for s in self.summaries for c in s.cases if not c.ok]
+
+    @property
+    def failure(self) -> str | None:
+        """The one-line verdict when some case failed, else None."""
+        n = len(self.failures)
+        return f"{n} validation case(s) failed" if n else None
+
+
+def validate_targets(reg: Registry, names: Sequence[str] | None, *, variant: str = "all",
+                     families: Sequence[str] | None = None, seeds: int = 3, seed: int = 0,
+                     options: Mapping[str, str] | None = None, device: int = 0,
+                     record: bool = False) -> ValidationReport:
+    """``harness validate``: the named targets (default: every stage and pipeline) on the
+    GPU; with ``record``, one ledger row per target variant."""
+    tg = resolve(reg, names, with_pipelines=True)
+    check_families(tg.all, families or [])
+    gpu = open_gpu(device)
+    sums = list(validation(reg, tg, gpu, variant, families, seeds, seed, options or {}))
+    path = ledger.append([s.ledger_row(gpu.device.info, seeds) for s in sums]) \
+        if record else None
+    return ValidationReport(sums, path)

@@ -1,36 +1,32 @@
 """The ``harness`` command line: thin typer commands over the library.
 
-Every command turns a :class:`harness.errors.HarnessError` into one line on stderr and the
-error's exit status; nothing below this module prints or exits.
+Each command parses its options, calls one library function (which returns data and never
+prints), and renders what came back (:mod:`harness.front.render`). A
+:class:`harness.errors.HarnessError` becomes one line on stderr and the error's exit status.
+
+The module runs past 300 lines only by typer's option declarations (``bench`` alone has
+twenty options, each with its help text): every command's body is a few lines.
 """
 
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
-import numpy as np
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-from rich.table import Table
 
-from harness import paths
-from harness.contract import kernel as compiler
-from harness.contract import registry, timing
-from harness.engine import bench as _bench
-from harness.engine import calibrate as _cal
-from harness.engine import pipeline, session, validate
-from harness.errors import CompileError, HarnessError, ValidationFailed
-from harness.results import compare, ledger, report
-from harness.results import provenance as meta
-from harness.results import rows as results
-from harness.spikes import families
-from harness.tools import sanitize
+from harness.contract import registry
+from harness.engine import bench as benches
+from harness.engine import calibrate as calibration
+from harness.engine import kernels, pipeline, profile, sanitize, targets, validate
+from harness.errors import HarnessError, ValidationFailed
+from harness.front import render
+from harness.results import compare, report
+from harness.tools import where
 
 app = typer.Typer(add_completion=False, no_args_is_help=True,
                   help="Benchmark harness for spike-stream conversion kernels (PyCUDA).")
@@ -44,6 +40,9 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 Stages = Annotated[list[str] | None, typer.Argument(help="Stages (default: all).")]
 DeviceOpt = Annotated[int, typer.Option("--device", help="CUDA device index.")]
+Mode = Annotated[str | None, typer.Option(help="Encoding mode, where a stage has one.")]
+K = Annotated[float | None, typer.Option("--k", help="Threshold divisor k.")]
+GroupSize = Annotated[int | None, typer.Option(help="Weight group size G.")]
 
 
 def cli_errors(fn: F) -> F:
@@ -54,47 +53,44 @@ def cli_errors(fn: F) -> F:
         try:
             return fn(*args, **kwargs)
         except HarnessError as exc:
-            err.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
-            if exc.detail:
-                err.print(exc.detail, markup=False, soft_wrap=True)
+            _error(exc)
             raise typer.Exit(exc.exit_code) from None
 
     return wrapper  # type: ignore[return-value]
 
 
-def _progress() -> Progress:
-    """The progress bar of long runs (on stderr, so stdout keeps only the results)."""
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), console=err)
+def _error(exc: HarnessError) -> None:
+    err.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
+    if exc.detail:
+        err.print(exc.detail, markup=False, soft_wrap=True)
 
 
 def _registry() -> registry.Registry:
+    """The plugins found; each one that failed to load is a warning line."""
     reg = registry.discover()
     for p in reg.problems:
         err.print(f"[yellow]warning:[/] {escape(str(p))}", soft_wrap=True)
     return reg
 
 
+def _line(text: str) -> None:
+    out.print(text, markup=False)
+
+
 @app.command("list")
 @cli_errors
-def list_cmd() -> None:
+def list_cmd(verbose: Annotated[bool, typer.Option(
+        "--verbose", help="Also each one's description and its variants' and axes' help.")]
+        = False) -> None:
     """List the stages and pipelines found (plugins/ and the harness.stages entry points)."""
     reg = registry.discover()
-    t = Table("name", "kind", "variants", "axes (defaults)", "kernel / steps")
-    for name, st in sorted(reg.stages.items()):
-        t.add_row(name, "stage", ", ".join(v.name for v in st.variants), _axes(st), st.kernel)
-    for name, pipe in sorted(reg.pipelines.items()):
-        t.add_row(name, "pipeline", ", ".join(v.name for v in pipe.variants), _axes(pipe),
-                  " -> ".join(pipe.steps))
-    out.print(t)
+    out.print(render.catalog(reg))
+    if verbose:
+        _line(reg.describe())
     for p in reg.problems:
         err.print(f"[red]broken:[/] {escape(str(p))}", soft_wrap=True)
     if reg.problems:
         raise typer.Exit(1)
-
-
-def _axes(st: Any) -> str:
-    return ", ".join(f"{a.name}={a.default}" for a in st.axes)
 
 
 @app.command()
@@ -102,29 +98,13 @@ def _axes(st: Any) -> str:
 def check(stages: Stages = None,
           arch: Annotated[str, typer.Option(help="nvcc target.")] = "sm_90") -> None:
     """Compile every kernel variant with nvcc (no GPU needed) and print its resources."""
-    reg = _registry()
-    t = Table("stage", "variant", "function", "regs", "smem B", "stack B", "spill st/ld B")
-    failed = 0
-    for st in reg.select(stages):
-        for v in st.variants:
-            try:
-                res = compiler.nvcc_report(st, v, arch)
-            except CompileError as exc:
-                failed += 1
-                err.print(f"[bold red]error:[/] {escape(str(exc))}", soft_wrap=True)
-                err.print(exc.detail, markup=False, soft_wrap=True)
-                continue
-            for r in res:
-                t.add_row(st.name, v.name, r.function, str(r.registers), str(r.smem_bytes),
-                          str(r.stack_bytes), f"{r.spill_stores}/{r.spill_loads}")
-    out.print(t)
-    if failed:
+    compiled = kernels.check(_registry(), stages, arch)
+    for c in compiled:
+        if c.error is not None:
+            _error(c.error)
+    out.print(render.resources(compiled))
+    if any(c.error is not None for c in compiled):
         raise typer.Exit(1)
-
-
-Mode = Annotated[str | None, typer.Option(help="Encoding mode, where a stage has one.")]
-K = Annotated[float | None, typer.Option("--k", help="Threshold divisor k.")]
-GroupSize = Annotated[int | None, typer.Option(help="Weight group size G.")]
 
 
 @app.command("validate")
@@ -145,28 +125,19 @@ def validate_cmd(
 
     --mode picks the matching variants; --k and --group-size replace those axes in every
     validation case of the stages that have them."""
-    for fam in family or []:
-        families.check_family(fam)
-    reg = _registry()
-    tg = session.targets(reg, stages, with_pipelines=True)
-    runner = session.open_gpu(device)
-    t = Table("stage", "variant", "kernel hash", "cases", "passed", "worst error")
-    rows, failures = [], []
-    opts = session.options(mode=mode, k=k, group_size=group_size)
-    for summ in session.validation(reg, tg, runner, variant, family, seeds, seed, opts):
-        t.add_row(summ.name, summ.variant, summ.kernel_hash, str(len(summ.cases)),
-                  str(summ.passed), escape(validate.worst_errors(summ.cases)))
-        rows.append(summ.ledger_row(runner.device.info, seeds))
-        failures += [c for c in summ.cases if not c.ok]
-    out.print(t)
-    for r in failures[:10]:
-        err.print(r.describe(), markup=False, soft_wrap=True)
-    if len(failures) > 10:
-        err.print(f"... and {len(failures) - 10} more failed cases", markup=False)
-    if record:
-        out.print(f"recorded {len(rows)} rows in {ledger.append(rows)}", markup=False)
-    if failures:
-        raise ValidationFailed(f"{len(failures)} validation case(s) failed")
+    rep = validate.validate_targets(
+        _registry(), stages, variant=variant, families=family, seeds=seeds, seed=seed,
+        options=targets.options(mode=mode, k=k, group_size=group_size), device=device,
+        record=record)
+    out.print(render.validation(rep.summaries))
+    for c in rep.failures[:10]:
+        err.print(c.describe(), markup=False, soft_wrap=True)
+    if len(rep.failures) > 10:
+        err.print(f"... and {len(rep.failures) - 10} more failed cases", markup=False)
+    if rep.recorded is not None:
+        _line(f"recorded {len(rep.summaries)} rows in {rep.recorded}")
+    if rep.failure:
+        raise ValidationFailed(rep.failure)
 
 
 @app.command("bench")
@@ -202,83 +173,42 @@ def bench_cmd(
 ) -> None:
     """Time stages (or a named pipeline) over a sweep; one CSV row per point, written at once.
     """
-    families.check_family(family)
-    reg = _registry()
-    tg = session.targets(reg, stages, with_pipelines=False)
-    opts = session.options(mode=mode, k=k, group_size=group_size)
-    ses = session.open_bench(backend, device)
-    peer_runners = session.open_peers(ses, peers)
-    jobs = session.bench_jobs(ses, tg, sweep or [], variant, opts, define or [])
-    pipes = [(p, session.pipeline_points(p, sweep or [], opts)) for p in tg.pipelines]
-    cfg = session.bench_config(family, seed, budget, hot, verify, ses.on_gpu, graph)
-    dest = session.results_dir(out_dir, ses.slug)
-    rows: list[dict[str, Any]] = []
-    streams = [session.bench_pipeline(ses, reg, p, pts, family, seed, budget, hot, dest,
-                                      append) for p, pts in pipes]
-    if jobs:
-        streams.insert(0, _bench.run(jobs, ses.runner, cfg, ses.meta, dest, append,
-                                     peer_runners))
-    if ses.note:
-        err.print(f"[yellow]{escape(ses.note)}" + ("" if ses.on_gpu else
+    run = benches.bench(
+        _registry(), stages, sweep=sweep or [], variants=variant, defines=define or [],
+        family=family, backend=backend, peers=peers, hot=hot, graph=graph, budget=budget,
+        verify=verify, seed=seed, options=targets.options(mode=mode, k=k,
+                                                          group_size=group_size),
+        out_dir=out_dir, append=append, device=device)
+    if run.note:
+        err.print(f"[yellow]{escape(run.note)}" + ("" if run.on_gpu else
                   ": timing the NumPy references on the CPU instead (backend=numpy, no GPU "
                   "numbers).") + "[/]", soft_wrap=True)
-    total = sum(1 + len(peer_runners) * (j.stage.torch_impl is not None) for j in jobs) + \
-        sum(len(pts) for _, pts in pipes)
+    _show_sweep(run)
+
+
+def _show_sweep(run: benches.BenchRun) -> None:
+    """Draw the sweep's progress as its rows land, then its tables (also when it is
+    interrupted: exit 130, every finished row kept); exit 1 when a row failed."""
+    got: list[benches.Measured] = []
     try:
-        with _progress() as prog:
-            task = prog.add_task("bench", total=total)
-            for stream in streams:
-                for row in stream:
-                    rows.append(row)
-                    where = " ".join(f"{a}={row[a]}" for a in ("batch", "out_f") if row[a] != "")
-                    prog.update(task, advance=1, description=f"{row['stage']} {where}")
+        with render.progress(err) as prog:
+            task = prog.add_task("bench", total=run.total)
+            for m in run.rows:
+                got.append(m)
+                prog.update(task, advance=1, description=render.where(m.row))
     except KeyboardInterrupt:
-        err.print(f"interrupted: {len(rows)} finished row(s) kept in {dest}/", markup=False)
+        err.print(f"interrupted: {len(got)} finished row(s) kept in {run.out_dir}/",
+                  markup=False)
         raise typer.Exit(130) from None
     finally:
-        staged = [r for r in rows if "total_us" not in r and "planes" not in r]
-        if staged or not rows:
-            out.print(_summary(staged))
-        if len(staged) < len(rows):
-            out.print(_pipeline_summary([r for r in rows if r not in staged]))
-    out.print(f"wrote {len(rows)} row(s) to {dest}/", markup=False)
-    if any(r["status"] == "failed" for r in rows):
+        staged = [m.row for m in got if not m.job.is_pipeline]
+        if staged or not got:
+            out.print(render.stage_rows(staged))
+        if len(staged) < len(got):
+            out.print(render.pipeline_rows([m.row for m in got if m.job.is_pipeline]))
+    _line(f"wrote {len(got)} row(s) to {run.out_dir}/")
+    if any(m.row["status"] == "failed" for m in got):
         raise typer.Exit(1)
-
-
-def _summary(rows: list[dict[str, Any]]) -> Table:
-    t = Table("stage", "backend", "variant", "batch", "in_f", "out_f", "median µs", "± noise",
-              "GB/s", "% peak", "vs best peer", "status")
-    for r in rows:
-        ok = r["status"] == "ok"
-        t.add_row(str(r["stage"]), str(r["backend"]), str(r["variant"]), str(r["batch"]),
-                  str(r["in_f"]), str(r["out_f"]), f"{r['median_us']:.2f}" if ok else "-",
-                  f"{r['noise_pct']:.2f}%" if ok else "-",
-                  f"{r['gbps']:.0f}" if ok else "-",
-                  f"{r['pct_peak']:.1f}" if ok and r["pct_peak"] != "" else "-",
-                  f"{r['speedup_vs_best_peer']:.2f}x" if r.get("speedup_vs_best_peer")
-                  else "-",
-                  r["status"] if ok else escape(f"{r['status']}: {str(r['reason'])[:60]}"))
-    return t
-
-
-def _pipeline_summary(rows: list[dict[str, Any]]) -> Table:
-    t = Table("pipeline", "batch", "out_f", "T", "total µs", "dyn µs", "enc kern µs",
-              "enc total µs", "wq µs", "enc %", "wq %", "status")
-
-    def f(r: dict[str, Any], k: str) -> str:
-        v = r.get(k, "")
-        return f"{v:.1f}" if isinstance(v, float) else "-"
-
-    for r in rows:
-        t.add_row(str(r["stage"]), str(r["batch"]), str(r["out_f"]), str(r.get("planes", "")),
-                  f"{f(r, 'total_us')} ±{f(r, 'total_noise_pct')}%", f(r, "dynamic_spikes_us"),
-                  f(r, "encoding_kernels_us"), f(r, "encoding_total_us"),
-                  f(r, "weight_quant_us"), f(r, "encoding_share_pct"),
-                  f(r, "weight_quant_share_pct"),
-                  r["status"] if r["status"] == "ok" else escape(f"{r['status']}: "
-                                                                 f"{str(r['reason'])[:50]}"))
-    return t
 
 
 @app.command("run")
@@ -292,7 +222,7 @@ def run_cmd(
     mode: Mode = None,
     k: K = None,
     group_size: GroupSize = None,
-    family: Annotated[str, typer.Option(help="Input family.")] = "seed",
+    family: Annotated[str, typer.Option(help="Input family.")] = "ramp",
     with_gemm: Annotated[bool, typer.Option(help="Also decode, reverse and GEMM.")] = False,
     hot: Annotated[bool, typer.Option(help="Skip the L2 flush before each repetition.")]
     = False,
@@ -301,26 +231,12 @@ def run_cmd(
     """Run a pipeline and print the seed's timing report (outputs are checked first).
 
     As the seed's `./spike_quant_gemm REPEATS BATCH` does."""
-    families.check_family(family)
-    reg = _registry()
-    pipe = reg.pipeline(name)
-    opts = session.options(mode=mode, k=k, group_size=group_size, batch=batch, in_f=in_f,
+    opts = targets.options(mode=mode, k=k, group_size=group_size, batch=batch, in_f=in_f,
                            out_f=out_f, with_gemm=int(with_gemm))
-    point = session.pipeline_points(pipe, [], opts)[0]
-    ins = pipe.make_inputs(np.random.default_rng(0), family, point)
-    if (bad := validate.nonfinite(ins)) is not None:
-        raise HarnessError(bad)
-    runner = session.open_gpu(device)
-    outs, host, per_rep = runner.pipeline(pipe, reg.stages, ins, point, repeats, not hot, 2)
-    checks = pipe.check(ins, point, outs, host)
-    bad = [c.describe() for c in checks if not c.ok]
-    if bad:
-        raise ValidationFailed(f"{name}: output check failed: {bad[0]}")
-    out.print(f"outputs checked against the chained references: ok ({len(checks)} checks)",
-              markup=False)
-    for line in pipeline.report(point, family, pipeline.PipelineTiming(per_rep,
-                                                                       host["planes"])):
-        out.print(line, markup=False)
+    rep = pipeline.run(_registry(), name, opts, family, repeats, hot, device)
+    _line(f"outputs checked against the chained references: ok ({rep.checks} checks)")
+    for line in rep.lines:
+        _line(line)
 
 
 @app.command()
@@ -328,21 +244,20 @@ def run_cmd(
 def calibrate(
     device: DeviceOpt = 0,
     nbytes: Annotated[int, typer.Option("--bytes", min=1 << 20, help="Bytes copied.")]
-    = _cal.COPY_BYTES,
+    = calibration.COPY_BYTES,
 ) -> None:
     """Measure the device-to-device copy bandwidth (read + write) and store it."""
-    runner = session.open_gpu(device)
-    t, gbps = runner.copy_bandwidth(nbytes, timing.TimingConfig(budget_s=3.0))
-    info = runner.device.info
-    rec = {"gpu": info.name, "device": info.as_dict(), "bytes_each_way": nbytes,
-           "median_us": t.median_us, "p10_us": t.p10_us, "p90_us": t.p90_us,
-           "noise_pct": t.noise_pct, "samples": t.samples, "gbps": gbps,
-           "method": "memcpy_dtod_async, L2 flushed, bytes read + written over median",
-           "date": meta.now(), "git_sha": meta.git_sha()}
-    p = _cal.save(rec, info.slug)
-    out.print(f"{info.name}: copy bandwidth {gbps:.0f} GB/s (read + write; median "
-              f"{t.median_us:.1f} µs ± {t.noise_pct:.2f}%, {t.samples} samples) -> {p}",
-              markup=False)
+    c = calibration.calibrate(device, nbytes)
+    r = c.record
+    _line(f"{r['gpu']}: copy bandwidth {r['gbps']:.0f} GB/s (read + write; median "
+          f"{r['median_us']:.1f} µs ± {r['noise_pct']:.2f}%, {r['samples']} samples) -> {c.path}")
+
+
+@app.command("where")
+@cli_errors
+def where_cmd(device: DeviceOpt = 0) -> None:
+    """Print the GPU's results folder, statistics/<gpu>/ (where bench writes by default)."""
+    out.print(str(where.gpu_dir(device)), markup=False, soft_wrap=True)
 
 
 @app.command("profile")
@@ -364,41 +279,13 @@ def profile_cmd(
     device: DeviceOpt = 0,
 ) -> None:
     """Re-run one stage launch under Nsight Compute (ncu) and print and store its metrics."""
-    families.check_family(family)
-    st = _registry().get(stage)
-    opts = session.options(mode=mode, k=k, group_size=group_size, batch=batch)
-    v, point = session.profile_point(st, variant, opts, sweep or [])
-    dest = out_dir or paths.statistics_dir() / "ncu"
-    rows = session.profile(st, v, point, family, metrics.split(",") if metrics else None,
-                           section_set, device, dest)
-    t = Table("kernel", "duration µs", "DRAM % of peak", "achieved occupancy %",
-              "registers/thread", "L2 hit %")
-    for r in rows:
-        t.add_row(escape(str(r["kernel"])), *(str(r[c]) for c in (
-            "duration", "dram_pct_of_peak", "achieved_occupancy_pct", "registers_per_thread",
-            "l2_hit_rate_pct")))
-    out.print(t)
-    out.print(f"wrote {len(rows)} row(s) to {dest}/{st.name}.csv", markup=False)
-
-
-@app.command("_launch", hidden=True)
-@cli_errors
-def launch_cmd(
-    stage: str,
-    variant: Annotated[str, typer.Option()],
-    family: Annotated[str, typer.Option()],
-    point: Annotated[str, typer.Option(help="A point, or a list of points, as JSON.")],
-    warmup: Annotated[int, typer.Option()] = 3,
-    device: DeviceOpt = 0,
-) -> None:
-    """The process ncu and compute-sanitizer watch: warm-up launches, then the one kept."""
-    st = _registry().get(stage)
-    v = st.variant(variant)
-    pts = json.loads(point)
-    runner = session.open_gpu(device)
-    for p in pts if isinstance(pts, list) else [pts]:
-        ins = st.make_inputs(np.random.default_rng(0), family, p)
-        runner.launches(st, v, ins, p, warmup + 1)
+    prof = profile.profile(
+        _registry(), stage, variant=variant, family=family,
+        metrics=metrics.split(",") if metrics else None, section_set=section_set,
+        options=targets.options(mode=mode, k=k, group_size=group_size, batch=batch),
+        sweep=sweep or [], device=device, out_dir=out_dir)
+    out.print(render.profile(prof.rows))
+    _line(f"wrote {len(prof.rows)} row(s) to {prof.path}")
 
 
 @app.command("sanitize")
@@ -414,34 +301,19 @@ def sanitize_cmd(
 ) -> None:
     """Run compute-sanitizer over every stage and variant at batch 1, 3 and 9, in_f 1, 5, 130
     and 3584; exit 1 on any error."""
-    families.check_family(family)
-    reg = _registry()
-    tools = tool or list(sanitize.TOOLS)
-    for t in tools:
-        if t not in sanitize.TOOLS:
-            raise HarnessError(f"unknown sanitizer tool {t!r} (known: "
-                               f"{', '.join(sanitize.TOOLS)})")
-    sanitize.find()
-    jobs = [(st, v, t) for st in reg.select(stages) for v in st.variants for t in tools]
-    dest = out_file or session.sanitizer_path(device)
+    run = sanitize.sanitize(_registry(), stages, tools=tool, family=family, device=device,
+                            out_file=out_file)
     outcomes = []
-    with results.CsvWriter(dest, columns=session.SANITIZER_COLUMNS, require_status=False) as w, \
-            _progress() as prog:
-        task = prog.add_task("sanitize", total=len(jobs))
-        for st, v, t in jobs:
-            o = sanitize.run(t, st, v, family, device)
+    with render.progress(err) as prog:
+        task = prog.add_task("sanitize", total=run.total)
+        for o in run.outcomes:
             outcomes.append(o)
-            w.write(session.sanitizer_row(o, device))
-            prog.update(task, advance=1, description=f"{st.name} [{v.name}] {t}")
-    tab = Table("stage", "variant", "tool", "points", "errors", "warnings", "status")
-    for o in outcomes:
-        tab.add_row(o.stage, o.variant, o.tool, str(o.points), str(o.errors), str(o.warnings),
-                    "ok" if o.ok else "FAILED")
-    out.print(tab)
+            prog.update(task, advance=1, description=f"{o.stage} [{o.variant}] {o.tool}")
+    out.print(render.sanitizer(outcomes))
     for o in outcomes:
         if not o.ok:
             err.print(f"{o.stage} [{o.variant}] {o.tool}:\n{o.excerpt}", markup=False)
-    out.print(f"wrote {dest}", markup=False)
+    _line(f"wrote {run.path}")
     if any(not o.ok for o in outcomes):
         raise typer.Exit(1)
 
@@ -462,47 +334,35 @@ def report_cmd(
     = "results",
 ) -> None:
     """Draw the folder's plots (PNG, under <folder>/plots/) and print its results table."""
-    for p in report.plots(folder):
-        out.print(f"wrote {p}", markup=False)
-    text = report.tables(folder, batch or [16384], None if out_f == 0 else out_f or 18944,
-                         stage)
-    out.print(text, markup=False)
-    if readme is not None:
-        report.update_readme(readme, text, block)
-        out.print(f"updated {readme}", markup=False)
+    rep = report.build(folder, batch, out_f, stage, readme, block)
+    for p in rep.plots:
+        _line(f"wrote {p}")
+    _line(rep.text)
+    if rep.readme is not None:
+        _line(f"updated {rep.readme}")
 
 
 @app.command("compare")
 @cli_errors
 def compare_cmd(
     old: Annotated[Path, typer.Argument(help="Baseline CSV.")],
-    new: Annotated[Path, typer.Argument(help="New CSV.")],
+    new: Annotated[Path, typer.Argument(help="New CSV, of the same kind (stage or pipeline).")],
+    preset: Annotated[str, typer.Option(help="Evidence a verdict needs: default, strict, "
+                                        "permissive (nvbench-compare-robust's).")] = "default",
     threshold: Annotated[float, typer.Option(min=0.0, help="Smallest change that counts, %.")]
     = 2.0,
-    z: Annotated[float, typer.Option(min=0.0, help="Standard errors a change must exceed.")]
-    = 3.0,
+    z: Annotated[float | None, typer.Option(min=0.0, help="Standard errors on each side of "
+                                            "a median (default: the preset's).")] = None,
+    explain: Annotated[bool, typer.Option("--explain", help="Say why each row got its "
+                                          "verdict.")] = False,
 ) -> None:
-    """Compare two result CSVs row by row; exit 1 when any row is slower (a CI gate)."""
-    for p in (old, new):
-        if not p.is_file():
-            raise HarnessError(f"no such results file: {p}")
-    verdicts = compare.compare(results.read_rows(old), results.read_rows(new), threshold, z)
-    t = Table("stage", "backend", "variant", "batch", "in_f", "out_f", "launch", "old µs",
-              "new µs", "change", "± noise", "verdict")
-
-    def f(v: float | None, fmt: str) -> str:
-        return "-" if v is None else format(v, fmt)
-
-    for v in verdicts:
-        k = dict(zip(compare.KEY, v.key, strict=True))
-        t.add_row(k["stage"], k["backend"], k["variant"], k["batch"], k["in_f"],
-                  k["out_f"], k["launch"], f(v.old_us, ".2f"), f(v.new_us, ".2f"),
-                  f(v.change_pct, "+.1f") + "%", f(v.sigma_pct, ".1f") + "%", v.verdict)
-    out.print(t)
-    counts = compare.summary(verdicts)
-    out.print(", ".join(f"{n} {k}" for k, n in counts.items()), markup=False)
-    if counts["slower"]:
-        raise typer.Exit(1)
+    """Compare two result CSVs row by row: exit 1 when a row is slower or no longer ok (a
+    CI gate), 2 when the files cannot be compared."""
+    rep = compare.run(old, new, preset, threshold, z)
+    out.print(render.verdicts(rep, explain))
+    _line(render.counts(rep))
+    if rep.exit_code:
+        raise typer.Exit(rep.exit_code)
 
 
 @app.command("ledger")
@@ -513,18 +373,12 @@ def ledger_cmd(
     path: Annotated[Path | None, typer.Option(help="Ledger CSV.")] = None,
 ) -> None:
     """Show, for every kernel variant at its current source, its GPU validation record."""
-    reg = _registry()
-    status = ledger.check(reg.select(None), ledger.read(path),
-                          [reg.pipelines[n] for n in sorted(reg.pipelines)], reg.stages)
-    for s in status:
+    rep = kernels.ledger_report(_registry(), path)
+    for s in rep.statuses:
         out.print(("[green]ok[/]      " if s.ok else "[red]MISSING[/] ") + escape(s.describe()),
                   soft_wrap=True)
-    missing = [s for s in status if not s.ok]
-    if check_ and missing:
-        raise HarnessError(f"{len(missing)} kernel variant(s) without a passing GPU "
-                           "validation at their current source")
-    if check_ and reg.problems:
-        raise HarnessError(f"{len(reg.problems)} plugin(s) failed to load")
+    if check_ and rep.failure:
+        raise HarnessError(rep.failure)
 
 
 def main() -> None:

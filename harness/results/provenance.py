@@ -1,4 +1,4 @@
-"""Provenance recorded beside every result: git commit, time, command line."""
+"""Provenance recorded beside every result: git commit, time, command line, the GPU."""
 
 from __future__ import annotations
 
@@ -7,6 +7,8 @@ import os
 import shlex
 import subprocess
 import sys
+from dataclasses import dataclass
+from typing import Any
 
 from harness import paths
 
@@ -42,3 +44,21 @@ def command_line() -> str:
     if argv and argv[0].endswith(("__main__.py", "/harness")):
         argv[0] = "harness"
     return shlex.join(argv)
+
+
+@dataclass(frozen=True)
+class RunMeta:
+    """The provenance of a run, written into every row it measures."""
+
+    gpu: str = ""
+    driver: str = ""
+    cuda: str = ""
+    git_sha: str = ""
+    command: str = ""
+    #: The calibrated copy bandwidth of the GPU (GB/s), what ``pct_peak`` refers to.
+    peak_gbps: float | None = None
+
+    def columns(self) -> dict[str, Any]:
+        """The provenance columns of a row written now (stage and pipeline rows alike)."""
+        return {"gpu": self.gpu, "driver": self.driver, "cuda": self.cuda,
+                "git_sha": self.git_sha, "timestamp": now(), "command": self.command}

@@ -8,11 +8,17 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
-from harness.engine import pipeline
 from harness.errors import HarnessError
+from harness.results import pipeline_rows
 from harness.results import rows as results
+
+#: The batch of the table's rows when none is asked for.
+DEFAULT_BATCHES = (16384,)
+#: The out_f of the weight stages' rows when none is asked for.
+DEFAULT_OUT_F = 18944
 
 
 def _f(v: str) -> float | None:
@@ -44,7 +50,7 @@ def _pipeline_files(folder: Path) -> list[Path]:
 
 def _intervals(rows: Sequence[dict[str, str]]) -> list[str]:
     """The intervals (``LABELS`` keys) that some row measured, total first."""
-    keys = [k for k in pipeline.LABELS if any(_f(r.get(f"{k}_us", "")) is not None
+    keys = [k for k in pipeline_rows.LABELS if any(_f(r.get(f"{k}_us", "")) is not None
                                               for r in rows)]
     return sorted(keys, key=lambda k: k != "total")
 
@@ -65,7 +71,7 @@ def _pipeline_plot(plt, path: Path, dest: Path) -> Path | None:  # type: ignore[
                          key=lambda r: int(r["batch"]))
             xs = [int(r["batch"]) for r in sel]
             for k in _intervals(sel):
-                label = pipeline.LABELS[k][:40]
+                label = pipeline_rows.LABELS[k][:40]
                 ax.plot(xs, [_f(r.get(f"{k}_us", "")) for r in sel], marker="o",
                         label=label if len(variants) == 1 else f"{v}: {label}")
         ax.set_xscale("log", base=2)
@@ -217,3 +223,26 @@ def update_readme(readme: Path, text: str, block: str = "results") -> None:
     head, rest = s.split(begin, 1)
     _, tail = rest.split(end, 1)
     readme.write_text(f"{head}{begin}\n{text}\n{end}{tail}")
+
+
+@dataclass(frozen=True)
+class Report:
+    """What ``harness report`` made: the plots written, the table, the README updated."""
+
+    plots: list[Path]
+    text: str
+    readme: Path | None
+
+
+def build(folder: Path, batches: Sequence[int] | None = None, out_f: int | None = None,
+          stages: Sequence[str] | None = None, readme: Path | None = None,
+          block: str = "results") -> Report:
+    """Draw the folder's plots, make its table and, with ``readme``, write the table into
+    that README's block. ``batches`` default to ``DEFAULT_BATCHES``; ``out_f`` None means
+    ``DEFAULT_OUT_F`` and 0 every row of the weight stages."""
+    written = plots(folder)
+    text = tables(folder, list(batches or DEFAULT_BATCHES),
+                  None if out_f == 0 else out_f or DEFAULT_OUT_F, stages)
+    if readme is not None:
+        update_readme(readme, text, block)
+    return Report(written, text, readme)

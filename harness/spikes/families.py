@@ -3,10 +3,12 @@
 - ``normal``: standard normal values.
 - ``llm``: heavy-tailed values with a few outlier channels and rows of varied scale, as real
   LLM activations and weights are.
-- ``seed``: the seed program's synthetic tensors, ``x[i] = i + 1``, ``w[i] = 0.1 * (i + 1)``,
+- ``ramp``: the seed program's synthetic tensors, ``x[i] = i + 1``, ``w[i] = 0.1 * (i + 1)``,
   ``bias = 0.5`` (flat index, float32 as the C code computes it).
 - ``edge``: rows cycling through all zeros, all negative, a single non-zero, constant, exact
   .5 ties after quantisation, and plain normal rows.
+
+Every spike-domain stage and pipeline declares ``families=NAMES``.
 """
 
 from __future__ import annotations
@@ -17,13 +19,15 @@ import numpy as np
 
 from harness.api import BadInput
 
+#: The input families, in the order validation runs them.
+NAMES: tuple[str, ...] = ("normal", "llm", "ramp", "edge")
 EDGE_ROWS = ("zeros", "negative", "single", "constant", "ties", "normal")
 
 
 def check_family(family: str) -> None:
     """BadInput unless ``family`` is one of the known input families."""
-    if family not in ("normal", "llm", "seed", "edge"):
-        raise BadInput(f"unknown input family {family!r} (known: normal, llm, seed, edge)")
+    if family not in NAMES:
+        raise BadInput(f"unknown input family {family!r} (known: {', '.join(NAMES)})")
 
 
 def _heavy(rng: np.random.Generator, rows: int, cols: int) -> np.ndarray:
@@ -55,7 +59,7 @@ def activations(rng: np.random.Generator, family: str, rows: int, cols: int,
         return rng.standard_normal((rows, cols), dtype=np.float32)
     if family == "llm":
         return _heavy(rng, rows, cols)
-    if family == "seed":
+    if family == "ramp":
         return np.arange(1, rows * cols + 1, dtype=np.float64).astype(np.float32).reshape(
             rows, cols)
     return _edge(rng, rows, cols, 10.0, 4.0, lambda: _ties_row(rng, cols, k))
@@ -88,7 +92,7 @@ def weights(rng: np.random.Generator, family: str, rows: int, cols: int) -> np.n
         return (rng.standard_normal((rows, cols), dtype=np.float32) * np.float32(0.02))
     if family == "llm":
         return _heavy(rng, rows, cols) * np.float32(0.02)
-    if family == "seed":
+    if family == "ramp":
         idx = np.arange(1, rows * cols + 1, dtype=np.float64).astype(np.float32)
         return (np.float32(0.1) * idx).reshape(rows, cols)
 
@@ -104,6 +108,6 @@ def weights(rng: np.random.Generator, family: str, rows: int, cols: int) -> np.n
 def bias(rng: np.random.Generator, family: str, rows: int) -> np.ndarray:
     """A bias vector ``b [rows] float32`` of the given family."""
     check_family(family)
-    if family == "seed":
+    if family == "ramp":
         return np.full(rows, 0.5, dtype=np.float32)
     return rng.standard_normal(rows, dtype=np.float32)

@@ -1,8 +1,8 @@
-"""SPEC steps 1-3 through the staged kernels, as the seed enqueues them: one helper for the
-pipelines that run them (spike_quant_gemm, activation_path's ``staged`` variant).
+"""SPEC steps 1-3 through the staged kernels, as the seed program enqueues them: one helper
+for the pipelines that run them (spike_quant_gemm, activation_path's ``staged`` variant).
 
 dynamic_spikes, find_min_max and transform_absmax on stream 0, then ``T`` read back by the
-host after the transform (the seed's host-side decision), then spike_encode with ``T``
+host after the transform (the seed program's host-side decision), then spike_encode with ``T``
 planes. The caller marks ``start`` on stream 0 first; this marks ``dyn_end``, ``mm_end``,
 ``tr_end``, ``enc_start`` and ``enc_end``, the events of ``INTERVALS``.
 """
@@ -17,7 +17,7 @@ import numpy as np
 from harness.api import PipelineContext
 from harness.spikes import spec
 
-#: The seed's activation-path intervals over the marks ``enqueue`` makes.
+#: The seed program's activation-path intervals over the marks ``enqueue`` makes.
 INTERVALS: dict[str, tuple[tuple[str, str], ...]] = {
     "dynamic_spikes": (("start", "dyn_end"),),
     "encoding_kernels": (("dyn_end", "mm_end"), ("mm_end", "tr_end"), ("enc_start", "enc_end")),
@@ -37,8 +37,8 @@ class Buffers:
 
 
 def alloc(ctx: PipelineContext, batch: int, in_f: int) -> Buffers:
-    """Steps 1-3's buffers, taken before the run's first mark (as the seed allocates them
-    before its timed region); the planes are taken once the host knows ``T``."""
+    """Steps 1-3's buffers, taken before the run's first mark (as the seed program allocates
+    them before its timed region); the planes are taken once the host knows ``T``."""
     mm, off, amax = (ctx.alloc(s, np.int32) for s in ((2,), (1,), (1,)))
     return Buffers(ctx.alloc((batch, in_f), np.int32), ctx.alloc((batch,), np.float32),
                    mm, off, amax)

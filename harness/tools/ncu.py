@@ -1,9 +1,10 @@
 """Nsight Compute: re-run one stage under ``ncu`` and parse what it measured.
 
-``harness profile STAGE`` runs ``ncu`` on a child ``python -m harness _launch ...`` that does
-the warm-up launches and then the launch to profile; ncu skips the warm-up by count and
-keeps only the stage's own kernels by name. The clocks are left alone
-(``--clock-control none``). The raw CSV page is parsed into one record per profiled kernel.
+``harness profile STAGE`` runs ``ncu`` on the child of :mod:`harness.tools.child`, which
+draws the inputs a sweep draws at the point (same seed, family and point) and does the
+warm-up launches and then the launch to profile; ncu skips the warm-up by count and keeps
+only the stage's own kernels by name. The clocks are left alone (``--clock-control none``).
+The raw CSV page is parsed into one record per profiled kernel.
 """
 
 from __future__ import annotations
@@ -11,16 +12,14 @@ from __future__ import annotations
 import collections
 import csv
 import io
-import json
-import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness import paths
 from harness.contract.stage import Stage, Variant
 from harness.errors import HarnessError
+from harness.tools import child, process
 
 #: What ``harness profile`` prints by default: metric -> short name.
 DEFAULT_METRICS = {
@@ -62,8 +61,8 @@ class KernelProfile:
 
 def find_ncu() -> str:
     """The ncu executable; a one-line error when it is missing."""
-    return paths.executable("ncu", "(Nsight Compute) not found on PATH: install it or add "
-                                   "it to PATH to profile")
+    return process.executable("ncu", "(Nsight Compute) not found on PATH: install it or add "
+                                     "it to PATH to profile")
 
 
 def parse_raw_csv(text: str) -> list[KernelProfile]:
@@ -86,21 +85,23 @@ def parse_raw_csv(text: str) -> list[KernelProfile]:
 
 
 def launched_kernels(stage: Stage, variant: Variant, point: dict[str, Any]) -> list[str]:
-    """The kernels one call of the stage's ``launch`` enqueues at this point, in order (a
+    """The kernels one call of the stage's ``enqueue`` launches at this point, in order (a
     stage may pick among its entry points by shape): what ncu must skip and count."""
     names: list[str] = []
 
     def record(name: str, grid: Any, block: Any, *args: Any, shared: int = 0) -> None:
         names.append(name)
 
-    stage.launch(record, collections.defaultdict(int), point, variant)
+    record.block = stage.block_for(variant)  # type: ignore[attr-defined]
+    stage.enqueue(record, collections.defaultdict(int), point, variant)
     return names
 
 
 def command(stage: Stage, variant: Variant, point: dict[str, Any], family: str,
-            metrics: Sequence[str] | None, section_set: str | None, device: int,
-            python: str = sys.executable) -> list[str]:
-    """The ncu command line profiling one launch of the stage variant at the point."""
+            metrics: Sequence[str] | None, section_set: str | None, device: int, *,
+            seed: int = 0, python: str = sys.executable) -> list[str]:
+    """The ncu command line profiling one launch of the stage variant at the point, on the
+    inputs a sweep of this family and seed draws there (``harness bench``'s seed is 0)."""
     launched = launched_kernels(stage, variant, point)
     kernels = "|".join(dict.fromkeys(launched))
     n = len(launched)
@@ -112,18 +113,14 @@ def command(stage: Stage, variant: Variant, point: dict[str, Any], family: str,
             raise HarnessError(f"unknown --set {section_set!r} (known: {', '.join(SETS)})")
         cmd += ["--set", section_set]
     cmd += ["--metrics", ",".join(metrics or DEFAULT_METRICS)]
-    return [*cmd, python, "-m", "harness", "_launch", stage.name, "--variant", variant.name,
-            "--family", family, "--point", json.dumps(point), "--warmup", str(WARMUP),
-            "--device", str(device)]
+    job = child.Launches(stage.name, variant.name, family, seed, (dict(point),), WARMUP,
+                         device)
+    return [*cmd, *child.command(job, python)]
 
 
 def run(cmd: list[str], timeout_s: float = 600) -> list[KernelProfile]:
     """Run ncu and parse its table; clear one-line errors for the usual failures."""
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s,
-                              check=False)
-    except subprocess.TimeoutExpired as exc:
-        raise HarnessError(f"ncu did not finish in {timeout_s:.0f} s") from exc
+    proc = process.run(cmd, "ncu", timeout_s)
     text = proc.stdout + proc.stderr
     if "ERR_NVGPUCTRPERM" in text:
         raise HarnessError("profiling is not permitted on this machine (ERR_NVGPUCTRPERM: "

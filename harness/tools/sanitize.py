@@ -1,28 +1,28 @@
 """compute-sanitizer over every stage and variant at small and odd shapes.
 
-Each (stage, variant, tool) is one child process, ``python -m harness _launch`` with all the
-points of that stage, run under ``compute-sanitizer --tool T``. The report's summary lines
-give the error count; a non-zero count, or a child that fails, is a failure.
+Each (stage, variant, tool) is one child process (:mod:`harness.tools.child`) launching the
+stage once at each of its points, on the inputs a sweep draws there, run under
+``compute-sanitizer --tool T``. The report's summary lines give the error count; a non-zero
+count, or a child that fails, is a failure.
 """
 
 from __future__ import annotations
 
 import json
 import re
-import subprocess
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness import paths
 from harness.contract.stage import Stage, Variant
 from harness.errors import HarnessError
+from harness.tools import child, process
 
 TOOLS = ("memcheck", "racecheck", "initcheck", "synccheck")
-#: The shapes issue 5 names: batch 1 and 3, in_f 1, 5, 130 and 3584 (out_f like batch);
-#: and batch 9, past activation_fused's one-block path (batch <= 4), so that its two-pass
-#: kernels and their workspace are watched too.
+#: Small and odd shapes: batch 1 and 3; in_f 1, 5 and 130 (none a multiple of 4, so the
+#: vector loads' tails run) and 3584; out_f like batch; and batch 9, past activation_fused's
+#: one-block path (batch <= 4), so that its two-pass kernels and workspace are watched too.
 SHAPES: tuple[dict[str, int], ...] = tuple(
     {"batch": b, "out_f": b, "in_f": f} for b in (1, 3, 9) for f in (1, 5, 130, 3584))
 
@@ -33,8 +33,8 @@ _RACE = re.compile(r"RACECHECK SUMMARY:\s*\d+ hazards? displayed \((\d+) errors?
 
 def find() -> str:
     """The compute-sanitizer executable; a one-line error when it is missing."""
-    return paths.executable("compute-sanitizer", "not found on PATH: install the CUDA "
-                                                 "toolkit's sanitizer or add it to PATH")
+    return process.executable("compute-sanitizer", "not found on PATH: install the CUDA "
+                                                   "toolkit's sanitizer or add it to PATH")
 
 
 def points(stage: Stage, variant: Variant) -> list[dict[str, Any]]:
@@ -76,26 +76,23 @@ def parse(text: str) -> tuple[int, int] | None:
 
 
 def command(tool: str, stage: Stage, variant: Variant, pts: Sequence[dict[str, Any]],
-            family: str, device: int, python: str = sys.executable) -> list[str]:
-    """The sanitizer command line for one stage variant over its points."""
+            family: str, device: int, *, seed: int = 0,
+            python: str = sys.executable) -> list[str]:
+    """The sanitizer command line for one stage variant over its points, on the inputs a
+    sweep of this family and seed draws at each."""
     if tool not in TOOLS:
         raise HarnessError(f"unknown sanitizer tool {tool!r} (known: {', '.join(TOOLS)})")
-    return [find(), "--tool", tool, "--error-exitcode", "3", python, "-m", "harness",
-            "_launch", stage.name, "--variant", variant.name, "--family", family,
-            "--point", json.dumps(list(pts)), "--warmup", "0", "--device", str(device)]
+    job = child.Launches(stage.name, variant.name, family, seed,
+                         tuple(dict(p) for p in pts), 0, device)
+    return [find(), "--tool", tool, "--error-exitcode", "3", *child.command(job, python)]
 
 
 def run(tool: str, stage: Stage, variant: Variant, family: str = "normal", device: int = 0,
-        timeout_s: float = 900) -> Outcome:
+        timeout_s: float = 900, seed: int = 0) -> Outcome:
     """Run one tool over one stage variant and judge its report."""
     pts = points(stage, variant)
-    cmd = command(tool, stage, variant, pts, family, device)
-    try:
-        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout_s,
-                              check=False)
-    except subprocess.TimeoutExpired as exc:
-        raise HarnessError(f"compute-sanitizer {tool} on {stage.name} did not finish in "
-                           f"{timeout_s:.0f} s") from exc
+    cmd = command(tool, stage, variant, pts, family, device, seed=seed)
+    proc = process.run(cmd, f"compute-sanitizer {tool} on {stage.name}", timeout_s)
     text = proc.stdout + proc.stderr
     counts = parse(text)
     errors, warnings = counts if counts is not None else (1, 0)

@@ -25,13 +25,13 @@ EXPECT = {
     "writes_out_of_bounds": (("normal",), "wrote past the end of q"),
     "race": (("normal", "llm"), "FAILED"),
     "stale": (("normal",), "q: FAILED"),
-    "seed_family_only": (("seed", "normal"), "FAILED"),
+    "seed_family_only": (("ramp", "normal"), "FAILED"),
 }
 
 
 def bad_stage(reg, name: str):  # type: ignore[no-untyped-def]
-    st = reg.get("dynamic_spikes")
-    return dataclasses.replace(st, kernel=f"{name}.cu", kernel_dir=BAD)
+    """dynamic_spikes with its kernel file swapped for the fixture ``<name>.cu``."""
+    return dataclasses.replace(reg.get("dynamic_spikes"), name=name, kernel_dir=BAD)
 
 
 def test_every_fixture_is_listed() -> None:
@@ -54,5 +54,5 @@ def test_validator_rejects_bad_kernel(reg, gpu_runner, name: str) -> None:  # ty
     failed = [c for c in cases if not c.ok]
     assert failed, f"{name}: every case passed"
     assert any(text in c.describe() for c in failed), failed[0].describe()
-    if name == "seed_family_only":  # right on the seed family alone
-        assert all(c.ok for c in cases if c.family == "seed")
+    if name == "seed_family_only":  # right on the seed program's tensors (ramp) alone
+        assert all(c.ok for c in cases if c.family == "ramp")

@@ -73,3 +73,31 @@ def test_compile_error_carries_the_log(reg, tmp_path: Path) -> None:  # type: ig
         compiler.nvcc_report(st, st.variants[0])
     assert "does not compile" in str(ei.value) and "identifier \"x\" is undefined" in \
         ei.value.detail
+
+
+def test_every_build_gets_the_stage_block(reg) -> None:  # type: ignore[no-untyped-def]
+    st = reg.get("dynamic_spikes")
+    away = st.variant("away")
+    assert compiler.compile_flags(st, away) == ["-lineinfo", "-DBLOCK=256", "-DROUNDING_AWAY=1"]
+    assert st.block_for(away) == 256
+    assert compiler.options(st, away)[:3] == compiler.compile_flags(st, away)
+    wide = dataclasses.replace(st, block=512)
+    assert compiler.compile_flags(wide, away)[1] == "-DBLOCK=512" and wide.block_for(away) == 512
+    assert compiler.kernel_hash(wide, away) != compiler.kernel_hash(st, away)
+
+
+def test_a_variant_block_define_wins(reg) -> None:  # type: ignore[no-untyped-def]
+    """``bench --define BLOCK=128`` puts BLOCK in the variant: compiled once, and the
+    launcher's block agrees."""
+    st = reg.get("dynamic_spikes")
+    tuned = Variant("default[BLOCK=128]", (("BLOCK", "128"),))
+    assert compiler.compile_flags(st, tuned) == ["-lineinfo", "-DBLOCK=128"]
+    assert st.block_for(tuned) == 128
+
+
+def test_builtin_entry_points_are_extern_c_kernels(reg) -> None:  # type: ignore[no-untyped-def]
+    for st in reg.stages.values():
+        assert compiler.missing_entry_points(st) == [], st.name
+        assert set(st.entry_points) <= compiler.entry_functions(st)
+    gone = dataclasses.replace(reg.get("find_min_max"), entry_points=("minmax_init", "nope"))
+    assert compiler.missing_entry_points(gone) == ["nope"]

@@ -1,4 +1,5 @@
-"""Discovery: good, duplicate, malformed and broken plugins; entry points."""
+"""Discovery: good, duplicate, malformed and broken plugins; entry points; the checks made
+when a plugin loads (its kernel's entry functions, families, block, reference)."""
 
 from __future__ import annotations
 
@@ -13,25 +14,32 @@ from harness.errors import BadInput, PluginError
 
 TOY = '''
 import numpy as np
-from harness.contract.stage import Axis, Stage
-from harness.contract.tolerance import Exact
+from harness.api import Axis, Exact, Stage
 
 STAGE = Stage(
-    name="{name}", kernel="{kernel}", entry_points=("toy",),
+    name="{name}", entry_points=("toy",), families=("flat",),
     axes=(Axis("batch", 4),), make_inputs=lambda rng, fam, p: {{"x": np.zeros(p["batch"])}},
     outputs=lambda p: {{"y": ((p["batch"],), np.dtype(np.float32))}},
-    reference=lambda i, p, v, g: {{"y": i["x"]}}, launch=lambda run, b, p, v: None,
+    reference=lambda i, p, v: {{"y": i["x"]}}, enqueue=lambda launch, b, p, v: None,
     bytes_moved=lambda p: 8 * p["batch"], flops=lambda p: 0,
     tolerances={{"y": Exact("toy")}}, cases=({{"batch": 1}},),
 )
 '''
+#: A kernel file that defines the toy's entry point.
+TOY_CU = 'extern "C" __global__ void toy(float* y) {}\n'
 
 
-def write_plugin(folder: Path, stem: str, name: str | None = None, kernel: str | None = None,
+def write_plugin(folder: Path, stem: str, name: str | None = None,
                  body: str | None = None) -> None:
-    text = body if body is not None else TOY.format(name=name or stem,
-                                                     kernel=kernel or f"{stem}.cu")
+    text = body if body is not None else TOY.format(name=name or stem)
     (folder / f"{stem}.py").write_text(textwrap.dedent(text))
+
+
+def toy_with(old: str, new: str, name: str = "toy") -> str:
+    """The toy plugin's source with one declaration changed."""
+    text = TOY.format(name=name)
+    assert old in text
+    return text.replace(old, new)
 
 
 @pytest.fixture
@@ -51,29 +59,31 @@ def test_builtin_stages_are_found() -> None:
 def test_good_plugin_loads_with_kernel_dir(dirs: tuple[Path, Path]) -> None:
     p, k = dirs
     write_plugin(p, "toy")
-    (k / "toy.cu").write_text("// toy")
+    (k / "toy.cu").write_text(TOY_CU)
     reg = registry.discover([p], k, entry_points=False)
     assert list(reg.stages) == ["toy"]
     assert reg.stages["toy"].kernel_dir == k
+    assert reg.stages["toy"].kernel_file == "toy.cu"  # from the name: nothing to declare
 
 
 def test_missing_kernel_is_a_problem_naming_the_plugin(dirs: tuple[Path, Path]) -> None:
     p, k = dirs
     write_plugin(p, "toy")
+    (k / "other.cu").write_text(TOY_CU)
     reg = registry.discover([p], k, entry_points=False)
     assert not reg.stages
-    assert reg.problems[0].plugin == "toy" and "not found" in reg.problems[0].message
+    assert reg.problems[0].plugin == "toy" and "toy.cu not found" in reg.problems[0].message
 
 
 def test_broken_plugins_do_not_stop_the_others(dirs: tuple[Path, Path]) -> None:
     p, k = dirs
     for stem in ("good", "syntax", "nostage", "wrongtype", "badname"):
-        (k / f"{stem}.cu").write_text("//")
+        (k / f"{stem}.cu").write_text(TOY_CU)
     write_plugin(p, "good")
     write_plugin(p, "syntax", body="def (:\n")
     write_plugin(p, "nostage", body="X = 1\n")
     write_plugin(p, "wrongtype", body="STAGE = {'name': 'wrongtype'}\n")
-    write_plugin(p, "badname", name="other", kernel="badname.cu")
+    write_plugin(p, "badname", name="other")
     reg = registry.discover([p], k, entry_points=False)
     assert list(reg.stages) == ["good"]
     msgs = {pr.plugin: pr.message for pr in reg.problems}
@@ -88,9 +98,8 @@ def test_broken_plugins_do_not_stop_the_others(dirs: tuple[Path, Path]) -> None:
 
 def test_missing_fields_are_reported(dirs: tuple[Path, Path]) -> None:
     p, k = dirs
-    (k / "half.cu").write_text("//")
-    write_plugin(p, "half", body="from harness.contract.stage import Stage\n"
-                                 "STAGE = Stage(name='half', kernel='half.cu')\n")
+    (k / "half.cu").write_text(TOY_CU)
+    write_plugin(p, "half", body="from harness.api import Stage\nSTAGE = Stage(name='half')\n")
     reg = registry.discover([p], k, entry_points=False)
     assert not reg.stages
     assert "TypeError" in reg.problems[0].message and "missing" in reg.problems[0].message
@@ -100,7 +109,7 @@ def test_duplicate_names_keep_the_first_and_report_the_second(tmp_path: Path) ->
     a, b, k = tmp_path / "a", tmp_path / "b", tmp_path / "k"
     for d in (a, b, k):
         d.mkdir()
-    (k / "toy.cu").write_text("//")
+    (k / "toy.cu").write_text(TOY_CU)
     write_plugin(a, "toy")
     write_plugin(b, "toy")
     reg = registry.discover([a, b], k, entry_points=False)
@@ -111,20 +120,20 @@ def test_duplicate_names_keep_the_first_and_report_the_second(tmp_path: Path) ->
 def test_unknown_stage_is_bad_input_listing_known(dirs: tuple[Path, Path]) -> None:
     p, k = dirs
     write_plugin(p, "toy")
-    (k / "toy.cu").write_text("//")
+    (k / "toy.cu").write_text(TOY_CU)
     reg = registry.discover([p], k, entry_points=False)
     with pytest.raises(BadInput, match="unknown stage 'nope' \\(known: toy\\)"):
         reg.select(["nope"])
 
 
-def test_entry_point_plugins_are_discovered(tmp_path: Path, monkeypatch) -> None:
+def test_entry_point_plugins_are_discovered(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A package declaring a ``harness.stages`` entry point is found without any list."""
     site = tmp_path / "site"
     pkg = site / "extstage"
     pkg.mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
-    (pkg / "ext.cu").write_text("//")
-    body = TOY.format(name="ext", kernel="ext.cu") + (
+    (pkg / "ext.cu").write_text(TOY_CU)
+    body = TOY.format(name="ext") + (
         "\nimport dataclasses, pathlib\n"
         "STAGE = dataclasses.replace(STAGE, kernel_dir=pathlib.Path(__file__).parent)\n")
     (pkg / "stage.py").write_text(body)
@@ -144,11 +153,79 @@ def test_entry_point_plugins_are_discovered(tmp_path: Path, monkeypatch) -> None
 
 def test_workspace_that_reuses_an_output_name_is_a_problem(dirs: tuple[Path, Path]) -> None:
     p, k = dirs
-    (k / "scratchy.cu").write_text("//")
-    body = TOY.format(name="scratchy", kernel="scratchy.cu").replace(
+    (k / "scratchy.cu").write_text(TOY_CU)
+    write_plugin(p, "scratchy", body=toy_with(
         "cases=({\"batch\": 1},),",
-        "cases=({\"batch\": 1},), workspace=lambda p: {\"y\": ((1,), np.dtype(np.int8))},")
-    write_plugin(p, "scratchy", body=body)
+        "cases=({\"batch\": 1},), workspace=lambda p: {\"y\": ((1,), np.dtype(np.int8))},",
+        name="scratchy"))
     reg = registry.discover([p], k, entry_points=False)
     assert not reg.stages
     assert "workspace reuses output name(s) y" in reg.problems[0].message
+
+
+@pytest.mark.parametrize(("kernel", "found"), [
+    (TOY_CU, True),
+    ('extern "C" __global__ void __launch_bounds__(256, 4)\ntoy(float* y) {}\n', True),
+    ('#include "toy.cuh"\n', True),  # defined in a header the kernel includes
+    ('extern "C" {\n__global__ void toy(float* y) { if (y) { *y = 0; } }\n}\n', True),
+    ('__global__ void toy(float* y) {}\n', False),  # C++ linkage: the name is mangled
+    ('// extern "C" __global__ void toy(float* y) {}\n', False),  # commented out
+    ('/* extern "C" __global__ void toy(float* y) {} */\n', False),
+    ('extern "C" __global__ void toys(float* y) {}\n', False),
+    ('extern "C" {\n}\n__global__ void toy(float* y) {}\n', False),  # after the block
+])
+def test_entry_points_must_be_extern_c_kernels_of_the_source(
+        dirs: tuple[Path, Path], kernel: str, found: bool) -> None:
+    p, k = dirs
+    write_plugin(p, "toy")
+    (k / "toy.cu").write_text(kernel)
+    (k / "toy.cuh").write_text(TOY_CU)
+    reg = registry.discover([p], k, entry_points=False)
+    assert ("toy" in reg.stages) is found, reg.problems
+    if not found:
+        assert ('entry point(s) toy not defined as extern "C" kernels in toy.cu'
+                in reg.problems[0].message)
+
+
+@pytest.mark.parametrize(("old", "new", "problem"), [
+    ('families=("flat",)', "families=()", "no input families declared"),
+    ('entry_points=("toy",)', "entry_points=()", "no entry_points declared"),
+    ("reference=lambda i, p, v:", "reference=lambda i, p:",
+     "reference must take (inputs, point, variant) and, optionally, given"),
+    ("enqueue=lambda launch, b, p, v: None", "enqueue=None", "field enqueue is not callable"),
+    ("flops=lambda p: 0,", "flops=lambda p: 0, block=0,", "block 0 is not a thread count"),
+    ("flops=lambda p: 0,", "flops=lambda p: 0, block=2048,", "block 2048 is not a thread"),
+    ("flops=lambda p: 0,", "flops=lambda p: 0, block='256',", "block '256' is not a thread"),
+])
+def test_declaration_problems_are_reported(dirs: tuple[Path, Path], old: str, new: str,
+                                           problem: str) -> None:
+    p, k = dirs
+    (k / "toy.cu").write_text(TOY_CU)
+    write_plugin(p, "toy", body=toy_with(old, new))
+    reg = registry.discover([p], k, entry_points=False)
+    assert not reg.stages and problem in reg.problems[0].message, reg.problems
+
+
+def test_describe_shows_descriptions_and_help_texts(dirs: tuple[Path, Path]) -> None:
+    p, k = dirs
+    (k / "toy.cu").write_text(TOY_CU)
+    body = toy_with('Axis("batch", 4)', 'Axis("batch", 4, int, "rows")').replace(
+        "flops=lambda p: 0,", 'flops=lambda p: 0, description="copies x", block=128,')
+    write_plugin(p, "toy", body=body)
+    text = registry.discover([p], k, entry_points=False).describe()
+    assert text.splitlines() == [
+        "toy: copies x", "  kernel toy.cu (toy), block 128", "  variant default",
+        "  axis batch = 4: rows", "  families: flat"]
+
+
+def test_every_builtin_description_and_help_is_shown() -> None:
+    """What ``harness list --verbose`` prints: each stage's description, each variant's and
+    axis's help, so a text a plugin declares is never one that nothing shows."""
+    reg = registry.discover(entry_points=False)
+    text = reg.describe()
+    for item in [*reg.stages.values(), *reg.pipelines.values()]:
+        assert item.description and f"{item.name}: {item.description}" in text
+        for v in item.variants:
+            assert (f"variant {v.name}: {v.help}" if v.help else f"variant {v.name}") in text
+        for a in item.axes:
+            assert f"axis {a.name} = {a.default}: {a.help}" in text

@@ -1,102 +1,30 @@
-"""Sweep planning and measurement with fake runners: rows, statuses, interruption."""
+"""The sweep loop and `harness bench` as a library call, with fake backends: rows written
+as they land, peers first, interruption, the CPU fallback, pipelines beside stages."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 from harness.backends.numpy import NumpyRunner
 from harness.engine import bench
-from harness.contract.timing import Timing, TimingConfig
-from harness.contract.backend import RunResult
-from harness.errors import BadInput
+from harness.engine.jobs import plan
+from harness.errors import BadInput, GpuUnavailable
+from harness.results import pipeline_rows
 from harness.results import rows as results
-
-FAST = bench.BenchConfig(timing=TimingConfig(warmup=0, min_samples=5, max_samples=5))
-META = bench.RunMeta(gpu="Fake GPU", driver="1", cuda="13.0", git_sha="abc", command="t",
-                     peak_gbps=1000.0)
-
-
-class FakeGpu:
-    """Pretends to be the pycuda backend: reference outputs, a fixed 100 µs median."""
-
-    backend = "pycuda"
-
-    def __init__(self, corrupt=None, raise_exc: BaseException | None = None) -> None:
-        self.corrupt, self.raise_exc, self.calls = corrupt, raise_exc, 0
-
-    def time(self, stage, variant, inputs, point, cfg):  # type: ignore[no-untyped-def]
-        self.calls += 1
-        if self.raise_exc is not None:
-            raise self.raise_exc
-        res = NumpyRunner().run(stage, variant, inputs, point)
-        if self.corrupt:
-            self.corrupt(res.outputs)
-        return RunResult(res.outputs, dict(inputs)), Timing(100.0, 99.0, 101.0, 0.5, 50, True)
-
-    def is_oom(self, exc: BaseException) -> bool:
-        return isinstance(exc, MemoryError)
+from harness.results.provenance import RunMeta
+from tests.engine.host import HostRunner
+from tests.engine.test_measure import FAST, META, FakeGpu
 
 
 @pytest.fixture
 def jobs(reg):  # type: ignore[no-untyped-def]
-    return bench.plan([reg.get("dynamic_spikes")], ["batch=1,4", "in_f=64"])
-
-
-def test_plan_variants(reg) -> None:  # type: ignore[no-untyped-def]
-    st = reg.get("dynamic_spikes")
-    assert {j.variant.name for j in bench.plan([st], ["batch=1"])} == {"default"}
-    assert {j.variant.name for j in bench.plan([st], ["batch=1"], ["all"])} == {"default",
-                                                                               "away"}
-    with pytest.raises(BadInput, match="no variant 'fast'"):
-        bench.plan([st], ["batch=1"], ["fast"])
-
-
-def test_plan_define_tunes_every_chosen_variant(reg) -> None:  # type: ignore[no-untyped-def]
-    st = reg.get("dynamic_spikes")
-    jobs = bench.plan([st], ["batch=1"], ["all"], define_specs=["BLOCK=128,512", "X=1"])
-    got = {(j.variant.name, dict(j.variant.defines).get("BLOCK"), dict(j.variant.defines)["X"])
-           for j in jobs}
-    assert got == {("default[BLOCK=128,X=1]", "128", "1"), ("default[BLOCK=512,X=1]", "512", "1"),
-                   ("away[BLOCK=128,X=1]", "128", "1"), ("away[BLOCK=512,X=1]", "512", "1")}
-    away = next(j.variant for j in jobs if j.variant.name.startswith("away"))
-    assert ("ROUNDING_AWAY", "1") in away.defines  # the variant's own defines are kept
-    assert bench.parse_defines(["N=1,1,2"]) == {"N": ["1", "2"]}
-
-
-def test_ok_row_derives_bandwidth_from_declared_bytes(jobs) -> None:  # type: ignore[no-untyped-def]
-    row = bench.measure(jobs[1], FakeGpu(), FAST, META)
-    assert row["status"] == "ok" and row["verified"] == "yes"
-    assert row["bytes"] == 8 * 4 * 64 + 16
-    assert row["gbps"] == pytest.approx(row["bytes"] / 100e-6 / 1e9)
-    assert row["pct_peak"] == pytest.approx(100 * row["gbps"] / 1000.0)
-    assert row["batch"] == 4 and row["in_f"] == 64 and row["out_f"] == ""
-    assert row["kernel_hash"] and row["git_sha"] == "abc" and row["l2"] == "cold"
-
-
-def test_wrong_output_is_a_failed_row_that_keeps_its_time(jobs) -> None:  # type: ignore[no-untyped-def]
-    def off(outs: dict) -> None:
-        outs["q"][0, 0] += 1
-
-    row = bench.measure(jobs[0], FakeGpu(off), FAST, META)
-    assert row["status"] == "failed" and row["verified"] == "no"
-    assert "q: FAILED" in row["reason"] and row["median_us"] > 0
-    ok = bench.measure(jobs[0], FakeGpu(), FAST, META)
-    assert bench.speedup(ok, [row]) == ""  # never a speedup against a wrong answer
-
-
-def test_oom_and_errors_become_statuses(jobs) -> None:  # type: ignore[no-untyped-def]
-    assert bench.measure(jobs[0], FakeGpu(raise_exc=MemoryError("cuMemAlloc")), FAST,
-                         META)["status"] == "oom"
-    row = bench.measure(jobs[0], FakeGpu(raise_exc=RuntimeError("launch failed")), FAST, META)
-    assert row["status"] == "failed" and "launch failed" in row["reason"]
+    return plan([reg.get("dynamic_spikes")], ["batch=1,4", "in_f=64"])
 
 
 def test_interrupted_sweep_keeps_finished_rows(jobs, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    runner = FakeGpu()
-    gen = bench.run(jobs, runner, FAST, META, tmp_path)
+    gen = bench.run(jobs, FakeGpu(), FAST, META, tmp_path)
     next(gen)  # first row measured and written
     gen.close()  # as Ctrl-C would stop the loop
     rows = results.read_rows(tmp_path / "dynamic_spikes.csv")
@@ -106,7 +34,7 @@ def test_interrupted_sweep_keeps_finished_rows(jobs, tmp_path: Path) -> None:  #
 def test_a_crash_mid_sweep_leaves_valid_csv(jobs, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     class Crashing(FakeGpu):
         def time(self, *a, **k):  # type: ignore[no-untyped-def]
-            if self.calls == 1:
+            if self.timed == 1:
                 raise KeyboardInterrupt
             return super().time(*a, **k)
 
@@ -117,26 +45,105 @@ def test_a_crash_mid_sweep_leaves_valid_csv(jobs, tmp_path: Path) -> None:  # ty
 
 
 def test_numpy_backend_rows(jobs, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    rows = list(bench.run(jobs, NumpyRunner(), FAST, bench.RunMeta(gpu="cpu"), tmp_path))
-    assert [r["backend"] for r in rows] == ["numpy", "numpy"]
-    assert all(r["status"] == "ok" and r["pct_peak"] == "" for r in rows)
+    got = list(bench.run(jobs, NumpyRunner(), FAST, RunMeta(gpu="cpu"), tmp_path))
+    assert [m.row["backend"] for m in got] == ["numpy", "numpy"]
+    assert all(m.row["status"] == "ok" and m.row["pct_peak"] == "" for m in got)
+    assert not any(m.job.is_pipeline for m in got)
 
 
-def test_inputs_are_reproducible(jobs) -> None:  # type: ignore[no-untyped-def]
-    a = bench._inputs(jobs[1], FAST)["x"]
-    b = bench._inputs(jobs[1], FAST)["x"]
-    assert np.array_equal(a, b)
+def test_peers_first_and_the_speedup_over_the_best(jobs, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from harness.contract.timing import Timing
+
+    class Peer(FakeGpu):
+        def __init__(self, name: str, median: float) -> None:
+            super().__init__()
+            self.backend, self.median = name, median
+
+        def time(self, *a, **k):  # type: ignore[no-untyped-def]
+            res, _ = super().time(*a, **k)
+            return res, Timing(self.median, self.median, self.median, 0.1, 50, True)
+
+    got = list(bench.run(jobs[:1], FakeGpu(), FAST, META, tmp_path,
+                         peers=[Peer("torch", 400.0), Peer("torch_compile", 250.0)]))
+    assert [m.row["backend"] for m in got] == ["torch", "torch_compile", "pycuda"]
+    assert got[-1].row["speedup_vs_best_peer"] == 2.5  # 250 / 100
+    on_disk = results.read_rows(tmp_path / "dynamic_spikes.csv")
+    assert [r["backend"] for r in on_disk] == ["torch", "torch_compile", "pycuda"]
 
 
-def test_nonfinite_input_is_a_skipped_row(jobs) -> None:  # type: ignore[no-untyped-def]
+def test_pipelines_in_the_same_loop(reg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A stage and a pipeline in one sweep: each row in its target's CSV with its own
+    columns, the pipeline's beside the seed's five summaries."""
+    class Both(HostRunner):
+        time = FakeGpu.time
+
+    ds, pipe = reg.get("dynamic_spikes"), reg.pipelines["spike_quant_gemm"]
+    js = plan([ds, pipe], ["batch=1,2", "in_f=16"], None, {"out_f": "8"})
+    gpu = Both()
+    gpu.raise_exc, gpu.corrupt, gpu.converged = None, None, True
+    got = list(bench.run(js, gpu, bench.BenchConfig(family="ramp", timing=FAST.timing), META,
+                         tmp_path, stages=reg.stages))
+    assert [m.job.is_pipeline for m in got] == [False, False, True, True]
+    assert all(m.row["status"] == "ok" for m in got)
+    assert "speedup_vs_best_peer" in got[0].row and "speedup_vs_best_peer" not in got[2].row
+    with (tmp_path / "spike_quant_gemm.csv").open() as f:
+        assert tuple(f.readline().strip().split(",")) == pipeline_rows.COLUMNS
+    main = results.read_rows(tmp_path / "spike_quant_gemm.csv")
+    assert [r["batch"] for r in main] == ["1", "2"] and main[0]["verified"] == "yes"
+    for name, cols in pipeline_rows.SEED_SUMMARIES.items():
+        view = results.read_rows(tmp_path / f"{name}.csv")
+        assert len(view) == 2 and all(view[0][c] != "" for c in cols), name
+    share = float(main[0]["encoding_share_pct"])
+    assert share == pytest.approx(100 * float(main[0]["encoding_total_us"]) /
+                                  float(main[0]["total_us"]))
+    assert [r["batch"] for r in results.read_rows(tmp_path / "dynamic_spikes.csv")] == \
+        ["1", "2"]
+
+
+def test_pipeline_variants_side_by_side_without_summaries(reg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     import dataclasses
 
-    def nan_inputs(rng, fam, p):  # type: ignore[no-untyped-def]
-        return {"x": np.full((p["batch"], p["in_f"]), np.inf, np.float32)}
+    from harness.contract.stage import Variant
 
-    job = dataclasses.replace(jobs[0], stage=dataclasses.replace(jobs[0].stage,
-                                                                 make_inputs=nan_inputs))
-    runner = FakeGpu()
-    row = bench.measure(job, runner, FAST, META)
-    assert row["status"] == "skipped" and "x has 64 non-finite" in row["reason"]
-    assert runner.calls == 0
+    pipe = reg.pipelines["spike_quant_gemm"]
+    two = dataclasses.replace(
+        pipe, name="two", seed_summaries=False,
+        variants=(Variant("plain", pins=(("with_gemm", 0),)),
+                  Variant("gemm", pins=(("with_gemm", 1),))))
+    js = plan([two], ["batch=1,2", "in_f=16", "out_f=8"])
+    got = list(bench.run(js, HostRunner(), FAST, META, tmp_path, stages=reg.stages))
+    assert [(m.row["variant"], m.row["batch"]) for m in got] == [
+        ("plain", 1), ("plain", 2), ("gemm", 1), ("gemm", 2)]
+    assert all(m.row["status"] == "ok" for m in got)
+    assert (tmp_path / "two.csv").exists() and not (tmp_path / "seed_e2e.csv").exists()
+
+
+def test_bench_on_the_cpu(reg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """The NumPy fallback: the default sweep kept small, half a second a point at most,
+    nothing measured until the rows are asked for."""
+    run = bench.bench(reg, ["dynamic_spikes"], backend="numpy", budget=5.0, out_dir=tmp_path)
+    assert not run.on_gpu and run.out_dir == tmp_path and run.note
+    assert not list(tmp_path.iterdir())
+    assert 0 < run.total < 17  # batch 1..65536, the largest points left out
+    run = bench.bench(reg, ["dynamic_spikes"], sweep=["batch=1,2", "in_f=8"],
+                      variants=["all"], backend="numpy", budget=0.05, out_dir=tmp_path)
+    assert run.total == 4
+    got = list(run.rows)
+    assert [(m.row["variant"], m.row["batch"]) for m in got] == [
+        ("default", 1), ("default", 2), ("away", 1), ("away", 2)]
+    assert len(results.read_rows(tmp_path / "dynamic_spikes.csv")) == 4
+
+
+def test_bench_refuses_before_measuring(reg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    def go(*names: str, **kw):  # type: ignore[no-untyped-def]
+        return bench.bench(reg, list(names), backend="numpy", out_dir=tmp_path, **kw)
+
+    with pytest.raises(BadInput, match="unknown input family 'zipf'"):
+        go("dynamic_spikes", family="zipf")
+    with pytest.raises(BadInput, match="--graph times CUDA graph replays"):
+        go("dynamic_spikes", graph=True)
+    with pytest.raises(GpuUnavailable, match="spike_quant_gemm is a pipeline of GPU streams"):
+        go("spike_quant_gemm")
+    with pytest.raises(BadInput, match="--define tunes a stage's kernel"):
+        go("activation_path", defines=["A=1"])
+    assert not list(tmp_path.iterdir())

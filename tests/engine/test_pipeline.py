@@ -1,75 +1,15 @@
-"""The spike_quant_gemm pipeline on the CPU: its wiring (through a context that runs each
-step's NumPy reference on host arrays), its checks, its report and its CSV."""
+"""Pipelines on the CPU: their wiring (through a context that runs each step's NumPy
+reference on host arrays), their checks, sampling in chunks under the stages' stopping
+rule, and the seed's report."""
 
 from __future__ import annotations
-
-from collections.abc import Mapping
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pytest
 
-from harness.backends.pycuda.runner import POISON8, POISON32
+from harness.contract.timing import TimingConfig
 from harness.engine import pipeline
-from harness.engine.bench import RunMeta
-from harness.results import rows as results
-
-
-class HostContext:
-    """PipelineContext whose buffers are NumPy arrays and whose steps are the references."""
-
-    def __init__(self, stages: Mapping[str, Any]) -> None:
-        self.stages = stages
-        self.steps: list[tuple[str, str, int]] = []
-
-    def launcher(self, stage: str, variant: str, stream: int) -> Any:
-        raise AssertionError("pipelines launch through step()")
-
-    def step(self, stage: str, variant: str, stream: int, bufs: Mapping[str, Any],
-             **values: Any) -> None:
-        st = self.stages[stage]
-        v = st.variant(variant)
-        names = {a.name for a in st.axes}
-        p = st.point(v, **{k: val for k, val in values.items() if k in names})
-        specs = st.outputs(p)
-        ins = {k: a.copy() for k, a in bufs.items()
-               if k not in specs or k in st.inplace.values()}
-        for name, arr in st.reference(ins, p, v, None).items():
-            a = np.asarray(arr).astype(specs[name][1])
-            if st.trim is not None and a.shape != tuple(specs[name][0]):
-                bufs[name][: a.shape[0]] = a  # T planes of a larger buffer, as the kernel
-            else:
-                np.copyto(bufs[name], a.reshape(specs[name][0]))
-        self.steps.append((stage, variant, stream))
-
-    def alloc(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
-        a = np.empty(shape, dtype=dtype)
-        a.view(np.uint8)[...] = POISON8
-        if a.itemsize == 4:
-            a.view(np.uint32)[...] = POISON32
-        return a
-
-    def read(self, buf: np.ndarray, shape: tuple[int, ...], dtype: Any,
-             stream: int) -> np.ndarray:
-        return buf.copy()
-
-    def mark(self, name: str, stream: int) -> None:
-        pass
-
-    def wait(self, name: str, stream: int) -> None:
-        pass
-
-
-class HostRunner:
-    """Runs pipelines through HostContext; intervals are fake (1 µs each)."""
-
-    def pipeline(self, pipe, stages, inputs, point, repeats, cold, warmup=1):  # type: ignore[no-untyped-def]
-        ctx = HostContext(stages)
-        tr = pipe.run(ctx, dict(inputs), point)
-        outs = {k: buf.copy() for k, (buf, _, _) in tr.outputs.items()}
-        per = {k: [1.0 + i for i in range(repeats)] for k in tr.intervals}
-        return outs, tr.host, per
+from tests.engine.host import HostContext, HostRunner
 
 
 @pytest.fixture(scope="module")
@@ -109,64 +49,15 @@ def test_checks_catch_a_broken_round_trip(reg, pipe) -> None:  # type: ignore[no
     assert bad == {"decode(encode(q)) == q", "spikes"}
 
 
-def test_validate_yields_cases(reg, pipe) -> None:  # type: ignore[no-untyped-def]
-    cases = list(pipeline.validate(pipe, reg.stages, HostRunner(), ["seed", "edge"], 1))
-    assert len(cases) == 2 * len(pipe.cases) and all(c.ok for c in cases)
-
-
-def test_bench_writes_the_row_and_the_seeds_five_summaries(reg, pipe, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    pts = [pipe.point(batch=b, in_f=16, out_f=8) for b in (1, 2)]
-    rows = list(pipeline.bench(pipe, reg.stages, HostRunner(), pts, "seed", 0, 1e-9, True,
-                               pipeline.PipelineMeta(RunMeta(gpu="Fake")), tmp_path))
-    assert [r["status"] for r in rows] == ["ok", "ok"] and rows[0]["verified"] == "yes"
-    main = results.read_rows(tmp_path / "spike_quant_gemm.csv")
-    assert [r["batch"] for r in main] == ["1", "2"]
-    for name, cols in pipeline.SEED_SUMMARIES.items():
-        view = results.read_rows(tmp_path / f"{name}.csv")
-        assert len(view) == 2 and all(view[0][c] != "" for c in cols), name
-    share = float(main[0]["encoding_share_pct"])
-    assert share == pytest.approx(100 * float(main[0]["encoding_total_us"]) /
-                                  float(main[0]["total_us"]))
-
-
 def test_report_has_the_seeds_lines(pipe) -> None:  # type: ignore[no-untyped-def]
     per = {k: [10.0, 12.0, 11.0] for k in ("dynamic_spikes", "encoding_kernels",
                                          "encoding_total", "weight_quant", "total")}
-    lines = pipeline.report(pipe.point(), "seed", pipeline.PipelineTiming(per, 6))
+    lines = pipeline.report(pipe.point(), "ramp", pipeline.PipelineTiming(per, 6))
     text = "\n".join(lines)
     for label in ("dynamic_spikes_kernel", "Spike Bitwise Encoding - Kernel Only",
                   "Spike Bitwise Encoding - Total", "Weight Quantization",
                   "Average time per repetition", "Total time for 3 repetitions: 0.033 ms"):
         assert label in text, label
-
-
-def test_variants_are_validated_benched_and_recorded_apart(reg, pipe, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """A pipeline whose variants pin an axis: every variant is validated, swept side by
-    side and named in its rows and ledger entries; no seed summaries unless it asks."""
-    import dataclasses
-
-    from harness.contract.stage import Variant
-    from harness.engine import session
-    from harness.results import ledger
-
-    two = dataclasses.replace(
-        pipe, name="two", seed_summaries=False, cases=pipe.cases[:1],
-        variants=(Variant("plain", pins=(("with_gemm", 0),)),
-                  Variant("gemm", pins=(("with_gemm", 1),))))
-    cases = list(pipeline.validate(two, reg.stages, HostRunner(), ["normal"], 1))
-    assert [c.variant for c in cases] == ["plain", "gemm"] and all(c.ok for c in cases)
-    assert [c.point["with_gemm"] for c in cases] == [0, 1]
-    pts = session.pipeline_points(two, ["batch=1,2", "in_f=16", "out_f=8"], {})
-    assert [(two.variant_of(p).name, p["batch"]) for p in pts] == [
-        ("plain", 1), ("plain", 2), ("gemm", 1), ("gemm", 2)]
-    rows = list(pipeline.bench(two, reg.stages, HostRunner(), pts, "normal", 0, 1e-9, True,
-                               pipeline.PipelineMeta(RunMeta(gpu="Fake")), tmp_path))
-    assert [r["variant"] for r in rows] == ["plain", "plain", "gemm", "gemm"]
-    assert all(r["status"] == "ok" for r in rows)
-    assert (tmp_path / "two.csv").exists() and not (tmp_path / "seed_e2e.csv").exists()
-    status = ledger.check([], [], [two], reg.stages)
-    assert [(s.stage, s.variant, s.ok) for s in status] == [("two", "plain", False),
-                                                            ("two", "gemm", False)]
 
 
 @pytest.mark.parametrize("mode", ["unidirectional", "bidirectional", "twos_complement"])
@@ -198,3 +89,77 @@ def test_activation_path_check_catches_a_wrong_plane_and_a_wrong_t(reg) -> None:
     assert {c.output for c in ap.check(ins, p, outs, tr.host) if not c.ok} == {"spikes"}
     outs["stats"][3] += 1
     assert "T" in {c.output for c in ap.check(ins, p, outs, tr.host) if not c.ok}
+
+
+def _sample(reg, runner, cfg):  # type: ignore[no-untyped-def]
+    """Sample spike_quant_gemm at a small point; the clock reads 10 ms a repetition run."""
+    pipe = reg.pipelines["spike_quant_gemm"]
+    p = pipe.point(batch=2, in_f=16, out_f=8)
+    ins = pipe.make_inputs(np.random.default_rng(0), "normal", p)
+    return pipeline.sample(runner, pipe, reg.stages, ins, p, cfg, lambda: runner.done / 100)
+
+
+def test_sampling_stops_when_the_total_is_quiet(reg) -> None:  # type: ignore[no-untyped-def]
+    runner = HostRunner(times=lambda i: 7.0)
+    run = _sample(reg, runner, TimingConfig(budget_s=100.0))
+    assert run.total.converged and run.total.samples == 20 and run.total.median_us == 7.0
+    assert runner.calls == [(20, pipeline.FIRST_WARMUP)]  # one chunk was enough
+    assert all(len(v) == 20 for v in run.timing.per_rep.values())
+    assert run.outputs and "planes" in run.host
+
+
+def test_sampling_stops_when_the_budget_ends(reg) -> None:  # type: ignore[no-untyped-def]
+    """Never quiet: chunks until the budget (1 s, 10 ms a repetition) is spent, each sized
+    to what is left of it, at most doubling; every interval cut to the samples used."""
+    runner = HostRunner()
+    run = _sample(reg, runner, TimingConfig(budget_s=1.0))
+    assert not run.total.converged
+    assert 100 <= run.total.samples <= 110
+    sizes = [r for r, _ in runner.calls]
+    assert sizes[:3] == [20, 20, 40] and all(r % 5 == 0 for r in sizes)
+    assert [w for _, w in runner.calls] == [pipeline.FIRST_WARMUP] + \
+        [pipeline.LATER_WARMUP] * (len(sizes) - 1)
+    assert sum(sizes) - run.total.samples < sizes[-1]  # only the last chunk is cut
+    assert {len(v) for v in run.timing.per_rep.values()} == {run.total.samples}
+    assert run.timing.per_rep["total"] == [1.0 + i for i in range(run.total.samples)]
+
+
+def test_sampling_stops_at_the_sample_cap(reg) -> None:  # type: ignore[no-untyped-def]
+    runner = HostRunner()
+    run = _sample(reg, runner, TimingConfig(budget_s=1e9, max_samples=60))
+    assert run.total.samples == 60 and [r for r, _ in runner.calls] == [20, 20, 20]
+
+
+def test_a_pipeline_without_a_total_is_an_error(reg) -> None:  # type: ignore[no-untyped-def]
+    from harness.errors import HarnessError
+
+    class NoTotal(HostRunner):
+        def pipeline(self, *a, **k):  # type: ignore[no-untyped-def]
+            outs, host, per = super().pipeline(*a, **k)
+            return outs, host, {k: v for k, v in per.items() if k != "total"}
+
+    with pytest.raises(HarnessError, match="no 'total' interval"):
+        _sample(reg, NoTotal(), TimingConfig())
+
+
+def test_run_checks_then_reports(reg, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """`harness run`: the point of the options, outputs checked, the seed's report."""
+    from harness.errors import BadInput, ValidationFailed
+
+    runner = HostRunner()
+    monkeypatch.setattr(pipeline, "open_gpu", lambda device: runner)
+    opts = {"batch": "3", "in_f": "16", "out_f": "8", "mode": "bidirectional",
+            "with_gemm": "1"}
+    rep = pipeline.run(reg, "spike_quant_gemm", opts, "ramp", 4)
+    assert rep.checks >= 4 and runner.calls == [(4, 2)]
+    assert rep.lines[0].startswith("batch=3 in_f=16 out_f=8 mode=bidirectional ")
+    assert "repetitions=4" in rep.lines[0] and rep.lines[-1].startswith("Total time for 4")
+
+    def off(outs):  # type: ignore[no-untyped-def]
+        outs["spikes"].flat[0] ^= 1
+
+    monkeypatch.setattr(pipeline, "open_gpu", lambda device: HostRunner(corrupt=off))
+    with pytest.raises(ValidationFailed, match="output check failed: spikes: FAILED"):
+        pipeline.run(reg, "spike_quant_gemm", opts, "ramp", 4)
+    with pytest.raises(BadInput, match="unknown input family 'zipf'"):
+        pipeline.run(reg, "spike_quant_gemm", opts, "zipf", 4)

@@ -8,9 +8,9 @@ import numpy as np
 import pytest
 
 from harness.backends.numpy import NumpyRunner
-from harness.backends.pycuda.runner import POISON32
-from harness.engine import validate
+from harness.backends.pycuda.buffers import POISON32, poisoned
 from harness.contract.backend import RunResult
+from harness.engine import validate
 
 Corrupt = Callable[[dict, dict], None]
 
@@ -166,7 +166,7 @@ def test_guard_band_damage_is_reported(st) -> None:  # type: ignore[no-untyped-d
 
 
 def test_guard_pattern_is_the_poison() -> None:
-    from harness.backends.pycuda.runner import GUARD, guard_pattern
+    from harness.backends.pycuda.buffers import GUARD, guard_pattern
 
     g32 = guard_pattern(np.dtype(np.int32))
     assert g32.size == GUARD and g32[:4].tolist() == [0xA5, 0xA5, 0xA5, 0x7F]
@@ -183,7 +183,7 @@ class Padded:
     def run(self, stage, variant, inputs, point) -> RunResult:  # type: ignore[no-untyped-def]
         outs = dict(NumpyRunner().run(stage, variant, inputs, point).outputs)
         shape, dtype = stage.outputs(point)["spikes"]
-        buf = np.full(shape, -91, dtype=dtype)  # POISON8 as int8
+        buf = poisoned(shape, dtype)
         buf[: outs["spikes"].shape[0]] = outs["spikes"]
         outs["spikes"] = buf
         self.corrupt(outs, inputs)
@@ -205,3 +205,104 @@ def test_a_kernel_decided_extent_is_judged_on_what_it_wrote(reg, corrupt, ok, te
     assert cases and all(c.ok == ok for c in cases), cases[0].describe()
     if not ok:
         assert text in cases[0].describe()
+
+
+def test_pipelines_go_through_the_same_loop(reg) -> None:  # type: ignore[no-untyped-def]
+    """A pipeline's cases run through the backend's pipeline run and its own check."""
+    from tests.engine.host import HostRunner
+
+    pipe = reg.pipelines["spike_quant_gemm"]
+    v = pipe.variants[0]
+    cases = list(validate.validate(pipe, v, HostRunner(), ["ramp", "edge"], 1,
+                                   stages=reg.stages))
+    assert len(cases) == 2 * len(pipe.cases) and all(c.ok for c in cases)
+
+    def off(outs):  # type: ignore[no-untyped-def]
+        outs["spikes"].flat[0] ^= 1
+
+    bad = list(validate.validate(pipe, v, HostRunner(corrupt=off), ["normal"], 1,
+                                 stages=reg.stages))
+    assert bad and not any(c.ok for c in bad)
+    assert "spikes: FAILED" in bad[0].describe()
+    with pytest.raises(ValueError, match="pass them"):
+        list(validate.validate(pipe, v, HostRunner(), ["normal"], 1))
+
+
+def test_validation_summaries(reg) -> None:  # type: ignore[no-untyped-def]
+    """Stages: the options pick variants and replace their axes in every case; pipelines:
+    every variant, at their declared cases, hashed over their steps' kernels."""
+    import dataclasses
+
+    from harness.contract.stage import Variant
+    from harness.engine.targets import Targets, resolve
+    from harness.errors import BadInput
+    from harness.results import ledger
+    from tests.engine.host import HostRunner
+
+    tg = resolve(reg, ["spike_encode", "compute_scales"], False)
+    opts = {"mode": "twos_complement", "k": "2.5", "group_size": "7"}
+    sums = list(validate.validation(reg, tg, NumpyRunner(), "all", ["normal"], 1, 0, opts))
+    assert [(s.name, s.variant) for s in sums] == [("spike_encode", "twos_complement"),
+                                                   ("compute_scales", "default")]
+    assert {c.point["k"] for c in sums[0].cases} == {2.5}
+    assert {c.point["group_size"] for c in sums[1].cases} == {7}
+    assert all(s.passed == len(s.cases) for s in sums)
+    with pytest.raises(BadInput, match=r"unknown mode .ternary."):
+        list(validate.validation(reg, tg, NumpyRunner(), "all", ["normal"], 1, 0,
+                                 {"mode": "ternary"}))
+
+    pipe = reg.pipelines["spike_quant_gemm"]
+    two = dataclasses.replace(
+        pipe, name="two", cases=pipe.cases[:1],
+        variants=(Variant("plain", pins=(("with_gemm", 0),)),
+                  Variant("gemm", pins=(("with_gemm", 1),))))
+    sums = list(validate.validation(reg, Targets([], [two]), HostRunner(), "all", ["normal"],
+                                    1, 0, {"k": "2.5"}))
+    assert [(s.name, s.variant) for s in sums] == [("two", "plain"), ("two", "gemm")]
+    assert [c.point["with_gemm"] for s in sums for c in s.cases] == [0, 1]
+    # at the declared cases: --k is not applied to pipelines
+    assert [c.point for s in sums for c in s.cases] == [two.point(v, **two.cases[0])
+                                                       for v in two.variants]
+    assert {s.kernel_hash for s in sums} == {ledger.pipeline_hash(two, reg.stages)}
+    assert all(s.passed == len(s.cases) == 1 for s in sums)
+
+
+class _Info:
+    name, cc, driver, cuda = "Fake GPU", (9, 0), "1", "13.0"
+
+
+class FakeGpu(NumpyRunner):
+    """The NumPy references with a device, as `harness validate` opens the GPU."""
+
+    device = type("D", (), {"info": _Info()})()
+
+
+def test_validate_targets_records_one_ledger_row_per_variant(reg, monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    from harness.errors import BadInput
+    from harness.results import ledger
+
+    monkeypatch.setattr(validate, "open_gpu", lambda device: FakeGpu())
+    monkeypatch.setattr(ledger, "default_path", lambda: tmp_path / "ledger.csv")
+    rep = validate.validate_targets(reg, ["dynamic_spikes"], families=["normal"], seeds=1,
+                                    record=True)
+    assert rep.recorded == tmp_path / "ledger.csv" and rep.failure is None
+    rows = ledger.read(rep.recorded)
+    assert [(r["stage"], r["variant"], r["status"], r["gpu"], r["cc"]) for r in rows] == [
+        ("dynamic_spikes", "default", "pass", "Fake GPU", "9.0"),
+        ("dynamic_spikes", "away", "pass", "Fake GPU", "9.0")]
+    assert validate.validate_targets(reg, ["dynamic_spikes"], families=["normal"],
+                                     seeds=1).recorded is None
+    with pytest.raises(BadInput, match="unknown input family 'zipf'"):
+        validate.validate_targets(reg, ["dynamic_spikes"], families=["zipf"])
+
+
+def test_a_failed_case_is_the_reports_verdict(reg) -> None:  # type: ignore[no-untyped-def]
+    st = reg.get("dynamic_spikes")
+
+    def off(o, a):  # type: ignore[no-untyped-def]
+        o["q"].flat[0] += 1
+
+    cases = run_all(st, off)
+    rep = validate.ValidationReport([validate.ValidationSummary("s", "v", "h", ["normal"],
+                                                                cases)])
+    assert rep.failures == cases and rep.failure == f"{len(cases)} validation case(s) failed"

@@ -97,8 +97,8 @@ def _clone_stage(d: Path, name: str, kernel_text: str | None = None,
         "_spec = importlib.util.spec_from_file_location('_ds_copy', _p)\n"
         "_ds = importlib.util.module_from_spec(_spec)\n_spec.loader.exec_module(_ds)\n"
         + make +
-        f"STAGE = dataclasses.replace(_ds.STAGE, name={name!r}, kernel={name + '.cu'!r},\n"
-        "                            kernel_dir=None, make_inputs=_mk)\n")
+        f"STAGE = dataclasses.replace(_ds.STAGE, name={name!r}, kernel_dir=None,\n"
+        "                            make_inputs=_mk)\n")
 
 
 def test_nonfinite_input_is_a_row_with_a_reason(extra: Path, tmp_path: Path) -> None:
@@ -124,7 +124,7 @@ def test_kernel_that_does_not_compile(extra: Path) -> None:
 
 def test_missing_fields_and_missing_kernel(extra: Path) -> None:
     (extra / "half.py").write_text("from harness.contract.stage import Stage\n"
-                                   "STAGE = Stage(name='half', kernel='half.cu')\n")
+                                   "STAGE = Stage(name='half')\n")
     _clone_stage(extra, "nokernel")
     (extra / "nokernel.cu").unlink()
     res = runner.invoke(app, ["list"])

@@ -106,3 +106,52 @@ def test_check_prints_registers() -> None:
     res = run("check")
     assert res.exit_code == 0, res.output
     assert "regs" in res.stdout and "dynamic_spikes" in res.stdout
+
+
+def _sweep(reg, fail_after: int | None = None, status: str = "ok"):  # type: ignore[no-untyped-def]
+    """A BenchRun of one stage row and one pipeline row (the library replaced)."""
+    from harness.engine.bench import BenchRun, Measured
+    from harness.engine.jobs import plan
+
+    st, pipe = reg.get("dynamic_spikes"), reg.pipelines["spike_quant_gemm"]
+    js = plan([st, pipe], ["batch=4", "in_f=64"], None, {"out_f": "8"})
+    stage_row = {"stage": st.name, "backend": "pycuda", "variant": "default", "batch": 4,
+                 "in_f": 64, "out_f": "", "status": status, "reason": "q: FAILED",
+                 "median_us": 12.5, "noise_pct": 0.5, "gbps": 7.0, "pct_peak": "",
+                 "speedup_vs_best_peer": ""}
+    pipe_row = {"stage": pipe.name, "batch": 4, "out_f": 8, "planes": 6, "status": "ok",
+                "reason": "", "total_us": 33.25, "total_noise_pct": 0.5,
+                "encoding_total_us": 20.0}
+
+    def rows():  # type: ignore[no-untyped-def]
+        for i, (j, r) in enumerate(zip(js, (stage_row, pipe_row), strict=True)):
+            if i == fail_after:
+                raise KeyboardInterrupt
+            yield Measured(j, r)
+
+    return BenchRun(rows(), 2, Path("out"), True, "")
+
+
+@pytest.mark.parametrize("status, code", [("ok", 0), ("failed", 1)])
+def test_bench_shows_stage_and_pipeline_rows_apart(reg, monkeypatch, status, code) -> None:  # type: ignore[no-untyped-def]
+    from harness.front import cli
+
+    monkeypatch.setattr(cli.benches, "bench", lambda *a, **k: _sweep(reg, status=status))
+    res = run("bench")
+    assert res.exit_code == code, res.output
+    stage_table, pipe_table = res.stdout.split("enc kern µs")[0], res.stdout
+    assert "dynamic_spikes" in stage_table and "spike_quant_gemm" not in stage_table
+    assert "33.2 ±0.5%" in pipe_table and "wrote 2 row(s) to out/" in res.stdout
+    # a failed row shows why, not a time
+    assert ("12.50" in stage_table) == (status == "ok")
+    assert ("failed: q: FAILED" in stage_table) == (status == "failed")
+
+
+def test_an_interrupted_bench_keeps_its_rows_and_says_so(reg, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from harness.front import cli
+
+    monkeypatch.setattr(cli.benches, "bench", lambda *a, **k: _sweep(reg, fail_after=1))
+    res = run("bench")
+    assert res.exit_code == 130
+    assert "interrupted: 1 finished row(s) kept in out/" in res.stderr
+    assert "12.50" in res.stdout and "enc kern µs" not in res.stdout  # the one row landed

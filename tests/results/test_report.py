@@ -62,3 +62,16 @@ def test_readme_block_is_replaced(tmp_path: Path) -> None:
 def test_missing_folder(tmp_path: Path) -> None:
     with pytest.raises(HarnessError, match="no such folder"):
         report.plots(tmp_path / "none")
+
+
+def test_build_draws_tables_and_fills_the_readme(tmp_path: Path) -> None:
+    for p in H200.glob("*.csv"):
+        shutil.copy(p, tmp_path)
+    r = tmp_path / "README.md"
+    r.write_text("a\n<!-- results:begin -->\n<!-- results:end -->\n")
+    rep = report.build(tmp_path, readme=r)
+    assert rep.plots and rep.readme == r and rep.text == report.table(tmp_path)
+    assert rep.text in r.read_text()
+    every = report.build(tmp_path, [16384], 0, ["weight_quantize"])
+    assert {ln.split(" | ")[3] for ln in every.text.splitlines()[2:]} > {
+        "out_f=18944 in_f=3584"}  # out_f 0: every weight row, not only 18944

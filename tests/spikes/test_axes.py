@@ -1,5 +1,6 @@
-"""The shared axis declarations: every stage and pipeline that has a batch, a mode or a
-step-1 k declares the same one, so chained stages agree on defaults and bounds."""
+"""The shared axis and sweep declarations: every stage and pipeline that has a batch, a mode,
+a step-1 k or a weight shape declares the same one, so chained stages agree on defaults and
+bounds, and each side sweeps alike."""
 
 from __future__ import annotations
 
@@ -18,3 +19,25 @@ def test_chained_stages_declare_the_shared_axes() -> None:
     assert reg.get("dynamic_spikes").axis("k") == axes.K
     assert reg.get("find_min_max").axis("k") == axes.K_INPUT
     assert axes.mode("set by the variant").help == "set by the variant"
+
+
+def test_weight_side_stages_declare_the_shared_weight_axes() -> None:
+    reg = registry.discover()
+    for name in ("compute_scales", "weight_quantize", "weight_quant_fused"):
+        assert reg.get(name).axes == axes.WEIGHT
+    decls = [*reg.stages.values(), *reg.pipelines.values()]
+    for axis in (axes.OUT_F, axes.GROUP_SIZE):
+        have = [d.axis(axis.name) for d in decls if axis.name in {a.name for a in d.axes}]
+        assert len(have) >= 5 and all(a == axis for a in have), axis.name
+
+
+def test_each_side_sweeps_alike() -> None:
+    """Every stage and pipeline whose default sweep runs over the batch runs the activation
+    side's batches; the weight stages that sweep only the height take the weight sweep."""
+    assert {"batch": tuple(2**i for i in range(17))} == axes.BATCH_SWEEP
+    reg = registry.discover()
+    decls = [*reg.stages.values(), *reg.pipelines.values()]
+    full = [d.name for d in decls if d.default_sweep.get("batch") == axes.BATCH_SWEEP["batch"]]
+    assert len(full) == 10, full
+    assert [d.name for d in decls if dict(d.default_sweep) == axes.WEIGHT_SWEEP] == [
+        "compute_scales", "weight_quantize"]

@@ -1,4 +1,4 @@
-"""Input families: shapes, types, and the properties the edge and seed families promise."""
+"""Input families: shapes, types, and the properties the edge and ramp families promise."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from harness.errors import BadInput
 from harness.spikes import families
 
 
-@pytest.mark.parametrize("fam", ["normal", "llm", "seed", "edge"])
+@pytest.mark.parametrize("fam", families.NAMES)
 def test_shapes_and_types(fam: str) -> None:
     rng = np.random.default_rng(0)
     x = families.activations(rng, fam, 7, 13)
@@ -20,13 +20,27 @@ def test_shapes_and_types(fam: str) -> None:
     assert b.shape == (5,) and b.dtype == np.float32
 
 
-def test_seed_family_is_the_seed_programs_tensors() -> None:
+def test_ramp_family_is_the_seed_programs_tensors() -> None:
     rng = np.random.default_rng(0)
-    x = families.activations(rng, "seed", 2, 3)
+    x = families.activations(rng, "ramp", 2, 3)
     assert x.ravel().tolist() == [1, 2, 3, 4, 5, 6]
-    w = families.weights(rng, "seed", 1, 3)
+    w = families.weights(rng, "ramp", 1, 3)
     assert w.ravel().tolist() == [np.float32(0.1) * np.float32(i) for i in (1, 2, 3)]
-    assert (families.bias(rng, "seed", 4) == 0.5).all()
+    assert (families.bias(rng, "ramp", 4) == 0.5).all()
+
+
+def test_the_family_list_is_the_domains_alone() -> None:
+    """Every spike-domain stage and pipeline takes the domain's families, and nothing of the
+    generic harness names one."""
+    from harness.contract import registry
+
+    reg = registry.discover(entry_points=False)
+    assert families.NAMES == ("normal", "llm", "ramp", "edge")
+    assert all(d.families == families.NAMES
+               for d in [*reg.stages.values(), *reg.pipelines.values()])
+    with pytest.raises(BadInput, match="unknown input family 'seed' \\(known: normal, llm, "
+                                       "ramp, edge\\)"):
+        families.check_family("seed")
 
 
 def test_edge_rows_cover_the_spec_cases() -> None:

@@ -1,4 +1,4 @@
-"""The declarations the planes-taking stages share (harness/plane_stages.py)."""
+"""The declarations the planes-taking stages share (harness/spikes/planes.py)."""
 
 from __future__ import annotations
 
@@ -8,12 +8,14 @@ from harness.spikes import spec
 
 def test_each_mode_variant_compiles_the_mode_it_pins() -> None:
     """The kernels read -DMODE as the index in spec.MODES; the variant pins that mode."""
-    vs = plane_stages.mode_variants(("BLOCK", "256"))
+    vs = plane_stages.mode_variants(("LAYOUT", "1"))
     assert [v.name for v in vs] == list(spec.MODES)
     for v in vs:
         d = dict(v.defines)
-        assert int(d["MODE"]) == spec.check_mode(dict(v.pins)["mode"]) and d["BLOCK"] == "256"
+        assert int(d["MODE"]) == spec.check_mode(dict(v.pins)["mode"]) and d["LAYOUT"] == "1"
         assert v.defines[0][0] == "MODE"  # the option order, hence the kernel hash, is fixed
+    assert all(v.defines == (("MODE", str(i)),)
+               for i, v in enumerate(plane_stages.mode_variants()))
 
 
 def test_axes_and_cases_stay_in_range() -> None:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
 from harness.errors import HarnessError
-from harness.tools import ncu
+from harness.tools import child, ncu
 
 RAW = Path(__file__).parents[1] / "fixtures" / "ncu" / "dynamic_spikes_raw.txt"
 
@@ -46,7 +47,16 @@ def test_command_line(reg, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     i = cmd.index("--launch-skip")
     assert cmd[i + 1] == str(ncu.WARMUP * 2) and cmd[cmd.index("--launch-count") + 1] == "2"
     assert cmd[cmd.index("--set") + 1] == "basic"
-    assert cmd[cmd.index("_launch") + 1] == "find_min_max"
+    # What ncu runs: the child, one launch after the warm-up ones, on the sweep's inputs
+    # (seed 0 unless given, as harness bench's).
+    i = cmd.index(child.MODULE)
+    assert cmd[i - 2:i] == [sys.executable, "-m"]
+    assert child.parse(cmd[i + 1:]) == child.Launches(
+        "find_min_max", st.variants[0].name, "normal", 0, (st.point(batch=16384),),
+        ncu.WARMUP, 0)
+    seeded = ncu.command(st, st.variants[0], st.point(), "llm", None, None, 1, seed=5)
+    job = child.parse(seeded[seeded.index(child.MODULE) + 1:])
+    assert (job.family, job.seed, job.device) == ("llm", 5, 1)
     with pytest.raises(HarnessError, match="unknown --set"):
         ncu.command(st, st.variants[0], st.point(), "normal", None, "huge", 0)
 

@@ -2,14 +2,12 @@
 
 from __future__ import annotations
 
-import json
-
 import pytest
 from typer.testing import CliRunner
 
 from harness.errors import HarnessError
 from harness.front.cli import app
-from harness.tools import ncu, sanitize
+from harness.tools import child, ncu, sanitize
 
 CLEAN = """========= COMPUTE-SANITIZER
 ========= ERROR SUMMARY: 0 errors
@@ -60,10 +58,12 @@ def test_command(reg, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     st = reg.get("spike_encode")
     v = st.variant("twos_complement")
     pts = sanitize.points(st, v)
-    cmd = sanitize.command("racecheck", st, v, pts, "edge", 0)
+    cmd = sanitize.command("racecheck", st, v, pts, "edge", 0, seed=4)
     assert cmd[:5] == ["/cuda/bin/compute-sanitizer", "--tool", "racecheck", "--error-exitcode",
                        "3"]
-    assert json.loads(cmd[cmd.index("--point") + 1]) == pts
+    # The child launches once at every point (no warm-up), on the sweep's inputs of seed 4.
+    job = child.parse(cmd[cmd.index(child.MODULE) + 1:])
+    assert job == child.Launches("spike_encode", "twos_complement", "edge", 4, tuple(pts), 0, 0)
     assert all(p["mode"] == "twos_complement" for p in pts)
     with pytest.raises(HarnessError, match="unknown sanitizer tool"):
         sanitize.command("leakcheck", st, v, pts, "edge", 0)

@@ -1,4 +1,8 @@
-"""GPU tests (marked ``gpu``): run on the H200 by scripts/gpu-check.sh, skipped elsewhere."""
+"""The ``pycuda`` backend's runner. On the CPU, on the fake driver: it is a Backend; a run is
+poisoned, launched, synchronised and read back; a timed run checks one launch, re-uploads
+what the kernel may change, warms up and samples (or replays a graph). On the GPU (marked
+``gpu``, run by scripts/gpu-check.sh): every stage validates, poison and guards catch bad
+kernels, events agree with ncu."""
 
 from __future__ import annotations
 
@@ -7,12 +11,106 @@ import dataclasses
 import numpy as np
 import pytest
 
-from harness.engine import pipeline, validate
+from harness.backends.pycuda import graphs
+from harness.backends.pycuda.buffers import POISON32
+from harness.backends.pycuda.runner import GpuRunner
+from harness.contract.stage import Stage
 from harness.contract.timing import TimingConfig
+from harness.engine import validate
+from tests.backends.conformance import assert_is_backend
+from tests.backends.pycuda.fakes import EVENT_MS, FakeDriver, FakeGraphDriver, fake_device
 
-pytestmark = pytest.mark.gpu
+FAST = TimingConfig(warmup=2, min_samples=5, max_samples=5)
 
 
+def test_the_gpu_runner_is_a_backend(drv: FakeDriver) -> None:
+    assert_is_backend(GpuRunner(fake_device(drv)), "pycuda")
+    assert drv.log == []  # nothing compiled or allocated until it is asked to run
+
+
+def test_a_run_is_poisoned_launched_and_read_back(drv: FakeDriver, runner: GpuRunner,
+                                                  double: Stage) -> None:
+    x = np.linspace(-1, 1, 8, dtype=np.float32)
+    res = runner.run(double, double.variant("default"), {"x": x}, double.point())
+    assert res.outputs["y"].tolist() == (2 * x).tolist()
+    assert res.inputs_after["x"].tolist() == x.tolist() and res.guard_damage == {"y": 0}
+    order = [e[0] for e in drv.log if e[0] in ("memset_d32_async", "launch", "sync", "dtoh")]
+    assert order == ["memset_d32_async", "launch", "sync", "dtoh", "dtoh", "dtoh"]
+    assert drv.live() == []
+
+
+def test_an_unwritten_element_keeps_the_poison_and_an_overrun_hits_the_guard(
+        runner: GpuRunner, double: Stage) -> None:
+    x = np.ones(8, dtype=np.float32)
+    short = runner.run(double, double.variant("skips_last"), {"x": x}, double.point())
+    assert short.outputs["y"][-1:].view(np.uint32).tolist() == [POISON32]
+    over = runner.run(double, double.variant("overruns"), {"x": x}, double.point())
+    assert over.guard_damage == {"y": 4}
+    _, problems = validate.judge(double, double.variant("overruns"), double.point(),
+                                     {"x": x}, over)
+    assert problems == ("wrote past the end of y: 4 byte(s) of the guard band after it "
+                        "changed",)
+
+
+def test_out_of_memory_is_recognised_and_frees_what_it_took(runner: GpuRunner,
+                                                            double: Stage) -> None:
+    x = np.ones(200_000, dtype=np.float32)
+    with pytest.raises(FakeDriver.MemoryError) as exc:
+        runner.run(double, double.variant("default"), {"x": x}, double.point(n=200_000))
+    assert runner.is_oom(exc.value)
+    assert runner.is_oom(RuntimeError("cuLaunchKernel failed: out of memory"))
+    assert not runner.is_oom(RuntimeError("invalid argument"))
+    assert runner.drv.live() == []
+
+
+@pytest.mark.parametrize("cold, prelude", [(True, "harness_flush"), (False, "harness_delay")])
+def test_a_timed_run_checks_one_launch_then_warms_up_then_samples(
+        drv: FakeDriver, runner: GpuRunner, double: Stage, cold: bool, prelude: str) -> None:
+    x = np.arange(8, dtype=np.float32)
+    res, t = runner.time(double, double.variant("default"), {"x": x}, double.point(),
+                         dataclasses.replace(FAST, cold=cold))
+    assert res.outputs["y"].tolist() == (2 * x).tolist()
+    assert t.samples == 5 and t.median_us == pytest.approx(EVENT_MS * 1000)
+    assert t.launch == "stream"
+    kinds = [e[1] if e[0] == "launch" else e[0] for e in drv.log
+             if e[0] in ("launch", "htod", "record", "memset_d32_async")]
+    assert kinds == (["htod", "memset_d32_async", "double", "double", "double"]
+                     + [prelude, "record", "double", "record"] * 5)
+    # What stays is the flush buffer and its sink, kept for the runner's lifetime.
+    assert sorted(a.nbytes for a in drv.live()) == ([4, 4 * 4096] if cold else [])
+
+
+@pytest.mark.parametrize("change", [{"mutates": ("x",)}, {"inplace": {"y": "x"}}])
+def test_inputs_a_kernel_may_change_are_restored_before_the_warm_up(
+        drv: FakeDriver, runner: GpuRunner, double: Stage, change: dict) -> None:
+    st = dataclasses.replace(double, **change)
+    runner.time(st, st.variant("default"), {"x": np.ones(8, np.float32)}, st.point(), FAST)
+    kinds = [e[1] if e[0] == "launch" else e[0] for e in drv.log if e[0] in ("launch", "htod")]
+    assert kinds[:4] == ["htod", "double", "htod", "double"]
+
+
+def test_graph_timing_replays_one_capture(drv: FakeDriver, runner: GpuRunner, double: Stage,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    cu = FakeGraphDriver()
+    monkeypatch.setattr(graphs, "load_driver", lambda: cu)
+    res, t = runner.time(double, double.variant("default"), {"x": np.ones(8, np.float32)},
+                         double.point(), dataclasses.replace(FAST, graph=True))
+    assert t.launch == "graph" and res.outputs["y"].tolist() == [2.0] * 8
+    # Captured once (the launch recorded inside), uploaded by one replay, then one per sample.
+    assert cu.calls == ["begin", "end", "instantiate", "destroy"] + ["launch"] * 6 \
+        + ["exec_destroy"]
+
+
+def test_launches_runs_back_to_back_then_waits(drv: FakeDriver, runner: GpuRunner,
+                                               double: Stage) -> None:
+    runner.launches(double, double.variant("default"), {"x": np.ones(8, np.float32)},
+                    double.point(), 3)
+    kinds = [e[1] if e[0] == "launch" else e[0] for e in drv.log if e[0] in ("launch", "sync")]
+    assert kinds == ["double"] * 3 + ["sync"]
+    assert drv.live() == []
+
+
+@pytest.mark.gpu
 def test_every_stage_variant_validates(reg, gpu_runner) -> None:
     for st in reg.stages.values():
         for v in st.variants:
@@ -20,26 +118,7 @@ def test_every_stage_variant_validates(reg, gpu_runner) -> None:
             assert not bad, bad[0].describe()
 
 
-def test_pipeline_round_trips_on_every_family(reg, gpu_runner) -> None:
-    """decode(encode(q)) == q and |x_rec - x| <= vth/2 on real runs (every mode)."""
-    pipe = reg.pipelines["spike_quant_gemm"]
-    cases = list(pipeline.validate(pipe, reg.stages, gpu_runner, seeds=1))
-    assert cases and all(c.ok for c in cases), next(c.describe() for c in cases if not c.ok)
-    names = {c.output for case in cases for c in case.comparisons}
-    assert {"decode(encode(q)) == q", "|x_rec - x| <= vth/2"} <= names
-
-
-def test_weight_path_overlaps_the_activation_path(reg, gpu_runner) -> None:
-    """Two streams: the end-to-end time is less than the two paths' times added up."""
-    pipe = reg.pipelines["spike_quant_gemm"]
-    p = pipe.point(batch=16384, out_f=18944)
-    ins = pipe.make_inputs(np.random.default_rng(0), "normal", p)
-    _, _, per = gpu_runner.pipeline(pipe, reg.stages, ins, p, repeats=10, cold=True)
-    med = {k: float(np.median(v)) for k, v in per.items()}
-    serial = med["dynamic_spikes"] + med["encoding_total"] + med["weight_quant"]
-    assert med["total"] < 0.95 * serial, med
-
-
+@pytest.mark.gpu
 def test_integer_outputs_are_deterministic(reg, gpu_runner) -> None:
     st = reg.get("dynamic_spikes")
     p = st.point(batch=257, in_f=3584)
@@ -50,17 +129,18 @@ def test_integer_outputs_are_deterministic(reg, gpu_runner) -> None:
         assert a[name].tobytes() == b[name].tobytes(), name
 
 
+@pytest.mark.gpu
 def test_poison_catches_a_kernel_that_skips_rows(reg, gpu_runner) -> None:
     """Launching one block fewer than rows must leave poison that validation rejects."""
     st = reg.get("dynamic_spikes")
 
-    def short_launch(run, bufs, p, v):  # type: ignore[no-untyped-def]
+    def short_enqueue(launch, bufs, p, v):  # type: ignore[no-untyped-def]
         b = int(p["batch"]) - 1
-        run("dynamic_spikes", (b, 1, 1), (256, 1, 1), bufs["x"], bufs["q"], bufs["vth"],
-            np.int32(b), np.int32(p["in_f"]), np.float32(p["k"]), np.float32(p["vth_min"]),
-            np.float32(p["vth_max"]))
+        launch("dynamic_spikes", (b, 1, 1), (launch.block, 1, 1), bufs["x"], bufs["q"],
+               bufs["vth"], np.int32(b), np.int32(p["in_f"]), np.float32(p["k"]),
+               np.float32(p["vth_min"]), np.float32(p["vth_max"]))
 
-    broken = dataclasses.replace(st, launch=short_launch)
+    broken = dataclasses.replace(st, enqueue=short_enqueue)
     p = st.point(batch=4, in_f=64)
     x = st.make_inputs(np.random.default_rng(0), "normal", p)
     res = gpu_runner.run(broken, st.variants[0], x, p)
@@ -70,6 +150,7 @@ def test_poison_catches_a_kernel_that_skips_rows(reg, gpu_runner) -> None:
     assert not vth.ok and vth.nan_got == 1  # the poison is a NaN
 
 
+@pytest.mark.gpu
 def test_wrong_rounding_variant_is_rejected(reg, gpu_runner) -> None:
     """The away kernel judged as half-to-even must fail on the edge family's ties."""
     st = reg.get("dynamic_spikes")
@@ -81,47 +162,29 @@ def test_wrong_rounding_variant_is_rejected(reg, gpu_runner) -> None:
     assert not q.ok and q.mismatches > 0
 
 
-def test_event_timer_measures_a_known_delay(gpu_runner) -> None:
-    """The delay kernel spins 200 µs by the global timer: the events must say so (±5 %)."""
-    from pycuda.compiler import SourceModule
-
-    from harness import paths
-    from harness.contract import timing
-
-    src = (paths.harness_cuda_dir() / "timing.cu").read_text()
-    fn = SourceModule(src, no_extern_c=True, arch=gpu_runner.device.info.arch).get_function(
-        "harness_delay")
-    fn.prepare("Q")
-
-    def launch() -> None:
-        fn.prepared_async_call((1, 1, 1), (1, 1, 1), gpu_runner.stream, np.uint64(200_000))
-
-    launch()
-    gpu_runner.stream.synchronize()
-    t = timing.measure(gpu_runner._sampler(launch, cold=True), TimingConfig(budget_s=1.0))
-    assert 195.0 < t.median_us < 215.0, t
-
-
+@pytest.mark.gpu
 @pytest.mark.parametrize("batch", [8192, 65536])
 def test_event_timing_agrees_with_ncu(reg, gpu_runner, tmp_path, batch: int) -> None:
     """At launches of 50 µs or more, the harness's cold event median and ncu's
     gpu__time_duration of the same kernel at the same point agree within 5 %."""
     import shutil
 
-    from harness.engine import bench, session
+    from harness.engine import jobs, measure, profile
+    from harness.results.provenance import RunMeta
 
     if shutil.which("ncu") is None:
         pytest.skip("ncu not on PATH")
     st = reg.get("dynamic_spikes")
-    job = bench.plan([st], [f"batch={batch}"])[0]
-    row = bench.measure(job, gpu_runner, bench.BenchConfig(), bench.RunMeta())
+    job = jobs.plan([st], [f"batch={batch}"])[0]
+    row = measure.measure(job, gpu_runner, measure.BenchConfig(), RunMeta())
     assert row["status"] == "ok" and row["median_us"] >= 50, row
-    prof = session.profile(st, job.variant, job.point, "normal", None, None, 0, tmp_path)
-    ncu_us = prof[0]["duration"]
+    prof = profile.profile(reg, st.name, sweep=[f"batch={batch}"], out_dir=tmp_path)
+    ncu_us = prof.rows[0]["duration"]
     print(f"batch {batch}: events {row['median_us']:.2f} us, ncu {ncu_us:.2f} us")
     assert abs(row["median_us"] - ncu_us) / ncu_us < 0.05, (row["median_us"], ncu_us)
 
 
+@pytest.mark.gpu
 @pytest.mark.parametrize("mode", ("unidirectional", "bidirectional", "twos_complement"))
 def test_fused_activation_path_is_bit_identical_to_the_staged_kernels(
         reg, gpu_runner, mode: str) -> None:  # type: ignore[no-untyped-def]
@@ -138,7 +201,7 @@ def test_fused_activation_path_is_bit_identical_to_the_staged_kernels(
         return gpu_runner.run(st, v, ins, p).outputs
 
     fused = reg.get("activation_fused")
-    for fam in ("normal", "llm", "seed", "edge"):
+    for fam in ("normal", "llm", "ramp", "edge"):
         for b, f in ((1, 3584), (300, 130), (64, 4100), (7, 5)):
             at = {"batch": b, "in_f": f, "k": 3.0, "mode": mode}
             x = fused.make_inputs(np.random.default_rng([b, f]), fam,
@@ -165,6 +228,7 @@ def test_fused_activation_path_is_bit_identical_to_the_staged_kernels(
                     assert np.array_equal(qd, q["q"]), where
 
 
+@pytest.mark.gpu
 def test_graph_mode_times_one_replay_of_the_stage(reg, gpu_runner) -> None:  # type: ignore[no-untyped-def]
     """--graph: both activation_fused kernels captured once, replayed per sample; the run
     read back for checking is still a plain, poisoned launch that validates."""

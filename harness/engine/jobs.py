@@ -1,0 +1,117 @@
+"""Planning a sweep: the (target, variant, point) jobs of a ``harness bench`` run.
+
+Stages and pipelines are planned alike: the chosen variants, each at every point of the
+sweep (or the target's default sweep), the ``--mode/--k/--group-size`` values held fixed
+where the target has the axis and the variant does not pin it. Stages may also be tuned
+(``--define``): each variant compiled once per combination of ``-D`` values.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harness.contract.stage import Pipeline, Stage, Variant
+from harness.engine import sweep
+from harness.engine.targets import Target, fixed_axes, select_variants
+from harness.errors import BadInput
+
+
+@dataclass(frozen=True)
+class Job:
+    """One row to measure: a target's variant at a point."""
+
+    target: Target
+    variant: Variant
+    point: dict[str, Any]
+
+    @property
+    def is_pipeline(self) -> bool:
+        """Whether the target is a pipeline (its rows have the pipeline columns)."""
+        return isinstance(self.target, Pipeline)
+
+
+def plan(targets: Sequence[Target], sweep_specs: Sequence[str],
+         variants: Sequence[str] | None = None,
+         options: Mapping[str, str] | None = None,
+         define_specs: Sequence[str] = ()) -> list[Job]:
+    """Every job of the sweep, the stages' first, then the pipelines'.
+
+    ``variants`` None means each stage's first (default) variant, ``["all"]`` every one;
+    a pipeline runs every variant side by side (staged vs fused, say). ``options``
+    (``--mode``, ``--k``, ``--group-size``) apply to the targets that have the axis; where
+    a stage's variants pin that axis (a compiled-in mode), they choose the variant instead.
+    ``define_specs`` (``NAME=V1,V2``, ``--define``) compile each chosen stage variant once
+    per combination of the values, a tuning sweep over the kernel's ``-D`` parameters.
+    """
+    stages = [t for t in targets if isinstance(t, Stage)]
+    pipes = [t for t in targets if isinstance(t, Pipeline)]
+    opts = dict(options or {})
+    grid = sweep.parse(sweep_specs)
+    tuning = parse_defines(define_specs)
+    if tuning and pipes:
+        raise BadInput("--define tunes a stage's kernel; a pipeline's steps keep their "
+                       "declared variants")
+    for axis in grid:
+        if stages and not any(axis in {a.name for a in st.axes} for st in stages):
+            raise BadInput(f"no selected stage has an axis {axis!r}")
+    jobs = []
+    for st in stages:
+        chosen = [t for v in select_variants(st, variants, opts) for t in tuned(v, tuning)]
+        for v in chosen:
+            fixed = fixed_axes(st.axes, opts, v)
+            jobs += [Job(st, v, p) for p in sweep.points(st, grid, fixed, v, lenient=True)]
+    for pipe in pipes:
+        for v in pipe.variants:
+            fixed = fixed_axes(pipe.axes, opts, v)
+            jobs += [Job(pipe, v, p) for p in sweep.points(pipe, grid, fixed, v)]  # type: ignore[arg-type]
+    return jobs
+
+
+_DEFINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.+)$")
+
+
+def parse_defines(specs: Sequence[str]) -> dict[str, list[str]]:
+    """``["UNROLL=2,4"]`` -> ``{"UNROLL": ["2", "4"]}``; BadInput on a malformed spec."""
+    out: dict[str, list[str]] = {}
+    for spec in specs:
+        m = _DEFINE.match(spec.strip())
+        values = [v.strip() for v in m.group(2).split(",")] if m else []
+        if not m or not all(v and not any(c in v for c in " \n") for v in values):
+            raise BadInput(f"bad --define {spec!r}: expected NAME=V1,V2,... (a C macro name "
+                           "and non-empty values)")
+        if m.group(1) in out:
+            raise BadInput(f"bad --define: {m.group(1)!r} given twice")
+        out[m.group(1)] = list(dict.fromkeys(values))
+    return out
+
+
+def tuned(v: Variant, tuning: Mapping[str, list[str]]) -> list[Variant]:
+    """``v`` once per combination of the tuning values: its defines overridden (or
+    extended), and named after them, ``default[UNROLL=4]``; ``[v]`` without tuning."""
+    if not tuning:
+        return [v]
+    out = []
+    for combo in itertools.product(*tuning.values()):
+        over = dict(zip(tuning, combo, strict=True))
+        defines = {**dict(v.defines), **over}
+        label = ",".join(f"{k}={val}" for k, val in over.items())
+        out.append(dataclasses.replace(v, name=f"{v.name}[{label}]",
+                                       defines=tuple(defines.items())))
+    return out
+
+
+def one_point(st: Stage, variant: str | None, options: Mapping[str, str],
+              sweep_specs: Sequence[str]) -> Job:
+    """The one job ``harness profile`` looks at: the axes' defaults, changed by the options
+    and ``AXIS=V`` sweeps of one value."""
+    v = select_variants(st, [variant] if variant else None, options)[0]
+    pts = sweep.points(st, sweep.parse(sweep_specs), fixed_axes(st.axes, options, v), v,
+                       default_sweep=False)
+    if len(pts) != 1:
+        raise BadInput(f"harness profile takes one point; the options give {len(pts)}")
+    return Job(st, v, pts[0])

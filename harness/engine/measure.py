@@ -1,0 +1,125 @@
+"""Measuring one job of a sweep, a stage's or a pipeline's, into its CSV row.
+
+Both kinds go the same way: inputs drawn by ``point_rng``; bad input a ``skipped`` row;
+samples until the noise target or the budget (``contract.timing.measure``); running out of
+memory an ``oom`` row, any other error a ``failed`` one; the outputs then checked against
+the reference, so a fast wrong kernel cannot produce a number (a wrong answer is a
+``failed`` row that keeps its time).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from harness.contract.backend import Backend, RunResult
+from harness.contract.rng import point_rng
+from harness.contract.stage import Pipeline, Stage
+from harness.contract.timing import TimingConfig
+from harness.engine import pipeline, rows
+from harness.engine.jobs import Job
+from harness.engine.validate import input_problem, judge
+from harness.errors import HarnessError
+from harness.results.provenance import RunMeta
+
+#: Why an ok row's noise is above the target.
+NOT_CONVERGED = "noise above target when the budget ended"
+#: Pipeline points larger than this many activation elements are timed but not re-checked
+#: in a sweep (the chained NumPy reference takes tens of seconds there).
+PIPELINE_VERIFY_LIMIT = 1 << 26
+NOT_VERIFIED = "outputs not re-checked above 2^26 elements (validation covers it)"
+#: A reason is cut to this many characters (a whole compiler log does not fit a cell).
+REASON_CHARS = 500
+
+
+@dataclass(frozen=True)
+class BenchConfig:
+    """What every job of a sweep shares."""
+
+    family: str = "normal"
+    seed: int = 0
+    timing: TimingConfig = field(default_factory=TimingConfig)
+    verify: bool = True
+
+
+def job_inputs(job: Job, cfg: BenchConfig) -> dict[str, np.ndarray]:
+    """The job's inputs: fixed by (seed, target, family, point), as every process draws
+    them."""
+    rng = point_rng(cfg.seed, job.target.name, cfg.family, job.point)
+    return job.target.make_inputs(rng, cfg.family, job.point)
+
+
+def measure(job: Job, backend: Backend, cfg: BenchConfig, meta: RunMeta,
+            stages: Mapping[str, Stage] | None = None) -> dict[str, Any]:
+    """Measure one job and return its row; failures become a status, not an exception (a
+    pipeline runs through its steps, the registry's ``stages``)."""
+    row = rows.base(job, backend.backend, cfg.family, cfg.timing.cold, meta, stages)
+    try:
+        inputs = job_inputs(job, cfg)
+        if (bad := input_problem(job.target, inputs, job.point)) is not None:
+            return {**row, "status": "skipped", "reason": bad}
+        # A stage's inputs are judged as they were before the run (an in-place kernel
+        # changes them); a pipeline runs on device copies and is judged on the host's.
+        pristine = {k: v.copy() for k, v in inputs.items()} \
+            if cfg.verify and not job.is_pipeline else inputs
+        got: pipeline.PipelineRun | RunResult
+        if isinstance(job.target, Pipeline):
+            got = pipeline.sample(backend, job.target, stages or {}, inputs, job.point,
+                                  cfg.timing)
+            timing = got.total
+        else:
+            got, timing = backend.time(job.target, job.variant, inputs, job.point,
+                                       cfg.timing)
+    except HarnessError as exc:
+        return {**row, "status": "failed", "reason": str(exc)[:REASON_CHARS]}
+    except Exception as exc:
+        if backend.is_oom(exc):
+            return {**row, "status": "oom", "reason": f"out of memory: {exc}"[:REASON_CHARS]}
+        return {**row, "status": "failed",
+                "reason": f"{type(exc).__name__}: {exc}"[:REASON_CHARS]}
+    reasons = [] if timing.converged else [NOT_CONVERGED]
+    bad_outputs: list[str] = []
+    if cfg.verify and backend.backend != "numpy":
+        if isinstance(job.target, Pipeline) and not _checkable(job.point):
+            row["verified"] = "skipped"
+            reasons.append(NOT_VERIFIED)
+        else:
+            bad_outputs = _wrong(job, pristine, got)
+            row["verified"] = "no" if bad_outputs else "yes"
+    # A wrong answer is a failed row; its time stays beside it (a peer that is fast but
+    # wrong is worth seeing), and no speedup is ever computed against it.
+    status, reason = ("failed", bad_outputs[0][:REASON_CHARS]) if bad_outputs else \
+        ("ok", "; ".join(reasons))
+    if isinstance(got, pipeline.PipelineRun):
+        return {**row, "status": status, "reason": reason, **rows.pipeline_timed(got.timing)}
+    assert isinstance(job.target, Stage)
+    return {**row, "status": status, "reason": reason,
+            **rows.stage_timed(row, job.target, job.point, timing,
+                               got.outputs if status == "ok" else None, meta)}
+
+
+def _checkable(point: Mapping[str, Any]) -> bool:
+    return point.get("batch", 1) * point.get("in_f", 1) <= PIPELINE_VERIFY_LIMIT
+
+
+def _wrong(job: Job, inputs: Mapping[str, np.ndarray],
+           got: pipeline.PipelineRun | RunResult) -> list[str]:
+    """What is wrong with a run's outputs (an empty list when nothing is)."""
+    if isinstance(got, pipeline.PipelineRun):
+        assert isinstance(job.target, Pipeline)
+        checks = job.target.check(inputs, job.point, got.outputs, got.host)
+        return [c.describe() for c in checks if not c.ok]
+    assert isinstance(job.target, Stage)
+    comps, problems = judge(job.target, job.variant, job.point, inputs, got)
+    return list(problems) + [c.describe() for c in comps if not c.ok]
+
+
+def speedup(row: Mapping[str, Any], peer_rows: Sequence[Mapping[str, Any]]) -> float | str:
+    """The fastest ok peer's median over ours ('' when there is nothing to compare)."""
+    peers = [r["median_us"] for r in peer_rows if r["status"] == "ok"]
+    if row["status"] != "ok" or not peers:
+        return ""
+    return min(peers) / row["median_us"]

@@ -1,0 +1,93 @@
+"""The CSV row of a measured job: the columns known before measuring, then the timed ones.
+
+A stage row has the columns of :mod:`harness.results.rows`, a pipeline row those of
+:mod:`harness.results.pipeline_rows`; both carry the run's provenance.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from harness.contract.kernel import kernel_hash
+from harness.contract.stage import Pipeline, Stage
+from harness.contract.timing import Timing
+from harness.engine.jobs import Job
+from harness.engine.pipeline import PipelineTiming
+from harness.results import pipeline_rows
+from harness.results.ledger import pipeline_hash
+from harness.results.provenance import RunMeta
+
+#: Axes with their own columns in a stage row; the rest go, as JSON, into ``params``.
+POINT_COLUMNS = ("batch", "in_f", "out_f")
+
+
+def _params(point: Mapping[str, Any], own: tuple[str, ...]) -> str:
+    return json.dumps({k: v for k, v in point.items() if k not in own}, sort_keys=True)
+
+
+def base(job: Job, backend: str, family: str, cold: bool, meta: RunMeta,
+         stages: Mapping[str, Stage] | None = None) -> dict[str, Any]:
+    """The columns of a job's row known before measuring (a pipeline's kernel hash is
+    over its steps' kernels, the registry's ``stages``)."""
+    if isinstance(job.target, Pipeline):
+        return _pipeline_base(job, backend, family, cold, meta, stages or {})
+    st, p = job.target, job.point
+    return {
+        "stage": st.name, "backend": backend, "variant": job.variant.name,
+        **{c: p.get(c, "") for c in POINT_COLUMNS},
+        "family": family, "params": _params(p, POINT_COLUMNS),
+        "l2": "cold" if cold else "hot",
+        "bytes": int(st.bytes_moved(p)), "flops": int(st.flops(p)),
+        "kernel_hash": kernel_hash(st, job.variant) if backend == "pycuda" else "",
+        **meta.columns(),
+        "peak_gbps": meta.peak_gbps if meta.peak_gbps else "",
+    }
+
+
+def _pipeline_base(job: Job, backend: str, family: str, cold: bool, meta: RunMeta,
+                   stages: Mapping[str, Stage]) -> dict[str, Any]:
+    assert isinstance(job.target, Pipeline)
+    own = pipeline_rows.POINT_COLUMNS
+    return {
+        "stage": job.target.name, "backend": backend, "variant": job.variant.name,
+        **{k: job.point.get(k, "") for k in own},
+        "family": family, "params": _params(job.point, own),
+        "l2": "cold" if cold else "hot",
+        "kernel_hashes": pipeline_hash(job.target, stages), **meta.columns(),
+    }
+
+
+def stage_timed(row: dict[str, Any], stage: Stage, point: Mapping[str, Any], t: Timing,
+                outputs: Mapping[str, np.ndarray] | None, meta: RunMeta) -> dict[str, Any]:
+    """The timed columns of a stage row: the times, and the bandwidth over the bytes the
+    run moved (where they depend on the data, counted from an ok run's ``outputs``)."""
+    nbytes = row["bytes"]
+    if stage.bytes_from_outputs is not None and outputs:
+        nbytes = int(stage.bytes_from_outputs(point, outputs))
+    gbps = nbytes / (t.median_us * 1e-6) / 1e9 if t.median_us > 0 else 0.0
+    return {"bytes": nbytes, "median_us": t.median_us, "p10_us": t.p10_us,
+            "p90_us": t.p90_us, "noise_pct": t.noise_pct, "samples": t.samples,
+            "gbps": gbps, "launch": t.launch,
+            "pct_peak": 100.0 * gbps / meta.peak_gbps if meta.peak_gbps else ""}
+
+
+def pipeline_timed(timing: PipelineTiming) -> dict[str, Any]:
+    """The timed columns of a pipeline row: each interval's median and noise, T, and the
+    seed's shares where the pipeline has both intervals."""
+    s = timing.summary()
+    r: dict[str, Any] = {"planes": "" if timing.planes is None else timing.planes,
+                         "samples": len(timing.per_rep["total"])}
+    for k, t in s.items():
+        if k in pipeline_rows.LABELS:
+            r[f"{k}_us"] = t.median_us
+            r[f"{k}_noise_pct"] = t.noise_pct
+    tot = s["total"].median_us
+    for part, col in (("encoding_total", "encoding_share_pct"),
+                      ("weight_quant", "weight_quant_share_pct")):
+        if part in s:
+            r[col] = 100 * s[part].median_us / tot
+    return r

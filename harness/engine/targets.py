@@ -1,0 +1,122 @@
+"""What a command acts on: its targets (stages and pipelines, by name), their variants, the
+option values that apply to them, and the input families they accept.
+
+A *target* is a :class:`Stage` or a :class:`Pipeline`: the engine validates and times both
+through the same loops.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harness.contract.registry import Registry
+from harness.contract.stage import Axis, Pipeline, Stage, Variant
+from harness.errors import BadInput
+
+#: A stage or a pipeline.
+Target = Stage | Pipeline
+
+
+@dataclass(frozen=True)
+class Targets:
+    """The stages and pipelines a command acts on."""
+
+    stages: list[Stage]
+    pipelines: list[Pipeline]
+
+    @property
+    def all(self) -> list[Target]:
+        """Stages first, then pipelines (the order rows are measured in)."""
+        return [*self.stages, *self.pipelines]
+
+
+def resolve(reg: Registry, names: Sequence[str] | None, with_pipelines: bool) -> Targets:
+    """Named stages and pipelines; none named: every stage, and every pipeline if asked."""
+    if not names:
+        pipes = [reg.pipelines[n] for n in sorted(reg.pipelines)] if with_pipelines else []
+        return Targets(reg.select(None), pipes)
+    stages, pipes = [], []
+    for n in names:
+        if n in reg.pipelines:
+            pipes.append(reg.pipelines[n])
+        else:
+            stages.append(reg.get(n))
+    return Targets(stages, pipes)
+
+
+def options(**values: Any) -> dict[str, str]:
+    """The ``--mode/--k/--group-size`` values given (None means not given), as text."""
+    return {k: str(v) for k, v in values.items() if v is not None}
+
+
+def check_families(targets: Sequence[Target], families: Sequence[str]) -> None:
+    """BadInput unless every chosen target accepts every family asked for (each target
+    declares its own ``families``)."""
+    for fam in families:
+        lacking = [t for t in targets if fam not in t.families]
+        if not lacking:
+            continue
+        if len(lacking) == len(targets):
+            known = dict.fromkeys(f for t in targets for f in t.families)
+            raise BadInput(f"unknown input family {fam!r} (known: {', '.join(known)})")
+        t = lacking[0]
+        raise BadInput(f"{t.name} has no input family {fam!r} (its families: "
+                       f"{', '.join(t.families)})")
+
+
+def select_variants(st: Target, names: Sequence[str] | None,
+                    options: Mapping[str, str]) -> list[Variant]:
+    """The variants named (or the default, or all); options that match pins filter them."""
+    if names and list(names) == ["all"]:
+        chosen = list(st.variants)
+    elif names:
+        chosen = []
+        for name in names:
+            try:
+                chosen.append(st.variant(name))
+            except KeyError:
+                known = ", ".join(v.name for v in st.variants)
+                raise BadInput(f"stage {st.name} has no variant {name!r} "
+                               f"(variants: {known})") from None
+    else:
+        chosen = list(st.variants)
+        pinned = {k for v in chosen for k, _ in v.pins}
+        if not any(k in options for k in pinned):
+            return chosen[:1]
+    for key, val in options.items():
+        if any(key == k for v in chosen for k, _ in v.pins):
+            try:
+                st.axis(key).parse(str(val))
+            except ValueError as exc:
+                raise BadInput(f"{st.name}: {exc}") from None
+            chosen = [v for v in chosen if str(dict(v.pins).get(key)) == str(val)]
+            if not chosen:
+                known = ", ".join(dict.fromkeys(str(dict(v.pins).get(key))
+                                                for v in st.variants))
+                raise BadInput(f"stage {st.name} has no variant with {key}={val} "
+                               f"(known: {known})")
+    return chosen
+
+
+def fixed_axes(axes: Sequence[Axis], options: Mapping[str, str],
+               variant: Variant) -> dict[str, str]:
+    """The option values for the axes a target has and ``variant`` does not pin, as text
+    (what a sweep holds fixed)."""
+    names = {a.name for a in axes}
+    pinned = dict(variant.pins)
+    return {k: v for k, v in options.items() if k in names and k not in pinned}
+
+
+def parsed_options(axes: Sequence[Axis], options: Mapping[str, str],
+                   variant: Variant) -> dict[str, Any]:
+    """``fixed_axes``, parsed: what replaces those axes in every validation case."""
+    out = {}
+    by_name = {a.name: a for a in axes}
+    for k, text in fixed_axes(axes, options, variant).items():
+        try:
+            out[k] = by_name[k].parse(text)
+        except ValueError as exc:
+            raise BadInput(str(exc)) from exc
+    return out

@@ -1,0 +1,115 @@
+"""Measure a results folder's rows again, each with the command that measured it.
+
+Every stage row keeps the ``harness bench`` command that wrote it (the ``command`` column).
+:func:`commands` turns the commands behind a folder's ``pycuda`` rows into ``harness``
+argument lists that measure the same points again, with the same options, into another
+folder: ``harness compare`` then meets the same keys on both sides (a k, a graph launch or a
+variant given on the command line included), whatever sweep made the rows. The torch peers
+are left out unless asked for. Pipeline CSVs are not replayed (``compare`` takes stage rows).
+
+    python -m harness.tools.replay FOLDER OUT [--peers none|torch|torch_compile|all]
+
+runs them, one ``harness bench`` child each, into OUT (which must hold no CSV yet); its exit
+status is the worst of theirs (1: some row failed), or 2 with one line when there is nothing
+to replay.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import subprocess
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NoReturn
+
+from harness.errors import BadInput, HarnessError
+from harness.results.rows import read_rows
+
+#: Options a replay sets itself: where the rows go, and whether peers run beside them.
+_REPLACED = {"--out": True, "--peers": True, "--append": False, "--no-append": False}
+
+
+def stage_csvs(folder: Path) -> list[Path]:
+    """The stage CSVs directly in ``folder``: timed rows (``median_us``) with their command,
+    not a pipeline's (``total_us``)."""
+    out = []
+    for p in sorted(Path(folder).glob("*.csv")):
+        with p.open() as f:
+            header = set(f.readline().strip().split(","))
+        if {"stage", "backend", "command", "median_us"} <= header and "total_us" not in header:
+            out.append(p)
+    return out
+
+
+def _rewrite(argv: list[str], out_dir: Path, peers: str) -> list[str]:
+    """``argv`` without the options a replay sets, then with its own."""
+    kept: list[str] = []
+    skip = False
+    for a in argv:
+        if skip:
+            skip = False
+            continue
+        name = a.split("=", 1)[0]
+        if name in _REPLACED:
+            skip = _REPLACED[name] and "=" not in a
+            continue
+        kept.append(a)
+    # --append: several commands may write one stage's CSV, as they did the first time.
+    return [*kept, "--peers", peers, "--out", str(out_dir), "--append"]
+
+
+def commands(folder: Path, out_dir: Path, peers: str = "none") -> list[list[str]]:
+    """The ``harness`` argument lists (``["bench", ...]``) that measure the ``pycuda`` rows of
+    the folder's stage CSVs again into ``out_dir``, each distinct command once, in the order
+    the rows were written; HarnessError naming the file when a command is not a bench."""
+    seen: dict[str, Path] = {}
+    for p in stage_csvs(folder):
+        for r in read_rows(p):
+            if r.get("backend") == "pycuda" and r.get("command"):
+                seen.setdefault(r["command"], p)
+    out = []
+    for cmd, path in seen.items():
+        try:
+            argv = shlex.split(cmd)
+        except ValueError as exc:
+            raise HarnessError(f"{path}: unreadable command {cmd!r} ({exc})") from None
+        if argv[:2] != ["harness", "bench"]:
+            raise HarnessError(f"{path}: a pycuda row's command is not a harness bench: {cmd!r}")
+        out.append(_rewrite(argv[1:], out_dir, peers))
+    if not out:
+        raise HarnessError(f"nothing to replay in {folder}: no stage CSV with pycuda rows and "
+                           "their commands")
+    return out
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line, not argparse's usage block
+        raise BadInput(f"replay: {message}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Replay the folder's commands as ``harness bench`` children; the worst exit status."""
+    ap = _Parser(prog="python -m harness.tools.replay")
+    ap.add_argument("folder", type=Path)
+    ap.add_argument("out", type=Path)
+    ap.add_argument("--peers", default="none")
+    try:
+        a = ap.parse_args(sys.argv[1:] if argv is None else argv)
+        if any(a.out.glob("*.csv")):
+            raise BadInput(f"{a.out} already holds CSVs: replay into an empty folder")
+        todo = commands(a.folder, a.out, a.peers)
+    except HarnessError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return exc.exit_code
+    worst = 0
+    for args in todo:
+        print(f"=== harness {shlex.join(args)}", flush=True)
+        worst = max(worst, subprocess.run([sys.executable, "-m", "harness", *args],
+                                          check=False).returncode)
+    return worst
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,28 @@
+"""The copy bandwidth on the fake driver: read + write bytes over the median, the source
+filled, warm-up copies outside the samples, both buffers freed."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.backends.pycuda.runner import GpuRunner
+from harness.contract.timing import TimingConfig
+from tests.backends.pycuda.fakes import EVENT_MS, FakeDriver
+
+
+@pytest.mark.parametrize("warmup, copies_before_samples", [(0, 1), (3, 3)])
+def test_copy_bandwidth_counts_read_and_write(drv: FakeDriver, runner: GpuRunner,
+                                              warmup: int, copies_before_samples: int) -> None:
+    nbytes = 1000
+    cfg = TimingConfig(warmup=warmup, min_samples=20, max_samples=20, cold=False)
+    t, gbps = runner.copy_bandwidth(nbytes, cfg)
+    assert t.samples == 20 and t.median_us == pytest.approx(EVENT_MS * 1000)
+    assert gbps == pytest.approx(2 * nbytes / (EVENT_MS * 1e-3) / 1e9)
+    src, dst = drv.allocs[:2]
+    assert drv.ops("memset_d8")[0] == ("memset_d8", int(src), 1, nbytes)
+    copies = drv.ops("dtod")
+    assert len(copies) == copies_before_samples + 20
+    assert copies[0][1:4] == (int(dst), int(src), nbytes)
+    first_record = drv.log.index(drv.ops("record")[0])
+    assert sum(1 for e in drv.log[:first_record] if e[0] == "dtod") == copies_before_samples
+    assert drv.live() == []

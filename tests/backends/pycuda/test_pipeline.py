@@ -1,0 +1,132 @@
+"""Pipelines on the pycuda backend. On the CPU, a two-step toy pipeline on the fake driver:
+the checked run's scratch is poisoned, the timed runs reuse it and are held (and flushed,
+cold) first, intervals add up, nothing leaks. On the GPU, the real pipeline."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import numpy as np
+import pytest
+
+from harness.backends.pycuda.buffers import POISON32
+from harness.backends.pycuda.compile import ModuleCache
+from harness.backends.pycuda.pipeline import PIPELINE_HOLD_NS, GpuPipelineContext
+from harness.backends.pycuda.runner import GpuRunner
+from harness.contract.stage import PipelineTrace, Stage
+from tests.backends.pycuda.fakes import EVENT_MS, FakeDriver, double_stage
+
+N = 5
+
+
+def twice(stage: Stage, seen: list[Any]) -> Any:
+    """A pipeline: y = 2x on stream 0, a host read of y, z = 2y on stream 1 after an event."""
+
+    def run(ctx: Any, bufs: Any, point: Any) -> PipelineTrace:
+        ctx.mark("start", 0)
+        y = ctx.alloc((N,), np.float32)
+        seen.append(ctx.read(y, (N,), np.float32, 0))  # before any kernel wrote it
+        ctx.step("double", "default", 0, {"x": bufs["x"], "y": y}, n=N, unknown_axis=1)
+        first = float(ctx.read(y, (N,), np.float32, 0)[0])
+        ctx.mark("mid", 0)
+        ctx.wait("mid", 1)
+        z = ctx.alloc((N,), np.float32)
+        ctx.step("double", "default", 1, {"x": y, "y": z}, n=N)
+        ctx.mark("end", 1)
+        return PipelineTrace({"z": (z, (N,), np.dtype(np.float32))}, {"first": first},
+                             {"total": (("start", "end"),),
+                              "parts": (("start", "mid"), ("mid", "end"))})
+
+    return SimpleNamespace(name="twice", run=run)
+
+
+@pytest.mark.parametrize("cold", [True, False])
+def test_a_pipeline_runs_checked_then_timed(drv: FakeDriver, runner: GpuRunner,
+                                            double: Stage, cold: bool) -> None:
+    seen: list[np.ndarray] = []
+    x = np.arange(N, dtype=np.float32) + 1
+    outs, host, per = runner.pipeline(twice(double, seen), {"double": double}, {"x": x},
+                                      {}, repeats=4, cold=cold, warmup=2)
+    assert outs["z"].tolist() == (4 * x).tolist() and host == {"first": 2.0}
+    assert per == {"total": [EVENT_MS * 1000] * 4, "parts": [2 * EVENT_MS * 1000] * 4}
+    # The checked run's scratch was poisoned as it was handed out; the timed runs' not.
+    assert seen[0].view(np.uint32).tolist() == [POISON32] * N
+    assert len(seen) == 7 and not any(POISON32 in s.view(np.uint32) for s in seen[1:])
+    assert len(drv.ops("memset_d32")) == 2  # y and z, once
+    # Scratch is pooled: the timed runs allocate nothing.
+    scratch = [a for a in drv.allocs if a.nbytes == 4 * N]
+    assert len(scratch) == 3  # x, y, z
+    names = [e[1] for e in drv.ops("launch")]
+    runs = 1 + 2 + 4
+    assert names.count("double") == 2 * runs
+    assert names.count("harness_delay") == runs - 1
+    assert names.count("harness_flush") == (runs - 1 if cold else 0)
+    hold = next(e for e in drv.ops("launch") if e[1] == "harness_delay")
+    assert hold[5] == (np.uint64(PIPELINE_HOLD_NS),)
+    assert drv.ops("compile").count(("compile", "double", "default", "sm_90")) == 1
+    assert not [a for a in drv.live() if a.nbytes == 4 * N]
+
+
+def test_steps_run_on_their_stream_and_get_their_workspace(drv: FakeDriver, fake_compilers: None,
+                                                          tmp_path: Path) -> None:
+    st = double_stage(tmp_path, workspace=lambda p: {"tmp": ((p["n"],), np.dtype(np.int8))})
+    main = drv.Stream()
+    ctx = GpuPipelineContext(drv, main, ModuleCache("sm_90"), {"double": st})
+    assert ctx.streams[0] is main and ctx.streams[1] is not main
+    x = ctx.alloc((3,), np.float32)
+    y = ctx.alloc((3,), np.float32)
+    ctx.poison = True
+    ctx.step("double", "default", 1, {"x": x, "y": y}, n=3)
+    ctx.step("double", "default", 1, {"x": x, "y": y}, n=3)
+    launches = drv.ops("launch")
+    assert [e[4] for e in launches] == [ctx.streams[1].handle] * 2
+    assert drv.ops("memset_d8") == [("memset_d8", int(drv.allocs[2]), 0xA5, 3),
+                                    ("memset_d8", int(drv.allocs[3]), 0xA5, 3)]
+    assert ctx.launcher("double", "default", 1) is ctx.launcher("double", "default", 1)
+    ctx.recycle()
+    assert ctx.alloc((3,), np.int8) in drv.allocs[2:]  # same size: from the pool
+    assert len(drv.allocs) == 4
+    ctx.free()
+    assert drv.live() == []
+
+
+def test_read_mark_wait_and_elapsed(drv: FakeDriver) -> None:
+    ctx = GpuPipelineContext(drv, drv.Stream(), ModuleCache("sm_90"), {})
+    buf = ctx.alloc((2, 2), np.int32)
+    drv.array_at(buf, 4, np.int32)[:] = [1, 2, 3, 4]
+    got = ctx.read(buf, (2, 2), np.int32, 1)
+    assert got.tolist() == [[1, 2], [3, 4]]
+    assert drv.log[-1] == ("sync", ctx.streams[1].handle)
+    ctx.mark("a", 0)
+    ctx.mark("a", 1)  # the same event, recorded again
+    ctx.wait("a", 1)
+    assert len(drv.events) == 1
+    assert drv.log[-1] == ("wait", ctx.streams[1].handle, drv.events[0].name)
+    assert ctx.elapsed_us("a", "a") == pytest.approx(EVENT_MS * 1000)
+
+
+@pytest.mark.gpu
+def test_pipeline_round_trips_on_every_family(reg, gpu_runner) -> None:  # type: ignore[no-untyped-def]
+    """decode(encode(q)) == q and |x_rec - x| <= vth/2 on real runs (every mode)."""
+    from harness.engine import validate
+
+    pipe = reg.pipelines["spike_quant_gemm"]
+    cases = [c for v in pipe.variants
+             for c in validate.validate(pipe, v, gpu_runner, seeds=1, stages=reg.stages)]
+    assert cases and all(c.ok for c in cases), next(c.describe() for c in cases if not c.ok)
+    names = {c.output for case in cases for c in case.comparisons}
+    assert {"decode(encode(q)) == q", "|x_rec - x| <= vth/2"} <= names
+
+
+@pytest.mark.gpu
+def test_weight_path_overlaps_the_activation_path(reg, gpu_runner) -> None:  # type: ignore[no-untyped-def]
+    """Two streams: the end-to-end time is less than the two paths' times added up."""
+    pipe = reg.pipelines["spike_quant_gemm"]
+    p = pipe.point(batch=16384, out_f=18944)
+    ins = pipe.make_inputs(np.random.default_rng(0), "normal", p)
+    _, _, per = gpu_runner.pipeline(pipe, reg.stages, ins, p, repeats=10, cold=True)
+    med = {k: float(np.median(v)) for k, v in per.items()}
+    serial = med["dynamic_spikes"] + med["encoding_total"] + med["weight_quant"]
+    assert med["total"] < 0.95 * serial, med

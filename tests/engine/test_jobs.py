@@ -1,0 +1,66 @@
+"""Planning a sweep: the jobs of stages and pipelines, variants, tuning defines, options."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.engine import jobs
+from harness.errors import BadInput
+
+
+def test_plan_variants(reg) -> None:  # type: ignore[no-untyped-def]
+    st = reg.get("dynamic_spikes")
+    assert {j.variant.name for j in jobs.plan([st], ["batch=1"])} == {"default"}
+    assert {j.variant.name for j in jobs.plan([st], ["batch=1"], ["all"])} == {"default",
+                                                                              "away"}
+    with pytest.raises(BadInput, match="no variant 'fast'"):
+        jobs.plan([st], ["batch=1"], ["fast"])
+
+
+def test_plan_define_tunes_every_chosen_variant(reg) -> None:  # type: ignore[no-untyped-def]
+    st = reg.get("dynamic_spikes")
+    got = jobs.plan([st], ["batch=1"], ["all"], define_specs=["BLOCK=128,512", "X=1"])
+    seen = {(j.variant.name, dict(j.variant.defines).get("BLOCK"), dict(j.variant.defines)["X"])
+            for j in got}
+    assert seen == {("default[BLOCK=128,X=1]", "128", "1"), ("default[BLOCK=512,X=1]", "512", "1"),
+                    ("away[BLOCK=128,X=1]", "128", "1"), ("away[BLOCK=512,X=1]", "512", "1")}
+    away = next(j.variant for j in got if j.variant.name.startswith("away"))
+    assert ("ROUNDING_AWAY", "1") in away.defines  # the variant's own defines are kept
+    assert jobs.parse_defines(["N=1,1,2"]) == {"N": ["1", "2"]}
+
+
+def test_options_fix_axes_and_pick_pinned_variants(reg) -> None:  # type: ignore[no-untyped-def]
+    enc = reg.get("spike_encode")
+    got = jobs.plan([enc], ["batch=1,2"], None, {"mode": "bidirectional", "k": "2.5",
+                                                 "group_size": "7"})
+    assert {j.variant.name for j in got} == {"bidirectional"}
+    assert [(j.point["batch"], j.point["k"]) for j in got] == [(1, 2.5), (2, 2.5)]
+
+
+def test_stages_first_then_every_pipeline_variant(reg) -> None:  # type: ignore[no-untyped-def]
+    ds, ap = reg.get("dynamic_spikes"), reg.pipelines["activation_path"]
+    got = jobs.plan([ap, ds], ["batch=1,2"], None, {"mode": "bidirectional"})
+    assert [(j.target.name, j.is_pipeline) for j in got][:2] == [("dynamic_spikes", False)] * 2
+    pipe_jobs = got[2:]
+    assert [(j.variant.name, j.point["batch"]) for j in pipe_jobs] == [
+        (v.name, b) for v in ap.variants for b in (1, 2)]
+    assert all(j.is_pipeline and j.point["mode"] == "bidirectional" for j in pipe_jobs)
+    assert all(ap.variant_of(j.point) == j.variant for j in pipe_jobs)
+
+
+def test_plan_refuses_what_cannot_apply(reg) -> None:  # type: ignore[no-untyped-def]
+    ds, ap = reg.get("dynamic_spikes"), reg.pipelines["activation_path"]
+    with pytest.raises(BadInput, match="--define tunes a stage's kernel"):
+        jobs.plan([ap], [], define_specs=["A=1"])
+    with pytest.raises(BadInput, match="no selected stage has an axis 'out_f'"):
+        jobs.plan([ds], ["out_f=8"])
+    with pytest.raises(BadInput, match="no axis 'group_size'"):
+        jobs.plan([ap], ["group_size=8"])  # a pipeline's sweep is not lenient
+
+
+def test_one_point(reg) -> None:  # type: ignore[no-untyped-def]
+    st = reg.get("spike_encode")
+    j = jobs.one_point(st, None, {"batch": "8", "mode": "twos_complement"}, ["in_f=32"])
+    assert j.variant.name == "twos_complement" and (j.point["batch"], j.point["in_f"]) == (8, 32)
+    with pytest.raises(BadInput, match="takes one point; the options give 2"):
+        jobs.one_point(st, None, {}, ["in_f=32,64"])

@@ -1,0 +1,161 @@
+"""Measuring one job into its row, for a stage and for a pipeline, with fake backends:
+statuses, the checked outputs, the derived columns."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from harness.backends.numpy import NumpyRunner
+from harness.contract.backend import RunResult
+from harness.contract.timing import Timing, TimingConfig
+from harness.engine import measure as m
+from harness.engine.jobs import plan
+from harness.results import pipeline_rows
+from harness.results import rows as results
+from harness.results.provenance import RunMeta
+from tests.engine.host import HostRunner
+
+FAST = m.BenchConfig(timing=TimingConfig(warmup=0, min_samples=5, max_samples=5))
+META = RunMeta(gpu="Fake GPU", driver="1", cuda="13.0", git_sha="abc", command="t",
+               peak_gbps=1000.0)
+
+
+class FakeGpu:
+    """Pretends to be the pycuda backend: reference outputs, a fixed 100 µs median."""
+
+    backend = "pycuda"
+
+    def __init__(self, corrupt=None, raise_exc: BaseException | None = None,
+                 converged: bool = True) -> None:
+        self.corrupt, self.raise_exc, self.timed = corrupt, raise_exc, 0
+        self.converged = converged
+
+    def time(self, stage, variant, inputs, point, cfg):  # type: ignore[no-untyped-def]
+        self.timed = getattr(self, "timed", 0) + 1
+        if self.raise_exc is not None:
+            raise self.raise_exc
+        res = NumpyRunner().run(stage, variant, inputs, point)
+        if self.corrupt:
+            self.corrupt(res.outputs)
+        return RunResult(res.outputs, dict(inputs)), \
+            Timing(100.0, 99.0, 101.0, 0.5, 50, self.converged)
+
+    def is_oom(self, exc: BaseException) -> bool:
+        return isinstance(exc, MemoryError)
+
+
+@pytest.fixture
+def jobs(reg):  # type: ignore[no-untyped-def]
+    return plan([reg.get("dynamic_spikes")], ["batch=1,4", "in_f=64"])
+
+
+def test_ok_row_derives_bandwidth_from_declared_bytes(jobs) -> None:  # type: ignore[no-untyped-def]
+    row = m.measure(jobs[1], FakeGpu(), FAST, META)
+    assert row["status"] == "ok" and row["verified"] == "yes" and row["reason"] == ""
+    assert row["bytes"] == 8 * 4 * 64 + 16
+    assert row["gbps"] == pytest.approx(row["bytes"] / 100e-6 / 1e9)
+    assert row["pct_peak"] == pytest.approx(100 * row["gbps"] / 1000.0)
+    assert row["batch"] == 4 and row["in_f"] == 64 and row["out_f"] == ""
+    assert row["kernel_hash"] and row["git_sha"] == "abc" and row["l2"] == "cold"
+    assert set(row) <= set(results.COLUMNS)
+
+
+def test_noise_above_target_is_said(jobs) -> None:  # type: ignore[no-untyped-def]
+    row = m.measure(jobs[0], FakeGpu(converged=False), FAST, META)
+    assert row["status"] == "ok" and row["reason"] == m.NOT_CONVERGED
+
+
+def test_wrong_output_is_a_failed_row_that_keeps_its_time(jobs) -> None:  # type: ignore[no-untyped-def]
+    def off(outs: dict) -> None:
+        outs["q"][0, 0] += 1
+
+    row = m.measure(jobs[0], FakeGpu(off), FAST, META)
+    assert row["status"] == "failed" and row["verified"] == "no"
+    assert "q: FAILED" in row["reason"] and row["median_us"] > 0
+    ok = m.measure(jobs[0], FakeGpu(), FAST, META)
+    assert m.speedup(ok, [row]) == ""  # never a speedup against a wrong answer
+    unchecked = m.measure(jobs[0], FakeGpu(off), dataclasses.replace(FAST, verify=False), META)
+    assert unchecked["status"] == "ok" and "verified" not in unchecked
+
+
+def test_oom_and_errors_become_statuses(jobs) -> None:  # type: ignore[no-untyped-def]
+    from harness.errors import HarnessError
+
+    row = m.measure(jobs[0], FakeGpu(raise_exc=MemoryError("cuMemAlloc")), FAST, META)
+    assert row["status"] == "oom" and row["reason"] == "out of memory: cuMemAlloc"
+    row = m.measure(jobs[0], FakeGpu(raise_exc=RuntimeError("launch failed")), FAST, META)
+    assert row["status"] == "failed" and row["reason"] == "RuntimeError: launch failed"
+    row = m.measure(jobs[0], FakeGpu(raise_exc=HarnessError("x" * 900)), FAST, META)
+    assert row["status"] == "failed" and row["reason"] == "x" * m.REASON_CHARS
+
+
+def test_inputs_are_the_sweeps_own(jobs) -> None:  # type: ignore[no-untyped-def]
+    """Drawn by point_rng: the same for the same (seed, stage, family, point), other for
+    another seed or point."""
+    from harness.contract.rng import point_rng
+
+    j = jobs[1]
+    a = m.job_inputs(j, FAST)["x"]
+    assert np.array_equal(a, m.job_inputs(j, FAST)["x"])
+    want = j.target.make_inputs(point_rng(0, j.target.name, "normal", j.point), "normal",
+                                j.point)["x"]
+    assert np.array_equal(a, want)
+    assert not np.array_equal(a, m.job_inputs(j, dataclasses.replace(FAST, seed=1))["x"])
+
+
+def test_nonfinite_input_is_a_skipped_row(jobs) -> None:  # type: ignore[no-untyped-def]
+    def nan_inputs(rng, fam, p):  # type: ignore[no-untyped-def]
+        return {"x": np.full((p["batch"], p["in_f"]), np.inf, np.float32)}
+
+    job = dataclasses.replace(jobs[0], target=dataclasses.replace(jobs[0].target,
+                                                                  make_inputs=nan_inputs))
+    runner = FakeGpu()
+    row = m.measure(job, runner, FAST, META)
+    assert row["status"] == "skipped" and "x has 64 non-finite" in row["reason"]
+    assert runner.timed == 0
+
+
+@pytest.fixture
+def pipe_job(reg):  # type: ignore[no-untyped-def]
+    pipe = reg.pipelines["spike_quant_gemm"]
+    return plan([pipe], ["batch=2", "in_f=16", "out_f=8"])[0]
+
+
+PIPE_CFG = m.BenchConfig(family="ramp", timing=TimingConfig(budget_s=1e-9))
+
+
+def test_pipeline_row(reg, pipe_job) -> None:  # type: ignore[no-untyped-def]
+    from harness.results.ledger import pipeline_hash
+
+    row = m.measure(pipe_job, HostRunner(), PIPE_CFG, META, reg.stages)
+    assert set(row) <= set(pipeline_rows.COLUMNS)
+    assert row["status"] == "ok" and row["verified"] == "yes"
+    assert row["reason"] == m.NOT_CONVERGED  # the fake intervals never settle
+    assert row["stage"] == "spike_quant_gemm" and row["backend"] == "pycuda"
+    assert row["variant"] == pipe_job.variant.name and row["family"] == "ramp"
+    assert row["kernel_hashes"] == pipeline_hash(pipe_job.target, reg.stages)
+    assert row["samples"] == 20 and row["total_us"] == 10.5  # median of 1..20
+    assert row["encoding_share_pct"] == pytest.approx(100.0)  # every fake interval alike
+
+
+def test_pipeline_wrong_output_and_oom(reg, pipe_job, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    def off(outs):  # type: ignore[no-untyped-def]
+        outs["spikes"].flat[0] ^= 1
+
+    row = m.measure(pipe_job, HostRunner(corrupt=off), PIPE_CFG, META, reg.stages)
+    assert row["status"] == "failed" and row["verified"] == "no" and row["total_us"] > 0
+    assert row["reason"].startswith("spikes: FAILED")
+
+    class Oom(HostRunner):
+        def pipeline(self, *a, **k):  # type: ignore[no-untyped-def]
+            raise MemoryError("cuMemAlloc")
+
+    row = m.measure(pipe_job, Oom(), PIPE_CFG, META, reg.stages)
+    assert row["status"] == "oom" and "total_us" not in row
+    monkeypatch.setattr(m, "PIPELINE_VERIFY_LIMIT", 8)  # the point has 2 x 16 elements
+    row = m.measure(pipe_job, HostRunner(corrupt=off), PIPE_CFG, META, reg.stages)
+    assert row["status"] == "ok" and row["verified"] == "skipped"
+    assert row["reason"] == f"{m.NOT_CONVERGED}; {m.NOT_VERIFIED}"

@@ -1,0 +1,53 @@
+"""`harness sanitize`'s plan and rows (the sanitizer replaced by recorded outcomes)."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.engine import sanitize
+from harness.errors import HarnessError
+from harness.results import provenance
+from harness.results import rows as results
+from harness.tools import sanitize as tool
+
+
+@pytest.fixture
+def fake(monkeypatch):  # type: ignore[no-untyped-def]
+    from harness.backends.pycuda import context
+
+    monkeypatch.setattr(context, "smi_query", lambda index, field: "NVIDIA H200")
+    monkeypatch.setattr(tool, "find", lambda: "compute-sanitizer")
+    ran: list[tuple[str, str, str]] = []
+
+    def run(t, st, v, family, device):  # type: ignore[no-untyped-def]
+        ran.append((st.name, v.name, t))
+        return tool.Outcome(st.name, v.name, t, 8, int(t == "racecheck"), 0, 0, "")
+
+    monkeypatch.setattr(tool, "run", run)
+    return ran
+
+
+def test_one_row_per_stage_variant_and_tool(reg, fake, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    out = tmp_path / "s.csv"
+    run = sanitize.sanitize(reg, ["dynamic_spikes"], tools=["memcheck", "racecheck"],
+                            out_file=out)
+    assert run.total == 4 and run.path == out and fake == []  # nothing runs until asked
+    outcomes = list(run.outcomes)
+    assert [(o.variant, o.tool, o.ok) for o in outcomes] == [
+        ("default", "memcheck", True), ("default", "racecheck", False),
+        ("away", "memcheck", True), ("away", "racecheck", False)]
+    rows = results.read_rows(out)
+    assert [r["status"] for r in rows] == ["ok", "failed", "ok", "failed"]
+    assert set(rows[0]) == set(sanitize.COLUMNS)
+    assert rows[0]["gpu"] == "NVIDIA H200" and rows[0]["git_sha"] == provenance.git_sha()
+
+
+def test_default_path_is_the_gpus_folder(fake) -> None:  # type: ignore[no-untyped-def]
+    assert sanitize.default_path(0).parts[-2:] == ("h200", "sanitizer.csv")
+
+
+def test_unknown_tool_and_family(reg, fake) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(HarnessError, match="unknown sanitizer tool 'leakcheck'"):
+        sanitize.sanitize(reg, None, tools=["leakcheck"])
+    with pytest.raises(HarnessError, match="unknown input family 'zipf'"):
+        sanitize.sanitize(reg, None, family="zipf")

@@ -1,0 +1,57 @@
+"""Every built-in stage's ``enqueue``, run with a recording launcher on the CPU: it launches
+only declared entry points, and every kernel that takes the harness's block gets
+``launch.block`` (so no plugin keeps its own BLOCK that could drift from ``-DBLOCK``)."""
+
+from __future__ import annotations
+
+import collections
+from typing import Any
+
+import pytest
+
+from harness.contract import registry
+
+#: Kernels whose block is not the harness's: one-thread initialisers, the GEMM (its 64 x 64
+#: tile fixes 256 threads), and weight_quant_fused (WARPS warps, a launch parameter).
+OWN_BLOCK = {"minmax_init", "transform_init", "gemm", "wq_vec1", "wq_vec4", "wq_any"}
+STAGES = tuple(sorted(registry.discover(entry_points=False).stages))
+
+
+class Recorder:
+    """A launcher that records (kernel, grid, block) instead of launching."""
+
+    def __init__(self, block: int) -> None:
+        self.block = block
+        self.calls: list[tuple[str, tuple[int, ...], tuple[int, ...]]] = []
+
+    def __call__(self, name: str, grid: tuple[int, ...], block: tuple[int, ...], *args: Any,
+                 shared: int = 0) -> None:
+        self.calls.append((name, tuple(grid), tuple(block)))
+
+
+@pytest.mark.parametrize("name", STAGES)
+@pytest.mark.parametrize("block", [256, 128])
+def test_enqueue_launches_its_entry_points_with_the_harness_block(
+        reg, name: str, block: int) -> None:  # type: ignore[no-untyped-def]
+    st = reg.get(name)
+    for v in st.variants:
+        for case in st.cases:
+            if any(case.get(k, val) != val for k, val in v.pins):
+                continue
+            launch = Recorder(block)
+            st.enqueue(launch, collections.defaultdict(int), st.point(v, **case), v)
+            assert launch.calls, (name, case)
+            for kernel, grid, threads in launch.calls:
+                assert kernel in st.entry_points
+                assert all(g >= 1 for g in grid)
+                if kernel not in OWN_BLOCK:
+                    assert threads == (block, 1, 1), (name, kernel, case)
+
+
+def test_no_plugin_defines_its_own_block(reg) -> None:  # type: ignore[no-untyped-def]
+    import sys
+
+    for name in STAGES:
+        module = sys.modules[f"harness_plugin_{name}"]
+        assert not hasattr(module, "BLOCK"), name
+        assert all(k != "BLOCK" for v in reg.get(name).variants for k, _ in v.defines), name

@@ -1,0 +1,113 @@
+"""Replaying a results folder: each pycuda row's own bench command, into another folder,
+without the peers; the committed H200 rows can all be replayed."""
+
+from __future__ import annotations
+
+import csv
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness import paths
+from harness.errors import HarnessError
+from harness.results.rows import read_rows
+from harness.tools import replay
+
+STAGE_HEADER = ["stage", "backend", "variant", "batch", "status", "median_us", "command"]
+
+
+def _csv(path: Path, header: list[str], rows: list[list[str]]) -> Path:
+    with path.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(header)
+        w.writerows(rows)
+    return path
+
+
+@pytest.fixture
+def folder(tmp_path: Path) -> Path:
+    d = tmp_path / "gpu"
+    d.mkdir()
+    peers = "harness bench s --peers all --k 4 --out statistics/h200 --sweep batch=1,8"
+    graph = "harness bench s --graph --peers=torch --sweep 'batch=1..4' --append --out=x"
+    _csv(d / "s.csv", STAGE_HEADER, [
+        ["s", "torch", "v", "1", "ok", "2.0", peers],
+        ["s", "pycuda", "v", "1", "ok", "1.0", peers],
+        ["s", "pycuda", "v", "8", "ok", "1.0", peers],
+        ["s", "pycuda", "v", "1", "ok", "1.0", graph],
+        ["s", "torch", "v", "1", "ok", "1.0", "harness bench s --only-a-peer"],
+    ])
+    _csv(d / "t.csv", STAGE_HEADER, [["t", "pycuda", "v", "1", "ok", "1.0",
+                                      "harness bench t --no-append --budget 0.5"]])
+    # Not stage rows: a pipeline's (total_us) and a sanitizer summary (no median).
+    _csv(d / "p.csv", [*STAGE_HEADER, "total_us"],
+         [["p", "pycuda", "v", "1", "ok", "1.0", "harness bench p", "3.0"]])
+    _csv(d / "sanitizer.csv", ["stage", "variant", "tool", "command"],
+         [["s", "v", "memcheck", "harness sanitize"]])
+    return d
+
+
+def test_each_pycuda_command_once_with_its_options_into_the_new_folder(folder: Path) -> None:
+    out = folder / "fresh"
+    assert replay.commands(folder, out) == [
+        ["bench", "s", "--k", "4", "--sweep", "batch=1,8",
+         "--peers", "none", "--out", str(out), "--append"],
+        ["bench", "s", "--graph", "--sweep", "batch=1..4",
+         "--peers", "none", "--out", str(out), "--append"],
+        ["bench", "t", "--budget", "0.5", "--peers", "none", "--out", str(out), "--append"],
+    ]
+    assert replay.commands(folder, out, peers="all")[0][-5:-3] == ["--peers", "all"]
+
+
+def test_what_cannot_be_replayed_is_one_line(tmp_path: Path) -> None:
+    with pytest.raises(HarnessError, match="nothing to replay in"):
+        replay.commands(tmp_path, tmp_path / "out")
+    _csv(tmp_path / "s.csv", STAGE_HEADER, [["s", "pycuda", "v", "1", "ok", "1.0",
+                                             "harness report statistics/h200"]])
+    with pytest.raises(HarnessError, match=r"s\.csv: a pycuda row's command is not a harness "
+                                           "bench"):
+        replay.commands(tmp_path, tmp_path / "out")
+
+
+def test_main_runs_each_command_and_returns_the_worst_status(folder, monkeypatch,
+                                                             capsys) -> None:  # type: ignore[no-untyped-def]
+    ran: list[list[str]] = []
+
+    def fake_run(cmd, check):  # type: ignore[no-untyped-def]
+        ran.append(cmd)
+        return subprocess.CompletedProcess(cmd, 1 if "--graph" in cmd else 0)
+
+    monkeypatch.setattr(replay.subprocess, "run", fake_run)
+    assert replay.main([str(folder), str(folder / "fresh")]) == 1
+    assert [c[:4] for c in ran] == [[sys.executable, "-m", "harness", "bench"]] * 3
+    assert capsys.readouterr().out.count("=== harness bench ") == 3
+
+
+def test_main_refuses_a_folder_with_csvs_and_bad_arguments(folder, capsys) -> None:  # type: ignore[no-untyped-def]
+    assert replay.main([str(folder), str(folder)]) == 2
+    assert capsys.readouterr().err == f"error: {folder} already holds CSVs: replay into an " \
+                                      "empty folder\n"
+    assert replay.main([str(folder)]) == 2
+    assert capsys.readouterr().err.startswith("error: replay: the following arguments are "
+                                              "required: out")
+
+
+def _gpu_folders() -> list[Path]:
+    """The folders of statistics/ holding GPU rows (not a local CPU run's)."""
+    return [d for d in paths.statistics_dir().iterdir() if d.is_dir() and any(
+        r["backend"] == "pycuda" for p in replay.stage_csvs(d) for r in read_rows(p))]
+
+
+def test_the_committed_gpu_rows_can_be_replayed() -> None:
+    """What the GPU script's regress phase compares against must be replayable: every GPU
+    folder's stage CSVs name their bench commands."""
+    folders = _gpu_folders()
+    assert folders
+    for d in folders:
+        cmds = replay.commands(d, Path("fresh"))
+        stages = {p.stem for p in replay.stage_csvs(d)}
+        named = {a for c in cmds for a in c if a in stages}
+        everything = any(not set(c[1:]) & stages for c in cmds)  # no stage named: all
+        assert everything or named == stages, d
