@@ -10,9 +10,26 @@ import numpy as np
 from harness.contract.stage import Stage
 from harness.errors import HarnessError
 
-#: NumPy scalar type -> PyCUDA's ``prepare`` letter; any other argument is a pointer ("P").
+#: NumPy scalar type -> PyCUDA's ``prepare`` letter; a ``np.void`` (a struct passed by value,
+#: such as a 128-byte CUtensorMap) is ``<size>s``; any other argument is a pointer ("P").
 SIGNATURE = {np.dtype(np.int32): "i", np.dtype(np.uint32): "I", np.dtype(np.int64): "q",
              np.dtype(np.uint64): "Q", np.dtype(np.float32): "f", np.dtype(np.float64): "d"}
+#: Dynamic shared memory a kernel gets without raising its limit.
+DEFAULT_SHARED = 48 * 1024
+
+
+def letter(arg: Any) -> str:
+    """The ``prepare`` format of one launch argument."""
+    if isinstance(arg, np.void):
+        return f"{arg.dtype.itemsize}s"
+    return SIGNATURE[arg.dtype] if isinstance(arg, np.generic) else "P"
+
+
+def value(arg: Any) -> Any:
+    """What ``prepared_async_call`` packs for one launch argument."""
+    if isinstance(arg, np.void):
+        return arg.tobytes()
+    return arg if isinstance(arg, np.generic) else int(arg)
 
 
 class ModuleLauncher:
@@ -29,12 +46,13 @@ class ModuleLauncher:
         self._module = module
         self._stream = stream
         self._fns: dict[tuple[str, str], Any] = {}
+        self._shared: dict[str, int] = {}
 
     def __call__(self, name: str, grid: tuple[int, ...], block: tuple[int, ...], *args: Any,
                  shared: int = 0) -> None:
-        """Launch function ``name`` (asynchronous); scalars as NumPy scalars, buffers as
-        device allocations or addresses."""
-        sig = "".join(SIGNATURE[a.dtype] if isinstance(a, np.generic) else "P" for a in args)
+        """Launch function ``name`` (asynchronous); scalars as NumPy scalars, structs by
+        value as ``np.void``, buffers as device allocations or addresses."""
+        sig = "".join(letter(a) for a in args)
         fn = self._fns.get((name, sig))
         if fn is None:
             try:
@@ -44,6 +62,12 @@ class ModuleLauncher:
                                    f"{name!r}") from exc
             fn.prepare(sig)
             self._fns[(name, sig)] = fn
-        vals = [a if isinstance(a, np.generic) else int(a) for a in args]
+        if shared > DEFAULT_SHARED and self._shared.get(name, 0) < shared:
+            # Above 48 KB a kernel must opt in to its dynamic shared memory, once.
+            from pycuda import driver
+
+            fn.set_attribute(driver.function_attribute.MAX_DYNAMIC_SHARED_SIZE_BYTES, shared)
+            self._shared[name] = shared
+        vals = [value(a) for a in args]
         fn.prepared_async_call(tuple(grid), tuple(block), self._stream, *vals,
                                shared_size=shared)

@@ -37,3 +37,15 @@ def test_a_missing_function_names_the_stage_and_the_function(drv: FakeDriver,
     launch = ModuleLauncher(double_stage(tmp_path), FakeModule(drv, {}), drv.Stream(), 256)
     with pytest.raises(HarnessError, match="double: kernel has no extern \"C\" function 'nope'"):
         launch("nope", (1, 1, 1), (1, 1, 1))
+
+
+def test_a_struct_by_value_is_packed_as_its_bytes(drv: FakeDriver, tmp_path: Path) -> None:
+    """A CUtensorMap travels as a 128-byte np.void: format ``128s``, its bytes as the value."""
+    seen: list[tuple] = []
+    mod = FakeModule(drv, {"k": lambda drv, grid, block, *args: seen.append(args)})
+    launch = ModuleLauncher(double_stage(tmp_path), mod, drv.Stream(), 128)
+    raw = bytes(range(128))
+    tmap = np.frombuffer(raw, dtype=np.dtype((np.void, 128)))[0]
+    launch("k", (1, 1, 1), (1, 1, 1), tmap, drv.mem_alloc(16), np.int32(5))
+    assert mod.functions["k"].prepared == ["128sPi"]
+    assert seen[0][0] == raw and seen[0][2] == np.int32(5)
