@@ -1,79 +1,299 @@
-"""Comparing two result CSVs row by row, accounting for both runs' noise.
+"""``harness compare``: two result CSVs row by row, a verdict and a reason for every row.
 
-A row's verdict: ``faster`` or ``slower`` when the medians differ by more than ``z`` times
-their combined standard error AND by more than ``threshold_pct`` of the old time;
-``same`` when the difference is within the noise or below the threshold; ``ambiguous`` when
-it is above the threshold but within the noise (too noisy to tell), or when a row is not
-``ok`` in either run or exists in only one.
+Both files must be whole results CSVs of one kind: stage rows (``median_us``, the samples'
+``p10_us``/``p90_us`` and ``noise_pct``) or pipeline rows (the end-to-end ``total_us`` and
+``total_noise_pct``). Rows are matched by their key (what ran, where, how it was launched);
+a key written twice in a file (a ``--graph`` run whose peers fell back to stream launches,
+say) is matched by its occurrence, the first with the first, as nvbench-compare-robust
+pairs repeated states. A row only in NEW is ``new``, only in OLD ``gone``, not ``ok`` on
+either side ``failed``; rows ok on both sides get the verdict of :mod:`.verdict`.
+
+Anything that cannot be compared is a :class:`HarnessError` (exit status 2) naming the file
+and line: a missing, unreadable, binary or empty file, a header without rows, another schema,
+a torn row, a time that is NaN, infinite, zero or negative, or no row that matches.
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import math
-from collections.abc import Sequence
+from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 
-KEY = ("stage", "backend", "variant", "batch", "in_f", "out_f", "family", "params", "l2",
-       "launch")
+from harness.errors import HarnessError
+from harness.results.rows import STATUSES
+from harness.results.verdict import AMBIGUOUS, FASTER, PRESETS, SAME, SLOWER, Preset, Side, decide
 
+NEW, GONE, FAILED = "new", "gone", "failed"
+#: Every verdict a row can get, in the order the summary counts them.
+VERDICTS = (FASTER, SAME, SLOWER, AMBIGUOUS, NEW, GONE, FAILED)
 
-def key_of(row: dict[str, str]) -> tuple[str, ...]:
-    """A row's identity: what ran, where, and how it was launched (rows written before the
-    ``launch`` column were stream launches)."""
-    return tuple((row.get(k) or "stream") if k == "launch" else row.get(k, "") for k in KEY)
+_POINT = ("stage", "backend", "variant", "batch", "in_f", "out_f", "family", "params", "l2")
+_CLOCKS = ("clock_mhz_median", "clock_mhz_min")
 
 
 @dataclass(frozen=True)
-class Verdict:
-    """One row's comparison."""
+class Schema:
+    """The columns that identify a row and hold its time, for one kind of results CSV."""
 
+    name: str
     key: tuple[str, ...]
+    time: str
+    noise: str
+    spread: tuple[str, str] | None
+    #: Key columns that came later, with the value every row had before.
+    later: tuple[tuple[str, str], ...] = ()
+
+    def required(self) -> tuple[str, ...]:
+        """Columns a file of this kind must have."""
+        timing = (self.time, self.noise, *(self.spread or ()))
+        later = dict(self.later)
+        return (*(k for k in self.key if k not in later), "status", *timing)
+
+
+STAGE = Schema("stage", (*_POINT, "launch"), "median_us", "noise_pct", ("p10_us", "p90_us"),
+               later=(("launch", "stream"),))
+PIPELINE = Schema("pipeline", (*_POINT, "mode"), "total_us", "total_noise_pct", None,
+                  later=(("variant", "default"),))
+
+
+@dataclass(frozen=True)
+class Results:
+    """A results CSV read whole and checked: its kind, rows, and each row's line."""
+
+    path: Path
+    schema: Schema
+    rows: tuple[dict[str, str], ...]
+    lines: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class RowVerdict:
+    """One key's comparison: both statuses ('' where the row is missing), the times (µs),
+    the change and the larger noise (%), and why."""
+
+    point: dict[str, str]
+    occurrence: int
+    verdict: str
+    old_status: str
+    new_status: str
     old_us: float | None
     new_us: float | None
     change_pct: float | None
-    sigma_pct: float | None
-    verdict: str
+    noise_pct: float | None
+    reason: str
+
+    def label(self) -> str:
+        """The point in a few words: ``batch=1 in_f=3584`` (and what is not the default)."""
+        p = self.point
+        words = [f"{k}={p[k]}" for k in ("batch", "in_f", "out_f", "mode") if p.get(k)]
+        words += [f"{k}={p[k]}" for k, usual in (("family", "normal"), ("l2", "cold"))
+                  if p.get(k) and p[k] != usual]
+        return " ".join(words) + (f" #{self.occurrence}" if self.occurrence > 1 else "")
 
 
-def _num(r: dict[str, str] | None, col: str) -> float | None:
-    try:
-        return float(r[col]) if r and r.get(col, "") != "" else None
-    except ValueError:
-        return None
+@dataclass(frozen=True)
+class CompareReport:
+    """Every row's verdict, and the exit status a CI gate takes from them."""
+
+    old: Path
+    new: Path
+    schema: str
+    preset: Preset
+    threshold_pct: float
+    rows: tuple[RowVerdict, ...]
+
+    def counts(self) -> dict[str, int]:
+        """How many rows got each verdict, every verdict named."""
+        c = Counter(r.verdict for r in self.rows)
+        return {v: c[v] for v in VERDICTS}
+
+    def regressions(self) -> list[RowVerdict]:
+        """Rows slower than before, or ok before and not now."""
+        return [r for r in self.rows if r.verdict == SLOWER
+                or (r.old_status == "ok" and r.new_status not in ("ok", ""))]
+
+    @property
+    def exit_code(self) -> int:
+        """1 when a row regressed, else 0 (input that cannot be compared never gets here)."""
+        return 1 if self.regressions() else 0
 
 
-def compare(old: Sequence[dict[str, str]], new: Sequence[dict[str, str]],
-            threshold_pct: float = 2.0, z: float = 3.0) -> list[Verdict]:
-    """A verdict for every key present in either run (old order first)."""
-    o = {key_of(r): r for r in old}
-    n = {key_of(r): r for r in new}
+def run(old: Path, new: Path, preset: str = "default", threshold_pct: float = 2.0,
+        z: float | None = None) -> CompareReport:
+    """Compare two results CSVs (``harness compare``): HarnessError for anything that
+    cannot be compared; ``z`` replaces the preset's."""
+    if preset not in PRESETS:
+        raise HarnessError(f"unknown preset {preset!r}: one of {', '.join(PRESETS)}")
+    for v, what in ((threshold_pct, "--threshold"), (z, "--z")):
+        if v is not None and not (math.isfinite(v) and v >= 0):
+            raise HarnessError(f"{what} must be a number >= 0, not {v}")
+    p = PRESETS[preset] if z is None else _with_z(PRESETS[preset], z)
+    a, b = read(old), read(new)
+    if a.schema is not b.schema:
+        raise HarnessError(f"{old} holds {a.schema.name} rows and {new} {b.schema.name} "
+                           "rows: nothing to compare")
+    rows = compare(a, b, p, threshold_pct / 100)
+    if not any(r.verdict not in (NEW, GONE) for r in rows):
+        raise HarnessError(f"no row of {new} matches a row of {old} (stages: "
+                           f"{_stages(a)} vs {_stages(b)}): nothing to compare")
+    report = CompareReport(old, new, a.schema.name, p, threshold_pct, tuple(rows))
+    if not any(r.verdict not in (NEW, GONE, FAILED) for r in rows) and not report.exit_code:
+        raise HarnessError(f"no row is ok in both {old} and {new}: nothing was timed twice")
+    return report
+
+
+def _with_z(p: Preset, z: float) -> Preset:
+    return Preset(p.name, z, p.gap, p.center, p.overlap, p.ceiling)
+
+
+def _stages(r: Results) -> str:
+    return ", ".join(sorted({row["stage"] for row in r.rows}))
+
+
+def compare(old: Results, new: Results, preset: Preset, threshold: float) -> list[RowVerdict]:
+    """A verdict for every key in either file: OLD's order, then the rows only in NEW."""
+    schema = old.schema
+    a, b = _keyed(old), _keyed(new)
     out = []
-    for key in [*o, *(k for k in n if k not in o)]:
-        a, b = o.get(key), n.get(key)
-        ta, tb = _num(a, "median_us"), _num(b, "median_us")
-        if a is None or b is None or a.get("status") != "ok" or b.get("status") != "ok" \
-                or not ta or tb is None:
-            out.append(Verdict(key, ta, tb, None, None, "ambiguous"))
-            continue
-        na, nb = _num(a, "noise_pct") or 0.0, _num(b, "noise_pct") or 0.0
-        sigma = math.hypot(ta * na / 100, tb * nb / 100)
-        d = tb - ta
-        change = 100 * d / ta
-        significant = abs(d) > z * sigma
-        large = abs(change) > threshold_pct
-        if significant and large:
-            v = "slower" if d > 0 else "faster"
-        elif large:
-            v = "ambiguous"
-        else:
-            v = "same"
-        out.append(Verdict(key, ta, tb, change, 100 * sigma / ta, v))
+    for key in [*a, *(k for k in b if k not in a)]:
+        ra, rb = a.get(key), b.get(key)
+        point = dict(zip(schema.key, key[0], strict=True))
+        out.append(_row(schema, point, key[1], ra, rb, preset, threshold))
     return out
 
 
-def summary(verdicts: Sequence[Verdict]) -> dict[str, int]:
-    """How many rows got each verdict."""
-    counts = dict.fromkeys(("faster", "same", "slower", "ambiguous"), 0)
-    for v in verdicts:
-        counts[v.verdict] += 1
-    return counts
+def _keyed(r: Results) -> dict[tuple[tuple[str, ...], int], dict[str, str]]:
+    seen: Counter[tuple[str, ...]] = Counter()
+    before = dict(r.schema.later)
+    out = {}
+    for row in r.rows:
+        k = tuple(row.get(c) or before.get(c, "") for c in r.schema.key)
+        seen[k] += 1
+        out[(k, seen[k])] = row
+    return out
+
+
+def _row(schema: Schema, point: dict[str, str], occurrence: int, a: dict[str, str] | None,
+         b: dict[str, str] | None, preset: Preset, threshold: float) -> RowVerdict:
+    ta, tb = (_num(r, schema.time) if r else None for r in (a, b))
+    sa, sb = (r["status"] if r else "" for r in (a, b))
+    if a is None or b is None:
+        verdict, reason = (NEW, "only in NEW") if a is None else (GONE, "only in OLD")
+        return RowVerdict(point, occurrence, verdict, sa, sb, ta, tb, None, None, reason)
+    if sa != "ok" or sb != "ok":
+        wa, wb = _why(a), _why(b)
+        if sa == "ok":
+            reason = f"ok before, {wb} now"
+        elif sb == "ok":
+            reason = f"{wa} before, ok now"
+        elif wa == wb:
+            reason = f"not ok in either: {wa}"
+        else:
+            reason = f"not ok in either: {wa} before, {wb} now"
+        return RowVerdict(point, occurrence, FAILED, sa, sb, ta, tb, None, None, reason)
+    old, new = _side(schema, a), _side(schema, b)
+    d = decide(old, new, preset, threshold)
+    return RowVerdict(point, occurrence, d.verdict, sa, sb, ta, tb, d.change_pct,
+                      100 * max(old.noise, new.noise), d.reason)
+
+
+def _why(r: dict[str, str], most: int = 60) -> str:
+    """A status with the start of its reason (a validation failure's reason runs long)."""
+    why = r.get("reason") or "no reason given"
+    return f"{r['status']} ({why if len(why) <= most else why[:most - 3] + '...'})"
+
+
+def _side(schema: Schema, r: dict[str, str]) -> Side:
+    spread = None
+    if schema.spread is not None:
+        spread = (float(r[schema.spread[0]]), float(r[schema.spread[1]]))
+    throttled = r.get("throttled_samples") or None
+    return Side(float(r[schema.time]), float(r[schema.noise]) / 100, spread,
+                _num(r, "clock_mhz_median"), _num(r, "clock_mhz_min"),
+                int(float(throttled)) if throttled is not None else None)
+
+
+def _num(r: dict[str, str], col: str) -> float | None:
+    v = r.get(col) or ""
+    return float(v) if v.strip() else None
+
+
+def read(path: Path) -> Results:
+    """A results CSV, whole and checked; HarnessError (one line, naming the file and line)
+    for anything :func:`compare` cannot take."""
+    path = Path(path)
+    if path.is_dir():
+        raise HarnessError(f"{path} is a folder, not a results CSV")
+    if not path.is_file():
+        raise HarnessError(f"no such results file: {path}")
+    table: list[tuple[int, list[str]]] = []  # each record with the line it starts on
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+        if "\0" in text:  # csv reads NUL bytes as text since Python 3.11
+            raise HarnessError(f"{path} is not a results CSV: it holds NUL bytes (binary?)")
+        reader, start = csv.reader(io.StringIO(text, newline="")), 1
+        for cells in reader:
+            if cells:  # a blank line is no record
+                table.append((start, cells))
+            start = reader.line_num + 1
+    except UnicodeDecodeError:
+        raise HarnessError(f"{path} is not a results CSV: not UTF-8 text (binary?)") from None
+    except csv.Error as exc:
+        raise HarnessError(f"{path} is not a results CSV: {exc}") from None
+    except OSError as exc:
+        raise HarnessError(f"cannot read {path}: {exc.strerror or exc}") from None
+    if not table:
+        raise HarnessError(f"{path} is empty: no header, no rows")
+    header = table[0][1]
+    schema = STAGE if "median_us" in header else PIPELINE if "total_us" in header else None
+    missing = [c for c in (schema or STAGE).required() if c not in header]
+    if schema is None or missing:
+        raise HarnessError(
+            f"{path} is not a stage or pipeline results CSV: it lacks "
+            f"{', '.join(missing) if schema else 'median_us (stage) or total_us (pipeline)'}")
+    if len(table) == 1:
+        raise HarnessError(f"{path} has a header but no rows")
+    rows, lines = [], []
+    for n, cells in table[1:]:
+        if len(cells) != len(header):
+            raise HarnessError(f"{path}, line {n}: {len(cells)} fields where the header has "
+                               f"{len(header)} (a torn or mangled row)")
+        row = dict(zip(header, cells, strict=True))
+        _check(row, schema, f"{path}, line {n}")
+        rows.append(row)
+        lines.append(n)
+    return Results(path, schema, tuple(rows), tuple(lines))
+
+
+def _check(row: dict[str, str], schema: Schema, where: str) -> None:
+    """A row whose status and numbers a verdict can rest on; HarnessError saying what is
+    wrong otherwise."""
+    status = row["status"]
+    if status not in STATUSES:
+        raise HarnessError(f"{where}: status {status!r} is not one of {', '.join(STATUSES)}")
+    ok = status == "ok"
+    times = (schema.time, *(schema.spread or ()))
+    for col in (*times, schema.noise, *_CLOCKS, "throttled_samples"):
+        v = row.get(col, "").strip()
+        if not v:
+            if ok and col in (*times, schema.noise):
+                raise HarnessError(f"{where}: an ok row without {col}")
+            continue
+        try:
+            x = float(v)
+        except ValueError:
+            raise HarnessError(f"{where}: {col} is {v!r}, not a number") from None
+        positive = col in times or col in _CLOCKS
+        if not math.isfinite(x) or x < 0 or (positive and x == 0):
+            raise HarnessError(f"{where}: {col} is {v}; it must be a "
+                               f"{'positive' if positive else 'non-negative'} number")
+        if col == "throttled_samples" and x != int(x):
+            raise HarnessError(f"{where}: throttled_samples is {v}, not a count")
+    if ok and schema.spread is not None:
+        lo, mid, hi = (float(row[c]) for c in (schema.spread[0], schema.time, schema.spread[1]))
+        if not lo <= mid <= hi:
+            raise HarnessError(f"{where}: {schema.spread[0]} <= {schema.time} <= "
+                               f"{schema.spread[1]} does not hold ({lo}, {mid}, {hi})")

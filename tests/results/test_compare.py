@@ -1,56 +1,335 @@
-"""harness compare: verdicts that account for both runs' noise, and the CI exit code."""
+"""harness compare: a gate that cannot pass on garbage.
+
+Exit 0 (no regression), 1 (a row slower, or no longer ok), 2 with one line (input that
+cannot be compared). The committed H200 CSVs are the realistic inputs; they are only read,
+and every variant of them is written under tmp_path.
+"""
 
 from __future__ import annotations
 
+import csv
+import io
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
+from harness.errors import HarnessError
 from harness.front.cli import app
 from harness.results import compare
-from harness.results import rows as results
+
+H200 = Path(__file__).parents[2] / "statistics" / "h200"
+runner = CliRunner()
+
+#: Committed stage CSVs, and pipeline CSVs (one with the variant column, one from before it).
+STAGE_CSVS = ["dynamic_spikes.csv", "activation_fused.csv", "weight_quant_fused.csv",
+              "find_min_max.csv", "tuning/weight_quant_fused.csv"]
+PIPELINE_CSVS = ["activation_path.csv", "spike_quant_gemm.csv"]
 
 
-def row(batch: int, median: float, noise: float, status: str = "ok") -> dict[str, str]:
-    return {"stage": "s", "backend": "pycuda", "variant": "default", "batch": str(batch),
-            "in_f": "8", "out_f": "", "family": "normal", "params": "{}", "l2": "cold",
-            "status": status, "median_us": str(median), "noise_pct": str(noise)}
+def load(name: str) -> list[dict[str, str]]:
+    with (H200 / name).open(newline="") as f:
+        return list(csv.DictReader(f))
 
 
-def test_verdicts() -> None:
-    old = [row(1, 100, 0.5), row(2, 100, 0.5), row(3, 100, 0.5), row(4, 100, 5.0),
-           row(5, 100, 0.5), row(6, 100, 0.5, "oom")]
-    new = [row(1, 90, 0.5), row(2, 110, 0.5), row(3, 101, 0.5), row(4, 110, 5.0),
-           row(5, 100.5, 0.01), row(6, 100, 0.5), row(7, 5, 0.1)]
-    got = {v.key[3]: v.verdict for v in compare.compare(old, new)}
-    assert got == {"1": "faster", "2": "slower", "3": "same", "4": "ambiguous", "5": "same",
-                   "6": "ambiguous", "7": "ambiguous"}
-    v = compare.compare([row(1, 100, 1.0)], [row(1, 90, 1.0)])[0]
-    assert abs(v.change_pct + 10) < 1e-9 and abs(v.sigma_pct - (1 + 0.81) ** 0.5) < 1e-9
-
-
-def write(path: Path, rows: list[dict[str, str]]) -> Path:
-    with results.CsvWriter(path) as w:
-        for r in rows:
-            w.write(r)
+def write(path: Path, rows: list[dict[str, str]], header: list[str] | None = None) -> Path:
+    with path.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=header or list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
     return path
 
 
-def test_cli_exit_code_gates_on_slower(tmp_path: Path) -> None:
-    a = write(tmp_path / "a.csv", [row(1, 100, 0.5)])
-    b = write(tmp_path / "b.csv", [row(1, 120, 0.5)])
-    res = CliRunner().invoke(app, ["compare", str(a), str(b)])
-    assert res.exit_code == 1 and "slower" in res.stdout and "1 slower" in res.stdout
-    res = CliRunner().invoke(app, ["compare", str(b), str(a)])
-    assert res.exit_code == 0 and "1 faster" in res.stdout
-    res = CliRunner().invoke(app, ["compare", str(a), str(tmp_path / "none.csv")])
-    assert res.exit_code == 2 and "no such results file" in res.stderr
+def scaled(name: str, factor: float, tmp: Path) -> Path:
+    """A copy of a committed CSV with every time (µs) times ``factor``: a stage's median
+    and p10/p90, a pipeline's intervals and total."""
+    rows = load(name)
+    times = [c for c in rows[0] if c.endswith("_us")]
+    for r in rows:
+        for c in times:
+            if r[c]:
+                r[c] = repr(float(r[c]) * factor)
+    return write(tmp / f"x{factor}-{name.replace('/', '-')}", rows)
 
 
-def test_graph_and_stream_rows_are_compared_apart() -> None:
-    """A --graph row and a stream row of the same point are two rows; a row written before
-    the launch column counts as a stream launch."""
-    old = [row(1, 10.0, 0.5)]  # no launch column: an older CSV
-    new = [{**row(1, 9.0, 0.5), "launch": "stream"}, {**row(1, 6.0, 0.5), "launch": "graph"}]
-    got = {v.key[-1]: v.verdict for v in compare.compare(old, new)}
-    assert got == {"stream": "faster", "graph": "ambiguous"}  # graph: nothing to compare to
+def cli(*args: object) -> object:
+    return runner.invoke(app, ["compare", *map(str, args)])
+
+
+def one_line(res, text: str) -> None:  # type: ignore[no-untyped-def]
+    """Exit 2, one line on stderr that names the problem, no traceback."""
+    assert res.exit_code == 2, res.output
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error:") and text in lines[0], lines
+    assert "Traceback" not in res.output and res.stdout == ""
+
+
+def verdicts(old: Path, new: Path, preset: str = "default") -> dict[str, int]:
+    return compare.run(old, new, preset).counts()
+
+
+def ok_rows(name: str) -> int:
+    return sum(r["status"] == "ok" for r in load(name))
+
+
+# --- input that cannot be compared: exit 2 and one line ---------------------------------
+
+def bad_files(tmp: Path) -> dict[str, tuple[Path, str]]:
+    header = ",".join(load("dynamic_spikes.csv")[0])
+    row = (H200 / "dynamic_spikes.csv").read_text().splitlines()[3]
+    med = list(load("dynamic_spikes.csv")[0]).index("median_us")
+
+    def text(name: str, body: str) -> Path:
+        (tmp / name).write_text(body)
+        return tmp / name
+
+    def with_median(v: str) -> str:
+        cells = next(csv.reader([row]))
+        cells[med] = v
+        out = io.StringIO()
+        csv.writer(out).writerow(cells)
+        return header + "\n" + out.getvalue()
+
+    png = tmp / "plot.png"
+    png.write_bytes(b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe\x00\x01")
+    nul = tmp / "nul.csv"
+    nul.write_bytes(header.encode() + b"\n" + b"dynamic_spikes\x00\x00,pycuda\n")
+    return {
+        "missing": (tmp / "none.csv", "no such results file"),
+        "folder": (tmp, "is a folder, not a results CSV"),
+        "empty": (text("empty.csv", ""), "is empty: no header, no rows"),
+        "blank lines": (text("blank.csv", "\n\n"), "is empty: no header, no rows"),
+        "header only": (text("header.csv", header + "\n"), "has a header but no rows"),
+        "garbage": (text("garbage.csv", "hello, world\nthis is not, a csv\n"),
+                    "is not a stage or pipeline results CSV"),
+        "binary": (png, "not UTF-8 text (binary?)"),
+        "nul bytes": (nul, "it holds NUL bytes (binary?)"),
+        "sanitizer CSV": (H200 / "sanitizer.csv", "is not a stage or pipeline results CSV"),
+        "seed summary": (H200 / "seed_e2e.csv", "it lacks stage, backend, params, l2"),
+        "nan median": (text("nan.csv", with_median("nan")), "median_us is nan; it must be "
+                       "a positive number"),
+        "zero median": (text("zero.csv", with_median("0")), "median_us is 0; it must be a "
+                        "positive number"),
+        "negative median": (text("neg.csv", with_median("-3.5")), "median_us is -3.5"),
+        "infinite median": (text("inf.csv", with_median("inf")), "median_us is inf"),
+        "word median": (text("word.csv", with_median("fast")), "median_us is 'fast', not a "
+                        "number"),
+        "empty median": (text("nomed.csv", with_median("")), "an ok row without median_us"),
+        "median outside p10-p90": (text("order.csv", with_median("500")),
+                                   "p10_us <= median_us <= p90_us does not hold"),
+        "torn row": (text("torn.csv", header + "\n" + row + "\n" + row[:40] + "\n"),
+                     "line 3: 7 fields where the header has 31 (a torn or mangled row)"),
+        "glued rows": (text("glued.csv", header + "\n" + row + row + "\n"),
+                       "fields where the header has 31"),
+        "bad status": (text("status.csv", header + "\n" + row.replace(",ok,", ",fine,") + "\n"),
+                       "status 'fine' is not one of ok, failed, skipped, oom"),
+    }
+
+
+@pytest.mark.parametrize("case", [
+    "missing", "folder", "empty", "blank lines", "header only", "garbage", "binary",
+    "nul bytes", "sanitizer CSV", "seed summary", "nan median", "zero median",
+    "negative median", "infinite median", "word median", "empty median",
+    "median outside p10-p90", "torn row", "glued rows", "bad status",
+])
+def test_bad_new_file_is_exit_2_with_one_line(tmp_path: Path, case: str) -> None:
+    path, text = bad_files(tmp_path)[case]
+    one_line(cli(H200 / "dynamic_spikes.csv", path), text)
+    one_line(cli(path, H200 / "dynamic_spikes.csv"), text)  # as OLD too
+
+
+def test_the_line_of_a_bad_row_is_named(tmp_path: Path) -> None:
+    rows = load("dynamic_spikes.csv")
+    rows[4]["noise_pct"] = "-1"
+    bad = write(tmp_path / "noise.csv", rows)
+    one_line(cli(H200 / "dynamic_spikes.csv", bad),
+             f"{bad}, line 6: noise_pct is -1; it must be a non-negative number")
+
+
+def test_another_stage_matches_nothing() -> None:
+    one_line(cli(H200 / "dynamic_spikes.csv", H200 / "find_min_max.csv"),
+             "matches a row of")
+
+
+def test_stage_and_pipeline_rows_are_not_compared() -> None:
+    one_line(cli(H200 / "dynamic_spikes.csv", H200 / "activation_path.csv"),
+             "holds stage rows and")
+    one_line(cli(H200 / "activation_path.csv", H200 / "dynamic_spikes.csv"),
+             "holds pipeline rows and")
+
+
+def test_rows_never_ok_on_both_sides_compare_nothing(tmp_path: Path) -> None:
+    rows = [r for r in load("dynamic_spikes.csv") if r["status"] != "ok"]
+    assert rows, "the committed CSV has failed torch_compile rows"
+    f = write(tmp_path / "failed.csv", rows)
+    one_line(cli(f, f), "no row is ok in both")
+
+
+@pytest.mark.parametrize("args, text", [
+    (["--preset", "lax"], "unknown preset 'lax': one of default, strict, permissive"),
+])
+def test_bad_options(args: list[str], text: str) -> None:
+    f = H200 / "gemm.csv"
+    one_line(runner.invoke(app, ["compare", str(f), str(f), *args]), text)
+
+
+def test_clock_columns_are_checked(tmp_path: Path) -> None:
+    rows = load("gemm.csv")
+    for r in rows:
+        r.update(clock_mhz_median="1980", clock_mhz_min="0", throttled_samples="0")
+    one_line(cli(H200 / "gemm.csv", write(tmp_path / "clk.csv", rows)),
+             "clock_mhz_min is 0; it must be a positive number")
+    rows[0].update(clock_mhz_min="1900", throttled_samples="2.5")
+    one_line(cli(H200 / "gemm.csv", write(tmp_path / "clk.csv", rows)),
+             "throttled_samples is 2.5, not a count")
+
+
+# --- the verdicts on realistic inputs ---------------------------------------------------
+
+@pytest.mark.parametrize("name", STAGE_CSVS + PIPELINE_CSVS)
+def test_a_run_half_again_as_slow_is_slower_on_every_row(tmp_path: Path, name: str) -> None:
+    """Medians (and p10/p90; a pipeline's times) × 1.5: exit 1, every ok row slower, every
+    row not ok on either side reported as failed; the other way round, every row faster."""
+    slow = scaled(name, 1.5, tmp_path)
+    n_ok, n = ok_rows(name), len(load(name))
+    res = cli(H200 / name, slow)
+    assert res.exit_code == 1, res.output
+    assert f"0 faster, 0 same, {n_ok} slower, 0 ambiguous, 0 new, 0 gone, {n - n_ok} failed" \
+        in res.stdout
+    res = cli(slow, H200 / name)
+    assert res.exit_code == 0, res.output
+    assert f"{n_ok} faster, 0 same, 0 slower, 0 ambiguous" in res.stdout
+
+
+@pytest.mark.parametrize("name", ["activation_fused.csv", "weight_quant_fused.csv",
+                                  "find_min_max.csv", "tuning/weight_quant_fused.csv",
+                                  *PIPELINE_CSVS])
+def test_a_csv_against_itself_is_the_same_on_every_row(name: str) -> None:
+    res = cli(H200 / name, H200 / name)
+    assert res.exit_code == 0, res.output
+    n_ok, n = ok_rows(name), len(load(name))
+    assert f"0 faster, {n_ok} same, 0 slower, 0 ambiguous, 0 new, 0 gone, {n - n_ok} failed" \
+        in res.stdout
+
+
+def test_itself_is_ambiguous_only_where_too_noisy_to_tell() -> None:
+    """dynamic_spikes.csv holds two torch peers with noise above the default 2 % ceiling
+    (2.1 %, 5.7 %): against themselves they are ambiguous, saying why; the rest is same."""
+    rep = compare.run(H200 / "dynamic_spikes.csv", H200 / "dynamic_spikes.csv")
+    amb = [r for r in rep.rows if r.verdict == "ambiguous"]
+    assert [(r.point["backend"], r.point["batch"]) for r in amb] == \
+        [("torch", "1"), ("torch_compile", "1")]
+    assert all("too noisy to call the same" in r.reason for r in amb)
+    assert rep.counts()["same"] == ok_rows("dynamic_spikes.csv") - 2 and rep.exit_code == 0
+
+
+def test_presets_change_the_verdicts(tmp_path: Path) -> None:
+    """+3 %: strict asks for more evidence than default, permissive for less."""
+    old, new = H200 / "dynamic_spikes.csv", scaled("dynamic_spikes.csv", 1.03, tmp_path)
+    slower = {p: verdicts(old, new, p)["slower"] for p in ("strict", "default", "permissive")}
+    assert slower["strict"] < slower["default"] < slower["permissive"], slower
+
+
+def test_new_gone_and_failed_rows_are_reported_as_such(tmp_path: Path) -> None:
+    rows = load("weight_quantize.csv")
+    ok = [i for i, r in enumerate(rows) if r["status"] == "ok"]
+    new = [dict(r) for r in rows]
+    gone = new.pop(ok[0])
+    added = {**gone, "in_f": "7168"}
+    new.append(added)
+    broke = new[ok[1] - 1]
+    broke.update(status="failed", reason="q: FAILED (abs error 1)")
+    rep = compare.run(H200 / "weight_quantize.csv", write(tmp_path / "n.csv", new))
+    by = {(r.point["backend"], r.point["out_f"], r.point["in_f"], r.verdict): r
+          for r in rep.rows}
+    assert (gone["backend"], gone["out_f"], gone["in_f"], "gone") in by
+    assert by[(added["backend"], added["out_f"], "7168", "new")].reason == "only in NEW"
+    failed = by[(broke["backend"], broke["out_f"], broke["in_f"], "failed")]
+    assert failed.reason == "ok before, failed (q: FAILED (abs error 1)) now"
+    assert rep.counts()["ambiguous"] == 0 and rep.regressions() == [failed]
+    res = cli(H200 / "weight_quantize.csv", tmp_path / "n.csv")
+    assert res.exit_code == 1 and "1 new, 1 gone, 3 failed" in res.stdout, res.output
+
+
+def test_a_row_failed_before_and_ok_now_is_no_regression(tmp_path: Path) -> None:
+    old = load("gemm.csv")
+    old[0].update(status="failed", reason="mismatch")
+    rep = compare.run(write(tmp_path / "o.csv", old), H200 / "gemm.csv")
+    assert rep.rows[0].verdict == "failed" and rep.rows[0].reason == \
+        "failed (mismatch) before, ok now"
+    assert rep.exit_code == 0
+
+
+def test_gone_rows_alone_are_no_regression(tmp_path: Path) -> None:
+    """What the regress phase sees: the peers are not measured again, only pycuda rows."""
+    mine = [r for r in load("dynamic_spikes.csv") if r["backend"] == "pycuda"]
+    rep = compare.run(H200 / "dynamic_spikes.csv", write(tmp_path / "p.csv", mine))
+    assert rep.counts()["gone"] == 8 and rep.counts()["same"] == 4 and rep.exit_code == 0
+
+
+def test_a_key_written_twice_is_matched_by_occurrence(tmp_path: Path) -> None:
+    """activation_fused.csv holds two torch rows of one key (the --graph run's peers fell
+    back to stream launches): the first is matched with the first, the second with the
+    second, so slowing down only the second flags only the second."""
+    rows = load("activation_fused.csv")
+    key = ("torch", "1", "stream")
+    twice = [i for i, r in enumerate(rows) if (r["backend"], r["batch"], r["launch"]) == key]
+    assert len(twice) == 2
+    for c in ("median_us", "p10_us", "p90_us"):
+        rows[twice[1]][c] = repr(float(rows[twice[1]][c]) * 1.5)
+    rep = compare.run(H200 / "activation_fused.csv", write(tmp_path / "a.csv", rows))
+    got = [(r.occurrence, r.verdict) for r in rep.rows
+           if (r.point["backend"], r.point["batch"], r.point["launch"]) == key]
+    assert got == [(1, "same"), (2, "slower")]
+    assert [r.label() for r in rep.regressions()] == ["batch=1 in_f=3584 #2"]
+
+
+def test_older_csvs_match_by_what_their_rows_were(tmp_path: Path) -> None:
+    """A stage CSV written before the launch column holds stream launches; a pipeline CSV
+    written before the variant column, the default variant."""
+    rows = load("find_min_max.csv")  # no launch column
+    assert "launch" not in rows[0]
+    now = [{**r, "launch": "stream"} for r in rows] + [{**rows[-1], "launch": "graph"}]
+    rep = compare.run(H200 / "find_min_max.csv", write(tmp_path / "l.csv", now))
+    assert rep.counts()["same"] == len(rows) and rep.counts()["new"] == 1
+    rows = load("spike_quant_gemm.csv")  # no variant column
+    assert "variant" not in rows[0]
+    now = [{**r, "variant": "default"} for r in rows]
+    rep = compare.run(H200 / "spike_quant_gemm.csv", write(tmp_path / "v.csv", now))
+    assert rep.schema == "pipeline" and rep.counts()["same"] == len(rows)
+
+
+def test_a_throttled_slowdown_is_ambiguous(tmp_path: Path) -> None:
+    """NEW 20 % slower in time at a clock 1/1.2 lower: the same cycles, so not a regression;
+    at the same clock it is one. Old CSVs without clocks are decided in time alone."""
+    base = load("gemm.csv")
+    slow = load("gemm.csv")
+    for c in ("median_us", "p10_us", "p90_us"):
+        for r in slow:
+            r[c] = repr(float(r[c]) * 1.2)
+    clk = {"clock_mhz_median": "1980", "clock_mhz_min": "1975", "throttled_samples": "0"}
+    old = write(tmp_path / "old.csv", [{**r, **clk} for r in base])
+    hot = write(tmp_path / "hot.csv", [{**r, "clock_mhz_median": "1650", "clock_mhz_min":
+                                        "1410", "throttled_samples": "37"} for r in slow])
+    rep = compare.run(old, hot)
+    assert {r.verdict for r in rep.rows} == {"ambiguous"} and rep.exit_code == 0
+    assert all(r.reason.startswith("throttled: ") for r in rep.rows)
+    same_clock = write(tmp_path / "same.csv", [{**r, **clk} for r in slow])
+    rep = compare.run(old, same_clock)
+    assert {r.verdict for r in rep.rows} == {"slower"} and rep.exit_code == 1
+    assert all("holds in clock cycles too" in r.reason for r in rep.rows)
+    rep = compare.run(H200 / "gemm.csv", hot)  # clocks on one side only: time decides
+    assert {r.verdict for r in rep.rows} == {"slower"} and rep.exit_code == 1
+    assert all("only one row recorded the SM clock" in r.reason for r in rep.rows)
+
+
+def test_explain_adds_the_reason_column(tmp_path: Path) -> None:
+    slow = scaled("gemm.csv", 1.5, tmp_path)
+    plain, told = cli(H200 / "gemm.csv", slow), cli(H200 / "gemm.csv", slow, "--explain")
+    assert "reason" not in plain.stdout and "clear of the 0.5 % gap" not in plain.stdout
+    assert "reason" in told.stdout and "clear of the 0.5 % gap" in told.stdout
+
+
+def test_run_raises_one_error_for_the_library_caller(tmp_path: Path) -> None:
+    with pytest.raises(HarnessError, match=r"no such results file: .*none\.csv"):
+        compare.run(H200 / "gemm.csv", tmp_path / "none.csv")
