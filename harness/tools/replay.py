@@ -5,7 +5,7 @@ Every stage row keeps the ``harness bench`` command that wrote it (the ``command
 argument lists that measure the same points again, with the same options, into another
 folder: ``harness compare`` then meets the same keys on both sides (a k, a graph launch or a
 variant given on the command line included), whatever sweep made the rows. The torch peers
-are left out unless asked for. Pipeline CSVs are not replayed (``compare`` takes stage rows).
+are left out unless asked for. Pipeline CSVs are not replayed.
 
     python -m harness.tools.replay FOLDER OUT [--peers none|torch|torch_compile|all]
 
