@@ -41,6 +41,55 @@ def include_dirs(stage: Stage) -> list[Path]:
     return [d for i, d in enumerate(dirs) if d not in dirs[:i]]
 
 
+#: Header libraries a stage may name: the Python distribution that ships the headers, and
+#: the module and folder inside it where the include tree lies.
+HEADER_LIBRARIES = {
+    "cutlass": ("nvidia-cutlass", "cutlass_library", ("source", "include")),
+}
+
+
+def library_dirs(stage: Stage) -> list[Path]:
+    """The include folders of the stage's header libraries (``-I``, searched after the
+    kernel's own); HarnessError naming the package to install when one is missing."""
+    import importlib.util
+
+    out = []
+    for name in stage.header_libraries:
+        if name not in HEADER_LIBRARIES:
+            raise HarnessError(f"stage {stage.name}: unknown header library {name!r} "
+                               f"(known: {', '.join(HEADER_LIBRARIES)})")
+        dist, module, sub = HEADER_LIBRARIES[name]
+        spec = importlib.util.find_spec(module)
+        if spec is None or not spec.submodule_search_locations:
+            raise HarnessError(f"stage {stage.name} includes the {name} headers: "
+                               f"pip install {dist} (or the project's extra: '.[{name}]')")
+        out.append(Path(next(iter(spec.submodule_search_locations))).joinpath(*sub))
+    return out
+
+
+def library_versions(stage: Stage) -> list[str]:
+    """``dist==version`` of each header library: part of the kernel hash, since other
+    headers make other code."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    out = []
+    for name in stage.header_libraries:
+        dist = HEADER_LIBRARIES.get(name, (name,))[0]
+        try:
+            out.append(f"{dist}=={version(dist)}")
+        except PackageNotFoundError:
+            raise HarnessError(f"stage {stage.name} includes the {name} headers: "
+                               f"pip install {dist} (or the project's extra: '.[{name}]')"
+                               ) from None
+    return out
+
+
+def target_arch(stage: Stage, arch: str) -> str:
+    """The arch a stage is built for on a device of ``arch`` (``sm_90``): the arch-specific
+    target (``sm_90a``) for a stage that asks for it, the device's arch otherwise."""
+    return f"{arch}a" if stage.arch_specific and not arch.endswith("a") else arch
+
+
 def _sources(path: Path, dirs: list[Path], seen: dict[Path, bytes]) -> None:
     text = path.read_bytes()
     seen[path] = text
@@ -109,9 +158,9 @@ def defines(stage: Stage, variant: Variant) -> list[str]:
 
 
 def compile_flags(stage: Stage, variant: Variant) -> list[str]:
-    """The options that shape the generated code (base options and defines): what every
-    compilation passes and the kernel hash covers."""
-    return [*BASE_OPTIONS, *defines(stage, variant)]
+    """The options that shape the generated code (base options, the stage's own, defines):
+    what every compilation passes and the kernel hash covers."""
+    return [*BASE_OPTIONS, *stage.nvcc_options, *defines(stage, variant)]
 
 
 def kernel_hash(stage: Stage, variant: Variant) -> str:
@@ -120,12 +169,16 @@ def kernel_hash(stage: Stage, variant: Variant) -> str:
     for path, text in sorted(kernel_sources(stage).items(), key=lambda kv: kv[0].name):
         h.update(path.name.encode() + b"\0" + text + b"\0")
     h.update(" ".join(compile_flags(stage, variant)).encode())
+    if stage.arch_specific or stage.header_libraries:  # so older hashes stay as they were
+        h.update(b"\0arch_specific" if stage.arch_specific else b"\0")
+        h.update(" ".join(library_versions(stage)).encode())
     return h.hexdigest()[:16]
 
 
 def options(stage: Stage, variant: Variant) -> list[str]:
     """nvcc options for a variant (compile flags and include folders), the arch excepted."""
-    return [*compile_flags(stage, variant), *(f"-I{d}" for d in include_dirs(stage))]
+    return [*compile_flags(stage, variant),
+            *(f"-I{d}" for d in [*include_dirs(stage), *library_dirs(stage)])]
 
 
 @dataclass(frozen=True)
@@ -172,7 +225,8 @@ def nvcc_report(stage: Stage, variant: Variant, arch: str = "sm_90",
     if exe is None:
         raise HarnessError("nvcc not found on PATH (needed by harness check)")
     with tempfile.TemporaryDirectory() as tmp:
-        cmd = [exe, "-cubin", f"-arch={arch}", "-Xptxas", "-v", *options(stage, variant),
+        cmd = [exe, "-cubin", f"-arch={target_arch(stage, arch)}", "-Xptxas", "-v",
+               *options(stage, variant),
                "-o", str(Path(tmp) / "k.cubin"), str(kernel_path(stage))]
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     log = proc.stdout + proc.stderr

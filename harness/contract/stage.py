@@ -90,9 +90,52 @@ class Launcher(Protocol):
     """
 
     block: int
+    #: Multiprocessors of the device: the grid of a persistent kernel.
+    sm_count: int
 
     def __call__(self, name: str, grid: tuple[int, ...], block: tuple[int, ...], *args: Any,
                  shared: int = 0) -> None: ...
+
+    def tensor_map(self, buf: Any, dtype: Any, rows: int, cols: int, box_rows: int,
+                   box_cols: int, swizzle: int = 128) -> np.void:
+        """A TMA descriptor (CUtensorMap) over the row-major ``rows x cols`` buffer ``buf``,
+        read in ``box_rows x box_cols`` boxes (zeros out of bounds), passed to a kernel by
+        value as ``const __grid_constant__ CUtensorMap``."""
+        ...
+
+    def constant(self, name: str, count: int = 1) -> np.ndarray:
+        """``count`` int32 values of the module's ``__constant__`` symbol ``name``: sizes the
+        kernel source decides (its dynamic shared memory, say), read instead of restated."""
+        ...
+
+
+class RecordingLauncher:
+    """A :class:`Launcher` that launches nothing and records each launch: the kernels an
+    ``enqueue`` would launch at a point, in order (what a profiler must skip and count)."""
+
+    def __init__(self, block: int, sm_count: int = 132) -> None:
+        self.block = block
+        self.sm_count = sm_count
+        #: ``(name, grid, block, args, shared)`` of each launch.
+        self.calls: list[tuple[str, tuple[int, ...], tuple[int, ...], tuple[Any, ...], int]] = []
+
+    def __call__(self, name: str, grid: tuple[int, ...], block: tuple[int, ...], *args: Any,
+                 shared: int = 0) -> None:
+        self.calls.append((name, tuple(grid), tuple(block), args, shared))
+
+    def tensor_map(self, buf: Any, dtype: Any, rows: int, cols: int, box_rows: int,
+                   box_cols: int, swizzle: int = 128) -> np.void:
+        """A zeroed 128-byte descriptor (nothing runs)."""
+        return np.zeros((), dtype=np.dtype((np.void, 128)))[()]
+
+    def constant(self, name: str, count: int = 1) -> np.ndarray:
+        """Ones (nothing is compiled): a size read from the module stays positive."""
+        return np.ones(count, dtype=np.int32)
+
+    @property
+    def names(self) -> list[str]:
+        """The launched kernels' names, in order."""
+        return [c[0] for c in self.calls]
 
 
 MakeInputs = Callable[[np.random.Generator, str, Point], dict[str, np.ndarray]]
@@ -216,6 +259,18 @@ class Stage(_Parametrised):
     #: Device scratch the kernel needs between its launches (``name -> (shape, dtype)``):
     #: allocated beside the outputs and passed in ``bufs``, never read back or judged.
     workspace: OutputSpecs | None = None
+    #: What ``make_inputs`` draws (``name -> (shape, dtype)``), declared as ``outputs`` is:
+    #: every run's inputs are checked against it, and the memory guard counts it. None:
+    #: undeclared (the inputs are still checked to be arrays).
+    inputs: OutputSpecs | None = None
+    #: Header libraries the kernel includes beyond ``kernels/common``, by name
+    #: (``"cutlass"``: the CUTLASS/CuTe headers of the ``nvidia-cutlass`` wheel).
+    header_libraries: tuple[str, ...] = ()
+    #: More nvcc options that shape the code (``-std=c++17``): in every build and the hash.
+    nvcc_options: tuple[str, ...] = ()
+    #: Built for the device's arch-specific target (``sm_90a`` on Hopper: wgmma, setmaxnreg),
+    #: whose code runs only on that exact architecture.
+    arch_specific: bool = False
 
     def __post_init__(self) -> None:
         # Whether ``reference`` takes ``given``: found once here, not on every call (the

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.contract.stage import Stage, Variant
+from harness.contract.stage import RecordingLauncher, Stage, Variant
 from harness.errors import HarnessError
 from harness.tools import child, process
 
@@ -87,14 +87,9 @@ def parse_raw_csv(text: str) -> list[KernelProfile]:
 def launched_kernels(stage: Stage, variant: Variant, point: dict[str, Any]) -> list[str]:
     """The kernels one call of the stage's ``enqueue`` launches at this point, in order (a
     stage may pick among its entry points by shape): what ncu must skip and count."""
-    names: list[str] = []
-
-    def record(name: str, grid: Any, block: Any, *args: Any, shared: int = 0) -> None:
-        names.append(name)
-
-    record.block = stage.block_for(variant)  # type: ignore[attr-defined]
+    record = RecordingLauncher(stage.block_for(variant))
     stage.enqueue(record, collections.defaultdict(int), point, variant)
-    return names
+    return record.names
 
 
 def command(stage: Stage, variant: Variant, point: dict[str, Any], family: str,

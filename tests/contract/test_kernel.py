@@ -54,7 +54,7 @@ def test_hash_covers_source_headers_and_defines(reg, tmp_path: Path) -> None:  #
         (tmp_path / "k" / "dynamic_spikes.cu").read_text() + "\n")
     assert compiler.kernel_hash(st, v) != h1
     assert set(p.name for p in compiler.kernel_sources(st)) == {
-        "dynamic_spikes.cu", "threshold.cuh", "reduce.cuh", "rounding.cuh"}
+        "dynamic_spikes.cu", "threshold.cuh", "reduce.cuh", "rounding.cuh", "loads.cuh"}
 
 
 @needs_nvcc

@@ -10,7 +10,14 @@ from __future__ import annotations
 from typing import Any
 
 from harness import paths
-from harness.contract.kernel import compile_flags, include_dirs, kernel_hash, kernel_path
+from harness.contract.kernel import (
+    compile_flags,
+    include_dirs,
+    kernel_hash,
+    kernel_path,
+    library_dirs,
+    target_arch,
+)
 from harness.contract.stage import Stage, Variant
 from harness.errors import CompileError
 
@@ -26,11 +33,25 @@ def compile_module(stage: Stage, variant: Variant, arch: str) -> Any:
 
     src = kernel_path(stage).read_text()
     try:
-        return SourceModule(src, options=compile_flags(stage, variant), arch=arch, no_extern_c=True,
-                            include_dirs=[str(d) for d in include_dirs(stage)])
+        return SourceModule(src, **_build_args(stage, variant, arch))
     except driver.CompileError as exc:
         raise CompileError(f"{stage.name} [{variant.name}] does not compile",
                            detail=str(getattr(exc, "stderr", "") or exc)) from exc
+
+
+def _build_args(stage: Stage, variant: Variant, arch: str) -> dict[str, Any]:
+    """What SourceModule and PyCUDA's compile get: flags, the stage's target arch, includes."""
+    return {"options": compile_flags(stage, variant), "arch": target_arch(stage, arch),
+            "no_extern_c": True,
+            "include_dirs": [str(d) for d in [*include_dirs(stage), *library_dirs(stage)]]}
+
+
+def compile_cubin(stage: Stage, variant: Variant, arch: str) -> bytes:
+    """The cubin of a stage variant, built as ``compile_module`` builds it (PyCUDA's disk
+    cache makes the second build a look-up): read for a kernel's parameter layout."""
+    from pycuda.compiler import compile as pycuda_compile
+
+    return pycuda_compile(kernel_path(stage).read_text(), **_build_args(stage, variant, arch))
 
 
 def compile_timing_kernels(arch: str) -> Any:
@@ -49,6 +70,7 @@ class ModuleCache:
     def __init__(self, arch: str) -> None:
         self.arch = arch
         self._modules: dict[tuple[str, str, str], Any] = {}
+        self._cubins: dict[tuple[str, str, str], bytes] = {}
 
     def get(self, stage: Stage, variant: Variant) -> Any:
         """The compiled module of a stage variant (compiled on first use, then cached)."""
@@ -56,3 +78,10 @@ class ModuleCache:
         if key not in self._modules:
             self._modules[key] = compile_module(stage, variant, self.arch)
         return self._modules[key]
+
+    def cubin(self, stage: Stage, variant: Variant) -> bytes:
+        """The cubin of a stage variant's module (built on first use, then cached)."""
+        key = (stage.name, variant.name, kernel_hash(stage, variant))
+        if key not in self._cubins:
+            self._cubins[key] = compile_cubin(stage, variant, self.arch)
+        return self._cubins[key]

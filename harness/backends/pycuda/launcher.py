@@ -3,10 +3,12 @@ module, launched on one stream as prepared calls (``harness.api.Launcher``)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
 
+from harness.backends.pycuda import cudriver
 from harness.contract.stage import Stage
 from harness.errors import HarnessError
 
@@ -39,9 +41,15 @@ class ModuleLauncher:
     launch costs on the host is the call itself.
     """
 
-    def __init__(self, stage: Stage, module: Any, stream: Any, block: int) -> None:
+    def __init__(self, stage: Stage, module: Any, stream: Any, block: int, sm_count: int = 0,
+                 cubin: Callable[[], bytes] | None = None) -> None:
         #: Threads per block the module was compiled for (``-DBLOCK``).
         self.block = block
+        #: Multiprocessors of the device.
+        self.sm_count = sm_count
+        #: The module's cubin, asked for only to read a kernel's parameter layout.
+        self._cubin = cubin
+        self._layouts: dict[str, list[tuple[int, int]]] = {}
         self._stage = stage
         self._module = module
         self._stream = stream
@@ -52,6 +60,10 @@ class ModuleLauncher:
                  shared: int = 0) -> None:
         """Launch function ``name`` (asynchronous); scalars as NumPy scalars, structs by
         value as ``np.void``, buffers as device allocations or addresses."""
+        if any(isinstance(a, np.void) for a in args):
+            # A struct by value (a CUtensorMap) sits where ptxas put it, not where packing
+            # would: the whole block is built from the driver's layout.
+            args = (cudriver.pack_params(self._layout(name), [raw(a) for a in args]),)
         sig = "".join(letter(a) for a in args)
         fn = self._fns.get((name, sig))
         if fn is None:
@@ -71,3 +83,36 @@ class ModuleLauncher:
         vals = [value(a) for a in args]
         fn.prepared_async_call(tuple(grid), tuple(block), self._stream, *vals,
                                shared_size=shared)
+
+    def _layout(self, name: str) -> list[tuple[int, int]]:
+        if name not in self._layouts:
+            if self._cubin is None:
+                raise HarnessError(f"{self._stage.name}: {name} takes a struct by value, but "
+                                   "this launcher has no cubin to read its parameter layout")
+            self._layouts[name] = cudriver.param_layout(self._cubin(), name)
+        return self._layouts[name]
+
+    def tensor_map(self, buf: Any, dtype: Any, rows: int, cols: int, box_rows: int,
+                   box_cols: int, swizzle: int = 128) -> np.void:
+        """A CUtensorMap over device buffer ``buf`` (see ``harness.api.Launcher``)."""
+        return cudriver.tensor_map_2d(int(buf), np.dtype(dtype), rows, cols, box_rows,
+                                      box_cols, swizzle)
+
+    def constant(self, name: str, count: int = 1) -> np.ndarray:
+        """``count`` int32 values of the module's ``__constant__`` symbol ``name``."""
+        from pycuda import driver
+
+        ptr, size = self._module.get_global(name)
+        out = np.empty(count, dtype=np.int32)
+        if size < out.nbytes:
+            raise HarnessError(f"{self._stage.name}: symbol {name} has {size} bytes, "
+                               f"{out.nbytes} asked for")
+        driver.memcpy_dtoh(out, ptr)
+        return out
+
+
+def raw(arg: Any) -> bytes:
+    """One argument's bytes as the kernel reads them (a pointer as 8 little-endian bytes)."""
+    if isinstance(arg, (np.void, np.generic)):
+        return arg.tobytes()
+    return int(arg).to_bytes(8, "little")

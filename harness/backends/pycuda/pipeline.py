@@ -46,8 +46,9 @@ class GpuPipelineContext:
         if key not in self._launchers:
             st = self.stages[stage]
             v = st.variant(variant)
-            self._launchers[key] = ModuleLauncher(st, self.modules.get(st, v),
-                                                  self.streams[stream], st.block_for(v))
+            self._launchers[key] = ModuleLauncher(
+                st, self.modules.get(st, v), self.streams[stream], st.block_for(v),
+                cubin=lambda st=st, v=v: self.modules.cubin(st, v))
         return self._launchers[key]
 
     def step(self, stage: str, variant: str, stream: int, bufs: Mapping[str, Any],

@@ -39,13 +39,39 @@ def test_a_missing_function_names_the_stage_and_the_function(drv: FakeDriver,
         launch("nope", (1, 1, 1), (1, 1, 1))
 
 
-def test_a_struct_by_value_is_packed_as_its_bytes(drv: FakeDriver, tmp_path: Path) -> None:
-    """A CUtensorMap travels as a 128-byte np.void: format ``128s``, its bytes as the value."""
+def test_a_struct_by_value_is_laid_out_as_the_driver_says(
+        drv: FakeDriver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A CUtensorMap (a 128-byte np.void) puts every parameter where ptxas put it: the whole
+    block is built from the driver's layout (read once, from the cubin) and passed as one
+    ``<size>s`` argument."""
+    from harness.backends.pycuda import cudriver
+
+    asked: list[tuple[bytes, str]] = []
+    monkeypatch.setattr(cudriver, "param_layout",
+                        lambda cubin, name: asked.append((cubin, name)) or
+                        [(0x70, 128), (0xF0, 8), (0xF8, 4)])
     seen: list[tuple] = []
     mod = FakeModule(drv, {"k": lambda drv, grid, block, *args: seen.append(args)})
-    launch = ModuleLauncher(double_stage(tmp_path), mod, drv.Stream(), 128)
+    launch = ModuleLauncher(double_stage(tmp_path), mod, drv.Stream(), 128, 132,
+                            cubin=lambda: b"CUBIN")
+    assert launch.sm_count == 132
     raw = bytes(range(128))
     tmap = np.frombuffer(raw, dtype=np.dtype((np.void, 128)))[0]
-    launch("k", (1, 1, 1), (1, 1, 1), tmap, drv.mem_alloc(16), np.int32(5))
-    assert mod.functions["k"].prepared == ["128sPi"]
-    assert seen[0][0] == raw and seen[0][2] == np.int32(5)
+    buf = drv.mem_alloc(16)
+    launch("k", (1, 1, 1), (1, 1, 1), tmap, buf, np.int32(5))
+    launch("k", (1, 1, 1), (1, 1, 1), tmap, buf, np.int32(6))
+    assert asked == [(b"CUBIN", "k")]  # the layout is read once
+    assert mod.functions["k"].prepared == ["252s"]
+    block = seen[0][0]
+    assert len(block) == 0xFC and block[:0x70] == bytes(0x70)
+    assert block[0x70:0xF0] == raw
+    assert int.from_bytes(block[0xF0:0xF8], "little") == int(buf)
+    assert int.from_bytes(block[0xF8:0xFC], "little") == 5
+
+
+def test_a_struct_without_a_cubin_is_one_clear_error(drv: FakeDriver, tmp_path: Path) -> None:
+    mod = FakeModule(drv, {"k": lambda drv, grid, block, *args: None})
+    launch = ModuleLauncher(double_stage(tmp_path), mod, drv.Stream(), 128)
+    tmap = np.zeros((), dtype=np.dtype((np.void, 128)))[()]
+    with pytest.raises(HarnessError, match="struct by value"):
+        launch("k", (1, 1, 1), (1, 1, 1), tmap)

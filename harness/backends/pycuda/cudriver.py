@@ -1,0 +1,101 @@
+"""What PyCUDA does not wrap, from the CUDA driver through ctypes: TMA tensor maps
+(``cuTensorMapEncodeTiled``) and a kernel's parameter layout (``cuFuncGetParamInfo``).
+
+A kernel that takes a ``const __grid_constant__ CUtensorMap`` (128 bytes, 64-byte aligned)
+gets its parameters at offsets ptxas chose, which need not be the packed offsets PyCUDA
+assumes: the launcher then builds the whole parameter block from the driver's layout.
+"""
+
+from __future__ import annotations
+
+import ctypes
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from harness.errors import HarnessError
+
+#: CUtensorMapDataType of the element types a tensor map may hold.
+TMA_DTYPES = {np.dtype(np.uint8): 0, np.dtype(np.int8): 0, np.dtype(np.uint16): 1,
+              np.dtype(np.int16): 1, np.dtype(np.uint32): 2, np.dtype(np.int32): 3,
+              np.dtype(np.float32): 7}
+#: CUtensorMapSwizzle by the swizzle span in bytes.
+SWIZZLES = {0: 0, 32: 1, 64: 2, 128: 3}
+L2_PROMOTION_256B = 3
+TENSOR_MAP_BYTES = 128
+
+_lib: Any = None
+
+
+def libcuda() -> Any:
+    """The driver library (already loaded by PyCUDA in this process)."""
+    global _lib
+    if _lib is None:
+        try:
+            _lib = ctypes.CDLL("libcuda.so.1")
+        except OSError as exc:
+            raise HarnessError(f"the CUDA driver library cannot be loaded: {exc}") from exc
+    return _lib
+
+
+def tensor_map_2d(ptr: int, dtype: np.dtype, rows: int, cols: int, box_rows: int,
+                  box_cols: int, swizzle: int = 128) -> np.void:
+    """A CUtensorMap over a row-major ``rows x cols`` tensor at device address ``ptr``,
+    loaded in boxes of ``box_rows x box_cols`` with the given swizzle span; reads out of
+    bounds fill zeros. Returned as a 128-byte ``np.void``: the launcher passes it by value."""
+    dt = np.dtype(dtype)
+    if dt not in TMA_DTYPES or swizzle not in SWIZZLES:
+        raise HarnessError(f"tensor map of {dt} with swizzle {swizzle} is not supported")
+    lib = libcuda()
+    raw = ctypes.create_string_buffer(TENSOR_MAP_BYTES + 64)
+    addr = (ctypes.addressof(raw) + 63) & ~63
+    fn = lib.cuTensorMapEncodeTiled
+    fn.restype = ctypes.c_int
+    fn.argtypes = [ctypes.c_void_p, ctypes.c_int, ctypes.c_uint32, ctypes.c_void_p,
+                   ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p,
+                   ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_int]
+    err = fn(ctypes.c_void_p(addr), TMA_DTYPES[dt], 2, ctypes.c_void_p(ptr),
+             (ctypes.c_uint64 * 2)(cols, rows), (ctypes.c_uint64 * 1)(cols * dt.itemsize),
+             (ctypes.c_uint32 * 2)(box_cols, box_rows), (ctypes.c_uint32 * 2)(1, 1),
+             0, SWIZZLES[swizzle], L2_PROMOTION_256B, 0)
+    if err != 0:
+        raise HarnessError(f"cuTensorMapEncodeTiled failed (CUresult {err}) for a "
+                           f"{rows}x{cols} {dt} tensor in {box_rows}x{box_cols} boxes")
+    return np.frombuffer(ctypes.string_at(addr, TENSOR_MAP_BYTES),
+                         dtype=np.dtype((np.void, TENSOR_MAP_BYTES)))[0]
+
+
+def param_layout(cubin: bytes, name: str) -> list[tuple[int, int]]:
+    """``(offset, size)`` of each parameter of kernel ``name`` in ``cubin``, as the driver
+    reports it (the cubin is loaded once more in the current context to ask)."""
+    lib = libcuda()
+    mod = ctypes.c_void_p()
+    if lib.cuModuleLoadData(ctypes.byref(mod), ctypes.c_char_p(cubin)) != 0:
+        raise HarnessError(f"cannot load the module of {name} to read its parameters")
+    try:
+        fn = ctypes.c_void_p()
+        if lib.cuModuleGetFunction(ctypes.byref(fn), mod, name.encode()) != 0:
+            raise HarnessError(f"no kernel {name!r} in its module")
+        layout = []
+        for i in range(256):
+            off, size = ctypes.c_size_t(0), ctypes.c_size_t(0)
+            if lib.cuFuncGetParamInfo(fn, ctypes.c_size_t(i), ctypes.byref(off),
+                                      ctypes.byref(size)) != 0:
+                break
+            layout.append((off.value, size.value))
+        return layout
+    finally:
+        lib.cuModuleUnload(mod)
+
+
+def pack_params(layout: Sequence[tuple[int, int]], values: Sequence[bytes]) -> np.void:
+    """One parameter block laid out as the kernel expects, as an ``np.void``."""
+    if len(layout) != len(values):
+        raise HarnessError(f"the kernel takes {len(layout)} parameters, {len(values)} given")
+    buf = bytearray(max((o + n for o, n in layout), default=0))
+    for i, ((off, size), v) in enumerate(zip(layout, values, strict=True)):
+        if len(v) != size:
+            raise HarnessError(f"parameter {i} is {size} bytes, {len(v)} given")
+        buf[off:off + size] = v
+    return np.frombuffer(bytes(buf), dtype=np.dtype((np.void, len(buf))))[0]
