@@ -72,6 +72,15 @@ class Variant:
     help: str = ""
     #: Axes this variant fixes (a mode compiled in, say): every point of it takes these values.
     pins: tuple[tuple[str, Any], ...] = ()
+    #: The input families this variant takes, where it takes fewer than its stage (an int8
+    #: path cannot hold a family whose values exceed int8); empty: the stage's.
+    families: tuple[str, ...] = ()
+    #: Validation cases of this variant alone, run after the stage's.
+    cases: tuple[Mapping[str, Any], ...] = ()
+
+    def accepts(self, family: str) -> bool:
+        """Whether the variant takes inputs of ``family``."""
+        return not self.families or family in self.families
 
     def options(self) -> list[str]:
         """The nvcc options that select this variant."""
@@ -263,6 +272,9 @@ class Stage(_Parametrised):
     #: every run's inputs are checked against it, and the memory guard counts it. None:
     #: undeclared (the inputs are still checked to be arrays).
     inputs: OutputSpecs | None = None
+    #: Workspace buffers that must start as zeros (tickets of a split-K reduction, say):
+    #: zeroed once when allocated; the kernel leaves them zero after each run.
+    zeroed: tuple[str, ...] = ()
     #: Header libraries the kernel includes beyond ``kernels/common``, by name
     #: (``"cutlass"``: the CUTLASS/CuTe headers of the ``nvidia-cutlass`` wheel).
     header_libraries: tuple[str, ...] = ()

@@ -1,10 +1,13 @@
 """Measuring one job of a sweep, a stage's or a pipeline's, into its CSV row.
 
-Both kinds go the same way: inputs drawn by ``point_rng``; bad input a ``skipped`` row;
-samples until the noise target or the budget (``contract.timing.measure``); running out of
-memory an ``oom`` row, any other error a ``failed`` one; the outputs then checked against
-the reference, so a fast wrong kernel cannot produce a number (a wrong answer is a
-``failed`` row that keeps its time).
+Both kinds go the same way: the job's memory estimated first (a job that would not fit is
+an ``oom`` row before anything is built: :mod:`harness.engine.memory`); inputs drawn by
+``point_rng`` and checked against the stage's declaration (a plugin's mistake is a
+``failed`` row); bad input a ``skipped`` row; samples until the noise target or the budget
+(``contract.timing.measure``); running out of memory an ``oom`` row, any other error (a
+plugin's ``sys.exit`` included) a ``failed`` one; the outputs then checked against the
+reference, so a fast wrong kernel cannot produce a number (a wrong answer is a ``failed``
+row that keeps its time).
 """
 
 from __future__ import annotations
@@ -16,11 +19,13 @@ from typing import Any
 import numpy as np
 
 from harness.contract.backend import Backend, RunResult
+from harness.contract.checks import input_problems
 from harness.contract.rng import point_rng
 from harness.contract.stage import Pipeline, Stage
 from harness.contract.timing import TimingConfig
 from harness.engine import pipeline, rows
 from harness.engine.jobs import Job
+from harness.engine.memory import GUARD, MemoryGuard
 from harness.engine.validate import input_problem, judge
 from harness.errors import HarnessError
 from harness.results.provenance import RunMeta
@@ -53,12 +58,34 @@ def job_inputs(job: Job, cfg: BenchConfig) -> dict[str, np.ndarray]:
 
 
 def measure(job: Job, backend: Backend, cfg: BenchConfig, meta: RunMeta,
-            stages: Mapping[str, Stage] | None = None) -> dict[str, Any]:
+            stages: Mapping[str, Stage] | None = None,
+            guard: MemoryGuard = GUARD) -> dict[str, Any]:
     """Measure one job and return its row; failures become a status, not an exception (a
-    pipeline runs through its steps, the registry's ``stages``)."""
+    pipeline runs through its steps, the registry's ``stages``). ``guard`` refuses a job
+    that would not fit in memory, and learns from each job's peak."""
     row = rows.base(job, backend.backend, cfg.family, cfg.timing.cold, meta, stages)
+    if not job.variant.accepts(cfg.family):
+        return {**row, "status": "skipped",
+                "reason": f"variant {job.variant.name} takes the families "
+                          f"{', '.join(job.variant.families)}, not {cfg.family}"}
+    try:
+        if (refused := guard.refusal(backend, job.target, job.point)) is not None:
+            return {**row, "status": "oom", "reason": refused[:REASON_CHARS]}
+        with guard.watch(backend.backend, job.target, job.point):
+            return _measure(job, backend, cfg, meta, row, stages)
+    except SystemExit as exc:  # a plugin's sys.exit: the sweep goes on without it
+        return {**row, "status": "failed",
+                "reason": f"the plugin exited (SystemExit: {exc.code!r})"[:REASON_CHARS]}
+
+
+def _measure(job: Job, backend: Backend, cfg: BenchConfig, meta: RunMeta,
+             row: dict[str, Any], stages: Mapping[str, Stage] | None) -> dict[str, Any]:
     try:
         inputs = job_inputs(job, cfg)
+        if isinstance(job.target, Stage) and \
+                (wrong := input_problems(job.target, inputs, job.point)):
+            return {**row, "status": "failed",
+                    "reason": f"plugin {job.target.name}: {'; '.join(wrong)}"[:REASON_CHARS]}
         if (bad := input_problem(job.target, inputs, job.point)) is not None:
             return {**row, "status": "skipped", "reason": bad}
         # A stage's inputs are judged as they were before the run (an in-place kernel
@@ -76,11 +103,13 @@ def measure(job: Job, backend: Backend, cfg: BenchConfig, meta: RunMeta,
     except HarnessError as exc:
         return {**row, "status": "failed", "reason": str(exc)[:REASON_CHARS]}
     except Exception as exc:
-        if backend.is_oom(exc):
+        if isinstance(exc, MemoryError) or backend.is_oom(exc):
             return {**row, "status": "oom", "reason": f"out of memory: {exc}"[:REASON_CHARS]}
         return {**row, "status": "failed",
                 "reason": f"{type(exc).__name__}: {exc}"[:REASON_CHARS]}
     reasons = [] if timing.converged else [NOT_CONVERGED]
+    if timing.clocks is not None and timing.clocks.throttled:
+        reasons.append(timing.clocks.note())
     bad_outputs: list[str] = []
     if cfg.verify and backend.backend != "numpy":
         if isinstance(job.target, Pipeline) and not _checkable(job.point):

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from harness.contract.backend import Backend, RunResult
+from harness.contract.checks import input_problems, reference_problems
 from harness.contract.kernel import kernel_hash
 from harness.contract.registry import Registry
 from harness.contract.stage import Pipeline, Point, Stage, Variant
@@ -29,6 +30,7 @@ from harness.engine.targets import (
     Target,
     Targets,
     check_families,
+    check_options,
     parsed_options,
     resolve,
     select_variants,
@@ -125,6 +127,8 @@ def judge(stage: Stage, variant: Variant, point: Point, inputs: Mapping[str, np.
     if problems:
         return (), tuple(problems)
     ref = stage.expected(inputs, point, variant, outs)
+    if bad_ref := reference_problems(stage, point, ref):
+        return (), tuple(bad_ref)
     comps = tuple(tol.compare(name, outs[name], ref[name])
                   for name, tol in stage.tolerances.items() if name in expected)
     return comps, ()
@@ -135,10 +139,11 @@ def cases(target: Target, variant: Variant, families: Sequence[str] | None = Non
           ) -> list[tuple[str, int, int, dict[str, Any]]]:
     """Every (family, case index, seed index, point) a validation of ``target`` runs;
     ``overrides`` (``--k 2.5``, say) replace those axes in every case."""
-    fams = list(families) if families else list(target.families)
+    fams = [f for f in (families or target.families) if variant.accepts(f)]
     extra = dict(overrides or {})
     return [(fam, ci, si, target.point(variant, **{**case, **extra}))
-            for fam in fams for ci, case in enumerate(target.cases) for si in range(seeds)]
+            for fam in fams for ci, case in enumerate((*target.cases, *variant.cases))
+            for si in range(seeds)]
 
 
 def validate(target: Target, variant: Variant, backend: Backend,
@@ -150,8 +155,12 @@ def validate(target: Target, variant: Variant, backend: Backend,
     for fam, ci, si, point in cases(target, variant, families, seeds, overrides):
         rng = case_rng(base_seed, target.name, fam, ci, si)
         inputs = target.make_inputs(rng, fam, point)
-        if (bad := input_problem(target, inputs, point)) is not None:
-            yield CaseResult(target.name, variant.name, fam, si, dict(point), (), (bad,))
+        # A stage's inputs against its declaration first (a plugin's mistake), then as data.
+        wrong = input_problems(target, inputs, point) if isinstance(target, Stage) else []
+        if not wrong and (bad := input_problem(target, inputs, point)) is not None:
+            wrong = [bad]
+        if wrong:
+            yield CaseResult(target.name, variant.name, fam, si, dict(point), (), tuple(wrong))
             continue
         if isinstance(target, Pipeline):
             if stages is None:
@@ -227,6 +236,8 @@ class ValidationReport:
     summaries: list[ValidationSummary]
     #: The ledger the rows were appended to (None: not recorded).
     recorded: Path | None = None
+    #: What was cut from the ledger before appending (a torn last row; '' when nothing).
+    repaired: str = ""
 
     @property
     def failures(self) -> list[CaseResult]:
@@ -248,8 +259,15 @@ def validate_targets(reg: Registry, names: Sequence[str] | None, *, variant: str
     GPU; with ``record``, one ledger row per target variant."""
     tg = resolve(reg, names, with_pipelines=True)
     check_families(tg.all, families or [])
-    gpu = open_gpu(device)
-    sums = list(validation(reg, tg, gpu, variant, families, seeds, seed, options or {}))
-    path = ledger.append([s.ledger_row(gpu.device.info, seeds) for s in sums]) \
-        if record else None
-    return ValidationReport(sums, path)
+    check_options(tg.all, options or {})
+    # The ledger is locked and checked before any GPU work, and written after it.
+    book = ledger.open_for_append() if record else None
+    try:
+        gpu = open_gpu(device)
+        sums = list(validation(reg, tg, gpu, variant, families, seeds, seed, options or {}))
+        for s in sums if book is not None else ():
+            book.write(s.ledger_row(gpu.device.info, seeds))
+    finally:
+        if book is not None:
+            book.close()
+    return ValidationReport(sums, book.path if book else None, book.repaired if book else "")

@@ -5,28 +5,18 @@ only declared entry points, and every kernel that takes the harness's block gets
 from __future__ import annotations
 
 import collections
-from typing import Any
 
 import pytest
 
 from harness.contract import registry
+from harness.contract.stage import RecordingLauncher
 
 #: Kernels whose block is not the harness's: one-thread initialisers, the GEMM (its 64 x 64
-#: tile fixes 256 threads), and weight_quant_fused (WARPS warps, a launch parameter).
-OWN_BLOCK = {"minmax_init", "transform_init", "gemm", "wq_vec1", "wq_vec4", "wq_any"}
+#: tile fixes 256 threads), weight_quant_fused (WARPS warps, a launch parameter), and the
+#: integer GEMM's paths (warp roles and tiles fix their threads).
+OWN_BLOCK = {"minmax_init", "transform_init", "gemm", "wq_vec1", "wq_vec4", "wq_any",
+             "int_gemm_wgmma", "int_gemm_small", "int_gemm_general"}
 STAGES = tuple(sorted(registry.discover(entry_points=False).stages))
-
-
-class Recorder:
-    """A launcher that records (kernel, grid, block) instead of launching."""
-
-    def __init__(self, block: int) -> None:
-        self.block = block
-        self.calls: list[tuple[str, tuple[int, ...], tuple[int, ...]]] = []
-
-    def __call__(self, name: str, grid: tuple[int, ...], block: tuple[int, ...], *args: Any,
-                 shared: int = 0) -> None:
-        self.calls.append((name, tuple(grid), tuple(block)))
 
 
 @pytest.mark.parametrize("name", STAGES)
@@ -38,10 +28,10 @@ def test_enqueue_launches_its_entry_points_with_the_harness_block(
         for case in st.cases:
             if any(case.get(k, val) != val for k, val in v.pins):
                 continue
-            launch = Recorder(block)
+            launch = RecordingLauncher(block)
             st.enqueue(launch, collections.defaultdict(int), st.point(v, **case), v)
             assert launch.calls, (name, case)
-            for kernel, grid, threads in launch.calls:
+            for kernel, grid, threads, _, _ in launch.calls:
                 assert kernel in st.entry_points
                 assert all(g >= 1 for g in grid)
                 if kernel not in OWN_BLOCK:

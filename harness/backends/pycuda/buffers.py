@@ -100,6 +100,8 @@ class Buffers:
                     bufs.outputs[name] = alloc(drv, _nbytes(shape, dtype) + GUARD)
             for name, (shape, dtype) in workspace(stage, point).items():
                 bufs.work[name] = alloc(drv, _nbytes(shape, dtype))
+                if name in stage.zeroed:  # the kernel keeps it zero from here on
+                    drv.memset_d8(bufs.work[name], 0, _nbytes(shape, dtype))
         except BaseException:
             bufs.free()
             raise

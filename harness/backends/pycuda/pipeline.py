@@ -69,6 +69,10 @@ class GpuPipelineContext:
         missing = {n: spec for n, spec in work.items() if n not in bufs}
         if missing:  # the stage's scratch, from this run's pool like the pipeline's own
             bufs = {**bufs, **{n: self.alloc(*spec) for n, spec in missing.items()}}
+            for n in set(missing) & set(st.zeroed):  # a pooled buffer may hold poison
+                shape, dtype = missing[n]
+                self.drv.memset_d8(bufs[n], 0, max(1, int(np.prod(shape))) *
+                                   np.dtype(dtype).itemsize)
         st.enqueue(launcher, bufs, point, v)
 
     def alloc(self, shape: tuple[int, ...], dtype: Any) -> Any:

@@ -1,0 +1,433 @@
+// SPEC step 6 on integer tensor cores: the Hopper fast path (int_gemm_wgmma, sm_90a only), and
+// the small-M and general paths (int_gemm_small, int_gemm_general: mma.sync, any shape, q of
+// int8 or, with -DQ_WIDE, wider integers; see common/igemm_small.cuh).
+// The fast path:
+//   out[m, n] = vth[m] * sum_g scale[n, g] * ( sum_{f in group g} q[m, f] * w_q[n, f] ) + bias[n]
+// q int8 [M, K] and w_q int8 [N, K] row-major (K contiguous: "TN"), scale fp32 [N, K / 128],
+// vth fp32 [M], bias fp32 [N], out fp32 [M, N] row-major.
+//
+// Requires G = 128, K % 128 == 0, N % 128 == 0; any M >= 1 (rows past M are TMA zero-fill and
+// are not stored). Each inner group sum is exact in int32 (wgmma s32 += s8 * s8); only the
+// promotion rounds: after a K tile of 128 (= one group) the int32 accumulators are turned
+// into floats exactly (|sum| <= 2^21) and fmaf'ed with scale[n, g] into fp32 accumulators;
+// vth (per row) and bias (per column) are applied by one fmaf in the epilogue.
+// Error bound beside the kernel: ||out - ref|| / ||ref|| <= 1e-6 against float64 (one fp32
+// rounding per group promotion, K / 128 of them summed sequentially, plus the epilogue's).
+//
+// Design (warp-specialised, persistent):
+//   CTA tile 128 x 128, K tile 128 (one group), IG_STAGES-deep smem ring of
+//   {A 16 KB, B 16 KB, 128 scales}. 384 threads: warpgroup 0 is the producer (warp 0: lane 0
+//   issues the TMA loads, all 32 lanes cp.async the 128 scales of the group; warps 1-3 idle;
+//   setmaxnreg 56, or 40 without clusters), warpgroups 1 and 2 are consumers (setmaxnreg 224,
+//   or 232), each owning 64 rows x
+//   128 columns: 4 x wgmma m64n128k32 per K tile into int32 accumulators (the first with
+//   scale-d = 0, which restarts the group), then the promotion.
+//   IG_OVERLAP=1 keeps two int32 accumulator sets so the next K tile's wgmmas run while the
+//   current one is promoted (correct, but measured slower than the default 0: ptxas fences
+//   every predicated wgmma; the two consumer warpgroups already overlap each other).
+//   IG_CLUSTER_M=2: clusters of 2 CTAs along M sharing the B tile (each loads half of it and
+//   multicasts it to both).
+//   Persistent: grid = (co-resident clusters) x IG_CLUSTER_M CTAs, tiles walked with a stride,
+//   grouped by `group_m` cluster-rows for L2 reuse.
+// Launch: grid (num_ctas, 1, 1), block (384, 1, 1), dynamic smem = int_gemm_wgmma_smem
+// (read it from the module), after raising MAX_DYNAMIC_SHARED_SIZE_BYTES to it.
+// Parameters: two CUtensorMaps by value (q: uint8 2D {K, M}, box {128, 128}; w: {K, N}, box
+// {128, 128 / IG_CLUSTER_M}; both SWIZZLE_128B, zero OOB fill), then pointers and sizes.
+// The CUtensorMaps are 128-byte aligned in the parameter bank, so ptxas puts the first one at
+// parameter offset 0x70 (sm_90: the bank starts at c[0x0][0x210]): a launcher that packs the
+// arguments itself (PyCUDA's func(*args) does, from offset 0) must lay out the buffer from
+// cuFuncGetParamInfo's offsets (0x70, 0xf0, 0x170, ..., 0x19c), not naturally.
+// Measured (H200, cold L2, IG_OVERLAP=0, IG_CLUSTER_M=2): 799 TOPS at 8192 x 18944 x 3584,
+// 830 TOPS at 8192 x 3584 x 18944; ||out - ref|| / ||ref|| 1.0e-7 (K = 3584) and 2.2e-7
+// (K = 18944).
+#include "igemm_sm90.cuh"
+
+#ifndef IG_STAGES
+#define IG_STAGES 6
+#endif
+#ifndef IG_CLUSTER_M
+#define IG_CLUSTER_M 2
+#endif
+#ifndef IG_OVERLAP
+#define IG_OVERLAP 0
+#endif
+// setmaxnreg split: 128 producer threads + 256 consumer threads within 64K registers (the
+// cluster variant's producer needs a few more than 40 to stay clear of spills).
+#ifndef IG_PRODUCER_REGS
+#if IG_CLUSTER_M > 1
+#define IG_PRODUCER_REGS 56
+#else
+#define IG_PRODUCER_REGS 40
+#endif
+#endif
+#ifndef IG_CONSUMER_REGS
+#if IG_CLUSTER_M > 1
+#define IG_CONSUMER_REGS 224
+#else
+#define IG_CONSUMER_REGS 232
+#endif
+#endif
+
+namespace {
+
+constexpr int BM = 128, BN = 128, BK = 128;
+constexpr int STAGES = IG_STAGES;
+constexpr int CM = IG_CLUSTER_M;
+constexpr int A_BYTES = BM * BK;          // 16 KB
+constexpr int B_BYTES = BN * BK;          // 16 KB
+constexpr int SC_BYTES = BN * 4;          // 512 B
+constexpr int OFF_A = 0;
+constexpr int OFF_B = OFF_A + STAGES * A_BYTES;
+constexpr int OFF_SC = OFF_B + STAGES * B_BYTES;
+constexpr int OFF_FULL = OFF_SC + STAGES * SC_BYTES;
+constexpr int OFF_EMPTY = OFF_FULL + STAGES * 8;
+constexpr int SMEM_USED = OFF_EMPTY + STAGES * 8;
+constexpr int SMEM_ALLOC = SMEM_USED + 1024;  // slack to align the base to 1024 (SW128)
+constexpr int THREADS = 384;
+[[maybe_unused]] constexpr int CONSUMER_WARPS = 8;
+[[maybe_unused]] constexpr uint64_t HINT = static_cast<uint64_t>(cute::TMA::CacheHintSm90::EVICT_NORMAL);
+
+static_assert(CM == 1 || CM == 2, "IG_CLUSTER_M must be 1 or 2");
+static_assert(IG_PRODUCER_REGS * 128 + IG_CONSUMER_REGS * 256 <= 65536, "register split");
+static_assert(SMEM_ALLOC <= 232448, "too many stages for 227 KB of shared memory");
+
+struct TileCoord {
+    int m0, n0;
+};
+
+// Cluster tile t -> this CTA's (m0, n0); cluster rows grouped by group_m for L2 reuse.
+[[maybe_unused]] __device__ __forceinline__ TileCoord tile_coord(int t, int cmb, int nnb, int group_m,
+                                                int rank) {
+    const int per_group = group_m * nnb;
+    const int gid = t / per_group;
+    const int first = gid * group_m;
+    const int gsz = min(cmb - first, group_m);
+    const int r = t - gid * per_group;
+    const int mc = first + r % gsz;
+    const int nb = r / gsz;
+    return {(mc * CM + rank) * BM, nb * BN};
+}
+
+}  // namespace
+
+extern "C" __constant__ int int_gemm_wgmma_smem = SMEM_ALLOC;
+// BM, BN, BK, stages, cluster size along M, threads, overlap
+extern "C" __constant__ int int_gemm_wgmma_config[7] = {BM, BN, BK, STAGES, CM, THREADS,
+                                                        IG_OVERLAP};
+
+#if IG_CLUSTER_M > 1
+#define IG_CLUSTER_ATTR __cluster_dims__(IG_CLUSTER_M, 1, 1)
+#else
+#define IG_CLUSTER_ATTR
+#endif
+
+extern "C" __global__ void __launch_bounds__(THREADS, 1) IG_CLUSTER_ATTR
+int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
+               const __grid_constant__ CUtensorMap tmap_w,
+               const float* __restrict__ scale, const float* __restrict__ vth,
+               const float* __restrict__ bias, float* __restrict__ out,
+               int M, int N, int K, int group_m) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    extern __shared__ __align__(1024) uint8_t smem_raw[];
+    const uint32_t raw_addr = igemm::smem_u32(smem_raw);
+    uint8_t* smem = smem_raw + ((1024 - (raw_addr & 1023)) & 1023);
+    const uint32_t sbase = igemm::smem_u32(smem);
+    uint64_t* full = reinterpret_cast<uint64_t*>(smem + OFF_FULL);
+    uint64_t* empty = reinterpret_cast<uint64_t*>(smem + OFF_EMPTY);
+    float* sc = reinterpret_cast<float*>(smem + OFF_SC);
+
+    const int tid = threadIdx.x;
+    const int wg = tid / 128;
+    const int warp = tid / 32;
+    const int lane = tid % 32;
+    const int rank = (CM > 1) ? static_cast<int>(cute::block_rank_in_cluster()) : 0;
+
+    const int nk = K / BK;                  // K tiles = groups
+    const int ng = nk;                      // scale row length
+    const int nmb = (M + BM - 1) / BM;      // m blocks
+    const int cmb = (nmb + CM - 1) / CM;    // cluster m blocks
+    const int nnb = N / BN;
+    const int ntiles = cmb * nnb;
+    const int cid = blockIdx.x / CM;
+    const int ncl = gridDim.x / CM;
+    if (group_m < 1) group_m = 1;
+
+    if (tid == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            igemm::TxBarrier::init(&full[s], 1 + 32);
+            igemm::Barrier::init(&empty[s], CONSUMER_WARPS * CM);
+        }
+        cutlass::arch::fence_barrier_init();
+    }
+    if (CM > 1) {
+        cute::cluster_arrive_relaxed();
+        cute::cluster_wait();
+    } else {
+        __syncthreads();
+    }
+
+    if (wg == 0) {
+        // ---------------- producer ----------------
+        cutlass::arch::warpgroup_reg_dealloc<IG_PRODUCER_REGS>();
+        if (warp == 0) {
+            if (lane == 0) {
+                cute::prefetch_tma_descriptor(reinterpret_cast<const cute::TmaDescriptor*>(&tmap_q));
+                cute::prefetch_tma_descriptor(reinterpret_cast<const cute::TmaDescriptor*>(&tmap_w));
+            }
+            int s = 0;
+            uint32_t ph = 0;
+            for (int t = cid; t < ntiles; t += ncl) {
+                const TileCoord tc = tile_coord(t, cmb, nnb, group_m, rank);
+                const float* scol = scale + static_cast<size_t>(tc.n0) * ng;
+                for (int kt = 0; kt < nk; ++kt) {
+                    igemm::Barrier::wait(&empty[s], ph ^ 1);
+                    if (lane == 0) {
+                        igemm::TxBarrier::arrive_and_expect_tx(&full[s], A_BYTES + B_BYTES);
+                        cute::SM90_TMA_LOAD_2D::copy(&tmap_q, &full[s], HINT,
+                                                     smem + OFF_A + s * A_BYTES, kt * BK, tc.m0);
+                        if (CM == 1) {
+                            cute::SM90_TMA_LOAD_2D::copy(&tmap_w, &full[s], HINT,
+                                                         smem + OFF_B + s * B_BYTES, kt * BK,
+                                                         tc.n0);
+                        } else {
+                            cute::SM90_TMA_LOAD_MULTICAST_2D::copy(
+                                &tmap_w, &full[s], static_cast<uint16_t>((1 << CM) - 1), HINT,
+                                smem + OFF_B + s * B_BYTES + rank * (B_BYTES / CM), kt * BK,
+                                tc.n0 + rank * (BN / CM));
+                        }
+                    }
+                    // Column n goes to slot (n / 16) * 16 + ((n % 8) / 2) * 4 + ((n / 8) % 2) * 2
+                    // + n % 2: then the four scales a consumer thread needs for two adjacent
+                    // 8-column blocks are one 16-byte word.
+                    const uint32_t dst = sbase + OFF_SC + s * SC_BYTES;
+#pragma unroll
+                    for (int j = 0; j < BN / 32; ++j) {
+                        const int n = lane + 32 * j;
+                        const int slot = (n & ~15) | ((n & 6) << 1) | ((n & 8) >> 2) | (n & 1);
+                        igemm::cp_async_4(dst + 4 * slot, scol + static_cast<size_t>(n) * ng + kt);
+                    }
+                    igemm::cp_async_arrive_noinc(&full[s]);
+                    if (++s == STAGES) {
+                        s = 0;
+                        ph ^= 1;
+                    }
+                }
+            }
+        }
+    } else {
+        // ---------------- consumers ----------------
+        cutlass::arch::warpgroup_reg_alloc<IG_CONSUMER_REGS>();
+        const int c = wg - 1;                 // which 64-row half of the tile
+        const int wq = warp % 4;              // warp within the warpgroup
+        const uint64_t desc_a0 = igemm::desc_kmajor_sw128(sbase + OFF_A + c * 64 * BK);
+        const uint64_t desc_b0 = igemm::desc_kmajor_sw128(sbase + OFF_B);
+        const float* sc_lane = sc + 4 * (lane & 3);
+        int s = 0;
+        uint32_t ph = 0;
+
+        for (int t = cid; t < ntiles; t += ncl) {
+            const TileCoord tc = tile_coord(t, cmb, nnb, group_m, rank);
+            float facc[64];
+#pragma unroll
+            for (int i = 0; i < 64; ++i) facc[i] = 0.0f;
+
+            // facc += float(acc) * scale[n, g] for the group held in stage st; then free st.
+            auto promote = [&](int st, uint32_t(&acc)[64]) {
+                const float* sp = sc_lane + st * BN;
+#pragma unroll
+                for (int i2 = 0; i2 < 8; ++i2) {
+                    // scales of columns 16 i2 + 2 (lane % 4) + {0, 1} and 16 i2 + 8 + ...
+                    const float4 sv = *reinterpret_cast<const float4*>(sp + 16 * i2);
+                    const int i = 8 * i2;  // acc[4 * (2 i2) + ...] and acc[4 * (2 i2 + 1) + ...]
+                    facc[i + 0] = fmaf(igemm::small_int_to_float(acc[i + 0]), sv.x, facc[i + 0]);
+                    facc[i + 1] = fmaf(igemm::small_int_to_float(acc[i + 1]), sv.y, facc[i + 1]);
+                    facc[i + 2] = fmaf(igemm::small_int_to_float(acc[i + 2]), sv.x, facc[i + 2]);
+                    facc[i + 3] = fmaf(igemm::small_int_to_float(acc[i + 3]), sv.y, facc[i + 3]);
+                    facc[i + 4] = fmaf(igemm::small_int_to_float(acc[i + 4]), sv.z, facc[i + 4]);
+                    facc[i + 5] = fmaf(igemm::small_int_to_float(acc[i + 5]), sv.w, facc[i + 5]);
+                    facc[i + 6] = fmaf(igemm::small_int_to_float(acc[i + 6]), sv.z, facc[i + 6]);
+                    facc[i + 7] = fmaf(igemm::small_int_to_float(acc[i + 7]), sv.w, facc[i + 7]);
+                }
+                __syncwarp();
+                if (lane == 0) {
+                    if (CM == 1) {
+                        igemm::Barrier::arrive(&empty[st]);
+                    } else {
+#pragma unroll
+                        for (int r = 0; r < CM; ++r) igemm::Barrier::arrive(&empty[st], r, 1);
+                    }
+                }
+            };
+
+#if IG_OVERLAP
+            // Software-pipelined by one K tile: K tile kt+1's wgmmas run while kt is promoted.
+            // Every iteration issues from the same two places (predicated off past the end),
+            // so no copies of in-flight accumulators appear and ptxas keeps the wgmmas async.
+            uint32_t acc0[64], acc1[64];
+            int s0 = 0, s1 = 0;  // stages of the K tiles held in acc0 / acc1
+            auto issue_p = [&](int st, uint32_t(&acc)[64], int p) {
+                cute::warpgroup_arrive();
+#pragma unroll
+                for (int k = 0; k < BK / 32; ++k) {
+                    const uint64_t da = desc_a0 + static_cast<uint64_t>((st * A_BYTES + k * 32) >> 4);
+                    const uint64_t db = desc_b0 + static_cast<uint64_t>((st * B_BYTES + k * 32) >> 4);
+                    igemm::wgmma_m64n128k32_pred(da, db, acc, k > 0 ? 1 : 0, p);
+                }
+                cute::warpgroup_commit_batch();
+            };
+            for (int kt = 0; kt <= nk; kt += 2) {
+                {   // issue K tile kt into acc0; promote K tile kt - 1 from acc1
+                    const int p = kt < nk;
+                    if (p) {
+                        igemm::Barrier::wait(&full[s], ph);
+                        s0 = s;
+                        if (++s == STAGES) { s = 0; ph ^= 1; }
+                    }
+                    issue_p(s0, acc0, p);
+                    cute::warpgroup_wait<1>();
+                    igemm::fence_regs(acc1);
+                    if (kt >= 1) promote(s1, acc1);
+                }
+                {   // issue K tile kt + 1 into acc1; promote K tile kt from acc0
+                    const int p = kt + 1 < nk;
+                    if (p) {
+                        igemm::Barrier::wait(&full[s], ph);
+                        s1 = s;
+                        if (++s == STAGES) { s = 0; ph ^= 1; }
+                    }
+                    issue_p(s1, acc1, p);
+                    cute::warpgroup_wait<1>();
+                    igemm::fence_regs(acc0);
+                    if (kt < nk) promote(s0, acc0);
+                }
+            }
+            cute::warpgroup_wait<0>();
+#else
+            // wgmma's for one K tile in stage st into acc (the first restarts the group).
+            auto issue = [&](int st, uint32_t(&acc)[64]) {
+                cute::warpgroup_arrive();
+#pragma unroll
+                for (int k = 0; k < BK / 32; ++k) {
+                    const uint64_t da = desc_a0 + static_cast<uint64_t>((st * A_BYTES + k * 32) >> 4);
+                    const uint64_t db = desc_b0 + static_cast<uint64_t>((st * B_BYTES + k * 32) >> 4);
+                    igemm::wgmma_m64n128k32(da, db, acc, k > 0 ? 1 : 0);
+                }
+                cute::warpgroup_commit_batch();
+            };
+            uint32_t acc0[64];
+            for (int kt = 0; kt < nk; ++kt) {
+                igemm::Barrier::wait(&full[s], ph);
+                issue(s, acc0);
+                cute::warpgroup_wait<0>();
+                igemm::fence_regs(acc0);
+                promote(s, acc0);
+                if (++s == STAGES) { s = 0; ph ^= 1; }
+            }
+#endif
+
+            // ---------------- epilogue: out = vth[m] * facc + bias[n] ----------------
+            const int row0 = tc.m0 + c * 64 + wq * 16 + lane / 4;
+            const int row1 = row0 + 8;
+            const float v0 = row0 < M ? __ldg(vth + row0) : 0.0f;
+            const float v1 = row1 < M ? __ldg(vth + row1) : 0.0f;
+            float* o0 = out + static_cast<size_t>(row0) * N + tc.n0 + 2 * (lane & 3);
+            float* o1 = o0 + static_cast<size_t>(8) * N;
+            const float* bp = bias + tc.n0 + 2 * (lane & 3);
+#pragma unroll
+            for (int i = 0; i < 16; ++i) {
+                const float2 b = __ldg(reinterpret_cast<const float2*>(bp + 8 * i));
+                if (row0 < M)
+                    __stcs(reinterpret_cast<float2*>(o0 + 8 * i),
+                           make_float2(fmaf(v0, facc[4 * i + 0], b.x), fmaf(v0, facc[4 * i + 1], b.y)));
+                if (row1 < M)
+                    __stcs(reinterpret_cast<float2*>(o1 + 8 * i),
+                           make_float2(fmaf(v1, facc[4 * i + 2], b.x), fmaf(v1, facc[4 * i + 3], b.y)));
+            }
+        }
+    }
+
+    // No CTA of a cluster may exit while its peer can still multicast into its shared memory
+    // or arrive on its barriers.
+    if (CM > 1) {
+        cute::cluster_arrive();
+        cute::cluster_wait();
+    }
+#else
+    // Built for a target without wgmma/TMA (anything but sm_90a): not usable.
+    asm volatile("trap;");
+#endif
+}
+
+// ---------------------------------------------------------------------------------------
+// The small-M path (M <= 8 IGS_MT) and the general path (any M, N, K, G); configuration by -D
+// (defaults below), the device code in common/igemm_small.cuh.
+#include "igemm_small.cuh"
+
+#ifndef IGS_MT
+#define IGS_MT 2
+#endif
+#ifndef IGS_NT
+#define IGS_NT 1
+#endif
+#ifndef IGS_D
+#define IGS_D 4
+#endif
+#ifndef IGS_WARPS
+#define IGS_WARPS 8
+#endif
+#ifndef IGS_U
+#define IGS_U 2
+#endif
+#ifndef IGS_MAP
+#define IGS_MAP 0
+#endif
+#ifndef IGG_BM
+#define IGG_BM 64
+#endif
+#ifndef IGG_BN
+#define IGG_BN 64
+#endif
+#ifndef IGG_WM
+#define IGG_WM 2
+#endif
+#ifndef IGG_WN
+#define IGG_WN 2
+#endif
+#ifndef IGG_STAGES
+#define IGG_STAGES 3
+#endif
+
+// Sizes the launch reads from the module: the small path's (MT, NT, warps, U, map) and the
+// general path's (BM, BN, warps along m, along n, stages), and q's bytes a value.
+extern "C" __constant__ int int_gemm_small_config[5] = {IGS_MT, IGS_NT, IGS_WARPS, IGS_U, IGS_MAP};
+extern "C" __constant__ int int_gemm_general_config[5] = {IGG_BM, IGG_BN, IGG_WM, IGG_WN,
+                                                          IGG_STAGES};
+extern "C" __constant__ int int_gemm_q_planes = IGEMM_QP;
+
+// grid (ceil(N / (IGS_WARPS IGS_NT 16)), splits), block IGS_WARPS * 32, dynamic shared memory
+// igemm::small_smem_bytes(IGS_MT, IGS_WARPS IGS_NT 16, IGEMM_QP, IGS_U, IGS_MAP, K, G, splits);
+// ws: splits M N floats, counters: gridDim.x words, zero before the first launch (each launch
+// leaves them zero).
+extern "C" __global__ void __launch_bounds__(IGS_WARPS * 32)
+int_gemm_small(const igemm_q_t* __restrict__ q, const signed char* __restrict__ w_q,
+               const float* __restrict__ scale, const float* __restrict__ vth,
+               const float* __restrict__ bias, int M, int N, int K, int G, int splits,
+               float* __restrict__ ws, unsigned int* __restrict__ counters,
+               float* __restrict__ out) {
+    igemm::small_kernel<IGS_MT, IGS_NT, IGS_D, IGS_WARPS, IGS_U, IGS_MAP, IGEMM_QP>(
+        q, w_q, scale, vth, bias, M, N, K, G, splits, ws, counters, out);
+}
+
+// grid (ceil(N / IGG_BN), ceil(M / IGG_BM), splits), block IGG_WM IGG_WN 32, dynamic shared
+// memory igemm::general_smem_bytes(IGG_BM, IGG_BN, IGEMM_QP, IGG_STAGES); ws and counters as
+// above (gridDim.x gridDim.y words).
+extern "C" __global__ void __launch_bounds__(IGG_WM * IGG_WN * 32)
+int_gemm_general(const igemm_q_t* __restrict__ q, const signed char* __restrict__ w_q,
+                 const float* __restrict__ scale, const float* __restrict__ vth,
+                 const float* __restrict__ bias, int M, int N, int K, int G, int splits,
+                 float* __restrict__ ws, unsigned int* __restrict__ counters,
+                 float* __restrict__ out) {
+    igemm::general_kernel<IGG_BM, IGG_BN, IGG_WM, IGG_WN, IGG_STAGES, IGEMM_QP>(
+        q, w_q, scale, vth, bias, M, N, K, G, splits, ws, counters, out);
+}
+

@@ -1,0 +1,240 @@
+"""SPEC step 6 as an exact integer GEMM with group scales, on the tensor cores:
+``out[m, n] = vth[m] * sum_g scale[n, g] * (sum_{f in g} q[m, f] * w_q[n, f]) + bias[n]``.
+
+Each group sum is an integer dot product, exact in int32; only its promotion to float (times
+the group's scale, into an fp32 accumulator) and the epilogue round. The launch picks the
+kernel by shape: ``int_gemm_small`` for M <= 16 (memory-bound on the weights: mma.sync with
+the weights streamed from DRAM, split-K with a deterministic reduction),
+``int_gemm_wgmma`` where N and K are multiples of 128 and G is 128 (Hopper wgmma fed by TMA,
+warp-specialised, persistent, CTA pairs sharing B), ``int_gemm_general`` for every other shape.
+The ``int8`` variant takes q as int8 (the activations of families whose q fits); ``wide``
+takes q as int32 (|q| < 2^23) and splits it into byte planes in the load, so every family fits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from harness.api import Axis, Launcher, NormRel, Point, Stage, Variant
+from harness.spikes import axes, families, inputs
+
+#: The wgmma path's tile (BM = BN = BK) and group size.
+TILE = 128
+#: The small path takes up to this many rows (8 IGS_MT, the module's compiled MT of 2).
+SMALL_M = 16
+#: Most splits of K the small and general paths use (whole groups each).
+MAX_SPLITS = 16
+#: Tiles a general launch should have in flight before it splits K (the tuning runs').
+GENERAL_TILES = 2 * 132 * 4
+#: Weight tiles of 16 rows that keep the small path streaming (the tuning runs' figure).
+SMALL_TILES = 1800
+#: Shared memory the small path may take before it splits K further.
+SMALL_SMEM_CAP = 200 * 1024
+
+Q_TYPES = {"int8": np.int8, "int32": np.int32}
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def path(p: Point) -> str:
+    """The kernel a point runs on: ``small``, ``wgmma`` or ``general``."""
+    m, n, k, g = (int(p[a]) for a in ("batch", "out_f", "in_f", "group_size"))
+    if m <= SMALL_M and k % 16 == 0 and g % 128 == 0:
+        return "small"
+    if p["q_type"] == "int8" and n % TILE == 0 and k % TILE == 0 and g == TILE:
+        return "wgmma"
+    return "general"
+
+
+def small_smem(mt: int, rows: int, qp: int, u: int, layout: int, k: int, g: int,
+               splits: int) -> int:
+    """``igemm::small_smem_bytes`` of common/igemm_small.cuh: q's rows padded and the block's
+    scales (restated: the launch needs it before the kernel runs; validation and
+    compute-sanitizer catch a disagreement)."""
+    ng, ks = _cdiv(k, g), 64 * u
+    cap = _cdiv(_cdiv(ng, splits) * g, ks) * ks
+    kcap = min(cap, _cdiv(k, ks) * ks)
+    qstride = ((kcap + 127) & ~127) + (16 if (layout == 0 and u == 2) else 64)
+    return qp * mt * 8 * qstride + 4 * rows * (_cdiv(ng, splits) | 1)
+
+
+def small_splits(n: int, k: int, g: int, rows: int, qp: int) -> int:
+    """Splits of K for the small path: enough 16-row weight tiles streaming, then as many
+    more as q's tile needs to fit shared memory."""
+    ng = _cdiv(k, g)
+    splits = max([s for s in range(1, min(ng, MAX_SPLITS) + 1)
+                  if _cdiv(n, 16) * s <= SMALL_TILES] or [1])
+    while splits < ng and small_smem(2, rows, qp, 2, 0, k, g, splits) > SMALL_SMEM_CAP:
+        splits += 1
+    return splits
+
+
+def general_splits(m: int, n: int, k: int, g: int, bm: int, bn: int) -> int:
+    """Splits of K for the general path: doubled until the grid has enough tiles."""
+    ng, tiles, splits = _cdiv(k, g), _cdiv(n, bn) * _cdiv(m, bm), 1
+    while splits < min(ng, MAX_SPLITS) and tiles * splits < GENERAL_TILES:
+        splits *= 2
+    return min(splits, ng)
+
+
+def plan(p: Point) -> dict[str, Any]:
+    """The launch of a point: kernel, grid, splits and the workspace it needs. The small
+    and general paths' tiles are the module's defaults (int_gemm.cu)."""
+    m, n, k, g = (int(p[a]) for a in ("batch", "out_f", "in_f", "group_size"))
+    qp = 1 if p["q_type"] == "int8" else 3
+    kind = path(p)
+    if kind == "small":
+        rows = 8 * 16  # IGS_WARPS * IGS_NT * 16
+        splits = small_splits(n, k, g, rows, qp)
+        grid = (_cdiv(n, rows), splits, 1)
+        return {"kind": kind, "grid": grid, "splits": splits, "counters": grid[0],
+                "smem": small_smem(2, rows, qp, 2, 0, k, g, splits)}
+    if kind == "general":
+        splits = general_splits(m, n, k, g, 64, 64)
+        grid = (_cdiv(n, 64), _cdiv(m, 64), splits)
+        return {"kind": kind, "grid": grid, "splits": splits, "counters": grid[0] * grid[1],
+                "smem": 3 * (qp * 64 + 64) * (64 + 16)}
+    return {"kind": kind, "splits": 1, "counters": 1}
+
+
+def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
+    """q and vth of step 1 on the family's activations, the quantized weights and their
+    scales, a bias. q is int8 for the int8 variant where it fits (``check_inputs`` says
+    when it does not), int32 for ``wide``."""
+    _, vth, q = inputs.activation_chain(rng, family, p["batch"], p["in_f"], p["k"])
+    _, scale, w_q = inputs.weight_chain(rng, family, p["out_f"], p["in_f"], p["group_size"])
+    if p["q_type"] == "int8" and (q.size == 0 or np.abs(q).max() <= 127):
+        q = q.astype(np.int8)
+    return {"q": q.astype(np.int32) if p["q_type"] == "int32" else q, "w_q": w_q,
+            "scale": scale, "vth": vth, "bias": families.bias(rng, family, p["out_f"])}
+
+
+def check_inputs(ins: Mapping[str, np.ndarray], p: Point) -> str | None:
+    """q must fit the variant's type, and every group sum int32."""
+    q = ins["q"]
+    big = int(np.abs(q.astype(np.int64)).max()) if q.size else 0
+    if p["q_type"] == "int8" and q.dtype != np.int8:
+        return f"bad input: q reaches {big}, beyond int8: the wide variant takes it"
+    if big * 127 * min(int(p["group_size"]), int(p["in_f"])) >= 2**31 or big >= 2**23:
+        return f"bad input: q reaches {big}: a group sum could leave int32"
+    return None
+
+
+def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant) -> dict[str, np.ndarray]:
+    """The product in float64 (exact group sums: integers far below 2^53)."""
+    q, w = ins["q"].astype(np.float64), ins["w_q"].astype(np.float64)
+    g = int(p["group_size"])
+    acc = np.zeros((q.shape[0], w.shape[0]))
+    for j, f0 in enumerate(range(0, q.shape[1], g)):
+        acc += (q[:, f0:f0 + g] @ w[:, f0:f0 + g].T) * ins["scale"][:, j].astype(np.float64)
+    return {"out": ins["vth"].astype(np.float64)[:, None] * acc + ins["bias"][None, :]}
+
+
+def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
+    """The kernel the shape calls for (``path``)."""
+    m, n, k, g = (int(p[a]) for a in ("batch", "out_f", "in_f", "group_size"))
+    pl = plan(p)
+    if pl["kind"] == "wgmma":
+        smem = int(launch.constant("int_gemm_wgmma_smem")[0])
+        threads, pair = (int(x) for x in launch.constant("int_gemm_wgmma_config", 7)[[5, 4]])
+        tq = launch.tensor_map(bufs["q"], np.int8, m, k, TILE, TILE)
+        tw = launch.tensor_map(bufs["w_q"], np.int8, n, k, TILE // pair, TILE)
+        tiles = _cdiv(_cdiv(m, TILE), pair) * (n // TILE)
+        grid = (min(tiles, max(1, launch.sm_count // pair)) * pair, 1, 1)
+        launch("int_gemm_wgmma", grid, (threads, 1, 1), tq, tw, bufs["scale"], bufs["vth"],
+               bufs["bias"], bufs["out"], np.int32(m), np.int32(n), np.int32(k), np.int32(8),
+               shared=smem)
+        return
+    name = f"int_gemm_{pl['kind']}"
+    threads = 8 * 32 if pl["kind"] == "small" else 2 * 2 * 32
+    launch(name, pl["grid"], (threads, 1, 1), bufs["q"], bufs["w_q"], bufs["scale"],
+           bufs["vth"], bufs["bias"], np.int32(m), np.int32(n), np.int32(k), np.int32(g),
+           np.int32(pl["splits"]), bufs["ws"], bufs["counters"], bufs["out"],
+           shared=pl["smem"])
+
+
+def workspace(p: Point) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+    """Split-K partial sums and the tickets of their reduction (zeros between runs)."""
+    pl = plan(p)
+    ws = pl["splits"] * int(p["batch"]) * int(p["out_f"]) if pl["splits"] > 1 else 1
+    return {"ws": ((ws,), np.dtype(np.float32)),
+            "counters": ((pl["counters"],), np.dtype(np.uint32))}
+
+
+def bytes_moved(p: Point) -> int:
+    """q, the weights and their scales, vth and bias read once; out written once."""
+    m, n, k, g = (int(p[a]) for a in ("batch", "out_f", "in_f", "group_size"))
+    qb = np.dtype(Q_TYPES[p["q_type"]]).itemsize
+    return m * k * qb + n * k + 4 * n * _cdiv(k, g) + 4 * m + 4 * n + 4 * m * n
+
+
+def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
+    """W8ASpike as PyTorch writes it: dequantise both sides, one fp32 matmul (TF32 off)."""
+    g = int(p["group_size"])
+    s = t["scale"].repeat_interleave(g, dim=1)[:, : t["w_q"].shape[1]]
+    x = t["q"].to(torch.float32) * t["vth"][:, None]
+    return {"out": x @ (t["w_q"].to(torch.float32) * s).T + t["bias"]}
+
+
+def _variant(name: str, q_type: str, wide: str, help: str, fams: tuple[str, ...] = (),
+             cases: tuple[dict[str, Any], ...] = ()) -> Variant:
+    return Variant(name, (("Q_WIDE", wide),), help, pins=(("q_type", q_type),),
+                   families=fams, cases=cases)
+
+
+STAGE = Stage(
+    name="int_gemm",
+    entry_points=("int_gemm_wgmma", "int_gemm_small", "int_gemm_general"),
+    description="exact integer GEMM with group scales on the tensor cores "
+                "(small-M, wgmma and general paths by shape)",
+    axes=(
+        axes.BATCH, axes.OUT_F, axes.WEIGHT_IN_F, axes.GROUP_SIZE, axes.K_INPUT,
+        Axis("q_type", "int8", str, "q's element type (set by the variant)",
+             choices=tuple(Q_TYPES)),
+    ),
+    families=families.NAMES,
+    make_inputs=make_inputs,
+    inputs=lambda p: {
+        "q": ((p["batch"], p["in_f"]), np.dtype(Q_TYPES[p["q_type"]])),
+        "w_q": ((p["out_f"], p["in_f"]), np.dtype(np.int8)),
+        "scale": ((p["out_f"], _cdiv(p["in_f"], p["group_size"])), np.dtype(np.float32)),
+        "vth": ((p["batch"],), np.dtype(np.float32)),
+        "bias": ((p["out_f"],), np.dtype(np.float32))},
+    outputs=lambda p: {"out": ((p["batch"], p["out_f"]), np.dtype(np.float32))},
+    reference=reference,
+    enqueue=enqueue,
+    bytes_moved=bytes_moved,
+    flops=lambda p: 2 * p["batch"] * p["out_f"] * p["in_f"],
+    tolerances={"out": NormRel(1e-6, "exact int32 group sums; one fp32 rounding per group "
+                                     "promotion and in the epilogue (SPEC: 1e-6 here)")},
+    cases=(
+        {"batch": 1, "out_f": 384, "in_f": 1024},          # small, split K
+        {"batch": 16, "out_f": 200, "in_f": 3584},         # small, N not a tile multiple
+        {"batch": 77, "out_f": 256, "in_f": 512},          # wgmma, M not a tile multiple
+        {"batch": 300, "out_f": 384, "in_f": 1024},        # wgmma, several tiles each way
+        {"batch": 7, "out_f": 3, "in_f": 5, "group_size": 2},     # general: odd everything
+        {"batch": 33, "out_f": 130, "in_f": 130},          # general: K % G != 0
+        {"batch": 65, "out_f": 129, "in_f": 300, "group_size": 7},
+        {"batch": 20, "out_f": 64, "in_f": 4096, "group_size": 64},  # general, split K
+    ),
+    default_sweep={"batch": (1, 4, 16, 64, 256, 1024, 4096, 8192),
+                   "out_f": (18944, 3584)},
+    variants=(
+        _variant("int8", "int8", "0", "q as int8 (families whose q fits int8)",
+                 ("normal", "ramp")),
+        _variant("wide", "int32", "2", "q as int32 (|q| < 2^23), split into byte planes",
+                 cases=({"batch": 9, "out_f": 256, "in_f": 512, "k": 16.0},
+                        {"batch": 40, "out_f": 128, "in_f": 384, "k": 16.0})),
+    ),
+    check_inputs=check_inputs,
+    torch_impl=torch_impl,
+    workspace=workspace,
+    zeroed=("counters",),
+    header_libraries=("cutlass",),
+    arch_specific=True,
+)

@@ -1,0 +1,84 @@
+"""The integer GEMM's plugin on the CPU: which kernel a shape runs on, the split-K plan and
+its workspace, bad input, and the reference against SPEC's float formula."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from harness.contract.stage import RecordingLauncher
+
+
+@pytest.fixture(scope="module")
+def st(reg):  # type: ignore[no-untyped-def]
+    return reg.get("int_gemm")
+
+
+def _mod():  # type: ignore[no-untyped-def]
+    import sys
+
+    return sys.modules["harness_plugin_int_gemm"]
+
+
+@pytest.mark.parametrize(("point", "kind"), [
+    ({"batch": 1, "out_f": 18944, "in_f": 3584}, "small"),
+    ({"batch": 16, "out_f": 3584, "in_f": 18944}, "small"),
+    ({"batch": 17, "out_f": 3584, "in_f": 3584}, "wgmma"),
+    ({"batch": 8192, "out_f": 18944, "in_f": 3584}, "wgmma"),
+    ({"batch": 64, "out_f": 3584, "in_f": 3584, "group_size": 64}, "general"),
+    ({"batch": 64, "out_f": 3000, "in_f": 3584}, "general"),
+    ({"batch": 3, "out_f": 64, "in_f": 100}, "general"),
+])
+def test_the_shape_picks_the_kernel(st, point, kind) -> None:  # type: ignore[no-untyped-def]
+    p = st.point(st.variant("int8"), **point)
+    assert _mod().path(p) == kind
+    launch = RecordingLauncher(256)
+    st.enqueue(launch, {n: 0 for n in ("q", "w_q", "scale", "vth", "bias", "out", "ws",
+                                       "counters")}, p, st.variant("int8"))
+    assert launch.names == [f"int_gemm_{kind}"]
+
+
+def test_the_wide_variant_never_takes_the_int8_tensor_map_path(st) -> None:  # type: ignore[no-untyped-def]
+    p = st.point(st.variant("wide"), batch=8192, out_f=18944, in_f=3584)
+    assert p["q_type"] == "int32" and _mod().path(p) == "general"
+
+
+def test_split_k_workspace_holds_every_partial(st) -> None:  # type: ignore[no-untyped-def]
+    for point in ({"batch": 16, "out_f": 3584, "in_f": 18944},
+                  {"batch": 20, "out_f": 64, "in_f": 4096, "group_size": 64}):
+        p = st.point(st.variant("int8"), **point)
+        pl = _mod().plan(p)
+        assert pl["splits"] > 1
+        ws = st.workspace(p)
+        assert ws["ws"][0][0] == pl["splits"] * p["batch"] * p["out_f"]
+        assert ws["counters"][0][0] == pl["counters"] >= pl["grid"][0]
+        assert pl["splits"] == pl["grid"][1 if pl["kind"] == "small" else 2]
+
+
+def test_q_beyond_int8_is_bad_input_for_the_int8_variant(st) -> None:  # type: ignore[no-untyped-def]
+    p = st.point(st.variant("int8"), batch=16, out_f=8, in_f=3584)
+    ins = st.make_inputs(np.random.default_rng(0), "llm", p)
+    assert ins["q"].dtype == np.int32
+    assert "beyond int8: the wide variant takes it" in st.check_inputs(ins, p)
+    ok = st.make_inputs(np.random.default_rng(0), "normal", p)
+    assert ok["q"].dtype == np.int8 and st.check_inputs(ok, p) is None
+    assert not st.variant("int8").accepts("llm") and st.variant("wide").accepts("llm")
+
+
+def test_group_sums_that_could_leave_int32_are_bad_input(st) -> None:  # type: ignore[no-untyped-def]
+    p = st.point(st.variant("wide"), batch=2, out_f=4, in_f=256)
+    ins = st.make_inputs(np.random.default_rng(1), "normal", p)
+    ins["q"][0, 0] = 2**18  # 2^18 * 127 * 128 > 2^31
+    assert "could leave int32" in st.check_inputs(ins, p)
+
+
+def test_reference_is_specs_formula(st) -> None:  # type: ignore[no-untyped-def]
+    """vth * sum_g scale * (q . w_q over the group) + bias, against x_rec @ dequant(w)^T."""
+    p = st.point(st.variant("wide"), batch=5, out_f=7, in_f=300, group_size=7, k=16.0)
+    ins = st.make_inputs(np.random.default_rng(2), "llm", p)
+    got = st.expected(ins, p, st.variant("wide"))["out"]
+    g = p["group_size"]
+    s = np.repeat(ins["scale"].astype(np.float64), g, axis=1)[:, :300]
+    x = ins["q"].astype(np.float64) * ins["vth"].astype(np.float64)[:, None]
+    want = x @ (ins["w_q"] * s).T + ins["bias"]
+    assert np.allclose(got, want, rtol=1e-12, atol=1e-9)
