@@ -17,7 +17,9 @@ What a :class:`Stage` declares, and what the harness does with it:
   ``enqueue`` as ``launch.block``; ``variants`` add their own ``-D`` defines.
 - ``axes``, ``cases`` (validation points), ``default_sweep`` and ``families`` (the input
   families validation draws from): usually the domain's shared declarations.
-- ``make_inputs(rng, family, point)``, ``outputs(point)`` (shapes and dtypes),
+- ``make_inputs(rng, family, point)``, ``inputs(point)`` and ``outputs(point)`` (shapes and
+  dtypes; every run's inputs and reference outputs are checked against them, and the
+  memory guard counts them; ``inputs`` may be left out),
   ``reference(inputs, point, variant, given=None)`` (``given``, the kernel's own outputs,
   is optional: leave it out unless the reference judges on the kernel's intermediates),
   ``tolerances`` (each with its reason).

@@ -45,6 +45,7 @@ STAGE = Stage(
     axes=axes.WEIGHT,
     families=families.NAMES,
     make_inputs=make_inputs,
+    inputs=lambda p: {"w": ((p["out_f"], p["in_f"]), np.dtype(np.float32))},
     outputs=lambda p: {"scale": ((p["out_f"], spec.n_groups(p["in_f"], p["group_size"])),
                                  np.dtype(np.float32))},
     reference=reference,

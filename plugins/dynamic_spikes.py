@@ -74,6 +74,7 @@ STAGE = Stage(
     ),
     families=families.NAMES,
     make_inputs=make_inputs,
+    inputs=lambda p: {"x": ((p["batch"], p["in_f"]), np.dtype(np.float32))},
     outputs=outputs,
     reference=reference,
     enqueue=enqueue,

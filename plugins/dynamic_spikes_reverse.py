@@ -42,6 +42,8 @@ STAGE = Stage(
     axes=(axes.BATCH, axes.IN_F, axes.K_INPUT),
     families=families.NAMES,
     make_inputs=make_inputs,
+    inputs=lambda p: {"q": ((p["batch"], p["in_f"]), np.dtype(np.int32)),
+                      "vth": ((p["batch"],), np.dtype(np.float32))},
     outputs=lambda p: {"x_rec": ((p["batch"], p["in_f"]), np.dtype(np.float32))},
     reference=reference,
     enqueue=enqueue,

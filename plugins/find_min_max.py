@@ -43,6 +43,7 @@ STAGE = Stage(
     axes=(axes.BATCH, axes.IN_F, axes.K_INPUT),
     families=families.NAMES,
     make_inputs=make_inputs,
+    inputs=lambda p: {"q": ((p["batch"], p["in_f"]), np.dtype(np.int32))},
     outputs=lambda p: {"mm": ((2,), np.dtype(np.int32))},
     reference=reference,
     enqueue=enqueue,

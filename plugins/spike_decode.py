@@ -45,6 +45,8 @@ STAGE = Stage(
     axes=plane_stages.axes("mode the input planes were encoded in"),
     families=families.NAMES,
     make_inputs=make_inputs,
+    inputs=lambda p: {"spikes": ((p["planes"], p["batch"], p["in_f"]), np.dtype(np.int8)),
+                      "o": ((1,), np.dtype(np.int32))},
     outputs=lambda p: {"q": ((p["batch"], p["in_f"]), np.dtype(np.int32))},
     reference=reference,
     enqueue=enqueue,

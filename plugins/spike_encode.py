@@ -44,6 +44,7 @@ STAGE = Stage(
     axes=plane_stages.axes("encoding mode (set by the variant)"),
     families=families.NAMES,
     make_inputs=make_inputs,
+    inputs=lambda p: {"v": ((p["batch"], p["in_f"]), np.dtype(np.int32))},
     outputs=lambda p: {"spikes": ((p["planes"], p["batch"], p["in_f"]), np.dtype(np.int8))},
     reference=reference,
     enqueue=enqueue,

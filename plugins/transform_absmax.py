@@ -56,6 +56,8 @@ STAGE = Stage(
     axes=(axes.BATCH, axes.IN_F, axes.K_INPUT, axes.mode()),
     families=families.NAMES,
     make_inputs=make_inputs,
+    inputs=lambda p: {"q": ((p["batch"], p["in_f"]), np.dtype(np.int32)),
+                      "mm": ((2,), np.dtype(np.int32))},
     outputs=outputs,
     reference=reference,
     enqueue=enqueue,

@@ -90,6 +90,7 @@ STAGE = Stage(
     axes=axes.WEIGHT,
     families=families.NAMES,
     make_inputs=make_inputs,
+    inputs=lambda p: {"w": ((p["out_f"], p["in_f"]), np.dtype(np.float32))},
     outputs=outputs,
     reference=reference,
     enqueue=enqueue,

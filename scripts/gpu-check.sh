@@ -61,14 +61,17 @@ mkdir -p "$out" "$logs"
 export PYTHONUNBUFFERED=1
 if compgen -G ".whl/*.whl" >/dev/null; then
   python3 -m pip install -q --no-index --no-deps --upgrade --target /tmp/site .whl/*.whl \
-    || exit 1
+    || { echo "gpu-check: installing the staged wheels (.whl/) failed" \
+           | tee -a "$out/summary.txt" >&2; exit 1; }
   export PYTHONPATH=/tmp/site:$root
 fi
 
 h() { python3 -m harness "$@"; }
-pack() {  # everything so far into $OUT
-  tar czf "$out/results.tgz" -C "$root" statistics
-  tar czf "$out/logs.tgz" -C "$work" logs
+pack() {  # everything so far into $OUT, each archive written beside the last and renamed
+  # over it: a run cut short while packing still returns the previous archive whole
+  tar czf "$out/results.tgz.part" -C "$root" statistics \
+    && mv -f "$out/results.tgz.part" "$out/results.tgz"
+  tar czf "$out/logs.tgz.part" -C "$work" logs && mv -f "$out/logs.tgz.part" "$out/logs.tgz"
 }
 status=0
 n=0
@@ -144,28 +147,37 @@ for phase in "${asked[@]}"; do
     sweep)
       calibrate
       mapfile -t args < <(sweep_args "${sweep_specs[@]}")
-      step sweep-stages h bench --budget "$budget" "${args[@]}"
-      mapfile -t pipes < <(found pipelines)
+      step sweep-stages h bench --budget "$budget" --overwrite "${args[@]}"
+      # Listed into a file first: a failing listing inside < <(...) would pass unseen.
+      if ! found pipelines > "$work/pipelines"; then
+        skip sweep-pipelines "the harness could not list its pipelines (above)"
+        continue
+      fi
+      mapfile -t pipes < <(grep . "$work/pipelines")
       if [ ${#pipes[@]} -gt 0 ]; then
-        step sweep-pipelines h bench --budget "$budget" "${pipes[@]}"
+        step sweep-pipelines h bench --budget "$budget" --overwrite "${pipes[@]}"
       fi
       ;;
     peers)
       calibrate
       mapfile -t args < <(sweep_args "${peer_specs[@]}")
-      step peers h bench --peers all --budget "$budget" "${args[@]}"
+      step peers h bench --peers all --budget "$budget" --overwrite "${args[@]}"
       step peers-graph h bench --peers all --graph --budget "$budget" --sweep batch=1,8,64 \
         --append
       ;;
     profile)
+      if ! found variants > "$work/variants"; then
+        skip profile "the harness could not list its stage variants (above)"
+        continue
+      fi
       while read -r stage variant axes; do
         batch=()
         case ",$axes," in *,batch,*) batch=(--batch "$profile_batch") ;; esac
         step "profile-$stage-$variant" h profile "$stage" --variant "$variant" "${batch[@]}"
-      done < <(found variants)
+      done < "$work/variants"
       ;;
     sanitize)
-      step sanitize h sanitize
+      step sanitize h sanitize --overwrite
       ;;
     regress)
       if [ ! -d "$baseline" ]; then

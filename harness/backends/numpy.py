@@ -2,6 +2,9 @@
 
 What ``harness bench`` falls back to on a machine without a GPU, so that the sweep, the CSV
 and the summary can be tried anywhere; its rows say ``backend=numpy`` and carry no GPU.
+Its result *is* the reference, so the reference is checked here, by the check every
+backend's reference goes through (``contract.checks.reference_problems``): a reference of
+the wrong shape or dtype, or with a NaN, is a failed run, not an ``ok`` row.
 """
 
 from __future__ import annotations
@@ -13,9 +16,10 @@ from typing import Any
 import numpy as np
 
 from harness.contract.backend import RunResult
+from harness.contract.checks import reference_problems
 from harness.contract.stage import Pipeline, Point, Stage, Variant
 from harness.contract.timing import Timing, TimingConfig, measure
-from harness.errors import HarnessError
+from harness.errors import HarnessError, PluginError
 
 
 class NumpyRunner:
@@ -25,8 +29,12 @@ class NumpyRunner:
 
     def run(self, stage: Stage, variant: Variant, inputs: Mapping[str, np.ndarray],
             point: Point) -> RunResult:
-        """The reference's outputs, cast to the declared output types."""
+        """The reference's outputs, cast to the declared output types; PluginError when the
+        reference does not give what the stage declares."""
         ref = stage.expected(inputs, point, variant)
+        problems = reference_problems(stage, point, ref)
+        if problems:
+            raise PluginError(f"plugin {stage.name}: {'; '.join(problems)}")
         specs = stage.outputs(point)
         return RunResult({k: np.asarray(ref[k]).astype(specs[k][1]) for k in specs},
                          {k: v for k, v in inputs.items()})

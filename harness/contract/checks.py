@@ -1,17 +1,48 @@
-"""What is wrong with a declared stage or pipeline: the checks the registry makes when a
-plugin loads, each problem one line, so that a broken plugin is reported by name and the
-others still load."""
+"""What is wrong with a declared stage or pipeline, or with what its plugin hands over.
+
+The checks the registry makes when a plugin loads (each problem one line, so that a broken
+plugin is reported by name and the others still load), and the checks the engine makes on
+every run whatever the backend: the inputs ``make_inputs`` drew and the outputs the
+reference gave, against the shapes and dtypes the stage declares. A plugin is code the
+harness cannot vouch for: what it hands over is checked, not trusted.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
 
-from harness.contract.stage import MAX_BLOCK, Pipeline, Stage, positional_arity
+import numpy as np
+
+from harness.contract.stage import MAX_BLOCK, Pipeline, Point, Stage, positional_arity
+
+#: What a stage, pipeline, variant, axis or family may be called: the names go into CSV
+#: cells, file names and command lines, where they must mean nothing (a cell that starts
+#: with ``=`` is a formula to a spreadsheet).
+NAME = re.compile(r"[a-z][a-z0-9_]*")
+
+
+def name_problem(kind: str, name: object) -> str | None:
+    """Why ``name`` cannot be a ``kind``'s name (``NAME``), or None."""
+    if isinstance(name, str) and NAME.fullmatch(name):
+        return None
+    return f"{kind} name {name!r} is not {NAME.pattern} (lower-case letters, digits, _)"
+
+
+def _name_problems(item: Stage | Pipeline) -> list[str]:
+    """The names of a stage or pipeline, its variants, axes and families, checked."""
+    kind = "pipeline" if isinstance(item, Pipeline) else "stage"
+    found = [name_problem(kind, item.name)]
+    found += [name_problem("variant", v.name) for v in item.variants]
+    found += [name_problem("axis", a.name) for a in item.axes]
+    found += [name_problem("family", f) for f in item.families]
+    return [p for p in found if p is not None]
 
 
 def check_pipeline(p: Pipeline, expected_name: str | None = None) -> list[str]:
     """What is wrong with a declared pipeline (an empty list when nothing is)."""
-    problems = []
+    problems = _name_problems(p)
     if expected_name is not None and p.name != expected_name:
         problems.append(f"name {p.name!r} differs from the file stem {expected_name!r}")
     for f in ("make_inputs", "run", "check", "reference", "bytes_moved", "flops"):
@@ -38,12 +69,14 @@ def check_stage(stage: object, expected_name: str | None = None) -> list[str]:
         return check_pipeline(stage, expected_name)
     if not isinstance(stage, Stage):
         return [f"STAGE is a {type(stage).__name__}, not a harness.contract.stage.Stage"]
-    problems = []
+    problems = _name_problems(stage)
     if expected_name is not None and stage.name != expected_name:
         problems.append(f"name {stage.name!r} differs from the file stem {expected_name!r}")
     for f in CALLABLE_FIELDS:
         if not callable(getattr(stage, f)):
             problems.append(f"field {f} is not callable")
+    if stage.inputs is not None and not callable(stage.inputs):
+        problems.append("field inputs is not callable")
     if callable(stage.reference) and positional_arity(stage.reference) < 3:
         problems.append("reference must take (inputs, point, variant) and, optionally, given")
     if not stage.entry_points:
@@ -80,4 +113,82 @@ def check_stage(stage: object, expected_name: str | None = None) -> list[str]:
             clash, problems = set(), [*problems, f"workspace of the first case: {exc}"]
         if clash:
             problems.append(f"workspace reuses output name(s) {', '.join(sorted(clash))}")
+    return problems
+
+
+def _describe(a: np.ndarray) -> str:
+    return f"{a.dtype}{list(a.shape)}"
+
+
+def _declared(shape: Sequence[int], dtype: Any) -> str:
+    return f"{np.dtype(dtype)}{list(shape)}"
+
+
+def input_problems(stage: Stage, inputs: Mapping[str, Any], point: Point) -> list[str]:
+    """What is wrong with the inputs ``make_inputs`` drew for ``point`` (an empty list when
+    nothing is): each must be a NumPy array, of the declared name, shape and dtype where the
+    stage declares its ``inputs``; an input an output is written into in place must be of
+    that output's shape and dtype, declared or not."""
+    problems = [f"input {k} is a {type(a).__name__}, not a NumPy array"
+                for k, a in inputs.items() if not isinstance(a, np.ndarray)]
+    if problems:
+        return problems
+    specs = dict(stage.inputs(point)) if stage.inputs is not None else {}
+    if stage.inplace:
+        outs = stage.outputs(point)
+        specs.update({src: outs[out] for out, src in stage.inplace.items()
+                      if src not in specs and out in outs})
+    if stage.inputs is not None:
+        missing = sorted(set(specs) - set(inputs))
+        extra = sorted(set(inputs) - set(specs))
+        if missing:
+            problems.append(f"inputs not drawn: {', '.join(missing)}")
+        if extra:
+            problems.append(f"inputs not declared: {', '.join(extra)}")
+    for name, (shape, dtype) in specs.items():
+        a = inputs.get(name)
+        if a is not None and (a.shape != tuple(shape) or a.dtype != np.dtype(dtype)):
+            problems.append(f"input {name} is {_describe(a)}, declared "
+                            f"{_declared(shape, dtype)}")
+    return problems
+
+
+def _fits(ref: np.ndarray, dtype: np.dtype) -> bool:
+    """Whether an integer reference's values are all inside ``dtype``'s range."""
+    if ref.size == 0 or dtype.kind not in "iu" or ref.dtype.kind not in "iu":
+        return True
+    info = np.iinfo(dtype)
+    return int(ref.min()) >= info.min and int(ref.max()) <= info.max
+
+
+def reference_problems(stage: Stage, point: Point, ref: Mapping[str, Any]) -> list[str]:
+    """What is wrong with the reference's outputs at ``point`` (an empty list when nothing
+    is), judged against the declared outputs: each one returned, an array of the declared
+    shape (a ``trim`` stage's may have fewer leading planes), of a dtype that casts to the
+    declared one within its kind (a float64 reference of a float32 output is fine, a float
+    one of an integer output is not) and within its range, and free of NaN. The same check
+    for every backend: the one whose result the reference is, and those judged against it.
+    """
+    problems = []
+    for name, (shape, dtype) in stage.outputs(point).items():
+        if name not in ref:
+            problems.append(f"reference gave no output {name}")
+            continue
+        try:
+            a = np.asarray(ref[name])
+        except Exception as exc:  # a plugin's object that is no array at all
+            problems.append(f"reference output {name} is not an array: {exc}")
+            continue
+        want, shape = np.dtype(dtype), tuple(shape)
+        trimmed = (stage.trim is not None and a.ndim == len(shape) and a.ndim > 0
+                   and a.shape[0] <= shape[0] and a.shape[1:] == shape[1:])
+        same_kind = a.dtype.kind in "biuf" and np.can_cast(a.dtype, want, "same_kind")
+        if (a.shape != shape and not trimmed) or not same_kind:
+            problems.append(f"reference output {name} is {_describe(a)}, declared "
+                            f"{_declared(shape, want)}")
+        elif a.dtype.kind == "f" and (nan := int(np.isnan(a).sum())):
+            problems.append(f"reference output {name} has {nan} NaN value(s) of {a.size}")
+        elif not _fits(a, want):
+            problems.append(f"reference output {name} has values beyond {want} "
+                            f"({int(a.min())}..{int(a.max())})")
     return problems

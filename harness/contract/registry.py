@@ -1,9 +1,15 @@
 """Plugin discovery: scan ``plugins/`` and the ``harness.stages`` entry-point group.
 
 Nothing is registered by import side effects: a plugin module only declares ``STAGE``.
-A broken plugin (import error, missing or malformed ``STAGE``, missing kernel file, an entry
-point its kernel does not define, duplicate name) becomes a :class:`PluginProblem` naming
-it, and every other plugin still loads.
+A broken plugin (any exception at import, ``SystemExit`` included; a missing or malformed
+``STAGE``; a name outside ``[a-z][a-z0-9_]*``; a missing kernel file; an entry point its
+kernel does not define; a duplicate name) becomes a :class:`PluginProblem` naming it, and
+every other plugin still loads. Only ``KeyboardInterrupt`` goes through: it is the user's.
+
+A plugin is code that runs with the harness's rights the moment it is found. The built-in
+folder is part of the harness; the *external* plugins (the folders of
+``$HARNESS_PLUGIN_PATH`` and the entry points of installed packages) can be switched off,
+with ``external=False`` or ``HARNESS_NO_EXTERNAL_PLUGINS=1``.
 """
 
 from __future__ import annotations
@@ -12,7 +18,7 @@ import dataclasses
 import importlib.util
 import os
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -24,6 +30,10 @@ from harness.contract.stage import Pipeline, Stage
 from harness.errors import BadInput, PluginError
 
 ENTRY_POINT_GROUP = "harness.stages"
+#: Extra plugin folders, separated like PATH; each folder's kernels sit beside its plugins.
+PATH_ENV = "HARNESS_PLUGIN_PATH"
+#: Set to 1 (or true, yes, on): no external plugin is imported, only the built-in ones.
+NO_EXTERNAL_ENV = "HARNESS_NO_EXTERNAL_PLUGINS"
 
 
 @dataclass(frozen=True)
@@ -47,6 +57,8 @@ class Registry:
     sources: dict[str, str] = field(default_factory=dict)
     problems: list[PluginProblem] = field(default_factory=list)
     pending: list[tuple[Pipeline, str]] = field(default_factory=list)
+    #: Whether the external plugins (``$HARNESS_PLUGIN_PATH``, entry points) were looked at.
+    external: bool = True
 
     def pipeline(self, name: str) -> Pipeline:
         """The pipeline called ``name``; a one-line error otherwise."""
@@ -103,16 +115,43 @@ def _load_file(path: Path) -> object:
     sys.modules[modname] = module  # dataclasses and pickling look modules up by name
     try:
         spec.loader.exec_module(module)
+        if not hasattr(module, "STAGE"):
+            raise AttributeError("module defines no STAGE")
+        return module.STAGE
     except BaseException:
         sys.modules.pop(modname, None)
         raise
-    if not hasattr(module, "STAGE"):
-        raise AttributeError("module defines no STAGE")
-    return module.STAGE
+
+
+def _why(exc: BaseException) -> str:
+    """A plugin's exception as one line of a problem report."""
+    if isinstance(exc, SystemExit):
+        return f"exited while being imported (SystemExit: {exc.code!r})"
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _guarded(load: Callable[[], object]) -> tuple[object, str | None]:
+    """``load()``'s result, or why it failed: any exception a plugin raises, ``SystemExit``
+    and other ``BaseException`` included (the user's ``KeyboardInterrupt`` goes through)."""
+    try:
+        return load(), None
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # a plugin must not take the harness down
+        return None, _why(exc)
 
 
 def _finish(stage: object, name: str, source: str, default_kernels: Path | None,
             reg: Registry) -> None:
+    _, why = _guarded(lambda: _admit(stage, name, source, default_kernels, reg))
+    if why is not None:
+        reg.problems.append(PluginProblem(name, source, why))
+
+
+def _admit(stage: object, name: str, source: str, default_kernels: Path | None,
+           reg: Registry) -> None:
+    """Check a loaded ``STAGE`` and add it to ``reg``, or add the problems found."""
     problems = check_stage(stage, name)
     if problems:
         reg.problems.append(PluginProblem(name, source, "; ".join(problems)))
@@ -140,41 +179,60 @@ def _finish(stage: object, name: str, source: str, default_kernels: Path | None,
     reg._add(stage, source)
 
 
-#: Extra plugin folders, separated like PATH; each folder's kernels sit beside its plugins.
-PATH_ENV = "HARNESS_PLUGIN_PATH"
+def external_allowed(external: bool | None = None) -> bool:
+    """Whether external plugins are imported: ``external`` when given, else unless
+    ``$HARNESS_NO_EXTERNAL_PLUGINS`` is set to 1, true, yes or on (BadInput on another
+    value)."""
+    if external is not None:
+        return external
+    value = os.environ.get(NO_EXTERNAL_ENV, "").strip().lower()
+    if value in ("", "0", "false", "no", "off"):
+        return True
+    if value in ("1", "true", "yes", "on"):
+        return False
+    raise BadInput(f"{NO_EXTERNAL_ENV}={value!r}: expected 1 (external plugins off) or 0")
+
+
+def plugin_path() -> list[Path]:
+    """The folders of ``$HARNESS_PLUGIN_PATH``; BadInput naming an entry that is no folder
+    (a typo would otherwise load nothing, silently)."""
+    folders = [Path(p) for p in os.environ.get(PATH_ENV, "").split(os.pathsep) if p]
+    for d in folders:
+        if not d.is_dir():
+            raise BadInput(f"{PATH_ENV} names {d}, which is not a folder (it lists folders "
+                           f"of plugins, separated by {os.pathsep!r})")
+    return folders
 
 
 def discover(plugin_dirs: Iterable[Path] | None = None, kernel_dir: Path | None = None,
-             entry_points: bool = True) -> Registry:
+             entry_points: bool = True, external: bool | None = None) -> Registry:
     """Find every stage: ``*.py`` in ``plugin_dirs`` (default: the built-in folder, then the
-    folders of ``$HARNESS_PLUGIN_PATH``), then the entry points."""
-    reg = Registry()
+    folders of ``$HARNESS_PLUGIN_PATH``), then the entry points. With ``external`` False
+    (default: ``external_allowed``), neither ``$HARNESS_PLUGIN_PATH`` nor the entry points
+    are looked at: only the built-in plugins (or ``plugin_dirs``) are imported."""
+    allowed = external_allowed(external)
+    reg = Registry(external=allowed)
     if plugin_dirs is not None:
         kdir = kernel_dir if kernel_dir is not None else paths.kernels_dir()
         folders = [(Path(d), kdir) for d in plugin_dirs]
     else:
         folders = [(paths.plugins_dir(), paths.kernels_dir())]
-        extra = [Path(p) for p in os.environ.get(PATH_ENV, "").split(os.pathsep) if p]
-        folders += [(d, d) for d in extra]
+        folders += [(d, d) for d in (plugin_path() if allowed else [])]
     for d, kdir in folders:
         for path in sorted(Path(d).glob("*.py")):
             if path.name.startswith("_"):
                 continue
-            try:
-                stage = _load_file(path)
-            except Exception as exc:  # a broken plugin must not stop the others
-                reg.problems.append(PluginProblem(
-                    path.stem, str(path), f"{type(exc).__name__}: {exc}"))
+            stage, why = _guarded(lambda path=path: _load_file(path))  # type: ignore[misc]
+            if why is not None:
+                reg.problems.append(PluginProblem(path.stem, str(path), why))
                 continue
             _finish(stage, path.stem, str(path), kdir, reg)
-    if entry_points:
+    if entry_points and allowed:
         for ep in metadata.entry_points(group=ENTRY_POINT_GROUP):
             source = f"entry point {ep.value}"
-            try:
-                stage = ep.load()
-            except Exception as exc:
-                reg.problems.append(PluginProblem(ep.name, source,
-                                                  f"{type(exc).__name__}: {exc}"))
+            stage, why = _guarded(ep.load)
+            if why is not None:
+                reg.problems.append(PluginProblem(ep.name, source, why))
                 continue
             _finish(stage, ep.name, source, None, reg)
     # Pipelines last: every step they compose must be a stage that loaded.

@@ -8,10 +8,21 @@ the time budget ends.
 Noise is the estimated standard error of the median over the median:
 ``1.2533 * sigma / sqrt(n) / median``, with ``sigma`` estimated robustly as ``IQR / 1.349``
 (both constants are the normal distribution's), so a few outliers do not inflate it.
+
+A sample may carry the SM clock measured beside it (:class:`Sample`). Then the rule of
+nvbench's cold measurement applies (``record_measurements`` in
+``nvbench/detail/measure_cold.cu`` with ``gpu_frequency::has_throttled``; the default
+threshold, 0.75 of the device's default SM clock, is ``m_throttle_threshold`` in
+``nvbench/benchmark_base.cuh``): a sample taken while the clock was below
+``throttle_fraction`` of the device's nominal clock is *throttled* and discarded, and
+sampling goes on. Unlike nvbench there is no recovery pause (the wall-clock
+budget is the limit instead), and when every sample was throttled they are all kept, since a
+time measured at a low clock says more than no time at all; the Timing says which happened.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from collections.abc import Callable
@@ -33,6 +44,50 @@ class TimingConfig:
     cold: bool = True
     #: Capture the launches once as a CUDA graph and time its replay (``--graph``).
     graph: bool = False
+    #: A sample whose SM clock is below this fraction of the nominal clock is throttled
+    #: and discarded (nvbench's default); 0 keeps every sample.
+    throttle_fraction: float = 0.75
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One sample with the SM clock measured beside it (what the GPU samplers return)."""
+
+    us: float
+    #: The SM clock measured right after the sample, in MHz.
+    clock_mhz: float
+    #: The device's nominal SM clock (its ``CLOCK_RATE`` attribute), in MHz.
+    nominal_mhz: float
+
+
+@dataclass(frozen=True)
+class Clocks:
+    """The SM clock over a point's samples, and what the throttle rule did, in MHz."""
+
+    #: Median and lowest clock over the samples the times are made of.
+    median_mhz: float
+    min_mhz: float
+    #: The device's nominal clock the rule compares against.
+    nominal_mhz: float
+    #: Samples taken below ``fraction`` of the nominal clock, and the lowest clock among
+    #: them (None when there were none).
+    throttled: int = 0
+    throttled_min_mhz: float | None = None
+    fraction: float = 0.75
+    #: Whether the throttled samples were discarded (False: every sample was throttled,
+    #: and all were kept).
+    discarded: bool = True
+
+    def note(self) -> str:
+        """What the throttle rule did, for a row's ``reason`` ('' when nothing was
+        throttled)."""
+        if not self.throttled:
+            return ""
+        low = "" if self.throttled_min_mhz is None else \
+            f", lowest {self.throttled_min_mhz:.0f} MHz"
+        what = "discarded" if self.discarded else "all kept (no sample was above it)"
+        return (f"{self.throttled} sample(s) below {100 * self.fraction:.0f} % of the "
+                f"{self.nominal_mhz:.0f} MHz nominal clock{low}, {what}")
 
 
 @dataclass(frozen=True)
@@ -48,6 +103,8 @@ class Timing:
     #: How the work was launched: ``stream`` (one call per kernel) or ``graph`` (one
     #: CUDA graph replay).
     launch: str = "stream"
+    #: The SM clock over the samples (None where the backend measures no clock).
+    clocks: Clocks | None = None
 
 
 def noise_pct(samples: np.ndarray) -> float:
@@ -71,22 +128,56 @@ def summarize(samples: list[float] | np.ndarray, target_noise_pct: float = 1.0) 
                   float(np.percentile(a, 90)), nz, int(a.size), nz < target_noise_pct)
 
 
-def measure(sample: Callable[[], float], cfg: TimingConfig,
+def throttled(s: Sample, fraction: float) -> bool:
+    """Whether a sample ran below ``fraction`` of the nominal clock (nvbench's
+    ``has_throttled``)."""
+    return s.clock_mhz < fraction * s.nominal_mhz
+
+
+def measure(sample: Callable[[], float | Sample], cfg: TimingConfig,
             clock: Callable[[], float] = time.perf_counter) -> Timing:
     """Call ``sample`` until the median's noise is under target, or the cap or budget ends.
 
+    Throttled samples (see the module's docstring) are set aside: they count against the
+    sample cap and the budget, not towards the noise target or ``min_samples``.
     Warm-up calls are the caller's job (they run outside the timed region).
     """
-    samples: list[float] = []
+    kept: list[float | Sample] = []
+    low: list[Sample] = []
     start = clock()
     while True:
-        samples.append(float(sample()))
-        n = len(samples)
+        s = sample()
+        if isinstance(s, Sample) and throttled(s, cfg.throttle_fraction):
+            low.append(s)
+            if len(kept) + len(low) >= cfg.max_samples or clock() - start > cfg.budget_s:
+                break
+            continue
+        kept.append(s)
+        n = len(kept) + len(low)
         if n >= cfg.max_samples:
             break
-        if n >= cfg.min_samples and n % 5 == 0:
-            if noise_pct(np.asarray(samples)) < cfg.target_noise_pct:
+        if len(kept) >= cfg.min_samples and len(kept) % 5 == 0:
+            if noise_pct(np.asarray([_us(x) for x in kept])) < cfg.target_noise_pct:
                 break
             if clock() - start > cfg.budget_s:
                 break
-    return summarize(samples, cfg.target_noise_pct)
+    return _summary(kept, low, cfg)
+
+
+def _us(s: float | Sample) -> float:
+    return s.us if isinstance(s, Sample) else float(s)
+
+
+def _summary(kept: list[float | Sample], low: list[Sample], cfg: TimingConfig) -> Timing:
+    """The Timing of the kept samples, with their clocks and what was set aside."""
+    used = kept or list(low)  # every sample throttled: keep them all, and say so
+    t = summarize([_us(x) for x in used], cfg.target_noise_pct)
+    if len(used) < min(cfg.min_samples, cfg.max_samples):  # the budget ended among discards
+        t = dataclasses.replace(t, converged=False)
+    clocked = [x for x in used if isinstance(x, Sample)]
+    if not clocked:
+        return t
+    mhz = np.array([x.clock_mhz for x in clocked])
+    return dataclasses.replace(t, clocks=Clocks(
+        float(np.median(mhz)), float(mhz.min()), clocked[-1].nominal_mhz, len(low),
+        min(x.clock_mhz for x in low) if low else None, cfg.throttle_fraction, bool(kept)))

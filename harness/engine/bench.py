@@ -2,13 +2,16 @@
 
 Each job is measured (:mod:`harness.engine.measure`) and its row written to
 ``<out>/<target>.csv`` the moment it lands (see :mod:`harness.results.rows`), then yielded
-so the caller can draw progress: an interrupted sweep keeps every finished row. A stage
+so the caller can draw progress: an interrupted sweep keeps every finished row. Every file
+is opened (locked, checked, a torn last row cut away) before the first point is measured,
+by the rules of :mod:`harness.results.files`. A stage
 with a torch twin is measured on the peers first, and its own row gets the speedup over
 the best of them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,8 +25,9 @@ from harness.contract.timing import TimingConfig
 from harness.engine import devices
 from harness.engine.jobs import Job, plan
 from harness.engine.measure import BenchConfig, measure, speedup
-from harness.engine.targets import check_families, resolve
+from harness.engine.targets import check_families, check_options, resolve
 from harness.errors import BadInput, GpuUnavailable
+from harness.results import files
 from harness.results.pipeline_rows import PipelineCsv
 from harness.results.provenance import RunMeta
 from harness.results.rows import CsvWriter
@@ -46,32 +50,65 @@ def _has_peers(job: Job) -> bool:
     return getattr(job.target, "torch_impl", None) is not None
 
 
+class Outputs:
+    """The sweep's result files, ``<out_dir>/<target>.csv`` (a pipeline's with its seed
+    summaries), every one opened, locked and checked before a point is measured: a file
+    that exists (unless ``existing`` says to append or overwrite), another run's lock, a
+    symlink out of the folder, a read-only place all stop the sweep before it starts."""
+
+    def __init__(self, jobs: Sequence[Job], out_dir: Path,
+                 existing: str = files.REFUSE) -> None:
+        self.dir = files.folder(out_dir, "--out")
+        self.writers: dict[str, CsvWriter | PipelineCsv] = {}
+        try:
+            for job in jobs:
+                t = job.target
+                if t.name not in self.writers:
+                    self.writers[t.name] = PipelineCsv(self.dir, t.name, existing,
+                                                       t.seed_summaries) \
+                        if job.is_pipeline else CsvWriter(self.dir / f"{t.name}.csv",
+                                                          existing, root=self.dir)
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def repaired(self) -> list[str]:
+        """What was cut from the files before appending, a line per file."""
+        return [w.repaired for w in self.writers.values() if w.repaired]
+
+    def write(self, job: Job, row: dict[str, Any]) -> None:
+        """The row, whole, in its target's file now."""
+        self.writers[job.target.name].write(row)
+
+    def close(self) -> None:
+        """Close every file and release its lock (again: nothing)."""
+        for w in self.writers.values():
+            w.close()
+
+
 def run(jobs: Sequence[Job], backend: Backend, cfg: BenchConfig, meta: RunMeta,
-        out_dir: Path, append: bool = False, peers: Sequence[Backend] = (),
+        out: Path | Outputs, existing: str = files.REFUSE, peers: Sequence[Backend] = (),
         stages: Mapping[str, Stage] | None = None) -> Iterator[Measured]:
     """Measure the jobs in order, a stage's point on the peers first (where it has a torch
     twin) and then on ``backend``, whose row gets ``speedup_vs_best_peer``. Each row is on
-    disk in ``<out_dir>/<target>.csv`` before it is yielded."""
-    writers: dict[str, CsvWriter | PipelineCsv] = {}
+    disk in ``<out>/<target>.csv`` before it is yielded; ``out`` is the folder (its files
+    opened as ``existing`` says when the first row is asked for) or the files opened."""
+    outputs = out if isinstance(out, Outputs) else Outputs(jobs, out, existing)
     try:
         for job in jobs:
-            t = job.target
-            if t.name not in writers:
-                writers[t.name] = PipelineCsv(out_dir, t.name, append, t.seed_summaries) \
-                    if job.is_pipeline else CsvWriter(Path(out_dir) / f"{t.name}.csv", append)
             peer_rows = []
             for peer in peers if _has_peers(job) else ():
                 peer_rows.append(measure(job, peer, cfg, meta, stages))
-                writers[t.name].write(peer_rows[-1])
+                outputs.write(job, peer_rows[-1])
                 yield Measured(job, peer_rows[-1])
             row = measure(job, backend, cfg, meta, stages)
             if not job.is_pipeline:
                 row["speedup_vs_best_peer"] = speedup(row, peer_rows)
-            writers[t.name].write(row)
+            outputs.write(job, row)
             yield Measured(job, row)
     finally:
-        for w in writers.values():
-            w.close()
+        outputs.close()
 
 
 @dataclass
@@ -86,6 +123,16 @@ class BenchRun:
     on_gpu: bool
     #: Why the GPU is not used, or that it is not calibrated ('' when neither).
     note: str
+    #: What was cut from the files before appending (torn last rows), a line per file.
+    repaired: list[str] = dataclasses.field(default_factory=list)
+    #: The result files, open and locked until the rows are drawn or :meth:`close`.
+    outputs: Outputs | None = None
+
+    def close(self) -> None:
+        """Stop the sweep where it is and let go of its files (their rows are kept)."""
+        self.rows.close()
+        if self.outputs is not None:
+            self.outputs.close()
 
 
 def bench(reg: Registry, names: Sequence[str] | None, *, sweep: Sequence[str] = (),
@@ -93,12 +140,17 @@ def bench(reg: Registry, names: Sequence[str] | None, *, sweep: Sequence[str] = 
           family: str = "normal", backend: str = "auto", peers: str = "none",
           hot: bool = False, graph: bool = False, budget: float = 2.0, verify: bool = True,
           seed: int = 0, options: Mapping[str, str] | None = None,
-          out_dir: Path | None = None, append: bool = False, device: int = 0) -> BenchRun:
-    """``harness bench``: plan the sweep of the named targets (default: every stage) and
-    open its backend; every input error is raised here, before a row is measured. On the
-    CPU fallback the default sweep keeps to points of at most ``CPU_BYTES``."""
+          out_dir: Path | None = None, append: bool = False, overwrite: bool = False,
+          device: int = 0) -> BenchRun:
+    """``harness bench``: plan the sweep of the named targets (default: every stage), open
+    its backend and its result files (an existing one is added to with ``append``, replaced
+    with ``overwrite``, else refused); every input error is raised here, before a row is
+    measured. On the CPU fallback the default sweep keeps to points of at most
+    ``CPU_BYTES``."""
+    existing = files.on_existing(append, overwrite)
     tg = resolve(reg, names, with_pipelines=False)
     check_families(tg.all, [family])
+    check_options(tg.all, options or {})
     chosen = devices.choose(backend, device)
     peer_backends = devices.peers(chosen, peers)
     jobs = plan(tg.all, sweep, variants, options or {}, defines)
@@ -114,5 +166,7 @@ def bench(reg: Registry, names: Sequence[str] | None, *, sweep: Sequence[str] = 
         graph=graph), verify)
     dest = out_dir or paths.statistics_dir() / chosen.slug
     total = sum(1 + len(peer_backends) * _has_peers(j) for j in jobs)
-    return BenchRun(run(jobs, chosen.runner, cfg, chosen.meta, dest, append, peer_backends,
-                        reg.stages), total, dest, chosen.on_gpu, chosen.note)
+    outputs = Outputs(jobs, dest, existing)
+    return BenchRun(run(jobs, chosen.runner, cfg, chosen.meta, outputs, peers=peer_backends,
+                        stages=reg.stages), total, dest, chosen.on_gpu, chosen.note,
+                    outputs.repaired, outputs)

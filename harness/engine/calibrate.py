@@ -13,7 +13,7 @@ from typing import Any
 
 from harness import paths
 from harness.contract.timing import TimingConfig
-from harness.results import provenance
+from harness.results import files, provenance
 
 FILE = "calibration.json"
 #: 2 GiB each way: far beyond the L2, long enough that launch overhead is noise.
@@ -26,11 +26,9 @@ def path_for(slug: str, root: Path | None = None) -> Path:
 
 
 def save(record: dict[str, Any], slug: str, root: Path | None = None) -> Path:
-    """Write the calibration record as JSON."""
+    """Write the calibration record as JSON, replacing the file whole (never half written)."""
     p = path_for(slug, root)
-    p.parent.mkdir(parents=True, exist_ok=True)
-    p.write_text(json.dumps(record, indent=2, sort_keys=True) + "\n")
-    return p
+    return files.replace(p, (json.dumps(record, indent=2, sort_keys=True) + "\n").encode())
 
 
 def load(slug: str, root: Path | None = None) -> dict[str, Any] | None:

@@ -22,7 +22,8 @@ from harness.contract.stage import Pipeline, Point, Stage
 from harness.contract.timing import Timing, TimingConfig, measure, summarize
 from harness.engine import sweep
 from harness.engine.devices import open_gpu
-from harness.engine.targets import check_families, fixed_axes
+from harness.engine.memory import GUARD
+from harness.engine.targets import check_families, check_options, fixed_axes
 from harness.engine.validate import nonfinite
 from harness.errors import HarnessError, ValidationFailed
 from harness.results.pipeline_rows import LABELS
@@ -148,17 +149,24 @@ class RunReport:
 
 def run(reg: Registry, name: str, options: Mapping[str, str], family: str, repeats: int,
         hot: bool = False, device: int = 0) -> RunReport:
-    """``harness run``: the pipeline once at the point of ``options`` (the first variant),
-    its outputs checked against the chained references, then ``repeats`` timed
-    repetitions. The inputs are ``default_rng(0)``'s, as the seed program's run is one."""
+    """``harness run``: the pipeline once at the point of ``options`` (the first variant;
+    every other axis at its default), its outputs checked against the chained references,
+    then ``repeats`` timed repetitions. The inputs are ``default_rng(0)``'s, as the seed
+    program's run is one; they are built only once the GPU is open and the point's memory
+    estimate fits."""
     pipe = reg.pipeline(name)
     check_families([pipe], [family])
+    check_options([pipe], options)
     v = pipe.variants[0]
-    point = sweep.points(pipe, {}, fixed_axes(pipe.axes, options, v), v)[0]  # type: ignore[arg-type]
+    point = sweep.points(pipe, {}, fixed_axes(pipe.axes, options, v), v,  # type: ignore[arg-type]
+                         default_sweep=False)[0]
+    gpu = open_gpu(device)  # first: without a GPU, nothing is built
+    if (refused := GUARD.refusal(gpu, pipe, point)) is not None:
+        raise HarnessError(f"{name} at {', '.join(f'{k}={x}' for k, x in point.items())}: "
+                           f"{refused}")
     ins = pipe.make_inputs(np.random.default_rng(0), family, point)
     if (bad := nonfinite(ins)) is not None:
         raise HarnessError(bad)
-    gpu = open_gpu(device)
     outs, host, per_rep = gpu.pipeline(pipe, reg.stages, ins, point, repeats, not hot, 2)
     checks = pipe.check(ins, point, outs, host)
     bad_checks: Sequence[str] = [c.describe() for c in checks if not c.ok]

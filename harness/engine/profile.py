@@ -16,7 +16,8 @@ from harness.contract.registry import Registry
 from harness.engine import rows
 from harness.engine.devices import device_meta
 from harness.engine.jobs import one_point
-from harness.engine.targets import check_families
+from harness.engine.targets import check_families, check_options
+from harness.results import files
 from harness.results.rows import CsvWriter
 from harness.tools import ncu
 
@@ -32,6 +33,8 @@ class Profile:
 
     rows: list[dict[str, Any]]
     path: Path
+    #: What was cut from the file before appending (a torn last row; '' when nothing).
+    repaired: str = ""
 
 
 def profile(reg: Registry, stage: str, *, variant: str | None = None,
@@ -44,9 +47,18 @@ def profile(reg: Registry, stage: str, *, variant: str | None = None,
     (default ``statistics/ncu/``)."""
     st = reg.get(stage)
     check_families([st], [family])
+    check_options([st], options or {})
     job = one_point(st, variant, options or {}, sweep)
     cmd = ncu.command(st, job.variant, job.point, family, metrics, section_set, device)
-    profs = ncu.run(cmd)
+    folder = files.folder(Path(out_dir or paths.statistics_dir() / "ncu"), "--out")
+    # Locked and checked before ncu runs, written after it.
+    w = CsvWriter(folder / f"{st.name}.csv", files.APPEND, COLUMNS, require_status=False,
+                  root=folder)
+    try:
+        profs = ncu.run(cmd)
+    except BaseException:
+        w.close()
+        raise
     # The columns that join with the timing rows, as a timing row of this point has them.
     base = rows.base(job, "pycuda", family, True, device_meta(device))
     out = []
@@ -57,8 +69,7 @@ def profile(reg: Registry, stage: str, *, variant: str | None = None,
             v = p.duration_us() if metric == "gpu__time_duration.sum" else p.number(metric)
             r[short] = "" if v is None else v
         out.append(r)
-    dest = Path(out_dir or paths.statistics_dir() / "ncu") / f"{st.name}.csv"
-    with CsvWriter(dest, append=True, columns=COLUMNS, require_status=False) as w:
+    with w:
         for r in out:
             w.write(r)
-    return Profile(out, dest)
+    return Profile(out, w.path, w.repaired)

@@ -72,7 +72,18 @@ def stage_timed(row: dict[str, Any], stage: Stage, point: Mapping[str, Any], t: 
     return {"bytes": nbytes, "median_us": t.median_us, "p10_us": t.p10_us,
             "p90_us": t.p90_us, "noise_pct": t.noise_pct, "samples": t.samples,
             "gbps": gbps, "launch": t.launch,
-            "pct_peak": 100.0 * gbps / meta.peak_gbps if meta.peak_gbps else ""}
+            "pct_peak": 100.0 * gbps / meta.peak_gbps if meta.peak_gbps else "",
+            **clock_columns(t)}
+
+
+def clock_columns(t: Timing) -> dict[str, Any]:
+    """The SM clock over a stage row's samples; empty where the backend measured none
+    (the NumPy references)."""
+    c = t.clocks
+    if c is None:
+        return {}
+    return {"clock_mhz_median": c.median_mhz, "clock_mhz_min": c.min_mhz,
+            "clock_mhz_nominal": c.nominal_mhz, "throttled_samples": c.throttled}
 
 
 def pipeline_timed(timing: PipelineTiming) -> dict[str, Any]:

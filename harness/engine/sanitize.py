@@ -14,6 +14,7 @@ from harness.contract.stage import Stage, Variant
 from harness.engine.devices import device_meta
 from harness.engine.targets import check_families
 from harness.errors import HarnessError
+from harness.results import files
 from harness.results.provenance import RunMeta
 from harness.results.rows import CsvWriter
 from harness.tools import sanitize as tool
@@ -48,11 +49,13 @@ class SanitizerRun:
     #: Child processes the run will start.
     total: int
     path: Path
+    #: What was cut from the file before appending (a torn last row; '' when nothing).
+    repaired: str = ""
 
 
 def _run(jobs: Sequence[tuple[Stage, Variant, str]], family: str, device: int,
-         dest: Path) -> Iterator[tool.Outcome]:
-    with CsvWriter(dest, columns=COLUMNS, require_status=False) as w:
+         w: CsvWriter) -> Iterator[tool.Outcome]:
+    with w:
         for st, v, t in jobs:
             o = tool.run(t, st, v, family, device)
             w.write(row(o, device_meta(device)))
@@ -61,9 +64,13 @@ def _run(jobs: Sequence[tuple[Stage, Variant, str]], family: str, device: int,
 
 def sanitize(reg: Registry, names: Sequence[str] | None, *,
              tools: Sequence[str] | None = None, family: str = "normal", device: int = 0,
-             out_file: Path | None = None) -> SanitizerRun:
+             out_file: Path | None = None, append: bool = False,
+             overwrite: bool = False) -> SanitizerRun:
     """Plan the run: every variant of the named stages (default: all) under every tool
-    (default: all); every input error is raised here, before a child starts."""
+    (default: all); every input error is raised here, before a child starts, the summary
+    CSV's included (an existing one is added to with ``append``, replaced with
+    ``overwrite``, else refused)."""
+    existing = files.on_existing(append, overwrite)
     stages = reg.select(names)
     check_families(stages, [family])
     chosen = list(tools or tool.TOOLS)
@@ -74,4 +81,5 @@ def sanitize(reg: Registry, names: Sequence[str] | None, *,
     tool.find()
     jobs = [(st, v, t) for st in stages for v in st.variants for t in chosen]
     dest = out_file or default_path(device)
-    return SanitizerRun(_run(jobs, family, device, dest), len(jobs), dest)
+    w = CsvWriter(dest, existing, COLUMNS, require_status=False)
+    return SanitizerRun(_run(jobs, family, device, w), len(jobs), dest, w.repaired)

@@ -32,11 +32,21 @@ class Targets:
         return [*self.stages, *self.pipelines]
 
 
+def _once(kind: str, names: Sequence[str]) -> None:
+    """BadInput when a name is given twice (its rows would be measured twice, under one
+    key)."""
+    twice = sorted({n for n in names if list(names).count(n) > 1})
+    if twice:
+        raise BadInput(f"{kind} {', '.join(twice)} named twice")
+
+
 def resolve(reg: Registry, names: Sequence[str] | None, with_pipelines: bool) -> Targets:
-    """Named stages and pipelines; none named: every stage, and every pipeline if asked."""
+    """Named stages and pipelines; none named: every stage, and every pipeline if asked.
+    A name given twice is BadInput."""
     if not names:
         pipes = [reg.pipelines[n] for n in sorted(reg.pipelines)] if with_pipelines else []
         return Targets(reg.select(None), pipes)
+    _once("stage", names)
     stages, pipes = [], []
     for n in names:
         if n in reg.pipelines:
@@ -51,9 +61,29 @@ def options(**values: Any) -> dict[str, str]:
     return {k: str(v) for k, v in values.items() if v is not None}
 
 
+def flag(axis: str) -> str:
+    """The command-line option that sets ``axis``: ``group_size`` -> ``--group-size``."""
+    return "--" + axis.replace("_", "-")
+
+
+def check_options(targets: Sequence[Target], options: Mapping[str, str]) -> None:
+    """BadInput when an option sets an axis that no chosen target has (as a ``--sweep`` of
+    such an axis is): ``--k`` for a weight stage would otherwise be dropped in silence.
+    Where several targets are chosen, each option applies to those that have the axis."""
+    for key in options:
+        if not targets or any(key in {a.name for a in t.axes} for t in targets):
+            continue
+        if len(targets) == 1:
+            t = targets[0]
+            raise BadInput(f"{flag(key)}: {t.name} has no axis {key!r} (axes: "
+                           f"{', '.join(a.name for a in t.axes)})")
+        raise BadInput(f"{flag(key)}: no selected stage has an axis {key!r}")
+
+
 def check_families(targets: Sequence[Target], families: Sequence[str]) -> None:
     """BadInput unless every chosen target accepts every family asked for (each target
-    declares its own ``families``)."""
+    declares its own ``families``), each asked for once."""
+    _once("family", families)
     for fam in families:
         lacking = [t for t in targets if fam not in t.families]
         if not lacking:
@@ -72,6 +102,7 @@ def select_variants(st: Target, names: Sequence[str] | None,
     if names and list(names) == ["all"]:
         chosen = list(st.variants)
     elif names:
+        _once(f"{st.name}: variant", names)
         chosen = []
         for name in names:
             try:

@@ -11,6 +11,7 @@ twenty options, each with its help text): every command's body is a few lines.
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -19,16 +20,18 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 
+import harness
 from harness.contract import registry
 from harness.engine import bench as benches
 from harness.engine import calibrate as calibration
 from harness.engine import kernels, pipeline, profile, sanitize, targets, validate
 from harness.errors import HarnessError, ValidationFailed
-from harness.front import render
+from harness.front import render, signals, terminal
 from harness.results import compare, report
 from harness.tools import where
 
-app = typer.Typer(add_completion=False, no_args_is_help=True,
+app = typer.Typer(add_completion=False, no_args_is_help=True, cls=terminal.OneLineErrors,
+                  context_settings={"help_option_names": ["-h", "--help"]},
                   help="Benchmark harness for spike-stream conversion kernels (PyCUDA).")
 out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
@@ -46,17 +49,29 @@ GroupSize = Annotated[int | None, typer.Option(help="Weight group size G.")]
 
 
 def cli_errors(fn: F) -> F:
-    """Print library errors as one line (plus any detail) and exit with their status."""
+    """Print library errors as one line (plus any detail) and exit with their status; an
+    interruption (Ctrl-C, or SIGTERM, handled alike) is one line and exit 130 or 143."""
 
     @functools.wraps(fn)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
-        try:
-            return fn(*args, **kwargs)
-        except HarnessError as exc:
-            _error(exc)
-            raise typer.Exit(exc.exit_code) from None
+        with signals.sigterm_interrupts():
+            try:
+                return fn(*args, **kwargs)
+            except HarnessError as exc:
+                _error(exc)
+                raise typer.Exit(exc.exit_code) from None
+            except KeyboardInterrupt as exc:
+                err.print(f"interrupted ({signals.name(exc)}): stopped; every file written "
+                          "so far is whole", markup=False)
+                raise typer.Exit(signals.exit_code(exc)) from None
 
     return wrapper  # type: ignore[return-value]
+
+
+def _notes(lines: list[str]) -> None:
+    """Warnings the library returned (a torn last row cut from a file, say)."""
+    for line in lines:
+        err.print(f"[yellow]warning:[/] {escape(line)}", soft_wrap=True)
 
 
 def _error(exc: HarnessError) -> None:
@@ -75,6 +90,27 @@ def _registry() -> registry.Registry:
 
 def _line(text: str) -> None:
     out.print(text, markup=False)
+
+
+def _version(value: bool) -> None:
+    if value:
+        _line(f"harness {harness.__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_options(
+    version: Annotated[bool, typer.Option(
+        "--version", callback=_version, is_eager=True, help="Print the version and exit.")]
+    = False,
+    no_external_plugins: Annotated[bool, typer.Option(
+        "--no-external-plugins", help="Import only the built-in plugins, none from "
+        "$HARNESS_PLUGIN_PATH or installed packages (also HARNESS_NO_EXTERNAL_PLUGINS=1).")]
+    = False,
+) -> None:
+    """Benchmark harness for spike-stream conversion kernels (PyCUDA)."""
+    if no_external_plugins:  # for this process and the profiler's and sanitizer's children
+        os.environ[registry.NO_EXTERNAL_ENV] = "1"
 
 
 @app.command("list")
@@ -114,7 +150,7 @@ def validate_cmd(
     variant: Annotated[str, typer.Option(help="Variant name, or 'all'.")] = "all",
     family: Annotated[list[str] | None, typer.Option(help="Input family (repeat).")] = None,
     seeds: Annotated[int, typer.Option(min=1, help="Fresh draws per case.")] = 3,
-    seed: Annotated[int, typer.Option(help="Base random seed.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Base random seed.")] = 0,
     record: Annotated[bool, typer.Option(help="Append the results to the ledger.")] = False,
     mode: Mode = None,
     k: K = None,
@@ -135,6 +171,7 @@ def validate_cmd(
     if len(rep.failures) > 10:
         err.print(f"... and {len(rep.failures) - 10} more failed cases", markup=False)
     if rep.recorded is not None:
+        _notes([rep.repaired] if rep.repaired else [])
         _line(f"recorded {len(rep.summaries)} rows in {rep.recorded}")
     if rep.failure:
         raise ValidationFailed(rep.failure)
@@ -162,13 +199,16 @@ def bench_cmd(
     = 2.0,
     verify: Annotated[bool, typer.Option(help="Check each point against the reference.")]
     = True,
-    seed: Annotated[int, typer.Option(help="Random seed of the inputs.")] = 0,
+    seed: Annotated[int, typer.Option(min=0, help="Random seed of the inputs.")] = 0,
     mode: Mode = None,
     k: K = None,
     group_size: GroupSize = None,
     out_dir: Annotated[Path | None, typer.Option(
         "--out", help="Folder for <stage>.csv (default statistics/<gpu>/).")] = None,
     append: Annotated[bool, typer.Option(help="Append to existing CSVs.")] = False,
+    overwrite: Annotated[bool, typer.Option(
+        "--overwrite", help="Replace existing CSVs (else an existing one is an error).")]
+    = False,
     device: DeviceOpt = 0,
 ) -> None:
     """Time stages (or a named pipeline) over a sweep; one CSV row per point, written at once.
@@ -178,7 +218,8 @@ def bench_cmd(
         family=family, backend=backend, peers=peers, hot=hot, graph=graph, budget=budget,
         verify=verify, seed=seed, options=targets.options(mode=mode, k=k,
                                                           group_size=group_size),
-        out_dir=out_dir, append=append, device=device)
+        out_dir=out_dir, append=append, overwrite=overwrite, device=device)
+    _notes(run.repaired)
     if run.note:
         err.print(f"[yellow]{escape(run.note)}" + ("" if run.on_gpu else
                   ": timing the NumPy references on the CPU instead (backend=numpy, no GPU "
@@ -188,7 +229,8 @@ def bench_cmd(
 
 def _show_sweep(run: benches.BenchRun) -> None:
     """Draw the sweep's progress as its rows land, then its tables (also when it is
-    interrupted: exit 130, every finished row kept); exit 1 when a row failed."""
+    interrupted: exit 130, or 143 for SIGTERM, every finished row kept); exit 1 when a row
+    failed."""
     got: list[benches.Measured] = []
     try:
         with render.progress(err) as prog:
@@ -196,11 +238,12 @@ def _show_sweep(run: benches.BenchRun) -> None:
             for m in run.rows:
                 got.append(m)
                 prog.update(task, advance=1, description=render.where(m.row))
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         err.print(f"interrupted: {len(got)} finished row(s) kept in {run.out_dir}/",
                   markup=False)
-        raise typer.Exit(130) from None
+        raise typer.Exit(signals.exit_code(exc)) from None
     finally:
+        run.close()
         staged = [m.row for m in got if not m.job.is_pipeline]
         if staged or not got:
             out.print(render.stage_rows(staged))
@@ -216,9 +259,12 @@ def _show_sweep(run: benches.BenchRun) -> None:
 def run_cmd(
     name: Annotated[str, typer.Argument(help="Pipeline.")] = "spike_quant_gemm",
     repeats: Annotated[int, typer.Option(min=1, help="Timed repetitions.")] = 10,
-    batch: Annotated[int, typer.Option(min=1, help="Rows B.")] = 1024,
-    in_f: Annotated[int, typer.Option(min=1, help="Columns F.")] = 3584,
-    out_f: Annotated[int, typer.Option(min=1, help="Weight rows O.")] = 3584,
+    batch: Annotated[int | None, typer.Option(
+        min=1, help="Rows B (default: the pipeline's, 1024).")] = None,
+    in_f: Annotated[int | None, typer.Option(
+        min=1, help="Columns F (default: the pipeline's, 3584).")] = None,
+    out_f: Annotated[int | None, typer.Option(
+        min=1, help="Weight rows O (default: the pipeline's, 3584).")] = None,
     mode: Mode = None,
     k: K = None,
     group_size: GroupSize = None,
@@ -232,7 +278,7 @@ def run_cmd(
 
     As the seed's `./spike_quant_gemm REPEATS BATCH` does."""
     opts = targets.options(mode=mode, k=k, group_size=group_size, batch=batch, in_f=in_f,
-                           out_f=out_f, with_gemm=int(with_gemm))
+                           out_f=out_f, with_gemm=1 if with_gemm else None)
     rep = pipeline.run(_registry(), name, opts, family, repeats, hot, device)
     _line(f"outputs checked against the chained references: ok ({rep.checks} checks)")
     for line in rep.lines:
@@ -284,6 +330,7 @@ def profile_cmd(
         metrics=metrics.split(",") if metrics else None, section_set=section_set,
         options=targets.options(mode=mode, k=k, group_size=group_size, batch=batch),
         sweep=sweep or [], device=device, out_dir=out_dir)
+    _notes([prof.repaired] if prof.repaired else [])
     out.print(render.profile(prof.rows))
     _line(f"wrote {len(prof.rows)} row(s) to {prof.path}")
 
@@ -297,12 +344,16 @@ def sanitize_cmd(
     family: Annotated[str, typer.Option(help="Input family.")] = "normal",
     out_file: Annotated[Path | None, typer.Option(
         "--out", help="Summary CSV (default statistics/<gpu>/sanitizer.csv).")] = None,
+    append: Annotated[bool, typer.Option(help="Append to an existing summary.")] = False,
+    overwrite: Annotated[bool, typer.Option(
+        "--overwrite", help="Replace an existing summary (else it is an error).")] = False,
     device: DeviceOpt = 0,
 ) -> None:
     """Run compute-sanitizer over every stage and variant at batch 1, 3 and 9, in_f 1, 5, 130
     and 3584; exit 1 on any error."""
     run = sanitize.sanitize(_registry(), stages, tools=tool, family=family, device=device,
-                            out_file=out_file)
+                            out_file=out_file, append=append, overwrite=overwrite)
+    _notes([run.repaired] if run.repaired else [])
     outcomes = []
     with render.progress(err) as prog:
         task = prog.add_task("sanitize", total=run.total)

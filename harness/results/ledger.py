@@ -18,6 +18,9 @@ from typing import Any
 from harness import paths
 from harness.contract.kernel import kernel_hash
 from harness.contract.stage import Pipeline, Stage
+from harness.errors import BadInput
+from harness.results import files
+from harness.results.rows import CsvWriter
 
 LEDGER_NAME = "validation_ledger.csv"
 COLUMNS = ("stage", "variant", "kernel_hash", "status", "gpu", "cc", "driver", "cuda",
@@ -29,27 +32,44 @@ def default_path() -> Path:
     return paths.statistics_dir() / LEDGER_NAME
 
 
+#: The columns a ledger's rows are judged by: a file without them is no ledger.
+NEEDED = ("stage", "variant", "kernel_hash", "status", "gpu", "date", "cases", "passed",
+          "worst_error")
+
+
 def read(path: Path | None = None) -> list[dict[str, str]]:
-    """Every ledger row (an empty list when there is no ledger yet)."""
+    """Every ledger row: an empty list when the default ledger does not exist yet;
+    BadInput when a ledger named by ``path`` does not exist, or a ledger is not a CSV with
+    the ``NEEDED`` columns (an empty file has no rows)."""
     p = path or default_path()
     if not p.is_file():
+        if path is not None:
+            raise BadInput(f"no such ledger: {p}")
         return []
-    with p.open(newline="") as f:
-        return list(csv.DictReader(f))
+    try:
+        with p.open(newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            rows, header = list(reader), reader.fieldnames
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise BadInput(f"{p} is not a ledger CSV ({type(exc).__name__})") from None
+    lacking = [c for c in NEEDED if c not in (header or NEEDED)]
+    if lacking:
+        raise BadInput(f"{p} is not a ledger CSV: no {', '.join(lacking)} column(s)")
+    return rows
+
+
+def open_for_append(path: Path | None = None) -> CsvWriter:
+    """The ledger open for appending rows (columns as ``COLUMNS``), by the result-file rules:
+    locked, its header checked, a torn last row cut away (``repaired`` says so)."""
+    return CsvWriter(path or default_path(), files.APPEND, COLUMNS, require_status=False)
 
 
 def append(rows: Iterable[Mapping[str, Any]], path: Path | None = None) -> Path:
     """Append rows (columns as ``COLUMNS``), writing the header when the file is new."""
-    p = path or default_path()
-    p.parent.mkdir(parents=True, exist_ok=True)
-    new = not p.is_file() or p.stat().st_size == 0
-    with p.open("a", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=COLUMNS, extrasaction="raise")
-        if new:
-            w.writeheader()
+    with open_for_append(path) as w:
         for r in rows:
-            w.writerow({c: r.get(c, "") for c in COLUMNS})
-    return p
+            w.write({c: r.get(c, "") for c in COLUMNS})
+    return w.path
 
 
 @dataclass(frozen=True)

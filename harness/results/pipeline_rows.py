@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from harness.results import files
 from harness.results.rows import CsvWriter
 
 #: Interval names a pipeline reports, in the seed's order, with the seed's labels.
@@ -50,12 +51,22 @@ _TAIL = ("gpu", "git_sha", "timestamp")
 class PipelineCsv:
     """The full rows in ``<stage>.csv`` and the seed's five summaries beside them."""
 
-    def __init__(self, out_dir: Path, name: str, append: bool = False,
+    def __init__(self, out_dir: Path, name: str, existing: str = files.REFUSE,
                  summaries: bool = True) -> None:
-        self.main = CsvWriter(Path(out_dir) / f"{name}.csv", append, COLUMNS)
-        self.views = {k: CsvWriter(Path(out_dir) / f"{k}.csv", append,
-                                   (*_KEYS, *cols, *_TAIL))
-                      for k, cols in SEED_SUMMARIES.items()} if summaries else {}
+        self.main = CsvWriter(Path(out_dir) / f"{name}.csv", existing, COLUMNS, root=out_dir)
+        self.views: dict[str, CsvWriter] = {}
+        try:
+            for k, cols in SEED_SUMMARIES.items() if summaries else ():
+                self.views[k] = CsvWriter(Path(out_dir) / f"{k}.csv", existing,
+                                          (*_KEYS, *cols, *_TAIL), root=out_dir)
+        except BaseException:
+            self.close()  # all the files or none: release the locks already taken
+            raise
+
+    @property
+    def repaired(self) -> str:
+        """What was cut from the files before appending ('' when nothing)."""
+        return "; ".join(w.repaired for w in (self.main, *self.views.values()) if w.repaired)
 
     def write(self, r: dict[str, Any]) -> None:
         """Write the row, then its projection into each summary."""

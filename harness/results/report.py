@@ -6,13 +6,16 @@ the row's own ``peak_gbps`` (the calibrated copy bandwidth of that run).
 
 from __future__ import annotations
 
+import csv
+import io
+import math
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.results import pipeline_rows
+from harness.results import files, pipeline_rows
 from harness.results import rows as results
 
 #: The batch of the table's rows when none is asked for.
@@ -29,18 +32,51 @@ def _f(v: str) -> float | None:
 
 
 def _csvs_with(folder: Path, columns: set[str]) -> list[Path]:
-    """The folder's CSVs whose header has every one of ``columns``."""
+    """The folder's CSVs whose header has every one of ``columns``; HarnessError naming a
+    CSV that is not text."""
     out = []
     for p in sorted(folder.glob("*.csv")):
-        with p.open() as f:
-            if columns <= set(f.readline().strip().split(",")):
-                out.append(p)
+        try:
+            with p.open() as f:
+                header = f.readline()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise HarnessError(f"{p}: not a readable CSV ({type(exc).__name__})") from None
+        if columns <= set(header.strip().split(",")):
+            out.append(p)
     return out
 
 
+#: The column an ok row's time is in: a stage row's median, a pipeline row's total.
+_TIME = ("median_us", "total_us")
+
+
+def _read(path: Path) -> list[dict[str, str]]:
+    """The rows of a results CSV, each time in it a finite number and an ok row's time a
+    positive one; HarnessError naming the file and line otherwise (a NaN, a zero or a
+    garbled cell would draw a wrong plot, or none)."""
+    try:
+        rows = results.read_rows(path)
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise HarnessError(f"{path}: not a readable CSV ({type(exc).__name__})") from None
+    for line, r in enumerate(rows, start=2):
+        for col, text in r.items():
+            if not isinstance(col, str) or not col.endswith("_us") or text in ("", None):
+                continue
+            v = _f(text)
+            positive = not (r.get("status") == "ok" and col in _TIME) or (v or 0) > 0
+            if v is None or not math.isfinite(v) or not positive:
+                raise HarnessError(f"{path}, line {line}: {col} is {text!r}, not a "
+                                   f"{'positive' if col in _TIME else 'finite'} number")
+        if r.get("status") == "ok" and not any(r.get(c) for c in _TIME):
+            raise HarnessError(f"{path}, line {line}: an ok row without a time")
+    return rows
+
+
 def _stage_files(folder: Path) -> list[Path]:
-    # Stage CSVs written before a column was added (``launch``) still count.
-    return _csvs_with(folder, set(results.COLUMNS) - {"launch"})
+    # Stage CSVs written before a column was added (``launch``, the clocks) still count.
+    return _csvs_with(folder, set(results.COLUMNS) - {
+        "launch", "clock_mhz_median", "clock_mhz_min", "clock_mhz_nominal",
+        "throttled_samples"})
 
 
 def _pipeline_files(folder: Path) -> list[Path]:
@@ -58,7 +94,7 @@ def _intervals(rows: Sequence[dict[str, str]]) -> list[str]:
 def _pipeline_plot(plt, path: Path, dest: Path) -> Path | None:  # type: ignore[no-untyped-def]
     """``<stem>.png``: every measured interval against batch, per variant, one panel per
     out_f (the pipelines without a weight path have one)."""
-    rows = [r for r in results.read_rows(path) if r["status"] == "ok"]
+    rows = [r for r in _read(path) if r["status"] == "ok"]
     if not rows:
         return None
     outs = sorted({r.get("out_f", "") for r in rows}, key=lambda v: int(v or 0))
@@ -83,7 +119,7 @@ def _pipeline_plot(plt, path: Path, dest: Path) -> Path | None:  # type: ignore[
         ax.legend(fontsize=7)
     fig.tight_layout()
     out = dest / f"{path.stem}.png"
-    fig.savefig(out, dpi=110)
+    _save(fig, out)
     plt.close(fig)
     return out
 
@@ -97,7 +133,7 @@ def pipeline_table(folder: Path, names: Sequence[str], batches: Sequence[int]) -
     for path in _pipeline_files(Path(folder)):
         if path.stem not in names:
             continue
-        rows = [r for r in results.read_rows(path) if r["batch"] in wanted]
+        rows = [r for r in _read(path) if r["batch"] in wanted]
         for r in rows:
             parts = [f"{k} {float(r[f'{k}_us']):.1f}" for k in _intervals([r]) if k != "total"]
             total, noise = _f(r.get("total_us", "")), _f(r.get("total_noise_pct", ""))
@@ -129,10 +165,10 @@ def plots(folder: Path) -> list[Path]:
     if not folder.is_dir():
         raise HarnessError(f"no such folder: {folder}")
     dest = folder / "plots"
-    dest.mkdir(exist_ok=True)
+    files.folder(dest)
     written = []
     for path in _stage_files(folder):
-        rows = [r for r in results.read_rows(path) if r["status"] == "ok"]
+        rows = [r for r in _read(path) if r["status"] == "ok"]
         if not rows:
             continue
         xa = _x_axis(rows)
@@ -163,7 +199,7 @@ def plots(folder: Path) -> list[Path]:
         fig.suptitle(f"{path.stem} on {rows[-1]['gpu']} (commit {rows[-1]['git_sha']})")
         fig.tight_layout()
         out = dest / f"{path.stem}.png"
-        fig.savefig(out, dpi=110)
+        _save(fig, out)
         plt.close(fig)
         written.append(out)
     for path in _pipeline_files(folder):
@@ -183,7 +219,7 @@ def table(folder: Path, batches: Sequence[int] = (16384,), out_f: int | None = 1
     for path in _stage_files(Path(folder)):
         if stages and path.stem not in stages:
             continue
-        rows = [r for r in results.read_rows(path) if r["status"] in ("ok", "failed")
+        rows = [r for r in _read(path) if r["status"] in ("ok", "failed")
                 and _f(r.get("median_us", "")) is not None]
         xa = _x_axis(rows) if rows else "batch"
         wanted = {str(b) for b in batches} if xa == "batch" else \
@@ -216,13 +252,34 @@ def tables(folder: Path, batches: Sequence[int], out_f: int | None,
 def update_readme(readme: Path, text: str, block: str = "results") -> None:
     """Replace the block between ``<!-- BLOCK:begin -->`` and ``<!-- BLOCK:end -->`` of the
     README with ``text``."""
+    files.edit(readme, lambda s: _with_block(s, text, block, readme))
+
+
+def _with_block(s: str, text: str, block: str, readme: Path) -> str:
     begin, end = f"<!-- {block}:begin -->", f"<!-- {block}:end -->"
-    s = readme.read_text()
     if begin not in s or end not in s:
         raise HarnessError(f"{readme} has no {begin} ... {end} block")
     head, rest = s.split(begin, 1)
     _, tail = rest.split(end, 1)
-    readme.write_text(f"{head}{begin}\n{text}\n{end}{tail}")
+    return f"{head}{begin}\n{text}\n{end}{tail}"
+
+
+def check_readme(readme: Path, block: str = "results") -> None:
+    """One line when the README cannot take the table (missing, unreadable, without the
+    block), said before any plot is drawn."""
+    try:
+        _with_block(Path(readme).read_text(encoding="utf-8"), "", block, readme)
+    except FileNotFoundError:
+        raise HarnessError(f"no such README: {readme}") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise HarnessError(f"cannot read {readme}: {exc}") from None
+
+
+def _save(fig, out: Path) -> None:  # type: ignore[no-untyped-def]
+    """The figure as a PNG, replacing ``out`` whole (the result-file rules)."""
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110)
+    files.replace(out, buf.getvalue())
 
 
 @dataclass(frozen=True)
@@ -240,6 +297,8 @@ def build(folder: Path, batches: Sequence[int] | None = None, out_f: int | None 
     """Draw the folder's plots, make its table and, with ``readme``, write the table into
     that README's block. ``batches`` default to ``DEFAULT_BATCHES``; ``out_f`` None means
     ``DEFAULT_OUT_F`` and 0 every row of the weight stages."""
+    if readme is not None:
+        check_readme(readme, block)
     written = plots(folder)
     text = tables(folder, list(batches or DEFAULT_BATCHES),
                   None if out_f == 0 else out_f or DEFAULT_OUT_F, stages)

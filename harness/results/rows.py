@@ -1,23 +1,24 @@
 """Benchmark results as CSV: one row per (stage, backend, variant, point), written as measured.
 
-Each row is flushed and fsync'ed before the next point starts, so an interrupted or crashed
-sweep leaves a valid CSV holding every finished row.
+Each row is written whole and fsync'ed before the next point starts, under the file's lock
+(the rules of :mod:`harness.results.files`), so an interrupted or crashed sweep leaves a
+valid CSV holding every finished row.
 """
 
 from __future__ import annotations
 
 import csv
-import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from harness.errors import HarnessError
+from harness.results import files
 
 COLUMNS: tuple[str, ...] = (
     "stage", "backend", "variant", "batch", "in_f", "out_f", "family", "params",
     "status", "reason", "verified", "l2", "launch",
     "median_us", "p10_us", "p90_us", "noise_pct", "samples",
+    "clock_mhz_median", "clock_mhz_min", "clock_mhz_nominal", "throttled_samples",
     "bytes", "flops", "gbps", "pct_peak", "peak_gbps", "speedup_vs_best_peer",
     "kernel_hash", "gpu", "driver", "cuda", "git_sha", "timestamp", "command",
 )
@@ -27,30 +28,26 @@ STATUSES = ("ok", "failed", "skipped", "oom")
 
 
 class CsvWriter:
-    """Appends rows with the fixed columns to ``path``; the header is written once."""
+    """Writes rows with the fixed columns to ``path``, each whole as it comes.
 
-    def __init__(self, path: Path, append: bool = False,
-                 columns: tuple[str, ...] = COLUMNS, require_status: bool = True) -> None:
+    ``existing`` says what to do with a file that already holds rows (``files.REFUSE``,
+    ``APPEND``: its header must match, a torn last row is cut away and ``repaired`` says
+    so; ``OVERWRITE``); ``root`` is the output folder no symlink may lead out of. The
+    file stays locked against other writers until :meth:`close`.
+    """
+
+    def __init__(self, path: Path, existing: str = files.REFUSE,
+                 columns: tuple[str, ...] = COLUMNS, require_status: bool = True,
+                 root: Path | None = None) -> None:
         self.path = Path(path)
         self.columns = columns
         self.require_status = require_status
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        exists = append and self.path.is_file() and self.path.stat().st_size > 0
-        if exists:
-            with self.path.open(newline="") as f:
-                header = next(csv.reader(f), [])
-            if tuple(header) != columns:
-                raise HarnessError(f"{self.path} has other columns than this harness writes; "
-                                   "write to a new file instead of appending")
-        self._f = self.path.open("a" if exists else "w", newline="")
-        self._w = csv.DictWriter(self._f, fieldnames=columns, extrasaction="raise")
-        if not exists:
-            self._w.writeheader()
-            self._sync()
+        self._file = files.RowFile(self.path, columns, existing, root)
 
-    def _sync(self) -> None:
-        self._f.flush()
-        os.fsync(self._f.fileno())
+    @property
+    def repaired(self) -> str:
+        """What was cut from the file before appending ('' when nothing)."""
+        return self._file.repaired
 
     def write(self, row: Mapping[str, Any]) -> None:
         """Write one row now; missing columns are left empty, unknown ones are an error."""
@@ -59,12 +56,11 @@ class CsvWriter:
         unknown = set(row) - set(self.columns)
         if unknown:
             raise ValueError(f"unknown columns: {', '.join(sorted(unknown))}")
-        self._w.writerow({c: _fmt(row.get(c, "")) for c in self.columns})
-        self._sync()
+        self._file.write([_fmt(row.get(c, "")) for c in self.columns])
 
     def close(self) -> None:
-        """Close the file (every row is already on disk)."""
-        self._f.close()
+        """Close the file and release its lock (every row is already on disk)."""
+        self._file.close()
 
     def __enter__(self) -> CsvWriter:
         return self

@@ -28,7 +28,8 @@ from harness.errors import BadInput, HarnessError
 from harness.results.rows import read_rows
 
 #: Options a replay sets itself: where the rows go, and whether peers run beside them.
-_REPLACED = {"--out": True, "--peers": True, "--append": False, "--no-append": False}
+_REPLACED = {"--out": True, "--peers": True, "--append": False, "--no-append": False,
+             "--overwrite": False}
 
 
 def stage_csvs(folder: Path) -> list[Path]:

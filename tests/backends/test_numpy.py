@@ -45,3 +45,27 @@ def test_out_of_memory_and_pipelines(reg) -> None:  # type: ignore[no-untyped-de
     assert runner.is_oom(MemoryError()) and not runner.is_oom(ValueError("out of memory"))
     with pytest.raises(HarnessError, match=r"only the pycuda backend runs it, not numpy$"):
         runner.pipeline(reg.pipelines["spike_quant_gemm"], reg.stages, {}, {}, 1, True)
+
+
+@pytest.mark.parametrize(("ref", "why"), [
+    (lambda r: {**r, "q": r["q"].astype(np.float64)},
+     "reference output q is float64[2, 9], declared int32[2, 9]"),
+    (lambda r: {**r, "q": r["q"][:, :4]},
+     "reference output q is int32[2, 4], declared int32[2, 9]"),
+    (lambda r: {**r, "vth": np.full(2, np.nan)}, "reference output vth has 2 NaN value(s)"),
+    (lambda r: {"vth": r["vth"]}, "reference gave no output q"),
+])
+def test_a_reference_that_lies_is_no_result(reg, ref, why: str) -> None:  # type: ignore[no-untyped-def]
+    """Its result is the reference: one of the wrong dtype or shape, or with a NaN, is an
+    error naming the plugin, never outputs cast into shape."""
+    import dataclasses
+    import re
+
+    from harness.errors import PluginError
+
+    st = reg.get("dynamic_spikes")
+    liar = dataclasses.replace(st, reference=lambda i, p, v: ref(st.reference(i, p, v)))
+    p = liar.point(batch=2, in_f=9)
+    x = liar.make_inputs(np.random.default_rng(0), "normal", p)
+    with pytest.raises(PluginError, match=f"^plugin dynamic_spikes: {re.escape(why)}"):
+        NumpyRunner().run(liar, liar.variants[0], x, p)

@@ -1,5 +1,6 @@
-"""Discovery: good, duplicate, malformed and broken plugins; entry points; the checks made
-when a plugin loads (its kernel's entry functions, families, block, reference)."""
+"""Discovery: good, duplicate, malformed and broken plugins (anything raised at import,
+SystemExit included); entry points; the checks made when a plugin loads (names, its kernel's
+entry functions, families, block, reference); external plugins switched off."""
 
 from __future__ import annotations
 
@@ -229,3 +230,112 @@ def test_every_builtin_description_and_help_is_shown() -> None:
             assert (f"variant {v.name}: {v.help}" if v.help else f"variant {v.name}") in text
         for a in item.axes:
             assert f"axis {a.name} = {a.default}: {a.help}" in text
+
+
+@pytest.mark.parametrize(("body", "why"), [
+    ("import sys\nsys.exit(0)\n", "exited while being imported (SystemExit: 0)"),
+    ("raise SystemExit('bye')\n", "exited while being imported (SystemExit: 'bye')"),
+    ("class Odd(BaseException):\n    pass\nraise Odd('no')\n", "Odd: no"),
+    ("raise GeneratorExit\n", "GeneratorExit"),
+    ("import os\nos.environ['X'] = '1'\nraise RuntimeError('two\\nlines')\n",
+     "RuntimeError: two lines"),
+])
+def test_anything_a_plugin_raises_at_import_is_a_problem(dirs: tuple[Path, Path], body: str,
+                                                         why: str) -> None:
+    p, k = dirs
+    for stem in ("good", "bad"):
+        (k / f"{stem}.cu").write_text(TOY_CU)
+    write_plugin(p, "good")
+    write_plugin(p, "bad", body=body)
+    reg = registry.discover([p], k, entry_points=False)
+    assert list(reg.stages) == ["good"]
+    assert [(pr.plugin, pr.message) for pr in reg.problems] == [("bad", why)]
+    assert "harness_plugin_bad" not in sys.modules
+
+
+def test_a_plugin_that_exits_while_being_checked_is_a_problem(dirs: tuple[Path, Path]) -> None:
+    p, k = dirs
+    (k / "toy.cu").write_text(TOY_CU)
+    write_plugin(p, "toy", body=toy_with(
+        "cases=({\"batch\": 1},),",
+        "cases=({\"batch\": 1},), workspace=lambda p: __import__('sys').exit(3),"))
+    reg = registry.discover([p], k, entry_points=False)
+    assert not reg.stages
+    assert reg.problems[0].message == "exited while being imported (SystemExit: 3)"
+
+
+def test_the_users_interrupt_goes_through(dirs: tuple[Path, Path]) -> None:
+    p, k = dirs
+    write_plugin(p, "toy", body="raise KeyboardInterrupt\n")
+    with pytest.raises(KeyboardInterrupt):
+        registry.discover([p], k, entry_points=False)
+
+
+@pytest.mark.parametrize(("old", "new", "problem"), [
+    ('name="{name}"', 'name="Toy"', "stage name 'Toy' is not [a-z][a-z0-9_]*"),
+    ("cases=(", 'variants=(Variant("=1+1"),), cases=(',
+     "variant name '=1+1' is not [a-z][a-z0-9_]*"),
+    ('families=("flat",)', 'families=("flat", "@x")', "family name '@x' is not"),
+    ('Axis("batch", 4)', 'Axis("Batch", 4)', "axis name 'Batch' is not"),
+])
+def test_names_are_checked_at_load(dirs: tuple[Path, Path], old: str, new: str,
+                                   problem: str) -> None:
+    p, k = dirs
+    stem = "Toy" if "Toy" in new else "toy"
+    (k / f"{stem}.cu").write_text(TOY_CU)
+    body = TOY.replace(old, new).format(name=stem).replace(
+        "import Axis, Exact, Stage", "import Axis, Exact, Stage, Variant")
+    write_plugin(p, stem, body=body)
+    reg = registry.discover([p], k, entry_points=False)
+    assert not reg.stages and problem in reg.problems[0].message, reg.problems
+
+
+@pytest.fixture
+def external(tmp_path: Path, monkeypatch) -> Path:  # type: ignore[no-untyped-def]
+    """A $HARNESS_PLUGIN_PATH folder holding the toy, its kernel beside it."""
+    d = tmp_path / "extra"
+    d.mkdir()
+    write_plugin(d, "toy")
+    (d / "toy.cu").write_text(TOY_CU)
+    monkeypatch.setenv(registry.PATH_ENV, str(d))
+    monkeypatch.delenv(registry.NO_EXTERNAL_ENV, raising=False)
+    return d
+
+
+def test_external_plugins_can_be_switched_off(external: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    reg = registry.discover(entry_points=False)
+    assert "toy" in reg.stages and "dynamic_spikes" in reg.stages and reg.external
+    reg = registry.discover(external=False)
+    assert "toy" not in reg.stages and "dynamic_spikes" in reg.stages and not reg.external
+    for value in ("1", "true", "YES", "on"):
+        monkeypatch.setenv(registry.NO_EXTERNAL_ENV, value)
+        assert "toy" not in registry.discover().stages
+    for value in ("0", "", "no"):
+        monkeypatch.setenv(registry.NO_EXTERNAL_ENV, value)
+        assert "toy" in registry.discover(entry_points=False).stages
+    monkeypatch.setenv(registry.NO_EXTERNAL_ENV, "maybe")
+    with pytest.raises(BadInput, match="HARNESS_NO_EXTERNAL_PLUGINS='maybe': expected 1"):
+        registry.discover()
+
+
+def test_entry_points_are_off_with_the_external_plugins(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    looked: list[str] = []
+
+    def entry_points(group: str) -> list[object]:
+        looked.append(group)
+        return []
+
+    monkeypatch.setattr(registry.metadata, "entry_points", entry_points)
+    registry.discover(external=False)
+    assert looked == []
+    registry.discover(external=True)
+    assert looked == [registry.ENTRY_POINT_GROUP]
+
+
+def test_a_plugin_path_that_points_nowhere_is_bad_input(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.delenv(registry.NO_EXTERNAL_ENV, raising=False)
+    monkeypatch.setenv(registry.PATH_ENV, str(tmp_path / "nowhere"))
+    with pytest.raises(BadInput, match=f"HARNESS_PLUGIN_PATH names {tmp_path}/nowhere, "
+                                       "which is not a folder"):
+        registry.discover()
+    assert "dynamic_spikes" in registry.discover(external=False).stages  # not looked at

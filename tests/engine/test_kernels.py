@@ -26,6 +26,7 @@ def test_check_reports_a_variant_that_does_not_compile_and_goes_on(reg, monkeypa
 
 
 def test_ledger_report(reg, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "empty.csv").write_text("")
     rep = kernels.ledger_report(reg, tmp_path / "empty.csv")
     n = sum(len(s.variants) for s in reg.stages.values()) + \
         sum(len(p.variants) for p in reg.pipelines.values())

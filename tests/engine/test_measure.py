@@ -10,7 +10,7 @@ import pytest
 
 from harness.backends.numpy import NumpyRunner
 from harness.contract.backend import RunResult
-from harness.contract.timing import Timing, TimingConfig
+from harness.contract.timing import Clocks, Timing, TimingConfig
 from harness.engine import measure as m
 from harness.engine.jobs import plan
 from harness.results import pipeline_rows
@@ -66,6 +66,27 @@ def test_ok_row_derives_bandwidth_from_declared_bytes(jobs) -> None:  # type: ig
 def test_noise_above_target_is_said(jobs) -> None:  # type: ignore[no-untyped-def]
     row = m.measure(jobs[0], FakeGpu(converged=False), FAST, META)
     assert row["status"] == "ok" and row["reason"] == m.NOT_CONVERGED
+
+
+CLOCK_COLUMNS = ("clock_mhz_median", "clock_mhz_min", "clock_mhz_nominal", "throttled_samples")
+
+
+def test_the_sm_clock_and_its_throttled_samples_reach_the_row(jobs) -> None:  # type: ignore[no-untyped-def]
+    clocks = Clocks(1900.0, 1500.0, 1980.0, throttled=3, throttled_min_mhz=990.0)
+
+    class Clocked(FakeGpu):
+        def time(self, *args):  # type: ignore[no-untyped-def]
+            res, t = super().time(*args)
+            return res, dataclasses.replace(t, clocks=clocks)
+
+    row = m.measure(jobs[0], Clocked(), FAST, META)
+    assert row["status"] == "ok" and row["reason"] == clocks.note() != ""
+    assert tuple(row[c] for c in CLOCK_COLUMNS) == (1900.0, 1500.0, 1980.0, 3)
+    clocks = dataclasses.replace(clocks, throttled=0, throttled_min_mhz=None)
+    row = m.measure(jobs[0], Clocked(), FAST, META)
+    assert row["reason"] == "" and row["throttled_samples"] == 0
+    # Without a clock (the NumPy references) the columns stay empty.
+    assert not set(CLOCK_COLUMNS) & set(m.measure(jobs[0], FakeGpu(), FAST, META))
 
 
 def test_wrong_output_is_a_failed_row_that_keeps_its_time(jobs) -> None:  # type: ignore[no-untyped-def]
@@ -159,3 +180,45 @@ def test_pipeline_wrong_output_and_oom(reg, pipe_job, monkeypatch) -> None:  # t
     row = m.measure(pipe_job, HostRunner(corrupt=off), PIPE_CFG, META, reg.stages)
     assert row["status"] == "ok" and row["verified"] == "skipped"
     assert row["reason"] == f"{m.NOT_CONVERGED}; {m.NOT_VERIFIED}"
+
+
+def test_a_job_that_cannot_fit_is_an_oom_row_before_its_inputs_are_built(jobs, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from harness.engine import memory
+
+    drawn = []
+    job = dataclasses.replace(jobs[0], target=dataclasses.replace(
+        jobs[0].target, make_inputs=lambda rng, fam, p: drawn.append(p) or {}))
+    monkeypatch.setattr(memory, "host_available", lambda: 1024)
+    runner = FakeGpu()
+    row = m.measure(job, runner, FAST, META, guard=memory.MemoryGuard())
+    assert row["status"] == "oom" and drawn == [] and runner.timed == 0
+    assert row["reason"].startswith("out of memory (estimated before the inputs were built)")
+    assert row["reason"].endswith("of host memory, 0.0 GiB available")
+
+
+def test_a_plugin_that_exits_or_draws_other_inputs_is_a_failed_row(jobs) -> None:  # type: ignore[no-untyped-def]
+    import sys
+
+    def exits(rng, fam, p):  # type: ignore[no-untyped-def]
+        sys.exit(0)
+
+    def wide(rng, fam, p):  # type: ignore[no-untyped-def]
+        return {"x": np.zeros((p["batch"], p["in_f"]), np.float64)}
+
+    st = jobs[0].target
+    for make, why in [(exits, "the plugin exited (SystemExit: 0)"),
+                      (wide, "plugin dynamic_spikes: input x is float64[1, 64], declared "
+                             "float32[1, 64]")]:
+        job = dataclasses.replace(jobs[0], target=dataclasses.replace(st, make_inputs=make))
+        runner = FakeGpu()
+        row = m.measure(job, runner, FAST, META)
+        assert (row["status"], row["reason"]) == ("failed", why) and runner.timed == 0
+
+
+def test_host_memory_running_out_is_oom_on_any_backend(jobs) -> None:  # type: ignore[no-untyped-def]
+    class Strict(FakeGpu):
+        def is_oom(self, exc: BaseException) -> bool:
+            return False  # only device errors, as the pycuda backend's
+
+    row = m.measure(jobs[0], Strict(raise_exc=MemoryError("Unable to allocate")), FAST, META)
+    assert row["status"] == "oom" and row["reason"] == "out of memory: Unable to allocate"

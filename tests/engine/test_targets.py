@@ -55,3 +55,26 @@ def test_parsed_options_are_the_axes_a_variant_leaves_free(reg) -> None:  # type
     assert targets.parsed_options(enc.axes, opts, v) == {"k": 2.5}  # mode pinned, no group_size
     with pytest.raises(BadInput, match="k must be"):
         targets.parsed_options(enc.axes, {"k": "-1"}, v)
+
+
+def test_an_option_for_an_axis_no_target_has_is_bad_input(reg) -> None:  # type: ignore[no-untyped-def]
+    ds, cs = reg.get("dynamic_spikes"), reg.get("compute_scales")
+    targets.check_options([ds], {"k": "2"})
+    targets.check_options([ds, cs], {"k": "2", "group_size": "64"})  # each where it applies
+    targets.check_options([], {"k": "2"})
+    with pytest.raises(BadInput, match=r"^--group-size: dynamic_spikes has no axis "
+                                       r"'group_size' \(axes: batch, in_f, k, vth_min, "
+                                       r"vth_max\)$"):
+        targets.check_options([ds], {"group_size": "64"})
+    with pytest.raises(BadInput, match=r"^--mode: no selected stage has an axis 'mode'$"):
+        targets.check_options([ds, cs], {"mode": "bidirectional"})
+
+
+def test_a_name_given_twice_is_bad_input(reg) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(BadInput, match=r"^stage dynamic_spikes named twice$"):
+        targets.resolve(reg, ["dynamic_spikes", "find_min_max", "dynamic_spikes"], False)
+    enc = reg.get("spike_encode")
+    with pytest.raises(BadInput, match=r"^spike_encode: variant bidirectional named twice$"):
+        targets.select_variants(enc, ["bidirectional", "bidirectional"], {})
+    with pytest.raises(BadInput, match=r"^family normal named twice$"):
+        targets.check_families([enc], ["normal", "normal"])

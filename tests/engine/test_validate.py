@@ -306,3 +306,35 @@ def test_a_failed_case_is_the_reports_verdict(reg) -> None:  # type: ignore[no-u
     rep = validate.ValidationReport([validate.ValidationSummary("s", "v", "h", ["normal"],
                                                                 cases)])
     assert rep.failures == cases and rep.failure == f"{len(cases)} validation case(s) failed"
+
+
+def test_a_reference_that_lies_fails_the_case_on_every_backend(st) -> None:  # type: ignore[no-untyped-def]
+    """The judge checks the reference with the numpy backend's own check: a kernel's
+    outputs are never judged against a NaN reference."""
+    import dataclasses
+
+    def nan_ref(i, p, v, given=None):  # type: ignore[no-untyped-def]
+        r = st.reference(i, p, v, given)
+        return {**r, "vth": np.full_like(r["vth"], np.nan)}
+
+    liar = dataclasses.replace(st, reference=nan_ref)
+    p = liar.point(batch=2, in_f=9)
+    x = liar.make_inputs(np.random.default_rng(0), "normal", p)
+    res = Faulty(lambda o, a: None).run(st, st.variants[0], x, p)
+    comps, problems = validate.judge(liar, liar.variants[0], p, x, res)
+    assert comps == () and problems == ("reference output vth has 2 NaN value(s) of 2",)
+
+
+def test_inputs_against_their_declaration_fail_a_case_without_running(st) -> None:  # type: ignore[no-untyped-def]
+    import dataclasses
+
+    def wide(rng, fam, p):  # type: ignore[no-untyped-def]
+        return {"x": st.make_inputs(rng, fam, p)["x"].astype(np.float64)}
+
+    ran = []
+    liar = dataclasses.replace(st, make_inputs=wide)
+    out = list(validate.validate(liar, st.variants[0], Faulty(lambda o, a: ran.append(1)),
+                                 ["normal"], seeds=1))
+    assert ran == [] and all(not c.ok for c in out)
+    b, f = out[0].point["batch"], out[0].point["in_f"]
+    assert out[0].problems == (f"input x is float64[{b}, {f}], declared float32[{b}, {f}]",)

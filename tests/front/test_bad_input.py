@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import shutil
 import sys
+import time
 import types
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
+import harness
 from harness.contract import registry
+from harness.engine import memory
+from harness.errors import GpuUnavailable
 from harness.front.cli import app
 from harness.results import rows as results
 
@@ -24,6 +28,13 @@ def one_line(res, text: str, code: int = 2) -> None:  # type: ignore[no-untyped-
     lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
     assert lines and lines[0].startswith("error:") and text in lines[0], lines
     assert "Traceback" not in res.output
+
+
+def only_line(res, text: str) -> None:  # type: ignore[no-untyped-def]
+    """Exit 2 and one line on stderr, nothing else on the terminal."""
+    one_line(res, text)
+    assert len([ln for ln in res.stderr.splitlines() if ln.strip()]) == 1, res.stderr
+    assert res.stdout.strip() == "", res.stdout
 
 
 @pytest.mark.parametrize("args, text", [
@@ -85,7 +96,9 @@ def extra(tmp_path: Path, monkeypatch) -> Path:  # type: ignore[no-untyped-def]
 
 
 def _clone_stage(d: Path, name: str, kernel_text: str | None = None,
-                 inputs_nan: bool = False) -> None:
+                 inputs_nan: bool = False, tail: str = "") -> None:
+    """A copy of dynamic_spikes named ``name`` in ``d``; ``tail`` is code run after its
+    ``STAGE`` is made (to replace a field of it, say)."""
     src = (ROOT / "kernels" / "dynamic_spikes.cu").read_text()
     (d / f"{name}.cu").write_text(kernel_text if kernel_text is not None else src)
     make = ("def _mk(rng, fam, p):\n    x = _ds.make_inputs(rng, fam, p)['x']\n"
@@ -98,7 +111,7 @@ def _clone_stage(d: Path, name: str, kernel_text: str | None = None,
         "_ds = importlib.util.module_from_spec(_spec)\n_spec.loader.exec_module(_ds)\n"
         + make +
         f"STAGE = dataclasses.replace(_ds.STAGE, name={name!r}, kernel_dir=None,\n"
-        "                            make_inputs=_mk)\n")
+        "                            make_inputs=_mk)\n" + tail)
 
 
 def test_nonfinite_input_is_a_row_with_a_reason(extra: Path, tmp_path: Path) -> None:
@@ -132,3 +145,260 @@ def test_missing_fields_and_missing_kernel(extra: Path) -> None:
     assert "broken: plugin half" in res.stderr and "missing" in res.stderr
     assert "broken: plugin nokernel" in res.stderr and "nokernel.cu not found" in res.stderr
     assert "dynamic_spikes" in res.stdout
+
+
+# -- the terminal ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("args, text", [
+    (["bench", "--budget", "x"], "Invalid value for '--budget'"),
+    (["bench", "--budgte", "1"], "No such option: --budgte"),
+    (["benhc"], "No such command 'benhc'. Did you mean 'bench'?"),
+    (["profile"], "Missing argument 'stage'."),
+    (["bench", "--seed", "-1"], "Invalid value for '--seed': Input should be greater than or "
+                                "equal to 0"),
+    (["validate", "--seed", "-1"], "Invalid value for '--seed'"),
+    (["run", "--batch", "0"], "Invalid value for '--batch'"),
+])
+def test_a_parse_error_is_one_line(args: list[str], text: str) -> None:
+    """Not typer's usage line, hint and boxed panel: one line, exit 2."""
+    res = runner.invoke(app, args)
+    only_line(res, text)
+    assert "--help')" in res.stderr and "\u256d" not in res.output  # no box
+
+
+def test_h_is_help_and_version_prints_the_version() -> None:
+    for args in (["-h"], ["bench", "-h"], ["report", "-h"]):
+        res = runner.invoke(app, args)
+        assert res.exit_code == 0 and "Usage:" in res.stdout, (args, res.output)
+    res = runner.invoke(app, ["--version"])
+    assert res.exit_code == 0 and res.stdout == f"harness {harness.__version__}\n"
+
+
+# -- one line, not a traceback --------------------------------------------------------------
+
+def _stage_csv(folder: Path, median: str) -> Path:
+    folder.mkdir(exist_ok=True)
+    p = folder / "toy.csv"
+    ok = {c: "" for c in results.COLUMNS} | {
+        "stage": "toy", "backend": "pycuda", "variant": "default", "batch": "16384",
+        "in_f": "3584", "status": "ok", "median_us": "10", "p10_us": "9", "p90_us": "11",
+        "noise_pct": "0.5", "gbps": "100", "gpu": "H200", "git_sha": "abc"}
+    rows = [ok, {**ok, "batch": "32768", "median_us": median}]
+    p.write_text(",".join(results.COLUMNS) + "\n" + "".join(
+        ",".join(r[c] for c in results.COLUMNS) + "\n" for r in rows))
+    return p
+
+
+def test_report_to_a_missing_readme_draws_nothing(tmp_path: Path) -> None:
+    _stage_csv(tmp_path / "res", "20")
+    res = runner.invoke(app, ["report", str(tmp_path / "res"), "--readme",
+                              str(tmp_path / "nope.md")])
+    only_line(res, f"no such README: {tmp_path / 'nope.md'}")
+    assert not (tmp_path / "res" / "plots").exists()
+
+
+@pytest.mark.parametrize(("median", "text"), [
+    ("nan", "line 3: median_us is 'nan', not a positive number"),
+    ("0", "line 3: median_us is '0', not a positive number"),
+    ("-4", "line 3: median_us is '-4', not a positive number"),
+    ("fast", "line 3: median_us is 'fast', not a positive number"),
+])
+def test_report_over_a_bad_median_is_one_line(tmp_path: Path, median: str, text: str) -> None:
+    p = _stage_csv(tmp_path, median)
+    only_line(runner.invoke(app, ["report", str(tmp_path)]), f"{p}, {text}")
+
+
+def test_report_over_garbage_is_one_line(tmp_path: Path) -> None:
+    (tmp_path / "x.csv").write_bytes(bytes(range(128, 256)) * 8)
+    only_line(runner.invoke(app, ["report", str(tmp_path)]),
+              f"{tmp_path / 'x.csv'}: not a readable CSV (UnicodeDecodeError)")
+
+
+def test_ledger_path_that_is_no_ledger(tmp_path: Path) -> None:
+    only_line(runner.invoke(app, ["ledger", "--path", str(tmp_path / "none.csv")]),
+              f"no such ledger: {tmp_path / 'none.csv'}")
+    (tmp_path / "bin.csv").write_bytes(bytes(range(128, 256)))
+    only_line(runner.invoke(app, ["ledger", "--path", str(tmp_path / "bin.csv")]),
+              "bin.csv is not a ledger CSV (UnicodeDecodeError)")
+    (tmp_path / "other.csv").write_text("stage,variant,status,gpu\ndynamic_spikes,default,"
+                                        "pass,H200\n")
+    only_line(runner.invoke(app, ["ledger", "--path", str(tmp_path / "other.csv")]),
+              "other.csv is not a ledger CSV: no kernel_hash, date, cases, passed, "
+              "worst_error column(s)")
+
+
+def test_run_checks_the_gpu_before_building_inputs(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Batch 2^40 would be a MemoryError (a traceback) if the inputs came first."""
+
+    def no_gpu(device: int) -> None:
+        raise GpuUnavailable("no GPU here")
+
+    monkeypatch.setattr("harness.engine.pipeline.open_gpu", no_gpu)
+    start = time.monotonic()
+    only_line(runner.invoke(app, ["run", "--batch", "1099511627776"]), "error: no GPU here")
+    assert time.monotonic() - start < 20
+
+
+def test_run_of_a_point_that_cannot_fit_is_one_line(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    class Gpu:
+        backend = "pycuda"
+
+        def free_device_bytes(self) -> int:
+            return 140 << 30
+
+    monkeypatch.setattr("harness.engine.pipeline.open_gpu", lambda device: Gpu())
+    only_line(runner.invoke(app, ["run", "--batch", "1099511627776"]),
+              "spike_quant_gemm at batch=1099511627776, in_f=3584, out_f=3584")
+    res = runner.invoke(app, ["run", "--batch", "1099511627776"])
+    assert "out of memory (estimated before the inputs were built): needs about " in res.stderr
+
+
+# -- accepted silently no more --------------------------------------------------------------
+
+@pytest.mark.parametrize("args, text", [
+    (["bench", "dynamic_spikes", "--group-size", "64"],
+     "--group-size: dynamic_spikes has no axis 'group_size'"),
+    (["bench", "compute_scales", "--k", "2"], "--k: compute_scales has no axis 'k'"),
+    (["bench", "find_min_max", "--mode", "bidirectional"],
+     "--mode: find_min_max has no axis 'mode'"),
+    (["bench", "compute_scales", "weight_quantize", "--k", "2"],
+     "--k: no selected stage has an axis 'k'"),
+    (["validate", "compute_scales", "--mode", "bidirectional"],
+     "--mode: compute_scales has no axis 'mode'"),
+    (["profile", "compute_scales", "--batch", "4"], "--batch: compute_scales has no axis"),
+    (["run", "activation_path", "--out-f", "8"], "--out-f: activation_path has no axis 'out_f'"),
+    (["bench", "dynamic_spikes", "dynamic_spikes"], "stage dynamic_spikes named twice"),
+    (["validate", "find_min_max", "find_min_max"], "stage find_min_max named twice"),
+    (["bench", "dynamic_spikes", "--variant", "away", "--variant", "away"],
+     "dynamic_spikes: variant away named twice"),
+])
+def test_options_that_would_be_dropped_or_doubled(args: list[str], text: str) -> None:
+    only_line(runner.invoke(app, args), text)
+
+
+def test_a_plugin_path_that_points_nowhere(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv(registry.NO_EXTERNAL_ENV, "0")
+    monkeypatch.setenv(registry.PATH_ENV, str(tmp_path / "nowhere"))
+    only_line(runner.invoke(app, ["list"]), f"HARNESS_PLUGIN_PATH names {tmp_path}/nowhere, "
+                                            "which is not a folder")
+    res = runner.invoke(app, ["--no-external-plugins", "list"])
+    assert res.exit_code == 0 and "dynamic_spikes" in res.stdout, res.output
+
+
+# -- memory ---------------------------------------------------------------------------------
+
+def test_a_cpu_sweep_to_batch_2_40_ends_in_oom_rows(tmp_path: Path) -> None:
+    start = time.monotonic()
+    res = runner.invoke(app, ["bench", "dynamic_spikes", "--backend", "numpy", "--sweep",
+                              "batch=68719476736..1099511627776", "--out", str(tmp_path)])
+    assert res.exit_code == 0, res.output
+    rows = results.read_rows(tmp_path / "dynamic_spikes.csv")
+    assert [r["batch"] for r in rows] == [str(2**i) for i in range(36, 41)]
+    assert all(r["status"] == "oom" and r["reason"].startswith(
+        "out of memory (estimated before the inputs were built): needs about ")
+        and "of host memory" in r["reason"] for r in rows)
+    assert time.monotonic() - start < 30
+
+
+def test_points_beyond_free_memory_are_oom_rows_and_the_rest_run(tmp_path: Path,
+                                                                monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(memory, "host_available", lambda: 64 << 20)
+    res = runner.invoke(app, ["bench", "dynamic_spikes", "--backend", "numpy", "--sweep",
+                              "batch=1,65536", "--out", str(tmp_path), "--budget", "0.05"])
+    assert res.exit_code == 0, res.output
+    rows = results.read_rows(tmp_path / "dynamic_spikes.csv")
+    assert [(r["batch"], r["status"]) for r in rows] == [("1", "ok"), ("65536", "oom")]
+    assert rows[1]["reason"].endswith("of host memory, 0.1 GiB available")
+
+
+# -- plugins that cannot take the harness down or lie ---------------------------------------
+
+@pytest.fixture
+def quiet_extra(extra: Path, monkeypatch) -> Path:  # type: ignore[no-untyped-def]
+    """The $HARNESS_PLUGIN_PATH folder, external plugins on (the variable restored after)."""
+    monkeypatch.setenv(registry.NO_EXTERNAL_ENV, "0")
+    return extra
+
+
+def test_a_plugin_that_exits_at_import_is_a_broken_plugin(quiet_extra: Path,
+                                                          tmp_path: Path) -> None:
+    (quiet_extra / "quitter.py").write_text("import sys\nsys.exit(0)\n")
+    res = runner.invoke(app, ["list"])
+    assert res.exit_code == 1
+    assert "broken: plugin quitter" in res.stderr
+    assert "exited while being imported (SystemExit: 0)" in res.stderr
+    res = runner.invoke(app, ["bench", "dynamic_spikes", "--backend", "numpy", "--sweep",
+                              "batch=2", "--sweep", "in_f=9", "--out", str(tmp_path / "o")])
+    assert res.exit_code == 0, res.output
+    assert "warning: plugin quitter" in res.stderr
+    assert results.read_rows(tmp_path / "o" / "dynamic_spikes.csv")[0]["status"] == "ok"
+
+
+def test_external_plugins_switched_off(quiet_extra: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    _clone_stage(quiet_extra, "copied")
+    (quiet_extra / "quitter.py").write_text("import sys\nsys.exit(0)\n")
+    assert "copied" in runner.invoke(app, ["list"]).stdout
+    res = runner.invoke(app, ["--no-external-plugins", "list"])
+    assert res.exit_code == 0 and "copied" not in res.stdout and "quitter" not in res.output
+    monkeypatch.setenv(registry.NO_EXTERNAL_ENV, "1")
+    res = runner.invoke(app, ["list"])
+    assert res.exit_code == 0 and "copied" not in res.stdout
+    monkeypatch.setenv(registry.NO_EXTERNAL_ENV, "perhaps")
+    only_line(runner.invoke(app, ["list"]), "HARNESS_NO_EXTERNAL_PLUGINS='perhaps': expected 1")
+
+
+def test_a_name_that_would_be_a_formula_never_reaches_a_csv(quiet_extra: Path,
+                                                           tmp_path: Path) -> None:
+    _clone_stage(quiet_extra, "evil", tail="STAGE = dataclasses.replace(STAGE, variants=("
+                 "dataclasses.replace(STAGE.variants[0], name='=HYPERLINK(\"x\")'),))\n")
+    res = runner.invoke(app, ["list"])
+    assert res.exit_code == 1
+    assert "variant name '=HYPERLINK(\"x\")' is not [a-z][a-z0-9_]*" in res.stderr
+    res = runner.invoke(app, ["bench", "evil", "--backend", "numpy", "--out", str(tmp_path)])
+    assert res.exit_code == 2 and "Traceback" not in res.output
+    assert res.stderr.splitlines()[-1].startswith("error: plugin evil (")  # after its warning
+    assert not list(tmp_path.glob("*.csv"))
+
+
+_REF = ("_ref = STAGE.reference\n"
+        "def _liar(i, p, v, given=None):\n"
+        "    r = dict(_ref(i, p, v, given))\n"
+        "    {change}\n"
+        "    return r\n"
+        "STAGE = dataclasses.replace(STAGE, reference=_liar)\n")
+
+
+@pytest.mark.parametrize(("change", "why"), [
+    ("r['q'] = r['q'].astype('float64')", "reference output q is float64[2, 9], declared "
+                                          "int32[2, 9]"),
+    ("r['q'] = r['q'][:, :3]", "reference output q is int32[2, 3], declared int32[2, 9]"),
+    ("r['vth'] = r['vth'] * float('nan')", "reference output vth has 2 NaN value(s) of 2"),
+])
+def test_a_reference_that_lies_is_a_failed_row(quiet_extra: Path, tmp_path: Path,
+                                               change: str, why: str) -> None:
+    _clone_stage(quiet_extra, "liar", tail=_REF.format(change=change))
+    res = runner.invoke(app, ["bench", "liar", "--backend", "numpy", "--sweep", "batch=2",
+                              "--sweep", "in_f=9", "--out", str(tmp_path)])
+    assert res.exit_code == 1, res.output
+    row = results.read_rows(tmp_path / "liar.csv")[0]
+    assert (row["status"], row["reason"]) == ("failed", f"plugin liar: {why}")
+
+
+@pytest.mark.parametrize(("make", "why"), [
+    ("x.astype('float64')", "input x is float64[2, 9], declared float32[2, 9]"),
+    ("x[:, :5].copy()", "input x is float32[2, 5], declared float32[2, 9]"),
+    ("x.tolist()", "input x is a list, not a NumPy array"),
+])
+def test_inputs_unlike_their_declaration_are_a_failed_row(quiet_extra: Path, tmp_path: Path,
+                                                          make: str, why: str) -> None:
+    _clone_stage(quiet_extra, "odd", tail=(
+        "_mk0 = STAGE.make_inputs\n"
+        "def _odd(rng, fam, p):\n"
+        "    x = _mk0(rng, fam, p)['x']\n"
+        f"    return {{'x': {make}}}\n"
+        "STAGE = dataclasses.replace(STAGE, make_inputs=_odd)\n"))
+    res = runner.invoke(app, ["bench", "odd", "--backend", "numpy", "--sweep", "batch=2",
+                              "--sweep", "in_f=9", "--out", str(tmp_path)])
+    assert res.exit_code == 1, res.output
+    row = results.read_rows(tmp_path / "odd.csv")[0]
+    assert (row["status"], row["reason"]) == ("failed", f"plugin odd: {why}")

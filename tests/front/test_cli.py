@@ -96,6 +96,7 @@ def test_define_sweeps_compiled_parameters(tmp_path: Path) -> None:
 
 def test_ledger_check(tmp_path: Path) -> None:
     assert run("ledger", "--check").exit_code == 0
+    (tmp_path / "empty.csv").write_text("")
     res = run("ledger", "--check", "--path", str(tmp_path / "empty.csv"))
     assert res.exit_code == 2 and "without a passing GPU validation" in res.stderr
     assert "MISSING" in res.stdout

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from harness.contract import kernel as compiler
+from harness.errors import BadInput
 from harness.results import ledger
 
 
@@ -28,8 +31,21 @@ def test_check_needs_a_passing_gpu_row_at_the_current_hash(reg, tmp_path: Path) 
     assert all(s.ok for s in ledger.check([st], ledger.read(p)))
 
 
-def test_missing_ledger_reads_empty(tmp_path: Path) -> None:
-    assert ledger.read(tmp_path / "none.csv") == []
+def test_missing_ledger_reads_empty(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """No ledger yet at the default place: no rows. A ledger named that is not there, or
+    is no ledger, is bad input."""
+    monkeypatch.setattr(ledger, "default_path", lambda: tmp_path / "none.csv")
+    assert ledger.read() == []
+    (tmp_path / "empty.csv").write_text("")
+    assert ledger.read(tmp_path / "empty.csv") == []
+    with pytest.raises(BadInput, match=r"no such ledger: .*none\.csv"):
+        ledger.read(tmp_path / "none.csv")
+    (tmp_path / "other.csv").write_text("stage,variant,gpu\na,b,c\n")
+    with pytest.raises(BadInput, match="not a ledger CSV: no kernel_hash, status, date"):
+        ledger.read(tmp_path / "other.csv")
+    (tmp_path / "bin.csv").write_bytes(bytes(range(128, 256)))
+    with pytest.raises(BadInput, match=r"bin\.csv is not a ledger CSV \(UnicodeDecodeError"):
+        ledger.read(tmp_path / "bin.csv")
 
 
 def test_committed_ledger_covers_every_builtin_kernel(reg) -> None:  # type: ignore[no-untyped-def]

@@ -32,4 +32,4 @@ def test_rows_and_their_summaries(tmp_path: Path) -> None:
     w = pipeline_rows.PipelineCsv(alone, "p", summaries=False)
     w.write(row)
     w.close()
-    assert [f.name for f in alone.iterdir()] == ["p.csv"]
+    assert [f.name for f in alone.glob("*.csv")] == ["p.csv"]

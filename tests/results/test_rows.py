@@ -1,13 +1,17 @@
-"""CSV schema and incremental writing."""
+"""CSV schema and incremental writing: each row whole, an existing file replaced only on
+request, a torn last row cut away before appending."""
 
 from __future__ import annotations
 
 import csv
+import errno
+import os
 from pathlib import Path
 
 import pytest
 
 from harness.errors import HarnessError
+from harness.results import files
 from harness.results import rows as results
 
 REQUIRED = (
@@ -39,16 +43,85 @@ def test_append_keeps_rows_and_checks_header(tmp_path: Path) -> None:
     p = tmp_path / "s.csv"
     with results.CsvWriter(p) as w:
         w.write({"stage": "a", "status": "ok"})
-    with results.CsvWriter(p, append=True) as w:
+    with results.CsvWriter(p, files.APPEND) as w:
         w.write({"stage": "b", "status": "ok"})
     assert [r["stage"] for r in results.read_rows(p)] == ["a", "b"]
-    with results.CsvWriter(p) as w:  # not appending: a fresh file
+    with pytest.raises(HarnessError, match="exists: --append adds to it, --overwrite "):
+        results.CsvWriter(p)  # neither: the rows are not replaced silently
+    assert [r["stage"] for r in results.read_rows(p)] == ["a", "b"]
+    with results.CsvWriter(p, files.OVERWRITE) as w:  # asked for: a fresh file
         w.write({"stage": "c", "status": "ok"})
     assert [r["stage"] for r in results.read_rows(p)] == ["c"]
     other = tmp_path / "o.csv"
     other.write_text("x,y\n1,2\n")
     with pytest.raises(HarnessError, match="other columns"):
-        results.CsvWriter(other, append=True)
+        results.CsvWriter(other, files.APPEND)
+    assert other.read_text() == "x,y\n1,2\n"
+
+
+def test_a_file_without_rows_is_not_results(tmp_path: Path) -> None:
+    """Empty, a header alone, or a header cut short: nothing to lose, so no flag needed."""
+    header = ",".join(results.COLUMNS)
+    for i, text in enumerate(["", header + "\r\n", header[:17]]):
+        p = tmp_path / f"s{i}.csv"
+        p.write_text(text)
+        with results.CsvWriter(p) as w:
+            w.write({"stage": "a", "status": "ok"})
+        assert [r["stage"] for r in results.read_rows(p)] == ["a"], text
+
+
+def test_a_torn_last_row_is_cut_before_appending(tmp_path: Path) -> None:
+    p = tmp_path / "s.csv"
+    with results.CsvWriter(p) as w:
+        w.write({"stage": "a", "status": "ok", "reason": "two\nlines"})
+        w.write({"stage": "b", "status": "ok"})
+    whole = p.read_bytes()
+    for cut in (1, 20, len(whole) - whole.index(b"\nb,") - 3):  # the last row cut short
+        p.write_bytes(whole[:-cut])
+        with results.CsvWriter(p, files.APPEND) as w:
+            assert w.repaired.startswith(f"repaired {p}: cut a torn last row (")
+            w.write({"stage": "c", "status": "ok"})
+        assert [r["stage"] for r in results.read_rows(p)] == ["a", "c"], cut
+        assert results.read_rows(p)[0]["reason"] == "two\nlines"
+    with results.CsvWriter(p, files.APPEND) as w:  # a whole file: nothing to repair
+        assert w.repaired == ""
+
+
+def test_a_file_damaged_before_its_last_row_is_refused(tmp_path: Path) -> None:
+    """Rows glued together mid-file (what unlocked writers left) are not guessed at."""
+    p = tmp_path / "s.csv"
+    with results.CsvWriter(p) as w:
+        for s in "abc":
+            w.write({"stage": s, "status": "ok"})
+    lines = p.read_bytes().split(b"\r\n")
+    lines[1] = lines[1][:-5]  # glue a cut row onto the next one
+    p.write_bytes(b"\r\n".join([*lines[:1], lines[1] + lines[2], *lines[3:]]))
+    before = p.read_bytes()
+    with pytest.raises(HarnessError, match=r"row 1 has \d+ fields where the header has"):
+        results.CsvWriter(p, files.APPEND)
+    assert p.read_bytes() == before  # untouched
+
+
+def test_a_full_disk_keeps_every_whole_row(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A write that fails half way (ENOSPC after some bytes) is cut back off: the file ends
+    on its last whole row, and the error says how many rows were kept."""
+    p = tmp_path / "s.csv"
+    w = results.CsvWriter(p)
+    w.write({"stage": "a", "status": "ok"})
+    w.write({"stage": "b", "status": "ok"})
+    real = os.write
+
+    def full(fd: int, data: bytes) -> int:
+        real(fd, bytes(data)[:7])  # some bytes land, as on a disk filling up
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(files, "_write", full)
+    with pytest.raises(HarnessError, match=r"No space left on device; the 2 row\(s\) this run "
+                       "wrote there are kept, the file is whole"):
+        w.write({"stage": "c", "status": "ok"})
+    w.close()
+    assert [r["stage"] for r in results.read_rows(p)] == ["a", "b"]
+    assert p.read_bytes().endswith(b"\r\n")
 
 
 def test_bad_status_and_unknown_columns_are_refused(tmp_path: Path) -> None:

@@ -7,10 +7,10 @@ from collections.abc import Callable
 from typing import Any
 
 from harness.backends.pycuda.buffers import alloc
-from harness.contract.timing import Timing, TimingConfig, measure
+from harness.contract.timing import Sample, Timing, TimingConfig, measure
 
 #: Makes a sampler of some work: ``(enqueue, cold) -> sample`` (the runner's ``sampler``).
-Sampler = Callable[[Callable[[], None], bool], Callable[[], float]]
+Sampler = Callable[[Callable[[], None], bool], Callable[[], Sample]]
 
 
 def copy_bandwidth(drv: Any, stream: Any, sampler: Sampler, nbytes: int,

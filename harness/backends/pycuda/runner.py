@@ -25,10 +25,10 @@ from harness.backends.pycuda.graphs import Graph
 from harness.backends.pycuda.l2 import FlushAndHold
 from harness.backends.pycuda.launcher import ModuleLauncher
 from harness.backends.pycuda.pipeline import run_pipeline
-from harness.backends.pycuda.sampling import event_sampler
+from harness.backends.pycuda.sampling import ClockProbe, event_sampler
 from harness.contract.backend import RunResult
 from harness.contract.stage import Pipeline, Point, Stage, Variant
-from harness.contract.timing import Timing, TimingConfig, measure
+from harness.contract.timing import Sample, Timing, TimingConfig, measure
 
 
 class GpuRunner:
@@ -50,6 +50,8 @@ class GpuRunner:
         #: What is enqueued ahead of a timed region on :attr:`stream`.
         self.prelude = FlushAndHold(self.drv, self.stream, info.arch, info.l2_bytes,
                                     info.sm_count)
+        #: The SM clock, measured after each sample on :attr:`stream`.
+        self.clock = ClockProbe(self.drv, self.stream, info.arch, info.sm_clock_mhz)
 
     def module(self, stage: Stage, variant: Variant) -> Any:
         """The compiled module of a stage variant (compiled on first use, then cached)."""
@@ -58,12 +60,13 @@ class GpuRunner:
     def launcher(self, stage: Stage, variant: Variant) -> ModuleLauncher:
         """A launcher bound to the stage variant's module and this runner's stream."""
         return ModuleLauncher(stage, self.module(stage, variant), self.stream,
-                              stage.block_for(variant))
+                              stage.block_for(variant), self.device.info.sm_count,
+                              lambda: self.modules.cubin(stage, variant))
 
-    def sampler(self, enqueue: Callable[[], None], cold: bool) -> Callable[[], float]:
+    def sampler(self, enqueue: Callable[[], None], cold: bool) -> Callable[[], Sample]:
         """One event-timed sample of what ``enqueue`` puts on this runner's stream per call
-        (µs), the L2 flushed first (``cold``) or the stream held."""
-        return event_sampler(self.drv, self.stream, self.prelude, enqueue, cold)
+        (µs), the L2 flushed first (``cold``) or the stream held, the SM clock read after."""
+        return event_sampler(self.drv, self.stream, self.prelude, self.clock, enqueue, cold)
 
     def run(self, stage: Stage, variant: Variant, inputs: Mapping[str, np.ndarray],
             point: Point) -> RunResult:
@@ -152,3 +155,7 @@ class GpuRunner:
     def is_oom(self, exc: BaseException) -> bool:
         """Whether an exception is the device running out of memory."""
         return isinstance(exc, self.drv.MemoryError) or "out of memory" in str(exc).lower()
+
+    def free_device_bytes(self) -> int:
+        """Free device memory now (what the engine's memory guard weighs a point against)."""
+        return int(self.drv.mem_get_info()[0])

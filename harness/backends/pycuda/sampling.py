@@ -1,24 +1,68 @@
 """One timed sample on the GPU: the work of one run between two CUDA events, with the L2
-flush (cold) or the stream hold (warm) enqueued ahead of it."""
+flush (cold) or the stream hold (warm) enqueued ahead of it, and the SM clock measured
+after it (``contract.timing.Sample``)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
+from harness.backends.pycuda.buffers import alloc
+from harness.backends.pycuda.compile import compile_timing_kernels
 from harness.backends.pycuda.l2 import FlushAndHold
+from harness.contract.timing import Sample
 
 #: How long the delay kernel holds the stream before a warm sample (hides launch overhead).
 HOT_DELAY_NS = 20_000
+#: How long the clock kernel counts SM cycles. Its two reads are each one loop turn (tens of
+#: ns) after a tick of the global timer, and the turns cancel, so 10 µs keeps the error well
+#: under 1 %; it adds about that much to each sample's wall time, none to its events.
+CLOCK_NS = 10_000
 
 
-def event_sampler(drv: Any, stream: Any, prelude: FlushAndHold, enqueue: Callable[[], None],
-                  cold: bool) -> Callable[[], float]:
-    """A function returning one sample of ``enqueue`` on ``stream``, in µs (what
-    ``harness.contract.timing.measure`` calls); its two events are made once."""
+class ClockProbe:
+    """The SM clock of one device, measured on one stream by the clock kernel
+    (``timing.cu``); compiled and its 16 bytes allocated on first use, then kept."""
+
+    def __init__(self, drv: Any, stream: Any, arch: str, nominal_mhz: float) -> None:
+        self.drv = drv
+        self.stream = stream
+        #: The device's nominal SM clock (``CLOCK_RATE``), what a reading is judged against.
+        self.nominal_mhz = float(nominal_mhz)
+        self._arch = arch
+        self._kernel: Any = None
+        self._out: Any = None
+        self._host: np.ndarray | None = None
+
+    def enqueue(self) -> None:
+        """Enqueue the clock kernel and the copy of its cycles and nanoseconds to the host;
+        :meth:`mhz` reads them once the stream is synchronised."""
+        if self._kernel is None:
+            self._kernel = compile_timing_kernels(self._arch).get_function("harness_clock")
+            self._kernel.prepare("QP")
+            self._out = alloc(self.drv, 16)
+            self._host = self.drv.pagelocked_empty((2,), np.uint64)
+        self._kernel.prepared_async_call((1, 1, 1), (1, 1, 1), self.stream,
+                                         np.uint64(CLOCK_NS), int(self._out))
+        self.drv.memcpy_dtoh_async(self._host, self._out, self.stream)
+
+    def mhz(self) -> float:
+        """The clock the last probe measured: cycles over microseconds."""
+        assert self._host is not None, "enqueue() first"
+        cycles, ns = (int(v) for v in self._host)
+        return 1000.0 * cycles / ns
+
+
+def event_sampler(drv: Any, stream: Any, prelude: FlushAndHold, probe: ClockProbe,
+                  enqueue: Callable[[], None], cold: bool) -> Callable[[], Sample]:
+    """A function returning one sample of ``enqueue`` on ``stream`` (µs) with the SM clock
+    measured after it (what ``harness.contract.timing.measure`` calls); its two events are
+    made once."""
     start, end = drv.Event(), drv.Event()
 
-    def sample() -> float:
+    def sample() -> Sample:
         # The flush (or delay) keeps the GPU busy while the host enqueues the events
         # and the run's launches, so host launch overhead is not inside the timed region.
         if cold:
@@ -28,7 +72,17 @@ def event_sampler(drv: Any, stream: Any, prelude: FlushAndHold, enqueue: Callabl
         start.record(stream)
         enqueue()
         end.record(stream)
-        end.synchronize()
-        return start.time_till(end) * 1000.0
+        # The clock kernel comes after the end event, so the timed interval is exactly what
+        # it was without it, and before the next sample's flush, so the order flush, start,
+        # work, end is kept too. It reads no memory and writes one 16-byte line: a cold
+        # sample's flush evicts that line (its write-back lands in the flush, not in the
+        # next timed region); a warm sample loses nothing but that line of what the work
+        # left in L2. It reads the clock just after the work, not during it: the GPU's
+        # clock management acts over milliseconds, so that is the clock the work ran at
+        # (nvbench brackets the sample instead, which the global timer's tick cannot
+        # resolve for a sample of a few µs).
+        probe.enqueue()
+        stream.synchronize()
+        return Sample(start.time_till(end) * 1000.0, probe.mhz(), probe.nominal_mhz)
 
     return sample

@@ -28,3 +28,24 @@ extern "C" __global__ void harness_flush(const int4* __restrict__ buf, long long
     }
     if (acc != 0) *sink = acc;
 }
+
+// The SM clock, measured as nvbench does (nvbench/detail/gpu_frequency.cxx: SM cycles of
+// clock64() over nanoseconds of %globaltimer), by one thread on one SM: out[0] = cycles,
+// out[1] = nanoseconds, over at least `ns` ns; MHz = cycles / ns * 1000. The global timer
+// can tick as coarsely as once a microsecond, so both clock64() reads follow a tick of it
+// (the first read after the timer changed): the nanoseconds between them are exact to one
+// turn of the same loop, not to one tick. Reads no memory; writes 16 bytes.
+extern "C" __global__ void harness_clock(unsigned long long ns, unsigned long long* out) {
+    unsigned long long t, t0, t1;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    do {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+    } while (t0 == t);
+    const long long c0 = clock64();
+    do {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t1));
+    } while (t1 - t0 < ns);
+    const long long c1 = clock64();
+    out[0] = (unsigned long long)(c1 - c0);
+    out[1] = t1 - t0;
+}

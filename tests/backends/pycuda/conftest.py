@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.backends.pycuda import compile as compile_mod
-from harness.backends.pycuda import l2
+from harness.backends.pycuda import l2, sampling
 from harness.backends.pycuda.runner import GpuRunner
 from harness.contract.stage import Stage
 from tests.backends.pycuda.fakes import (
@@ -36,6 +36,7 @@ def fake_compilers(drv: FakeDriver, monkeypatch: pytest.MonkeyPatch) -> None:
         return timing_module(drv)
 
     monkeypatch.setattr(l2, "compile_timing_kernels", timing)
+    monkeypatch.setattr(sampling, "compile_timing_kernels", timing)
 
 
 @pytest.fixture

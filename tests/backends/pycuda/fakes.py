@@ -20,6 +20,8 @@ from harness.contract.stage import Axis, Stage, Variant
 
 #: What every fake event pair measures, in ms (so every sample is 12.5 µs).
 EVENT_MS = 0.0125
+#: The fake device's nominal SM clock, and what its clock kernel measures, in MHz.
+SM_CLOCK_MHZ = 1980
 
 
 class Alloc:
@@ -176,15 +178,24 @@ class FakeModule:
         return self.functions[name]
 
 
+def clock_kernel(mhz: Callable[[], float]) -> Kernel:
+    """A fake ``harness_clock``: writes the cycles and nanoseconds of a clock of ``mhz()``."""
+    def kernel(drv: FakeDriver, grid: Any, block: Any, ns: np.uint64, out: int) -> None:
+        drv.array_at(out, 2, np.uint64)[:] = [round(int(ns) * mhz() / 1000), int(ns)]
+    return kernel
+
+
 def timing_module(drv: FakeDriver) -> FakeModule:
-    """The backend's timing kernels: they only show up in the log."""
-    return FakeModule(drv, {"harness_delay": lambda *a: None, "harness_flush": lambda *a: None})
+    """The backend's timing kernels: the delay and the flush only show up in the log, the
+    clock kernel measures the nominal clock."""
+    return FakeModule(drv, {"harness_delay": lambda *a: None, "harness_flush": lambda *a: None,
+                            "harness_clock": clock_kernel(lambda: SM_CLOCK_MHZ)})
 
 
 def fake_device(drv: FakeDriver, l2_bytes: int = 4096, sm_count: int = 2) -> Any:
     """What GpuRunner reads of a ``context.Device``."""
     return SimpleNamespace(driver=drv, info=SimpleNamespace(
-        arch="sm_90", l2_bytes=l2_bytes, sm_count=sm_count))
+        arch="sm_90", l2_bytes=l2_bytes, sm_count=sm_count, sm_clock_mhz=SM_CLOCK_MHZ))
 
 
 # -- a toy stage: y = 2 x, with kernels that get it right or wrong -----------------------

@@ -1,0 +1,48 @@
+"""SIGTERM handled as Ctrl-C (SIGINT) is: the command stops where it is, by an exception.
+
+A process manager, a CI timeout or ``kill`` sends SIGTERM, whose default action ends the
+process at once; raised as an exception instead, it unwinds like Ctrl-C's
+``KeyboardInterrupt``: files are closed and their locks released, every finished row is
+kept (each was written whole), the CLI says so in one line and exits with the signal's
+conventional status, 128 + its number (130 for SIGINT, 143 for SIGTERM).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import threading
+from collections.abc import Iterator
+from types import FrameType
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM arrived: unwind as Ctrl-C does."""
+
+
+def _raise(signum: int, frame: FrameType | None) -> None:
+    raise Terminated
+
+
+@contextlib.contextmanager
+def sigterm_interrupts() -> Iterator[None]:
+    """Within: SIGTERM raises :class:`Terminated` in the main thread (a handler can only be
+    set there; elsewhere nothing changes). The previous handler comes back after."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGTERM, _raise)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def name(exc: KeyboardInterrupt) -> str:
+    """The signal behind an interruption: ``SIGTERM`` or ``SIGINT``."""
+    return "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
+
+
+def exit_code(exc: KeyboardInterrupt) -> int:
+    """128 + the signal's number: 143 for SIGTERM, 130 for SIGINT (Ctrl-C)."""
+    return 128 + (signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT)

@@ -1,0 +1,292 @@
+"""Result files that are never corrupted or silently lost: the rules every writer follows.
+
+Every command that writes a result file (bench, profile, sanitize, calibrate, the ledger of
+``validate --record``, report's plots and README) goes through here:
+
+- **One writer per file at a time.** A lock (``filelock``: an OS lock, released by the
+  kernel when its process dies, so a killed run leaves none behind) on a hidden
+  ``.<name>.lock`` beside the file is held while the file is open; a second writer gets a
+  one-line error naming the file.
+- **An existing file is replaced only on request**: what to do with one is ``REFUSE``
+  (the default: one line saying how to ask), ``APPEND`` or ``OVERWRITE``.
+- **Rows are written whole**: each is one ``write`` and ``fsync``; one that fails (a full
+  disk) is cut back off, so the file ends on its last whole row, and one line says how many
+  rows were kept. Before appending, a torn last row (a writer killed mid-write) is cut away
+  and reported; a file damaged before its last row, or of other columns, is refused
+  (:mod:`harness.results.scan` reads what an existing file holds).
+- **No symlink is followed out of the output folder.**
+- **Whole files** (a plot, a calibration, a README) are replaced atomically: written to a
+  temporary file beside them, synced, then renamed over them.
+
+Errors are :class:`ResultFileError`: one line, exit status 2, raised before anything is
+written where the problem can be known then.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import csv
+import errno
+import io
+import os
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock, Timeout
+
+from harness.errors import BadInput, HarnessError
+from harness.results.scan import scan
+
+#: What a writer does with a file that already holds something.
+REFUSE, APPEND, OVERWRITE = "refuse", "append", "overwrite"
+
+
+class ResultFileError(HarnessError):
+    """A result file that cannot be written as asked; says what was kept."""
+
+
+def on_existing(append: bool, overwrite: bool) -> str:
+    """What ``--append`` / ``--overwrite`` ask for an existing file; BadInput for both."""
+    if append and overwrite:
+        raise BadInput("--append and --overwrite exclude each other: add to the file or "
+                       "replace it")
+    return APPEND if append else OVERWRITE if overwrite else REFUSE
+
+
+def _why(exc: OSError) -> str:
+    return exc.strerror or str(exc)
+
+
+def folder(path: Path, option: str = "") -> Path:
+    """``path`` as an output folder, created when missing; one line when it is a file or
+    cannot be created (a read-only place). ``option`` names it in the message (``--out``)."""
+    p = Path(path)
+    if p.exists() and not p.is_dir():
+        raise ResultFileError(f"{option} {p} is a file: it takes a folder" if option else
+                              f"{p} is a file, not a folder")
+    try:
+        p.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ResultFileError(f"cannot create the folder {p}: {_why(exc)}; nothing was "
+                              "written") from None
+    return p
+
+
+def inside(path: Path, root: Path) -> Path:
+    """The real path of ``path``; ResultFileError when a symlink leads it out of ``root``
+    (or loops)."""
+    p = Path(path)
+    try:
+        real, base = p.resolve(), Path(root).resolve()
+    except (OSError, RuntimeError) as exc:  # a symlink loop
+        raise ResultFileError(f"cannot follow {p}: {exc}") from None
+    if not real.is_relative_to(base):
+        raise ResultFileError(f"{p} is a symlink leading out of {root} (to {real}): not "
+                              "following it; nothing was written")
+    if real.is_dir():
+        raise ResultFileError(f"{p} is a folder, not a file")
+    return real
+
+
+def lock_path(real: Path) -> Path:
+    """The lock file of a result file: hidden, beside it."""
+    return real.with_name(f".{real.name}.lock")
+
+
+def _lock(real: Path, shown: Path) -> FileLock:
+    """Take the file's lock now (no waiting); one line when another run holds it."""
+    lock = FileLock(lock_path(real), timeout=0)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise ResultFileError(f"{shown} is being written by another harness run: wait for it "
+                              "to finish, or write elsewhere") from None
+    except OSError as exc:
+        raise ResultFileError(f"cannot write in {real.parent}: {_why(exc)}; nothing was "
+                              "written") from None
+    return lock
+
+
+@contextlib.contextmanager
+def locked(path: Path, root: Path | None = None) -> Iterator[Path]:
+    """Hold the lock of ``path`` (checked against ``root``, default its folder) and give
+    its real path."""
+    real = inside(path, root or folder(Path(path).parent))
+    lock = _lock(real, Path(path))
+    try:
+        yield real
+    finally:
+        lock.release()
+
+
+#: ``os.write``, named so that a test can make the disk full.
+_write = os.write
+
+
+def _read_all(fd: int) -> bytes:
+    chunks, offset = [], 0
+    while chunk := os.pread(fd, 1 << 20, offset):
+        chunks.append(chunk)
+        offset += len(chunk)
+    return b"".join(chunks)
+
+
+def _csv_line(values: Sequence[Any]) -> bytes:
+    buf = io.StringIO()
+    csv.writer(buf).writerow(values)
+    return buf.getvalue().encode("utf-8")
+
+
+class RowFile:
+    """A CSV result file open for whole rows, under its lock until :meth:`close`.
+
+    ``existing`` says what to do with a file that holds something: ``REFUSE`` it, ``APPEND``
+    to it (its header checked, a torn last row cut away: ``repaired`` says so) or
+    ``OVERWRITE`` it. ``root`` is the output folder no symlink may lead out of (default: the
+    file's folder). Every problem known before a row is written is raised here.
+    """
+
+    def __init__(self, path: Path, columns: Sequence[str], existing: str = REFUSE,
+                 root: Path | None = None) -> None:
+        if existing not in (REFUSE, APPEND, OVERWRITE):
+            raise ValueError(f"bad existing {existing!r}")
+        self.path = Path(path)
+        self.columns = tuple(columns)
+        #: A line saying what was cut from the file before appending ('' when nothing).
+        self.repaired = ""
+        #: Whole rows in the file; ``written`` of them by this writer.
+        self.rows = self.written = 0
+        self._fd = -1
+        self._end = 0
+        real = inside(self.path, root or folder(self.path.parent))
+        self._lock: FileLock | None = _lock(real, self.path)
+        try:
+            try:
+                self._fd = os.open(real, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
+                                   | getattr(os, "O_NOFOLLOW", 0), 0o666)
+            except OSError as exc:
+                raise ResultFileError(f"cannot write {self.path}: {_why(exc)}; nothing was "
+                                      "written") from None
+            self._start(existing)
+        except BaseException:
+            self.close()
+            raise
+
+    def _start(self, existing: str) -> None:
+        size = os.fstat(self._fd).st_size
+        if size and existing == REFUSE and not scan(_read_all(self._fd), self.columns).empty:
+            raise ResultFileError(f"{self.path} exists: --append adds to it, --overwrite "
+                                  "replaces it, or --out writes elsewhere")
+        if size and existing == APPEND:
+            s = scan(_read_all(self._fd), self.columns)
+            if s.problem:
+                raise ResultFileError(f"{self.path}{s.problem}")
+            if s.end < size:
+                os.ftruncate(self._fd, s.end)
+                self.repaired = (f"repaired {self.path}: cut a torn last row ({size - s.end} "
+                                 "bytes, from a write cut short) before appending")
+            self.rows, self._end = s.rows, s.end
+        elif size:
+            os.ftruncate(self._fd, 0)
+        if self._end == 0:
+            self._put(_csv_line(self.columns), header=True)
+
+    def _put(self, data: bytes, header: bool = False) -> None:
+        """One write and an fsync; on failure the file is cut back to its last whole row."""
+        try:
+            n = _write(self._fd, data)
+            if n != len(data):  # a short write: the device is full
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            os.fsync(self._fd)
+        except OSError as exc:
+            try:
+                os.ftruncate(self._fd, self._end)
+                state = "the file is whole"
+            except OSError:
+                state = "its last row may be torn (cut away by the next --append)"
+            if header:
+                raise ResultFileError(f"cannot write {self.path}: {_why(exc)}; nothing was "
+                                      "written") from None
+            raise ResultFileError(f"cannot write a row to {self.path}: {_why(exc)}; the "
+                                  f"{self.written} row(s) this run wrote there are kept, "
+                                  f"{state}") from None
+        self._end += n
+
+    def write(self, values: Sequence[Any]) -> None:
+        """Write one row (a value per column, formatted by :mod:`csv`) whole, now."""
+        if len(values) != len(self.columns):
+            raise ValueError(f"{len(values)} values for {len(self.columns)} columns")
+        self._put(_csv_line(values))
+        self.rows += 1
+        self.written += 1
+
+    def close(self) -> None:
+        """Close the file and release its lock (every row is already on disk)."""
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
+
+    def __del__(self) -> None:  # a writer dropped unclosed still lets go of its lock
+        # (no module-level helper here: at interpreter exit they may be gone)
+        try:  # noqa: SIM105
+            self.close()
+        except Exception:
+            pass
+
+    def __enter__(self) -> RowFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _atomic(real: Path, data: bytes, shown: Path) -> None:
+    """Write ``data`` to a temporary file beside ``real``, sync it, rename it over."""
+    tmp = real.with_name(f".{real.name}.{os.getpid()}.tmp")
+    try:
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC
+                     | getattr(os, "O_NOFOLLOW", 0), 0o666)
+        try:
+            if real.exists():
+                os.fchmod(fd, real.stat().st_mode & 0o7777)
+            view = memoryview(data)
+            while view:
+                n = _write(fd, view)
+                if n <= 0:
+                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+                view = view[n:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(tmp, real)
+    except OSError as exc:
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        kept = "it is unchanged" if real.exists() else "nothing was written"
+        raise ResultFileError(f"cannot write {shown}: {_why(exc)}; {kept}") from None
+
+
+def replace(path: Path, data: bytes, root: Path | None = None) -> Path:
+    """Replace (or create) the whole file ``path`` atomically, under its lock; ``root``:
+    the folder no symlink may lead out of (default the file's)."""
+    with locked(path, root) as real:
+        _atomic(real, data, Path(path))
+    return Path(path)
+
+
+def edit(path: Path, change: Callable[[str], str], root: Path | None = None) -> Path:
+    """Rewrite the text file ``path`` through ``change`` under its lock, atomically (no
+    other run's edit is lost between the read and the write)."""
+    with locked(path, root) as real:
+        try:
+            text = real.read_text(encoding="utf-8")
+        except FileNotFoundError:
+            raise ResultFileError(f"no such file: {path}") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ResultFileError(f"cannot read {path}: {exc}") from None
+        _atomic(real, change(text).encode("utf-8"), Path(path))
+    return Path(path)

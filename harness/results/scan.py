@@ -1,0 +1,101 @@
+"""What an existing result CSV holds, read before a writer appends to it: its whole rows,
+and where a torn last row starts.
+
+A row this harness wrote is whole: one write, ending on a line end. A write cut short (a
+run killed mid-write, a full disk) can only leave the *last* row torn: without its line
+end, inside an open quote, or cut in the middle of a character. That row is what
+:func:`scan` finds, so that the writer can cut it away. Anything else (other columns, a
+row of another field count or unreadable before the last) is damage the harness did not
+make, and is reported rather than guessed at.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Scan:
+    """What an existing CSV holds."""
+
+    #: Whole rows after the header.
+    rows: int
+    #: Bytes up to the end of the last whole row (less than the size: a torn last row).
+    end: int
+    #: Why the file must not be appended to, said after its name ('' when it may be).
+    problem: str = ""
+
+    @property
+    def empty(self) -> bool:
+        """Whether the file holds nothing to lose: no row, and nothing foreign."""
+        return not self.problem and self.rows == 0
+
+
+def _pieces(data: bytes) -> list[bytes]:
+    """``data`` cut after each newline (the last piece ends without one)."""
+    out, start = [], 0
+    while (i := data.find(b"\n", start)) >= 0:
+        out.append(data[start:i + 1])
+        start = i + 1
+    if start < len(data):
+        out.append(data[start:])
+    return out
+
+
+def _header(columns: Sequence[str]) -> bytes:
+    buf = io.StringIO()
+    csv.writer(buf).writerow(columns)
+    return buf.getvalue().encode("utf-8").rstrip(b"\r\n")
+
+
+_OTHER = " has other columns than this harness writes; write to a new file instead of appending"
+
+
+def scan(data: bytes, columns: Sequence[str]) -> Scan:
+    """Read an existing CSV's bytes: its header must be ``columns`` and every row whole,
+    but for a torn last row, which ``Scan.end`` stops before. A header cut short counts as
+    no header (``end`` 0)."""
+    pieces = _pieces(data)
+    consumed = 0
+
+    def lines() -> Iterator[str]:
+        nonlocal consumed
+        for i, piece in enumerate(pieces):
+            consumed += len(piece)
+            last = i == len(pieces) - 1
+            yield piece.decode("utf-8", errors="replace" if last else "strict")
+
+    records: list[tuple[list[str], int]] = []
+    torn = not data.endswith(b"\n")
+    reader = csv.reader(lines(), strict=True)
+    while True:
+        try:
+            rec = next(reader)
+        except StopIteration:
+            break
+        except (csv.Error, UnicodeDecodeError) as exc:
+            if consumed < len(data):  # not the last row: damage, not a write cut short
+                return Scan(0, 0, f": row {len(records)} cannot be read ({exc}): not "
+                                  "appending to a damaged file")
+            torn = True
+            break
+        records.append((rec, consumed))
+    if torn and records and records[-1][1] == len(data):
+        records.pop()  # the last record read is the torn one
+    if not records:  # nothing whole: empty, or a header cut short
+        foreign = data and not _header(columns).startswith(data.rstrip(b"\r\n"))
+        return Scan(0, 0, _OTHER if foreign else "")
+    if tuple(records[0][0]) != tuple(columns):
+        return Scan(0, 0, _OTHER)
+    rows = 0
+    for i, (rec, _) in enumerate(records[1:], start=1):
+        if not rec:
+            continue  # a blank line, as csv readers skip it
+        if len(rec) != len(columns):
+            return Scan(0, 0, f": row {i} has {len(rec)} fields where the header has "
+                              f"{len(columns)}: not appending to a damaged file")
+        rows += 1
+    return Scan(rows, records[-1][1])

@@ -1,0 +1,117 @@
+"""What a plugin hands over, checked: names at load; inputs and reference outputs against
+the declared shapes and dtypes on every run (the check every backend goes through)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+
+from harness.contract import checks
+from harness.contract.stage import Variant
+
+
+@pytest.mark.parametrize(("name", "ok"), [
+    ("dynamic_spikes", True), ("a", True), ("k2_x", True),
+    ("=cmd", False), ("Bad", False), ("2fast", False), ("_x", False), ("a-b", False),
+    ("", False), ("a b", False), ("a\n", False), (None, False),
+])
+def test_names(name: object, ok: bool) -> None:
+    problem = checks.name_problem("stage", name)
+    assert (problem is None) is ok
+    if not ok:
+        assert problem == f"stage name {name!r} is not [a-z][a-z0-9_]* (lower-case letters, " \
+                          "digits, _)"
+
+
+def test_every_name_of_a_stage_is_checked(reg) -> None:  # type: ignore[no-untyped-def]
+    st = reg.get("dynamic_spikes")
+    bad = dataclasses.replace(st, name="Spikes", variants=(Variant("=SUM(A1)"),),
+                              families=("normal", "+1"))
+    found = checks.check_stage(bad)
+    assert "stage name 'Spikes' is not [a-z][a-z0-9_]* (lower-case letters, digits, _)" in found
+    assert any(p.startswith("variant name '=SUM(A1)' is not") for p in found)
+    assert any(p.startswith("family name '+1' is not") for p in found)
+    pipe = reg.pipelines["activation_path"]
+    assert checks.check_stage(dataclasses.replace(pipe, name="Path"))[0].startswith(
+        "pipeline name 'Path' is not")
+
+
+def test_every_builtin_declares_what_it_draws_and_gives_it(reg) -> None:  # type: ignore[no-untyped-def]
+    """Each stage's inputs and reference outputs match its declarations at every validation
+    case and family: the checks hold on the built-ins (and so cannot refuse good runs)."""
+    for st in reg.stages.values():
+        assert st.inputs is not None, st.name
+        v = st.variants[0]
+        for case in st.cases:
+            p = st.point(v, **case)
+            ins = st.make_inputs(np.random.default_rng(1), st.families[0], p)
+            assert checks.input_problems(st, ins, p) == [], (st.name, case)
+            assert checks.reference_problems(st, p, st.expected(ins, p, v)) == [], \
+                (st.name, case)
+
+
+def _x(reg):  # type: ignore[no-untyped-def]
+    st = reg.get("dynamic_spikes")
+    p = st.point(batch=2, in_f=9)
+    return st, p, st.make_inputs(np.random.default_rng(0), "normal", p)
+
+
+def test_inputs_of_the_wrong_shape_dtype_or_name(reg) -> None:  # type: ignore[no-untyped-def]
+    st, p, ins = _x(reg)
+    assert checks.input_problems(st, {"x": ins["x"].astype(np.float64)}, p) == [
+        "input x is float64[2, 9], declared float32[2, 9]"]
+    assert checks.input_problems(st, {"x": ins["x"][:, :8]}, p) == [
+        "input x is float32[2, 8], declared float32[2, 9]"]
+    assert checks.input_problems(st, {"y": ins["x"]}, p) == [
+        "inputs not drawn: x", "inputs not declared: y"]
+    assert checks.input_problems(st, {"x": ins["x"].tolist()}, p) == [
+        "input x is a list, not a NumPy array"]
+
+
+def test_undeclared_inputs_still_meet_their_in_place_output(reg) -> None:  # type: ignore[no-untyped-def]
+    st = dataclasses.replace(reg.get("transform_absmax"), inputs=None)
+    p = st.point(st.variants[0], batch=2, in_f=9)
+    ins = st.make_inputs(np.random.default_rng(0), "normal", p)
+    assert checks.input_problems(st, ins, p) == []
+    ins["q"] = ins["q"].astype(np.int64)  # v is written into q: it must be v's int32
+    assert checks.input_problems(st, ins, p) == [
+        "input q is int64[2, 9], declared int32[2, 9]"]
+
+
+def test_a_reference_that_lies_is_named(reg) -> None:  # type: ignore[no-untyped-def]
+    st, p, ins = _x(reg)
+    ref = st.expected(ins, p, st.variants[0])
+    assert ref["vth"].dtype == np.float64  # wider than declared: fine
+    assert checks.reference_problems(st, p, ref) == []
+    bad = {**ref, "q": ref["q"].astype(np.float64)}
+    assert checks.reference_problems(st, p, bad) == [
+        "reference output q is float64[2, 9], declared int32[2, 9]"]
+    assert checks.reference_problems(st, p, {**ref, "q": ref["q"][:1]}) == [
+        "reference output q is int32[1, 9], declared int32[2, 9]"]
+    nan = ref["vth"].copy()
+    nan[1] = np.nan
+    assert checks.reference_problems(st, p, {**ref, "vth": nan}) == [
+        "reference output vth has 1 NaN value(s) of 2"]
+    wide = ref["q"].astype(np.int64)
+    wide[0, 0] = 1 << 40
+    assert checks.reference_problems(st, p, {**ref, "q": wide}) == [
+        f"reference output q has values beyond int32 ({int(wide.min())}..{1 << 40})"]
+    assert checks.reference_problems(st, p, {"q": ref["q"]}) == [
+        "reference gave no output vth"]
+    assert checks.reference_problems(st, p, {**ref, "q": ref["q"].astype(complex)}) == [
+        "reference output q is complex128[2, 9], declared int32[2, 9]"]
+
+
+def test_a_trimmed_output_may_have_fewer_planes(reg) -> None:  # type: ignore[no-untyped-def]
+    st = reg.get("activation_fused")
+    v = st.variants[0]
+    p = st.point(v, batch=2, in_f=64)
+    ins = st.make_inputs(np.random.default_rng(0), "normal", p)
+    ref = st.expected(ins, p, v)
+    declared = st.outputs(p)["spikes"][0]
+    assert ref["spikes"].shape[0] < declared[0] and checks.reference_problems(st, p, ref) == []
+    more = np.zeros((declared[0] + 1, *declared[1:]), np.int8)
+    assert checks.reference_problems(st, p, {**ref, "spikes": more})[0].startswith(
+        "reference output spikes is int8[")

@@ -1,0 +1,45 @@
+"""Reading an existing CSV before appending: whole rows counted, a torn last row found,
+other damage reported."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.results.scan import Scan, scan
+
+COLS = ("a", "b", "c")
+WHOLE = b"a,b,c\r\n4,5,6\r\n"
+
+
+def test_a_whole_file() -> None:
+    assert scan(WHOLE, COLS) == Scan(1, len(WHOLE))
+    assert scan(b"a,b,c\r\n1,\"two\r\nlines\",3\r\n\r\n", COLS).rows == 1  # quoted, blank
+    assert not scan(WHOLE, COLS).empty and scan(b"a,b,c\r\n", COLS).empty
+
+
+@pytest.mark.parametrize("tail", [
+    b"1,2",                  # no line end
+    b'1,"two\r\n',           # ends on a line end, inside an open quote
+    b"1,2,\xe2\x82",         # a character cut in half
+    b"\r",
+])
+def test_the_torn_last_row_is_found(tail: bytes) -> None:
+    assert scan(WHOLE + tail, COLS) == Scan(1, len(WHOLE))
+
+
+@pytest.mark.parametrize("data", [b"", b"a,", b"a,b,c", b"a,b,c\r"])
+def test_a_header_cut_short_is_no_header(data: bytes) -> None:
+    assert scan(data, COLS) == Scan(0, 0) and scan(data, COLS).empty
+
+
+@pytest.mark.parametrize("data, problem", [
+    (b"x,y\r\n1,2\r\n", " has other columns"),
+    (b"x,", " has other columns"),
+    (b"a,b,c\r\n1,2\r\n4,5,6\r\n", ": row 1 has 2 fields where the header has 3"),
+    (b"a,b,c\r\n1,2,3,4\r\n", ": row 1 has 4 fields"),  # whole but wrong: not torn
+    (b"a,b,c\r\n\xff\xfe,2,3\r\n4,5,6\r\n", ": row 1 cannot be read"),
+    (b"\x89PNG\r\n\x1a\n\x00\x00", ": row 0 cannot be read"),
+])
+def test_damage_it_did_not_make_is_reported(data: bytes, problem: str) -> None:
+    s = scan(data, COLS)
+    assert s.problem.startswith(problem) and not s.empty, s

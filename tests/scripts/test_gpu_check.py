@@ -1,0 +1,112 @@
+"""``scripts/gpu-check.sh`` on the CPU: ``python3`` and ``tar`` are shims on PATH, so the
+phases run their steps in order without a GPU. What is checked is the script's own
+behaviour: every step in the summary with its exit status, a failure that cannot pass
+unseen, and archives that stay whole when packing is cut short."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+
+from harness import paths
+
+SCRIPT = paths.project_root() / "scripts" / "gpu-check.sh"
+
+#: ``python3`` for the script: ``-m harness where`` prints $FAKE_STATS (or fails with
+#: $FAKE_WHERE_FAIL), other ``-m`` modules are logged and succeed, the registry listing
+#: (``python3 -``) fails with $FAKE_FOUND_FAIL, anything else is the real interpreter.
+PYTHON3 = """#!/usr/bin/env bash
+if [ "$1" = "-m" ]; then
+  echo "$*" >> "$FAKE_LOG"
+  if [ "$2 $3" = "harness where" ]; then
+    [ -z "${FAKE_WHERE_FAIL:-}" ] || { echo "error: no GPU" >&2; exit 3; }
+    echo "$FAKE_STATS"
+  fi
+  exit 0
+fi
+if [ "$1" = "-" ] && [ -n "${FAKE_FOUND_FAIL:-}" ]; then
+  echo "ImportError: broken" >&2; exit 1
+fi
+exec "$REAL_PYTHON" "$@"
+"""
+
+#: ``tar`` for the script: the real one, except that the call numbered $FAKE_TAR_CUT writes
+#: half an archive and dies, as a run killed while packing does.
+TAR = """#!/usr/bin/env bash
+n=$(( $(cat "$FAKE_TAR_COUNT" 2>/dev/null || echo 0) + 1 ))
+echo "$n" > "$FAKE_TAR_COUNT"
+if [ "$n" = "${FAKE_TAR_CUT:-0}" ]; then
+  echo "half an archive" > "$2"; exit 137
+fi
+exec "$REAL_TAR" "$@"
+"""
+
+pytestmark = pytest.mark.skipif(shutil.which("bash") is None or shutil.which("tar") is None,
+                                reason="needs bash and tar")
+
+
+def _run(tmp_path: Path, *phases: str, **env: str) -> tuple[int, str, Path]:
+    """Run the script with the shims; its exit status, summary and $OUT."""
+    bin_dir, out, stats = tmp_path / "bin", tmp_path / "out", tmp_path / "stats" / "h200"
+    bin_dir.mkdir(exist_ok=True)
+    stats.mkdir(parents=True, exist_ok=True)
+    for name, text in (("python3", PYTHON3), ("tar", TAR)):
+        (bin_dir / name).write_text(text)
+        (bin_dir / name).chmod(0o755)
+    full = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "OUT": str(out),
+            "REAL_PYTHON": sys.executable, "REAL_TAR": str(shutil.which("tar")),
+            "FAKE_STATS": str(stats), "FAKE_LOG": str(tmp_path / "calls.log"),
+            "FAKE_TAR_COUNT": str(tmp_path / "tar.count"), **env}
+    proc = subprocess.run(["bash", str(SCRIPT), *phases], env=full, capture_output=True,
+                          text=True, timeout=120, check=False)
+    summary = (out / "summary.txt").read_text() if (out / "summary.txt").exists() else ""
+    return proc.returncode, summary, out
+
+
+def _whole(archive: Path) -> list[str]:
+    with tarfile.open(archive) as t:
+        return t.getnames()
+
+
+def test_every_step_is_summarised_and_packed(tmp_path: Path) -> None:
+    rc, summary, out = _run(tmp_path, "validate", "sweep", "profile")
+    assert rc == 0, summary
+    for step in ("validate ", "calibrate ", "sweep-stages ", "sweep-pipelines ",
+                 "profile-dynamic_spikes-default "):
+        assert any(line.startswith(step) and " exit 0 " in line
+                   for line in summary.splitlines()), (step, summary)
+    assert "statistics" in _whole(out / "results.tgz")
+    assert any(n.endswith("-validate.log") for n in _whole(out / "logs.tgz"))
+    assert sorted(p.name for p in out.iterdir()) == ["logs.tgz", "results.tgz", "summary.txt"]
+
+
+@pytest.mark.parametrize(("phase", "step"), [("profile", "profile"),
+                                             ("sweep", "sweep-pipelines")])
+def test_a_failing_listing_fails_the_phase(tmp_path: Path, phase: str, step: str) -> None:
+    """The registry listing feeds a loop; its failure must not read as nothing to do."""
+    rc, summary, _ = _run(tmp_path, phase, FAKE_FOUND_FAIL="1")
+    assert rc == 1
+    assert any(line.startswith(step) and "not run: the harness could not list" in line
+               for line in summary.splitlines()), summary
+
+
+def test_no_gpu_folder_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    rc, summary, _ = _run(tmp_path, "validate", FAKE_WHERE_FAIL="1")
+    assert rc == 1 and "`harness where` failed" in summary
+    calls = (tmp_path / "calls.log").read_text().splitlines()
+    assert [c for c in calls if "-m harness" in c] == ["-m harness where"]  # nothing ran
+
+
+def test_packing_cut_short_keeps_the_last_archive_whole(tmp_path: Path) -> None:
+    """The 3rd tar call (the closing pack's results.tgz, after the one step's) dies half-way:
+    the archive in $OUT is still the step's, whole."""
+    _, summary, out = _run(tmp_path, "validate", FAKE_TAR_CUT="3")
+    assert (tmp_path / "tar.count").read_text().strip() == "4"
+    assert "statistics" in _whole(out / "results.tgz")
+    assert "validate" in summary
