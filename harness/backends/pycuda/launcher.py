@@ -56,6 +56,7 @@ class ModuleLauncher:
         self._stream = stream
         self._fns: dict[tuple[str, str], Any] = {}
         self._shared: dict[str, int] = {}
+        self._constants: dict[tuple[str, int], np.ndarray] = {}
 
     def __call__(self, name: str, grid: tuple[int, ...], block: tuple[int, ...], *args: Any,
                  shared: int = 0) -> None:
@@ -104,16 +105,22 @@ class ModuleLauncher:
         return self._maps[key]
 
     def constant(self, name: str, count: int = 1) -> np.ndarray:
-        """``count`` int32 values of the module's ``__constant__`` symbol ``name``."""
-        from pycuda import driver
+        """``count`` int32 values of the module's ``__constant__`` symbol ``name``, copied
+        from the device once per launcher: the copy is synchronous, and a timed run calls
+        ``enqueue`` again between its events and inside a graph capture, where it must not
+        land (the values are the compiled module's, so they never change)."""
+        key = (name, count)
+        if key not in self._constants:
+            from pycuda import driver
 
-        ptr, size = self._module.get_global(name)
-        out = np.empty(count, dtype=np.int32)
-        if size < out.nbytes:
-            raise HarnessError(f"{self._stage.name}: symbol {name} has {size} bytes, "
-                               f"{out.nbytes} asked for")
-        driver.memcpy_dtoh(out, ptr)
-        return out
+            ptr, size = self._module.get_global(name)
+            out = np.empty(count, dtype=np.int32)
+            if size < out.nbytes:
+                raise HarnessError(f"{self._stage.name}: symbol {name} has {size} bytes, "
+                                   f"{out.nbytes} asked for")
+            driver.memcpy_dtoh(out, ptr)
+            self._constants[key] = out
+        return self._constants[key].copy()
 
 
 def raw(arg: Any) -> bytes:

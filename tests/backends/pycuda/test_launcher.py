@@ -75,3 +75,26 @@ def test_a_struct_without_a_cubin_is_one_clear_error(drv: FakeDriver, tmp_path: 
     tmap = np.zeros((), dtype=np.dtype((np.void, 128)))[()]
     with pytest.raises(HarnessError, match="struct by value"):
         launch("k", (1, 1, 1), (1, 1, 1), tmap)
+
+
+def test_a_constant_is_read_once_and_handed_out_as_a_copy(
+        drv: FakeDriver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+    import types
+
+    copies: list[int] = []
+
+    def memcpy_dtoh(dest: np.ndarray, src: int) -> None:
+        copies.append(src)
+        dest[:] = np.arange(dest.size)
+
+    fake_pycuda = types.ModuleType("pycuda")
+    fake_pycuda.driver = types.SimpleNamespace(memcpy_dtoh=memcpy_dtoh)  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "pycuda", fake_pycuda)
+    mod = types.SimpleNamespace(get_global=lambda name: (0x80, 28))
+    launch = ModuleLauncher(double_stage(tmp_path), mod, drv.Stream(), 128)
+    first = launch.constant("cfg", 7)
+    first[0] = 99  # the caller's copy: the launcher's stays as read
+    assert launch.constant("cfg", 7).tolist() == list(range(7)) and copies == [0x80]
+    with pytest.raises(HarnessError, match="symbol big has 28 bytes, 32 asked for"):
+        launch.constant("big", 8)

@@ -111,6 +111,37 @@ def test_launches_runs_back_to_back_then_waits(drv: FakeDriver, runner: GpuRunne
     assert drv.live() == []
 
 
+@pytest.mark.parametrize("graph", [False, True])
+def test_a_constant_is_copied_in_the_checked_run_only(
+        drv: FakeDriver, runner: GpuRunner, double: Stage, graph: bool,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A stage whose enqueue reads a ``__constant__`` (a synchronous copy) makes that copy
+    once, in the checked run: never between a sample's events, nor in a graph capture."""
+    import sys
+    import types
+
+    from tests.backends.pycuda import fakes
+
+    monkeypatch.setattr(fakes.FakeModule, "get_global", lambda self, name: (0x40, 4),
+                        raising=False)
+    fake_pycuda = types.ModuleType("pycuda")
+    fake_pycuda.driver = types.SimpleNamespace(  # type: ignore[attr-defined]
+        memcpy_dtoh=lambda dest, src: drv.log.append(("constant", src)) or dest.fill(1))
+    monkeypatch.setitem(sys.modules, "pycuda", fake_pycuda)
+    monkeypatch.setattr(graphs, "load_driver", lambda: FakeGraphDriver())
+
+    def enqueue(launch, bufs, p, v):  # type: ignore[no-untyped-def]
+        assert launch.constant("cfg")[0] == 1
+        double.enqueue(launch, bufs, p, v)
+
+    st = dataclasses.replace(double, enqueue=enqueue)
+    runner.time(st, st.variant("default"), {"x": np.ones(8, np.float32)}, st.point(),
+                dataclasses.replace(FAST, graph=graph))
+    kinds = [e[0] if e[0] != "launch" else e[1] for e in drv.log
+             if e[0] in ("constant", "launch", "record")]
+    assert kinds.count("constant") == 1 and kinds.index("constant") < kinds.index("record")
+
+
 @pytest.mark.gpu
 def test_every_stage_variant_validates(reg, gpu_runner) -> None:
     for st in reg.stages.values():
