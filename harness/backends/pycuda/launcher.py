@@ -18,6 +18,8 @@ SIGNATURE = {np.dtype(np.int32): "i", np.dtype(np.uint32): "I", np.dtype(np.int6
              np.dtype(np.uint64): "Q", np.dtype(np.float32): "f", np.dtype(np.float64): "d"}
 #: Dynamic shared memory a kernel gets without raising its limit.
 DEFAULT_SHARED = 48 * 1024
+#: Static shared memory counts against the 48 KB too: opt in early enough to cover it.
+STATIC_SHARED_SLACK = 8 * 1024
 
 
 def letter(arg: Any) -> str:
@@ -76,7 +78,7 @@ class ModuleLauncher:
                                    f"{name!r}") from exc
             fn.prepare(sig)
             self._fns[(name, sig)] = fn
-        if shared > DEFAULT_SHARED and self._shared.get(name, 0) < shared:
+        if shared > DEFAULT_SHARED - STATIC_SHARED_SLACK and self._shared.get(name, 0) < shared:
             # Above 48 KB a kernel must opt in to its dynamic shared memory, once.
             from pycuda import driver
 
