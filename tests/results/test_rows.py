@@ -133,12 +133,15 @@ def test_bad_status_and_unknown_columns_are_refused(tmp_path: Path) -> None:
 
 
 def test_committed_h200_csv_has_the_schema() -> None:
-    p = Path(__file__).parents[2] / "statistics" / "h200" / "dynamic_spikes.csv"
+    """The newest committed sweep is written in today's schema, clock columns filled; older
+    committed CSVs keep the schema they were written in (report and compare read both)."""
+    p = Path(__file__).parents[2] / "statistics" / "h200" / "int_gemm.csv"
     with p.open(newline="") as f:
         header = next(csv.reader(f))
     assert tuple(header) == results.COLUMNS
     rows = results.read_rows(p)
-    assert {r["backend"] for r in rows} == {"pycuda", "torch", "torch_compile"}
-    ours = [r for r in rows if r["backend"] == "pycuda"]
-    assert ours and all(r["status"] == "ok" and r["verified"] == "yes" for r in ours)
+    assert {r["backend"] for r in rows} == {"pycuda", "torch"}
+    ok = [r for r in rows if r["status"] == "ok"]
+    assert ok and all(r["verified"] == "yes" for r in ok if r["backend"] == "pycuda")
+    assert all(float(r["clock_mhz_median"]) > 0 for r in ok)
     assert all(r["reason"] for r in rows if r["status"] != "ok")  # a failure says why
