@@ -15,11 +15,11 @@ from typing import Any
 
 import numpy as np
 
-from harness.contract.backend import RunResult
+from harness.contract.backend import RunResult, no_pipelines
 from harness.contract.checks import reference_problems
 from harness.contract.stage import Pipeline, Point, Stage, Variant
 from harness.contract.timing import Timing, TimingConfig, measure
-from harness.errors import HarnessError, PluginError
+from harness.errors import PluginError
 
 
 class NumpyRunner:
@@ -62,5 +62,4 @@ class NumpyRunner:
                  warmup: int = 1) -> tuple[dict[str, np.ndarray], dict[str, Any],
                                            dict[str, list[float]]]:
         """Pipelines are streams of CUDA kernels: only the pycuda backend runs them."""
-        raise HarnessError(f"{pipe.name} is a pipeline of GPU streams: only the pycuda "
-                           f"backend runs it, not {self.backend}")
+        raise no_pipelines(pipe, self.backend)

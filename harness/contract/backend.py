@@ -15,6 +15,7 @@ import numpy as np
 
 from harness.contract.stage import Pipeline, Point, Stage, Variant
 from harness.contract.timing import Timing, TimingConfig
+from harness.errors import HarnessError
 
 
 @dataclass(frozen=True)
@@ -51,3 +52,9 @@ class Backend(Protocol):
         """Run a pipeline ``warmup + 1 + repeats`` times: the first timed run's device
         outputs and host values, and each named interval's times over the repeats (µs).
         A backend that cannot run pipelines raises HarnessError saying so."""
+
+
+def no_pipelines(pipe: Pipeline, backend: str) -> HarnessError:
+    """The error of a backend that cannot run pipelines (streams of CUDA kernels)."""
+    return HarnessError(f"{pipe.name} is a pipeline of GPU streams: only the pycuda backend "
+                        f"runs it, not {backend}")
