@@ -34,9 +34,9 @@ What a :class:`Stage` declares, and what the harness does with it:
 
 from __future__ import annotations
 
+from harness.contract.launcher import Launcher
 from harness.contract.stage import (
     Axis,
-    Launcher,
     Pipeline,
     PipelineContext,
     PipelineTrace,

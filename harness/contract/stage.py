@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from harness.contract.launcher import Launcher
 from harness.contract.tolerance import Tolerance
 
 #: A point of the parameter space: axis name -> value (batch, in_f, k, ...).
@@ -85,66 +86,6 @@ class Variant:
     def options(self) -> list[str]:
         """The nvcc options that select this variant."""
         return [f"-D{k}={v}" if v != "" else f"-D{k}" for k, v in self.defines]
-
-
-class Launcher(Protocol):
-    """What a stage's ``enqueue`` gets: launches a kernel of its compiled module on the
-    run's stream.
-
-    ``launch("name", grid, block, *args)`` launches ``extern "C"`` function ``name``;
-    device buffers are passed as they come in ``bufs``, scalars as NumPy scalars
-    (``np.int32(B)``, ``np.float32(k)``), whose types fix the launch signature.
-    ``launch.block`` is the threads per block the module was compiled for (``-DBLOCK``):
-    the block of every kernel that takes the harness's block size.
-    """
-
-    block: int
-    #: Multiprocessors of the device: the grid of a persistent kernel.
-    sm_count: int
-
-    def __call__(self, name: str, grid: tuple[int, ...], block: tuple[int, ...], *args: Any,
-                 shared: int = 0) -> None: ...
-
-    def tensor_map(self, buf: Any, dtype: Any, rows: int, cols: int, box_rows: int,
-                   box_cols: int, swizzle: int = 128) -> np.void:
-        """A TMA descriptor (CUtensorMap) over the row-major ``rows x cols`` buffer ``buf``,
-        read in ``box_rows x box_cols`` boxes (zeros out of bounds), passed to a kernel by
-        value as ``const __grid_constant__ CUtensorMap``."""
-        ...
-
-    def constant(self, name: str, count: int = 1) -> np.ndarray:
-        """``count`` int32 values of the module's ``__constant__`` symbol ``name``: sizes the
-        kernel source decides (its dynamic shared memory, say), read instead of restated."""
-        ...
-
-
-class RecordingLauncher:
-    """A :class:`Launcher` that launches nothing and records each launch: the kernels an
-    ``enqueue`` would launch at a point, in order (what a profiler must skip and count)."""
-
-    def __init__(self, block: int, sm_count: int = 132) -> None:
-        self.block = block
-        self.sm_count = sm_count
-        #: ``(name, grid, block, args, shared)`` of each launch.
-        self.calls: list[tuple[str, tuple[int, ...], tuple[int, ...], tuple[Any, ...], int]] = []
-
-    def __call__(self, name: str, grid: tuple[int, ...], block: tuple[int, ...], *args: Any,
-                 shared: int = 0) -> None:
-        self.calls.append((name, tuple(grid), tuple(block), args, shared))
-
-    def tensor_map(self, buf: Any, dtype: Any, rows: int, cols: int, box_rows: int,
-                   box_cols: int, swizzle: int = 128) -> np.void:
-        """A zeroed 128-byte descriptor (nothing runs)."""
-        return np.zeros((), dtype=np.dtype((np.void, 128)))[()]
-
-    def constant(self, name: str, count: int = 1) -> np.ndarray:
-        """Ones (nothing is compiled): a size read from the module stays positive."""
-        return np.ones(count, dtype=np.int32)
-
-    @property
-    def names(self) -> list[str]:
-        """The launched kernels' names, in order."""
-        return [c[0] for c in self.calls]
 
 
 MakeInputs = Callable[[np.random.Generator, str, Point], dict[str, np.ndarray]]

@@ -17,7 +17,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.contract.stage import RecordingLauncher, Stage, Variant
+from harness.contract.launcher import RecordingLauncher
+from harness.contract.stage import Stage, Variant
 from harness.errors import HarnessError
 from harness.tools import child, process
 

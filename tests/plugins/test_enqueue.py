@@ -9,7 +9,7 @@ import collections
 import pytest
 
 from harness.contract import registry
-from harness.contract.stage import RecordingLauncher
+from harness.contract.launcher import RecordingLauncher
 
 #: Kernels whose block is not the harness's: one-thread initialisers, the GEMM (its 64 x 64
 #: tile fixes 256 threads), weight_quant_fused (WARPS warps, a launch parameter), and the

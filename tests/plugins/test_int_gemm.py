@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from harness.contract.stage import RecordingLauncher
+from harness.contract.launcher import RecordingLauncher
 
 
 @pytest.fixture(scope="module")
