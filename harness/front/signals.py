@@ -20,7 +20,14 @@ class Terminated(KeyboardInterrupt):
     """SIGTERM arrived: unwind as Ctrl-C does."""
 
 
+#: Whether SIGTERM arrived inside the current command: a library (rich's live display,
+#: say) may catch the Terminated and raise a plain KeyboardInterrupt in its place, and the
+#: exit status must still say SIGTERM.
+_terminated = threading.Event()
+
+
 def _raise(signum: int, frame: FrameType | None) -> None:
+    _terminated.set()
     raise Terminated
 
 
@@ -31,18 +38,20 @@ def sigterm_interrupts() -> Iterator[None]:
     if threading.current_thread() is not threading.main_thread():
         yield
         return
+    _terminated.clear()
     previous = signal.signal(signal.SIGTERM, _raise)
     try:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+        _terminated.clear()
 
 
 def name(exc: KeyboardInterrupt) -> str:
     """The signal behind an interruption: ``SIGTERM`` or ``SIGINT``."""
-    return "SIGTERM" if isinstance(exc, Terminated) else "SIGINT"
+    return "SIGTERM" if isinstance(exc, Terminated) or _terminated.is_set() else "SIGINT"
 
 
 def exit_code(exc: KeyboardInterrupt) -> int:
     """128 + the signal's number: 143 for SIGTERM, 130 for SIGINT (Ctrl-C)."""
-    return 128 + (signal.SIGTERM if isinstance(exc, Terminated) else signal.SIGINT)
+    return 128 + (signal.SIGTERM if name(exc) == "SIGTERM" else signal.SIGINT)

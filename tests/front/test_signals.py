@@ -25,3 +25,26 @@ def test_names_and_exit_codes() -> None:
         ("SIGTERM", 143)
     assert (signals.name(KeyboardInterrupt()), signals.exit_code(KeyboardInterrupt())) == \
         ("SIGINT", 130)
+
+
+def test_a_sigterm_reraised_as_a_plain_interrupt_still_exits_143() -> None:
+    """A library that catches the Terminated and raises KeyboardInterrupt instead (as a
+    live display may) must not turn SIGTERM's status into Ctrl-C's."""
+    import os
+    import signal as sig
+
+    from harness.front import signals
+
+    with signals.sigterm_interrupts():
+        try:
+            try:
+                os.kill(os.getpid(), sig.SIGTERM)
+                for _ in range(1000):  # the handler runs between bytecodes
+                    pass
+            except signals.Terminated:
+                raise KeyboardInterrupt from None
+        except KeyboardInterrupt as exc:
+            assert not isinstance(exc, signals.Terminated)
+            assert signals.exit_code(exc) == 143 and signals.name(exc) == "SIGTERM"
+    with signals.sigterm_interrupts():
+        assert signals.exit_code(KeyboardInterrupt()) == 130
