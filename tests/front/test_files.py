@@ -269,7 +269,8 @@ def _sigterms(folder: Path, n: int, seed: int, length: float) -> int:
         rows = whole(p) if p.exists() else []
         added = len(rows) - have
         if child.returncode == 143:
-            m = re.search(r"^interrupted: (\d+) finished row\(s\) kept in ", err, re.M)
+            # (the progress bar may leave no newline before the line)
+            m = re.search(r"interrupted: (\d+) finished row\(s\) kept in ", err)
             if m:  # stopped mid-sweep
                 finished = int(m.group(1))
                 assert finished <= added <= finished + 1, (finished, added, err)
