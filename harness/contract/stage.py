@@ -88,6 +88,34 @@ class Variant:
         return [f"-D{k}={v}" if v != "" else f"-D{k}" for k, v in self.defines]
 
 
+#: ``fn(torch, tensors, point, variant) -> outputs``: a stage's math in PyTorch.
+TorchFn = Callable[[Any, Mapping[str, Any], Point, Variant], dict[str, Any]]
+#: Names a stage's own peers cannot take: the built-in peers' and the backends' names, and
+#: the words of ``--peers``.
+RESERVED_PEER_NAMES = ("torch", "torch_compile", "numpy", "pycuda", "auto", "none", "all")
+
+
+@dataclass(frozen=True)
+class Peer:
+    """A named PyTorch peer of a stage beside its ``torch_impl``: another way PyTorch
+    computes the stage (a library call, another precision), timed as ours are.
+
+    ``fn(torch, tensors, point, variant)`` returns outputs as ``torch_impl`` does; its
+    ``tensors`` are the inputs plus what ``prepare(torch, tensors, point)`` derived from them
+    (weights cast or dequantised), made once per run outside the timed region, from inputs
+    the stage does not overwrite. ``judged=False`` marks a speed reference that is not
+    judged against the reference (another precision, no scales): ``note`` says why, and its
+    rows are never a speedup's baseline. ``skip(point)`` says why the peer cannot run at a
+    point (a library's shape rule), or None.
+    """
+
+    fn: TorchFn
+    judged: bool = True
+    note: str = ""
+    prepare: Callable[[Any, Mapping[str, Any], Point], dict[str, Any]] | None = None
+    skip: Callable[[Point], str | None] | None = None
+
+
 MakeInputs = Callable[[np.random.Generator, str, Point], dict[str, np.ndarray]]
 #: ``reference(inputs, point, variant, given=None)``; most references leave ``given`` out.
 Reference = Callable[..., dict[str, np.ndarray]]
@@ -164,7 +192,7 @@ class Stage(_Parametrised):
     point, variant)`` launches its kernels for one run. ``reference(inputs, point, variant,
     given=None)`` returns the expected outputs; ``given`` is the kernel's own outputs, for a
     reference that judges on the kernel's own intermediates (the spike stages judge integer
-    outputs on the kernel's float32 ``vth``, as SPEC.md says); one that needs nothing of
+    outputs on the kernel's float32 ``vth``, as the README's Semantics says); one that needs nothing of
     them leaves it out.
     """
 
@@ -198,8 +226,10 @@ class Stage(_Parametrised):
     #: Stage-specific bad input: ``check_inputs(inputs, point)`` returns why, or None.
     check_inputs: Callable[[Mapping[str, np.ndarray], Point], str | None] | None = None
     #: The same math in PyTorch, ``torch_impl(torch, tensors, point, variant) -> outputs``:
-    #: the ``torch`` and ``torch_compile`` peers. None: the stage has no peers.
-    torch_impl: Callable[[Any, Mapping[str, Any], Point, Variant], dict[str, Any]] | None = None
+    #: the ``torch`` and ``torch_compile`` peers. None: the stage has neither.
+    torch_impl: TorchFn | None = None
+    #: More PyTorch peers, by name (``--peers NAME``; the names a CSV row's ``backend`` takes).
+    peers: Mapping[str, Peer] = field(default_factory=dict)
     #: Outputs whose extent the kernel decides (T planes of a buffer that holds more):
     #: ``trim(outputs, point)`` returns them cut to what was written, before judging.
     trim: Callable[[Mapping[str, np.ndarray], Point], dict[str, np.ndarray]] | None = None
@@ -233,7 +263,10 @@ class Stage(_Parametrised):
 
     def _details(self) -> list[str]:
         return [f"  kernel {self.kernel_file} ({', '.join(self.entry_points)}), "
-                f"block {self.block}"]
+                f"block {self.block}"] + \
+            [f"  peer {n}" + ("" if p.judged else " (not judged)") + (f": {p.note}" if p.note
+                                                                   else "")
+             for n, p in self.peers.items()]
 
     @property
     def kernel_file(self) -> str:

@@ -1,4 +1,4 @@
-"""How a kernel's output is judged against its reference (SPEC.md, validation rules).
+"""How a kernel's output is judged against its reference (the README's Semantics, validation rules).
 
 Each tolerance carries the reason it is what it is; a comparison reports enough to debug a
 failure: how many elements differ, the first few with kernel and reference values, and how

@@ -1,4 +1,4 @@
-"""Validation of targets against their NumPy references (SPEC.md, validation rules).
+"""Validation of targets against their NumPy references (the README's Semantics, validation rules).
 
 One loop for stages and pipelines: every case (family, case, seed) of a target's variant
 runs on fresh inputs through a backend, and its outputs are judged: a stage's against its

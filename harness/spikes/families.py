@@ -1,4 +1,4 @@
-"""Input families shared by the stages (SPEC.md, validation rules).
+"""Input families shared by the stages (the README's Semantics, validation rules).
 
 - ``normal``: standard normal values.
 - ``llm``: heavy-tailed values with a few outlier channels and rows of varied scale, as real

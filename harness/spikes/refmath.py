@@ -1,4 +1,4 @@
-"""NumPy building blocks the stages' references share (SPEC.md, notation)."""
+"""NumPy building blocks the stages' references share (the README's Semantics, notation)."""
 
 from __future__ import annotations
 

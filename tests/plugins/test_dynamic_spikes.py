@@ -1,4 +1,4 @@
-"""The dynamic_spikes reference against SPEC.md's properties (step 1)."""
+"""The dynamic_spikes reference against the properties the README's Semantics states (step 1)."""
 
 from __future__ import annotations
 
