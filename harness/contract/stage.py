@@ -192,8 +192,8 @@ class Stage(_Parametrised):
     point, variant)`` launches its kernels for one run. ``reference(inputs, point, variant,
     given=None)`` returns the expected outputs; ``given`` is the kernel's own outputs, for a
     reference that judges on the kernel's own intermediates (the spike stages judge integer
-    outputs on the kernel's float32 ``vth``, as the README's Semantics says); one that needs nothing of
-    them leaves it out.
+    outputs on the kernel's float32 ``vth``, as the README's Semantics says); one that needs
+    nothing of them leaves it out.
     """
 
     name: str

@@ -1,4 +1,5 @@
-"""NumPy twins of the steps in the README's Semantics, shared by the plugins' references and input makers.
+"""NumPy twins of the steps in the README's Semantics, shared by the plugins' references and
+input makers.
 
 Each function is the literal formula of its SPEC step, in the precision SPEC names, written
 for clarity rather than speed; the stages' plugins judge their kernels against these, and the
