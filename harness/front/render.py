@@ -68,41 +68,146 @@ def where(row: dict[str, Any]) -> str:
     return f"{row['stage']} {size}"
 
 
-def stage_rows(rows: Sequence[dict[str, Any]]) -> Table:
-    """``harness bench``: the stage rows, time, noise, bandwidth and speedup."""
+#: The narrowest a wrapped cell (a failed row's reason, a stage name) is let go.
+_MIN_WRAP = 12
+
+
+def _fits(table: Table, width: int, wrapping: Sequence[int]) -> bool:
+    """Whether ``table`` shows every cell whole in ``width`` columns: each column as wide as
+    its widest cell, except the ``wrapping`` ones, which may wrap down to ``_MIN_WRAP``."""
+    need = 1 + 3 * len(table.columns)  # the borders and each cell's padding
+    for i, col in enumerate(table.columns):
+        cells = [str(col.header), *(str(c) for c in col.cells)]
+        widest = max(max((len(ln) for ln in c.splitlines()), default=0) for c in cells)
+        need += min(widest, _MIN_WRAP) if i in wrapping else widest
+    return need <= width
+
+
+def _stage_values(r: dict[str, Any]) -> dict[str, str]:
+    """A stage row's cells as text ("-" where a value is missing)."""
+    ok = r["status"] == "ok"
+    return {
+        "median": f"{r['median_us']:.2f}" if ok else "-",
+        "noise": f"{r['noise_pct']:.2f}%" if ok else "-",
+        "gbps": f"{r['gbps']:.0f}" if ok else "-",
+        "peak": f"{r['pct_peak']:.1f}" if ok and r["pct_peak"] != "" else "-",
+        "peer": f"{r['speedup_vs_best_peer']:.2f}x" if r.get("speedup_vs_best_peer") else "-",
+    }
+
+
+def _status(r: dict[str, Any], cut: int) -> str:
+    return r["status"] if r["status"] == "ok" else \
+        escape(f"{r['status']}: {str(r['reason'])[:cut]}")
+
+
+def stage_rows(rows: Sequence[dict[str, Any]], width: int | None = None) -> Table:
+    """``harness bench``: the stage rows, time, noise, bandwidth and speedup.
+
+    One column per value when they fit in ``width`` terminal columns (or no width is given);
+    else a narrower layout of six columns whose cells hold two or three lines each (stage
+    over backend and variant, the point's sizes one a line, the time over its noise,
+    bandwidth over % of peak), so that no number is cut at 80 columns."""
     t = Table("stage", "backend", "variant", "batch", "in_f", "out_f", "median µs", "± noise",
               "GB/s", "% peak", "vs best peer", "status")
     for r in rows:
-        ok = r["status"] == "ok"
+        v = _stage_values(r)
         t.add_row(str(r["stage"]), str(r["backend"]), str(r["variant"]), str(r["batch"]),
-                  str(r["in_f"]), str(r["out_f"]), f"{r['median_us']:.2f}" if ok else "-",
-                  f"{r['noise_pct']:.2f}%" if ok else "-",
-                  f"{r['gbps']:.0f}" if ok else "-",
-                  f"{r['pct_peak']:.1f}" if ok and r["pct_peak"] != "" else "-",
-                  f"{r['speedup_vs_best_peer']:.2f}x" if r.get("speedup_vs_best_peer")
-                  else "-",
-                  r["status"] if ok else escape(f"{r['status']}: {str(r['reason'])[:60]}"))
+                  str(r["in_f"]), str(r["out_f"]), v["median"], v["noise"], v["gbps"],
+                  v["peak"], v["peer"], _status(r, 60))
+    if width is None or _fits(t, width, wrapping=(11,)):
+        return t
+    return _narrow_stage_rows(rows, width)
+
+
+def _widest(cells: Sequence[str]) -> int:
+    return max((len(ln) for c in cells for ln in c.splitlines()), default=1)
+
+
+def _narrow(heads: Sequence[str], cells: Sequence[Sequence[str]], width: int,
+            right: Sequence[int]) -> Table:
+    """A table for a narrow terminal: a line between rows, each column as wide as its widest
+    line, the first (a name, folded past 22 and down to ``_MIN_WRAP`` when short of room)
+    and the last (the status, wrapped) sharing what the others leave; numbers are never
+    cut. ``right``: the columns of numbers, right-aligned."""
+    widths = [_widest([h, *(c[i] for c in cells)]) for i, h in enumerate(heads)]
+    widths[0] = min(widths[0], 22)
+    frame = 3 * len(heads) - 1  # separators and padding, no outer edges
+    last = min(widths[-1], _MIN_WRAP)
+
+    def rest() -> int:
+        return width - frame - sum(widths[:-1])
+
+    widths[0] = max(_MIN_WRAP, widths[0] - max(0, last - rest()))
+    widths[-1] = max(last, min(widths[-1], rest()))
+    t = Table(show_lines=True, show_edge=False)
+    for i, h in enumerate(heads):
+        t.add_column(h, width=widths[i], overflow="fold",
+                     justify="right" if i in right else "left")
+    for c in cells:
+        t.add_row(escape(c[0]), *c[1:])
     return t
 
 
-def pipeline_rows(rows: Sequence[dict[str, Any]]) -> Table:
-    """``harness bench``: the pipeline rows, total and the seed's intervals and shares."""
+def _narrow_stage_rows(rows: Sequence[dict[str, Any]], width: int) -> Table:
+    """The stage rows in six columns of two or three lines (five when no peer was timed)."""
+    heads = ["stage\nbackend variant", "point", "median µs\n± noise", "GB/s\n% peak",
+             "vs\npeer", "status"]
+    cells = []
+    for r in rows:
+        v = _stage_values(r)
+        cells.append([
+            f"{r['stage']}\n{r['backend']} {r['variant']}",
+            "\n".join(f"{a} {r[a]}" for a in ("batch", "in_f", "out_f") if r.get(a, "") != ""),
+            f"{v['median']}\n±{v['noise']}" if v["median"] != "-" else "-",
+            f"{v['gbps']}\n{v['peak']}%" if v["peak"] != "-" else v["gbps"],
+            v["peer"], _status(r, 60)])
+    if all(c[4] == "-" for c in cells):  # no peer was timed: no column for it
+        heads.pop(4)
+        cells = [c[:4] + c[5:] for c in cells]
+    return _narrow(heads, cells, width, right=(2, 3, 4) if len(heads) == 6 else (2, 3))
+
+
+def _f1(r: dict[str, Any], k: str) -> str:
+    v = r.get(k, "")
+    return f"{v:.1f}" if isinstance(v, float) else "-"
+
+
+def pipeline_rows(rows: Sequence[dict[str, Any]], width: int | None = None) -> Table:
+    """``harness bench``: the pipeline rows, total and the seed's intervals and shares.
+
+    One column per value when they fit in ``width`` terminal columns (or no width is given);
+    else five columns of several lines (the point's sizes, the total over its noise, each
+    interval with its share), so that no number is cut at 80 columns."""
     t = Table("pipeline", "batch", "out_f", "T", "total µs", "dyn µs", "enc kern µs",
               "enc total µs", "wq µs", "enc %", "wq %", "status")
-
-    def f(r: dict[str, Any], k: str) -> str:
-        v = r.get(k, "")
-        return f"{v:.1f}" if isinstance(v, float) else "-"
-
     for r in rows:
         t.add_row(str(r["stage"]), str(r["batch"]), str(r["out_f"]), str(r.get("planes", "")),
-                  f"{f(r, 'total_us')} ±{f(r, 'total_noise_pct')}%", f(r, "dynamic_spikes_us"),
-                  f(r, "encoding_kernels_us"), f(r, "encoding_total_us"),
-                  f(r, "weight_quant_us"), f(r, "encoding_share_pct"),
-                  f(r, "weight_quant_share_pct"),
-                  r["status"] if r["status"] == "ok" else escape(f"{r['status']}: "
-                                                                 f"{str(r['reason'])[:50]}"))
-    return t
+                  f"{_f1(r, 'total_us')} ±{_f1(r, 'total_noise_pct')}%",
+                  _f1(r, "dynamic_spikes_us"), _f1(r, "encoding_kernels_us"),
+                  _f1(r, "encoding_total_us"), _f1(r, "weight_quant_us"),
+                  _f1(r, "encoding_share_pct"), _f1(r, "weight_quant_share_pct"),
+                  _status(r, 50))
+    if width is None or _fits(t, width, wrapping=(11,)):
+        return t
+    cells = []
+    for r in rows:
+        parts = []
+        for label, key, share in (("dyn", "dynamic_spikes_us", ""),
+                                  ("enc kern", "encoding_kernels_us", ""),
+                                  ("enc total", "encoding_total_us", "encoding_share_pct"),
+                                  ("wq", "weight_quant_us", "weight_quant_share_pct")):
+            if _f1(r, key) != "-":
+                pct = _f1(r, share) if share else "-"
+                parts.append(f"{label} {_f1(r, key)}" + (f", {pct}%" if pct != "-" else ""))
+        cells.append([
+            str(r["stage"]),
+            "\n".join(f"{a} {r[k]}" for a, k in (("batch", "batch"), ("out_f", "out_f"),
+                                                 ("T", "planes")) if r.get(k, "") != ""),
+            f"{_f1(r, 'total_us')}\n±{_f1(r, 'total_noise_pct')}%"
+            if _f1(r, "total_us") != "-" else "-",
+            "\n".join(parts) or "-", _status(r, 50)])
+    return _narrow(["pipeline", "point", "total µs\n± noise", "intervals µs, share",
+                    "status"], cells, width, right=(2,))
 
 
 def profile(rows: Sequence[dict[str, Any]]) -> Table:

@@ -2,6 +2,10 @@
 
 Every number shown comes from a CSV row as the harness wrote it on the GPU; the roofline is
 the row's own ``peak_gbps`` (the calibrated copy bandwidth of that run).
+
+Past 300 lines because plots, tables and the README block share one reading of the CSVs
+(which rows, which points); splitting the plots into a module of their own is the next step
+when it grows again.
 """
 
 from __future__ import annotations
@@ -151,9 +155,10 @@ def _x_axis(rows: Sequence[dict[str, str]]) -> str:
     return "batch" if any(r["batch"] for r in rows) else "out_f"
 
 
-def plots(folder: Path) -> list[Path]:
-    """``<folder>/plots/<stage>.png``: time and GB/s against batch, per backend and variant,
-    with the calibrated peak as the roofline; and the pipeline's intervals."""
+def plots(folder: Path, dest: Path | None = None) -> list[Path]:
+    """``<dest>/<stage>.png`` (default ``<folder>/plots/``): time and GB/s against batch, per
+    backend and variant, with the calibrated peak as the roofline; and the pipeline's
+    intervals."""
     try:
         import matplotlib
 
@@ -164,8 +169,7 @@ def plots(folder: Path) -> list[Path]:
     folder = Path(folder)
     if not folder.is_dir():
         raise HarnessError(f"no such folder: {folder}")
-    dest = folder / "plots"
-    files.folder(dest)
+    dest = files.folder(folder / "plots") if dest is None else files.folder(dest, "--out")
     written = []
     for path in _stage_files(folder):
         rows = [r for r in _read(path) if r["status"] == "ok"]
@@ -282,26 +286,82 @@ def _save(fig, out: Path) -> None:  # type: ignore[no-untyped-def]
     files.replace(out, buf.getvalue())
 
 
+def _values(vals: set[str]) -> str:
+    """``1, 4, 16`` or, past six, ``1, 2, 4, ..., 65536 (17 values)``."""
+    v = sorted(vals, key=lambda x: int(x) if x.isdigit() else -1)
+    return ", ".join(v) if len(v) <= 6 else f"{', '.join(v[:3])}, ..., {v[-1]} " \
+        f"({len(v)} values)"
+
+
+def points(folder: Path, stages: Sequence[str] | None = None) -> list[str]:
+    """What the folder's CSVs hold, one line per CSV (``stages``: only those): the sizes
+    of its rows with a time (``dynamic_spikes: batch 1, 4, 16 at in_f 3584``)."""
+    folder = Path(folder)
+    out = []
+    for kind, paths in (("stage", _stage_files(folder)), ("pipeline", _pipeline_files(folder))):
+        for path in paths:
+            if (stages and path.stem not in stages) or (kind == "pipeline" and not stages):
+                continue
+            rows = [r for r in _read(path) if any(_f(r.get(c, "")) is not None for c in _TIME)]
+            if not rows:
+                out.append(f"{path.stem}: no row with a time")
+                continue
+            xa = "batch" if kind == "pipeline" else _x_axis(rows)
+            out.append(f"{path.stem}: {xa} {_values({r[xa] for r in rows})} at in_f "
+                       f"{_values({r['in_f'] for r in rows})}")
+    return out
+
+
+def why_empty(folder: Path, batches: Sequence[int], out_f: int | None,
+              stages: Sequence[str] | None) -> str:
+    """Why a table has no row: the folder has no result CSV (of those stages), or none at
+    the asked sizes, and then which points it has."""
+    have = points(folder, stages)
+    named = f" of {', '.join(stages)}" if stages else ""
+    if not have:
+        return f"the table is empty: {folder} has no stage or pipeline CSV{named}"
+    wanted = f"batch {', '.join(str(b) for b in batches)}" + (
+        f" (weight stages: out_f {out_f})" if out_f is not None else "")
+    return (f"the table is empty: no row at {wanted}; --batch and --out-f pick others. "
+            f"The folder has {'; '.join(have)}")
+
+
 @dataclass(frozen=True)
 class Report:
-    """What ``harness report`` made: the plots written, the table, the README updated."""
+    """What ``harness report`` made: the plots written, the table (and the file it went
+    to, with ``--out``), the README updated, and why the table is empty when it is."""
 
     plots: list[Path]
     text: str
     readme: Path | None
+    table_path: Path | None = None
+    empty: str | None = None
+
+
+#: The table's file in a ``--out`` folder.
+TABLE_FILE = "results.md"
 
 
 def build(folder: Path, batches: Sequence[int] | None = None, out_f: int | None = None,
           stages: Sequence[str] | None = None, readme: Path | None = None,
-          block: str = "results") -> Report:
+          block: str = "results", out: Path | None = None) -> Report:
     """Draw the folder's plots, make its table and, with ``readme``, write the table into
     that README's block. ``batches`` default to ``DEFAULT_BATCHES``; ``out_f`` None means
-    ``DEFAULT_OUT_F`` and 0 every row of the weight stages."""
+    ``DEFAULT_OUT_F`` and 0 every row of the weight stages. ``out``: the folder for the
+    plots and the table (``results.md``), instead of ``<folder>/plots/`` and no file."""
     if readme is not None:
         check_readme(readme, block)
-    written = plots(folder)
-    text = tables(folder, list(batches or DEFAULT_BATCHES),
-                  None if out_f == 0 else out_f or DEFAULT_OUT_F, stages)
+    if out is not None:
+        files.folder(out, "--out")  # a file or a read-only place: said before any work
+    written = plots(folder, out)
+    batches, out_f = list(batches or DEFAULT_BATCHES), None if out_f == 0 else \
+        out_f or DEFAULT_OUT_F
+    text = tables(folder, batches, out_f, stages)
+    empty = None if any(len(t.splitlines()) > 2 for t in text.split("\n\n")) else \
+        why_empty(folder, batches, out_f, stages)
+    table_path = None
+    if out is not None:
+        table_path = files.replace(Path(out) / TABLE_FILE, (text + "\n").encode("utf-8"))
     if readme is not None:
         update_readme(readme, text, block)
-    return Report(written, text, readme)
+    return Report(written, text, readme, table_path, empty)

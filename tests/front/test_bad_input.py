@@ -125,7 +125,8 @@ def test_nonfinite_input_is_a_row_with_a_reason(extra: Path, tmp_path: Path) -> 
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
-def test_kernel_that_does_not_compile(extra: Path) -> None:
+def test_kernel_that_does_not_compile(extra: Path, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # nvcc runs, not the user's cache
     _clone_stage(extra, "broken", kernel_text='extern "C" __global__ void dynamic_spikes() '
                                               "{ undefined_name; }\n")
     res = runner.invoke(app, ["check"])

@@ -75,3 +75,53 @@ def test_build_draws_tables_and_fills_the_readme(tmp_path: Path) -> None:
     every = report.build(tmp_path, [16384], 0, ["weight_quantize"])
     assert {ln.split(" | ")[3] for ln in every.text.splitlines()[2:]} > {
         "out_f=18944 in_f=3584"}  # out_f 0: every weight row, not only 18944
+
+
+def _two_stages(folder: Path) -> Path:
+    folder.mkdir(exist_ok=True)
+    for name in ("dynamic_spikes.csv", "weight_quantize.csv"):
+        shutil.copy(H200 / name, folder)
+    return folder
+
+
+def test_out_takes_the_plots_and_the_table(tmp_path: Path) -> None:
+    src, dest = _two_stages(tmp_path / "src"), tmp_path / "out" / "new"
+    rep = report.build(src, out=dest)
+    assert sorted(p.name for p in rep.plots) == ["dynamic_spikes.png", "weight_quantize.png"]
+    assert all(p.parent == dest for p in rep.plots) and not (src / "plots").exists()
+    assert rep.table_path == dest / report.TABLE_FILE
+    assert (dest / "results.md").read_text() == rep.text + "\n"
+    assert "| dynamic_spikes | pycuda | default | batch=16384 in_f=3584 |" in rep.text
+    assert rep.empty is None
+    plain = report.build(src)  # no --out: plots under <folder>/plots/, no table file
+    assert plain.table_path is None and all(p.parent == src / "plots" for p in plain.plots)
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(HarnessError, match=r"--out .*file is a file: it takes a folder"):
+        report.build(src, out=tmp_path / "file")
+
+
+def test_an_empty_table_says_which_points_the_folder_has(tmp_path: Path) -> None:
+    src = _two_stages(tmp_path / "src")
+    rep = report.build(src, [3], 5)
+    assert len(rep.text.splitlines()) == 2  # the header alone
+    assert rep.empty is not None
+    assert rep.empty.startswith("the table is empty: no row at batch 3 (weight stages: "
+                                "out_f 5)")
+    assert "dynamic_spikes: batch 1, 1024, 16384, 65536 at in_f 3584" in rep.empty
+    assert "weight_quantize: out_f 3584, 18944 at in_f 3584" in rep.empty
+    none = report.build(src, stages=["nope"])
+    assert none.empty == f"the table is empty: {src} has no stage or pipeline CSV of nope"
+    bare = tmp_path / "bare"
+    bare.mkdir()
+    assert report.build(bare).empty == f"the table is empty: {bare} has no stage or " \
+                                       "pipeline CSV"
+
+
+def test_points_of_a_pipeline_and_long_lists(tmp_path: Path) -> None:
+    src = tmp_path / "src"
+    src.mkdir()
+    shutil.copy(H200 / "activation_path.csv", src)
+    assert report.points(src) == []  # pipelines count only when named
+    (line,) = report.points(src, ["activation_path"])
+    assert line == "activation_path: batch 1, 8, 64, 1024, 16384, 65536 at in_f 3584"
+    assert report._values({str(2**i) for i in range(10)}) == "1, 2, 4, ..., 512 (10 values)"

@@ -1,0 +1,92 @@
+"""The CLI's tables: the bench table whole at 80 columns, one column per value when wide."""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from rich.console import Console
+
+from harness.front import render
+
+
+def _rows() -> list[dict[str, Any]]:
+    ok = {"stage": "dynamic_spikes_reverse", "backend": "pycuda",
+          "variant": "default[UNROLL=4]", "batch": 16384, "in_f": 3584, "out_f": "",
+          "status": "ok", "reason": "", "median_us": 1234.56, "noise_pct": 0.51,
+          "gbps": 3012.3, "pct_peak": 88.1, "speedup_vs_best_peer": 2.31}
+    failed = {"stage": "weight_quantize", "backend": "torch", "variant": "torch_compile",
+              "batch": "", "in_f": 3584, "out_f": 18944, "status": "failed",
+              "reason": "q: FAILED max abs err 3 at (12, 7)", "median_us": 12.5,
+              "noise_pct": 0.5, "gbps": 7.0, "pct_peak": "", "speedup_vs_best_peer": ""}
+    return [ok, failed]
+
+
+def _draw(rows: list[dict[str, Any]], width: int) -> str:
+    buf = io.StringIO()
+    Console(file=buf, width=width, highlight=False).print(render.stage_rows(rows, width))
+    return buf.getvalue()
+
+
+def _words(text: str) -> str:
+    """The table's text without borders or line breaks (a folded name joined again)."""
+    cells: dict[int, list[str]] = {}
+    for line in text.splitlines():
+        for i, cell in enumerate(line.replace("┃", "│").split("│")):
+            cells.setdefault(i, []).append(cell.strip())
+    return " ".join("".join(c) + " " + " ".join(c) for c in cells.values())
+
+
+def test_bench_table_is_whole_at_80_columns() -> None:
+    text = _draw(_rows(), 80)
+    lines = text.splitlines()
+    assert all(len(ln) <= 80 for ln in lines), max(map(len, lines))
+    assert "…" not in text  # no cell cut short
+    words = _words(text)
+    for value in ("dynamic_spikes_reverse", "pycuda", "default[UNROLL=4]", "16384", "3584",
+                  "1234.56", "0.51%", "3012", "88.1%", "2.31x", "weight_quantize",
+                  "torch_compile", "18944", "failed:", "(12,", "7)"):
+        assert value in words, value
+
+
+def test_bench_table_leaves_out_an_empty_peer_column_when_narrow() -> None:
+    rows = [dict(r, speedup_vs_best_peer="") for r in _rows()]
+    assert "peer" not in _draw(rows, 80)
+    assert "peer" in _draw(_rows(), 80)
+
+
+def test_bench_table_keeps_one_column_per_value_when_wide() -> None:
+    text = _draw(_rows(), 200)
+    header = next(ln for ln in text.splitlines() if "stage" in ln)
+    for col in ("backend", "variant", "batch", "in_f", "out_f", "median µs", "± noise",
+                "GB/s", "% peak", "vs best peer", "status"):
+        assert col in header, col
+    assert "…" not in text
+    assert len(render.stage_rows(_rows()).columns) == 12  # no width: the wide table
+    assert len(render.stage_rows(_rows(), 80).columns) == 6
+
+
+def _pipeline_rows() -> list[dict[str, Any]]:
+    return [{"stage": "spike_quant_gemm", "batch": 16384, "out_f": 18944, "planes": 6,
+             "status": "ok", "reason": "", "total_us": 1233.5, "total_noise_pct": 0.5,
+             "encoding_total_us": 220.0, "encoding_kernels_us": 200.0,
+             "dynamic_spikes_us": 80.5, "weight_quant_us": 150.2, "encoding_share_pct": 17.8,
+             "weight_quant_share_pct": 12.1},
+            {"stage": "activation_path", "batch": 4, "out_f": "", "planes": "",
+             "status": "failed", "reason": "q: FAILED at (1, 2)", "total_us": 33.25,
+             "total_noise_pct": 0.5}]
+
+
+def test_pipeline_table_is_whole_at_80_columns() -> None:
+    buf = io.StringIO()
+    Console(file=buf, width=80).print(render.pipeline_rows(_pipeline_rows(), 80))
+    text = buf.getvalue()
+    assert all(len(ln) <= 80 for ln in text.splitlines())
+    assert "…" not in text
+    words = _words(text)
+    for value in ("spike_quant_gemm", "activation_path", "batch 16384", "out_f 18944", "T 6",
+                  "1233.5", "±0.5%", "dyn 80.5", "enc kern 200.0", "enc total 220.0, 17.8%",
+                  "wq 150.2, 12.1%", "failed:", "(1,"):
+        assert value in words, value
+    wide = render.pipeline_rows(_pipeline_rows(), 200)
+    assert len(wide.columns) == 12 and len(render.pipeline_rows(_pipeline_rows()).columns) == 12
