@@ -27,6 +27,10 @@ What a :class:`Stage` declares, and what the harness does with it:
   ``launch("kernel", grid, (launch.block, 1, 1), *args)``.
 - ``bytes_moved(point)`` and ``flops(point)``: what a row's GB/s and % of peak are
   computed from.
+- ``torch_impl(torch, tensors, point, variant)``: the same math in PyTorch (the ``torch`` and
+  ``torch_compile`` peers); ``peers``: more of them by name, each a :class:`Peer` (its
+  ``prepare`` casts weights outside the timed region; ``judged=False`` for a speed
+  reference not judged against the reference).
 
 ``harness list --verbose`` shows each stage's ``description`` and its variants' and axes'
 ``help`` texts.
@@ -37,6 +41,7 @@ from __future__ import annotations
 from harness.contract.launcher import Launcher
 from harness.contract.stage import (
     Axis,
+    Peer,
     Pipeline,
     PipelineContext,
     PipelineTrace,
@@ -48,6 +53,6 @@ from harness.contract.tolerance import Comparison, Exact, NormRel, RelTol, Toler
 from harness.errors import BadInput
 
 __all__ = [
-    "Axis", "BadInput", "Comparison", "Exact", "Launcher", "NormRel", "Pipeline",
+    "Axis", "BadInput", "Comparison", "Exact", "Launcher", "NormRel", "Peer", "Pipeline",
     "PipelineContext", "PipelineTrace", "Point", "RelTol", "Stage", "Tolerance", "Variant",
 ]

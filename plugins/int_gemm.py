@@ -9,6 +9,10 @@ the weights streamed from DRAM, split-K with a deterministic reduction),
 warp-specialised, persistent, CTA pairs sharing B), ``int_gemm_general`` for every other shape.
 The ``int8`` variant takes q as int8 (the activations of families whose q fits); ``wide``
 takes q as int32 (|q| < 2^23) and splits it into byte planes in the load, so every family fits.
+
+Its PyTorch peers: ``torch_impl`` (W8ASpike: quantised sides dequantised, one fp32 matmul;
+``torch`` and ``torch_compile``), ``linear_fp32`` (judged), and two speed references that are
+not judged: ``linear_bf16`` and ``int_mm`` (int8, no scales; where its shape rules allow).
 """
 
 from __future__ import annotations
@@ -18,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.api import Axis, Launcher, NormRel, Point, Stage, Variant
+from harness.api import Axis, Launcher, NormRel, Peer, Point, Stage, Variant
 from harness.spikes import axes, families, inputs
 
 #: The wgmma path's tile (BM = BN = BK) and group size.
@@ -173,12 +177,69 @@ def bytes_moved(p: Point) -> int:
     return m * k * qb + n * k + 4 * n * _cdiv(k, g) + 4 * m + 4 * n + 4 * m * n
 
 
-def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
-    """W8ASpike as PyTorch writes it: dequantise both sides, one fp32 matmul (TF32 off)."""
+def _x_rec(torch: Any, t: Mapping[str, Any]) -> Any:
+    """The activations dequantised, x_rec = q * vth, in fp32."""
+    return t["q"].to(torch.float32) * t["vth"][:, None]
+
+
+def _weights(torch: Any, t: Mapping[str, Any], p: Point) -> Any:
+    """The weights dequantised, w_q * scale of each one's group, in fp32."""
     g = int(p["group_size"])
     s = t["scale"].repeat_interleave(g, dim=1)[:, : t["w_q"].shape[1]]
-    x = t["q"].to(torch.float32) * t["vth"][:, None]
-    return {"out": x @ (t["w_q"].to(torch.float32) * s).T + t["bias"]}
+    return t["w_q"].to(torch.float32) * s
+
+
+def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
+    """W8ASpike as PyTorch writes it: dequantise both sides, one fp32 matmul (TF32 off)."""
+    return {"out": _x_rec(torch, t) @ _weights(torch, t, p).T + t["bias"]}
+
+
+def _fp32_weights(torch: Any, t: Mapping[str, Any], p: Point) -> dict[str, Any]:
+    return {"w_fp32": _weights(torch, t, p)}
+
+
+def linear_fp32(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
+    """``F.linear`` in fp32 (TF32 off) on x_rec and the weights dequantised beforehand."""
+    return {"out": torch.nn.functional.linear(_x_rec(torch, t), t["w_fp32"], t["bias"])}
+
+
+def _bf16_weights(torch: Any, t: Mapping[str, Any], p: Point) -> dict[str, Any]:
+    return {"w_bf16": _weights(torch, t, p).to(torch.bfloat16),
+            "bias_bf16": t["bias"].to(torch.bfloat16)}
+
+
+def linear_bf16(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
+    """``F.linear`` in bf16: x_rec cast to bf16, the weights and bias cast beforehand; the
+    output stays bf16 (read back widened)."""
+    x = _x_rec(torch, t).to(torch.bfloat16)
+    return {"out": torch.nn.functional.linear(x, t["w_bf16"], t["bias_bf16"])}
+
+
+def int_mm(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
+    """``torch._int_mm``: q @ w_q^T in int8, int32 out, no scales, vth or bias."""
+    return {"out": torch._int_mm(t["q"], t["w_q"].t())}
+
+
+def int_mm_skip(p: Point) -> str | None:
+    """Where ``torch._int_mm`` cannot run: q not int8, or outside its shape rules on the
+    GPU (M > 16, K and N multiples of 8)."""
+    m, n, k = (int(p[a]) for a in ("batch", "out_f", "in_f"))
+    if p["q_type"] != "int8":
+        return f"torch._int_mm takes int8 q, not {p['q_type']}"
+    if m <= 16 or k % 8 or n % 8:
+        return f"torch._int_mm needs M > 16 and K, N multiples of 8 (M={m}, N={n}, K={k})"
+    return None
+
+
+#: PyTorch's other ways to this layer, timed beside ours (``--peers``).
+PEERS = {
+    "linear_fp32": Peer(linear_fp32, prepare=_fp32_weights),
+    "linear_bf16": Peer(linear_bf16, judged=False, prepare=_bf16_weights,
+                        note="bf16 activations and weights: bf16 rounding is far above "
+                             "SPEC's 1e-6"),
+    "int_mm": Peer(int_mm, judged=False, skip=int_mm_skip,
+                   note="int8 q @ w_q^T without scales, vth or bias: a speed reference"),
+}
 
 
 def _variant(name: str, q_type: str, wide: str, help: str, fams: tuple[str, ...] = (),
@@ -233,6 +294,7 @@ STAGE = Stage(
     ),
     check_inputs=check_inputs,
     torch_impl=torch_impl,
+    peers=PEERS,
     workspace=workspace,
     zeroed=("counters",),
     header_libraries=("cutlass",),

@@ -1,5 +1,9 @@
 """PyTorch peers: each stage's ``torch_impl`` run eagerly (``torch``) or through
-``torch.compile`` (``torch_compile``), validated and timed exactly as our kernels are.
+``torch.compile`` (``torch_compile``), and the peers a stage names (``Stage.peers``: a
+library call, another precision), validated and timed exactly as our kernels are.
+
+A named peer's ``prepare`` runs once per run or timing, on the first tensors and outside
+the timed region (weights cast once, as a deployment holds them).
 
 On the GPU the peer runs on the harness's own stream (wrapped as a torch ExternalStream,
 in the same primary context), so the same L2 flush, the same CUDA events and the same
@@ -11,7 +15,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -24,6 +28,7 @@ from harness.errors import HarnessError
 if TYPE_CHECKING:
     from harness.backends.pycuda.runner import GpuRunner
 
+#: The peers every stage with a ``torch_impl`` has.
 BACKENDS = ("torch", "torch_compile")
 
 
@@ -36,13 +41,22 @@ def load_torch() -> Any:
     return torch
 
 
-class TorchRunner:
-    """A peer backend: ``torch`` (eager) or ``torch_compile``, on a GpuRunner's stream or,
-    with ``gpu=None``, on the CPU."""
+def serves(peer: str, target: object) -> bool:
+    """Whether the peer called ``peer`` runs ``target`` (a pipeline has no peers)."""
+    if peer in BACKENDS:
+        return getattr(target, "torch_impl", None) is not None
+    return peer in getattr(target, "peers", {})
 
-    def __init__(self, backend: str, gpu: GpuRunner | None = None) -> None:
-        if backend not in BACKENDS:
-            raise HarnessError(f"unknown peer {backend!r} (known: {', '.join(BACKENDS)})")
+
+class TorchRunner:
+    """A peer backend: ``torch`` (eager), ``torch_compile`` or one of the ``named`` peers
+    that stages declare, on a GpuRunner's stream or, with ``gpu=None``, on the CPU."""
+
+    def __init__(self, backend: str, gpu: GpuRunner | None = None,
+                 named: Collection[str] = ()) -> None:
+        if backend not in BACKENDS and backend not in named:
+            raise HarnessError(f"unknown peer {backend!r} "
+                               f"(known: {', '.join([*BACKENDS, *named])})")
         self.backend = backend
         self.torch = load_torch()
         self.gpu = gpu
@@ -54,9 +68,18 @@ class TorchRunner:
             torch.backends.cuda.matmul.allow_tf32 = False  # FP32 as SPEC's GEMM asks
 
     def _fn(self, stage: Stage, variant: Variant, point: Point) -> Any:
+        torch = self.torch
+        if self.backend not in BACKENDS:
+            peer = stage.peers.get(self.backend)
+            if peer is None:
+                raise HarnessError(f"stage {stage.name} has no peer {self.backend!r}")
+            if peer.skip is not None and (why := peer.skip(point)):
+                raise HarnessError(f"peer {self.backend}: {why}")
+            named = peer.fn
+            return lambda t: named(torch, t, point, variant)
         if stage.torch_impl is None:
             raise HarnessError(f"stage {stage.name} has no torch peer")
-        torch, impl = self.torch, stage.torch_impl
+        impl = stage.torch_impl
 
         def fn(t: Mapping[str, Any]) -> dict[str, Any]:
             return impl(torch, t, point, variant)
@@ -74,12 +97,23 @@ class TorchRunner:
         return {k: self.torch.from_numpy(np.ascontiguousarray(a)).to(self.device)
                 for k, a in inputs.items()}
 
+    def _prepared(self, stage: Stage, point: Point, tins: Mapping[str, Any]) -> dict[str, Any]:
+        """What a named peer's ``prepare`` derives from the inputs (nothing for the others):
+        made once, outside the timed region."""
+        peer = stage.peers.get(self.backend) if self.backend not in BACKENDS else None
+        if peer is None or peer.prepare is None:
+            return {}
+        return dict(peer.prepare(self.torch, tins, point))
+
     def _result(self, stage: Stage, point: Point, outs: Mapping[str, Any],
                 tins: Mapping[str, Any]) -> RunResult:
         specs = stage.outputs(point)
         got = {}
         for k, (shape, dtype) in specs.items():
-            a = outs[k].detach().cpu().numpy()
+            t = outs[k].detach()
+            if t.dtype == self.torch.bfloat16:  # NumPy has no bf16: read it back widened
+                t = t.float()
+            a = t.cpu().numpy()
             if np.dtype(dtype) == np.uint32 and a.dtype == np.int64:  # torch has no uint32
                 a = a.astype(np.uint32)  # words built in int64 (exact below 2**32)
             # A stage whose kernel decides an extent (``trim``) returns only that much.
@@ -93,22 +127,24 @@ class TorchRunner:
         fn = self._fn(stage, variant, point)
         with self._ctx():
             tins = self._tensors(inputs)
-            outs = fn(tins)
+            outs = fn({**tins, **self._prepared(stage, point, tins)})
             if self.gpu is not None:
                 self.gpu.stream.synchronize()
             return self._result(stage, point, outs, tins)
 
     def time(self, stage: Stage, variant: Variant, inputs: Mapping[str, np.ndarray],
              point: Point, cfg: TimingConfig) -> tuple[RunResult, Timing]:
-        """First call read back for checking (compilation happens there), inputs restored,
-        warm-up, then the harness's own event sampler on the same stream."""
+        """A named peer's ``prepare`` once, the first call read back for checking
+        (compilation happens there), inputs restored, warm-up, then the harness's own event
+        sampler on the same stream."""
         if self.gpu is None:
             raise HarnessError("timing the torch peers needs the GPU")
         fn = self._fn(stage, variant, point)
         with self._ctx():
             tins = self._tensors(inputs)
-            result = self._result(stage, point, fn(tins), tins)
-            tins = self._tensors(inputs)  # an in-place stage changed them
+            ready = self._prepared(stage, point, tins)  # outside the timed region
+            result = self._result(stage, point, fn({**tins, **ready}), tins)
+            tins = {**self._tensors(inputs), **ready}  # an in-place stage changed them
             for _ in range(max(cfg.warmup, 1)):
                 fn(tins)
             self.gpu.stream.synchronize()

@@ -15,7 +15,15 @@ from typing import Any
 
 import numpy as np
 
-from harness.contract.stage import MAX_BLOCK, Pipeline, Point, Stage, positional_arity
+from harness.contract.stage import (
+    MAX_BLOCK,
+    RESERVED_PEER_NAMES,
+    Peer,
+    Pipeline,
+    Point,
+    Stage,
+    positional_arity,
+)
 
 #: What a stage, pipeline, variant, axis or family may be called: the names go into CSV
 #: cells, file names and command lines, where they must mean nothing (a cell that starts
@@ -95,6 +103,8 @@ def check_stage(stage: object, expected_name: str | None = None) -> list[str]:
     for out, tol in stage.tolerances.items():
         if not getattr(tol, "reason", ""):
             problems.append(f"tolerance of {out!r} gives no reason")
+    for pname, peer in stage.peers.items():
+        problems += [f"peer {pname!r}: {why}" for why in _peer_problems(pname, peer)]
     vnames = [v.name for v in stage.variants]
     if not vnames or len(set(vnames)) != len(vnames):
         problems.append("variants must be non-empty with unique names")
@@ -114,6 +124,19 @@ def check_stage(stage: object, expected_name: str | None = None) -> list[str]:
         if clash:
             problems.append(f"workspace reuses output name(s) {', '.join(sorted(clash))}")
     return problems
+
+
+def _peer_problems(name: str, peer: object) -> list[str]:
+    if not isinstance(peer, Peer):
+        return [f"is a {type(peer).__name__}, not a harness.contract.stage.Peer"]
+    bad = [w for w in (name_problem("peer", name),) if w]
+    if name in RESERVED_PEER_NAMES:
+        bad.append(f"the name is reserved ({', '.join(RESERVED_PEER_NAMES)})")
+    if not callable(peer.fn):
+        bad.append("fn is not callable")
+    if not peer.judged and not peer.note:
+        bad.append("a peer that is not judged must say why in its note")
+    return bad
 
 
 def _describe(a: np.ndarray) -> str:

@@ -5,8 +5,8 @@ Each job is measured (:mod:`harness.engine.measure`) and its row written to
 so the caller can draw progress: an interrupted sweep keeps every finished row. Every file
 is opened (locked, checked, a torn last row cut away) before the first point is measured,
 by the rules of :mod:`harness.results.files`. A stage
-with a torch twin is measured on the peers first, and its own row gets the speedup over
-the best of them.
+with torch peers is measured on them first, and its own row gets the speedup over the best
+of them (judged peers that passed: :func:`harness.engine.measure.speedup`).
 """
 
 from __future__ import annotations
@@ -44,10 +44,6 @@ class Measured:
 
     job: Job
     row: dict[str, Any]
-
-
-def _has_peers(job: Job) -> bool:
-    return getattr(job.target, "torch_impl", None) is not None
 
 
 class Outputs:
@@ -90,15 +86,15 @@ class Outputs:
 def run(jobs: Sequence[Job], backend: Backend, cfg: BenchConfig, meta: RunMeta,
         out: Path | Outputs, existing: str = files.REFUSE, peers: Sequence[Backend] = (),
         stages: Mapping[str, Stage] | None = None) -> Iterator[Measured]:
-    """Measure the jobs in order, a stage's point on the peers first (where it has a torch
-    twin) and then on ``backend``, whose row gets ``speedup_vs_best_peer``. Each row is on
+    """Measure the jobs in order, a stage's point on the peers first (those it has) and
+    then on ``backend``, whose row gets ``speedup_vs_best_peer``. Each row is on
     disk in ``<out>/<target>.csv`` before it is yielded; ``out`` is the folder (its files
     opened as ``existing`` says when the first row is asked for) or the files opened."""
     outputs = out if isinstance(out, Outputs) else Outputs(jobs, out, existing)
     try:
         for job in jobs:
             peer_rows = []
-            for peer in peers if _has_peers(job) else ():
+            for peer in [p for p in peers if devices.serves(p, job.target)]:
                 peer_rows.append(measure(job, peer, cfg, meta, stages))
                 outputs.write(job, peer_rows[-1])
                 yield Measured(job, peer_rows[-1])
@@ -152,7 +148,7 @@ def bench(reg: Registry, names: Sequence[str] | None, *, sweep: Sequence[str] = 
     check_families(tg.all, [family])
     check_options(tg.all, options or {})
     chosen = devices.choose(backend, device)
-    peer_backends = devices.peers(chosen, peers)
+    peer_backends = devices.peers(chosen, peers, devices.named_peers(tg.all))
     jobs = plan(tg.all, sweep, variants, options or {}, defines)
     if not chosen.on_gpu and not sweep:
         jobs = [j for j in jobs if j.is_pipeline or j.target.bytes_moved(j.point) <= CPU_BYTES]
@@ -165,7 +161,7 @@ def bench(reg: Registry, names: Sequence[str] | None, *, sweep: Sequence[str] = 
         budget_s=budget if chosen.on_gpu else min(budget, CPU_BUDGET_S), cold=not hot,
         graph=graph), verify)
     dest = out_dir or paths.statistics_dir() / chosen.slug
-    total = sum(1 + len(peer_backends) * _has_peers(j) for j in jobs)
+    total = sum(1 + sum(devices.serves(p, j.target) for p in peer_backends) for j in jobs)
     outputs = Outputs(jobs, dest, existing)
     return BenchRun(run(jobs, chosen.runner, cfg, chosen.meta, outputs, peers=peer_backends,
                         stages=reg.stages), total, dest, chosen.on_gpu, chosen.note,

@@ -4,6 +4,7 @@ the torch peers beside it, and the provenance its rows carry.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -68,17 +69,32 @@ def choose(backend: str, device: int) -> Chosen:
     return Chosen(runner, m, info.slug, note)
 
 
-def peers(chosen: Chosen, which: str) -> list[Backend]:
-    """The peer backends asked for with ``--peers`` (none, torch, torch_compile, all)."""
+def named_peers(targets: Sequence[object]) -> list[str]:
+    """The peers the targets name beyond ``torch`` and ``torch_compile`` (``Stage.peers``),
+    in the order they first appear."""
+    return list(dict.fromkeys(n for t in targets for n in getattr(t, "peers", {})))
+
+
+def peers(chosen: Chosen, which: str, named: Sequence[str] = ()) -> list[Backend]:
+    """The peer backends asked for with ``--peers``: none, all, or names among torch,
+    torch_compile and the ``named`` peers of the run's stages (``all``: every one)."""
     from harness.backends.torch import BACKENDS, TorchRunner
 
-    names = {"none": (), "all": BACKENDS}.get(which, tuple(which.split(",")))
+    known = (*BACKENDS, *named)
+    names = {"none": (), "all": known}.get(which, tuple(which.split(",")))
     for n in names:
-        if n not in BACKENDS:
-            raise BadInput(f"unknown peer {n!r} (known: none, all, {', '.join(BACKENDS)})")
+        if n not in known:
+            raise BadInput(f"unknown peer {n!r} (known: none, all, {', '.join(known)})")
     if names and not chosen.on_gpu:
         raise GpuUnavailable(f"the torch peers are timed on the GPU ({chosen.note})")
-    return [TorchRunner(n, chosen.runner) for n in names]
+    return [TorchRunner(n, chosen.runner, named) for n in names]
+
+
+def serves(peer: Backend, target: object) -> bool:
+    """Whether ``peer`` runs ``target`` (the stage has that peer)."""
+    from harness.backends.torch import serves
+
+    return serves(peer.backend, target)
 
 
 def device_meta(device: int) -> RunMeta:

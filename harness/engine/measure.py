@@ -21,7 +21,7 @@ import numpy as np
 from harness.contract.backend import Backend, RunResult
 from harness.contract.checks import input_problems
 from harness.contract.rng import point_rng
-from harness.contract.stage import Pipeline, Stage
+from harness.contract.stage import Peer, Pipeline, Stage
 from harness.contract.timing import TimingConfig
 from harness.engine import pipeline, rows
 from harness.engine.jobs import Job
@@ -36,6 +36,8 @@ NOT_CONVERGED = "noise above target when the budget ended"
 #: in a sweep (the chained NumPy reference takes tens of seconds there).
 PIPELINE_VERIFY_LIMIT = 1 << 26
 NOT_VERIFIED = "outputs not re-checked above 2^26 elements (validation covers it)"
+#: ``verified`` of a peer that is a speed reference, not judged against the reference.
+NOT_JUDGED = "not judged"
 #: A reason is cut to this many characters (a whole compiler log does not fit a cell).
 REASON_CHARS = 500
 
@@ -68,6 +70,9 @@ def measure(job: Job, backend: Backend, cfg: BenchConfig, meta: RunMeta,
         return {**row, "status": "skipped",
                 "reason": f"variant {job.variant.name} takes the families "
                           f"{', '.join(job.variant.families)}, not {cfg.family}"}
+    peer = _peer(job, backend.backend)
+    if peer is not None and peer.skip is not None and (why := peer.skip(job.point)):
+        return {**row, "status": "skipped", "reason": f"peer {backend.backend}: {why}"}
     try:
         if (refused := guard.refusal(backend, job.target, job.point)) is not None:
             return {**row, "status": "oom", "reason": refused[:REASON_CHARS]}
@@ -111,7 +116,11 @@ def _measure(job: Job, backend: Backend, cfg: BenchConfig, meta: RunMeta,
     if timing.clocks is not None and timing.clocks.throttled:
         reasons.append(timing.clocks.note())
     bad_outputs: list[str] = []
-    if cfg.verify and backend.backend != "numpy":
+    peer = _peer(job, backend.backend)
+    if peer is not None and not peer.judged:
+        row["verified"] = NOT_JUDGED
+        reasons.append(f"{NOT_JUDGED} against the reference: {peer.note}")
+    elif cfg.verify and backend.backend != "numpy":
         if isinstance(job.target, Pipeline) and not _checkable(job.point):
             row["verified"] = "skipped"
             reasons.append(NOT_VERIFIED)
@@ -128,6 +137,11 @@ def _measure(job: Job, backend: Backend, cfg: BenchConfig, meta: RunMeta,
     return {**row, "status": status, "reason": reason,
             **rows.stage_timed(row, job.target, job.point, timing,
                                got.outputs if status == "ok" else None, meta)}
+
+
+def _peer(job: Job, backend: str) -> Peer | None:
+    """The stage's named peer that ``backend`` is, if it is one."""
+    return job.target.peers.get(backend) if isinstance(job.target, Stage) else None
 
 
 def _checkable(point: Mapping[str, Any]) -> bool:
@@ -147,8 +161,11 @@ def _wrong(job: Job, inputs: Mapping[str, np.ndarray],
 
 
 def speedup(row: Mapping[str, Any], peer_rows: Sequence[Mapping[str, Any]]) -> float | str:
-    """The fastest ok peer's median over ours ('' when there is nothing to compare)."""
-    peers = [r["median_us"] for r in peer_rows if r["status"] == "ok"]
+    """The fastest judged peer's median over ours, among the peers that passed ('' when
+    there is nothing to compare): a failed peer, a skipped one and a speed reference that
+    is not judged (``verified`` = ``not judged``) are never the baseline."""
+    peers = [r["median_us"] for r in peer_rows
+             if r["status"] == "ok" and r.get("verified") != NOT_JUDGED]
     if row["status"] != "ok" or not peers:
         return ""
     return min(peers) / row["median_us"]

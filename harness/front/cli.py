@@ -36,7 +36,8 @@ app = typer.Typer(add_completion=False, no_args_is_help=True, cls=terminal.OneLi
 out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
 for _c in (out, err):
-    if not _c.is_terminal:  # logs and CI: wide enough that tables are not truncated
+    # Logs and CI: wide enough that tables are not truncated, unless COLUMNS says how wide.
+    if not _c.is_terminal and not os.environ.get("COLUMNS", "").isdigit():
         _c.width = 160
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -132,13 +133,27 @@ def list_cmd(verbose: Annotated[bool, typer.Option(
 @app.command()
 @cli_errors
 def check(stages: Stages = None,
-          arch: Annotated[str, typer.Option(help="nvcc target.")] = "sm_90") -> None:
+          arch: Annotated[str, typer.Option(help="nvcc target.")] = "sm_90",
+          no_cache: Annotated[bool, typer.Option(
+              "--no-cache", help="Compile every variant, even one already checked at its "
+              "kernel hash by this nvcc (the cache: $XDG_CACHE_HOME/spike-harness).")] = False,
+          ) -> None:
     """Compile every kernel variant with nvcc (no GPU needed) and print its resources."""
-    compiled = kernels.check(_registry(), stages, arch)
+    run = kernels.check_run(_registry(), stages, arch,
+                            None if no_cache else kernels.cache_dir())
+    compiled: list[kernels.Compiled] = []
+    with render.progress(err) as prog:
+        task = prog.add_task("check", total=run.total)
+        for c in run.results:
+            compiled.append(c)
+            prog.update(task, advance=1, description=escape(f"{c.stage} [{c.variant}]"))
     for c in compiled:
         if c.error is not None:
             _error(c.error)
     out.print(render.resources(compiled))
+    if hits := sum(c.cached for c in compiled):
+        err.print(f"{hits} of {len(compiled)} variant(s) from the cache, unchanged since "
+                  "nvcc last checked them (--no-cache compiles them all)", markup=False)
     if any(c.error is not None for c in compiled):
         raise typer.Exit(1)
 
@@ -191,7 +206,8 @@ def bench_cmd(
     family: Annotated[str, typer.Option(help="Input family.")] = "normal",
     backend: Annotated[str, typer.Option(help="pycuda, numpy, or auto.")] = "auto",
     peers: Annotated[str, typer.Option(
-        help="PyTorch peers timed beside ours: none, torch, torch_compile, all.")] = "none",
+        help="PyTorch peers timed beside ours: none, all, or names among torch, "
+             "torch_compile and the peers a stage names (harness list --verbose).")] = "none",
     hot: Annotated[bool, typer.Option(help="Skip the L2 flush before each sample.")] = False,
     graph: Annotated[bool, typer.Option(
         help="Capture each point's launches once as a CUDA graph; time its replay.")] = False,
@@ -246,9 +262,10 @@ def _show_sweep(run: benches.BenchRun) -> None:
         run.close()
         staged = [m.row for m in got if not m.job.is_pipeline]
         if staged or not got:
-            out.print(render.stage_rows(staged))
+            out.print(render.stage_rows(staged, out.width))
         if len(staged) < len(got):
-            out.print(render.pipeline_rows([m.row for m in got if m.job.is_pipeline]))
+            out.print(render.pipeline_rows([m.row for m in got if m.job.is_pipeline],
+                                           out.width))
     _line(f"wrote {len(got)} row(s) to {run.out_dir}/")
     if any(m.row["status"] == "failed" for m in got):
         raise typer.Exit(1)
@@ -383,12 +400,19 @@ def report_cmd(
         help="Write the table into this README's block.")] = None,
     block: Annotated[str, typer.Option(help="The README block: <!-- BLOCK:begin -->.")]
     = "results",
+    out_dir: Annotated[Path | None, typer.Option(
+        "--out", help="Folder for the plots and the table (results.md); default: the plots "
+        "under <folder>/plots/, the table only printed.")] = None,
 ) -> None:
     """Draw the folder's plots (PNG, under <folder>/plots/) and print its results table."""
-    rep = report.build(folder, batch, out_f, stage, readme, block)
+    rep = report.build(folder, batch, out_f, stage, readme, block, out_dir)
     for p in rep.plots:
         _line(f"wrote {p}")
     _line(rep.text)
+    if rep.empty:
+        err.print(f"[yellow]warning:[/] {escape(rep.empty)}", soft_wrap=True)
+    if rep.table_path is not None:
+        _line(f"wrote {rep.table_path}")
     if rep.readme is not None:
         _line(f"updated {rep.readme}")
 

@@ -1,35 +1,80 @@
-"""The PyTorch peers on the CPU: every stage's torch_impl against the same references, the
-Backend protocol, and the one-line errors for what only the GPU can do."""
+"""The PyTorch peers on the CPU: every stage's torch_impl and every judged named peer against
+the same references, the Backend protocol, how ``--peers`` names them, the rows of a peer
+that is not judged, a named peer's ``prepare`` outside the timed region, and the one-line
+errors for what only the GPU can do."""
 
 from __future__ import annotations
+
+import contextlib
+import dataclasses
+from typing import Any
 
 import numpy as np
 import pytest
 
+from harness.contract.checks import check_stage
+from harness.contract.stage import Peer
+from harness.contract.timing import TimingConfig
 from harness.engine import devices, measure, validate
-from harness.errors import GpuUnavailable, HarnessError
+from harness.engine.jobs import Job
+from harness.errors import BadInput, GpuUnavailable, HarnessError
+from harness.results.provenance import RunMeta
 from tests.backends.conformance import assert_is_backend
 
 torch = pytest.importorskip("torch", reason="the peers need PyTorch (CI installs the CPU build)")
 
+FAST = measure.BenchConfig(timing=TimingConfig(warmup=2, min_samples=5, max_samples=5))
+META = RunMeta(gpu="Fake GPU", git_sha="abc", command="t")
 
-def test_both_peers_are_backends() -> None:
+
+class FakeGpu:
+    """The parts of a GpuRunner that ``TorchRunner.time`` uses; its sampler calls the
+    function it is given and says it took 10 µs (``sampling`` is True meanwhile)."""
+
+    def __init__(self) -> None:
+        self.stream = type("S", (), {"synchronize": lambda self: None})()
+        self.sampling = False
+        self.samples = 0
+
+    def sampler(self, fn: Any, cold: bool) -> Any:
+        def sample() -> float:
+            self.sampling = True
+            fn()
+            self.sampling = False
+            self.samples += 1
+            return 10.0
+        return sample
+
+
+def _timed_on_cpu(runner: Any) -> FakeGpu:
+    """``runner`` timing CPU tensors through a fake sampler (no CUDA stream)."""
+    runner.gpu = FakeGpu()
+    runner._ctx = contextlib.nullcontext
+    return runner.gpu
+
+
+def test_every_peer_is_a_backend(reg) -> None:  # type: ignore[no-untyped-def]
     from harness.backends.torch import BACKENDS, TorchRunner
 
     assert BACKENDS == ("torch", "torch_compile")  # the names their CSV rows carry
-    for name in BACKENDS:
-        assert_is_backend(TorchRunner(name), name)
+    named = devices.named_peers(list(reg.stages.values()))
+    assert {"linear_fp32", "linear_bf16", "int_mm"} <= set(named)
+    for name in (*BACKENDS, *named):
+        assert_is_backend(TorchRunner(name, named=named), name)
 
 
-def test_every_torch_peer_matches_the_reference(reg) -> None:  # type: ignore[no-untyped-def]
+def test_every_judged_torch_peer_matches_the_reference(reg) -> None:  # type: ignore[no-untyped-def]
     from harness.backends.torch import TorchRunner
 
     runner = TorchRunner("torch")
     for st in reg.stages.values():
         assert st.torch_impl is not None, st.name
-        for v in st.variants:
-            bad = [c for c in validate.validate(st, v, runner, seeds=1) if not c.ok]
-            assert not bad, bad[0].describe()
+        runners = [runner] + [TorchRunner(n, named=[n]) for n, p in st.peers.items()
+                              if p.judged]
+        for r in runners:
+            for v in st.variants:
+                bad = [c for c in validate.validate(st, v, r, seeds=1) if not c.ok]
+                assert not bad, f"{r.backend}: {bad[0].describe()}"
 
 
 def test_what_the_cpu_cannot_do_is_one_clear_error(reg) -> None:  # type: ignore[no-untyped-def]
@@ -43,6 +88,8 @@ def test_what_the_cpu_cannot_do_is_one_clear_error(reg) -> None:  # type: ignore
     x = st.make_inputs(np.random.default_rng(0), "normal", p)
     with pytest.raises(HarnessError, match="timing the torch peers needs the GPU"):
         runner.time(st, st.variants[0], x, p, measure.BenchConfig().timing)
+    with pytest.raises(HarnessError, match="stage dynamic_spikes has no peer 'int_mm'"):
+        TorchRunner("int_mm", named=["int_mm"]).run(st, st.variants[0], x, p)
     pipe = reg.pipelines["spike_quant_gemm"]
     with pytest.raises(HarnessError, match=r"only the pycuda backend runs it, not torch$"):
         runner.pipeline(pipe, reg.stages, {}, {}, repeats=1, cold=True)
@@ -53,6 +100,116 @@ def test_peers_need_the_gpu_to_be_timed() -> None:
     with pytest.raises(GpuUnavailable, match="timed on the GPU"):
         devices.peers(chosen, "all")
     assert devices.peers(chosen, "none") == []
+
+
+def test_peers_parses_the_stages_names(reg, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from harness.backends import torch as peers_module
+
+    class Made:
+        def __init__(self, backend: str, gpu: object, named: Any = ()) -> None:
+            self.backend, self.named = backend, tuple(named)
+
+    monkeypatch.setattr(peers_module, "TorchRunner", Made)
+    gpu = dataclasses.replace(devices.choose("numpy", 0),
+                              runner=type("G", (), {"backend": "pycuda"})())
+    named = devices.named_peers([reg.get("dynamic_spikes"), reg.get("int_gemm")])
+    assert named == ["linear_fp32", "linear_bf16", "int_mm"]
+    got = devices.peers(gpu, "all", named)
+    assert [p.backend for p in got] == ["torch", "torch_compile", *named]
+    assert got[0].named == tuple(named)
+    assert [p.backend for p in devices.peers(gpu, "int_mm,torch", named)] == ["int_mm", "torch"]
+    with pytest.raises(BadInput, match=r"unknown peer 'int_mm' \(known: none, all, torch, "
+                                       r"torch_compile\)"):
+        devices.peers(gpu, "int_mm", [])
+    with pytest.raises(BadInput, match="unknown peer 'bf16'"):
+        devices.peers(gpu, "torch,bf16", named)
+
+
+def test_a_peer_serves_only_the_stages_that_have_it(reg) -> None:  # type: ignore[no-untyped-def]
+    from harness.backends.torch import serves
+
+    ds, ig = reg.get("dynamic_spikes"), reg.get("int_gemm")
+    assert serves("torch", ds) and serves("torch_compile", ig)
+    assert serves("int_mm", ig) and not serves("int_mm", ds)
+    assert not serves("torch", reg.pipelines["spike_quant_gemm"])
+
+
+def test_a_peer_declaration_is_checked(reg) -> None:  # type: ignore[no-untyped-def]
+    st = reg.get("int_gemm")
+    fn = st.peers["linear_fp32"].fn
+    bad = dataclasses.replace(st, peers={"torch": Peer(fn), "Bad": Peer(fn),
+                                         "quiet": Peer(fn, judged=False), "odd": fn})
+    problems = "\n".join(check_stage(bad))
+    assert "peer 'torch': the name is reserved" in problems
+    assert "peer 'Bad': peer name 'Bad' is not" in problems
+    assert "peer 'quiet': a peer that is not judged must say why" in problems
+    assert "peer 'odd': is a function, not a harness.contract.stage.Peer" in problems
+    assert not check_stage(st)
+
+
+def _int_gemm_job(reg, **point) -> Job:  # type: ignore[no-untyped-def]
+    st = reg.get("int_gemm")
+    v = st.variant("int8")
+    return Job(st, v, st.point(v, **point))
+
+
+def test_a_peer_not_judged_is_ok_but_never_a_speedups_baseline(reg) -> None:  # type: ignore[no-untyped-def]
+    from harness.backends.torch import TorchRunner
+
+    job = _int_gemm_job(reg, batch=32, out_f=64, in_f=256)
+    named = list(job.target.peers)
+    rows = {}
+    for name in ("linear_fp32", "linear_bf16", "int_mm"):
+        runner = TorchRunner(name, named=named)
+        _timed_on_cpu(runner)
+        rows[name] = measure.measure(job, runner, FAST, META)
+    fp32, bf16, imm = rows["linear_fp32"], rows["linear_bf16"], rows["int_mm"]
+    assert fp32["status"] == "ok" and fp32["verified"] == "yes"
+    for r, note in ((bf16, "bf16 rounding"), (imm, "without scales")):
+        assert r["status"] == "ok" and r["verified"] == measure.NOT_JUDGED, r
+        assert "not judged against the reference" in r["reason"] and note in r["reason"]
+    ours = {"status": "ok", "median_us": 5.0}  # the peers' fake sampler says 10 µs
+    assert measure.speedup(ours, [bf16, imm]) == ""
+    assert measure.speedup(ours, [bf16, imm, fp32]) == 2.0
+    faster = {**bf16, "median_us": 1.0}
+    assert measure.speedup(ours, [faster, fp32]) == 2.0
+
+
+def test_prepare_runs_once_outside_the_sampler(reg) -> None:  # type: ignore[no-untyped-def]
+    from harness.backends.torch import TorchRunner
+
+    job = _int_gemm_job(reg, batch=4, out_f=16, in_f=128)
+    real = job.target.peers["linear_fp32"]
+    gpu: FakeGpu | None = None
+    prepared: list[bool] = []  # whether the sampler was running at each call
+
+    def counting(torch_: Any, t: Any, p: Any) -> dict[str, Any]:
+        assert gpu is not None
+        prepared.append(gpu.sampling)
+        return real.prepare(torch_, t, p)
+
+    st = dataclasses.replace(job.target, peers={"counted": Peer(real.fn, prepare=counting)})
+    runner = TorchRunner("counted", named=["counted"])
+    gpu = _timed_on_cpu(runner)
+    result, timing = runner.time(st, job.variant, measure.job_inputs(job, FAST), job.point,
+                                 FAST.timing)
+    assert prepared == [False] and gpu.samples == timing.samples == 5
+    assert result.outputs["out"].shape == (4, 16) and "w_fp32" not in result.inputs_after
+
+
+def test_int_mm_outside_its_shape_rules_is_a_skipped_row(reg) -> None:  # type: ignore[no-untyped-def]
+    class Refuses:
+        backend = "int_mm"
+
+        def time(self, *a: Any, **k: Any) -> Any:
+            raise AssertionError("a skipped peer is never run")
+
+    job = _int_gemm_job(reg, batch=16, out_f=64, in_f=256)
+    row = measure.measure(job, Refuses(), FAST, META)  # type: ignore[arg-type]
+    assert row["status"] == "skipped"
+    assert row["reason"] == "peer int_mm: torch._int_mm needs M > 16 and K, N multiples of 8 " \
+                            "(M=16, N=64, K=256)"
+    assert measure.speedup({"status": "ok", "median_us": 1.0}, [row]) == ""
 
 
 def test_speedup_is_best_peer_over_ours() -> None:

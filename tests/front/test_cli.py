@@ -103,7 +103,8 @@ def test_ledger_check(tmp_path: Path) -> None:
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
-def test_check_prints_registers() -> None:
+def test_check_prints_registers(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # nvcc runs, not the user's cache
     res = run("check")
     assert res.exit_code == 0, res.output
     assert "regs" in res.stdout and "dynamic_spikes" in res.stdout
@@ -156,3 +157,66 @@ def test_an_interrupted_bench_keeps_its_rows_and_says_so(reg, monkeypatch) -> No
     assert res.exit_code == 130
     assert "interrupted: 1 finished row(s) kept in out/" in res.stderr
     assert "12.50" in res.stdout and "enc kern µs" not in res.stdout  # the one row landed
+
+
+def test_bench_table_fits_80_columns(tmp_path: Path) -> None:
+    """COLUMNS=80, as a narrow terminal says: every line of the table fits, no cell cut."""
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "COLUMNS": "80"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "harness.front.cli", "bench", "dynamic_spikes", "spike_encode",
+         "--backend", "numpy", "--sweep", "batch=4,16", "--sweep", "in_f=64", "--budget",
+         "0.02", "--out", str(tmp_path)], env=env, capture_output=True, text=True,
+        check=False, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    lines = proc.stdout.splitlines()
+    assert all(len(ln) <= 80 for ln in lines), max(lines, key=len)
+    assert "…" not in proc.stdout
+    assert "spike_encode" in proc.stdout and "numpy unidirectional" in proc.stdout
+    assert "batch 16" in proc.stdout and "in_f 64" in proc.stdout
+
+
+def test_check_reads_the_cache_and_no_cache_compiles(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from harness.contract.kernel import KernelResources
+    from harness.engine import kernels
+
+    calls: list[str] = []
+    monkeypatch.setattr(kernels, "nvcc_report", lambda st, v, arch: calls.append(v.name)
+                        or [KernelResources(st.name, 33, 0, 0, 0, 0)])
+    monkeypatch.setattr(kernels, "nvcc_version", lambda nvcc=None: "V13.0.88")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    first = run("check", "dynamic_spikes")
+    assert first.exit_code == 0, first.output
+    assert calls == ["default", "away"] and "from the cache" not in first.stderr
+    assert "2/2" in first.stderr  # the progress bar's count
+    again = run("check", "dynamic_spikes")
+    assert again.exit_code == 0 and calls == ["default", "away"]
+    assert "2 of 2 variant(s) from the cache" in again.stderr and "33" in again.stdout
+    assert list((tmp_path / "spike-harness" / "check").glob("*.json"))
+    forced = run("check", "dynamic_spikes", "--no-cache")
+    assert forced.exit_code == 0 and calls == ["default", "away"] * 2
+    assert "from the cache" not in forced.stderr
+
+
+def test_report_out_and_why_a_table_is_empty(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib", reason="harness report needs matplotlib")
+    h200 = Path(__file__).parents[2] / "statistics" / "h200"
+    src, dest = tmp_path / "src", tmp_path / "dest"
+    src.mkdir()
+    shutil.copy(h200 / "dynamic_spikes.csv", src)
+    res = run("report", str(src), "--out", str(dest))
+    assert res.exit_code == 0, res.output
+    assert f"wrote {dest / 'dynamic_spikes.png'}" in res.stdout
+    assert f"wrote {dest / 'results.md'}" in res.stdout and "warning" not in res.stderr
+    assert "| dynamic_spikes | pycuda |" in (dest / "results.md").read_text()
+    empty = run("report", str(src), "--batch", "3")
+    assert empty.exit_code == 0, empty.output
+    lines = [ln for ln in empty.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("warning: the table is empty: no row at "
+                                                   "batch 3"), lines
+    assert "dynamic_spikes: batch 1, 1024, 16384, 65536 at in_f 3584" in lines[0]
+    one_line_error(run("report", str(src), "--out", str(src / "dynamic_spikes.csv")),
+                   "is a file: it takes a folder")

@@ -82,3 +82,37 @@ def test_reference_is_specs_formula(st) -> None:  # type: ignore[no-untyped-def]
     x = ins["q"].astype(np.float64) * ins["vth"].astype(np.float64)[:, None]
     want = x @ (ins["w_q"] * s).T + ins["bias"]
     assert np.allclose(got, want, rtol=1e-12, atol=1e-9)
+
+
+@pytest.mark.parametrize(("point", "why"), [
+    ({"batch": 17, "out_f": 64, "in_f": 256}, None),
+    ({"batch": 16, "out_f": 64, "in_f": 256}, "M > 16"),
+    ({"batch": 32, "out_f": 60, "in_f": 256}, "multiples of 8"),
+    ({"batch": 32, "out_f": 64, "in_f": 300}, "multiples of 8"),
+])
+def test_int_mm_keeps_to_its_shape_rules(st, point, why) -> None:  # type: ignore[no-untyped-def]
+    skip = st.peers["int_mm"].skip
+    got = skip(st.point(st.variant("int8"), **point))
+    assert got is None if why is None else why in got
+    assert "takes int8 q, not int32" in skip(st.point(st.variant("wide"), **point))
+
+
+def test_the_torch_peers_compute_what_they_say(st) -> None:  # type: ignore[no-untyped-def]
+    """int_mm is q @ w_q^T exactly (no scales: not judged); linear_bf16 is near the
+    reference but not within SPEC's 1e-6 (not judged); linear_fp32 is judged."""
+    pytest.importorskip("torch", reason="the peers need PyTorch")
+    from harness.backends.torch import TorchRunner
+
+    assert st.peers["linear_fp32"].judged
+    assert not st.peers["linear_bf16"].judged and not st.peers["int_mm"].judged
+    v = st.variant("int8")
+    p = st.point(v, batch=24, out_f=32, in_f=256)
+    ins = st.make_inputs(np.random.default_rng(3), "normal", p)
+    want = st.expected(ins, p, v)["out"]
+    got = {n: TorchRunner(n, named=list(st.peers)).run(st, v, ins, p).outputs["out"]
+           for n in st.peers}
+    assert got["int_mm"].dtype == np.int32
+    assert np.array_equal(got["int_mm"], ins["q"].astype(np.int64) @ ins["w_q"].T.astype(np.int64))
+    rel = {n: np.linalg.norm(got[n] - want) / np.linalg.norm(want)
+           for n in ("linear_fp32", "linear_bf16")}
+    assert rel["linear_fp32"] < 1e-6 < rel["linear_bf16"] < 1e-1
