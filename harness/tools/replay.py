@@ -7,7 +7,7 @@ folder: ``harness compare`` then meets the same keys on both sides (a k, a graph
 variant given on the command line included), whatever sweep made the rows. The torch peers
 are left out unless asked for. Pipeline CSVs are not replayed.
 
-    python -m harness.tools.replay FOLDER OUT [--peers none|torch|torch_compile|all]
+    python -m harness.tools.replay FOLDER OUT [--peers none|all|NAME,...] (as bench takes them)
 
 runs them, one ``harness bench`` child each, into OUT (which must hold no CSV yet); its exit
 status is the worst of theirs (1: some row failed), or 2 with one line when there is nothing
