@@ -17,7 +17,9 @@
 //               (common/act_q8.cuh). Otherwise (wide q, T > 8, or an unaligned packed row) a
 //               block per row recomputes q from x and vth[b] (the same q).
 //   act_small:  B <= SMALL_B (batch 1 and a few rows): both passes in one block and one
-//               launch, no atomics, no workspace; the same per-row code, so the same bits.
+//               launch, no atomics; the same per-row code, so the same bits (q8 too).
+// q8 is an output: q as int8 (clamped where it does not fit, which stats tells), the operand
+// the integer GEMM (int_gemm) takes, so a layer needs no decode pass.
 // The module's three __device__ words make it one launch at a time per module (per variant).
 #include "threshold.cuh"
 #include "reduce_int.cuh"
@@ -170,13 +172,13 @@ act_encode(const float* __restrict__ x, const float* __restrict__ vth,
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
 act_small(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ stats,
-          int B, int F, float k, out_t* __restrict__ out) {
+          signed char* __restrict__ q8, int B, int F, float k, out_t* __restrict__ out) {
     __shared__ float scratch[32];
     __shared__ int s_lo[32], s_hi[32], s_stats[4];
     __shared__ float s_vth[SMALL_B];
     int lo = INT_MAX, hi = INT_MIN;
     for (int b = 0; b < B; ++b) {
-        const float t = stats_row<false>(x, F, k, b, scratch, nullptr, lo, hi);
+        const float t = stats_row<true>(x, F, k, b, scratch, q8, lo, hi);
         if (threadIdx.x == 0) { vth[b] = t; s_vth[b] = t; }
     }
     block_min_max<BLOCK / 32>(lo, hi, s_lo, s_hi);

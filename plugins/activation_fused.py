@@ -1,5 +1,5 @@
-"""SPEC steps 1-3 fused: ``x -> (vth, spikes, stats = [qmin, qmax, o, T])`` in two kernels
-over x, with the transform decision and ``T`` made on the device (no host round trip), so
+"""SPEC steps 1-3 fused: ``x -> (vth, spikes, stats = [qmin, qmax, o, T], q8)`` in two
+kernels over x, with the transform decision and ``T`` made on the device (no host round trip), so
 the two launches capture as one CUDA graph.
 
 Bit-identical to the staged path (dynamic_spikes, find_min_max, transform_absmax,
@@ -8,7 +8,9 @@ kernel decides ``T``, so the spikes buffer holds :func:`harness.spikes.spec.plan
 only the first ``T`` are written and judged (``trim``). Variants: the three modes, each in
 the int8 layout of SPEC step 3 and in a bit-packed layout (32 values a word; 8x fewer bytes
 than int8 planes in unidirectional and twos_complement, ``8T/(T+1)``x in bidirectional,
-which needs a sign plane).
+which needs a sign plane). ``q8`` is step 1's q as int8 (clamped to [-128, 127]; exact
+wherever ``stats`` says q fits): pass 2 reads it back, and the integer GEMM takes it as its
+operand (the ``spike_linear`` pipeline).
 """
 
 from __future__ import annotations
@@ -58,9 +60,11 @@ def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np
 
 
 def outputs(p: Point) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
-    """``vth``, ``stats`` and the planes buffer (``capacity`` planes; T of them written)."""
+    """``vth``, ``stats``, ``q8`` and the planes buffer (``capacity`` planes; T of them
+    written)."""
     b, f = p["batch"], p["in_f"]
-    out = {"vth": ((b,), np.dtype(np.float32)), "stats": ((4,), np.dtype(np.int32))}
+    out = {"vth": ((b,), np.dtype(np.float32)), "stats": ((4,), np.dtype(np.int32)),
+           "q8": ((b, f), np.dtype(np.int8))}
     if p["layout"] == "packed":
         out["packed"] = ((spec.packed_planes(capacity(p), p["mode"]), b, words(p)),
                          np.dtype(np.uint32))
@@ -93,7 +97,8 @@ def reference(inputs: Mapping[str, np.ndarray], p: Point, v: Variant,
     c = spec.activation_chain(inputs["x"], p["k"], mode,
                               given["vth"] if given is not None else None)
     mm, t = c["mm"], c["planes"]
-    out = {"vth": c["vth64"], "stats": np.array([mm[0], mm[1], c["o"], t], dtype=np.int32)}
+    out = {"vth": c["vth64"], "stats": np.array([mm[0], mm[1], c["o"], t], dtype=np.int32),
+           "q8": q8(c["q"])}
     if p["layout"] == "packed":
         out["packed"] = spec.pack(c["v"], t, mode)
     else:
@@ -109,10 +114,9 @@ def check_inputs(inputs: Mapping[str, np.ndarray], p: Point) -> str | None:
     return None
 
 
-def workspace(p: Point) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
-    """``q8 [batch, in_f] int8``: pass 1's q, read by pass 2 when it fits int8 (1 byte a
-    value instead of x's 4)."""
-    return {"q8": ((p["batch"], p["in_f"]), np.dtype(np.int8))}
+def q8(q: np.ndarray) -> np.ndarray:
+    """q as the kernel keeps it: int8, clamped to [-128, 127]."""
+    return np.clip(q, -128, 127).astype(np.int8)
 
 
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
@@ -123,7 +127,7 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
     dest = bufs["packed"] if p["layout"] == "packed" else bufs["spikes"]
     if b <= SMALL_B:
         launch("act_small", (1, 1, 1), (block, 1, 1), bufs["x"], bufs["vth"], bufs["stats"],
-               np.int32(b), np.int32(f), np.float32(p["k"]), dest)
+               bufs["q8"], np.int32(b), np.int32(f), np.float32(p["k"]), dest)
         return
     d = dict(v.defines)
     stats_blocks, units = int(d.get("STATS_BLOCKS", STATS_BLOCKS)), int(d["ENC_UNITS"])
@@ -144,8 +148,9 @@ def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[s
     n = spec.planes(int(vq.abs().max().item()), mode)  # T is a shape: read on the host
     planes = torchmath.encode(torch, vq, n, mode)
     stats = torch.stack([qmin, qmax, o, torch.full_like(qmin, n)])
+    q8 = q.clamp(-128, 127).to(torch.int8)
     if p["layout"] != "packed":
-        return {"vth": vth, "spikes": planes.to(torch.int8), "stats": stats}
+        return {"vth": vth, "spikes": planes.to(torch.int8), "stats": stats, "q8": q8}
     bits_ = planes.abs().to(torch.int64)
     if spec.check_mode(mode) == 1:
         bits_ = torch.cat([bits_, (vq < 0).to(torch.int64)[None]])
@@ -155,7 +160,7 @@ def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[s
         torch.ones(32, dtype=torch.int64, device=x.device),
         torch.arange(32, dtype=torch.int64, device=x.device))
     packed = (pad.view(bits_.shape[0], x.shape[0], w, 32) * weights).sum(dim=3)
-    return {"vth": vth, "packed": packed, "stats": stats}
+    return {"vth": vth, "packed": packed, "stats": stats, "q8": q8}
 
 
 def floor_bytes(p: Point, t: int) -> int:
@@ -197,7 +202,6 @@ STAGE = Stage(
     outputs=outputs,
     reference=reference,
     enqueue=enqueue,
-    workspace=workspace,
     check_inputs=check_inputs,
     torch_impl=torch_impl,
     trim=trim,
@@ -208,6 +212,7 @@ STAGE = Stage(
     tolerances={
         "vth": VTH,
         "stats": Exact("integer min, max and decisions: exact"),
+        "q8": Exact("q clamped to int8, judged on the kernel's own vth: exact"),
         "spikes": Exact("integer planes, judged on the kernel's own vth (SPEC)"),
         "packed": Exact("bit-packed planes, judged on the kernel's own vth (SPEC)"),
     },

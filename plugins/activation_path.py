@@ -56,9 +56,10 @@ def _fused(ctx: PipelineContext, x: Any, p: Point) -> PipelineTrace:
     vth = ctx.alloc((b,), np.float32)
     stats = ctx.alloc((4,), np.int32)
     spikes = ctx.alloc((cap, b, f), np.int8)
+    q8 = ctx.alloc((b, f), np.int8)
     ctx.mark("start", 0)
     ctx.step("activation_fused", mode, 0, {"x": x, "vth": vth, "stats": stats,
-                                            "spikes": spikes},
+                                            "spikes": spikes, "q8": q8},
              batch=b, in_f=f, k=p["k"])
     ctx.mark("end", 0)
     outputs = {"vth": (vth, (b,), np.dtype(np.float32)),

@@ -3,8 +3,9 @@
 
 Each group sum is an integer dot product, exact in int32; only its promotion to float (times
 the group's scale, into an fp32 accumulator) and the epilogue round. The launch picks the
-kernel by shape: ``int_gemm_small`` for M <= 16 (memory-bound on the weights: mma.sync with
-the weights streamed from DRAM, split-K with a deterministic reduction),
+kernel by shape: ``int_gemm_small1`` for M <= 8 and ``int_gemm_small`` for M <= 16
+(memory-bound on the weights: mma.sync with the weights streamed from DRAM and prefetched to
+L2 ahead, split-K with a deterministic reduction),
 ``int_gemm_wgmma`` where N and K are multiples of 128 and G is 128 (Hopper wgmma fed by TMA,
 warp-specialised, persistent, CTA pairs sharing B), ``int_gemm_general`` for every other shape.
 The ``int8`` variant takes q as int8 (the activations of families whose q fits); ``wide``
@@ -27,8 +28,12 @@ from harness.spikes import axes, families, inputs
 
 #: The wgmma path's tile (BM = BN = BK) and group size.
 TILE = 128
-#: The small path takes up to this many rows (8 IGS_MT, the module's compiled MT of 2).
+#: The small paths take up to this many rows (8 IGS_MT: the module's MT of 1 and of 2).
+SMALL1_M = 8
 SMALL_M = 16
+#: Warps a block of each small kernel (the module's IGS1_WARPS and IGS_WARPS): 16 weight
+#: rows a warp.
+SMALL_WARPS = {"small1": 4, "small": 8}
 #: Most splits of K the small and general paths use (whole groups each).
 MAX_SPLITS = 16
 #: Tiles a general launch should have in flight before it splits K (the tuning runs').
@@ -46,10 +51,10 @@ def _cdiv(a: int, b: int) -> int:
 
 
 def path(p: Point) -> str:
-    """The kernel a point runs on: ``small``, ``wgmma`` or ``general``."""
+    """The kernel a point runs on: ``small1``, ``small``, ``wgmma`` or ``general``."""
     m, n, k, g = (int(p[a]) for a in ("batch", "out_f", "in_f", "group_size"))
     if m <= SMALL_M and k % 16 == 0 and g % 128 == 0:
-        return "small"
+        return "small1" if m <= SMALL1_M else "small"
     if p["q_type"] == "int8" and n % TILE == 0 and k % TILE == 0 and g == TILE:
         return "wgmma"
     return "general"
@@ -67,13 +72,13 @@ def small_smem(mt: int, rows: int, qp: int, u: int, layout: int, k: int, g: int,
     return qp * mt * 8 * qstride + 4 * rows * (_cdiv(ng, splits) | 1)
 
 
-def small_splits(n: int, k: int, g: int, rows: int, qp: int) -> int:
-    """Splits of K for the small path: enough 16-row weight tiles streaming, then as many
+def small_splits(n: int, k: int, g: int, mt: int, rows: int, qp: int) -> int:
+    """Splits of K for a small path: enough 16-row weight tiles streaming, then as many
     more as q's tile needs to fit shared memory."""
     ng = _cdiv(k, g)
     splits = max([s for s in range(1, min(ng, MAX_SPLITS) + 1)
                   if _cdiv(n, 16) * s <= SMALL_TILES] or [1])
-    while splits < ng and small_smem(2, rows, qp, 2, 0, k, g, splits) > SMALL_SMEM_CAP:
+    while splits < ng and small_smem(mt, rows, qp, 2, 0, k, g, splits) > SMALL_SMEM_CAP:
         splits += 1
     return splits
 
@@ -92,12 +97,12 @@ def plan(p: Point) -> dict[str, Any]:
     m, n, k, g = (int(p[a]) for a in ("batch", "out_f", "in_f", "group_size"))
     qp = 1 if p["q_type"] == "int8" else 3
     kind = path(p)
-    if kind == "small":
-        rows = 8 * 16  # IGS_WARPS * IGS_NT * 16
-        splits = small_splits(n, k, g, rows, qp)
+    if kind in SMALL_WARPS:
+        mt, rows = (1 if kind == "small1" else 2), SMALL_WARPS[kind] * 16  # warps * NT * 16
+        splits = small_splits(n, k, g, mt, rows, qp)
         grid = (_cdiv(n, rows), splits, 1)
         return {"kind": kind, "grid": grid, "splits": splits, "counters": grid[0],
-                "smem": small_smem(2, rows, qp, 2, 0, k, g, splits)}
+                "smem": small_smem(mt, rows, qp, 2, 0, k, g, splits)}
     if kind == "general":
         splits = general_splits(m, n, k, g, 64, 64)
         grid = (_cdiv(n, 64), _cdiv(m, 64), splits)
@@ -155,7 +160,7 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
                shared=smem)
         return
     name = f"int_gemm_{pl['kind']}"
-    threads = 8 * 32 if pl["kind"] == "small" else 2 * 2 * 32
+    threads = 32 * SMALL_WARPS.get(pl["kind"], 4)  # the general kernel: 2 x 2 warps
     launch(name, pl["grid"], (threads, 1, 1), bufs["q"], bufs["w_q"], bufs["scale"],
            bufs["vth"], bufs["bias"], np.int32(m), np.int32(n), np.int32(k), np.int32(g),
            np.int32(pl["splits"]), bufs["ws"], bufs["counters"], bufs["out"],
@@ -250,7 +255,7 @@ def _variant(name: str, q_type: str, wide: str, help: str, fams: tuple[str, ...]
 
 STAGE = Stage(
     name="int_gemm",
-    entry_points=("int_gemm_wgmma", "int_gemm_small", "int_gemm_general"),
+    entry_points=("int_gemm_wgmma", "int_gemm_small1", "int_gemm_small", "int_gemm_general"),
     description="exact integer GEMM with group scales on the tensor cores "
                 "(small-M, wgmma and general paths by shape)",
     axes=(
@@ -274,8 +279,10 @@ STAGE = Stage(
     tolerances={"out": NormRel(1e-6, "exact int32 group sums; one fp32 rounding per group "
                                      "promotion and in the epilogue (SPEC: 1e-6 here)")},
     cases=(
-        {"batch": 1, "out_f": 384, "in_f": 1024},          # small, split K
+        {"batch": 1, "out_f": 384, "in_f": 1024},          # small1, split K
         {"batch": 16, "out_f": 200, "in_f": 3584},         # small, N not a tile multiple
+        {"batch": 5, "out_f": 100, "in_f": 3584},          # small1, N not a tile multiple
+        {"batch": 9, "out_f": 3584, "in_f": 1024},         # small, one split
         {"batch": 77, "out_f": 256, "in_f": 512},          # wgmma, M not a tile multiple
         {"batch": 300, "out_f": 384, "in_f": 1024},        # wgmma, several tiles each way
         {"batch": 7, "out_f": 3, "in_f": 5, "group_size": 2},     # general: odd everything

@@ -21,7 +21,9 @@ def _mod():  # type: ignore[no-untyped-def]
 
 
 @pytest.mark.parametrize(("point", "kind"), [
-    ({"batch": 1, "out_f": 18944, "in_f": 3584}, "small"),
+    ({"batch": 1, "out_f": 18944, "in_f": 3584}, "small1"),
+    ({"batch": 8, "out_f": 3584, "in_f": 3584}, "small1"),
+    ({"batch": 9, "out_f": 3584, "in_f": 3584}, "small"),
     ({"batch": 16, "out_f": 3584, "in_f": 18944}, "small"),
     ({"batch": 17, "out_f": 3584, "in_f": 3584}, "wgmma"),
     ({"batch": 8192, "out_f": 18944, "in_f": 3584}, "wgmma"),
@@ -52,7 +54,7 @@ def test_split_k_workspace_holds_every_partial(st) -> None:  # type: ignore[no-u
         ws = st.workspace(p)
         assert ws["ws"][0][0] == pl["splits"] * p["batch"] * p["out_f"]
         assert ws["counters"][0][0] == pl["counters"] >= pl["grid"][0]
-        assert pl["splits"] == pl["grid"][1 if pl["kind"] == "small" else 2]
+        assert pl["splits"] == pl["grid"][1 if pl["kind"].startswith("small") else 2]
 
 
 def test_q_beyond_int8_is_bad_input_for_the_int8_variant(st) -> None:  # type: ignore[no-untyped-def]
@@ -116,3 +118,16 @@ def test_the_torch_peers_compute_what_they_say(st) -> None:  # type: ignore[no-u
     rel = {n: np.linalg.norm(got[n] - want) / np.linalg.norm(want)
            for n in ("linear_fp32", "linear_bf16")}
     assert rel["linear_fp32"] < 1e-6 < rel["linear_bf16"] < 1e-1
+
+
+def test_the_small_kernels_launch_with_their_own_warps(st) -> None:  # type: ignore[no-untyped-def]
+    """Each small kernel's block is its compiled warp count (IGS1_WARPS, IGS_WARPS): a block
+    of the other's size would leave weight rows unread."""
+    for batch, kind, threads in ((3, "small1", 128), (12, "small", 256)):
+        p = st.point(st.variant("int8"), batch=batch, out_f=18944, in_f=3584)
+        launch = RecordingLauncher(256)
+        st.enqueue(launch, {n: 0 for n in ("q", "w_q", "scale", "vth", "bias", "out", "ws",
+                                           "counters")}, p, st.variant("int8"))
+        assert launch.names == [f"int_gemm_{kind}"]
+        assert launch.calls[0][2] == (threads, 1, 1)
+        assert launch.calls[0][1][0] == -(-18944 // (threads // 32 * 16))

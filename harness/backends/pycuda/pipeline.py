@@ -33,6 +33,8 @@ class GpuPipelineContext:
         self._launchers: dict[tuple[str, str, int], ModuleLauncher] = {}
         # Scratch memory pooled by size: repeated runs allocate nothing after the first.
         self._free: dict[int, list[Any]] = {}
+        # Zeroed workspace of each step, kept across runs (``_zeroed``).
+        self._zeros: dict[tuple[Any, ...], Any] = {}
         self._used: list[tuple[int, Any]] = []
         #: Poison scratch memory as it is handed out (the run whose outputs are checked).
         self.poison = False
@@ -68,12 +70,22 @@ class GpuPipelineContext:
         st, v, point, launcher, work = prep
         missing = {n: spec for n, spec in work.items() if n not in bufs}
         if missing:  # the stage's scratch, from this run's pool like the pipeline's own
-            bufs = {**bufs, **{n: self.alloc(*spec) for n, spec in missing.items()}}
-            for n in set(missing) & set(st.zeroed):  # a pooled buffer may hold poison
-                shape, dtype = missing[n]
-                self.drv.memset_d8(bufs[n], 0, max(1, int(np.prod(shape))) *
-                                   np.dtype(dtype).itemsize)
+            bufs = {**bufs, **{n: self._zeroed(key, n, spec) if n in st.zeroed
+                               else self.alloc(*spec) for n, spec in missing.items()}}
         st.enqueue(launcher, bufs, point, v)
+
+    def _zeroed(self, key: tuple[Any, ...], name: str,
+                spec: tuple[tuple[int, ...], Any]) -> Any:
+        """A step's zeroed workspace: allocated and zeroed once, then the same buffer every
+        run (its kernel leaves it zero), so no run after the first holds a synchronous
+        memset between its launches (which would wait for the stream, and could not be
+        captured in a graph)."""
+        buf = self._zeros.get((key, name))
+        if buf is None:
+            nbytes = max(1, int(np.prod(spec[0])) * np.dtype(spec[1]).itemsize)
+            buf = self._zeros[(key, name)] = alloc(self.drv, nbytes)
+            self.drv.memset_d8(buf, 0, nbytes)
+        return buf
 
     def alloc(self, shape: tuple[int, ...], dtype: Any) -> Any:
         """Scratch memory from the pool, poisoned while :attr:`poison` is set."""
@@ -98,6 +110,9 @@ class GpuPipelineContext:
             for b in bufs:
                 b.free()
         self._free.clear()
+        for b in self._zeros.values():
+            b.free()
+        self._zeros.clear()
 
     def read(self, buf: Any, shape: tuple[int, ...], dtype: Any, stream: int) -> np.ndarray:
         """Copy a device buffer to the host on ``stream`` and wait for it."""

@@ -92,6 +92,28 @@ def test_steps_run_on_their_stream_and_get_their_workspace(drv: FakeDriver, fake
     assert drv.live() == []
 
 
+def test_a_zeroed_workspace_is_zeroed_once_and_kept_across_runs(
+        drv: FakeDriver, fake_compilers: None, tmp_path: Path) -> None:
+    """A step's zeroed workspace (split-K tickets, say) is one buffer zeroed when made: the
+    kernel leaves it zero, so later runs hold no synchronous memset between launches."""
+    import dataclasses
+
+    st = dataclasses.replace(
+        double_stage(tmp_path, workspace=lambda p: {"tickets": ((p["n"],), np.dtype(np.uint32))}),
+        zeroed=("tickets",))
+    ctx = GpuPipelineContext(drv, drv.Stream(), ModuleCache("sm_90"), {"double": st})
+    x = ctx.alloc((3,), np.float32)
+    y = ctx.alloc((3,), np.float32)
+    for _ in range(3):
+        ctx.poison = True
+        ctx.step("double", "default", 0, {"x": x, "y": y}, n=3)
+        ctx.recycle()
+    assert drv.ops("memset_d8") == [("memset_d8", int(drv.allocs[2]), 0, 12)]
+    assert len(drv.allocs) == 3
+    ctx.free()
+    assert drv.live() == []
+
+
 def test_read_mark_wait_and_elapsed(drv: FakeDriver) -> None:
     ctx = GpuPipelineContext(drv, drv.Stream(), ModuleCache("sm_90"), {})
     buf = ctx.alloc((2, 2), np.int32)
@@ -130,3 +152,45 @@ def test_weight_path_overlaps_the_activation_path(reg, gpu_runner) -> None:  # t
     med = {k: float(np.median(v)) for k, v in per.items()}
     serial = med["dynamic_spikes"] + med["encoding_total"] + med["weight_quant"]
     assert med["total"] < 0.95 * serial, med
+
+
+@pytest.mark.gpu
+def test_the_spike_linear_layer_captures_as_one_graph(reg, gpu_runner) -> None:  # type: ignore[no-untyped-def]
+    """x -> activation_fused -> int_gemm enqueues nothing the host waits on: after one
+    stream run, the whole layer captures as one CUDA graph whose replay gives the same out."""
+    from harness.backends.pycuda import graphs
+    from harness.backends.pycuda.buffers import alloc
+
+    pipe = reg.pipelines["spike_linear"]
+    drv = gpu_runner.drv
+    for batch in (1, 12, 1024):
+        p = pipe.point(batch=batch, out_f=3584)
+        ins = pipe.make_inputs(np.random.default_rng(0), "normal", p)
+        ctx = GpuPipelineContext(drv, gpu_runner.stream, gpu_runner.modules, reg.stages)
+        dev = {k: alloc(drv, a.nbytes) for k, a in ins.items()}
+        try:
+            for k, a in ins.items():
+                drv.memcpy_htod(dev[k], np.ascontiguousarray(a))
+            trace = pipe.run(ctx, dev, p)  # allocates the pool and the zeroed tickets
+            gpu_runner.stream.synchronize()
+            buf, shape, dtype = trace.outputs["out"]
+            first = np.empty(shape, dtype)
+            drv.memcpy_dtoh(first, buf)
+            ctx.recycle()
+            captured: list[PipelineTrace] = []
+            g = graphs.Graph(gpu_runner.stream,
+                             lambda c=ctx, d=dev, q=p, t=captured: t.append(pipe.run(c, d, q)))
+            buf = captured[0].outputs["out"][0]
+            drv.memset_d8(buf, 0xFF, first.nbytes)  # nothing ran yet: the replay writes it
+            try:
+                g.launch()
+                gpu_runner.stream.synchronize()
+            finally:
+                g.close()
+            again = np.empty(shape, dtype)
+            drv.memcpy_dtoh(again, buf)
+            assert again.tobytes() == first.tobytes(), batch
+        finally:
+            ctx.free()
+            for b in dev.values():
+                b.free()

@@ -1,0 +1,144 @@
+"""The spike linear layer end to end, as a deployed layer runs it: x fp32 -> the fused
+activation stage (vth, the planes, stats and q as int8) -> the integer GEMM on q8 with the
+weights' group scales, vth and bias -> out fp32. One stream, nothing read back by the host,
+so the three launches capture as one CUDA graph (``--graph``).
+
+The weights are quantised once when the inputs are made (SPEC steps A and B in NumPy, the
+same bits as ``weight_quant_fused``, whose own rows time that step): a layer holds its
+quantised weights, so their quantisation is outside the timed region.
+
+The GEMM takes q8, the fused stage's q as int8: exact where q fits int8, as the ``normal``
+and ``ramp`` families' q does (the int_gemm stage's int8 variant is validated on the same
+two). The ``llm`` family's outliers (|q| beyond 127) need the
+wide GEMM (``int_gemm``'s ``wide`` variant), so it is not this pipeline's family; a run whose
+q does not fit fails its ``q fits int8`` check instead of giving a wrong answer quietly.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from harness.api import Comparison, Exact, NormRel, Pipeline, PipelineContext, PipelineTrace, Point
+from harness.spikes import axes, families, inputs, spec
+from harness.spikes.tolerances import VTH
+
+STEPS = ("activation_fused", "int_gemm")
+#: T the byte floor assumes (the normal family gives 6 at batch >= 64).
+TYPICAL_T = 6
+
+
+def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
+    """Activations of the family, and the weights quantised once (w_q, scale) with a bias."""
+    x = families.activations(rng, family, p["batch"], p["in_f"], p["k"])
+    _, scale, w_q = inputs.weight_chain(rng, family, p["out_f"], p["in_f"], p["group_size"])
+    return {"x": x, "w_q": w_q, "scale": scale,
+            "bias": families.bias(rng, family, p["out_f"])}
+
+
+def run(ctx: PipelineContext, bufs: Mapping[str, Any], p: Point) -> PipelineTrace:
+    """Enqueue one pass of the layer on stream 0; the activation stage's and the GEMM's
+    shares are timed apart as well as together."""
+    b, f, n, g, k, mode = (p[a] for a in ("batch", "in_f", "out_f", "group_size", "k", "mode"))
+    cap = spec.plane_bound(k, f, mode)
+    vth = ctx.alloc((b,), np.float32)
+    stats = ctx.alloc((4,), np.int32)
+    q8 = ctx.alloc((b, f), np.int8)
+    spikes = ctx.alloc((cap, b, f), np.int8)
+    out = ctx.alloc((b, n), np.float32)
+    ctx.mark("start", 0)
+    ctx.step("activation_fused", mode, 0, {"x": bufs["x"], "vth": vth, "stats": stats,
+                                            "q8": q8, "spikes": spikes},
+             batch=b, in_f=f, k=k)
+    ctx.mark("act_end", 0)
+    ctx.step("int_gemm", "int8", 0, {"q": q8, "w_q": bufs["w_q"], "scale": bufs["scale"],
+                                     "vth": vth, "bias": bufs["bias"], "out": out},
+             batch=b, in_f=f, out_f=n, group_size=g, k=k)
+    ctx.mark("end", 0)
+    outputs = {"vth": (vth, (b,), np.dtype(np.float32)),
+               "stats": (stats, (4,), np.dtype(np.int32)),
+               "q8": (q8, (b, f), np.dtype(np.int8)),
+               "spikes": (spikes, (cap, b, f), np.dtype(np.int8)),
+               "out": (out, (b, n), np.dtype(np.float32))}
+    intervals = {"activation": (("start", "act_end"),), "gemm": (("act_end", "end"),),
+                 "total": (("start", "end"),)}
+    return PipelineTrace(outputs, {}, intervals)
+
+
+def reference(ins: Mapping[str, np.ndarray], p: Point,
+              vth: np.ndarray | None = None) -> dict[str, Any]:
+    """The chained references: steps 1-3 (on ``vth`` when given, the run's own threshold),
+    then the layer in float64 on x_rec = q * vth (exact in float64)."""
+    c = spec.activation_chain(ins["x"], p["k"], p["mode"], vth)
+    x_rec = c["q"].astype(np.float64) * c["vth32"].astype(np.float64)[:, None]
+    return {**c, "spikes": spec.encode(c["v"], c["planes"], p["mode"]),
+            "q8": np.clip(c["q"], -128, 127).astype(np.int8),
+            "out": spec.gemm64(x_rec, ins["w_q"], ins["scale"], ins["bias"], p["group_size"])}
+
+
+def check(ins: Mapping[str, np.ndarray], p: Point, got: Mapping[str, np.ndarray],
+          host: Mapping[str, Any]) -> list[Comparison]:
+    """vth, the integers (stats, q8, the first T planes) exact on the run's own vth, q within
+    int8, and out within SPEC's 1e-6 of the float64 layer."""
+    ref = reference(ins, p, got["vth"])
+    exact = Exact("integers: exact, judged on the run's own vth")
+    stats = np.asarray(got["stats"])
+    t = int(stats[3])
+    want = np.array([ref["mm"][0], ref["mm"][1], ref["o"], ref["planes"]], np.int32)
+    qmax = int(np.abs(ref["q"]).max()) if ref["q"].size else 0
+    comps = [VTH.compare("vth", got["vth"], ref["vth64"]),
+             exact.compare("stats [qmin, qmax, o, T]", stats, want),
+             exact.compare("q8", got["q8"], ref["q8"]),
+             exact.compare("q fits int8", np.array([int(ref["mm"][0] >= -128
+                                                        and ref["mm"][1] <= 127)]),
+                           np.array([1]))]
+    if t == ref["planes"]:
+        comps.append(exact.compare("spikes", got["spikes"][:t], ref["spikes"]))
+    comps.append(NormRel(1e-6, f"exact int32 group sums, one fp32 rounding per group "
+                               f"promotion and in the epilogue (SPEC; |q| <= {qmax})")
+                 .compare("out", got["out"], ref["out"]))
+    return comps
+
+
+def bytes_moved(p: Point) -> int:
+    """The layer's byte floor: x read, T planes and vth written (T = 6 assumed), the
+    quantised weights, scales and bias read, out written. q8's round trip is the design's
+    cost, not the floor's."""
+    b, f, n, g = (int(p[a]) for a in ("batch", "in_f", "out_f", "group_size"))
+    return (4 + TYPICAL_T) * b * f + 4 * b + n * f + 4 * n * spec.n_groups(f, g) + 4 * n \
+        + 4 * b * n
+
+
+STAGE = Pipeline(
+    name="spike_linear",
+    steps=STEPS,
+    description="the layer end to end: x -> fused activation (q8) -> integer GEMM -> out",
+    axes=(
+        axes.BATCH,
+        axes.IN_F,
+        axes.OUT_F,
+        axes.GROUP_SIZE,
+        axes.K,
+        axes.mode(),
+    ),
+    families=("normal", "ramp"),
+    make_inputs=make_inputs,
+    run=run,
+    check=check,
+    reference=reference,
+    bytes_moved=bytes_moved,
+    flops=lambda p: 2 * p["batch"] * p["out_f"] * p["in_f"],
+    cases=(
+        {"batch": 1, "in_f": 3584, "out_f": 384},          # act_small, GEMM small1
+        {"batch": 3, "in_f": 1024, "out_f": 200},          # act_small, small1, N odd tile
+        {"batch": 12, "in_f": 3584, "out_f": 256},         # two passes, GEMM small
+        {"batch": 77, "in_f": 512, "out_f": 256},          # wgmma, M not a tile multiple
+        {"batch": 300, "in_f": 1024, "out_f": 384},        # wgmma, several tiles
+        {"batch": 33, "in_f": 130, "out_f": 129, "group_size": 7},  # general: odd all
+        {"batch": 20, "in_f": 256, "out_f": 64, "mode": "bidirectional"},
+        {"batch": 20, "in_f": 256, "out_f": 64, "mode": "twos_complement"},
+    ),
+    default_sweep={"batch": (1, 4, 16, 64, 256, 1024, 4096, 8192), "out_f": (18944, 3584)},
+)
