@@ -123,12 +123,13 @@ def report(point: Point, family: str, timing: PipelineTiming) -> list[str]:
     """The seed's report (``./spike_quant_gemm REPEATS BATCH``), one line each."""
     s = timing.summary()
     n = len(timing.per_rep[TOTAL])
-    lines = [f"batch={point['batch']} in_f={point['in_f']} out_f={point['out_f']} "
-             f"mode={point['mode']} k={point['k']} group_size={point['group_size']} "
-             f"family={family} T={timing.planes} repetitions={n}"]
-    for k, label in LABELS.items():
-        if k in s and k != TOTAL:
-            t = s[k]
+    known = "" if timing.planes is None else f" T={timing.planes}"
+    lines = [" ".join(f"{k}={v}" for k, v in point.items())
+             + f" family={family}{known} repetitions={n}"]
+    # The seed's intervals first, under its labels; then any other, under its own name.
+    for k in [*(k for k in LABELS if k in s), *(k for k in s if k not in LABELS)]:
+        if k != TOTAL:
+            t, label = s[k], LABELS.get(k, k)
             mean = float(np.mean(timing.per_rep[k]))
             lines.append(f"{label}: mean {mean:.2f} us, median {t.median_us:.2f} us "
                          f"(p10 {t.p10_us:.2f}, p90 {t.p90_us:.2f}, noise {t.noise_pct:.2f}%)")
@@ -172,5 +173,6 @@ def run(reg: Registry, name: str, options: Mapping[str, str], family: str, repea
     bad_checks: Sequence[str] = [c.describe() for c in checks if not c.ok]
     if bad_checks:
         raise ValidationFailed(f"{name}: output check failed: {bad_checks[0]}")
-    return RunReport(len(checks), report(point, family, PipelineTiming(per_rep,
-                                                                       host["planes"])))
+    planes = host.get("planes")  # None where T is decided on the device
+    return RunReport(len(checks), report(point, family, PipelineTiming(
+        per_rep, None if planes is None else int(planes))))

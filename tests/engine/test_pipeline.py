@@ -21,6 +21,17 @@ def test_pipeline_is_discovered_with_its_steps(reg, pipe) -> None:  # type: igno
     assert set(pipe.steps) <= set(reg.stages)
 
 
+def test_report_of_a_pipeline_whose_t_is_decided_on_the_device(reg) -> None:  # type: ignore[no-untyped-def]
+    """No T learnt by the host, no out_f axis, intervals of its own names: every interval
+    is reported under its name, and the point by its own axes."""
+    ap = reg.pipelines["activation_path"]
+    per = {"total": [10.0, 12.0, 11.0], "activation": [4.0, 5.0, 4.5]}
+    lines = pipeline.report(ap.point(), "normal", pipeline.PipelineTiming(per, None))
+    assert lines[0].startswith("batch=1024 in_f=3584 k=4.0") and "T=" not in lines[0]
+    assert lines[1].startswith("activation: mean 4.50 us, median 4.50 us")
+    assert "out_f" not in "\n".join(lines)
+
+
 @pytest.mark.parametrize("mode", ["unidirectional", "bidirectional", "twos_complement"])
 def test_wiring_passes_every_check(reg, pipe, mode: str) -> None:  # type: ignore[no-untyped-def]
     p = pipe.point(batch=5, in_f=37, out_f=9, group_size=8, mode=mode, with_gemm=1)
@@ -152,7 +163,8 @@ def test_run_checks_then_reports(reg, monkeypatch) -> None:  # type: ignore[no-u
             "with_gemm": "1"}
     rep = pipeline.run(reg, "spike_quant_gemm", opts, "ramp", 4)
     assert rep.checks >= 4 and runner.calls == [(4, 2)]
-    assert rep.lines[0].startswith("batch=3 in_f=16 out_f=8 mode=bidirectional ")
+    assert rep.lines[0].startswith("batch=3 in_f=16 out_f=8 group_size=128 k=3.0 "
+                                   "mode=bidirectional with_gemm=1 family=ramp T=")
     assert "repetitions=4" in rep.lines[0] and rep.lines[-1].startswith("Total time for 4")
 
     def off(outs):  # type: ignore[no-untyped-def]
