@@ -48,20 +48,24 @@
 #ifndef IG_CLUSTER_M
 #define IG_CLUSTER_M 2
 #endif
+// CTAs of a cluster along N (1 or 2): with 2, the cluster is 2 x 2 and A is multicast too.
+#ifndef IG_CLUSTER_N
+#define IG_CLUSTER_N 2
+#endif
 #ifndef IG_OVERLAP
 #define IG_OVERLAP 0
 #endif
 // setmaxnreg split: 128 producer threads + 256 consumer threads within 64K registers (the
 // cluster variant's producer needs a few more than 40 to stay clear of spills).
 #ifndef IG_PRODUCER_REGS
-#if IG_CLUSTER_M > 1
+#if IG_CLUSTER_M * IG_CLUSTER_N > 1
 #define IG_PRODUCER_REGS 56
 #else
 #define IG_PRODUCER_REGS 40
 #endif
 #endif
 #ifndef IG_CONSUMER_REGS
-#if IG_CLUSTER_M > 1
+#if IG_CLUSTER_M * IG_CLUSTER_N > 1
 #define IG_CONSUMER_REGS 224
 #else
 #define IG_CONSUMER_REGS 232
@@ -73,6 +77,8 @@ namespace {
 constexpr int BM = 128, BN = 128, BK = 128;
 constexpr int STAGES = IG_STAGES;
 constexpr int CM = IG_CLUSTER_M;
+constexpr int CN = IG_CLUSTER_N;
+constexpr int CS = CM * CN;  // CTAs a cluster: rank = mi + CM ni
 constexpr int A_BYTES = BM * BK;          // 16 KB
 constexpr int B_BYTES = BN * BK;          // 16 KB
 constexpr int SC_BYTES = BN * 4;          // 512 B
@@ -88,6 +94,7 @@ constexpr int THREADS = 384;
 [[maybe_unused]] constexpr uint64_t HINT = static_cast<uint64_t>(cute::TMA::CacheHintSm90::EVICT_NORMAL);
 
 static_assert(CM == 1 || CM == 2, "IG_CLUSTER_M must be 1 or 2");
+static_assert(CN == 1 || CN == 2, "IG_CLUSTER_N must be 1 or 2");
 static_assert(IG_PRODUCER_REGS * 128 + IG_CONSUMER_REGS * 256 <= 65536, "register split");
 static_assert(SMEM_ALLOC <= 232448, "too many stages for 227 KB of shared memory");
 
@@ -95,28 +102,29 @@ struct TileCoord {
     int m0, n0;
 };
 
-// Cluster tile t -> this CTA's (m0, n0); cluster rows grouped by group_m for L2 reuse.
-[[maybe_unused]] __device__ __forceinline__ TileCoord tile_coord(int t, int cmb, int nnb, int group_m,
-                                                int rank) {
-    const int per_group = group_m * nnb;
+// Cluster tile t -> this CTA's (m0, n0) (the CTA at (mi, ni) of its CM x CN cluster; cnb
+// cluster columns); cluster rows grouped by group_m for L2 reuse.
+[[maybe_unused]] __device__ __forceinline__ TileCoord tile_coord(int t, int cmb, int cnb, int group_m,
+                                                int mi, int ni) {
+    const int per_group = group_m * cnb;
     const int gid = t / per_group;
     const int first = gid * group_m;
     const int gsz = min(cmb - first, group_m);
     const int r = t - gid * per_group;
     const int mc = first + r % gsz;
-    const int nb = r / gsz;
-    return {(mc * CM + rank) * BM, nb * BN};
+    const int nc = r / gsz;
+    return {(mc * CM + mi) * BM, (nc * CN + ni) * BN};
 }
 
 }  // namespace
 
 extern "C" __constant__ int int_gemm_wgmma_smem = SMEM_ALLOC;
-// BM, BN, BK, stages, cluster size along M, threads, overlap
-extern "C" __constant__ int int_gemm_wgmma_config[7] = {BM, BN, BK, STAGES, CM, THREADS,
-                                                        IG_OVERLAP};
+// BM, BN, BK, stages, cluster size along M, threads, overlap, cluster size along N
+extern "C" __constant__ int int_gemm_wgmma_config[8] = {BM, BN, BK, STAGES, CM, THREADS,
+                                                        IG_OVERLAP, CN};
 
-#if IG_CLUSTER_M > 1
-#define IG_CLUSTER_ATTR __cluster_dims__(IG_CLUSTER_M, 1, 1)
+#if IG_CLUSTER_M * IG_CLUSTER_N > 1
+#define IG_CLUSTER_ATTR __cluster_dims__(IG_CLUSTER_M * IG_CLUSTER_N, 1, 1)
 #else
 #define IG_CLUSTER_ATTR
 #endif
@@ -140,26 +148,29 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
     const int wg = tid / 128;
     const int warp = tid / 32;
     const int lane = tid % 32;
-    const int rank = (CM > 1) ? static_cast<int>(cute::block_rank_in_cluster()) : 0;
+    const int rank = (CS > 1) ? static_cast<int>(cute::block_rank_in_cluster()) : 0;
+    const int mi = rank % CM, ni = rank / CM;  // this CTA's place in the cluster
 
     const int nk = K / BK;                  // K tiles = groups
     const int ng = nk;                      // scale row length
     const int nmb = (M + BM - 1) / BM;      // m blocks
     const int cmb = (nmb + CM - 1) / CM;    // cluster m blocks
-    const int nnb = N / BN;
-    const int ntiles = cmb * nnb;
-    const int cid = blockIdx.x / CM;
-    const int ncl = gridDim.x / CM;
+    const int cnb = N / (BN * CN);           // cluster n blocks (N % (BN CN) == 0)
+    const int ntiles = cmb * cnb;
+    const int cid = blockIdx.x / CS;
+    const int ncl = gridDim.x / CS;
     if (group_m < 1) group_m = 1;
 
     if (tid == 0) {
         for (int s = 0; s < STAGES; ++s) {
             igemm::TxBarrier::init(&full[s], 1 + 32);
-            igemm::Barrier::init(&empty[s], CONSUMER_WARPS * CM);
+            // Freed by this CTA's consumers and by those of every CTA it multicasts into
+            // (its row of the cluster for A, its column for B).
+            igemm::Barrier::init(&empty[s], CONSUMER_WARPS * (CM + CN - 1));
         }
         cutlass::arch::fence_barrier_init();
     }
-    if (CM > 1) {
+    if (CS > 1) {
         cute::cluster_arrive_relaxed();
         cute::cluster_wait();
     } else {
@@ -177,23 +188,36 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
             int s = 0;
             uint32_t ph = 0;
             for (int t = cid; t < ntiles; t += ncl) {
-                const TileCoord tc = tile_coord(t, cmb, nnb, group_m, rank);
+                const TileCoord tc = tile_coord(t, cmb, cnb, group_m, mi, ni);
                 const float* scol = scale + static_cast<size_t>(tc.n0) * ng;
                 for (int kt = 0; kt < nk; ++kt) {
                     igemm::Barrier::wait(&empty[s], ph ^ 1);
                     if (lane == 0) {
                         igemm::TxBarrier::arrive_and_expect_tx(&full[s], A_BYTES + B_BYTES);
-                        cute::SM90_TMA_LOAD_2D::copy(&tmap_q, &full[s], HINT,
-                                                     smem + OFF_A + s * A_BYTES, kt * BK, tc.m0);
+                        if (CN == 1) {
+                            cute::SM90_TMA_LOAD_2D::copy(&tmap_q, &full[s], HINT,
+                                                         smem + OFF_A + s * A_BYTES, kt * BK,
+                                                         tc.m0);
+                        } else {  // rows ni of A's CN parts, to the CTAs of this cluster row
+                            uint16_t row = 0;
+#pragma unroll
+                            for (int j = 0; j < CN; ++j) row |= static_cast<uint16_t>(1 << (mi + CM * j));
+                            cute::SM90_TMA_LOAD_MULTICAST_2D::copy(
+                                &tmap_q, &full[s], row, HINT,
+                                smem + OFF_A + s * A_BYTES + ni * (A_BYTES / CN), kt * BK,
+                                tc.m0 + ni * (BM / CN));
+                        }
                         if (CM == 1) {
                             cute::SM90_TMA_LOAD_2D::copy(&tmap_w, &full[s], HINT,
                                                          smem + OFF_B + s * B_BYTES, kt * BK,
                                                          tc.n0);
                         } else {
+                            // columns mi of B's CM parts, to the CTAs of this cluster column
+                            const uint16_t col = static_cast<uint16_t>(((1 << CM) - 1) << (CM * ni));
                             cute::SM90_TMA_LOAD_MULTICAST_2D::copy(
-                                &tmap_w, &full[s], static_cast<uint16_t>((1 << CM) - 1), HINT,
-                                smem + OFF_B + s * B_BYTES + rank * (B_BYTES / CM), kt * BK,
-                                tc.n0 + rank * (BN / CM));
+                                &tmap_w, &full[s], col, HINT,
+                                smem + OFF_B + s * B_BYTES + mi * (B_BYTES / CM), kt * BK,
+                                tc.n0 + mi * (BN / CM));
                         }
                     }
                     // Column n goes to slot (n / 16) * 16 + ((n % 8) / 2) * 4 + ((n / 8) % 2) * 2
@@ -226,7 +250,7 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
         uint32_t ph = 0;
 
         for (int t = cid; t < ntiles; t += ncl) {
-            const TileCoord tc = tile_coord(t, cmb, nnb, group_m, rank);
+            const TileCoord tc = tile_coord(t, cmb, cnb, group_m, mi, ni);
             float facc[64];
 #pragma unroll
             for (int i = 0; i < 64; ++i) facc[i] = 0.0f;
@@ -250,11 +274,14 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
                 }
                 __syncwarp();
                 if (lane == 0) {
-                    if (CM == 1) {
+                    if (CS == 1) {
                         igemm::Barrier::arrive(&empty[st]);
-                    } else {
+                    } else {  // this CTA, its cluster row (A's sources), its column (B's)
 #pragma unroll
-                        for (int r = 0; r < CM; ++r) igemm::Barrier::arrive(&empty[st], r, 1);
+                        for (int j = 0; j < CN; ++j) igemm::Barrier::arrive(&empty[st], mi + CM * j, 1);
+#pragma unroll
+                        for (int i = 0; i < CM; ++i)
+                            if (i != mi) igemm::Barrier::arrive(&empty[st], i + CM * ni, 1);
                     }
                 }
             };
@@ -348,7 +375,7 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
 
     // No CTA of a cluster may exit while its peer can still multicast into its shared memory
     // or arrive on its barriers.
-    if (CM > 1) {
+    if (CS > 1) {
         cute::cluster_arrive();
         cute::cluster_wait();
     }

@@ -23,11 +23,14 @@ from typing import Any
 
 import numpy as np
 
-from harness.api import Axis, Launcher, NormRel, Peer, Point, Stage, Variant
+from harness.api import Axis, Launcher, NormRel, Peer, Point, Rows, Stage, Variant
 from harness.spikes import axes, families, inputs
 
 #: The wgmma path's tile (BM = BN = BK) and group size.
 TILE = 128
+#: CTAs along N in a cluster of the wgmma path (the module's IG_CLUSTER_N): N must be a
+#: multiple of TILE times this.
+CLUSTER_N = 2
 #: The small paths take up to this many rows (8 IGS_MT: the module's MT of 1 and of 2).
 SMALL1_M = 8
 SMALL_M = 16
@@ -55,7 +58,7 @@ def path(p: Point) -> str:
     m, n, k, g = (int(p[a]) for a in ("batch", "out_f", "in_f", "group_size"))
     if m <= SMALL_M and k % 16 == 0 and g % 128 == 0:
         return "small1" if m <= SMALL1_M else "small"
-    if p["q_type"] == "int8" and n % TILE == 0 and k % TILE == 0 and g == TILE:
+    if p["q_type"] == "int8" and n % (TILE * CLUSTER_N) == 0 and k % TILE == 0 and g == TILE:
         return "wgmma"
     return "general"
 
@@ -150,11 +153,15 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
     pl = plan(p)
     if pl["kind"] == "wgmma":
         smem = int(launch.constant("int_gemm_wgmma_smem")[0])
-        threads, pair = (int(x) for x in launch.constant("int_gemm_wgmma_config", 7)[[5, 4]])
-        tq = launch.tensor_map(bufs["q"], np.int8, m, k, TILE, TILE)
-        tw = launch.tensor_map(bufs["w_q"], np.int8, n, k, TILE // pair, TILE)
-        tiles = _cdiv(_cdiv(m, TILE), pair) * (n // TILE)
-        grid = (min(tiles, max(1, launch.sm_count // pair)) * pair, 1, 1)
+        threads, cm, cn = (int(x) for x in launch.constant("int_gemm_wgmma_config", 8)[[5, 4, 7]])
+        # A CTA loads its part of the tiles it shares: A's rows over the cluster's row (cn),
+        # B's over its column (cm), each multicast to the CTAs that use it.
+        tq = launch.tensor_map(bufs["q"], np.int8, m, k, TILE // cn, TILE)
+        tw = launch.tensor_map(bufs["w_q"], np.int8, n, k, TILE // cm, TILE)
+        tiles = _cdiv(_cdiv(m, TILE), cm) * (n // (TILE * cn))  # cluster tiles
+        # Persistent: no more clusters than run at once (a later one would run alone).
+        fits = launch.max_active_clusters("int_gemm_wgmma", cm * cn, threads, smem)
+        grid = (min(tiles, max(1, fits)) * cm * cn, 1, 1)
         launch("int_gemm_wgmma", grid, (threads, 1, 1), tq, tw, bufs["scale"], bufs["vth"],
                bufs["bias"], bufs["out"], np.int32(m), np.int32(n), np.int32(k), np.int32(8),
                shared=smem)
@@ -284,7 +291,9 @@ STAGE = Stage(
         {"batch": 5, "out_f": 100, "in_f": 3584},          # small1, N not a tile multiple
         {"batch": 9, "out_f": 3584, "in_f": 1024},         # small, one split
         {"batch": 77, "out_f": 256, "in_f": 512},          # wgmma, M not a tile multiple
-        {"batch": 300, "out_f": 384, "in_f": 1024},        # wgmma, several tiles each way
+        {"batch": 300, "out_f": 512, "in_f": 1024},        # wgmma, several tiles each way
+        {"batch": 200, "out_f": 384, "in_f": 1024},        # general: N not a cluster multiple
+        {"batch": 520, "out_f": 1024, "in_f": 512},        # wgmma: 3 x 2 cluster tiles
         {"batch": 7, "out_f": 3, "in_f": 5, "group_size": 2},     # general: odd everything
         {"batch": 33, "out_f": 130, "in_f": 130},          # general: K % G != 0
         {"batch": 65, "out_f": 129, "in_f": 300, "group_size": 7},
@@ -306,4 +315,7 @@ STAGE = Stage(
     zeroed=("counters",),
     header_libraries=("cutlass",),
     arch_specific=True,
+    # Each row of out is that row of q and vth against the whole of the weights.
+    rows=Rows("batch", {"q": 0, "vth": 0}, {"out": 0}),
+    compute_peak="int8_dense",
 )

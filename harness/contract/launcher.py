@@ -39,6 +39,13 @@ class Launcher(Protocol):
         kernel source decides (its dynamic shared memory, say), read instead of restated."""
         ...
 
+    def max_active_clusters(self, name: str, cluster: int, threads: int, shared: int) -> int:
+        """How many clusters of ``cluster`` CTAs of kernel ``name`` (its cluster size fixed
+        in the source), each CTA ``threads`` threads and ``shared`` bytes of dynamic shared
+        memory, the device runs at once: the grid of a persistent clustered kernel (the
+        driver's occupancy query: SMs a cluster cannot span are left out)."""
+        ...
+
 
 class RecordingLauncher:
     """A :class:`Launcher` that launches nothing and records each launch: the kernels an
@@ -62,6 +69,10 @@ class RecordingLauncher:
     def constant(self, name: str, count: int = 1) -> np.ndarray:
         """Ones (nothing is compiled): a size read from the module stays positive."""
         return np.ones(count, dtype=np.int32)
+
+    def max_active_clusters(self, name: str, cluster: int, threads: int, shared: int) -> int:
+        """Every SM in a cluster (nothing runs)."""
+        return max(1, self.sm_count // cluster)
 
     @property
     def names(self) -> list[str]:

@@ -131,3 +131,40 @@ def test_the_small_kernels_launch_with_their_own_warps(st) -> None:  # type: ign
         assert launch.names == [f"int_gemm_{kind}"]
         assert launch.calls[0][2] == (threads, 1, 1)
         assert launch.calls[0][1][0] == -(-18944 // (threads // 32 * 16))
+
+
+class _Clustered(RecordingLauncher):
+    """The module's 2 x 2 cluster configuration, and a device that runs ``fits`` clusters."""
+
+    def __init__(self, fits: int) -> None:
+        super().__init__(256)
+        self.fits, self.maps = fits, []
+
+    def constant(self, name, count=1):  # type: ignore[no-untyped-def]
+        if name == "int_gemm_wgmma_config":
+            return np.array([128, 128, 128, 6, 2, 384, 0, 2], dtype=np.int32)[:count]
+        return np.array([200_000], dtype=np.int32)
+
+    def max_active_clusters(self, name, cluster, threads, shared):  # type: ignore[no-untyped-def]
+        assert (name, cluster, threads, shared) == ("int_gemm_wgmma", 4, 384, 200_000)
+        return self.fits
+
+    def tensor_map(self, buf, dtype, rows, cols, box_rows, box_cols, swizzle=128):  # type: ignore[no-untyped-def]
+        self.maps.append((rows, cols, box_rows, box_cols))
+        return super().tensor_map(buf, dtype, rows, cols, box_rows, box_cols, swizzle)
+
+
+@pytest.mark.parametrize(("batch", "fits", "ctas"), [(8192, 32, 128), (8192, 33, 132),
+                                                     (128, 80, 4 * 74)])
+def test_the_persistent_grid_is_the_clusters_that_run_at_once(st, batch, fits, ctas) -> None:  # type: ignore[no-untyped-def]
+    """A 2 x 2 cluster per tile group: the grid is never more clusters than the driver says
+    run at once (a later one would run its tiles alone), nor more than there are cluster
+    tiles; each CTA's TMA box is its share of the tiles it multicasts."""
+    p = st.point(st.variant("int8"), batch=batch, out_f=18944, in_f=3584)
+    launch = _Clustered(fits)
+    st.enqueue(launch, {n: 0 for n in ("q", "w_q", "scale", "vth", "bias", "out")}, p,
+               st.variant("int8"))
+    (name, grid, block, _, shared), = launch.calls
+    assert (name, block, shared) == ("int_gemm_wgmma", (384, 1, 1), 200_000)
+    assert grid == (ctas, 1, 1) and grid[0] % 4 == 0
+    assert launch.maps == [(batch, 3584, 64, 128), (18944, 3584, 64, 128)]

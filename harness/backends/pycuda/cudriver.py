@@ -89,6 +89,47 @@ def param_layout(cubin: bytes, name: str) -> list[tuple[int, int]]:
         lib.cuModuleUnload(mod)
 
 
+class _LaunchConfig(ctypes.Structure):
+    """``CUlaunchConfig`` (cuda.h): a launch's shape, for the occupancy queries."""
+
+    _fields_ = [("gridDimX", ctypes.c_uint), ("gridDimY", ctypes.c_uint),
+                ("gridDimZ", ctypes.c_uint), ("blockDimX", ctypes.c_uint),
+                ("blockDimY", ctypes.c_uint), ("blockDimZ", ctypes.c_uint),
+                ("sharedMemBytes", ctypes.c_uint), ("hStream", ctypes.c_void_p),
+                ("attrs", ctypes.c_void_p), ("numAttrs", ctypes.c_uint)]
+
+
+#: ``CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES``.
+_MAX_DYNAMIC_SHARED = 8
+
+
+def max_active_clusters(cubin: bytes, name: str, cluster: int, threads: int,
+                        shared: int) -> int:
+    """How many clusters of kernel ``name`` (its cluster size fixed at compile time,
+    ``cluster`` CTAs) of ``threads`` threads and ``shared`` bytes of dynamic shared memory
+    the device runs at once (``cuOccupancyMaxActiveClusters``): a persistent grid of more
+    would leave the rest to run after the first ones finish."""
+    lib = libcuda()
+    mod = ctypes.c_void_p()
+    if lib.cuModuleLoadData(ctypes.byref(mod), ctypes.c_char_p(cubin)) != 0:
+        raise HarnessError(f"cannot load the module of {name} to ask its occupancy")
+    try:
+        fn = ctypes.c_void_p()
+        if lib.cuModuleGetFunction(ctypes.byref(fn), mod, name.encode()) != 0:
+            raise HarnessError(f"no kernel {name!r} in its module")
+        if lib.cuFuncSetAttribute(fn, _MAX_DYNAMIC_SHARED, ctypes.c_int(shared)) != 0:
+            raise HarnessError(f"{name}: {shared} bytes of dynamic shared memory refused")
+        cfg = _LaunchConfig(cluster, 1, 1, threads, 1, 1, shared, None, None, 0)
+        n = ctypes.c_int(0)
+        err = lib.cuOccupancyMaxActiveClusters(ctypes.byref(n), fn, ctypes.byref(cfg))
+        if err != 0:
+            raise HarnessError(f"cuOccupancyMaxActiveClusters failed (CUresult {err}) for "
+                               f"{name} in clusters of {cluster}")
+        return int(n.value)
+    finally:
+        lib.cuModuleUnload(mod)
+
+
 def pack_params(layout: Sequence[tuple[int, int]], values: Sequence[bytes]) -> np.void:
     """One parameter block laid out as the kernel expects, as an ``np.void``."""
     if len(layout) != len(values):

@@ -58,7 +58,7 @@ class ModuleLauncher:
         self._stream = stream
         self._fns: dict[tuple[str, str], Any] = {}
         self._shared: dict[str, int] = {}
-        self._constants: dict[tuple[str, int], np.ndarray] = {}
+        self._constants: dict[tuple[Any, ...], np.ndarray] = {}
 
     def __call__(self, name: str, grid: tuple[int, ...], block: tuple[int, ...], *args: Any,
                  shared: int = 0) -> None:
@@ -95,6 +95,17 @@ class ModuleLauncher:
                                    "this launcher has no cubin to read its parameter layout")
             self._layouts[name] = cudriver.param_layout(self._cubin(), name)
         return self._layouts[name]
+
+    def max_active_clusters(self, name: str, cluster: int, threads: int, shared: int) -> int:
+        """Clusters of ``name`` the device runs at once (see ``harness.api.Launcher``), asked
+        of the driver once per shape."""
+        key = ("clusters", name, cluster, threads, shared)
+        if key not in self._constants:
+            if self._cubin is None:
+                raise HarnessError(f"{self._stage.name}: no cubin to ask {name}'s occupancy")
+            n = cudriver.max_active_clusters(self._cubin(), name, cluster, threads, shared)
+            self._constants[key] = np.array([n], dtype=np.int32)
+        return int(self._constants[key][0])
 
     def tensor_map(self, buf: Any, dtype: Any, rows: int, cols: int, box_rows: int,
                    box_cols: int, swizzle: int = 128) -> np.void:
