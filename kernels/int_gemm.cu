@@ -52,6 +52,11 @@
 #ifndef IG_CLUSTER_N
 #define IG_CLUSTER_N 2
 #endif
+// The persistent grid the launch takes (read from int_gemm_wgmma_config): 0, the clusters
+// the driver's occupancy query says run at once; 1, the SMs over the cluster size.
+#ifndef IG_GRID
+#define IG_GRID 0
+#endif
 #ifndef IG_OVERLAP
 #define IG_OVERLAP 0
 #endif
@@ -119,9 +124,9 @@ struct TileCoord {
 }  // namespace
 
 extern "C" __constant__ int int_gemm_wgmma_smem = SMEM_ALLOC;
-// BM, BN, BK, stages, cluster size along M, threads, overlap, cluster size along N
-extern "C" __constant__ int int_gemm_wgmma_config[8] = {BM, BN, BK, STAGES, CM, THREADS,
-                                                        IG_OVERLAP, CN};
+// BM, BN, BK, stages, cluster size along M, threads, overlap, cluster size along N, grid
+extern "C" __constant__ int int_gemm_wgmma_config[9] = {BM, BN, BK, STAGES, CM, THREADS,
+                                                        IG_OVERLAP, CN, IG_GRID};
 
 #if IG_CLUSTER_M * IG_CLUSTER_N > 1
 #define IG_CLUSTER_ATTR __cluster_dims__(IG_CLUSTER_M * IG_CLUSTER_N, 1, 1)

@@ -153,14 +153,17 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
     pl = plan(p)
     if pl["kind"] == "wgmma":
         smem = int(launch.constant("int_gemm_wgmma_smem")[0])
-        threads, cm, cn = (int(x) for x in launch.constant("int_gemm_wgmma_config", 8)[[5, 4, 7]])
+        cfg = launch.constant("int_gemm_wgmma_config", 9)
+        threads, cm, cn, by_sms = (int(x) for x in cfg[[5, 4, 7, 8]])
         # A CTA loads its part of the tiles it shares: A's rows over the cluster's row (cn),
         # B's over its column (cm), each multicast to the CTAs that use it.
         tq = launch.tensor_map(bufs["q"], np.int8, m, k, TILE // cn, TILE)
         tw = launch.tensor_map(bufs["w_q"], np.int8, n, k, TILE // cm, TILE)
         tiles = _cdiv(_cdiv(m, TILE), cm) * (n // (TILE * cn))  # cluster tiles
-        # Persistent: no more clusters than run at once (a later one would run alone).
-        fits = launch.max_active_clusters("int_gemm_wgmma", cm * cn, threads, smem)
+        # Persistent: no more clusters than run at once (a later one would run alone): the
+        # driver's occupancy query, or (IG_GRID=1) the SMs over the cluster size.
+        fits = (launch.sm_count // (cm * cn) if by_sms == 1 else
+                launch.max_active_clusters("int_gemm_wgmma", cm * cn, threads, smem))
         grid = (min(tiles, max(1, fits)) * cm * cn, 1, 1)
         launch("int_gemm_wgmma", grid, (threads, 1, 1), tq, tw, bufs["scale"], bufs["vth"],
                bufs["bias"], bufs["out"], np.int32(m), np.int32(n), np.int32(k), np.int32(8),

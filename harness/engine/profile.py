@@ -6,6 +6,8 @@ backend, variant, batch, in_f, out_f, family, params), so the two can be read si
 
 from __future__ import annotations
 
+import csv
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,10 +23,16 @@ from harness.results import files
 from harness.results.rows import CsvWriter
 from harness.tools import ncu
 
+_JOIN = ("stage", "backend", "variant", "batch", "in_f", "out_f", "family", "params",
+         "kernel")
+_PROVENANCE = ("gpu", "git_sha", "timestamp", "command")
 #: Columns of ``statistics/ncu/<stage>.csv``; the first eight join with the timing rows.
-COLUMNS = ("stage", "backend", "variant", "batch", "in_f", "out_f", "family", "params",
-           "kernel", *ncu.DEFAULT_METRICS.values(), "gpu", "git_sha", "timestamp",
-           "command")
+#: ``metrics``: the metrics asked for with ``--metrics`` beyond the defaults, as JSON.
+COLUMNS = (*_JOIN, *ncu.DEFAULT_METRICS.values(), "metrics", *_PROVENANCE)
+#: The columns of files written before the L2 and tensor-pipe columns and ``metrics``: such
+#: a file is added to in its own columns (what it has no column for is printed only).
+EARLIER = (*_JOIN, "duration", "dram_pct_of_peak", "achieved_occupancy_pct",
+           "registers_per_thread", "l2_hit_rate_pct", *_PROVENANCE)
 
 
 @dataclass(frozen=True)
@@ -35,6 +43,8 @@ class Profile:
     path: Path
     #: What was cut from the file before appending (a torn last row; '' when nothing).
     repaired: str = ""
+    #: Columns measured but not stored: the file has an earlier harness's columns.
+    unstored: tuple[str, ...] = ()
 
 
 def profile(reg: Registry, stage: str, *, variant: str | None = None,
@@ -51,9 +61,11 @@ def profile(reg: Registry, stage: str, *, variant: str | None = None,
     job = one_point(st, variant, options or {}, sweep)
     cmd = ncu.command(st, job.variant, job.point, family, metrics, section_set, device)
     folder = files.folder(Path(out_dir or paths.statistics_dir() / "ncu"), "--out")
-    # Locked and checked before ncu runs, written after it.
-    w = CsvWriter(folder / f"{st.name}.csv", files.APPEND, COLUMNS, require_status=False,
-                  root=folder)
+    # Locked and checked before ncu runs, written after it; a file of the earlier columns
+    # is added to in those.
+    path = folder / f"{st.name}.csv"
+    columns = EARLIER if _header(path) == EARLIER else COLUMNS
+    w = CsvWriter(path, files.APPEND, columns, require_status=False, root=folder)
     try:
         profs = ncu.run(cmd)
     except BaseException:
@@ -63,13 +75,26 @@ def profile(reg: Registry, stage: str, *, variant: str | None = None,
     base = rows.base(job, "pycuda", family, True, device_meta(device))
     out = []
     for p in profs:
-        r = {k: base[k] for k in (*COLUMNS[:8], "gpu", "git_sha", "timestamp", "command")}
+        r: dict[str, Any] = {k: base[k] for k in (*_JOIN[:8], *_PROVENANCE)}
         r["kernel"] = p.kernel
         for metric, short in ncu.DEFAULT_METRICS.items():
             v = p.duration_us() if metric == "gpu__time_duration.sum" else p.number(metric)
             r[short] = "" if v is None else v
+        extra = {m: p.number(m) for m in metrics or () if m not in ncu.DEFAULT_METRICS}
+        r["metrics"] = json.dumps(extra, sort_keys=True) if extra else ""
         out.append(r)
+    unstored = tuple(c for c in COLUMNS if c not in columns
+                     and any(r[c] not in ("", None) for r in out))
     with w:
         for r in out:
-            w.write(r)
-    return Profile(out, w.path, w.repaired)
+            w.write({c: r[c] for c in columns})
+    return Profile(out, w.path, w.repaired, unstored)
+
+
+def _header(path: Path) -> tuple[str, ...]:
+    """The columns of an existing CSV's first line (() where there is none)."""
+    try:
+        with path.open(newline="") as f:
+            return tuple(next(csv.reader(f), ()))
+    except OSError:
+        return ()

@@ -5,6 +5,7 @@ Every function here turns data into something printable and prints nothing itsel
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
@@ -212,13 +213,26 @@ def pipeline_rows(rows: Sequence[dict[str, Any]], width: int | None = None) -> T
 
 def profile(rows: Sequence[dict[str, Any]]) -> Table:
     """``harness profile``: the profiled kernels' main metrics."""
-    t = Table("kernel", "duration µs", "DRAM % of peak", "achieved occupancy %",
-              "registers/thread", "L2 hit %")
+    extra = sorted({m for r in rows for m in json.loads(r.get("metrics") or "{}")})
+    t = Table("kernel", "duration µs", "DRAM % of peak", "L2 % of peak", "tensor pipe %",
+              "achieved occupancy %", "registers/thread", "L2 hit %", *extra)
     for r in rows:
-        t.add_row(escape(str(r["kernel"])), *(str(r[c]) for c in (
-            "duration", "dram_pct_of_peak", "achieved_occupancy_pct", "registers_per_thread",
-            "l2_hit_rate_pct")))
+        more = json.loads(r.get("metrics") or "{}")
+        t.add_row(escape(str(r["kernel"])), *(_num(r.get(c)) for c in (
+            "duration", "dram_pct_of_peak", "l2_pct_of_peak", "tensor_pct_of_peak",
+            "achieved_occupancy_pct", "registers_per_thread", "l2_hit_rate_pct")),
+            *(_num(more.get(m)) for m in extra))
     return t
+
+
+def _num(v: Any) -> str:
+    """A metric as printed: a number to 4 significant digits, '-' when none was measured."""
+    if v in ("", None):
+        return "-"
+    try:
+        return f"{float(v):.4g}"
+    except (TypeError, ValueError):
+        return str(v)
 
 
 def sanitizer(outcomes: Sequence[Outcome]) -> Table:

@@ -29,6 +29,10 @@ DEFAULT_METRICS = {
     "sm__warps_active.avg.pct_of_peak_sustained_active": "achieved_occupancy_pct",
     "launch__registers_per_thread": "registers_per_thread",
     "lts__t_sector_hit_rate.pct": "l2_hit_rate_pct",
+    # Where a kernel stands against the machine's other limits: the L2's throughput and
+    # the tensor pipe's busy cycles (any MMA kind; 0 for kernels without MMAs).
+    "lts__t_sectors.avg.pct_of_peak_sustained_elapsed": "l2_pct_of_peak",
+    "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active": "tensor_pct_of_peak",
 }
 SETS = ("basic", "full")
 #: Launches made before the profiled one, outside the profile (module load, caches).
@@ -108,7 +112,8 @@ def command(stage: Stage, variant: Variant, point: dict[str, Any], family: str,
         if section_set not in SETS:
             raise HarnessError(f"unknown --set {section_set!r} (known: {', '.join(SETS)})")
         cmd += ["--set", section_set]
-    cmd += ["--metrics", ",".join(metrics or DEFAULT_METRICS)]
+    # The defaults always, so that every row has them; asked-for metrics beside them.
+    cmd += ["--metrics", ",".join(dict.fromkeys([*DEFAULT_METRICS, *(metrics or ())]))]
     job = child.Launches(stage.name, variant.name, family, seed, (dict(point),), WARMUP,
                          device)
     return [*cmd, *child.command(job, python)]

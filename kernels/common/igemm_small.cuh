@@ -64,12 +64,6 @@ typedef int igemm_q_t;
 #ifndef IGS_PF
 #define IGS_PF 0
 #endif
-// The small kernel's weight layout: 0 row-major w_q [N, K]; 1 tiled, [ceil(N / 16)]
-// [ceil(K / KS)][16][KS] (KS = 64 IGS_U k a step, zero padded), so that a warp's step is one
-// contiguous 16 KS-byte block and its whole K range one contiguous stream (MAP 0 only).
-#ifndef IGS_TILED
-#define IGS_TILED 0
-#endif
 // Optional bulk L2 prefetch (cp.async.bulk.prefetch.L2) IGS_BPF steps ahead, IGS_BPC steps a
 // request (0: off).
 #ifndef IGS_BPF
@@ -314,8 +308,6 @@ __device__ __forceinline__ void small_kernel(
     static_assert(MAP == 1 || U <= 2, "MAP 0: U = 1 or 2");
     constexpr int TSTR = MAP == 0 ? 16 * U : 16;  // k between the 4 threads of a row
     constexpr int CSTR = MAP == 0 ? 16 : 64;      // k between a thread's chunks
-    constexpr int WSTEP = IGS_TILED ? 16 * KS : KS;  // bytes between a row's steps
-    static_assert(!IGS_TILED || MAP == 0, "the tiled weight layout is MAP 0's");
     if ((K & 15) || (G % (MAP == 0 ? KS : 64)) || M > MP || M < 1 || N < 1 || K < 1) return;
 
     const int ng = (K + G - 1) / G;
@@ -345,13 +337,7 @@ __device__ __forceinline__ void small_kernel(
         for (int h = 0; h < 2; ++h) {
             const int row = nw + nt * 16 + gq + 8 * h;
             wok[nt][h] = row < N;
-#if IGS_TILED
-            // tile (nw + 16 nt) / 16, its k-step kbeg / KS, the row's KS bytes in it
-            wp[nt][h] = w + ((size_t)((nw >> 4) + nt) * ((K + KS - 1) / KS) + kbeg / KS) * (16 * KS) +
-                        (gq + 8 * h) * KS + TSTR * t;
-#else
             wp[nt][h] = w + (size_t)(row < N ? row : 0) * K + kt0;
-#endif
         }
     uint4 wr[D][NT][2][U];
     const uint4 z4 = make_uint4(0u, 0u, 0u, 0u);
@@ -363,7 +349,7 @@ __device__ __forceinline__ void small_kernel(
             for (int nt = 0; nt < NT; ++nt)
 #pragma unroll
                 for (int h = 0; h < 2; ++h)
-                    dst[nt][h][u] = (kok && wok[nt][h]) ? ldg_stream16(wp[nt][h] + WSTEP * st + CSTR * u) : z4;
+                    dst[nt][h][u] = (kok && wok[nt][h]) ? ldg_stream16(wp[nt][h] + KS * st + CSTR * u) : z4;
         }
     };
 #pragma unroll
@@ -376,7 +362,7 @@ __device__ __forceinline__ void small_kernel(
             for (int h = 0; h < 2; ++h)
 #pragma unroll
                 for (int u = 0; u < (MAP == 0 ? 1 : U); ++u)  // MAP 0: a row's step is one line
-                    if (wok[nt][h]) prefetch_l2(wp[nt][h] + WSTEP * st + CSTR * u);
+                    if (wok[nt][h]) prefetch_l2(wp[nt][h] + KS * st + CSTR * u);
 #endif
 #if IGS_BPF > 0
     // bulk L2 prefetch: lane r < 16 NT owns row nw + r
@@ -525,7 +511,7 @@ __device__ __forceinline__ void small_kernel(
                         for (int h = 0; h < 2; ++h)
 #pragma unroll
                             for (int u = 0; u < (MAP == 0 ? 1 : U); ++u)
-                                if (wok[nt][h]) prefetch_l2(wp[nt][h] + WSTEP * (s + IGS_PF) + CSTR * u);
+                                if (wok[nt][h]) prefetch_l2(wp[nt][h] + KS * (s + IGS_PF) + CSTR * u);
                 }
 #endif
 #if IGS_BPF > 0

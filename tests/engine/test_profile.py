@@ -56,3 +56,32 @@ def test_bad_requests_are_refused_before_ncu_runs(reg, recorded, tmp_path) -> No
     with pytest.raises(BadInput, match="takes one point"):
         profile.profile(reg, "dynamic_spikes", sweep=["batch=1,2"], out_dir=tmp_path)
     assert recorded == []
+
+
+def test_asked_for_metrics_join_the_defaults_and_are_stored(reg, recorded, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """``--metrics`` adds to the defaults (every row keeps its columns) and what it adds is
+    stored, by name, in the ``metrics`` column."""
+    import json
+
+    extra = "sm__inst_executed_pipe_tensor_op_imma.avg.pct_of_peak_sustained_active"
+    prof = profile.profile(reg, "dynamic_spikes", metrics=[extra], out_dir=tmp_path)
+    asked = recorded[0][recorded[0].index("--metrics") + 1].split(",")
+    assert asked == [*ncu.DEFAULT_METRICS, extra]
+    stored = results.read_rows(prof.path)
+    assert stored and all(extra in json.loads(r["metrics"]) for r in stored)
+    assert prof.unstored == ()
+
+
+def test_a_file_of_the_earlier_columns_is_added_to_in_them(reg, recorded, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A committed CSV from before the L2, tensor-pipe and metrics columns stays readable:
+    new rows go in its own columns, and what has no column is named as printed only."""
+    import csv
+
+    path = tmp_path / "dynamic_spikes.csv"
+    with path.open("w", newline="") as f:
+        csv.writer(f).writerow(profile.EARLIER)
+    prof = profile.profile(reg, "dynamic_spikes", out_dir=tmp_path)
+    with path.open(newline="") as f:
+        lines = list(csv.reader(f))
+    assert tuple(lines[0]) == profile.EARLIER and len(lines) == 1 + len(prof.rows)
+    assert set(prof.unstored) <= {"l2_pct_of_peak", "tensor_pct_of_peak", "metrics"}

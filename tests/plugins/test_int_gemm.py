@@ -142,7 +142,7 @@ class _Clustered(RecordingLauncher):
 
     def constant(self, name, count=1):  # type: ignore[no-untyped-def]
         if name == "int_gemm_wgmma_config":
-            return np.array([128, 128, 128, 6, 2, 384, 0, 2], dtype=np.int32)[:count]
+            return np.array([128, 128, 128, 6, 2, 384, 0, 2, 0], dtype=np.int32)[:count]
         return np.array([200_000], dtype=np.int32)
 
     def max_active_clusters(self, name, cluster, threads, shared):  # type: ignore[no-untyped-def]
