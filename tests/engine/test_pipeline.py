@@ -40,7 +40,7 @@ def test_wiring_passes_every_check(reg, pipe, mode: str) -> None:  # type: ignor
     tr = pipe.run(ctx, dict(ins), p)
     streams = {s: st for s, _, st in ctx.steps}
     assert streams["compute_scales"] == streams["weight_quantize"] == 1
-    assert all(streams[s] == 0 for s in ("dynamic_spikes", "spike_encode", "gemm"))
+    assert all(streams[s] == 0 for s in ("dynamic_spikes", "spike_encode", "int_gemm"))
     assert ("spike_encode", mode, 0) in ctx.steps
     outs = {k: b for k, (b, _, _) in tr.outputs.items()}
     comps = pipe.check(ins, p, outs, tr.host)
