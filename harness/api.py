@@ -31,6 +31,14 @@ What a :class:`Stage` declares, and what the harness does with it:
   ``torch_compile`` peers); ``peers``: more of them by name, each a :class:`Peer` (its
   ``prepare`` casts weights outside the timed region; ``judged=False`` for a speed
   reference not judged against the reference).
+- ``rows``: a :class:`Rows` where the outputs' rows are independent of one another
+  (``Rows("batch", {"q": 0, "vth": 0}, {"out": 0})``: each row of ``out`` depends on that
+  row of ``q`` and ``vth`` and on the whole of the other inputs), so that a timed point of
+  more than 2^26 elements is checked on a sample of rows against the reference computed on
+  them alone; left out, every point is checked whole. A :class:`Pipeline` may declare it
+  too.
+- ``compute_peak``: the datasheet rate the kernel's arithmetic runs at (``"int8_dense"``,
+  ``"bf16_dense"``, ``"fp32"``): a row's TOPS is given as a % of that figure for its GPU.
 
 ``harness list --verbose`` shows each stage's ``description`` and its variants' and axes'
 ``help`` texts.
@@ -46,6 +54,7 @@ from harness.contract.stage import (
     PipelineContext,
     PipelineTrace,
     Point,
+    Rows,
     Stage,
     Variant,
 )
@@ -54,5 +63,6 @@ from harness.errors import BadInput
 
 __all__ = [
     "Axis", "BadInput", "Comparison", "Exact", "Launcher", "NormRel", "Peer", "Pipeline",
-    "PipelineContext", "PipelineTrace", "Point", "RelTol", "Stage", "Tolerance", "Variant",
+    "PipelineContext", "PipelineTrace", "Point", "RelTol", "Rows", "Stage", "Tolerance",
+    "Variant",
 ]

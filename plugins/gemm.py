@@ -7,7 +7,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.api import Launcher, NormRel, Point, Stage, Variant
+from harness.api import Launcher, NormRel, Point, Rows, Stage, Variant
 from harness.spikes import axes, families, inputs, spec
 
 #: Output tile edge; each of a block's 16 x 16 threads computes 4 x 4 outputs of it, so the
@@ -76,4 +76,7 @@ STAGE = Stage(
                                                    "group_size": 7},
     ),
     default_sweep={"batch": tuple(2**i for i in range(0, 13, 2))},
+    # Each row of out is that row of x_rec against the whole of the weights.
+    rows=Rows("batch", {"x_rec": 0}, {"out": 0}),
+    compute_peak="fp32",
 )

@@ -9,8 +9,10 @@
 #   sweep     the copy bandwidth calibrated, then every stage's and every pipeline's default
 #             sweep into the GPU's folder (`harness where`: statistics/<gpu>/)
 #   peers     the copy bandwidth calibrated, then every stage beside its torch and
-#             torch.compile peers at $PEER_SWEEP, and as CUDA-graph replays at batch 1, 8
-#             and 64, into the GPU's folder (replacing the stage CSVs a sweep wrote there)
+#             torch.compile peers at $PEER_SWEEP, less the values of an axis beyond the
+#             largest of the stage's own default sweep of it (gemm and int_gemm stop at their
+#             largest default batch), and as CUDA-graph replays at batch 1, 8 and 64, into
+#             the GPU's folder (replacing the stage CSVs a sweep wrote there)
 #   profile   `harness profile` (ncu) of every stage variant at batch $PROFILE_BATCH, into
 #             statistics/ncu/
 #   sanitize  `harness sanitize`: compute-sanitizer's four tools over every stage variant at
@@ -25,7 +27,8 @@
 #
 # Settings (environment): BUDGET, seconds of sampling per point (0.5); SWEEP, the --sweep
 # specs of `sweep` (default: each stage's own default sweep); PEER_SWEEP, those of `peers`
-# ("batch=1,1024,16384,65536 out_f=3584,18944"); PROFILE_BATCH (16384); HARNESS_GIT_SHA,
+# ("batch=1,1024,16384,65536 out_f=3584,18944", each stage capped as above); PROFILE_BATCH
+# (16384); HARNESS_GIT_SHA,
 # the commit the rows name when the tree arrives without git history.
 #
 # Staged wheels in .whl/ (PyCUDA and its dependencies) are installed into /tmp/site first.
@@ -113,6 +116,46 @@ else:
             for n, s in sorted(reg.stages.items()) for v in s.variants), sep="\n")
 EOF
 }
+peer_plan() {  # peer_plan SPEC...: the stages grouped by the sweep each takes in `peers`,
+  # a line a group: "STAGE,STAGE<tab>SPEC SPEC"; or "skip STAGE<tab>WHY". A stage takes the
+  # specs' values of its own axes, less those beyond the largest of its default sweep of
+  # that axis (a stage's default sweep says how large it is meant to go: its reference and
+  # peers at larger sizes take minutes a point); a stage with none of the axes, the specs.
+  python3 - "$@" <<'EOF'
+import sys
+
+from harness.contract.registry import discover
+from harness.engine.sweep import parse
+
+try:
+    asked = parse(sys.argv[1:])
+    groups: dict[str, list[str]] = {}
+    for name, st in sorted(discover().stages.items()):
+        axes = {a.name: a for a in st.axes}
+        specs, why = [], ""
+        for axis, texts in asked.items():
+            if axis not in axes:
+                continue
+            values = [axes[axis].parse(t) for t in texts]
+            own = st.default_sweep.get(axis)
+            if own and axes[axis].kind in (int, float):
+                kept = [v for v in values if v <= max(own)]
+                if not kept:
+                    why = f"its default sweep of {axis} ends at {max(own)}, below {min(values)}"
+                    break
+                values = kept
+            specs.append(f"{axis}={','.join(map(str, values))}")
+        if why:
+            print(f"skip {name}\t{why}")
+            continue
+        groups.setdefault(" ".join(specs) or " ".join(sys.argv[1:]), []).append(name)
+    for specs, names in groups.items():
+        print(f"{','.join(names)}\t{specs}")
+except Exception as exc:  # a bad PEER_SWEEP: one line, the phase not run
+    print(f"gpu-check: PEER_SWEEP: {exc}", file=sys.stderr)
+    sys.exit(2)
+EOF
+}
 calibrated=0
 calibrate() {  # once a run: the peak that a row's % of peak refers to
   [ "$calibrated" -eq 1 ] || step calibrate h calibrate
@@ -160,8 +203,22 @@ for phase in "${asked[@]}"; do
       ;;
     peers)
       calibrate
-      mapfile -t args < <(sweep_args "${peer_specs[@]}")
-      step peers h bench --peers all --budget "$budget" --overwrite "${args[@]}"
+      if ! peer_plan "${peer_specs[@]}" > "$work/peer-plan"; then
+        skip peers "the harness could not plan the peer sweeps (above)"
+        continue
+      fi
+      group=0
+      while IFS=$'\t' read -r names specs; do
+        case $names in
+          "skip "*) note "peers-${names#skip }" "left out: $specs"; continue ;;
+        esac
+        group=$((group + 1))
+        read -r -a named <<< "${names//,/ }"
+        read -r -a own <<< "$specs"
+        mapfile -t args < <(sweep_args "${own[@]}")
+        step "peers-$group" h bench "${named[@]}" --peers all --budget "$budget" --overwrite \
+          "${args[@]}"
+      done < "$work/peer-plan"
       step peers-graph h bench --peers all --graph --budget "$budget" --sweep batch=1,8,64 \
         --append
       ;;

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from harness.contract.datasheet import RATES
 from harness.contract.launcher import Launcher
 from harness.contract.tolerance import Tolerance
 
@@ -114,6 +115,51 @@ class Peer:
     note: str = ""
     prepare: Callable[[Any, Mapping[str, Any], Point], dict[str, Any]] | None = None
     skip: Callable[[Point], str | None] | None = None
+
+
+@dataclass(frozen=True)
+class Rows:
+    """Rows of a target that are independent of one another, so that a large point's
+    outputs can be checked on a sample of its rows (the README's "How a time is measured").
+
+    Each row of an output along its dimension ``outputs[name]`` must depend only on the same
+    row of each input named in ``inputs`` (along that input's dimension) and on the whole of
+    the inputs not named: then the reference computed on the sampled rows alone, at the
+    point with ``axis`` set to the sample's size, is those rows of the full reference. An
+    activation-side stage's rows are its ``batch`` rows (each row's own threshold), a weight
+    side's its ``out_f`` rows; anything with a global reduction (a min or max over the whole
+    tensor) has none and declares none. Every output must be named.
+    """
+
+    #: The point's axis that counts the rows (``batch``, ``out_f``).
+    axis: str
+    #: Input -> its dimension of rows; an input not named is passed whole.
+    inputs: Mapping[str, int]
+    #: Output -> its dimension of rows.
+    outputs: Mapping[str, int]
+
+    def problems(self, axes: tuple[Axis, ...]) -> list[str]:
+        """What is wrong with the declaration for a target of these axes."""
+        out = [] if self.axis in {a.name for a in axes} else \
+            [f"rows: axis {self.axis!r} is not an axis of the target"]
+        if not self.outputs:
+            out.append("rows: no output named")
+        for kind, dims in (("input", self.inputs), ("output", self.outputs)):
+            out += [f"rows: {kind} {k!r} has dimension {d!r}, not an int >= 0"
+                    for k, d in dims.items() if not isinstance(d, int) or d < 0]
+        return out
+
+
+def _check_declarations(kind: str, name: str, axes: tuple[Axis, ...], rows: Rows | None,
+                        compute_peak: str | None) -> None:
+    """ValueError, naming the target, for a ``rows`` or ``compute_peak`` it cannot have:
+    raised while the plugin loads, so the registry reports it beside the others."""
+    why = rows.problems(axes) if isinstance(rows, Rows) else \
+        [] if rows is None else [f"rows is a {type(rows).__name__}, not a Rows"]
+    if compute_peak is not None and compute_peak not in RATES:
+        why.append(f"compute_peak {compute_peak!r} is not one of {', '.join(RATES)}")
+    if why:
+        raise ValueError(f"{kind} {name}: {'; '.join(why)}")
 
 
 MakeInputs = Callable[[np.random.Generator, str, Point], dict[str, np.ndarray]]
@@ -254,8 +300,16 @@ class Stage(_Parametrised):
     #: Built for the device's arch-specific target (``sm_90a`` on Hopper: wgmma, setmaxnreg),
     #: whose code runs only on that exact architecture.
     arch_specific: bool = False
+    #: How the outputs may be checked on a sample of rows at a large point; None: they may
+    #: not, and every point is checked whole against the full reference, however slow.
+    rows: Rows | None = None
+    #: The datasheet rate the kernel's arithmetic runs at (a key of
+    #: ``contract.datasheet.RATES``: ``int8_dense``, ``bf16_dense``, ``fp32``): a row's
+    #: TOPS is set against it. None: no compute peak applies (a memory-bound stage).
+    compute_peak: str | None = None
 
     def __post_init__(self) -> None:
+        _check_declarations("stage", self.name, self.axes, self.rows, self.compute_peak)
         # Whether ``reference`` takes ``given``: found once here, not on every call (the
         # numpy backend times the reference itself).
         object.__setattr__(self, "_takes_given",
@@ -266,7 +320,11 @@ class Stage(_Parametrised):
                 f"block {self.block}"] + \
             [f"  peer {n}" + ("" if p.judged else " (not judged)") + (f": {p.note}" if p.note
                                                                    else "")
-             for n, p in self.peers.items()]
+             for n, p in self.peers.items()] + \
+            ([f"  rows along {self.rows.axis} (a large point is checked on a sample of them)"]
+             if self.rows is not None else []) + \
+            ([f"  compute peak: the datasheet's {self.compute_peak}"]
+             if self.compute_peak is not None else [])
 
     @property
     def kernel_file(self) -> str:
@@ -357,6 +415,12 @@ class Pipeline(_Parametrised):
     variants: tuple[Variant, ...] = (Variant("default"),)
     #: Whether a sweep also writes the seed program's five batch-size summaries beside its CSV.
     seed_summaries: bool = False
+    #: How ``check`` may judge a sample of rows at a large point (its inputs, outputs and
+    #: point cut to the sample; the host values whole); None: always the whole run.
+    rows: Rows | None = None
+
+    def __post_init__(self) -> None:
+        _check_declarations("pipeline", self.name, self.axes, self.rows, None)
 
     def _details(self) -> list[str]:
         return [f"  steps {' -> '.join(self.steps)}"]

@@ -6,8 +6,9 @@ an ``oom`` row before anything is built: :mod:`harness.engine.memory`); inputs d
 ``failed`` row); bad input a ``skipped`` row; samples until the noise target or the budget
 (``contract.timing.measure``); running out of memory an ``oom`` row, any other error (a
 plugin's ``sys.exit`` included) a ``failed`` one; the outputs then checked against the
-reference, so a fast wrong kernel cannot produce a number (a wrong answer is a ``failed``
-row that keeps its time).
+reference at the row's own size, whole or, at a large point of a target that declares its
+rows, on a sample of them (:mod:`harness.engine.rowcheck`), so a fast wrong kernel cannot
+produce a number (a wrong answer is a ``failed`` row that keeps its time).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from harness.contract.checks import input_problems
 from harness.contract.rng import point_rng
 from harness.contract.stage import Peer, Pipeline, Stage
 from harness.contract.timing import TimingConfig
-from harness.engine import pipeline, rows
+from harness.engine import pipeline, rowcheck, rows
 from harness.engine.jobs import Job
 from harness.engine.memory import GUARD, MemoryGuard
 from harness.engine.validate import input_problem, judge
@@ -32,10 +33,6 @@ from harness.results.provenance import RunMeta
 
 #: Why an ok row's noise is above the target.
 NOT_CONVERGED = "noise above target when the budget ended"
-#: Pipeline points larger than this many activation elements are timed but not re-checked
-#: in a sweep (the chained NumPy reference takes tens of seconds there).
-PIPELINE_VERIFY_LIMIT = 1 << 26
-NOT_VERIFIED = "outputs not re-checked above 2^26 elements (validation covers it)"
 #: ``verified`` of a peer that is a speed reference, not judged against the reference.
 NOT_JUDGED = "not judged"
 #: A reason is cut to this many characters (a whole compiler log does not fit a cell).
@@ -121,12 +118,13 @@ def _measure(job: Job, backend: Backend, cfg: BenchConfig, meta: RunMeta,
         row["verified"] = NOT_JUDGED
         reasons.append(f"{NOT_JUDGED} against the reference: {peer.note}")
     elif cfg.verify and backend.backend != "numpy":
-        if isinstance(job.target, Pipeline) and not _checkable(job.point):
-            row["verified"] = "skipped"
-            reasons.append(NOT_VERIFIED)
-        else:
-            bad_outputs = _wrong(job, pristine, got)
-            row["verified"] = "no" if bad_outputs else "yes"
+        idx = rowcheck.chosen(job.target, job.point, pristine, got.outputs, _rows_rng(job, cfg))
+        try:
+            bad_outputs = _wrong(job, pristine, got, idx)
+            row["verified"] = "no" if bad_outputs else \
+                rowcheck.label(job.target.rows, job.point, idx)
+        except Exception as exc:  # the plugin's reference or check: nothing was checked
+            bad_outputs = [f"checking the outputs raised {type(exc).__name__}: {exc}"]
     # A wrong answer is a failed row; its time stays beside it (a peer that is fast but
     # wrong is worth seeing), and no speedup is ever computed against it.
     status, reason = ("failed", bad_outputs[0][:REASON_CHARS]) if bad_outputs else \
@@ -144,20 +142,39 @@ def _peer(job: Job, backend: str) -> Peer | None:
     return job.target.peers.get(backend) if isinstance(job.target, Stage) else None
 
 
-def _checkable(point: Mapping[str, Any]) -> bool:
-    return point.get("batch", 1) * point.get("in_f", 1) <= PIPELINE_VERIFY_LIMIT
+def _rows_rng(job: Job, cfg: BenchConfig) -> np.random.Generator:
+    """The generator that picks the rows checked at a large point: fixed by (seed, target,
+    family, point) as the inputs' is, and apart from it (``:rows`` cannot end a target's
+    name), so the same point checks the same rows whatever its inputs drew."""
+    return point_rng(cfg.seed, f"{job.target.name}:rows", cfg.family, job.point)
 
 
-def _wrong(job: Job, inputs: Mapping[str, np.ndarray],
-           got: pipeline.PipelineRun | RunResult) -> list[str]:
-    """What is wrong with a run's outputs (an empty list when nothing is)."""
+def _wrong(job: Job, inputs: Mapping[str, np.ndarray], got: pipeline.PipelineRun | RunResult,
+           rows: np.ndarray | None = None) -> list[str]:
+    """What is wrong with a run's outputs (an empty list when nothing is); ``rows``: judged
+    on those rows alone (:mod:`harness.engine.rowcheck`)."""
     if isinstance(got, pipeline.PipelineRun):
         assert isinstance(job.target, Pipeline)
-        checks = job.target.check(inputs, job.point, got.outputs, got.host)
-        return [c.describe() for c in checks if not c.ok]
+        return _wrong_pipeline(job.target, job.point, inputs, got, rows)
     assert isinstance(job.target, Stage)
-    comps, problems = judge(job.target, job.variant, job.point, inputs, got)
+    comps, problems = judge(job.target, job.variant, job.point, inputs, got, rows)
     return list(problems) + [c.describe() for c in comps if not c.ok]
+
+
+def _wrong_pipeline(pipe: Pipeline, point: Mapping[str, Any], inputs: Mapping[str, np.ndarray],
+                    got: pipeline.PipelineRun, rows: np.ndarray | None) -> list[str]:
+    """A pipeline's ``check`` on the whole run, or on its inputs, outputs and point cut to
+    ``rows`` (the host values whole)."""
+    if rows is None or pipe.rows is None:
+        checks = pipe.check(inputs, point, got.outputs, got.host)
+        return [c.describe() for c in checks if not c.ok]
+    part = rowcheck.cut(pipe.rows, point, inputs, got.outputs, rows, pipe.name)
+    if part.problems:
+        return part.problems
+    n = int(point[pipe.rows.axis])
+    checks = [rowcheck.relocate(c, pipe.rows, rows, n)
+              for c in pipe.check(part.inputs, part.point, part.outputs, got.host)]
+    return [c.describe() for c in checks if not c.ok]
 
 
 def speedup(row: Mapping[str, Any], peer_rows: Sequence[Mapping[str, Any]]) -> float | str:

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.contract import datasheet
 from harness.contract.kernel import kernel_hash
 from harness.contract.stage import Pipeline, Stage
 from harness.contract.timing import Timing
@@ -63,8 +64,9 @@ def _pipeline_base(job: Job, backend: str, family: str, cold: bool, meta: RunMet
 
 def stage_timed(row: dict[str, Any], stage: Stage, point: Mapping[str, Any], t: Timing,
                 outputs: Mapping[str, np.ndarray] | None, meta: RunMeta) -> dict[str, Any]:
-    """The timed columns of a stage row: the times, and the bandwidth over the bytes the
-    run moved (where they depend on the data, counted from an ok run's ``outputs``)."""
+    """The timed columns of a stage row: the times, the bandwidth over the bytes the run
+    moved (where they depend on the data, counted from an ok run's ``outputs``), and the
+    compute rate over its flops (:func:`compute_columns`)."""
     nbytes = row["bytes"]
     if stage.bytes_from_outputs is not None and outputs:
         nbytes = int(stage.bytes_from_outputs(point, outputs))
@@ -73,7 +75,25 @@ def stage_timed(row: dict[str, Any], stage: Stage, point: Mapping[str, Any], t: 
             "p90_us": t.p90_us, "noise_pct": t.noise_pct, "samples": t.samples,
             "gbps": gbps, "launch": t.launch,
             "pct_peak": 100.0 * gbps / meta.peak_gbps if meta.peak_gbps else "",
-            **clock_columns(t)}
+            **compute_columns(row, stage, t, meta), **clock_columns(t)}
+
+
+def compute_columns(row: Mapping[str, Any], stage: Stage, t: Timing,
+                    meta: RunMeta) -> dict[str, Any]:
+    """``tops``, the row's flops over its median in tera-ops/s (none where the stage does no
+    arithmetic it counts); on our own kernels' rows (``pycuda``) of a stage that declares
+    its ``compute_peak``, on a GPU the datasheet table lists, also that peak
+    (``datasheet_tops``) and the share of it (``pct_datasheet_tops``). A peer computes in
+    its own precision, so its row is not set against our kernel's rate."""
+    flops = int(row.get("flops") or 0)
+    if flops <= 0 or t.median_us <= 0:
+        return {}
+    tops = flops / (t.median_us * 1e-6) / 1e12
+    peak = datasheet.peak_tops(meta.gpu, stage.compute_peak) \
+        if row.get("backend") == "pycuda" else None
+    if not peak:
+        return {"tops": tops}
+    return {"tops": tops, "datasheet_tops": peak, "pct_datasheet_tops": 100.0 * tops / peak}
 
 
 def clock_columns(t: Timing) -> dict[str, Any]:

@@ -25,6 +25,7 @@ from harness.contract.kernel import kernel_hash
 from harness.contract.registry import Registry
 from harness.contract.stage import Pipeline, Point, Stage, Variant
 from harness.contract.tolerance import Comparison
+from harness.engine import rowcheck
 from harness.engine.devices import open_gpu
 from harness.engine.targets import (
     Target,
@@ -95,8 +96,11 @@ def case_rng(base_seed: int, stage: str, family: str, case_index: int,
 
 
 def judge(stage: Stage, variant: Variant, point: Point, inputs: Mapping[str, np.ndarray],
-          result: RunResult) -> tuple[tuple[Comparison, ...], tuple[str, ...]]:
-    """Compare a run's outputs with the reference; report missing outputs and mutated inputs."""
+          result: RunResult, rows: np.ndarray | None = None
+          ) -> tuple[tuple[Comparison, ...], tuple[str, ...]]:
+    """Compare a run's outputs with the reference; report missing outputs and mutated inputs.
+    ``rows`` (of a stage that declares its ``rows``): the outputs are compared on those
+    rows alone, with the reference computed on them; the other checks see the whole run."""
     problems: list[str] = []
     expected = stage.outputs(point)
     missing = sorted(set(expected) - set(result.outputs))
@@ -126,11 +130,21 @@ def judge(stage: Stage, variant: Variant, point: Point, inputs: Mapping[str, np.
             problems.append(f"input {name} was modified by the kernel ({n} bytes differ)")
     if problems:
         return (), tuple(problems)
-    ref = stage.expected(inputs, point, variant, outs)
-    if bad_ref := reference_problems(stage, point, ref):
+    at = point
+    if rows is not None and stage.rows is not None:
+        part = rowcheck.cut(stage.rows, point, inputs, outs, rows, stage.name)
+        if part.problems:
+            return (), tuple(part.problems)
+        at, inputs, outs = part.point, part.inputs, part.outputs
+    ref = stage.expected(inputs, at, variant, outs)
+    if bad_ref := reference_problems(stage, at, ref):
         return (), tuple(bad_ref)
     comps = tuple(tol.compare(name, outs[name], ref[name])
                   for name, tol in stage.tolerances.items() if name in expected)
+    if at is not point:
+        assert stage.rows is not None and rows is not None
+        n = int(point[stage.rows.axis])
+        comps = tuple(rowcheck.relocate(c, stage.rows, rows, n) for c in comps)
     return comps, ()
 
 

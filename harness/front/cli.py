@@ -348,6 +348,9 @@ def profile_cmd(
         options=targets.options(mode=mode, k=k, group_size=group_size, batch=batch),
         sweep=sweep or [], device=device, out_dir=out_dir)
     _notes([prof.repaired] if prof.repaired else [])
+    if prof.unstored:
+        _notes([f"{prof.path} has an earlier harness's columns: "
+                f"{', '.join(prof.unstored)} printed, not stored"])
     out.print(render.profile(prof.rows))
     _line(f"wrote {len(prof.rows)} row(s) to {prof.path}")
 
@@ -430,10 +433,13 @@ def compare_cmd(
                                             "a median (default: the preset's).")] = None,
     explain: Annotated[bool, typer.Option("--explain", help="Say why each row got its "
                                           "verdict.")] = False,
+    ignore: Annotated[list[str] | None, typer.Option(help="A key column to match rows "
+                                                     "without (repeat): stage, variant, "
+                                                     "params compare kernels.")] = None,
 ) -> None:
     """Compare two result CSVs row by row: exit 1 when a row is slower or no longer ok (a
     CI gate), 2 when the files cannot be compared."""
-    rep = compare.run(old, new, preset, threshold, z)
+    rep = compare.run(old, new, preset, threshold, z, tuple(ignore or ()))
     out.print(render.verdicts(rep, explain))
     _line(render.counts(rep))
     if rep.exit_code:

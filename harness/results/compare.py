@@ -16,6 +16,7 @@ a torn row, a time that is NaN, infinite, zero or negative, or no row that match
 from __future__ import annotations
 
 import csv
+import dataclasses
 import io
 import math
 from collections import Counter
@@ -122,9 +123,11 @@ class CompareReport:
 
 
 def run(old: Path, new: Path, preset: str = "default", threshold_pct: float = 2.0,
-        z: float | None = None) -> CompareReport:
+        z: float | None = None, ignore: tuple[str, ...] = ()) -> CompareReport:
     """Compare two results CSVs (``harness compare``): HarnessError for anything that
-    cannot be compared; ``z`` replaces the preset's."""
+    cannot be compared; ``z`` replaces the preset's. ``ignore`` names key columns rows are
+    matched without (``stage``, ``variant``, ``params``: one kernel against another at the
+    same shapes)."""
     if preset not in PRESETS:
         raise HarnessError(f"unknown preset {preset!r}: one of {', '.join(PRESETS)}")
     for v, what in ((threshold_pct, "--threshold"), (z, "--z")):
@@ -135,6 +138,14 @@ def run(old: Path, new: Path, preset: str = "default", threshold_pct: float = 2.
     if a.schema is not b.schema:
         raise HarnessError(f"{old} holds {a.schema.name} rows and {new} {b.schema.name} "
                            "rows: nothing to compare")
+    if ignore:
+        unknown = sorted(set(ignore) - set(a.schema.key))
+        if unknown:
+            raise HarnessError(f"--ignore {', '.join(unknown)}: not a key column (key columns: "
+                               f"{', '.join(a.schema.key)})")
+        schema = dataclasses.replace(a.schema,
+                                     key=tuple(c for c in a.schema.key if c not in ignore))
+        a, b = dataclasses.replace(a, schema=schema), dataclasses.replace(b, schema=schema)
     rows = compare(a, b, p, threshold_pct / 100)
     if not any(r.verdict not in (NEW, GONE) for r in rows):
         raise HarnessError(f"no row of {new} matches a row of {old} (stages: "
@@ -161,6 +172,8 @@ def compare(old: Results, new: Results, preset: Preset, threshold: float) -> lis
     for key in [*a, *(k for k in b if k not in a)]:
         ra, rb = a.get(key), b.get(key)
         point = dict(zip(schema.key, key[0], strict=True))
+        row = rb or ra or {}  # columns matched without (``ignore``): the new side's values
+        point = {**{c: row.get(c, "") for c in _POINT if c not in point}, **point}
         out.append(_row(schema, point, key[1], ra, rb, preset, threshold))
     return out
 

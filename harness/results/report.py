@@ -76,11 +76,15 @@ def _read(path: Path) -> list[dict[str, str]]:
     return rows
 
 
+#: Stage columns added after the first results were committed: a CSV written before one
+#: of them still counts as a stage CSV (its rows show '-' there).
+LATER_COLUMNS = frozenset({
+    "launch", "clock_mhz_median", "clock_mhz_min", "clock_mhz_nominal", "throttled_samples",
+    "tops", "pct_datasheet_tops", "datasheet_tops"})
+
+
 def _stage_files(folder: Path) -> list[Path]:
-    # Stage CSVs written before a column was added (``launch``, the clocks) still count.
-    return _csvs_with(folder, set(results.COLUMNS) - {
-        "launch", "clock_mhz_median", "clock_mhz_min", "clock_mhz_nominal",
-        "throttled_samples"})
+    return _csvs_with(folder, set(results.COLUMNS) - LATER_COLUMNS)
 
 
 def _pipeline_files(folder: Path) -> list[Path]:
@@ -213,13 +217,22 @@ def plots(folder: Path, dest: Path | None = None) -> list[Path]:
     return written
 
 
+def _tops(r: dict[str, str]) -> str:
+    """A row's TOPS, with its share of the datasheet peak where the row has one."""
+    tops, pct = _f(r.get("tops", "")), _f(r.get("pct_datasheet_tops", ""))
+    if tops is None:
+        return "-"
+    shown = f"{tops:.0f}" if tops >= 100 else f"{tops:.3g}"  # a CPU's 0.0112 is not 0
+    return shown + ("" if pct is None else f" ({pct:.1f} %)")
+
+
 def table(folder: Path, batches: Sequence[int] = (16384,), out_f: int | None = 18944,
           stages: Sequence[str] | None = None) -> str:
     """A Markdown table of the stage CSVs at some batches (weight stages: at ``out_f``, or
-    every row when it is None). A failed row keeps its time, marked with its status."""
-    lines = ["| stage | backend | variant | point | launch | median µs | noise | GB/s "
-             "| % of peak | vs best peer | status |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    every row when it is None). A failed row keeps its time, marked with its status. Where
+    a row shown has ``tops`` (a GEMM's), a column gives it, with its % of the datasheet
+    peak."""
+    chosen: list[dict[str, str]] = []
     for path in _stage_files(Path(folder)):
         if stages and path.stem not in stages:
             continue
@@ -228,17 +241,24 @@ def table(folder: Path, batches: Sequence[int] = (16384,), out_f: int | None = 1
         xa = _x_axis(rows) if rows else "batch"
         wanted = {str(b) for b in batches} if xa == "batch" else \
             ({str(out_f)} if out_f is not None else None)
-        for r in rows:
-            if wanted is not None and r[xa] not in wanted:
-                continue
-            pct, gbps, sp = _f(r["pct_peak"]), _f(r["gbps"]), _f(r["speedup_vs_best_peer"])
-            lines.append(
-                f"| {r['stage']} | {r['backend']} | {r['variant']} | {xa}={r[xa]} "
-                f"in_f={r['in_f']} | {r.get('launch') or 'stream'} | "
-                f"{float(r['median_us']):.2f} | {float(r['noise_pct']):.2f} % | "
-                f"{'-' if gbps is None else f'{gbps:.0f}'} | "
-                f"{'-' if pct is None else f'{pct:.1f}'} | "
-                f"{'-' if sp is None else f'{sp:.2f}x'} | {r['status']} |")
+        chosen += [{**r, "_x": xa} for r in rows if wanted is None or r[xa] in wanted]
+    with_tops = any(_f(r.get("tops", "")) is not None for r in chosen)
+    tops_head = " TOPS (% of datasheet) |" if with_tops else ""
+    lines = ["| stage | backend | variant | point | launch | median µs | noise | GB/s "
+             f"| % of peak |{tops_head} vs best peer | status |",
+             "|---|---|---|---|---|---|---|---|---|" + ("---|" if with_tops else "")
+             + "---|---|"]
+    for r in chosen:
+        xa = r["_x"]
+        pct, gbps, sp = _f(r["pct_peak"]), _f(r["gbps"]), _f(r["speedup_vs_best_peer"])
+        lines.append(
+            f"| {r['stage']} | {r['backend']} | {r['variant']} | {xa}={r[xa]} "
+            f"in_f={r['in_f']} | {r.get('launch') or 'stream'} | "
+            f"{float(r['median_us']):.2f} | {float(r['noise_pct']):.2f} % | "
+            f"{'-' if gbps is None else f'{gbps:.0f}'} | "
+            f"{'-' if pct is None else f'{pct:.1f}'} | "
+            + (f"{_tops(r)} | " if with_tops else "")
+            + f"{'-' if sp is None else f'{sp:.2f}x'} | {r['status']} |")
     return "\n".join(lines)
 
 

@@ -19,9 +19,13 @@ COLUMNS: tuple[str, ...] = (
     "status", "reason", "verified", "l2", "launch",
     "median_us", "p10_us", "p90_us", "noise_pct", "samples",
     "clock_mhz_median", "clock_mhz_min", "clock_mhz_nominal", "throttled_samples",
-    "bytes", "flops", "gbps", "pct_peak", "peak_gbps", "speedup_vs_best_peer",
+    "bytes", "flops", "gbps", "pct_peak", "peak_gbps",
+    "tops", "pct_datasheet_tops", "datasheet_tops", "speedup_vs_best_peer",
     "kernel_hash", "gpu", "driver", "cuda", "git_sha", "timestamp", "command",
 )
+
+#: A cluster run's stage rows (``--cluster``): the same, and where each was measured.
+CLUSTER_COLUMNS: tuple[str, ...] = (*COLUMNS, "host", "gpu_uuid", "worker")
 
 #: Values ``status`` takes; anything but ``ok`` has a ``reason``.
 STATUSES = ("ok", "failed", "skipped", "oom")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 
 import pytest
@@ -44,3 +45,44 @@ def test_pipeline_timed_columns() -> None:
     assert r["encoding_share_pct"] == pytest.approx(40.0) and "weight_quant_share_pct" not in r
     assert "not_a_label_us" not in r
     assert rows.pipeline_timed(PipelineTiming(per, None))["planes"] == ""
+
+
+def _timed(reg, backend: str, gpu: str, stage: str = "int_gemm") -> dict:  # type: ignore[no-untyped-def]
+    from harness.contract.timing import Timing
+
+    st = reg.get(stage)
+    job = plan([st], ["batch=4096", "out_f=3584", "in_f=3584"])[0]
+    meta = RunMeta(gpu=gpu, peak_gbps=4000.0)
+    base = rows.base(job, backend, "normal", False, meta)
+    return {**base, **rows.stage_timed(base, st, job.point, Timing(100.0, 99.0, 101.0, 0.5,
+                                                                   20, True), None, meta)}
+
+
+def test_gemm_rows_carry_tops_and_the_datasheet_share(reg) -> None:  # type: ignore[no-untyped-def]
+    r = _timed(reg, "pycuda", "NVIDIA H200")
+    assert set(r) <= set(results.COLUMNS)
+    flops = 2 * 4096 * 3584 * 3584
+    assert r["flops"] == flops and r["tops"] == pytest.approx(flops / 100e-6 / 1e12)
+    assert r["datasheet_tops"] == 1979.0  # int8 dense, the H200 SXM datasheet
+    assert r["pct_datasheet_tops"] == pytest.approx(100 * r["tops"] / 1979.0)
+    fp32 = _timed(reg, "pycuda", "NVIDIA H200", "gemm")
+    assert fp32["datasheet_tops"] == 67.0
+
+
+def test_no_datasheet_share_is_guessed(reg) -> None:  # type: ignore[no-untyped-def]
+    # A GPU the table does not list, a peer (its own precision), a stage without a rate:
+    # TOPS where there are flops, never a percentage.
+    for r in (_timed(reg, "pycuda", "NVIDIA H200 NVL"), _timed(reg, "torch", "NVIDIA H200")):
+        assert r["tops"] > 0 and "pct_datasheet_tops" not in r and "datasheet_tops" not in r
+    st = dataclasses.replace(reg.get("int_gemm"), compute_peak=None)
+    r = rows.compute_columns({"flops": 10**12, "backend": "pycuda"}, st,
+                             _timing(1e6), RunMeta(gpu="NVIDIA H200"))
+    assert r == {"tops": pytest.approx(1.0)}
+    assert rows.compute_columns({"flops": 0, "backend": "pycuda"}, reg.get("int_gemm"),
+                                _timing(1.0), RunMeta(gpu="NVIDIA H200")) == {}
+
+
+def _timing(median_us: float):  # type: ignore[no-untyped-def]
+    from harness.contract.timing import Timing
+
+    return Timing(median_us, median_us, median_us, 0.0, 20, True)

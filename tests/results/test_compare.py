@@ -333,3 +333,34 @@ def test_explain_adds_the_reason_column(tmp_path: Path) -> None:
 def test_run_raises_one_error_for_the_library_caller(tmp_path: Path) -> None:
     with pytest.raises(HarnessError, match=r"no such results file: .*none\.csv"):
         compare.run(H200 / "gemm.csv", tmp_path / "none.csv")
+
+
+def test_a_csv_without_the_compute_columns_compares_with_one_that_has_them(tmp_path: Path) -> None:
+    """The committed int_gemm sweep predates ``tops``; a sweep written now has it."""
+    rows = load("int_gemm.csv")
+    assert "tops" not in rows[0]
+    now = [{**r, "tops": "812", "pct_datasheet_tops": "41.0", "datasheet_tops": "1979"}
+           for r in rows]
+    rep = compare.run(H200 / "int_gemm.csv", write(tmp_path / "t.csv", now))
+    assert rep.counts()["same"] == sum(r["status"] == "ok" for r in rows)
+    back = compare.run(tmp_path / "t.csv", H200 / "int_gemm.csv")
+    assert back.counts() == rep.counts()
+
+
+def test_ignore_matches_one_kernel_against_another_at_the_same_shapes(tmp_path: Path) -> None:
+    """``--ignore stage --ignore variant --ignore params``: the rows of one stage matched
+    with another's at the same points (the FP32 GEMM against the integer one, say); without
+    it nothing matches (exit 2); a column that is not a key column is one line, exit 2."""
+    rows = [r for r in load("int_gemm.csv") if r["backend"] == "pycuda" and r["status"] == "ok"]
+    other = [{**r, "stage": "gemm", "variant": "default", "params": "{}",
+              "median_us": repr(float(r["median_us"]) * 3),
+              "p10_us": repr(float(r["p10_us"]) * 3), "p90_us": repr(float(r["p90_us"]) * 3)}
+             for r in rows]
+    old, new = write(tmp_path / "gemm.csv", other), write(tmp_path / "int.csv", rows)
+    one_line(cli(old, new), "nothing to compare")
+    res = cli(old, new, "--ignore", "stage", "--ignore", "variant", "--ignore", "params")
+    rep = compare.run(old, new, ignore=("stage", "variant", "params"))
+    assert res.exit_code == 0, res.output
+    keyed = [r for r in rep.rows if r.verdict not in (compare.NEW, compare.GONE)]
+    assert keyed and all(r.verdict == compare.FASTER for r in keyed)
+    one_line(cli(old, new, "--ignore", "median_us"), "not a key column")

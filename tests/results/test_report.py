@@ -125,3 +125,36 @@ def test_points_of_a_pipeline_and_long_lists(tmp_path: Path) -> None:
     (line,) = report.points(src, ["activation_path"])
     assert line == "activation_path: batch 1, 8, 64, 1024, 16384, 65536 at in_f 3584"
     assert report._values({str(2**i) for i in range(10)}) == "1, 2, 4, ..., 512 (10 values)"
+
+
+def test_gemm_rows_show_their_tops_and_older_csvs_still_count(tmp_path: Path) -> None:
+    """A CSV written before the compute columns is still a stage CSV (its rows show '-');
+    the table gains a TOPS column only where a row shown has TOPS."""
+    import csv
+
+    shutil.copy(H200 / "dynamic_spikes.csv", tmp_path)
+    with (H200 / "int_gemm.csv").open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    header = list(rows[0])
+    assert "tops" not in header
+    shutil.copy(H200 / "int_gemm.csv", tmp_path)
+    old = report.table(tmp_path, [8192, 16384], 0)
+    assert "| int_gemm | pycuda |" in old and "TOPS" not in old  # no row has TOPS yet
+    for r in rows:
+        r.update(tops="812.4", pct_datasheet_tops="41.05", datasheet_tops="1979") \
+            if r["backend"] == "pycuda" else r.update(tops="100.2")
+    with (tmp_path / "int_gemm.csv").open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=[*header, "tops", "pct_datasheet_tops",
+                                          "datasheet_tops"], restval="")
+        w.writeheader()
+        w.writerows(rows)
+    text = report.table(tmp_path, [8192, 16384], 0)
+    head, _, *body = text.splitlines()
+    assert "| % of peak | TOPS (% of datasheet) | vs best peer |" in head
+    assert all(ln.count("|") == head.count("|") for ln in body)
+    ours = [ln for ln in body if ln.startswith("| int_gemm | pycuda |")]
+    assert ours and all("| 812 (41.0 %) |" in ln for ln in ours)
+    assert any(ln.startswith("| int_gemm | torch |") and "| 100 |" in ln for ln in body)
+    col = head.split(" | ").index("TOPS (% of datasheet)")
+    spikes = [ln for ln in body if ln.startswith("| dynamic_spikes |")]
+    assert spikes and all(ln.split(" | ")[col] == "-" for ln in spikes)

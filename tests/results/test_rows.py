@@ -138,7 +138,11 @@ def test_committed_h200_csv_has_the_schema() -> None:
     p = Path(__file__).parents[2] / "statistics" / "h200" / "int_gemm.csv"
     with p.open(newline="") as f:
         header = next(csv.reader(f))
-    assert tuple(header) == results.COLUMNS
+    # The compute columns came after this sweep: until it is measured again, it is today's
+    # schema without them.
+    later = ("tops", "pct_datasheet_tops", "datasheet_tops")
+    assert tuple(header) in (results.COLUMNS,
+                             tuple(c for c in results.COLUMNS if c not in later))
     rows = results.read_rows(p)
     assert {r["backend"] for r in rows} == {"pycuda", "torch"}
     ok = [r for r in rows if r["status"] == "ok"]

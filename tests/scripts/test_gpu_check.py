@@ -110,3 +110,39 @@ def test_packing_cut_short_keeps_the_last_archive_whole(tmp_path: Path) -> None:
     assert (tmp_path / "tar.count").read_text().strip() == "4"
     assert "statistics" in _whole(out / "results.tgz")
     assert "validate" in summary
+
+
+def _benches(tmp_path: Path) -> list[str]:
+    return [c for c in (tmp_path / "calls.log").read_text().splitlines()
+            if c.startswith("-m harness bench")]
+
+
+def test_peers_stops_each_stage_at_its_own_largest_sweep(tmp_path: Path) -> None:
+    """PEER_SWEEP's batches past a stage's default sweep are left out for it: int_gemm
+    (to 8192) and gemm (to 4096) are timed beside their peers at batch 1 and 1024, the
+    activation stages at all four; a weight stage takes out_f alone."""
+    rc, summary, _ = _run(tmp_path, "peers")
+    assert rc == 0, summary
+    runs = _benches(tmp_path)
+    gemms = next(c for c in runs if " int_gemm " in c)
+    assert " gemm " in gemms and "--sweep batch=1,1024 --sweep out_f=3584,18944" in gemms
+    spikes = next(c for c in runs if " dynamic_spikes " in c)
+    assert "--sweep batch=1,1024,16384,65536" in spikes and "out_f" not in spikes
+    weights = next(c for c in runs if " weight_quantize " in c)
+    assert "--sweep out_f=3584,18944" in weights and "batch" not in weights
+    assert all("--peers all" in c and "--overwrite" in c for c in runs[:3])
+    assert "--graph" in runs[-1] and "--append" in runs[-1]  # the graph replays, then
+    assert [ln.split()[0] for ln in summary.splitlines()] == [
+        "calibrate", "peers-1", "peers-2", "peers-3", "peers-graph"]
+    # Every stage in one of the groups, none twice.
+    named = [w for c in runs[:3] for w in c.split()[3:c.split().index("--peers")]]
+    assert len(named) == len(set(named)) >= 13
+
+
+def test_peers_past_every_stage_are_said_and_a_bad_spec_fails_the_phase(tmp_path: Path) -> None:
+    rc, summary, _ = _run(tmp_path, "peers", PEER_SWEEP="batch=131072")
+    assert rc == 0, summary
+    assert "peers-int_gemm" in summary and "left out: its default sweep of batch ends at " \
+        "8192, below 131072" in summary
+    rc, summary, _ = _run(tmp_path, "peers", PEER_SWEEP="batch=x")
+    assert rc == 1 and "peers" in summary and "not run: the harness could not plan" in summary
