@@ -21,7 +21,16 @@ from typing import Any
 
 import numpy as np
 
-from harness.api import Comparison, Exact, NormRel, Pipeline, PipelineContext, PipelineTrace, Point
+from harness.api import (
+    Comparison,
+    Exact,
+    NormRel,
+    Pipeline,
+    PipelineContext,
+    PipelineTrace,
+    Point,
+    Variant,
+)
 from harness.spikes import axes, families, inputs, spec
 from harness.spikes.tolerances import VTH
 
@@ -123,7 +132,7 @@ STAGE = Pipeline(
         axes.K,
         axes.mode(),
     ),
-    families=("normal", "ramp"),
+    families=families.NAMES,
     make_inputs=make_inputs,
     run=run,
     check=check,
@@ -141,4 +150,7 @@ STAGE = Pipeline(
         {"batch": 20, "in_f": 256, "out_f": 64, "mode": "twos_complement"},
     ),
     default_sweep={"batch": (1, 4, 16, 64, 256, 1024, 4096, 8192), "out_f": (18944, 3584)},
+    # The int8 GEMM: families whose q fits int8 (the llm family's outliers do not).
+    variants=(Variant("default", help="q8 into int_gemm's int8 variant",
+                      families=("normal", "ramp")),),
 )
