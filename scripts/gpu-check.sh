@@ -21,6 +21,12 @@
 #             with their own commands (python -m harness.tools.replay) and compared row by
 #             row (`harness compare`, a slower row fails); the pytest-benchmark benchmarks
 #             against the GPU folder's baseline (a median more than 10 % slower fails)
+#   layer     the spike linear layer: int_gemm at M $LAYER_BATCHES on (N, K) = (18944, 3584),
+#             (3584, 18944) and (3584, 3584) beside its named peers (linear_fp32,
+#             linear_bf16, int_mm), torch.compile of the W8ASpike reference at M 1, 1024 and
+#             8192 on the first shape, the FP32 tiled gemm on the first shape (harness
+#             compare --ignore stage,variant,params against it), and spike_linear's sweep
+#             on the three shapes, into the GPU's folder (replacing those CSVs)
 #   tune      the tuning sweeps of statistics/<gpu>/tuning/ (`bench --define`), measured
 #             again with their own commands into that folder. A new one is first run by
 #             hand: harness bench STAGE --define NAME=V1,V2 --out "$(harness where)/tuning"
@@ -28,7 +34,8 @@
 # Settings (environment): BUDGET, seconds of sampling per point (0.5); SWEEP, the --sweep
 # specs of `sweep` (default: each stage's own default sweep); PEER_SWEEP, those of `peers`
 # ("batch=1,1024,16384,65536 out_f=3584,18944", each stage capped as above); PROFILE_BATCH
-# (16384); HARNESS_GIT_SHA,
+# (16384); LAYER_BATCHES ("1,4,16,64,256,1024,4096,8192"); REGRESS_LEAVE, stages whose
+# rows regress leaves out (measured by another phase of the same run, say); HARNESS_GIT_SHA,
 # the commit the rows name when the tree arrives without git history.
 #
 # Staged wheels in .whl/ (PyCUDA and its dependencies) are installed into /tmp/site first.
@@ -40,7 +47,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 root=$PWD
-phases=(validate test sweep peers profile sanitize regress tune)
+phases=(validate test sweep peers layer profile sanitize regress tune)
 usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 case " $* " in *" -h "* | *" --help "*) usage; exit 0 ;; esac
 asked=("$@")
@@ -57,6 +64,8 @@ budget=${BUDGET:-0.5}
 read -r -a sweep_specs <<< "${SWEEP:-}"
 read -r -a peer_specs <<< "${PEER_SWEEP:-batch=1,1024,16384,65536 out_f=3584,18944}"
 profile_batch=${PROFILE_BATCH:-16384}
+layer_batches=${LAYER_BATCHES:-1,4,16,64,256,1024,4096,8192}
+read -r -a regress_leave <<< "${REGRESS_LEAVE:-}"
 work=$(mktemp -d)
 logs=$work/logs
 mkdir -p "$out" "$logs"
@@ -222,6 +231,35 @@ for phase in "${asked[@]}"; do
       step peers-graph h bench --peers all --graph --budget "$budget" --sweep batch=1,8,64 \
         --append
       ;;
+    layer)
+      calibrate
+      # torch.compile recompiles per shape: it runs at three points, the other peers at all
+      # (disjoint sweeps, so every key is measured once).
+      peers=linear_fp32,linear_bf16,int_mm
+      rest=$(tr ',' '\n' <<< "$layer_batches" | grep -vxE '1|1024|8192' | paste -sd, -)
+      step layer-int-gemm h bench int_gemm --variant int8 --peers "$peers,torch_compile" \
+        --budget "$budget" --overwrite --sweep batch=1,1024,8192 --sweep out_f=18944 \
+        --sweep in_f=3584
+      if [ -n "$rest" ]; then
+        step layer-int-gemm-rest h bench int_gemm --variant int8 --peers "$peers" \
+          --budget "$budget" --append --sweep "batch=$rest" --sweep out_f=18944 \
+          --sweep in_f=3584
+      fi
+      step layer-int-gemm-square h bench int_gemm --variant int8 --peers "$peers" \
+        --budget "$budget" --append --sweep "batch=$layer_batches" --sweep out_f=3584 \
+        --sweep in_f=3584
+      step layer-int-gemm-wide h bench int_gemm --variant int8 --peers "$peers" \
+        --budget "$budget" --append --sweep "batch=$layer_batches" --sweep out_f=3584 \
+        --sweep in_f=18944
+      step layer-gemm h bench gemm --budget "$budget" --overwrite --sweep batch=1,16,1024,8192 \
+        --sweep out_f=18944
+      step layer-compare h compare "$stats/gemm.csv" "$stats/int_gemm.csv" --ignore stage \
+        --ignore variant --ignore params
+      step layer-spike-linear h bench spike_linear --budget "$budget" --overwrite \
+        --sweep "batch=$layer_batches" --sweep out_f=18944,3584
+      step layer-spike-linear-wide h bench spike_linear --budget "$budget" --append \
+        --sweep "batch=$layer_batches" --sweep out_f=3584 --sweep in_f=18944
+      ;;
     profile)
       if ! found variants > "$work/variants"; then
         skip profile "the harness could not list its stage variants (above)"
@@ -241,6 +279,10 @@ for phase in "${asked[@]}"; do
         skip regress "no rows in $stats to compare against"
         continue
       fi
+      for s in "${regress_leave[@]}"; do
+        rm -f "$baseline/$s.csv"
+        note "regress-$s" "left out (REGRESS_LEAVE)"
+      done
       fresh=$logs/regress
       step regress-measure python3 -m harness.tools.replay "$baseline" "$fresh"
       for f in "$fresh"/*.csv; do
