@@ -21,11 +21,14 @@ from rich.console import Console
 from rich.markup import escape
 
 import harness
+from harness.cluster import bench as cluster_bench
+from harness.cluster import connect as clusters
+from harness.cluster import validate as cluster_validate
 from harness.contract import registry
 from harness.engine import bench as benches
 from harness.engine import calibrate as calibration
 from harness.engine import kernels, pipeline, profile, sanitize, targets, validate
-from harness.errors import HarnessError, ValidationFailed
+from harness.errors import BadInput, HarnessError, ValidationFailed
 from harness.front import render, signals, terminal
 from harness.results import compare, report
 from harness.tools import where
@@ -47,6 +50,30 @@ DeviceOpt = Annotated[int, typer.Option("--device", help="CUDA device index.")]
 Mode = Annotated[str | None, typer.Option(help="Encoding mode, where a stage has one.")]
 K = Annotated[float | None, typer.Option("--k", help="Threshold divisor k.")]
 GroupSize = Annotated[int | None, typer.Option(help="Weight group size G.")]
+ClusterOpt = Annotated[str | None, typer.Option(
+    "--cluster", help="Run on a Dask cluster (the cluster extra): local (every GPU of this "
+    "machine, a worker each), a running scheduler's tcp://HOST:PORT, or slurm.")]
+WorkersOpt = Annotated[int | None, typer.Option(
+    "--workers", min=1, help="--cluster local: workers (default one per GPU; without a GPU, "
+    "2 on the CPU); slurm: jobs (default 1).")]
+RetriesOpt = Annotated[int, typer.Option(
+    "--retries", min=0, help="--cluster: times a point whose worker died is handed out "
+    "again before it is a failed row.")]
+SlurmOpt = Annotated[list[str] | None, typer.Option(
+    "--slurm", help="--cluster slurm: KEY=VALUE, KEY one of queue, account, walltime, "
+    "memory, gres, interface, python (repeat).")]
+
+
+def _cluster(where: str | None, workers: int | None, retries: int, slurm: list[str] | None,
+             device: int) -> clusters.ClusterSpec | None:
+    """The cluster asked for (None: none); BadInput for cluster options without it."""
+    if where is None:
+        if workers is not None or slurm:
+            raise BadInput("--workers and --slurm set up a cluster: give --cluster too")
+        return None
+    if device != 0:
+        raise BadInput("--device picks one GPU; --cluster runs on every GPU of the cluster")
+    return clusters.spec(where, workers, retries, slurm or [])
 
 
 def cli_errors(fn: F) -> F:
@@ -171,15 +198,21 @@ def validate_cmd(
     k: K = None,
     group_size: GroupSize = None,
     device: DeviceOpt = 0,
+    cluster: ClusterOpt = None,
+    workers: WorkersOpt = None,
+    retries: RetriesOpt = 2,
+    slurm: SlurmOpt = None,
 ) -> None:
     """Validate kernels (and pipelines) on the GPU against their NumPy references.
 
     --mode picks the matching variants; --k and --group-size replace those axes in every
     validation case of the stages that have them."""
-    rep = validate.validate_targets(
-        _registry(), stages, variant=variant, families=family, seeds=seeds, seed=seed,
-        options=targets.options(mode=mode, k=k, group_size=group_size), device=device,
-        record=record)
+    spec = _cluster(cluster, workers, retries, slurm, device)
+    kw: dict[str, Any] = dict(
+        variant=variant, families=family, seeds=seeds, seed=seed, record=record,
+        options=targets.options(mode=mode, k=k, group_size=group_size))
+    rep = cluster_validate.validate_targets(_registry(), stages, cluster=spec, **kw) if spec \
+        else validate.validate_targets(_registry(), stages, device=device, **kw)
     out.print(render.validation(rep.summaries))
     for c in rep.failures[:10]:
         err.print(c.describe(), markup=False, soft_wrap=True)
@@ -226,15 +259,22 @@ def bench_cmd(
         "--overwrite", help="Replace existing CSVs (else an existing one is an error).")]
     = False,
     device: DeviceOpt = 0,
+    cluster: ClusterOpt = None,
+    workers: WorkersOpt = None,
+    retries: RetriesOpt = 2,
+    slurm: SlurmOpt = None,
 ) -> None:
     """Time stages (or a named pipeline) over a sweep; one CSV row per point, written at once.
     """
-    run = benches.bench(
-        _registry(), stages, sweep=sweep or [], variants=variant, defines=define or [],
+    spec = _cluster(cluster, workers, retries, slurm, device)
+    kw: dict[str, Any] = dict(
+        sweep=sweep or [], variants=variant, defines=define or [],
         family=family, backend=backend, peers=peers, hot=hot, graph=graph, budget=budget,
         verify=verify, seed=seed, options=targets.options(mode=mode, k=k,
                                                           group_size=group_size),
-        out_dir=out_dir, append=append, overwrite=overwrite, device=device)
+        out_dir=out_dir, append=append, overwrite=overwrite)
+    run = cluster_bench.bench(_registry(), stages, cluster=spec, **kw) if spec \
+        else benches.bench(_registry(), stages, device=device, **kw)
     _notes(run.repaired)
     if run.note:
         err.print(f"[yellow]{escape(run.note)}" + ("" if run.on_gpu else

@@ -1,0 +1,172 @@
+"""``harness bench --cluster``: the sweep of :func:`harness.engine.bench.bench`, its points
+measured by the cluster's workers and its rows written by the driver alone.
+
+The driver plans the jobs as a plain sweep does (the same targets, checks and plan), starts
+or reaches the cluster, has every worker build its backend (and calibrate its GPU) once,
+opens the result files of each GPU model before the first point, then hands the points
+out (:mod:`harness.cluster.driver`) and writes each point's rows, with the worker's host,
+GPU UUID and name, the moment they come back. What it returns is the plain sweep's
+:class:`~harness.engine.bench.BenchRun`, so the CLI draws one progress bar over it and an
+interrupted run keeps every finished row.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness import paths
+from harness.backends.torch import serves
+from harness.cluster import connect
+from harness.cluster.connect import ClusterSpec, Session
+from harness.cluster.driver import greet, hand_out
+from harness.cluster.outputs import ClusterOutputs
+from harness.cluster.worker import Identity, PointTask, Setup, run_point
+from harness.contract import registry
+from harness.contract.registry import Registry
+from harness.contract.timing import TimingConfig
+from harness.engine import bench as plain
+from harness.engine import devices, rows
+from harness.engine.jobs import Job, plan
+from harness.engine.measure import REASON_CHARS, BenchConfig
+from harness.engine.targets import check_families, check_options, resolve
+from harness.errors import BadInput, GpuUnavailable
+from harness.results import files, provenance
+from harness.results.provenance import RunMeta
+
+
+@dataclass
+class ClusterRun(plain.BenchRun):
+    """A sweep on a cluster; :meth:`close` also lets go of its files and its cluster."""
+
+    files: ClusterOutputs | None = None
+    session: Session | None = None
+
+    def close(self) -> None:
+        """Stop where it is: cancel the points out, close the files (their rows are
+        kept) and the cluster started for the run."""
+        super().close()
+        if self.files is not None:
+            self.files.close()
+        if self.session is not None:
+            self.session.close()
+
+
+def bench(reg: Registry, names: Sequence[str] | None, *, cluster: ClusterSpec,
+          sweep: Sequence[str] = (), variants: Sequence[str] | None = None,
+          defines: Sequence[str] = (), family: str = "normal", backend: str = "auto",
+          peers: str = "none", hot: bool = False, graph: bool = False, budget: float = 2.0,
+          verify: bool = True, seed: int = 0, options: Mapping[str, str] | None = None,
+          out_dir: Path | None = None, append: bool = False, overwrite: bool = False,
+          session: Session | None = None) -> ClusterRun:
+    """``harness bench --cluster``: as :func:`harness.engine.bench.bench`, each point on a
+    worker of the cluster ``cluster`` names (or of ``session``, which the run then leaves
+    open). Every input error is raised before a point is handed out."""
+    existing = files.on_existing(append, overwrite)
+    if backend not in devices.CHOICES:
+        raise BadInput(f"unknown backend {backend!r} (known: {', '.join(devices.CHOICES)})")
+    tg = resolve(reg, names, with_pipelines=False)
+    check_families(tg.all, [family])
+    check_options(tg.all, options or {})
+    jobs = plan(tg.all, sweep, variants, options or {}, defines)
+    setup = Setup(backend, peers, tuple(devices.named_peers(tg.all)),
+                  provenance.command_line(), not registry.external_allowed())
+    s = session or connect.open_session(cluster, backend)
+    outputs = None
+    try:
+        idents = greet(s.client, setup)
+        on_gpu = any(i.backend != "numpy" for i in idents.values())
+        if not on_gpu and not sweep:
+            jobs = [j for j in jobs if j.is_pipeline
+                    or j.target.bytes_moved(j.point) <= plain.CPU_BYTES]
+        if graph and not on_gpu:
+            raise BadInput("--graph times CUDA graph replays: it needs the pycuda backend")
+        if tg.pipelines and not on_gpu:
+            raise GpuUnavailable(f"{tg.pipelines[0].name} is a pipeline of GPU streams: it "
+                                 "needs GPU workers")
+        cfg = BenchConfig(family, seed, TimingConfig(
+            budget_s=budget if on_gpu else min(budget, plain.CPU_BUDGET_S), cold=not hot,
+            graph=graph), verify)
+        slugs = sorted({i.slug for i in idents.values()})
+        outputs = ClusterOutputs(jobs, out_dir or paths.statistics_dir(),
+                                 out_dir is None or len(slugs) > 1, existing)
+        for slug in slugs:
+            outputs.folder(slug)
+        for i in idents.values():
+            if i.calibration is not None:
+                outputs.calibration(i.slug, i.calibration)
+        named = {p for i in idents.values() for p in i.peers}
+        total = sum(1 + sum(serves(p, j.target) for p in named) for j in jobs)
+        shown = outputs.folder(slugs[0]) if len(slugs) == 1 else outputs.root
+        gen = _rows(s.client, setup, cfg, jobs, outputs, idents, cluster.retries, reg)
+        return ClusterRun(gen, total, shown, on_gpu, _note(s, idents, on_gpu),
+                          outputs.repaired, None, outputs,
+                          s if session is None else None)
+    except BaseException:
+        if outputs is not None:
+            outputs.close()
+        if session is None:
+            s.close()
+        raise
+
+
+def _note(s: Session, idents: Mapping[str, Identity], on_gpu: bool) -> str:
+    """The cluster in a line: its workers, their GPUs and calibrated bandwidth."""
+    parts = []
+    for i in idents.values():
+        where = f"{i.worker}@{i.host}"
+        if i.calibration is not None:
+            where += f" {i.gpu} {i.gpu_uuid} {i.calibration['gbps']:.0f} GB/s"
+        parts.append(where)
+    why = next((i.note for i in idents.values() if i.note), "")
+    return f"{s.what} ({'; '.join(parts)})" + ("" if on_gpu else f", {why}")
+
+
+def _rows(client: Any, setup: Setup, cfg: BenchConfig, jobs: Sequence[Job],
+          outputs: ClusterOutputs, idents: dict[str, Identity], retries: int,
+          reg: Registry) -> Iterator[plain.Measured]:
+    """Hand the points out and write each one's rows as they land, then yield them."""
+    tasks = [PointTask(n, j.target.name, j.variant, j.point) for n, j in enumerate(jobs)]
+    try:
+        for out in hand_out(client, run_point, (setup, cfg), tasks, retries,
+                            2 * len(idents)):
+            job = jobs[out.task.index]
+            if out.done is None:
+                died = idents.get(out.died_on)
+                ident = died or next(iter(idents.values()))
+                got = [_failed(job, out.error, ident, died is not None, setup, cfg, reg)]
+            else:
+                ident = out.done.ident
+                if ident.address not in idents:  # a worker that joined, or replaced one
+                    idents[ident.address] = ident
+                    if ident.calibration is not None:
+                        outputs.calibration(ident.slug, ident.calibration)
+                got = [_retried(r, out.attempts) | ident.columns() for r in out.done.rows]
+            for row in got:
+                outputs.write(ident.slug, job, row)
+                yield plain.Measured(job, row)
+    finally:
+        with contextlib.suppress(Exception):
+            outputs.close()
+
+
+def _retried(row: dict[str, Any], attempts: int) -> dict[str, Any]:
+    """The row, saying so when its point was handed out again after a worker died."""
+    if attempts == 1:
+        return row
+    note = f"measured on attempt {attempts}: the worker that ran it before died"
+    return {**row, "reason": "; ".join(r for r in (row.get("reason"), note) if r)}
+
+
+def _failed(job: Job, why: str, ident: Identity, died_there: bool, setup: Setup,
+            cfg: BenchConfig, reg: Registry) -> dict[str, Any]:
+    """The ``failed`` row of a point that got no result: the engine's row on the backend
+    and GPU model of ``ident``, with the reason and, where its worker died
+    (``died_there``), that worker's columns."""
+    meta = RunMeta(gpu=ident.gpu, git_sha=provenance.git_sha(), command=setup.command)
+    row = rows.base(job, ident.backend, cfg.family, cfg.timing.cold, meta, reg.stages)
+    return {**row, "status": "failed", "reason": why[:REASON_CHARS],
+            **(ident.columns() if died_there else {})}

@@ -1,0 +1,326 @@
+"""Opening a cluster: every GPU of this machine, a running Dask scheduler, or workers
+submitted through Slurm (dask-jobqueue); and the rules its workers must keep.
+
+Every cluster the harness starts has one worker process per GPU with one thread, so that a
+GPU never times two points at once; a scheduler started elsewhere is checked for the same
+(:func:`check_workers`). A local GPU worker sees one GPU only, pinned by its UUID in
+``CUDA_VISIBLE_DEVICES`` (dask-cuda's ``LocalCUDACluster`` where it is installed does the
+same by index). The schedulers started here fail a task at once when its worker dies
+(``allowed-failures`` 0: the driver retries it, a bounded number of times) and give each
+worker one task at a time (``worker-saturation`` 1.0: a worker's death takes only the
+point it was running with it).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import re
+import shutil
+import subprocess
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from harness.errors import BadInput, HarnessError
+
+#: The one line a cluster option gives where the extra is not installed.
+INSTALL = "cluster mode needs the cluster extra: pip install 'spike-harness[cluster]'"
+#: A scheduler's address: a Dask protocol, a host and a port.
+_ADDRESS = re.compile(r"^(tcp|tls|ucx|ws|wss)://[^\s/]+:\d+$")
+#: ``--slurm`` keys and their defaults (None: Slurm's own, or dask-jobqueue's).
+SLURM_KEYS: dict[str, str | None] = {
+    "queue": None, "account": None, "walltime": "01:00:00", "memory": "32GB",
+    "gres": "gpu:1", "interface": None, "python": None,
+}
+#: Seconds to wait for a running scheduler to answer, and for its first worker.
+CONNECT_S = 30
+WORKERS_S = 120
+#: Worker processes of a local cluster without a GPU (the NumPy references).
+CPU_WORKERS = 2
+#: What every local worker process loads first: it leaves Ctrl-C to the driver.
+PRELOAD = "harness.cluster.preload"
+#: Every local worker's settings: Dask's sampling profiler, which interrupts the thread
+#: that times every 10 ms to read its stack, stays off.
+WORKER_CONFIG = {"distributed.worker.profile.enabled": False}
+#: The settings of every cluster started here (see the module's docstring).
+CONFIG = {"distributed.scheduler.allowed-failures": 0,
+          "distributed.scheduler.worker-saturation": 1.0, **WORKER_CONFIG}
+
+
+class ClusterUnavailable(HarnessError):
+    """No cluster to run on: the extra missing, a scheduler out of reach, no worker."""
+
+
+@dataclass(frozen=True)
+class ClusterSpec:
+    """What ``--cluster``, ``--workers``, ``--retries`` and ``--slurm`` asked for."""
+
+    #: ``local``, ``slurm``, or a scheduler's address (``tcp://HOST:PORT``).
+    where: str
+    #: Workers to start (local: default one per GPU; slurm: jobs, default 1).
+    workers: int | None = None
+    #: Times a point whose worker died is handed out again before it is a failed row.
+    retries: int = 2
+    #: ``--slurm KEY=VALUE`` settings.
+    slurm: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def kind(self) -> str:
+        """``local``, ``slurm`` or ``scheduler``."""
+        return self.where if self.where in ("local", "slurm") else "scheduler"
+
+
+def spec(where: str, workers: int | None = None, retries: int = 2,
+         slurm: Sequence[str] = ()) -> ClusterSpec:
+    """The cluster options, checked (BadInput, one line); the extra's presence is checked
+    here too, before any work (ClusterUnavailable)."""
+    w = where.strip()
+    if w not in ("local", "slurm") and not _ADDRESS.match(w):
+        raise BadInput(f"bad --cluster {where!r}: local (every GPU of this machine), slurm, "
+                       "or a running scheduler's address, tcp://HOST:PORT")
+    if workers is not None and workers < 1:
+        raise BadInput(f"--workers {workers}: at least 1")
+    if retries < 0:
+        raise BadInput(f"--retries {retries}: at least 0")
+    if workers is not None and w not in ("local", "slurm"):
+        raise BadInput("--workers starts workers: a running scheduler has its own")
+    pairs = []
+    for item in slurm:
+        key, eq, value = item.partition("=")
+        if not eq or key.strip() not in SLURM_KEYS or not value.strip():
+            raise BadInput(f"bad --slurm {item!r}: KEY=VALUE with KEY one of "
+                           f"{', '.join(SLURM_KEYS)}")
+        pairs.append((key.strip(), value.strip()))
+    if pairs and w != "slurm":
+        raise BadInput("--slurm sets up the jobs of --cluster slurm")
+    require_dask(w == "slurm")
+    return ClusterSpec(w, workers, retries, tuple(pairs))
+
+
+def require_dask(slurm: bool = False) -> None:
+    """ClusterUnavailable (one line: how to install it) when the extra is missing."""
+    try:
+        import dask  # noqa: F401
+        import distributed  # noqa: F401
+
+        if slurm:
+            import dask_jobqueue  # noqa: F401
+    except ImportError:
+        raise ClusterUnavailable(INSTALL) from None
+
+
+@dataclass(frozen=True)
+class Gpu:
+    """A GPU of this machine as nvidia-smi lists it."""
+
+    index: int
+    uuid: str
+    name: str
+
+
+def local_gpus() -> list[Gpu]:
+    """The GPUs of this machine that ``CUDA_VISIBLE_DEVICES`` leaves visible (all when it
+    is unset), by nvidia-smi; none without it. No CUDA context is opened here."""
+    exe = shutil.which("nvidia-smi")
+    if exe is None:
+        return []
+    try:
+        text = subprocess.run([exe, "--query-gpu=index,uuid,name", "--format=csv,noheader"],
+                              capture_output=True, text=True, timeout=30, check=False).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    gpus = []
+    for line in text.splitlines():
+        parts = [p.strip() for p in line.split(",", 2)]
+        if len(parts) == 3 and parts[0].isdigit():
+            gpus.append(Gpu(int(parts[0]), parts[1], parts[2]))
+    visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+    if visible is None:
+        return gpus
+    picked = []
+    for v in (v.strip() for v in visible.split(",") if v.strip()):
+        picked += [g for g in gpus if (str(g.index) == v if v.isdigit()
+                                       else g.uuid.startswith(v))]
+    return list(dict.fromkeys(picked))
+
+
+@dataclass
+class Session:
+    """A Dask client on a cluster, closed (the cluster too, where it was started here) by
+    :meth:`close`."""
+
+    client: Any
+    cluster: Any | None
+    #: The cluster in a few words, for the run's note.
+    what: str
+    #: Workers the session waits for before the first point.
+    expected: int = 1
+    #: Whether the local workers were given a GPU each (else: the NumPy references).
+    gpus: bool = False
+    closed: bool = field(default=False, repr=False)
+
+    def close(self) -> None:
+        """Close the client, and the cluster it started (again: nothing)."""
+        if self.closed:
+            return
+        self.closed = True
+        with contextlib.suppress(Exception):
+            self.client.close()
+        if self.cluster is not None:
+            with contextlib.suppress(Exception):
+                self.cluster.close()
+
+
+def open_session(cs: ClusterSpec, backend: str = "auto") -> Session:
+    """Start or reach the cluster ``cs`` names and wait for its first workers. ``backend``
+    numpy starts local workers without a GPU (``--workers``, default 2)."""
+    require_dask(cs.kind == "slurm")
+    import dask
+
+    with dask.config.set(CONFIG):
+        if cs.kind == "local":
+            s = _local(cs, backend)
+        elif cs.kind == "slurm":
+            s = _slurm(cs)
+        else:
+            s = _scheduler(cs)
+    try:
+        s.client.wait_for_workers(s.expected, timeout=None if cs.kind == "slurm"
+                                  else WORKERS_S)
+    except TimeoutError:
+        s.close()
+        hint = " (start them with: dask worker ADDRESS --nthreads 1, one per GPU, each " \
+               "with its GPU in CUDA_VISIBLE_DEVICES)" if cs.kind == "scheduler" else ""
+        raise ClusterUnavailable(f"{s.what}: no worker joined within {WORKERS_S} s{hint}") \
+            from None
+    except BaseException:
+        s.close()
+        raise
+    return s
+
+
+def _nanny(env: Mapping[str, str], name: int) -> dict[str, Any]:
+    """A local worker's spec: one thread, its GPU in ``env``, Dask's own logs silenced
+    (what a point or a worker became is in the rows and the reasons)."""
+    from distributed import Nanny
+
+    return {"cls": Nanny, "options": {
+        "nthreads": 1, "host": "127.0.0.1", "memory_limit": 0, "name": name,
+        "silence_logs": logging.CRITICAL, "dashboard": False, "env": dict(env),
+        "config": dict(WORKER_CONFIG),  # for the restarted processes too
+        "preload": [PRELOAD]}}
+
+
+def _local(cs: ClusterSpec, backend: str) -> Session:
+    from distributed import Client, Scheduler, SpecCluster
+
+    gpus = [] if backend == "numpy" else local_gpus()
+    if gpus:
+        if cs.workers is not None and cs.workers > len(gpus):
+            raise BadInput(f"--workers {cs.workers}: this machine shows {len(gpus)} GPU(s), "
+                           "and a GPU times one point at a time")
+        gpus = gpus[:cs.workers or len(gpus)]
+        if (cuda := _local_cuda(gpus)) is not None:
+            return cuda
+        workers = {i: _nanny({"CUDA_VISIBLE_DEVICES": g.uuid}, i) for i, g in enumerate(gpus)}
+        what = f"local cluster of {len(gpus)} GPU worker(s)"
+    else:  # no GPU is shown to them: two workers never share one nvidia-smi did not list
+        n = cs.workers or CPU_WORKERS
+        workers = {i: _nanny({"CUDA_VISIBLE_DEVICES": ""}, i) for i in range(n)}
+        what = f"local cluster of {n} CPU worker(s)" + \
+            ("" if backend == "numpy" else " (nvidia-smi lists no GPU here)")
+    # No dashboard, and its HTTP server (health checks) on a free port, not 8787.
+    scheduler = {"cls": Scheduler, "options": {"host": "127.0.0.1", "port": 0,
+                                               "dashboard": False,
+                                               "dashboard_address": "127.0.0.1:0"}}
+    cluster = SpecCluster(scheduler=scheduler, workers=workers, silence_logs=logging.CRITICAL)
+    try:
+        client = Client(cluster)
+    except BaseException:
+        cluster.close()
+        raise
+    return Session(client, cluster, what, len(workers), bool(gpus))
+
+
+def _local_cuda(gpus: Sequence[Gpu]) -> Session | None:
+    """dask-cuda's LocalCUDACluster on these GPUs where it is installed (None otherwise)."""
+    try:
+        from dask_cuda import LocalCUDACluster
+    except ImportError:
+        return None
+    from distributed import Client
+
+    cluster = LocalCUDACluster(
+        CUDA_VISIBLE_DEVICES=[g.index for g in gpus], threads_per_worker=1,
+        memory_limit=0, dashboard_address=None, silence_logs=logging.CRITICAL,
+        preload=[PRELOAD], config=dict(WORKER_CONFIG))
+    try:
+        client = Client(cluster)
+    except BaseException:
+        cluster.close()
+        raise
+    return Session(client, cluster, f"local CUDA cluster of {len(gpus)} GPU worker(s)",
+                   len(gpus), True)
+
+
+def slurm_cluster(cs: ClusterSpec) -> Any:
+    """dask-jobqueue's SLURMCluster for ``cs``: each job one worker process of one thread
+    on one GPU (``gres``, default ``gpu:1``; Slurm pins it in ``CUDA_VISIBLE_DEVICES``).
+    No job is submitted yet."""
+    from dask_jobqueue import SLURMCluster
+
+    opts = {**SLURM_KEYS, **dict(cs.slurm)}
+    kwargs = {k: opts[k] for k in ("queue", "account", "walltime", "memory", "interface")
+              if opts[k] is not None}
+    return SLURMCluster(
+        cores=1, processes=1, python=opts["python"] or sys.executable,
+        job_extra_directives=[f"--gres={opts['gres']}"],
+        scheduler_options={"dashboard": False, "dashboard_address": ":0"}, **kwargs)
+
+
+def _slurm(cs: ClusterSpec) -> Session:
+    from distributed import Client
+
+    cluster = slurm_cluster(cs)
+    try:
+        cluster.scale(jobs=cs.workers or 1)
+        client = Client(cluster)
+    except BaseException:
+        cluster.close()
+        raise
+    return Session(client, cluster, f"Slurm cluster of {cs.workers or 1} job(s)", 1, True)
+
+
+def _scheduler(cs: ClusterSpec) -> Session:
+    from distributed import Client
+
+    try:
+        client = Client(cs.where, timeout=CONNECT_S)
+    except (OSError, TimeoutError) as exc:
+        raise ClusterUnavailable(f"cannot reach the Dask scheduler at {cs.where}: "
+                                 f"{exc}") from None
+    return Session(client, None, f"the scheduler at {cs.where}", 1, True)
+
+
+def check_workers(client: Any, gpus: Mapping[str, tuple[str, str]]) -> None:
+    """HarnessError (one line) unless every worker runs one thread and no two share a GPU
+    (``gpus``: worker address -> (host, the GPU's UUID or PCI bus id, '' without a GPU)):
+    a GPU times one point at a time."""
+    info = client.scheduler_info(n_workers=-1)["workers"]
+    for addr, w in info.items():
+        if w.get("nthreads", 1) != 1:
+            raise ClusterUnavailable(
+                f"worker {addr} runs {w['nthreads']} threads: start each worker with "
+                "--nthreads 1 (one point at a time on its GPU)")
+    seen: dict[tuple[str, str], str] = {}
+    for addr, (host, uuid) in gpus.items():
+        if not uuid:
+            continue
+        if (host, uuid) in seen:
+            raise ClusterUnavailable(
+                f"workers {seen[(host, uuid)]} and {addr} share the GPU {uuid} on {host}: "
+                "one worker per GPU (pin each with CUDA_VISIBLE_DEVICES)")
+        seen[(host, uuid)] = addr

@@ -1,0 +1,113 @@
+"""``harness validate --cluster``: every target variant's validation cases on a worker of
+the cluster, the ledger written by the driver alone.
+
+The unit of work is one target variant: all its cases (families, cases, seeds), run by the
+engine's own loop (:func:`harness.engine.validate.validate`) on the worker's backend. The
+units are planned as :func:`harness.engine.validate.validation` plans them; a unit whose
+worker died past the retries is a failed case saying so. With ``record``, the ledger is
+locked and checked before any work, and each unit's row names the GPU that ran it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from harness.cluster import connect
+from harness.cluster.connect import ClusterSpec, Session
+from harness.cluster.driver import Outcome, greet, hand_out
+from harness.cluster.worker import Setup, ValidationTask, run_validation
+from harness.contract import registry
+from harness.contract.kernel import kernel_hash
+from harness.contract.registry import Registry
+from harness.contract.stage import Pipeline
+from harness.engine.targets import (
+    check_families,
+    check_options,
+    parsed_options,
+    resolve,
+    select_variants,
+)
+from harness.engine.validate import CaseResult, ValidationReport, ValidationSummary
+from harness.results import ledger, provenance
+
+
+@dataclass(frozen=True)
+class _Unit:
+    """One target variant to validate, and what its ledger row names."""
+
+    task: ValidationTask
+    kernel_hash: str
+
+
+def _units(reg: Registry, names: Sequence[str] | None, variant: str,
+           families: Sequence[str] | None, seeds: int, seed: int,
+           options: Mapping[str, str]) -> list[_Unit]:
+    """Every target variant ``harness validate`` would validate, in its order."""
+    tg = resolve(reg, names, with_pipelines=True)
+    check_families(tg.all, families or [])
+    check_options(tg.all, options)
+    out = []
+    for t in tg.all:
+        fams = tuple(families or t.families)
+        if isinstance(t, Pipeline):
+            chosen, h = list(t.variants), ledger.pipeline_hash(t, reg.stages)
+        else:
+            chosen = select_variants(t, ["all"] if variant == "all" else [variant], options)
+        for v in chosen:
+            over = {} if isinstance(t, Pipeline) else parsed_options(t.axes, options, v)
+            task = ValidationTask(len(out), t.name, v, fams, seeds, seed, dict(over))
+            out.append(_Unit(task, h if isinstance(t, Pipeline) else kernel_hash(t, v)))
+    return out
+
+
+def validate_targets(reg: Registry, names: Sequence[str] | None, *, cluster: ClusterSpec,
+                     variant: str = "all", families: Sequence[str] | None = None,
+                     seeds: int = 3, seed: int = 0, options: Mapping[str, str] | None = None,
+                     record: bool = False, backend: str = "pycuda",
+                     session: Session | None = None) -> ValidationReport:
+    """``harness validate --cluster``: as :func:`harness.engine.validate.validate_targets`,
+    each target variant on a worker (``backend``: the GPU's, or ``numpy`` to try the flow
+    without one); with ``record``, a ledger row per target variant, naming its GPU."""
+    units = _units(reg, names, variant, families, seeds, seed, options or {})
+    book = ledger.open_for_append() if record else None
+    s: Session | None = None
+    try:
+        s = session or connect.open_session(cluster, backend)
+        setup = Setup(backend, command=provenance.command_line(),
+                      no_external=not registry.external_allowed(), calibrate=False)
+        idents = greet(s.client, setup)
+        got: dict[int, Outcome] = {}
+        for out in hand_out(s.client, run_validation, (setup,), [u.task for u in units],
+                            cluster.retries, 2 * len(idents)):
+            got[out.task.index] = out
+        sums = []
+        for u in units:
+            out = got[u.task.index]
+            cases = out.done.cases if out.done is not None else [_lost(u.task, out.error)]
+            sums.append(ValidationSummary(u.task.target, u.task.variant.name, u.kernel_hash,
+                                          list(u.task.families), cases))
+            device = _device(out, idents)
+            if book is not None and device is not None:
+                book.write(sums[-1].ledger_row(device, seeds))
+    finally:
+        if book is not None:
+            book.close()
+        if s is not None and session is None:
+            s.close()
+    return ValidationReport(sums, book.path if book else None, book.repaired if book else "")
+
+
+def _lost(task: ValidationTask, why: str) -> CaseResult:
+    """The one failed case of a unit that got no result."""
+    return CaseResult(task.target, task.variant.name, ",".join(task.families), 0, {}, (),
+                      (f"not validated: {why}",))
+
+
+def _device(out: Outcome, idents: Mapping[str, Any]) -> Any:
+    """The GPU a unit ran (or last died) on, for its ledger row; None when unknown."""
+    if out.done is not None:
+        return out.done.ident.device
+    ident = idents.get(out.died_on)
+    return ident.device if ident is not None else None

@@ -1,0 +1,147 @@
+"""The cluster options: checked in one line before any work (a bad --cluster, the extra
+missing, options that need --cluster); the local GPUs as nvidia-smi lists them; the rules a
+cluster's workers must keep (one thread each, one worker per GPU); Slurm's job script."""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from harness.cluster import connect
+from harness.errors import BadInput
+from harness.front.cli import app
+from tests.cluster.conftest import worker_settings
+
+runner = CliRunner()
+
+
+def only_line(res, text: str) -> None:  # type: ignore[no-untyped-def]
+    """Exit 2, one line on stderr naming the problem, nothing else, no traceback."""
+    assert res.exit_code == 2, res.output
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert len(lines) == 1 and lines[0].startswith("error:") and text in lines[0], lines
+    assert res.stdout.strip() == "" and "Traceback" not in res.output
+
+
+@pytest.mark.parametrize("args, text", [
+    (["bench", "--cluster", "nowhere"], "bad --cluster 'nowhere'"),
+    (["bench", "--cluster", "http://host:80"], "bad --cluster 'http://host:80'"),
+    (["bench", "--cluster", "tcp://host"], "bad --cluster 'tcp://host'"),
+    (["validate", "--cluster", "pbs"], "bad --cluster 'pbs'"),
+    (["bench", "--workers", "2"], "give --cluster too"),
+    (["validate", "--slurm", "queue=gpu"], "give --cluster too"),
+    (["bench", "--cluster", "local", "--device", "1"], "--device picks one GPU"),
+    (["bench", "--cluster", "local", "--slurm", "queue=gpu"], "--slurm sets up the jobs"),
+    (["bench", "--cluster", "slurm", "--slurm", "partition=gpu"], "bad --slurm 'partition=gpu'"),
+    (["bench", "--cluster", "slurm", "--slurm", "queue"], "bad --slurm 'queue'"),
+    (["bench", "--cluster", "tcp://10.0.0.1:8786", "--workers", "2"],
+     "a running scheduler has its own"),
+])
+def test_bad_cluster_options_are_one_line(args: list[str], text: str) -> None:
+    only_line(runner.invoke(app, args), text)
+
+
+@pytest.mark.parametrize("command", ["bench", "validate"])
+def test_without_the_extra_the_option_says_how_to_install_it(monkeypatch, command) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed fails
+    only_line(runner.invoke(app, [command, "--cluster", "local"]), connect.INSTALL)
+    assert connect.INSTALL == ("cluster mode needs the cluster extra: pip install "
+                               "'spike-harness[cluster]'")
+
+
+def test_slurm_needs_dask_jobqueue(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setitem(sys.modules, "dask_jobqueue", None)
+    with pytest.raises(connect.ClusterUnavailable, match="pip install 'spike-harness"):
+        connect.spec("slurm")
+    assert connect.spec("local").kind == "local"  # the rest of the extra is enough there
+
+
+def test_good_specs() -> None:
+    s = connect.spec(" tcp://gpu-node:8786 ")
+    assert (s.where, s.kind, s.retries, s.workers) == ("tcp://gpu-node:8786", "scheduler", 2,
+                                                       None)
+    s = connect.spec("slurm", 4, 0, ["queue=gpu", "walltime=00:30:00"])
+    assert s.kind == "slurm" and s.workers == 4 and s.retries == 0
+    assert dict(s.slurm) == {"queue": "gpu", "walltime": "00:30:00"}
+    with pytest.raises(BadInput, match="--retries -1"):
+        connect.spec("local", retries=-1)
+
+
+def _fake_smi(tmp_path: Path, monkeypatch, text: str) -> None:  # type: ignore[no-untyped-def]
+    smi = tmp_path / "nvidia-smi"
+    smi.write_text(f"#!/bin/sh\ncat <<'END'\n{text}END\n")
+    smi.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+
+
+def test_local_gpus_follow_cuda_visible_devices(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    _fake_smi(tmp_path, monkeypatch, "0, GPU-aaaa, NVIDIA H200\n1, GPU-bbbb, NVIDIA H200\n"
+                                     "2, GPU-cccc, NVIDIA H100 80GB HBM3\n")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    assert [g.uuid for g in connect.local_gpus()] == ["GPU-aaaa", "GPU-bbbb", "GPU-cccc"]
+    assert connect.local_gpus()[2].name == "NVIDIA H100 80GB HBM3"
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "2,0")
+    assert [g.index for g in connect.local_gpus()] == [2, 0]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "GPU-bb")
+    assert [g.index for g in connect.local_gpus()] == [1]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")
+    assert connect.local_gpus() == []
+
+
+def test_more_local_workers_than_gpus_is_refused(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    _fake_smi(tmp_path, monkeypatch, "0, GPU-aaaa, NVIDIA H200\n")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    with pytest.raises(BadInput, match="shows 1 GPU"):
+        connect.open_session(connect.spec("local", workers=2))
+
+
+class _Client:
+    def __init__(self, threads: dict[str, int]) -> None:
+        self.threads = threads
+
+    def scheduler_info(self, n_workers: int = 5) -> dict:  # type: ignore[type-arg]
+        return {"workers": {a: {"nthreads": n} for a, n in self.threads.items()}}
+
+
+def test_a_worker_of_several_threads_is_refused() -> None:
+    with pytest.raises(connect.ClusterUnavailable, match="runs 4 threads"):
+        connect.check_workers(_Client({"tcp://a:1": 1, "tcp://b:1": 4}), {})
+
+
+def test_two_workers_on_one_gpu_are_refused() -> None:
+    client = _Client({"tcp://a:1": 1, "tcp://a:2": 1, "tcp://b:1": 1})
+    ok = {"tcp://a:1": ("a", "GPU-1"), "tcp://a:2": ("a", "GPU-2"), "tcp://b:1": ("b", "GPU-1")}
+    connect.check_workers(client, ok)  # the same UUID on two hosts cannot be one GPU
+    connect.check_workers(client, {a: ("a", "") for a in ok})  # CPU workers share no GPU
+    with pytest.raises(connect.ClusterUnavailable, match="share the GPU GPU-1 on a"):
+        connect.check_workers(client, {**ok, "tcp://a:2": ("a", "GPU-1")})
+
+
+def test_slurm_jobs_are_one_gpu_and_one_thread_each() -> None:
+    cs = connect.spec("slurm", 3, slurm=["queue=gpu", "account=lab", "gres=gpu:h200:1",
+                                          "memory=64GB", "walltime=00:20:00"])
+    cluster = connect.slurm_cluster(cs)
+    try:
+        script = cluster.job_script()
+    finally:
+        cluster.close()
+    assert "#SBATCH -p gpu" in script and "#SBATCH -A lab" in script
+    assert "#SBATCH --gres=gpu:h200:1" in script and "#SBATCH -t 00:20:00" in script
+    assert "--nthreads 1" in script and "--nworkers" not in script and "--nanny" in script
+
+
+def test_local_workers_leave_the_timing_thread_and_ctrl_c_alone(session) -> None:  # type: ignore[no-untyped-def]
+    """No sampling profiler interrupting the thread that times, Ctrl-C left to the driver,
+    no GPU shown to a CPU worker (two of them would share it), a task failed at once when
+    its worker dies (the driver retries it); also in the workers started after a death."""
+    got = session.client.run(worker_settings)
+    assert len(got) == 2
+    assert set(got.values()) == {(False, signal.SIG_IGN, "")}
+    info = session.client.scheduler_info(n_workers=-1)["workers"]
+    assert [w["nthreads"] for w in info.values()] == [1, 1]
+    assert session.cluster.scheduler.allowed_failures == 0

@@ -1,0 +1,65 @@
+"""The driver's files: a folder per GPU model (the first model in --out itself, the others
+beside it under their names; under statistics/, every model in its own), cluster columns
+on stage rows only, each GPU's calibration record kept, every file locked while open."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.cluster.outputs import ClusterOutputs
+from harness.engine.jobs import plan
+from harness.results import files
+from harness.results.rows import CLUSTER_COLUMNS, read_rows
+
+
+def _jobs(reg):  # type: ignore[no-untyped-def]
+    return plan([reg.stages["dynamic_spikes"]], ["batch=1"])
+
+
+def _row(job, gpu: str, uuid: str) -> dict:  # type: ignore[no-untyped-def, type-arg]
+    return {"stage": job.target.name, "backend": "pycuda", "variant": job.variant.name,
+            "status": "ok", "median_us": 1.0, "gpu": gpu, "host": "n1", "gpu_uuid": uuid,
+            "worker": "0"}
+
+
+def test_models_get_folders_of_their_own(reg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    jobs = _jobs(reg)
+    out = ClusterOutputs(jobs, tmp_path, per_model=False)
+    assert out.folder("h200") == tmp_path  # --out with one model: the folder itself
+    with pytest.raises(files.ResultFileError, match="another harness run"):
+        files.RowFile(tmp_path / "dynamic_spikes.csv", ["x"])  # locked while open
+    out.write("h200", jobs[0], _row(jobs[0], "NVIDIA H200", "GPU-a"))
+    out.write("h100", jobs[0], _row(jobs[0], "NVIDIA H100", "GPU-b"))  # joined later
+    kept = out.calibration("h100", {"gpu_uuid": "GPU-b", "gbps": 3000.0})
+    out.close()
+    assert kept == tmp_path / "h100" / "calibration" / "GPU-b.json"
+    assert json.loads(kept.read_text())["gbps"] == 3000.0
+    a, b = read_rows(tmp_path / "dynamic_spikes.csv"), read_rows(tmp_path / "h100" /
+                                                                  "dynamic_spikes.csv")
+    assert [r["gpu_uuid"] for r in a] == ["GPU-a"] and [r["gpu_uuid"] for r in b] == ["GPU-b"]
+    assert list(a[0]) == list(CLUSTER_COLUMNS)
+
+
+def test_under_statistics_every_model_has_its_folder(reg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    jobs = _jobs(reg)
+    out = ClusterOutputs(jobs, tmp_path, per_model=True)
+    out.write("h200", jobs[0], _row(jobs[0], "NVIDIA H200", "GPU-a"))
+    out.close()
+    assert len(read_rows(tmp_path / "h200" / "dynamic_spikes.csv")) == 1
+    assert not (tmp_path / "dynamic_spikes.csv").exists()
+
+
+def test_existing_rows_are_refused_before_a_point(reg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    jobs = _jobs(reg)
+    out = ClusterOutputs(jobs, tmp_path, per_model=True)
+    out.write("h200", jobs[0], _row(jobs[0], "NVIDIA H200", "GPU-a"))
+    out.close()
+    with pytest.raises(files.ResultFileError, match="exists: --append adds to it"):
+        ClusterOutputs(jobs, tmp_path, per_model=True).folder("h200")
+    again = ClusterOutputs(jobs, tmp_path, per_model=True, existing=files.APPEND)
+    again.write("h200", jobs[0], _row(jobs[0], "NVIDIA H200", "GPU-c"))
+    again.close()
+    assert len(read_rows(tmp_path / "h200" / "dynamic_spikes.csv")) == 2

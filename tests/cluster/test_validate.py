@@ -1,0 +1,36 @@
+"""``harness validate --cluster`` on the shared local cluster: each target variant's cases
+on a worker, as the plain validation plans them, and a unit whose worker dies a failed
+case saying so."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.cluster import connect, validate
+from harness.engine import validate as plain_validate
+from harness.engine.targets import resolve
+
+
+def test_validation_runs_on_the_workers(toy_reg, session) -> None:  # type: ignore[no-untyped-def]
+    rep = validate.validate_targets(toy_reg, ["slowtoy", "dynamic_spikes"],
+                                    cluster=connect.spec("local"), families=["normal"],
+                                    seeds=1, backend="numpy", session=session)
+    from harness.backends.numpy import NumpyRunner
+
+    here = list(plain_validate.validation(
+        toy_reg, resolve(toy_reg, ["slowtoy", "dynamic_spikes"], True), NumpyRunner(), "all",
+        ["normal"], 1, 0, {}))
+    assert [(s.name, s.variant, s.kernel_hash, len(s.cases)) for s in rep.summaries] == \
+        [(s.name, s.variant, s.kernel_hash, len(s.cases)) for s in here]
+    assert rep.failure is None and all(s.passed == len(s.cases) > 0 for s in rep.summaries)
+
+
+def test_a_validation_unit_whose_worker_dies_is_a_failed_case(toy_reg, session, toys: Path) -> None:  # type: ignore[no-untyped-def]
+    before = (toys / "doomed").read_text().count("\n") if (toys / "doomed").exists() else 0
+    rep = validate.validate_targets(toy_reg, ["doomtoy"], cluster=connect.spec("local", retries=0),
+                                    backend="numpy", session=session)
+    assert (toys / "doomed").read_text().count("\n") == before + 1
+    assert rep.failure == "1 validation case(s) failed"
+    assert "not validated: the worker running it died 1 time(s)" in \
+        rep.failures[0].problems[0]
+    session.client.wait_for_workers(2, timeout=60)

@@ -1,0 +1,109 @@
+"""The worker side without a cluster: its state built once per setup, a poisoned CUDA
+context ending the process (so that its nanny starts a fresh one), the identity columns."""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+
+from harness.cluster import worker
+from harness.engine.jobs import Job
+
+
+class _Exit(Exception):
+    pass
+
+
+def _state(sync) -> worker.State:  # type: ignore[no-untyped-def]
+    drv = types.SimpleNamespace(Context=types.SimpleNamespace(synchronize=sync))
+    runner = types.SimpleNamespace(backend="pycuda", device=types.SimpleNamespace(driver=drv))
+    ident = worker.Identity("h", "0", "tcp://h:1", "GPU-1", "pycuda", "h200", "NVIDIA H200")
+    return worker.State(None, runner, [], None, ident)  # type: ignore[arg-type]
+
+
+def test_a_poisoned_context_ends_the_worker_process(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    codes = []
+
+    def exit_(code: int) -> None:
+        codes.append(code)
+        raise _Exit
+
+    monkeypatch.setattr(worker.os, "_exit", exit_)
+    worker.check_context(_state(lambda: None))  # a healthy context: nothing happens
+    assert codes == []
+
+    def sticky() -> None:
+        raise RuntimeError("cuCtxSynchronize failed: an illegal memory access was encountered")
+
+    with pytest.raises(_Exit):
+        worker.check_context(_state(sticky))
+    assert codes == [worker.POISONED]
+    worker.check_context(worker.State(None, types.SimpleNamespace(backend="numpy"), [], None,  # type: ignore[arg-type]
+                                      _state(sticky).ident))  # no context, nothing to check
+
+
+def test_the_state_is_built_once_per_setup(reg, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.setattr(worker, "_STATES", {})
+    built = []
+    real = worker._build
+
+    def build(setup: worker.Setup) -> worker.State:
+        built.append(setup)
+        return real(setup)
+
+    monkeypatch.setattr(worker, "_build", build)
+    one = worker.Setup("numpy", command="harness bench")
+    st = worker.state(one)
+    assert worker.state(one) is st and built == [one]
+    assert st.runner.backend == "numpy" and st.ident.slug == "cpu" and st.ident.gpu_uuid == ""
+    assert st.meta.command == "harness bench" and st.ident.calibration is None
+    assert st.ident.columns() == {"host": st.ident.host, "gpu_uuid": "", "worker": st.ident.worker}
+    other = worker.Setup("numpy", command="harness bench --budget 1")
+    worker.state(other)
+    assert len(built) == 2 and list(worker._STATES) == [other]  # one run at a time
+    v = reg.stages["dynamic_spikes"].variants[0]
+    job = st.job("dynamic_spikes", v, {"batch": 2, "in_f": 8})
+    assert isinstance(job, Job) and job.target is st.reg.stages["dynamic_spikes"]
+    with pytest.raises(Exception, match="no stage 'nope'"):
+        st.job("nope", v, {})
+
+
+def test_a_gpu_worker_calibrates_once_and_names_its_gpu(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The GPU branch with a stand-in GPU: the copy bandwidth measured once, as the peak
+    of the worker's rows and as the record the driver keeps; the UUID the local cluster
+    pinned it by."""
+    from harness.backends.pycuda.context import DeviceInfo
+    from harness.contract.timing import Timing
+    from harness.engine import devices
+    from harness.results.provenance import RunMeta
+
+    info = DeviceInfo(0, "NVIDIA H200", (9, 0), 132, 60 << 20, 141 << 30, "580.1", "13.0",
+                      1980, 3201, 6144)
+    copies = []
+
+    class Gpu:
+        backend = "pycuda"
+        device = types.SimpleNamespace(info=info)
+
+        def copy_bandwidth(self, nbytes, cfg):  # type: ignore[no-untyped-def]
+            copies.append(nbytes)
+            return Timing(1100.0, 1090.0, 1110.0, 0.1, 40, True), 3900.0
+
+    chosen = devices.Chosen(Gpu(), RunMeta("NVIDIA H200", "580.1", "13.0", "abc", "argv",  # type: ignore[arg-type]
+                                           3800.0), "h200")
+    monkeypatch.setattr(devices, "choose", lambda backend, device: chosen)
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "GPU-1234-abcd")
+    monkeypatch.setattr(worker, "_STATES", {})
+    st = worker.state(worker.Setup("auto", command="harness bench --cluster local"))
+    assert worker.state(worker.Setup("auto", command="harness bench --cluster local")) is st
+    assert copies == [2 << 30]  # once, 2 GiB each way as harness calibrate copies
+    assert st.meta.peak_gbps == 3900.0 and st.meta.command == "harness bench --cluster local"
+    rec = st.ident.calibration
+    assert rec is not None and rec["gbps"] == 3900.0 and rec["gpu_uuid"] == "GPU-1234-abcd"
+    assert rec["device"]["name"] == "NVIDIA H200" and rec["median_us"] == 1100.0
+    assert (st.ident.gpu_uuid, st.ident.slug, st.ident.gpu, st.ident.device) == \
+        ("GPU-1234-abcd", "h200", "NVIDIA H200", info)
+    cold = worker._build(worker.Setup("auto", calibrate=False))  # validation: no copy
+    assert copies == [2 << 30] and cold.ident.calibration is None
+    assert cold.meta.peak_gbps == 3800.0  # the stored calibration, as a plain run has it
