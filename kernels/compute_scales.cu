@@ -1,19 +1,75 @@
 // Weight path step A, compute_scales: scale[o, g] = max_{f in group g} |w[o, f]| / 127,
-// groups [g*G, min((g+1)*G, F)) (a shorter last group is allowed). One warp per group,
-// lanes striding over it (coalesced), a warp max, one IEEE division.
-extern "C" __global__ void compute_scales(const float* __restrict__ w, int O, int F, int G,
-                                          float* __restrict__ scale) {
+// groups [g*G, min((g+1)*G, F)) (a shorter last group is allowed), one IEEE division a group.
+// The work is the list of O * ceil(F / G) groups (common/wgroups.cuh): a team of lanes
+// loads a group with 16-byte loads, all of them issued before the max, and the warp's next
+// step is loaded before this one is reduced (PREFETCH), so each warp keeps 2 KB in flight.
+//   scales_vec1: F % 4 == 0, G % 4 == 0, G <= 128: LANES lanes a group.
+//   scales_vec4: F % 4 == 0, G % 4 == 0, G <= 512: a warp a group, 4 float4 a lane.
+//   scales_any:  any F and G: a warp a group, lanes striding over it with scalar loads.
+// The grid is at most the blocks that fit at once (BPS an SM); warps loop over the steps.
+#include "wgroups.cuh"
+
+#ifndef LANES
+#define LANES 8  // lanes a group in scales_vec1: 16 values a lane, 4 groups a warp's step
+#endif
+#ifndef BPS
+#define BPS 8    // blocks an SM the registers must allow
+#endif
+
+template <int V, int L, bool FULL>
+__device__ __forceinline__ void scales_groups(const float* __restrict__ w, int F, int G,
+                                              long long groups, float* __restrict__ scale) {
     const int ng = (F + G - 1) / G;
-    const long long gid = (long long)blockIdx.x * (blockDim.x >> 5) + (threadIdx.x >> 5);
-    if (gid >= (long long)O * ng) return;  // a whole warp leaves together
+    const int team = (threadIdx.x & 31) / L, m = threadIdx.x & (L - 1);
+    for_each_step<PREFETCH && FULL>(
+        groups, 32 / L,
+        [=](long long g0) {
+            WGroup<V, L> grp;
+            grp.template locate<FULL>(g0 + team, groups, F, G, ng);
+            grp.load(w, m);
+            return grp;
+        },
+        [=](const WGroup<V, L>& grp) {
+            const float mx = grp.amax();
+            if (m == 0 && grp.len > 0) scale[grp.gid] = __fdiv_rn(mx, 127.0f);
+        });
+}
+
+template <int V, int L>
+__device__ __forceinline__ void scales_vec(const float* __restrict__ w, int F, int G,
+                                           long long groups, float* __restrict__ scale) {
+    if (F % G == 0) scales_groups<V, L, true>(w, F, G, groups, scale);
+    else scales_groups<V, L, false>(w, F, G, groups, scale);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK, BPS)
+scales_vec1(const float* __restrict__ w, int F, int G, long long groups,
+            float* __restrict__ scale) {
+    scales_vec<32 / LANES, LANES>(w, F, G, groups, scale);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK, BPS)
+scales_vec4(const float* __restrict__ w, int F, int G, long long groups,
+            float* __restrict__ scale) {
+    scales_vec<4, 32>(w, F, G, groups, scale);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK)
+scales_any(const float* __restrict__ w, int F, int G, long long groups,
+           float* __restrict__ scale) {
     const int lane = threadIdx.x & 31;
-    const long long o = gid / ng;
-    const int g = (int)(gid - o * ng);
-    const int end = min((g + 1) * G, F);
-    const float* row = w + o * (long long)F;
-    float m = 0.0f;
-    for (int f = g * G + lane; f < end; f += 32) m = fmaxf(m, fabsf(__ldg(row + f)));
+    const long long warps = (long long)gridDim.x * (BLOCK / 32);
+    const int ng = (F + G - 1) / G;
+    for (long long gid = (long long)blockIdx.x * (BLOCK / 32) + (threadIdx.x >> 5);
+         gid < groups; gid += warps) {
+        const long long o = gid / ng;
+        const int g = (int)(gid - o * ng);
+        const float* row = w + o * F;
+        const int end = min((g + 1) * G, F);
+        float m = 0.0f;
+        for (int f = g * G + lane; f < end; f += 32) m = fmaxf(m, fabsf(__ldg(row + f)));
 #pragma unroll
-    for (int s = 16; s > 0; s >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, s));
-    if (lane == 0) scale[gid] = __fdiv_rn(m, 127.0f);
+        for (int s = 16; s > 0; s >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, s));
+        if (lane == 0) scale[gid] = __fdiv_rn(m, 127.0f);
+    }
 }

@@ -1,38 +1,92 @@
 // Weight path step B, weight_quantize: w_q[o, f] = round(w[o, f] / scale[o, f / G]) as int8
-// in [-127, 127]; a zero scale gives 0. One block per row; the row's scales are cached in
-// shared memory (when they fit: use_smem), w is read with 16-byte float4 loads and w_q
-// written 4 bytes at a time where F % 4 == 0 (every row then is aligned), scalar otherwise.
-#include "quantise_w.cuh"  // quantise_w(w, s): the rule, one IEEE division per value
+// in [-127, 127]; a zero scale gives 0. The work is the list of O * ceil(F / G) groups
+// (common/wgroups.cuh): a team of lanes loads a group (16-byte loads) and its scale, and
+// the warp's next step is loaded before this one is quantised (PREFETCH). Each value is one
+// multiply by the scale's reciprocal, with the division only where the product could round
+// apart from the quotient or leave [-127.5, 127.5] (quantise_w4_fast<false>: any scale).
+//   wquant_vec1: F % 4 == 0, G % 4 == 0, G <= 128: LANES lanes a group.
+//   wquant_vec4: F % 4 == 0, G % 4 == 0, G <= 512: a warp a group, 4 float4 a lane.
+//   wquant_any:  any F and G: a block a row, scalar loads, the division per value.
+// The vector kernels' grid is at most the blocks that fit at once (BPS an SM).
+#include "wgroups.cuh"
+#include "quantise_w.cuh"
 
-#ifndef BLOCK
-#define BLOCK 256
+#ifndef LANES
+#define LANES 8  // lanes a group in wquant_vec1: 16 values a lane, 4 groups a warp's step
+#endif
+#ifndef BPS
+#define BPS 8    // blocks an SM the registers must allow
 #endif
 
+template <int V, int L>
+struct ScaledGroup {  // a team's group and its scale
+    WGroup<V, L> grp;
+    float s;
+};
+
+template <int V, int L, bool FULL>
+__device__ __forceinline__ void wquant_groups(const float* __restrict__ w,
+                                              const float* __restrict__ scale, int F, int G,
+                                              long long groups, signed char* __restrict__ w_q) {
+    const int ng = (F + G - 1) / G;
+    const int team = (threadIdx.x & 31) / L, m = threadIdx.x & (L - 1);
+    for_each_step<PREFETCH && FULL>(
+        groups, 32 / L,
+        [=](long long g0) {
+            ScaledGroup<V, L> it;
+            it.grp.template locate<FULL>(g0 + team, groups, F, G, ng);
+            it.s = it.grp.len > 0 ? load_once(scale + it.grp.gid) : 0.0f;
+            it.grp.load(w, m);
+            return it;
+        },
+        [=](const ScaledGroup<V, L>& it) {
+            const WGroup<V, L>& grp = it.grp;
+            if (grp.len == 0) return;  // past the last group (no shuffles here)
+            const float inv = __frcp_rn(it.s);
+            unsigned q[V];
+            bool ok = true;
+#pragma unroll
+            for (int j = 0; j < V; ++j) q[j] = quantise_w4_fast<false>(grp.r[j], inv, ok);
+            if (!ok) {  // rare: a value within 1e-4 of a half, |w / s| near 127.5, s == 0
+#pragma unroll
+                for (int j = 0; j < V; ++j) q[j] = quantise_w4(grp.r[j], it.s);
+            }
+            unsigned* out = reinterpret_cast<unsigned*>(w_q + grp.base) + m;
+#pragma unroll
+            for (int j = 0; j < V; ++j)
+                if (grp.holds(m, j)) out[L * j] = q[j];
+        });
+}
+
+template <int V, int L>
+__device__ __forceinline__ void wquant_vec(const float* __restrict__ w,
+                                           const float* __restrict__ scale, int F, int G,
+                                           long long groups, signed char* __restrict__ w_q) {
+    if (F % G == 0) wquant_groups<V, L, true>(w, scale, F, G, groups, w_q);
+    else wquant_groups<V, L, false>(w, scale, F, G, groups, w_q);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK, BPS)
+wquant_vec1(const float* __restrict__ w, const float* __restrict__ scale, int F, int G,
+            long long groups, signed char* __restrict__ w_q) {
+    wquant_vec<32 / LANES, LANES>(w, scale, F, G, groups, w_q);
+}
+
+extern "C" __global__ void __launch_bounds__(BLOCK, BPS)
+wquant_vec4(const float* __restrict__ w, const float* __restrict__ scale, int F, int G,
+            long long groups, signed char* __restrict__ w_q) {
+    wquant_vec<4, 32>(w, scale, F, G, groups, w_q);
+}
+
+// Any F and G: one block a row, a thread a value, the row's group of each value by division.
 extern "C" __global__ void __launch_bounds__(BLOCK)
-weight_quantize(const float* __restrict__ w, const float* __restrict__ scale, int O, int F,
-                int G, int use_smem, signed char* __restrict__ w_q) {
-    extern __shared__ float s_scale[];
+wquant_any(const float* __restrict__ w, const float* __restrict__ scale, int O, int F, int G,
+           signed char* __restrict__ w_q) {
     const int o = blockIdx.x;
     if (o >= O) return;
     const int ng = (F + G - 1) / G;
     const float* srow = scale + (size_t)o * ng;
-    if (use_smem) {
-        for (int g = threadIdx.x; g < ng; g += BLOCK) s_scale[g] = __ldg(srow + g);
-        __syncthreads();
-    }
-    const float* sc = use_smem ? s_scale : srow;
     const size_t row = (size_t)o * (size_t)F;
-    if ((F & 3) == 0) {
-        const float4* w4 = reinterpret_cast<const float4*>(w + row);
-        char4* q4 = reinterpret_cast<char4*>(w_q + row);
-        for (int i = threadIdx.x; i < (F >> 2); i += BLOCK) {
-            const float4 v = __ldg(w4 + i);
-            const int f = 4 * i;
-            q4[i] = make_char4(quantise_w(v.x, sc[f / G]), quantise_w(v.y, sc[(f + 1) / G]),
-                               quantise_w(v.z, sc[(f + 2) / G]), quantise_w(v.w, sc[(f + 3) / G]));
-        }
-    } else {
-        for (int f = threadIdx.x; f < F; f += BLOCK)
-            w_q[row + f] = quantise_w(__ldg(w + row + f), sc[f / G]);
-    }
+    for (int f = threadIdx.x; f < F; f += BLOCK)
+        w_q[row + f] = quantise_w(__ldg(w + row + f), __ldg(srow + f / G));
 }

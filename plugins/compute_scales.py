@@ -21,26 +21,50 @@ def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant) -> dict[str, 
     return {"scale": spec.scales(ins["w"], p["group_size"])}
 
 
+#: The kernel's launch parameters (``enqueue`` reads them back from the variant, so
+#: ``bench --define NAME=...`` tunes them): LANES lanes a group in scales_vec1 (32 / LANES
+#: groups a warp's step), at most BPS blocks an SM in the grid (the kernel's
+#: ``__launch_bounds__`` keeps that many resident), PREFETCH 1: a warp loads its next step
+#: before it reduces this one.
+DEFINES = (("LANES", "8"), ("BPS", "8"), ("PREFETCH", "1"))
+
+
+def kernel_for(f: int, g: int) -> str:
+    """The entry point for this shape: 16-byte loads when rows and groups are aligned."""
+    if f % 4 == 0 and g % 4 == 0:
+        if g <= 128:
+            return "scales_vec1"
+        if g <= 512:
+            return "scales_vec4"
+    return "scales_any"
+
+
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
-    """One warp per (row, group): a block holds ``block / 32`` groups."""
+    """The list of ``out_f * ceil(in_f / G)`` groups, a team of lanes a group: one grid of
+    at most the blocks that fit at once, warps looping over steps of groups."""
     o, f, g = int(p["out_f"]), int(p["in_f"]), int(p["group_size"])
-    groups, warps = o * spec.n_groups(f, g), launch.block // 32
-    launch("compute_scales", (-(-groups // warps), 1, 1), (launch.block, 1, 1), bufs["w"],
-           np.int32(o), np.int32(f), np.int32(g), bufs["scale"])
+    groups, warps, d = o * spec.n_groups(f, g), launch.block // 32, dict(v.defines)
+    name = kernel_for(f, g)
+    per_warp = 32 // int(d["LANES"]) if name == "scales_vec1" else 1
+    blocks = min(-(-groups // (warps * per_warp)), launch.sm_count * int(d["BPS"]))
+    launch(name, (blocks, 1, 1), (launch.block, 1, 1), bufs["w"], np.int32(f), np.int32(g),
+           np.int64(groups), bufs["scale"])
 
 
 def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
-    """Zero-pad to whole groups, view as groups, ``amax / 127``."""
+    """Zero-pad to whole groups, view as groups, ``amax`` over a tensor 127 (a Python
+    127.0 makes torch multiply by its reciprocal, 1 ulp off SPEC's division)."""
     w, g = t["w"], p["group_size"]
     o, f = w.shape
     ng = spec.n_groups(f, g)
     padded = torch.nn.functional.pad(w.abs(), (0, ng * g - f))
-    return {"scale": padded.view(o, ng, g).amax(dim=2) / 127.0}
+    return {"scale": padded.view(o, ng, g).amax(dim=2)
+            / torch.full((1, 1), 127.0, device=w.device)}
 
 
 STAGE = Stage(
     name="compute_scales",
-    entry_points=("compute_scales",),
+    entry_points=("scales_vec1", "scales_vec4", "scales_any"),
     description="per-group abs-max of w over 127",
     axes=axes.WEIGHT,
     families=families.NAMES,
@@ -51,10 +75,23 @@ STAGE = Stage(
     reference=reference,
     enqueue=enqueue,
     torch_impl=torch_impl,
+    variants=(Variant("default", DEFINES, "a team of LANES lanes a group"),),
+    block=128,
     bytes_moved=lambda p: 4 * p["out_f"] * p["in_f"]
     + 4 * p["out_f"] * spec.n_groups(p["in_f"], p["group_size"]),
     flops=lambda p: p["out_f"] * p["in_f"],
     tolerances={"scale": Exact("a max is exact and /127 is one IEEE division on both sides")},
-    cases=(*cases.WEIGHT, {"out_f": 9, "in_f": 4096, "group_size": 4096}),
+    cases=(
+        *cases.WEIGHT,
+        {"out_f": 9, "in_f": 4096, "group_size": 4096},  # scales_any: G > 512
+        {"out_f": 33, "in_f": 520, "group_size": 256},  # scales_vec4, a short last group
+        {"out_f": 40, "in_f": 1000, "group_size": 100},  # scales_vec1, G < 128: lanes left idle
+        {"out_f": 301, "in_f": 3456},  # 8127 groups: a warp's last step cut short
+        # More groups than an H200's one wave of warps takes in a step (16896): warps loop,
+        # over rows of whole groups (the next step loaded before this one is used:
+        # PREFETCH) and over rows whose last group is short (a plain loop).
+        {"out_f": 1201, "in_f": 2048},
+        {"out_f": 2500, "in_f": 1000},
+    ),
     default_sweep=axes.WEIGHT_SWEEP,
 )

@@ -10,7 +10,20 @@ import numpy as np
 from harness.api import Exact, Launcher, Point, Stage, Variant
 from harness.spikes import axes, cases, families, inputs, spec
 from harness.spikes import planes as plane_stages
-from harness.spikes.geometry import grid_stride
+
+#: The kernel's launch parameters (``enqueue`` reads them back from the variant, so
+#: ``bench --define NAME=...`` tunes them): UNITS units of 4 values a lane loads (every
+#: plane's word of each) before it sums, at most BPS blocks an SM in the grid (the kernel's
+#: ``__launch_bounds__`` keeps that many resident).
+DEFINES = (("UNITS", "2"), ("BPS", "4"))
+
+
+def stream_grid(launch: Launcher, n: int, v: Variant) -> tuple[int, int, int]:
+    """One wave at most: warps take chunks of 32 * UNITS units of 4 values (one value a
+    thread where ``n % 4 != 0``), at most BPS blocks an SM, looping over the rest."""
+    d = dict(v.defines)
+    per_block = launch.block * int(d["UNITS"]) * 4 if n % 4 == 0 else launch.block
+    return (min(-(-n // per_block), launch.sm_count * int(d["BPS"])), 1, 1)
 
 
 def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
@@ -25,10 +38,10 @@ def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant) -> dict[str, 
 
 
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
-    """One grid-stride pass over the elements, every plane read once."""
+    """One streaming pass over the elements, every plane read once."""
     n = int(p["batch"]) * int(p["in_f"])
-    launch("spike_decode", *grid_stride(n, launch.block), bufs["spikes"], np.int64(n),
-           np.int32(p["planes"]), bufs["o"], bufs["q"])
+    launch("spike_decode", stream_grid(launch, n, v), (launch.block, 1, 1), bufs["spikes"],
+           np.int64(n), np.int32(p["planes"]), bufs["o"], bufs["q"])
 
 
 def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
@@ -54,11 +67,16 @@ STAGE = Stage(
     bytes_moved=lambda p: (4 + p["planes"]) * p["batch"] * p["in_f"] + 4,
     flops=lambda p: 2 * p["planes"] * p["batch"] * p["in_f"],
     tolerances={"q": Exact("integer sum: exact")},
+    variants=(Variant("default", DEFINES, "every mode: the planes carry their signs"),),
     cases=cases.per_mode((
         {"batch": 1, "in_f": 3584}, {"batch": 6, "in_f": 3584, "planes": 1},
         {"batch": 7, "in_f": 5, "planes": 3}, {"batch": 13, "in_f": 130, "planes": 8},
         {"batch": 33, "in_f": 4100, "planes": 12},
         {"batch": 2, "in_f": 999, "planes": spec.MAX_PLANES},
+        {"batch": 5, "in_f": 100},  # 125 units: a warp's chunk cut short
+        # More units than an H200's one wave of warps takes in a chunk: warps loop.
+        {"batch": 700, "in_f": 3584},
+        {"batch": 3, "in_f": 3588, "planes": 8},  # the most planes summed in 16-bit lanes
     )),
     default_sweep=axes.BATCH_SWEEP,
 )

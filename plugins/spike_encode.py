@@ -11,7 +11,20 @@ import numpy as np
 from harness.api import Exact, Launcher, Point, Stage, Variant
 from harness.spikes import axes, families, inputs, spec, torchmath
 from harness.spikes import planes as plane_stages
-from harness.spikes.geometry import grid_stride
+
+#: The kernel's launch parameters (``enqueue`` reads them back from the variant, so
+#: ``bench --define NAME=...`` tunes them): UNITS int4 a lane loads before it stores, at
+#: most BPS blocks an SM in the grid (the kernel's ``__launch_bounds__`` keeps that many
+#: resident).
+DEFINES = (("UNITS", "4"), ("BPS", "4"))
+
+
+def stream_grid(launch: Launcher, n: int, v: Variant) -> tuple[int, int, int]:
+    """One wave at most: warps take chunks of 32 * UNITS units of 4 values (one value a
+    thread where ``n % 4 != 0``), at most BPS blocks an SM, looping over the rest."""
+    d = dict(v.defines)
+    per_block = launch.block * int(d["UNITS"]) * 4 if n % 4 == 0 else launch.block
+    return (min(-(-n // per_block), launch.sm_count * int(d["BPS"])), 1, 1)
 
 
 def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
@@ -26,10 +39,10 @@ def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant) -> dict[str, 
 
 
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
-    """One grid-stride pass: read v once, write every plane."""
+    """One streaming pass: read v once, write every plane."""
     n = int(p["batch"]) * int(p["in_f"])
-    launch("spike_encode", *grid_stride(n, launch.block), bufs["v"], np.int64(n),
-           np.int32(p["planes"]), bufs["spikes"])
+    launch("spike_encode", stream_grid(launch, n, v), (launch.block, 1, 1), bufs["v"],
+           np.int64(n), np.int32(p["planes"]), bufs["spikes"])
 
 
 def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
@@ -52,7 +65,13 @@ STAGE = Stage(
     bytes_moved=lambda p: (4 + p["planes"]) * p["batch"] * p["in_f"],
     flops=lambda p: 0,
     tolerances={"spikes": Exact("integer planes: exact")},
-    variants=plane_stages.mode_variants(),
-    cases=plane_stages.CASES,
+    variants=plane_stages.mode_variants(*DEFINES),
+    cases=(
+        *plane_stages.CASES,
+        {"batch": 5, "in_f": 100},  # 125 units: a warp's chunk cut short
+        # More units than an H200's one wave of warps takes in a chunk: warps loop.
+        {"batch": 700, "in_f": 3584},
+        {"batch": 3, "in_f": 3588, "planes": 8},  # the most planes of the byte path
+    ),
     default_sweep=axes.BATCH_SWEEP,
 )

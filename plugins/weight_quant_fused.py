@@ -1,8 +1,9 @@
 """Weight path steps A and B in one pass over w: ``scale`` and ``w_q`` from ``w``.
 
-One warp per group whatever the matrix's shape, so tall (18944x3584) and wide (3584x18944)
-matrices are the same list of groups; w is read once and kept in registers between the
-group max and the quantisation. Exactly ``compute_scales`` then ``weight_quantize``.
+A team of lanes per group whatever the matrix's shape, so tall (18944x3584) and wide
+(3584x18944) matrices are the same list of groups; w is read once and kept in registers
+between the group max and the quantisation. Exactly ``compute_scales`` then
+``weight_quantize``.
 """
 
 from __future__ import annotations
@@ -15,16 +16,12 @@ import numpy as np
 from harness.api import Exact, Launcher, Point, Stage, Variant
 from harness.spikes import axes, cases, families, spec
 
-#: Warps per block (a launch parameter; ``bench --define WARPS=...`` tunes it): on the H200,
-#: 4 was faster than 8 at every UNROLL (statistics/h200/tuning/).
-WARPS = 4
-#: UNROLL-group steps per warp (a launch parameter: the grid shrinks by it, and each warp
-#: loads its next step while it reduces this one). ITERS 8 with UNROLL 1 was the fastest
-#: setting tuned on the H200, on both 3584 x 3584 and 18944 x 3584.
-ITERS = 8
-#: Groups a warp loads at a time in the vector kernels (kernels/weight_quant_fused.cu,
-#: -DUNROLL; ``enqueue`` reads it from the variant, so ``bench --define UNROLL=...`` tunes it).
-UNROLL = 1
+#: The kernel's launch parameters (``enqueue`` reads them back from the variant, so
+#: ``bench --define NAME=...`` tunes them): LANES lanes a group in wq_vec1 (32 / LANES
+#: groups a warp's step, 128 / LANES values a lane), at most BPS blocks an SM in the grid
+#: (the kernel's ``__launch_bounds__`` keeps that many resident), PREFETCH 1: a warp loads
+#: its next step before it quantises this one.
+DEFINES = (("LANES", "8"), ("BPS", "8"), ("PREFETCH", "1"))
 
 
 def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
@@ -56,17 +53,15 @@ def kernel_for(f: int, g: int) -> str:
 
 
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
-    """A warp per UNROLL groups of the O * ceil(F / G), all in one grid: a grid capped at
-    1056 blocks with a grid-stride loop (1.33 waves of 792 resident blocks) keeps the kernel
-    at 57 % of DRAM peak. Blocks of WARPS warps, the variant's launch parameter."""
+    """The list of ``out_f * ceil(in_f / G)`` groups, a team of lanes a group: one grid of
+    at most the blocks that fit at once (BPS an SM; a grid of more blocks than fit runs
+    in waves, and a last partial wave leaves SMs idle), warps looping over steps."""
     o, f, g = int(p["out_f"]), int(p["in_f"]), int(p["group_size"])
-    groups = o * spec.n_groups(f, g)
+    groups, warps, d = o * spec.n_groups(f, g), launch.block // 32, dict(v.defines)
     name = kernel_for(f, g)
-    d = dict(v.defines)
-    per_warp = int(d["UNROLL"]) if name != "wq_any" else 1
-    warps, iters = int(d.get("WARPS", WARPS)), int(d.get("ITERS", ITERS))
-    blocks = max(1, -(-groups // (warps * per_warp * iters)))
-    launch(name, (blocks, 1, 1), (32 * warps, 1, 1), bufs["w"], np.int32(f), np.int32(g),
+    per_warp = 32 // int(d["LANES"]) if name == "wq_vec1" else 1
+    blocks = min(-(-groups // (warps * per_warp)), launch.sm_count * int(d["BPS"]))
+    launch(name, (blocks, 1, 1), (launch.block, 1, 1), bufs["w"], np.int32(f), np.int32(g),
            np.int64(groups), bufs["scale"], bufs["w_q"])
 
 
@@ -95,8 +90,8 @@ STAGE = Stage(
     reference=reference,
     enqueue=enqueue,
     torch_impl=torch_impl,
-    variants=(Variant("default", (("UNROLL", str(UNROLL)), ("WARPS", str(WARPS)),
-                                  ("ITERS", str(ITERS))), "one warp per group"),),
+    variants=(Variant("default", DEFINES, "a team of LANES lanes a group"),),
+    block=128,
     # The floor: w read once, w_q and the scales written once.
     bytes_moved=lambda p: 5 * p["out_f"] * p["in_f"]
     + 4 * p["out_f"] * spec.n_groups(p["in_f"], p["group_size"]),
@@ -109,8 +104,13 @@ STAGE = Stage(
         *cases.WEIGHT,
         {"out_f": 9, "in_f": 4096, "group_size": 4096},
         {"out_f": 33, "in_f": 520, "group_size": 256},  # wq_vec4, a short last group
-        {"out_f": 40, "in_f": 1000, "group_size": 100},  # wq_vec1, a short last group
-        {"out_f": 301, "in_f": 3584},  # an odd number of groups: half-used UNROLL
+        {"out_f": 40, "in_f": 1000, "group_size": 100},  # wq_vec1, G < 128: lanes left idle
+        {"out_f": 301, "in_f": 3456},  # 8127 groups: a warp's last step cut short
+        # More groups than an H200's one wave of warps takes in a step (16896): warps loop,
+        # over rows of whole groups (the next step loaded before this one is used:
+        # PREFETCH) and over rows whose last group is short (a plain loop).
+        {"out_f": 1201, "in_f": 2048},
+        {"out_f": 2500, "in_f": 1000},
     ),
     default_sweep={"out_f": (3584, 18944), "in_f": (3584, 18944)},
 )

@@ -10,8 +10,12 @@ import numpy as np
 from harness.api import Exact, Launcher, Point, Stage, Variant
 from harness.spikes import axes, cases, families, inputs, spec
 
-#: Scales of a row cached in shared memory up to this many groups (48 KiB of dynamic smem).
-SMEM_GROUPS = 12 * 1024
+#: The kernel's launch parameters (``enqueue`` reads them back from the variant, so
+#: ``bench --define NAME=...`` tunes them): LANES lanes a group in wquant_vec1 (32 / LANES
+#: groups a warp's step), at most BPS blocks an SM in the grid (the kernel's
+#: ``__launch_bounds__`` keeps that many resident), PREFETCH 1: a warp loads its next step
+#: before it quantises this one.
+DEFINES = (("LANES", "8"), ("BPS", "8"), ("PREFETCH", "1"))
 
 
 def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
@@ -25,14 +29,31 @@ def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant) -> dict[str, 
     return {"w_q": spec.weight_quantize(ins["w"], ins["scale"], p["group_size"])}
 
 
+def kernel_for(f: int, g: int) -> str:
+    """The entry point for this shape: 16-byte loads when rows and groups are aligned."""
+    if f % 4 == 0 and g % 4 == 0:
+        if g <= 128:
+            return "wquant_vec1"
+        if g <= 512:
+            return "wquant_vec4"
+    return "wquant_any"
+
+
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
-    """One block per row; the row's scales in shared memory when they fit."""
+    """The list of ``out_f * ceil(in_f / G)`` groups, a team of lanes a group: one grid of
+    at most the blocks that fit at once, warps looping over steps of groups; a block a row
+    where rows or groups are not 16-byte aligned."""
     o, f, g = int(p["out_f"]), int(p["in_f"]), int(p["group_size"])
-    ng = spec.n_groups(f, g)
-    smem = ng <= SMEM_GROUPS
-    launch("weight_quantize", (o, 1, 1), (launch.block, 1, 1), bufs["w"], bufs["scale"],
-           np.int32(o), np.int32(f), np.int32(g), np.int32(smem), bufs["w_q"],
-           shared=4 * ng if smem else 0)
+    name = kernel_for(f, g)
+    if name == "wquant_any":
+        launch(name, (o, 1, 1), (launch.block, 1, 1), bufs["w"], bufs["scale"], np.int32(o),
+               np.int32(f), np.int32(g), bufs["w_q"])
+        return
+    groups, warps, d = o * spec.n_groups(f, g), launch.block // 32, dict(v.defines)
+    per_warp = 32 // int(d["LANES"]) if name == "wquant_vec1" else 1
+    blocks = min(-(-groups // (warps * per_warp)), launch.sm_count * int(d["BPS"]))
+    launch(name, (blocks, 1, 1), (launch.block, 1, 1), bufs["w"], bufs["scale"], np.int32(f),
+           np.int32(g), np.int64(groups), bufs["w_q"])
 
 
 def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
@@ -45,7 +66,7 @@ def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[s
 
 STAGE = Stage(
     name="weight_quantize",
-    entry_points=("weight_quantize",),
+    entry_points=("wquant_vec1", "wquant_vec4", "wquant_any"),
     description="w / group scale, rounded half to even, as int8",
     axes=axes.WEIGHT,
     families=families.NAMES,
@@ -57,13 +78,24 @@ STAGE = Stage(
     reference=reference,
     enqueue=enqueue,
     torch_impl=torch_impl,
+    variants=(Variant("default", DEFINES, "a team of LANES lanes a group"),),
+    block=128,
     bytes_moved=lambda p: 5 * p["out_f"] * p["in_f"]
     + 4 * p["out_f"] * spec.n_groups(p["in_f"], p["group_size"]),
     flops=lambda p: p["out_f"] * p["in_f"],
-    tolerances={"w_q": Exact("integer weights, from one IEEE division and rint: exact")},
+    tolerances={"w_q": Exact("integer weights, from one IEEE division and rint: exact (a "
+                             "multiply by the reciprocal only where it gives the same)")},
     cases=(
         *cases.WEIGHT,
-        {"out_f": 2, "in_f": 13000, "group_size": 1},  # more groups than fit in smem
+        {"out_f": 2, "in_f": 13000, "group_size": 1},  # wquant_any: 13000 groups a row
+        {"out_f": 33, "in_f": 520, "group_size": 256},  # wquant_vec4, a short last group
+        {"out_f": 40, "in_f": 1000, "group_size": 100},  # wquant_vec1, G < 128: lanes left idle
+        {"out_f": 301, "in_f": 3456},  # 8127 groups: a warp's last step cut short
+        # More groups than an H200's one wave of warps takes in a step (16896): warps loop,
+        # over rows of whole groups (the next step loaded before this one is used:
+        # PREFETCH) and over rows whose last group is short (a plain loop).
+        {"out_f": 1201, "in_f": 2048},
+        {"out_f": 2500, "in_f": 1000},
     ),
     default_sweep=axes.WEIGHT_SWEEP,
 )

@@ -6,8 +6,10 @@ must then find mismatches, so the data is hard enough to catch a wrong guard.
 
 - activation_fused (``quantise_inv``): y = x * rcp(vth); exact division unless
   0.5 - |y - rint(y)| > 2^-21 |y|.
-- weight_quant_fused (``quantise_w``): y = w * rcp(s) with |w / s| <= 127.00001; exact
-  division when ||y - rint(y)| - 0.5| <= 1e-4.
+- the weight kernels (``quantise_w_bits``): y = w * rcp(s), t = y + 1.5 * 2^23, r = t -
+  1.5 * 2^23 (rint(y), half to even), w_q = the low byte of t's bits; exact division where
+  |y - r| >= 0.4999, and also where |y| >= 127.5 unless the scale is the group's own max /
+  127 (weight_quant_fused: bounded), which the rule says keeps |y| below 127.5.
 """
 
 from __future__ import annotations
@@ -62,23 +64,71 @@ def test_activation_rule_matches_the_division() -> None:
     assert _mismatches(_inv_rule, x0, v0, guard=True) == 0
 
 
-def _w_rule(w: np.ndarray, s: np.ndarray, guard: bool) -> np.ndarray:
+#: 1.5 * 2^23: adding it rounds a float32 below 2^22 in magnitude to an integer.
+MAGIC = F32(12582912.0)
+
+
+def _w_exact(w: np.ndarray, s: np.ndarray) -> np.ndarray:
+    """SPEC's step B per element: rint of the IEEE quotient, clamped; 0 where s == 0."""
+    with np.errstate(all="ignore"):
+        r = np.clip(np.rint(np.divide(w, s, dtype=F32)), -127, 127)
+    return np.where(s == 0, 0, r).astype(np.int8)
+
+
+def _w_rule(w: np.ndarray, s: np.ndarray, bounded: bool, guard: bool = True) -> np.ndarray:
+    """The kernels' quantise_w_bits with the division where it clears ok."""
     with np.errstate(all="ignore"):
         y = np.multiply(w, np.divide(F32(1), s, dtype=F32), dtype=F32)
-        r = np.rint(y)
-        slow = ~(np.abs(np.abs(y - r) - F32(0.5)) > F32(1e-4)) if guard else False
-        return np.where(slow, _exact(w, s), r)
+        t = np.add(y, MAGIC, dtype=F32)
+        d = np.subtract(y, np.subtract(t, MAGIC, dtype=F32), dtype=F32)
+        ok = np.abs(d) < F32(0.4999)
+        if not bounded:
+            ok &= np.abs(y) < F32(127.5)
+    fast = (t.view(np.uint32) & 0xFF).astype(np.uint8).view(np.int8)
+    return fast if not guard else np.where(ok, fast, _w_exact(w, s))
 
 
-def test_weight_rule_matches_the_division() -> None:
+def _w_mismatches(w: np.ndarray, s: np.ndarray, bounded: bool, guard: bool = True) -> int:
+    return int((_w_rule(w, s, bounded, guard) != _w_exact(w, s)).sum())
+
+
+def _near_half_weights(rng: np.random.Generator, amax: np.ndarray, top: float
+                       ) -> tuple[np.ndarray, np.ndarray]:
+    """Weights at (or an ulp beside) half-integer multiples of s = amax / 127, |w| <= amax
+    times top / 127."""
+    n = amax.size
+    s = np.divide(amax, F32(127), dtype=F32)
+    m = rng.integers(-int(top), int(top), n) + 0.5
+    w = (m * s.astype(np.float64)).astype(F32)
+    w = np.where(rng.random(n) < 0.5, np.nextafter(w, F32(0)), w)
+    w = np.where(rng.random(n) < 0.25, np.nextafter(w, np.copysign(F32(np.inf), w)), w)
+    return w, s
+
+
+def test_bounded_weight_rule_matches_the_division() -> None:
+    """weight_quant_fused: s is the group's own max over 127, so |w| <= amax."""
     rng = np.random.default_rng(8)
     n = 400_000
     amax = rng.lognormal(0, 2, n).astype(F32)
-    s = np.divide(amax, F32(127), dtype=F32)
-    m = rng.integers(-127, 127, n) + 0.5
-    w = np.clip((m * s.astype(np.float64)).astype(F32), -amax, amax)
-    w = np.where(rng.random(n) < 0.5, np.nextafter(w, F32(0)), w)
-    w = np.concatenate([w, amax, -amax])  # the group's max itself: |w / s| ~ 127
-    s = np.concatenate([s, s, s])
-    assert _mismatches(_w_rule, w, s, guard=True) == 0
-    assert _mismatches(_w_rule, w, s, guard=False) > 0
+    amax[:2000] = rng.uniform(1e-45, 1e-36, 2000).astype(F32)  # subnormal scales, rcp = inf
+    w, s = _near_half_weights(rng, amax, 127)
+    w = np.clip(w, -amax, amax)
+    w = np.concatenate([w, amax, -amax, np.zeros(4, F32)])  # the max itself: |w / s| ~ 127
+    s = np.concatenate([s, s, s, np.array([0, 0, 1e-45, 1], F32)])
+    assert _w_mismatches(w, s, bounded=True) == 0
+    assert _w_mismatches(w, s, bounded=True, guard=False) > 0
+
+
+def test_any_scale_weight_rule_matches_the_division() -> None:
+    """weight_quantize: any scale, so |w / s| may pass 127.5 (the clamp) or be huge."""
+    rng = np.random.default_rng(9)
+    n = 400_000
+    amax = rng.lognormal(0, 3, n) * rng.choice([1e-40, 1e-20, 1.0, 1e20, 1e33], n)
+    amax = np.minimum(amax, 1e36).astype(F32)  # 400 amax / 127 stays finite
+    w, s = _near_half_weights(rng, amax, 400)  # |w / s| up to 400: the clamp
+    spread = (s.astype(np.float64) * rng.uniform(-400, 400, n)).astype(F32)  # off the halves
+    w = np.concatenate([w, spread, np.array([1, -1, 0, 3e38, -3e38, 1e-45, 5], F32)])
+    s = np.concatenate([s, s, np.array([0, 0, 0, 1e-30, 1e-30, 3e38, 3e38], F32)])
+    assert _w_mismatches(w, s, bounded=False) == 0
+    assert _w_mismatches(w, s, bounded=True) > 0  # the |y| < 127.5 check is needed here
+    assert _w_mismatches(w, s, bounded=False, guard=False) > 0

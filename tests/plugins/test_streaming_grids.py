@@ -1,0 +1,84 @@
+"""The streaming stages' launches, on the CPU: the weight stages (compute_scales,
+weight_quantize, weight_quant_fused) and the plane stages (spike_encode, spike_decode) pick
+their kernel by shape, launch at most one wave (BPS blocks an SM, the number the kernel's
+``__launch_bounds__`` keeps resident), and their grid reaches every group or unit (the
+kernels loop over the rest). The launch parameters' defaults in the plugin and in the kernel
+source are the same numbers."""
+
+from __future__ import annotations
+
+import collections
+import re
+from pathlib import Path
+
+import pytest
+
+from harness.contract.launcher import RecordingLauncher
+from harness.spikes import spec
+
+KERNELS = Path(__file__).resolve().parents[2] / "kernels"
+WEIGHT = {"compute_scales": "scales", "weight_quantize": "wquant", "weight_quant_fused": "wq"}
+PLANES = ("spike_encode", "spike_decode")
+
+
+def launches(st, v, sm_count: int = 132, **point):  # type: ignore[no-untyped-def]
+    launch = RecordingLauncher(st.block_for(v), sm_count)
+    st.enqueue(launch, collections.defaultdict(int), st.point(v, **point), v)
+    return launch.calls
+
+
+@pytest.mark.parametrize("name", [*WEIGHT, *PLANES])
+def test_defaults_agree_with_the_kernel_source(reg, name: str) -> None:  # type: ignore[no-untyped-def]
+    source = (KERNELS / f"{name}.cu").read_text()
+    for v in reg.get(name).variants:
+        for key, value in v.defines:
+            if key == "MODE":
+                continue
+            m = re.search(rf"#define {key} (\d+)", source) or re.search(
+                rf"#define {key} (\d+)", (KERNELS / "common" / "wgroups.cuh").read_text())
+            assert m and m.group(1) == value, (name, key, value)
+
+
+@pytest.mark.parametrize("name", WEIGHT)
+@pytest.mark.parametrize(("out_f", "in_f", "g", "kind"), [
+    (18944, 3584, 128, "vec1"), (3584, 18944, 128, "vec1"), (40, 1000, 100, "vec1"),
+    (33, 520, 256, "vec4"), (9, 4096, 4096, "any"), (13, 130, 128, "any"),
+    (12, 300, 7, "any"),
+])
+def test_weight_kernel_and_one_wave(reg, name: str, out_f: int, in_f: int, g: int,
+                                    kind: str) -> None:  # type: ignore[no-untyped-def]
+    st = reg.get(name)
+    v = st.variants[0]
+    d = dict(v.defines)
+    ((kernel, grid, block, _, _),) = launches(st, v, out_f=out_f, in_f=in_f, group_size=g)
+    assert kernel == f"{WEIGHT[name]}_{kind}"
+    assert block == (st.block, 1, 1)
+    groups = out_f * spec.n_groups(in_f, g)
+    if name == "weight_quantize" and kind == "any":
+        assert grid == (out_f, 1, 1)  # a block a row
+        return
+    per_warp = 32 // int(d["LANES"]) if kind == "vec1" else 1
+    warps = grid[0] * st.block // 32
+    assert grid[0] <= 132 * int(d["BPS"])
+    # Either every group has a warp in the first step, or the grid is the whole wave.
+    assert warps * per_warp >= groups or grid[0] == 132 * int(d["BPS"])
+    # No block is launched without a group for it.
+    assert (grid[0] - 1) * (st.block // 32) * per_warp < groups
+
+
+@pytest.mark.parametrize("name", PLANES)
+@pytest.mark.parametrize(("batch", "in_f"), [(16384, 3584), (1, 3584), (7, 5), (5, 100)])
+def test_plane_stages_launch_one_wave(reg, name: str, batch: int,
+                                      in_f: int) -> None:  # type: ignore[no-untyped-def]
+    st = reg.get(name)
+    for v in st.variants:
+        d = dict(v.defines)
+        ((kernel, grid, block, _, _),) = launches(st, v, batch=batch, in_f=in_f)
+        n = batch * in_f
+        per_block = st.block * int(d["UNITS"]) * 4 if n % 4 == 0 else st.block
+        assert kernel == name and block == (st.block, 1, 1)
+        assert grid[0] == min(-(-n // per_block), 132 * int(d["BPS"]))
+    # A GPU with more SMs gets a larger wave, up to the work there is.
+    v = st.variants[0]
+    assert launches(st, v, 264, batch=16384, in_f=3584)[0][1][0] == 264 * int(
+        dict(v.defines)["BPS"])
