@@ -48,14 +48,16 @@
 #ifndef IG_CLUSTER_M
 #define IG_CLUSTER_M 2
 #endif
-// CTAs of a cluster along N (1 or 2): with 2, the cluster is 2 x 2 and A is multicast too.
+// CTAs of a cluster along N (1 or 2): with 2, the cluster is 2 x 2 and A is multicast too
+// (N must then be a multiple of 256). 1 until 2 is measured faster (kernels/NOTES.md).
 #ifndef IG_CLUSTER_N
-#define IG_CLUSTER_N 2
+#define IG_CLUSTER_N 1
 #endif
 // The persistent grid the launch takes (read from int_gemm_wgmma_config): 0, the clusters
-// the driver's occupancy query says run at once; 1, the SMs over the cluster size.
+// the driver's occupancy query says run at once; 1, the SMs over the cluster size (the
+// pairs' grid measured fastest; the query answered fewer clusters, kernels/NOTES.md).
 #ifndef IG_GRID
-#define IG_GRID 0
+#define IG_GRID 1
 #endif
 #ifndef IG_OVERLAP
 #define IG_OVERLAP 0
