@@ -23,7 +23,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.api import Axis, Launcher, NormRel, Peer, Point, Rows, Stage, Variant
+from harness.api import Axis, BadInput, Launcher, NormRel, Peer, Point, Rows, Stage, Variant
 from harness.spikes import axes, families, inputs
 
 #: The wgmma path's tile (BM = BN = BK) and group size.
@@ -160,6 +160,9 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
         # B's over its column (cm), each multicast to the CTAs that use it.
         tq = launch.tensor_map(bufs["q"], np.int8, m, k, TILE // cn, TILE)
         tw = launch.tensor_map(bufs["w_q"], np.int8, n, k, TILE // cm, TILE)
+        if n % (TILE * cn):  # a -D IG_CLUSTER_N=2 build at an N the path rule let through
+            raise BadInput(f"int_gemm_wgmma built with clusters of {cn} along N needs N "
+                               f"a multiple of {TILE * cn}, not {n}")
         tiles = _cdiv(_cdiv(m, TILE), cm) * (n // (TILE * cn))  # cluster tiles
         # Persistent: no more clusters than run at once (a later one would run alone): the
         # driver's occupancy query, or (IG_GRID=1) the SMs over the cluster size.
