@@ -162,7 +162,7 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
         tw = launch.tensor_map(bufs["w_q"], np.int8, n, k, TILE // cm, TILE)
         if n % (TILE * cn):  # a -D IG_CLUSTER_N=2 build at an N the path rule let through
             raise BadInput(f"int_gemm_wgmma built with clusters of {cn} along N needs N "
-                               f"a multiple of {TILE * cn}, not {n}")
+                           f"a multiple of {TILE * cn}, not {n}")
         tiles = _cdiv(_cdiv(m, TILE), cm) * (n // (TILE * cn))  # cluster tiles
         # Persistent: no more clusters than run at once (a later one would run alone): the
         # driver's occupancy query, or (IG_GRID=1) the SMs over the cluster size.
