@@ -123,6 +123,10 @@ def _measure(job: Job, backend: Backend, cfg: BenchConfig, meta: RunMeta,
             bad_outputs = _wrong(job, pristine, got, idx)
             row["verified"] = "no" if bad_outputs else \
                 rowcheck.label(job.target.rows, job.point, idx)
+        except MemoryError:  # the host could not hold the reference: nothing was checked
+            return {**row, "status": "oom",
+                    "reason": "out of host memory checking the outputs (the reference at "
+                              "this size): the time was not kept"[:REASON_CHARS]}
         except Exception as exc:  # the plugin's reference or check: nothing was checked
             bad_outputs = [f"checking the outputs raised {type(exc).__name__}: {exc}"]
     # A wrong answer is a failed row; its time stays beside it (a peer that is fast but

@@ -332,6 +332,24 @@ def test_a_reference_that_raises_is_a_failed_row_not_a_crash(tmp_path: Path) -> 
         return {"y": ins["x"] * ins["s"]}
 
     row = m.measure(job(dataclasses.replace(st, reference=once)), FakeGpu(), FAST, META)
-    assert row["status"] == "failed" and "verified" not in row
+    assert row["status"] == "failed" and "verified" not in row  # nothing was checked
     assert row["reason"] == "checking the outputs raised ValueError: operands could not be " \
                             "broadcast"
+
+
+def test_a_reference_too_big_for_the_host_is_an_oom_row(tmp_path: Path) -> None:
+    """MemoryError while checking: an ``oom`` row that says so (the time is not kept: a
+    row without a check is no result), not a failed kernel."""
+    st = scaled(tmp_path, [])
+    calls = []
+
+    def once(ins, p, v):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        if len(calls) > 1:
+            raise MemoryError
+        return {"y": ins["x"] * ins["s"]}
+
+    row = m.measure(job(dataclasses.replace(st, reference=once)), FakeGpu(), FAST, META)
+    assert row["status"] == "oom" and "verified" not in row
+    assert row["reason"].startswith("out of host memory checking the outputs")
+    assert "median_us" not in row
