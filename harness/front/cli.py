@@ -30,7 +30,7 @@ from harness.engine import calibrate as calibration
 from harness.engine import kernels, pipeline, profile, sanitize, targets, validate
 from harness.errors import BadInput, HarnessError, ValidationFailed
 from harness.front import render, signals, terminal
-from harness.results import compare, report
+from harness.results import compare, models, report
 from harness.tools import where
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, cls=terminal.OneLineErrors,
@@ -432,7 +432,9 @@ def sanitize_cmd(
 @app.command("report")
 @cli_errors
 def report_cmd(
-    folder: Annotated[Path, typer.Argument(help="A results folder, e.g. statistics/h200.")],
+    folders: Annotated[list[Path], typer.Argument(
+        help="A results folder, e.g. statistics/h200; several: the GPU models side by "
+        "side.")],
     batch: Annotated[list[int] | None, typer.Option(
         help="Batch of the table's rows (repeat for more; default 16384).")] = None,
     out_f: Annotated[int | None, typer.Option(
@@ -447,8 +449,14 @@ def report_cmd(
         "--out", help="Folder for the plots and the table (results.md); default: the plots "
         "under <folder>/plots/, the table only printed.")] = None,
 ) -> None:
-    """Draw the folder's plots (PNG, under <folder>/plots/) and print its results table."""
-    rep = report.build(folder, batch, out_f, stage, readme, block, out_dir)
+    """Draw the folder's plots (PNG, under <folder>/plots/) and print its results table;
+    given several folders (one a GPU model), print their medians side by side."""
+    if len(folders) > 1:
+        if readme is not None or out_dir is not None:
+            raise BadInput("--readme and --out take one folder; several are compared only")
+        _line(models.side_by_side(folders, batch or report.DEFAULT_BATCHES, stage))
+        return
+    rep = report.build(folders[0], batch, out_f, stage, readme, block, out_dir)
     for p in rep.plots:
         _line(f"wrote {p}")
     _line(rep.text)

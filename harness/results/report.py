@@ -87,6 +87,13 @@ def _stage_files(folder: Path) -> list[Path]:
     return _csvs_with(folder, set(results.COLUMNS) - LATER_COLUMNS)
 
 
+def read_stage_rows(folder: Path, stages: Sequence[str] | None = None) -> list[dict[str, str]]:
+    """Every row of the folder's stage CSVs (of ``stages`` only, when given), checked as the
+    report reads them."""
+    return [r for p in _stage_files(Path(folder)) if not stages or p.stem in stages
+            for r in _read(p)]
+
+
 def _pipeline_files(folder: Path) -> list[Path]:
     """The pipeline CSVs of the folder (their rows carry intervals and a ``total_us``)."""
     return _csvs_with(folder, {"total_us", "kernel_hashes"})  # ``variant`` came later

@@ -158,3 +158,39 @@ def test_gemm_rows_show_their_tops_and_older_csvs_still_count(tmp_path: Path) ->
     col = head.split(" | ").index("TOPS (% of datasheet)")
     spikes = [ln for ln in body if ln.startswith("| dynamic_spikes |")]
     assert spikes and all(ln.split(" | ")[col] == "-" for ln in spikes)
+
+
+def test_several_folders_put_the_gpu_models_side_by_side(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """``harness report A B``: one median column a model, named by the rows' ``gpu``; a
+    point one model lacks is ``-``; one folder per model."""
+    import csv
+
+    from typer.testing import CliRunner
+
+    from harness.front.cli import app
+
+    src = Path(__file__).parents[2] / "statistics" / "h200" / "dynamic_spikes.csv"
+    rows = list(csv.DictReader(src.open(newline="")))
+    for name, gpu, factor, keep in (("h200", "NVIDIA H200", 1.0, rows),
+                                    ("h100", "NVIDIA H100 80GB HBM3", 1.5, rows[1:])):
+        (tmp_path / name).mkdir()
+        with (tmp_path / name / "dynamic_spikes.csv").open("w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]))
+            w.writeheader()
+            for r in keep:
+                w.writerow({**r, "gpu": gpu, "median_us": repr(float(r["median_us"]) * factor)
+                            if r["median_us"] else ""})
+    res = CliRunner().invoke(app, ["report", str(tmp_path / "h200"), str(tmp_path / "h100"),
+                                   "--batch", "1", "--batch", "16384"])
+    assert res.exit_code == 0, res.output
+    lines = res.output.splitlines()
+    assert lines[0] == ("| stage | backend | variant | point | NVIDIA H200 µs | "
+                        "NVIDIA H100 80GB HBM3 µs |")
+    body = [ln for ln in lines[2:] if ln.startswith("| dynamic_spikes")]
+    ok = [r for r in rows if r["status"] == "ok" and r["batch"] in ("1", "16384")]
+    assert len(body) == len(ok)
+    first = ok[0]
+    want_b = "-" if first is rows[0] else f"{float(first['median_us']) * 1.5:.2f}"
+    assert body[0].endswith(f"| {float(first['median_us']):.2f} | {want_b} |")
+    same = CliRunner().invoke(app, ["report", str(tmp_path / "h200"), str(tmp_path / "h200")])
+    assert same.exit_code == 2 and "already a column" in same.output
