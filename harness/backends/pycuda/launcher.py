@@ -43,11 +43,14 @@ class ModuleLauncher:
     launch costs on the host is the call itself.
     """
 
-    def __init__(self, stage: Stage, module: Any, stream: Any, block: int, sm_count: int = 0,
+    def __init__(self, stage: Stage, module: Any, stream: Any, block: int, sm_count: int,
                  cubin: Callable[[], bytes] | None = None) -> None:
         #: Threads per block the module was compiled for (``-DBLOCK``).
         self.block = block
-        #: Multiprocessors of the device.
+        #: Multiprocessors of the device (a persistent grid's size: never a default, a 0
+        #: here once gave grids of no blocks).
+        if sm_count < 1:
+            raise ValueError(f"a launcher needs the device's SM count, not {sm_count}")
         self.sm_count = sm_count
         #: The module's cubin, asked for only to read a kernel's parameter layout.
         self._cubin = cubin

@@ -24,8 +24,10 @@ class GpuPipelineContext:
     given (the runner's), stream 1 a new one."""
 
     def __init__(self, drv: Any, stream: Any, modules: ModuleCache,
-                 stages: Mapping[str, Stage]) -> None:
+                 stages: Mapping[str, Stage], sm_count: int) -> None:
         self.drv = drv
+        #: Multiprocessors of the device: what a step's persistent grid is sized by.
+        self.sm_count = sm_count
         self.streams = [stream, drv.Stream()]
         self.stages = stages
         self.modules = modules
@@ -50,7 +52,7 @@ class GpuPipelineContext:
             v = st.variant(variant)
             self._launchers[key] = ModuleLauncher(
                 st, self.modules.get(st, v), self.streams[stream], st.block_for(v),
-                cubin=lambda st=st, v=v: self.modules.cubin(st, v))
+                self.sm_count, cubin=lambda st=st, v=v: self.modules.cubin(st, v))
         return self._launchers[key]
 
     def step(self, stage: str, variant: str, stream: int, bufs: Mapping[str, Any],
@@ -144,11 +146,11 @@ class GpuPipelineContext:
 
 def run_pipeline(drv: Any, stream: Any, modules: ModuleCache, prelude: FlushAndHold,
                  pipe: Pipeline, stages: Mapping[str, Stage], inputs: Mapping[str, np.ndarray],
-                 point: Point, repeats: int, cold: bool, warmup: int = 1,
+                 point: Point, repeats: int, cold: bool, warmup: int = 1, *, sm_count: int,
                  ) -> tuple[dict[str, np.ndarray], dict[str, Any], dict[str, list[float]]]:
     """Run a pipeline once with poisoned scratch memory and read its outputs back, then
     ``warmup`` + ``repeats`` more times, timing its named intervals with events."""
-    ctx = GpuPipelineContext(drv, stream, modules, stages)
+    ctx = GpuPipelineContext(drv, stream, modules, stages, sm_count)
     dev_in = {k: alloc(drv, a.nbytes) for k, a in inputs.items()}
     try:
         for k, a in inputs.items():

@@ -150,7 +150,8 @@ class GpuRunner:
         """Run a pipeline once with poisoned scratch memory and read its outputs back, then
         ``warmup`` + ``repeats`` more times, timing its named intervals with events."""
         return run_pipeline(self.drv, self.stream, self.modules, self.prelude, pipe, stages,
-                            inputs, point, repeats, cold, warmup)
+                            inputs, point, repeats, cold, warmup,
+                            sm_count=self.device.info.sm_count)
 
     def is_oom(self, exc: BaseException) -> bool:
         """Whether an exception is the device running out of memory."""

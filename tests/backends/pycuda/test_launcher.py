@@ -18,7 +18,7 @@ def test_arguments_fix_the_signature_and_each_is_prepared_once(drv: FakeDriver,
     seen: list[tuple] = []
     mod = FakeModule(drv, {"k": lambda drv, grid, block, *args: seen.append(args)})
     stream = drv.Stream()
-    launch = ModuleLauncher(double_stage(tmp_path), mod, stream, 128)
+    launch = ModuleLauncher(double_stage(tmp_path), mod, stream, 128, 132)
     assert launch.block == 128
     buf = drv.mem_alloc(16)
     launch("k", (2, 1, 1), (32, 1, 1), buf, np.int32(3), np.float32(0.5), np.uint64(7))
@@ -34,7 +34,7 @@ def test_arguments_fix_the_signature_and_each_is_prepared_once(drv: FakeDriver,
 
 def test_a_missing_function_names_the_stage_and_the_function(drv: FakeDriver,
                                                               tmp_path: Path) -> None:
-    launch = ModuleLauncher(double_stage(tmp_path), FakeModule(drv, {}), drv.Stream(), 256)
+    launch = ModuleLauncher(double_stage(tmp_path), FakeModule(drv, {}), drv.Stream(), 256, 132)
     with pytest.raises(HarnessError, match="double: kernel has no extern \"C\" function 'nope'"):
         launch("nope", (1, 1, 1), (1, 1, 1))
 
@@ -71,7 +71,7 @@ def test_a_struct_by_value_is_laid_out_as_the_driver_says(
 
 def test_a_struct_without_a_cubin_is_one_clear_error(drv: FakeDriver, tmp_path: Path) -> None:
     mod = FakeModule(drv, {"k": lambda drv, grid, block, *args: None})
-    launch = ModuleLauncher(double_stage(tmp_path), mod, drv.Stream(), 128)
+    launch = ModuleLauncher(double_stage(tmp_path), mod, drv.Stream(), 128, 132)
     tmap = np.zeros((), dtype=np.dtype((np.void, 128)))[()]
     with pytest.raises(HarnessError, match="struct by value"):
         launch("k", (1, 1, 1), (1, 1, 1), tmap)
@@ -92,9 +92,16 @@ def test_a_constant_is_read_once_and_handed_out_as_a_copy(
     fake_pycuda.driver = types.SimpleNamespace(memcpy_dtoh=memcpy_dtoh)  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "pycuda", fake_pycuda)
     mod = types.SimpleNamespace(get_global=lambda name: (0x80, 28))
-    launch = ModuleLauncher(double_stage(tmp_path), mod, drv.Stream(), 128)
+    launch = ModuleLauncher(double_stage(tmp_path), mod, drv.Stream(), 128, 132)
     first = launch.constant("cfg", 7)
     first[0] = 99  # the caller's copy: the launcher's stays as read
     assert launch.constant("cfg", 7).tolist() == list(range(7)) and copies == [0x80]
     with pytest.raises(HarnessError, match="symbol big has 28 bytes, 32 asked for"):
         launch.constant("big", 8)
+
+
+def test_a_launcher_without_the_sm_count_is_refused(drv, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A 0 would size a persistent grid to no blocks (an invalid launch, or a grid of one
+    cluster): refused when the launcher is made."""
+    with pytest.raises(ValueError, match="SM count"):
+        ModuleLauncher(double_stage(tmp_path), FakeModule(drv, {}), drv.Stream(), 128, 0)

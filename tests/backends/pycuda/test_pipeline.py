@@ -73,7 +73,7 @@ def test_steps_run_on_their_stream_and_get_their_workspace(drv: FakeDriver, fake
                                                           tmp_path: Path) -> None:
     st = double_stage(tmp_path, workspace=lambda p: {"tmp": ((p["n"],), np.dtype(np.int8))})
     main = drv.Stream()
-    ctx = GpuPipelineContext(drv, main, ModuleCache("sm_90"), {"double": st})
+    ctx = GpuPipelineContext(drv, main, ModuleCache("sm_90"), {"double": st}, 132)
     assert ctx.streams[0] is main and ctx.streams[1] is not main
     x = ctx.alloc((3,), np.float32)
     y = ctx.alloc((3,), np.float32)
@@ -85,6 +85,8 @@ def test_steps_run_on_their_stream_and_get_their_workspace(drv: FakeDriver, fake
     assert drv.ops("memset_d8") == [("memset_d8", int(drv.allocs[2]), 0xA5, 3),
                                     ("memset_d8", int(drv.allocs[3]), 0xA5, 3)]
     assert ctx.launcher("double", "default", 1) is ctx.launcher("double", "default", 1)
+    # A step's persistent grid is sized by the device's SMs, as a stage's alone is.
+    assert ctx.launcher("double", "default", 0).sm_count == 132
     ctx.recycle()
     assert ctx.alloc((3,), np.int8) in drv.allocs[2:]  # same size: from the pool
     assert len(drv.allocs) == 4
@@ -101,7 +103,7 @@ def test_a_zeroed_workspace_is_zeroed_once_and_kept_across_runs(
     st = dataclasses.replace(
         double_stage(tmp_path, workspace=lambda p: {"tickets": ((p["n"],), np.dtype(np.uint32))}),
         zeroed=("tickets",))
-    ctx = GpuPipelineContext(drv, drv.Stream(), ModuleCache("sm_90"), {"double": st})
+    ctx = GpuPipelineContext(drv, drv.Stream(), ModuleCache("sm_90"), {"double": st}, 132)
     x = ctx.alloc((3,), np.float32)
     y = ctx.alloc((3,), np.float32)
     for _ in range(3):
@@ -115,7 +117,7 @@ def test_a_zeroed_workspace_is_zeroed_once_and_kept_across_runs(
 
 
 def test_read_mark_wait_and_elapsed(drv: FakeDriver) -> None:
-    ctx = GpuPipelineContext(drv, drv.Stream(), ModuleCache("sm_90"), {})
+    ctx = GpuPipelineContext(drv, drv.Stream(), ModuleCache("sm_90"), {}, 132)
     buf = ctx.alloc((2, 2), np.int32)
     drv.array_at(buf, 4, np.int32)[:] = [1, 2, 3, 4]
     got = ctx.read(buf, (2, 2), np.int32, 1)
@@ -166,7 +168,8 @@ def test_the_spike_linear_layer_captures_as_one_graph(reg, gpu_runner) -> None: 
     for batch in (1, 12, 1024):
         p = pipe.point(batch=batch, out_f=3584)
         ins = pipe.make_inputs(np.random.default_rng(0), "normal", p)
-        ctx = GpuPipelineContext(drv, gpu_runner.stream, gpu_runner.modules, reg.stages)
+        ctx = GpuPipelineContext(drv, gpu_runner.stream, gpu_runner.modules, reg.stages,
+                                 gpu_runner.device.info.sm_count)
         dev = {k: alloc(drv, a.nbytes) for k, a in ins.items()}
         try:
             for k, a in ins.items():
