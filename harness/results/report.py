@@ -260,13 +260,19 @@ def table(folder: Path, batches: Sequence[int] = (16384,), out_f: int | None = 1
         pct, gbps, sp = _f(r["pct_peak"]), _f(r["gbps"]), _f(r["speedup_vs_best_peer"])
         lines.append(
             f"| {r['stage']} | {r['backend']} | {r['variant']} | {xa}={r[xa]} "
-            f"in_f={r['in_f']} | {r.get('launch') or 'stream'} | "
+            f"in_f={r['in_f']}{_also_out_f(r, xa)} | {r.get('launch') or 'stream'} | "
             f"{float(r['median_us']):.2f} | {float(r['noise_pct']):.2f} % | "
             f"{'-' if gbps is None else f'{gbps:.0f}'} | "
             f"{'-' if pct is None else f'{pct:.1f}'} | "
             + (f"{_tops(r)} | " if with_tops else "")
             + f"{'-' if sp is None else f'{sp:.2f}x'} | {r['status']} |")
     return "\n".join(lines)
+
+
+def _also_out_f(r: dict[str, str], xa: str) -> str:
+    """`` out_f=N`` for a row swept by batch that has an out_f too (a GEMM's), so that its
+    shapes stay apart in the table."""
+    return f" out_f={r['out_f']}" if xa == "batch" and r.get("out_f") else ""
 
 
 def tables(folder: Path, batches: Sequence[int], out_f: int | None,

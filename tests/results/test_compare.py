@@ -19,6 +19,9 @@ from harness.front.cli import app
 from harness.results import compare
 
 H200 = Path(__file__).parents[2] / "statistics" / "h200"
+#: Committed CSVs as they were before a later schema's columns (frozen copies: the ones in
+#: statistics/ are measured again).
+BEFORE = Path(__file__).parents[1] / "fixtures" / "results"
 runner = CliRunner()
 
 #: Committed stage CSVs, and pipeline CSVs (one with the variant column, one from before it).
@@ -38,6 +41,11 @@ def write(path: Path, rows: list[dict[str, str]], header: list[str] | None = Non
         w.writeheader()
         w.writerows(rows)
     return path
+
+
+def _before(name: str) -> list[dict[str, str]]:
+    with (BEFORE / name).open(newline="") as f:
+        return list(csv.DictReader(f))
 
 
 def scaled(name: str, factor: float, tmp: Path) -> Path:
@@ -302,8 +310,8 @@ def test_older_csvs_match_by_what_their_rows_were(tmp_path: Path) -> None:
 def test_a_throttled_slowdown_is_ambiguous(tmp_path: Path) -> None:
     """NEW 20 % slower in time at a clock 1/1.2 lower: the same cycles, so not a regression;
     at the same clock it is one. Old CSVs without clocks are decided in time alone."""
-    base = load("gemm.csv")
-    slow = load("gemm.csv")
+    base = _before("gemm_before_clocks.csv")
+    slow = _before("gemm_before_clocks.csv")
     for c in ("median_us", "p10_us", "p90_us"):
         for r in slow:
             r[c] = repr(float(r[c]) * 1.2)
@@ -318,7 +326,8 @@ def test_a_throttled_slowdown_is_ambiguous(tmp_path: Path) -> None:
     rep = compare.run(old, same_clock)
     assert {r.verdict for r in rep.rows} == {"slower"} and rep.exit_code == 1
     assert all("holds in clock cycles too" in r.reason for r in rep.rows)
-    rep = compare.run(H200 / "gemm.csv", hot)  # clocks on one side only: time decides
+    # Clocks on one side only: time decides.
+    rep = compare.run(BEFORE / "gemm_before_clocks.csv", hot)
     assert {r.verdict for r in rep.rows} == {"slower"} and rep.exit_code == 1
     assert all("only one row recorded the SM clock" in r.reason for r in rep.rows)
 
@@ -336,14 +345,15 @@ def test_run_raises_one_error_for_the_library_caller(tmp_path: Path) -> None:
 
 
 def test_a_csv_without_the_compute_columns_compares_with_one_that_has_them(tmp_path: Path) -> None:
-    """The committed int_gemm sweep predates ``tops``; a sweep written now has it."""
-    rows = load("int_gemm.csv")
+    """A sweep written before ``tops`` (a frozen copy of the earlier int_gemm sweep)
+    compares with one written now, both ways."""
+    rows = _before("int_gemm_before_tops.csv")
     assert "tops" not in rows[0]
     now = [{**r, "tops": "812", "pct_datasheet_tops": "41.0", "datasheet_tops": "1979"}
            for r in rows]
-    rep = compare.run(H200 / "int_gemm.csv", write(tmp_path / "t.csv", now))
+    rep = compare.run(BEFORE / "int_gemm_before_tops.csv", write(tmp_path / "t.csv", now))
     assert rep.counts()["same"] == sum(r["status"] == "ok" for r in rows)
-    back = compare.run(tmp_path / "t.csv", H200 / "int_gemm.csv")
+    back = compare.run(tmp_path / "t.csv", BEFORE / "int_gemm_before_tops.csv")
     assert back.counts() == rep.counts()
 
 

@@ -132,12 +132,13 @@ def test_gemm_rows_show_their_tops_and_older_csvs_still_count(tmp_path: Path) ->
     the table gains a TOPS column only where a row shown has TOPS."""
     import csv
 
+    before = Path(__file__).parents[1] / "fixtures" / "results" / "int_gemm_before_tops.csv"
     shutil.copy(H200 / "dynamic_spikes.csv", tmp_path)
-    with (H200 / "int_gemm.csv").open(newline="") as f:
+    with before.open(newline="") as f:
         rows = list(csv.DictReader(f))
     header = list(rows[0])
     assert "tops" not in header
-    shutil.copy(H200 / "int_gemm.csv", tmp_path)
+    shutil.copy(before, tmp_path / "int_gemm.csv")
     old = report.table(tmp_path, [8192, 16384], 0)
     assert "| int_gemm | pycuda |" in old and "TOPS" not in old  # no row has TOPS yet
     for r in rows:
