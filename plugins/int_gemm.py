@@ -14,6 +14,9 @@ takes q as int32 (|q| < 2^23) and splits it into byte planes in the load, so eve
 Its PyTorch peers: ``torch_impl`` (W8ASpike: quantised sides dequantised, one fp32 matmul;
 ``torch`` and ``torch_compile``), ``linear_fp32`` (judged), and two speed references that are
 not judged: ``linear_bf16`` and ``int_mm`` (int8, no scales; where its shape rules allow).
+
+Past 300 lines: one stage, one plugin file, and this stage has three kernels whose launch
+plans (split-K, shared memory, tensor maps, clusters) the host must compute.
 """
 
 from __future__ import annotations

@@ -9,6 +9,9 @@ same by index). The schedulers started here fail a task at once when its worker 
 (``allowed-failures`` 0: the driver retries it, a bounded number of times) and give each
 worker one task at a time (``worker-saturation`` 1.0: a worker's death takes only the
 point it was running with it).
+
+A little past 300 lines: the three ways to a cluster share the option checks and the
+one-worker-a-GPU rule, kept together here.
 """
 
 from __future__ import annotations

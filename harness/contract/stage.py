@@ -12,6 +12,10 @@ Words, each with one meaning here: to *launch* is to start one kernel on the GPU
 its kernels in order (what a stage's ``enqueue`` does); a *family* is a kind of input data,
 declared by the plugin's domain; a *seed* is a random seed (and *the seed program* the
 program whose pipeline a plugin may reproduce, as ``seed_summaries`` says).
+
+Past 300 lines because it is the whole contract in one place (Stage, Pipeline, Variant,
+Rows, the pipeline context's protocol and their checks at load): a plugin author reads one
+module.
 """
 
 from __future__ import annotations

@@ -11,6 +11,9 @@ either side ``failed``; rows ok on both sides get the verdict of :mod:`.verdict`
 Anything that cannot be compared is a :class:`HarnessError` (exit status 2) naming the file
 and line: a missing, unreadable, binary or empty file, a header without rows, another schema,
 a torn row, a time that is NaN, infinite, zero or negative, or no row that matches.
+
+A little past 300 lines: the reading and checking of both files belongs with the matching
+(the verdict rule itself is :mod:`.verdict`).
 """
 
 from __future__ import annotations
