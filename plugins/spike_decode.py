@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from harness.api import Exact, Launcher, Point, Stage, Variant
-from harness.spikes import axes, cases, families, inputs, spec
+from harness.spikes import axes, cases, families, geometry, inputs, spec
 from harness.spikes import planes as plane_stages
 
 #: The kernel's launch parameters (``enqueue`` reads them back from the variant, so
@@ -19,11 +19,9 @@ DEFINES = (("UNITS", "2"), ("BPS", "4"))
 
 
 def stream_grid(launch: Launcher, n: int, v: Variant) -> tuple[int, int, int]:
-    """One wave at most: warps take chunks of 32 * UNITS units of 4 values (one value a
-    thread where ``n % 4 != 0``), at most BPS blocks an SM, looping over the rest."""
+    """One wave at most, by the variant's UNITS and BPS (``geometry.one_wave``)."""
     d = dict(v.defines)
-    per_block = launch.block * int(d["UNITS"]) * 4 if n % 4 == 0 else launch.block
-    return (min(-(-n // per_block), launch.sm_count * int(d["BPS"])), 1, 1)
+    return geometry.one_wave(n, launch.block, launch.sm_count, int(d["UNITS"]), int(d["BPS"]))
 
 
 def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:

@@ -17,3 +17,12 @@ def grid_stride(n: int, block: int, max_blocks: int = MAX_BLOCKS
     items = n // 4 if n % 4 == 0 else n
     blocks = max(1, min(max_blocks, -(-items // block)))
     return (blocks, 1, 1), (block, 1, 1)
+
+
+def one_wave(n: int, block: int, sm_count: int, units: int, blocks_per_sm: int
+             ) -> tuple[int, int, int]:
+    """The grid of a streaming kernel over ``n`` values (common/units.cuh's): warps take
+    chunks of 32 ``units`` units of 4 values (one value a thread where ``n % 4 != 0``), at
+    most ``blocks_per_sm`` blocks an SM, so one wave at most, looping over the rest."""
+    per_block = block * units * 4 if n % 4 == 0 else block
+    return (min(-(-n // per_block), sm_count * blocks_per_sm), 1, 1)
