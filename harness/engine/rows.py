@@ -112,10 +112,14 @@ def pipeline_timed(timing: PipelineTiming) -> dict[str, Any]:
     s = timing.summary()
     r: dict[str, Any] = {"planes": "" if timing.planes is None else timing.planes,
                          "samples": len(timing.per_rep["total"])}
+    other = {}
     for k, t in s.items():
         if k in pipeline_rows.LABELS:
             r[f"{k}_us"] = t.median_us
             r[f"{k}_noise_pct"] = t.noise_pct
+        else:  # an interval of the pipeline's own name: kept too, as JSON
+            other[k] = {"median_us": t.median_us, "noise_pct": t.noise_pct}
+    r["intervals"] = json.dumps(other, sort_keys=True) if other else ""
     tot = s["total"].median_us
     for part, col in (("encoding_total", "encoding_share_pct"),
                       ("weight_quant", "weight_quant_share_pct")):

@@ -30,6 +30,9 @@ COLUMNS = (
     *(f"{k}_us" for k in LABELS), *(f"{k}_noise_pct" for k in LABELS),
     "encoding_share_pct", "weight_quant_share_pct", "gpu", "driver", "cuda", "git_sha",
     "kernel_hashes", "timestamp", "command",
+    # A pipeline's intervals of other names (spike_linear's ``activation``, say), as JSON:
+    # {name: {"median_us": ..., "noise_pct": ...}}.
+    "intervals",
 )
 
 #: Axes with their own CSV columns; the rest go, as JSON, into ``params``.

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import csv
 import io
+import json
 import math
 from collections import defaultdict
 from collections.abc import Sequence
@@ -151,6 +152,8 @@ def pipeline_table(folder: Path, names: Sequence[str], batches: Sequence[int]) -
         rows = [r for r in _read(path) if r["batch"] in wanted]
         for r in rows:
             parts = [f"{k} {float(r[f'{k}_us']):.1f}" for k in _intervals([r]) if k != "total"]
+            parts += [f"{k} {float(v['median_us']):.1f}"
+                      for k, v in sorted(json.loads(r.get("intervals") or "{}").items())]
             total, noise = _f(r.get("total_us", "")), _f(r.get("total_noise_pct", ""))
             lines.append(
                 f"| {r['stage']} | {r.get('variant') or '-'} | batch={r['batch']} "

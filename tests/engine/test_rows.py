@@ -86,3 +86,21 @@ def _timing(median_us: float):  # type: ignore[no-untyped-def]
     from harness.contract.timing import Timing
 
     return Timing(median_us, median_us, median_us, 0.0, 20, True)
+
+
+def test_a_pipelines_intervals_of_its_own_names_are_kept() -> None:
+    """An interval the seed has no column for (spike_linear's ``activation``) is stored, as
+    JSON in ``intervals``, not dropped; the seed's go to their columns as before."""
+    import json
+
+    from harness.engine import rows as engine_rows
+    from harness.engine.pipeline import PipelineTiming
+
+    per = {"total": [30.0, 31.0, 32.0, 31.0, 30.5], "gemm": [25.0, 25.5, 26.0, 25.5, 25.0],
+           "activation": [5.0, 5.5, 6.0, 5.5, 5.0]}
+    r = engine_rows.pipeline_timed(PipelineTiming(per, None))
+    assert r["gemm_us"] == 25.5 and r["total_us"] == 31.0
+    extra = json.loads(r["intervals"])
+    assert list(extra) == ["activation"] and extra["activation"]["median_us"] == 5.5
+    seed = engine_rows.pipeline_timed(PipelineTiming({"total": per["total"]}, 6))
+    assert seed["intervals"] == "" and seed["planes"] == 6
