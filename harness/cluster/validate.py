@@ -19,17 +19,13 @@ from harness.cluster.connect import ClusterSpec, Session
 from harness.cluster.driver import Outcome, greet, hand_out
 from harness.cluster.worker import Setup, ValidationTask, run_validation
 from harness.contract import registry
-from harness.contract.kernel import kernel_hash
 from harness.contract.registry import Registry
-from harness.contract.stage import Pipeline
 from harness.engine.targets import (
     check_families,
     check_options,
-    parsed_options,
     resolve,
-    select_variants,
 )
-from harness.engine.validate import CaseResult, ValidationReport, ValidationSummary
+from harness.engine.validate import CaseResult, ValidationReport, ValidationSummary, units
 from harness.results import ledger, provenance
 
 
@@ -44,22 +40,14 @@ class _Unit:
 def _units(reg: Registry, names: Sequence[str] | None, variant: str,
            families: Sequence[str] | None, seeds: int, seed: int,
            options: Mapping[str, str]) -> list[_Unit]:
-    """Every target variant ``harness validate`` would validate, in its order."""
+    """Every target variant ``harness validate`` would validate, in its order (the plain
+    run's :func:`harness.engine.validate.units`), each a worker's task."""
     tg = resolve(reg, names, with_pipelines=True)
     check_families(tg.all, families or [])
     check_options(tg.all, options)
-    out = []
-    for t in tg.all:
-        fams = tuple(families or t.families)
-        if isinstance(t, Pipeline):
-            chosen, h = list(t.variants), ledger.pipeline_hash(t, reg.stages)
-        else:
-            chosen = select_variants(t, ["all"] if variant == "all" else [variant], options)
-        for v in chosen:
-            over = {} if isinstance(t, Pipeline) else parsed_options(t.axes, options, v)
-            task = ValidationTask(len(out), t.name, v, fams, seeds, seed, dict(over))
-            out.append(_Unit(task, h if isinstance(t, Pipeline) else kernel_hash(t, v)))
-    return out
+    return [_Unit(ValidationTask(i, u.target.name, u.variant, u.families, seeds, seed,
+                                 u.overrides), u.kernel_hash)
+            for i, u in enumerate(units(reg, tg, variant, families, options))]
 
 
 def validate_targets(reg: Registry, names: Sequence[str] | None, *, cluster: ClusterSpec,

@@ -224,23 +224,46 @@ class ValidationSummary:
                 "families": ",".join(self.families), "seeds": seeds, "git_sha": meta.git_sha()}
 
 
-def validation(reg: Registry, targets: Targets, backend: Backend, variant: str,
-               families: Sequence[str] | None, seeds: int, seed: int,
-               options: Mapping[str, str]) -> Iterator[ValidationSummary]:
-    """Validate every target variant on the backend. A stage validates the variant named
-    (or ``all``; ``--mode`` picks among them), its cases' axes replaced by the option
-    values it has; a pipeline validates every variant at its declared cases."""
+@dataclass(frozen=True)
+class Unit:
+    """One target variant to validate: its families, the axes the options replace in its
+    cases, and the hash its ledger row names."""
+
+    target: Target
+    variant: Variant
+    families: tuple[str, ...]
+    overrides: dict[str, Any]
+    kernel_hash: str
+
+
+def units(reg: Registry, targets: Targets, variant: str, families: Sequence[str] | None,
+          options: Mapping[str, str]) -> Iterator[Unit]:
+    """Every target variant ``harness validate`` validates, in its order. A stage validates
+    the variant named (or ``all``; ``--mode`` picks among them), its cases' axes replaced
+    by the option values it has; a pipeline validates every variant at its declared
+    cases."""
     for t in targets.all:
-        fams = list(families or t.families)
+        fams = tuple(families or t.families)
         if isinstance(t, Pipeline):
             chosen, h = list(t.variants), ledger.pipeline_hash(t, reg.stages)
         else:
             chosen = select_variants(t, ["all"] if variant == "all" else [variant], options)
         for v in chosen:
             over = {} if isinstance(t, Pipeline) else parsed_options(t.axes, options, v)
-            yield ValidationSummary(
-                t.name, v.name, h if isinstance(t, Pipeline) else kernel_hash(t, v), fams,
-                list(validate(t, v, backend, fams, seeds, seed, over, reg.stages)))
+            yield Unit(t, v, fams, dict(over),
+                       h if isinstance(t, Pipeline) else kernel_hash(t, v))
+
+
+def validation(reg: Registry, targets: Targets, backend: Backend, variant: str,
+               families: Sequence[str] | None, seeds: int, seed: int,
+               options: Mapping[str, str]) -> Iterator[ValidationSummary]:
+    """Validate every target variant (:func:`units`) on the backend."""
+    for u in units(reg, targets, variant, families, options):
+        fams = list(u.families)
+        yield ValidationSummary(
+            u.target.name, u.variant.name, u.kernel_hash, fams,
+            list(validate(u.target, u.variant, backend, fams, seeds, seed, u.overrides,
+                          reg.stages)))
 
 
 @dataclass(frozen=True)
