@@ -12,11 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness.errors import BadInput
+from harness.results.compare import STAGE
 from harness.results.report import read_stage_rows
-
-#: The columns that make two models' rows the same point.
-KEY = ("stage", "backend", "variant", "batch", "in_f", "out_f", "family", "params", "l2",
-       "launch")
 
 
 def _model(rows: Sequence[dict[str, str]], folder: Path) -> str:
@@ -42,16 +39,17 @@ def side_by_side(folders: Sequence[Path], batches: Sequence[int],
         for r in rows:
             if r.get("batch") and int(r["batch"]) not in batches:
                 continue
-            key = tuple(r.get(c) or ("stream" if c == "launch" else "") for c in KEY)
+            # Rows are the same point as compare matches them (a column that came later
+            # read with the value rows had before it).
+            key = tuple(r.get(c) or dict(STAGE.later).get(c, "") for c in STAGE.key)
             medians.setdefault(key, {})[name] = r["median_us"]
     lines = ["| stage | backend | variant | point | " + " | ".join(
                  f"{m} µs" for m in models) + " |",
              "|---|---|---|---|" + "---|" * len(models)]
     for key, by in medians.items():
-        st, be, va, b, fi, fo = key[:6]
-        point = " ".join(f"{n}={v}" for n, v in (("batch", b), ("in_f", fi), ("out_f", fo))
-                         if v)
-        lines.append(f"| {st} | {be} | {va} | {point} | "
+        k = dict(zip(STAGE.key, key, strict=True))
+        point = " ".join(f"{n}={k[n]}" for n in ("batch", "in_f", "out_f") if k[n])
+        lines.append(f"| {k['stage']} | {k['backend']} | {k['variant']} | {point} | "
                      + " | ".join(f"{float(by[m]):.2f}" if m in by else "-" for m in models)
                      + " |")
     return "\n".join(lines)
