@@ -8,8 +8,9 @@ assumes: the launcher then builds the whole parameter block from the driver's la
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -66,17 +67,28 @@ def tensor_map_2d(ptr: int, dtype: np.dtype, rows: int, cols: int, box_rows: int
                          dtype=np.dtype((np.void, TENSOR_MAP_BYTES)))[0]
 
 
-def param_layout(cubin: bytes, name: str) -> list[tuple[int, int]]:
-    """``(offset, size)`` of each parameter of kernel ``name`` in ``cubin``, as the driver
-    reports it (the cubin is loaded once more in the current context to ask)."""
+@contextlib.contextmanager
+def _function(cubin: bytes, name: str, why: str) -> Iterator[ctypes.c_void_p]:
+    """Kernel ``name`` of ``cubin``, loaded once more in the current context to ask the
+    driver ``why``, and unloaded after."""
     lib = libcuda()
     mod = ctypes.c_void_p()
     if lib.cuModuleLoadData(ctypes.byref(mod), ctypes.c_char_p(cubin)) != 0:
-        raise HarnessError(f"cannot load the module of {name} to read its parameters")
+        raise HarnessError(f"cannot load the module of {name} to {why}")
     try:
         fn = ctypes.c_void_p()
         if lib.cuModuleGetFunction(ctypes.byref(fn), mod, name.encode()) != 0:
             raise HarnessError(f"no kernel {name!r} in its module")
+        yield fn
+    finally:
+        lib.cuModuleUnload(mod)
+
+
+def param_layout(cubin: bytes, name: str) -> list[tuple[int, int]]:
+    """``(offset, size)`` of each parameter of kernel ``name`` in ``cubin``, as the driver
+    reports it."""
+    lib = libcuda()
+    with _function(cubin, name, "read its parameters") as fn:
         layout = []
         for i in range(256):
             off, size = ctypes.c_size_t(0), ctypes.c_size_t(0)
@@ -85,8 +97,6 @@ def param_layout(cubin: bytes, name: str) -> list[tuple[int, int]]:
                 break
             layout.append((off.value, size.value))
         return layout
-    finally:
-        lib.cuModuleUnload(mod)
 
 
 class _LaunchConfig(ctypes.Structure):
@@ -110,13 +120,7 @@ def max_active_clusters(cubin: bytes, name: str, cluster: int, threads: int,
     the device runs at once (``cuOccupancyMaxActiveClusters``): a persistent grid of more
     would leave the rest to run after the first ones finish."""
     lib = libcuda()
-    mod = ctypes.c_void_p()
-    if lib.cuModuleLoadData(ctypes.byref(mod), ctypes.c_char_p(cubin)) != 0:
-        raise HarnessError(f"cannot load the module of {name} to ask its occupancy")
-    try:
-        fn = ctypes.c_void_p()
-        if lib.cuModuleGetFunction(ctypes.byref(fn), mod, name.encode()) != 0:
-            raise HarnessError(f"no kernel {name!r} in its module")
+    with _function(cubin, name, "ask its occupancy") as fn:
         if lib.cuFuncSetAttribute(fn, _MAX_DYNAMIC_SHARED, ctypes.c_int(shared)) != 0:
             raise HarnessError(f"{name}: {shared} bytes of dynamic shared memory refused")
         cfg = _LaunchConfig(cluster, 1, 1, threads, 1, 1, shared, None, None, 0)
@@ -126,8 +130,6 @@ def max_active_clusters(cubin: bytes, name: str, cluster: int, threads: int,
             raise HarnessError(f"cuOccupancyMaxActiveClusters failed (CUresult {err}) for "
                                f"{name} in clusters of {cluster}")
         return int(n.value)
-    finally:
-        lib.cuModuleUnload(mod)
 
 
 def pack_params(layout: Sequence[tuple[int, int]], values: Sequence[bytes]) -> np.void:

@@ -1,0 +1,62 @@
+"""The driver calls PyCUDA lacks, on a stand-in libcuda: the module a query loads is
+unloaded whatever happens, the parameter layout and the cluster occupancy are read back."""
+
+from __future__ import annotations
+
+import ctypes
+from typing import Any
+
+import pytest
+
+from harness.backends.pycuda import cudriver
+from harness.errors import HarnessError
+
+
+class Lib:
+    """libcuda's few entry points, recording load and unload."""
+
+    def __init__(self, has_kernel: bool = True) -> None:
+        self.calls: list[str] = []
+        self.has_kernel = has_kernel
+
+    def cuModuleLoadData(self, mod: Any, data: Any) -> int:
+        self.calls.append("load")
+        return 0
+
+    def cuModuleGetFunction(self, fn: Any, mod: Any, name: bytes) -> int:
+        return 0 if self.has_kernel else 500
+
+    def cuModuleUnload(self, mod: Any) -> int:
+        self.calls.append("unload")
+        return 0
+
+    def cuFuncGetParamInfo(self, fn: Any, i: Any, off: Any, size: Any) -> int:
+        if i.value >= 2:
+            return 1
+        ctypes.cast(off, ctypes.POINTER(ctypes.c_size_t))[0] = 0x70 + 0x80 * i.value
+        ctypes.cast(size, ctypes.POINTER(ctypes.c_size_t))[0] = 128
+        return 0
+
+    def cuFuncSetAttribute(self, fn: Any, attr: int, value: Any) -> int:
+        return 0
+
+    def cuOccupancyMaxActiveClusters(self, n: Any, fn: Any, cfg: Any) -> int:
+        c = ctypes.cast(cfg, ctypes.POINTER(cudriver._LaunchConfig))[0]
+        ctypes.cast(n, ctypes.POINTER(ctypes.c_int))[0] = 132 // c.gridDimX
+        return 0
+
+
+def test_queries_read_back_and_unload_their_module(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    lib = Lib()
+    monkeypatch.setattr(cudriver, "libcuda", lambda: lib)
+    assert cudriver.param_layout(b"cubin", "k") == [(0x70, 128), (0xF0, 128)]
+    assert cudriver.max_active_clusters(b"cubin", "k", 4, 384, 200_000) == 33
+    assert lib.calls == ["load", "unload", "load", "unload"]
+
+
+def test_a_missing_kernel_is_one_line_and_its_module_unloaded(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    lib = Lib(has_kernel=False)
+    monkeypatch.setattr(cudriver, "libcuda", lambda: lib)
+    with pytest.raises(HarnessError, match="no kernel 'k' in its module"):
+        cudriver.max_active_clusters(b"cubin", "k", 2, 384, 0)
+    assert lib.calls == ["load", "unload"]
