@@ -97,8 +97,8 @@ def _read_int(path: Path) -> int | None:
 
 
 def _cgroup_room() -> int | None:
-    """Bytes the process's memory cgroup has left under its limit (v2, then v1), or None
-    when there is no limit to be found."""
+    """Bytes the process's memory cgroup has left under its limit (the unified hierarchy,
+    then the per-controller one), or None when there is no limit to be found."""
     try:
         lines = (_PROC / "cgroup").read_text().splitlines()
     except OSError:
@@ -107,7 +107,7 @@ def _cgroup_room() -> int | None:
     for line in lines:
         hier, controllers, rel = [*line.split(":", 2), "", ""][:3]
         rel = rel.lstrip("/")
-        if hier == "0" and not controllers:  # v2: one unified hierarchy
+        if hier == "0" and not controllers:  # the unified hierarchy
             limit, used = root / rel / "memory.max", root / rel / "memory.current"
         elif "memory" in controllers.split(","):
             base = root / "memory" / rel

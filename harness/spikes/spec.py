@@ -82,16 +82,16 @@ def planes(amax: int, mode: str) -> int:
 def encode(v: np.ndarray, t_planes: int, mode: str) -> np.ndarray:
     """Step 3: ``spikes [T, *v.shape] int8`` with ``sum_t 2^(T-1-t) spikes[t] == v``."""
     m = check_mode(mode)
-    v64 = v.astype(np.int64)
+    wide = v.astype(np.int64)
     out = np.empty((t_planes, *v.shape), dtype=np.int8)
     for t in range(t_planes):
         p = t_planes - 1 - t
         if m == 0:
-            out[t] = (v64 >> p) & 1
+            out[t] = (wide >> p) & 1
         elif m == 1:
-            out[t] = np.sign(v64) * ((np.abs(v64) >> p) & 1)
+            out[t] = np.sign(wide) * ((np.abs(wide) >> p) & 1)
         else:
-            u = v64 & ((1 << t_planes) - 1)
+            u = wide & ((1 << t_planes) - 1)
             bit = (u >> p) & 1
             out[t] = -bit if t == 0 else bit
     return out
