@@ -19,20 +19,10 @@
 template <int V, int L, bool FULL>
 __device__ __forceinline__ void scales_groups(const float* __restrict__ w, int F, int G,
                                               long long groups, float* __restrict__ scale) {
-    const int ng = (F + G - 1) / G;
-    const int team = (threadIdx.x & 31) / L, m = threadIdx.x & (L - 1);
-    for_each_step<PREFETCH && FULL>(
-        groups, 32 / L,
-        [=](long long g0) {
-            WGroup<V, L> grp;
-            grp.template locate<FULL>(g0 + team, groups, F, G, ng);
-            grp.load(w, m);
-            return grp;
-        },
-        [=](const WGroup<V, L>& grp) {
-            const float mx = grp.amax();
-            if (m == 0 && grp.len > 0) scale[grp.gid] = __fdiv_rn(mx, 127.0f);
-        });
+    for_each_group<V, L, FULL>(w, F, G, groups, [=](const WGroup<V, L>& grp, int m) {
+        const float mx = grp.amax();
+        if (m == 0 && grp.len > 0) scale[grp.gid] = __fdiv_rn(mx, 127.0f);
+    });
 }
 
 template <int V, int L>
@@ -57,19 +47,7 @@ scales_vec4(const float* __restrict__ w, int F, int G, long long groups,
 extern "C" __global__ void __launch_bounds__(BLOCK)
 scales_any(const float* __restrict__ w, int F, int G, long long groups,
            float* __restrict__ scale) {
-    const int lane = threadIdx.x & 31;
-    const long long warps = (long long)gridDim.x * (BLOCK / 32);
-    const int ng = (F + G - 1) / G;
-    for (long long gid = (long long)blockIdx.x * (BLOCK / 32) + (threadIdx.x >> 5);
-         gid < groups; gid += warps) {
-        const long long o = gid / ng;
-        const int g = (int)(gid - o * ng);
-        const float* row = w + o * F;
-        const int end = min((g + 1) * G, F);
-        float m = 0.0f;
-        for (int f = g * G + lane; f < end; f += 32) m = fmaxf(m, fabsf(__ldg(row + f)));
-#pragma unroll
-        for (int s = 16; s > 0; s >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, s));
-        if (lane == 0) scale[gid] = __fdiv_rn(m, 127.0f);
-    }
+    for_each_group_scalar(w, F, G, groups, [=](long long gid, long long, int, int, float m) {
+        if ((threadIdx.x & 31) == 0) scale[gid] = __fdiv_rn(m, 127.0f);
+    });
 }

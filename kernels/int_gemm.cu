@@ -62,6 +62,12 @@
 #ifndef IG_OVERLAP
 #define IG_OVERLAP 0
 #endif
+// Ping-pong: the two consumer warpgroups take turns issuing their K tile's wgmmas (two named
+// barriers hand the turn over), so one's wgmmas run while the other promotes its group sums
+// and the tensor pipe is not left empty while both promote at once (kernels/NOTES.md).
+#ifndef IG_PINGPONG
+#define IG_PINGPONG 1
+#endif
 // setmaxnreg split: 128 producer threads + 256 consumer threads within 64K registers (the
 // cluster variant's producer needs a few more than 40 to stay clear of spills).
 #ifndef IG_PRODUCER_REGS
@@ -101,9 +107,23 @@ constexpr int THREADS = 384;
 [[maybe_unused]] constexpr uint64_t HINT = static_cast<uint64_t>(cute::TMA::CacheHintSm90::EVICT_NORMAL);
 
 static_assert(CM == 1 || CM == 2, "IG_CLUSTER_M must be 1 or 2");
+static_assert(!(IG_OVERLAP && IG_PINGPONG), "IG_OVERLAP and IG_PINGPONG exclude each other");
 static_assert(CN == 1 || CN == 2, "IG_CLUSTER_N must be 1 or 2");
 static_assert(IG_PRODUCER_REGS * 128 + IG_CONSUMER_REGS * 256 <= 65536, "register split");
 static_assert(SMEM_ALLOC <= 232448, "too many stages for 227 KB of shared memory");
+
+// Named barriers of the ping-pong (0 is __syncthreads'): TURN0 lets warpgroup 1 (c = 0)
+// issue, TURN1 warpgroup 2 (c = 1); each generation is one warpgroup's arrive and the other's
+// sync, 256 threads.
+[[maybe_unused]] constexpr int TURN0 = 1, TURN1 = 2;
+template <int ID>
+__device__ __forceinline__ void bar_sync() {
+    asm volatile("bar.sync %0, 256;\n" ::"n"(ID) : "memory");
+}
+template <int ID>
+__device__ __forceinline__ void bar_arrive() {
+    asm volatile("bar.arrive %0, 256;\n" ::"n"(ID) : "memory");
+}
 
 struct TileCoord {
     int m0, n0;
@@ -255,6 +275,7 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
         const float* sc_lane = sc + 4 * (lane & 3);
         int s = 0;
         uint32_t ph = 0;
+        [[maybe_unused]] bool issued = false;  // ping-pong: this warpgroup has had a turn
 
         for (int t = cid; t < ntiles; t += ncl) {
             const TileCoord tc = tile_coord(t, cmb, cnb, group_m, mi, ni);
@@ -351,7 +372,20 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
             uint32_t acc0[64];
             for (int kt = 0; kt < nk; ++kt) {
                 igemm::Barrier::wait(&full[s], ph);
+#if IG_PINGPONG
+                // Wait for the turn (warpgroup 1's very first K tile goes first), issue, and
+                // hand the turn to the other warpgroup before waiting on the wgmmas.
+                if (c == 0) {
+                    if (issued) bar_sync<TURN0>();
+                } else {
+                    bar_sync<TURN1>();
+                }
                 issue(s, acc0);
+                if (c == 0) bar_arrive<TURN1>(); else bar_arrive<TURN0>();
+                issued = true;
+#else
+                issue(s, acc0);
+#endif
                 cute::warpgroup_wait<0>();
                 igemm::fence_regs(acc0);
                 promote(s, acc0);
@@ -378,6 +412,11 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
                            make_float2(fmaf(v1, facc[4 * i + 2], b.x), fmaf(v1, facc[4 * i + 3], b.y)));
             }
         }
+#if IG_PINGPONG && !IG_OVERLAP
+        // Warpgroup 2's last hand-over is owed to warpgroup 1: take it, so no named-barrier
+        // generation is left open at exit.
+        if (c == 0 && issued) bar_sync<TURN0>();
+#endif
     }
 
     // No CTA of a cluster may exit while its peer can still multicast into its shared memory

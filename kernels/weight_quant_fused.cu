@@ -27,34 +27,24 @@ template <int V, int L, bool FULL>
 __device__ __forceinline__ void wq_groups(const float* __restrict__ w, int F, int G,
                                           long long groups, float* __restrict__ scale,
                                           signed char* __restrict__ w_q) {
-    const int ng = (F + G - 1) / G;
-    const int team = (threadIdx.x & 31) / L, m = threadIdx.x & (L - 1);
-    for_each_step<PREFETCH && FULL>(
-        groups, 32 / L,
-        [=](long long g0) {
-            WGroup<V, L> grp;
-            grp.template locate<FULL>(g0 + team, groups, F, G, ng);
-            grp.load(w, m);
-            return grp;
-        },
-        [=](const WGroup<V, L>& grp) {
-            const float sc = __fdiv_rn(grp.amax(), 127.0f);
-            if (grp.len == 0) return;  // past the last group (after the team's shuffles)
-            if (m == 0) scale[grp.gid] = sc;
-            const float inv = __frcp_rn(sc);
-            unsigned q[V];
-            bool ok = true;
+    for_each_group<V, L, FULL>(w, F, G, groups, [=](const WGroup<V, L>& grp, int m) {
+        const float sc = __fdiv_rn(grp.amax(), 127.0f);
+        if (grp.len == 0) return;  // past the last group (after the team's shuffles)
+        if (m == 0) scale[grp.gid] = sc;
+        const float inv = __frcp_rn(sc);
+        unsigned q[V];
+        bool ok = true;
 #pragma unroll
-            for (int j = 0; j < V; ++j) q[j] = quantise_w4_fast<true>(grp.r[j], inv, ok);
-            if (!ok) {  // rare: a value within 1e-4 of a half, or a zero scale
+        for (int j = 0; j < V; ++j) q[j] = quantise_w4_fast<true>(grp.r[j], inv, ok);
+        if (!ok) {  // rare: a value within 1e-4 of a half, or a zero scale
 #pragma unroll
-                for (int j = 0; j < V; ++j) q[j] = quantise_w4(grp.r[j], sc);
-            }
-            unsigned* out = reinterpret_cast<unsigned*>(w_q + grp.base) + m;
+            for (int j = 0; j < V; ++j) q[j] = quantise_w4(grp.r[j], sc);
+        }
+        unsigned* out = reinterpret_cast<unsigned*>(w_q + grp.base) + m;
 #pragma unroll
-            for (int j = 0; j < V; ++j)
-                if (grp.holds(m, j)) out[L * j] = q[j];
-        });
+        for (int j = 0; j < V; ++j)
+            if (grp.holds(m, j)) out[L * j] = q[j];
+    });
 }
 
 template <int V, int L>
@@ -80,21 +70,12 @@ wq_vec4(const float* __restrict__ w, int F, int G, long long groups, float* __re
 extern "C" __global__ void __launch_bounds__(BLOCK)
 wq_any(const float* __restrict__ w, int F, int G, long long groups, float* __restrict__ scale,
        signed char* __restrict__ w_q) {
-    const int lane = threadIdx.x & 31;
-    const long long warps = (long long)gridDim.x * (BLOCK / 32);
-    const int ng = (F + G - 1) / G;
-    for (long long gid = (long long)blockIdx.x * (BLOCK / 32) + (threadIdx.x >> 5);
-         gid < groups; gid += warps) {
-        const long long o = gid / ng;
-        const int g = (int)(gid - o * ng);
-        const float* row = w + o * F;
-        const int end = min((g + 1) * G, F);
-        float m = 0.0f;
-        for (int f = g * G + lane; f < end; f += 32) m = fmaxf(m, fabsf(__ldg(row + f)));
-#pragma unroll
-        for (int s = 16; s > 0; s >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, s));
+    for_each_group_scalar(w, F, G, groups, [=](long long gid, long long o, int f0, int end,
+                                               float m) {
         const float sc = __fdiv_rn(m, 127.0f);
-        if (lane == 0) scale[gid] = sc;
-        for (int f = g * G + lane; f < end; f += 32) w_q[o * F + f] = quantise_w(__ldg(row + f), sc);
-    }
+        const float* row = w + o * F;
+        if ((threadIdx.x & 31) == 0) scale[gid] = sc;
+        for (int f = f0 + (threadIdx.x & 31); f < end; f += 32)
+            w_q[o * F + f] = quantise_w(__ldg(row + f), sc);
+    });
 }

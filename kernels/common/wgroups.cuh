@@ -9,7 +9,8 @@
 // reciprocal) is one warp instruction for 32 / L groups. A group holds up to 4 V L values.
 // Vector paths need F % 4 == 0 and G % 4 == 0, so that every group starts 16-byte aligned.
 //
-// for_each_step walks the list: warps stride over steps of 32 / L groups (launch a grid of
+// for_each_group hands a kernel every group in registers (for_each_group_scalar: any F and G,
+// a warp a group, scalar loads). for_each_step walks the list: warps stride over steps of 32 / L groups (launch a grid of
 // at most the blocks that fit at once: the loop does the rest). With -DPREFETCH=1 each warp
 // issues its next step's loads before it works on this step, so it always has loads in
 // flight (Little's law: ~4.3 TB/s x ~1 us is ~32 KB in flight an SM).
@@ -102,5 +103,47 @@ __device__ __forceinline__ void for_each_step(long long groups, int per_warp, Lo
         a = load(g0 + stride);
         work(b);
         if ((g0 += stride) >= groups) return;
+    }
+}
+
+// Every group of the list, a team of L lanes a group with V float4 a lane: work(grp, m) with
+// the group in registers, m the lane's place in its team (every lane of the warp calls work,
+// past the list's end too, with grp.len == 0: the team's shuffles need every lane).
+template <int V, int L, bool FULL, class Work>
+__device__ __forceinline__ void for_each_group(const float* __restrict__ w, int F, int G,
+                                               long long groups, Work work) {
+    const int ng = (F + G - 1) / G;
+    const int team = (threadIdx.x & 31) / L, m = threadIdx.x & (L - 1);
+    for_each_step<PREFETCH && FULL>(
+        groups, 32 / L,
+        [=](long long g0) {
+            WGroup<V, L> grp;
+            grp.template locate<FULL>(g0 + team, groups, F, G, ng);
+            grp.load(w, m);
+            return grp;
+        },
+        [=](const WGroup<V, L>& grp) { work(grp, m); });
+}
+
+// The scalar path for any F and G: a warp a group, lanes striding over it with scalar loads.
+// work(gid, row, begin, end, amax): the group is row[begin, end) (row = w + o F), amax its
+// max |w| on every lane.
+template <class Work>
+__device__ __forceinline__ void for_each_group_scalar(const float* __restrict__ w, int F, int G,
+                                                      long long groups, Work work) {
+    const int lane = threadIdx.x & 31;
+    const long long warps = (long long)gridDim.x * (BLOCK / 32);
+    const int ng = (F + G - 1) / G;
+    for (long long gid = (long long)blockIdx.x * (BLOCK / 32) + (threadIdx.x >> 5);
+         gid < groups; gid += warps) {
+        const long long o = gid / ng;
+        const int g = (int)(gid - o * ng);
+        const float* row = w + o * F;
+        const int end = min((g + 1) * G, F);
+        float m = 0.0f;
+        for (int f = g * G + lane; f < end; f += 32) m = fmaxf(m, fabsf(__ldg(row + f)));
+#pragma unroll
+        for (int s = 16; s > 0; s >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, s));
+        work(gid, o, g * G, end, m);
     }
 }
