@@ -143,7 +143,8 @@ class RowFile:
 
     ``existing`` says what to do with a file that holds something: ``REFUSE`` it, ``APPEND``
     to it (its header checked, a torn last row cut away: ``repaired`` says so) or
-    ``OVERWRITE`` it. ``root`` is the output folder no symlink may lead out of (default: the
+    ``OVERWRITE`` it (at the first row written: a writer closed without rows leaves it).
+    ``root`` is the output folder no symlink may lead out of (default: the
     file's folder). Every problem known before a row is written is raised here.
     """
 
@@ -159,6 +160,7 @@ class RowFile:
         self.rows = self.written = 0
         self._fd = -1
         self._end = 0
+        self._replace = False  # an old file to cut before the first row (OVERWRITE)
         real = inside(self.path, root or folder(self.path.parent))
         self._lock: FileLock | None = _lock(real, self.path)
         try:
@@ -188,7 +190,10 @@ class RowFile:
                                  "bytes, from a write cut short) before appending")
             self.rows, self._end = s.rows, s.end
         elif size:
-            os.ftruncate(self._fd, 0)
+            # OVERWRITE: the old rows stay until the first new row replaces them, so a run
+            # stopped before this file's stage measured anything leaves them as they were.
+            self._replace = True
+            return
         if self._end == 0:
             self._put(_csv_line(self.columns), header=True)
 
@@ -217,6 +222,14 @@ class RowFile:
         """Write one row (a value per column, formatted by :mod:`csv`) whole, now."""
         if len(values) != len(self.columns):
             raise ValueError(f"{len(values)} values for {len(self.columns)} columns")
+        if self._replace:
+            try:
+                os.ftruncate(self._fd, 0)
+            except OSError as exc:
+                raise ResultFileError(f"cannot replace {self.path}: {_why(exc)}; its old "
+                                      "rows are kept") from None
+            self._replace = False
+            self._put(_csv_line(self.columns), header=True)
         self._put(_csv_line(values))
         self.rows += 1
         self.written += 1

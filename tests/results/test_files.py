@@ -66,6 +66,22 @@ def test_rows_are_whole_and_counted(tmp_path: Path) -> None:
         assert (w.rows, w.written) == (2, 1)
 
 
+def test_overwrite_replaces_at_the_first_row(tmp_path: Path) -> None:
+    p = tmp_path / "r.csv"
+    with files.RowFile(p, COLS) as w:
+        w.write([1, 2, 3])
+    old = p.read_bytes()
+    with files.RowFile(p, COLS, files.OVERWRITE):
+        pass  # a run stopped before this stage measured anything
+    assert p.read_bytes() == old
+    with files.RowFile(p, COLS, files.OVERWRITE) as w:
+        assert p.read_bytes() == old
+        w.write([4, 5, 6])
+        assert (w.rows, w.written) == (1, 1)
+        w.write([7, 8, 9])
+    assert p.read_bytes() == b"a,b,c\r\n4,5,6\r\n7,8,9\r\n"
+
+
 def test_no_symlink_out_of_the_folder(tmp_path: Path) -> None:
     out, away = tmp_path / "out", tmp_path / "away"
     out.mkdir()
