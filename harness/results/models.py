@@ -13,7 +13,7 @@ from pathlib import Path
 
 from harness.errors import BadInput
 from harness.results.compare import STAGE
-from harness.results.report import read_stage_rows
+from harness.results.readback import read_stage_rows
 
 
 def _model(rows: Sequence[dict[str, str]], folder: Path) -> str:

@@ -1,0 +1,99 @@
+"""Result CSVs read back for display: which files are stage or pipeline CSVs, and their rows
+checked (every time a finite number, an ok row's time positive) before a plot or a table
+shows them."""
+
+from __future__ import annotations
+
+import csv
+import math
+from collections.abc import Sequence
+from pathlib import Path
+
+from harness.errors import HarnessError
+from harness.results import pipeline_rows
+from harness.results import rows as results
+
+
+def number(v: str) -> float | None:
+    """``v`` as a float, or None (empty, or not a number)."""
+    try:
+        return float(v)
+    except (TypeError, ValueError):
+        return None
+
+
+def _csvs_with(folder: Path, columns: set[str]) -> list[Path]:
+    """The folder's CSVs whose header has every one of ``columns``; HarnessError naming a
+    CSV that is not text."""
+    out = []
+    for p in sorted(folder.glob("*.csv")):
+        try:
+            with p.open() as f:
+                header = f.readline()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise HarnessError(f"{p}: not a readable CSV ({type(exc).__name__})") from None
+        if columns <= set(header.strip().split(",")):
+            out.append(p)
+    return out
+
+
+#: The column an ok row's time is in: a stage row's median, a pipeline row's total.
+TIME = ("median_us", "total_us")
+
+
+def read_checked(path: Path) -> list[dict[str, str]]:
+    """The rows of a results CSV, each time in it a finite number and an ok row's time a
+    positive one; HarnessError naming the file and line otherwise (a NaN, a zero or a
+    garbled cell would draw a wrong plot, or none)."""
+    try:
+        rows = results.read_rows(path)
+    except (OSError, UnicodeDecodeError, csv.Error) as exc:
+        raise HarnessError(f"{path}: not a readable CSV ({type(exc).__name__})") from None
+    for line, r in enumerate(rows, start=2):
+        for col, text in r.items():
+            if not isinstance(col, str) or not col.endswith("_us") or text in ("", None):
+                continue
+            v = number(text)
+            positive = not (r.get("status") == "ok" and col in TIME) or (v or 0) > 0
+            if v is None or not math.isfinite(v) or not positive:
+                raise HarnessError(f"{path}, line {line}: {col} is {text!r}, not a "
+                                   f"{'positive' if col in TIME else 'finite'} number")
+        if r.get("status") == "ok" and not any(r.get(c) for c in TIME):
+            raise HarnessError(f"{path}, line {line}: an ok row without a time")
+    return rows
+
+
+#: Stage columns added after the first results were committed: a CSV written before one
+#: of them still counts as a stage CSV (its rows show '-' there).
+LATER_COLUMNS = frozenset({
+    "launch", "clock_mhz_median", "clock_mhz_min", "clock_mhz_nominal", "throttled_samples",
+    "tops", "pct_datasheet_tops", "datasheet_tops"})
+
+
+def stage_files(folder: Path) -> list[Path]:
+    """The stage CSVs of the folder (an older one, without the later columns, included)."""
+    return _csvs_with(folder, set(results.COLUMNS) - LATER_COLUMNS)
+
+
+def read_stage_rows(folder: Path, stages: Sequence[str] | None = None) -> list[dict[str, str]]:
+    """Every row of the folder's stage CSVs (of ``stages`` only, when given), checked as the
+    report reads them."""
+    return [r for p in stage_files(Path(folder)) if not stages or p.stem in stages
+            for r in read_checked(p)]
+
+
+def pipeline_files(folder: Path) -> list[Path]:
+    """The pipeline CSVs of the folder (their rows carry intervals and a ``total_us``)."""
+    return _csvs_with(folder, {"total_us", "kernel_hashes"})  # ``variant`` came later
+
+
+def intervals(rows: Sequence[dict[str, str]]) -> list[str]:
+    """The intervals (``LABELS`` keys) that some row measured, total first."""
+    keys = [k for k in pipeline_rows.LABELS if any(number(r.get(f"{k}_us", "")) is not None
+                                              for r in rows)]
+    return sorted(keys, key=lambda k: k != "total")
+
+
+def x_axis(rows: Sequence[dict[str, str]]) -> str:
+    """The rows' x axis: the batch, or out_f for the weight stages (no batch)."""
+    return "batch" if any(r["batch"] for r in rows) else "out_f"

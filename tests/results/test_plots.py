@@ -1,0 +1,64 @@
+"""The plots' lines and panels, from the committed H200 CSVs."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from harness.results import plots
+from harness.results.readback import read_checked, x_axis
+
+H200 = Path(__file__).parents[2] / "statistics" / "h200"
+
+
+def test_a_gemm_plots_tops_a_line_per_shape() -> None:
+    """int_gemm's rows hold three (N, K) pairs, two of them at in_f 3584: each is a line
+    of its own (one line through both would zigzag between shapes), in TOPS against the
+    datasheet peak."""
+    rows = [r for r in read_checked(H200 / "int_gemm.csv") if r["status"] == "ok"]
+    rate, peak, label = plots._rate(rows)
+    assert rate == "tops" and peak == 1979.0 and label == "datasheet peak 1979 TOPS"
+    lines = plots.series(rows, x_axis(rows), rate)
+    shapes = {(r["in_f"], r["out_f"]) for r in rows if r["backend"] == "pycuda"}
+    ours = {k for k in lines if k.startswith("pycuda int8 ")}
+    assert len(shapes) == 3 and ours == {f"pycuda int8 in_f={i} out_f={o}" for i, o in shapes}
+    for key, pts in lines.items():
+        assert [p[0] for p in pts] == sorted({p[0] for p in pts}), key  # one point an x
+        match = [r for r in rows if f"{r['backend']} {r['variant']} in_f={r['in_f']} "
+                 f"out_f={r['out_f']}" == key]
+        assert {p[2] for p in pts} <= {float(r["tops"]) for r in match}
+
+
+def test_no_two_lines_look_alike() -> None:
+    rows = [r for r in read_checked(H200 / "int_gemm.csv") if r["status"] == "ok"]
+    lines = plots.series(rows, x_axis(rows), "tops")
+    looks = [tuple(sorted(plots._style(k, lines).items())) for k in lines]
+    assert len(lines) > 10 and len(set(looks)) == len(looks)
+    pycuda = {plots._style(k, lines)["color"] for k in lines if k.startswith("pycuda ")}
+    assert len(pycuda) == 1  # one colour a backend and variant, the shapes dashed apart
+
+
+def test_a_bandwidth_stage_keeps_its_lines_and_roofline() -> None:
+    rows = [r for r in read_checked(H200 / "dynamic_spikes.csv") if r["status"] == "ok"]
+    rate, peak, label = plots._rate(rows)
+    assert rate == "gbps" and peak and label.startswith("copy peak ")
+    lines = plots.series(rows, x_axis(rows), rate)
+    assert lines and all("out_f" not in k for k in lines)  # one width: no out_f in the key
+
+
+def test_a_pipeline_gets_a_panel_per_shape() -> None:
+    rows = [r for r in read_checked(H200 / "spike_linear.csv") if r["status"] == "ok"]
+    assert plots.pipeline_shapes(rows) == [("3584", "3584"), ("3584", "18944"),
+                                           ("18944", "3584")]
+
+
+def test_plots_are_drawn(tmp_path: Path) -> None:
+    pytest.importorskip("matplotlib", reason="harness report needs matplotlib")
+    for name in ("int_gemm.csv", "spike_linear.csv", "dynamic_spikes.csv"):
+        shutil.copy(H200 / name, tmp_path)
+    written = plots.plots(tmp_path)
+    assert sorted(p.name for p in written) == ["dynamic_spikes.png", "int_gemm.png",
+                                               "spike_linear.png"]
+    assert all(p.stat().st_size > 10_000 for p in written)
