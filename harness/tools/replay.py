@@ -4,8 +4,10 @@ Every stage row keeps the ``harness bench`` command that wrote it (the ``command
 :func:`commands` turns the commands behind a folder's ``pycuda`` rows into ``harness``
 argument lists that measure the same points again, with the same options, into another
 folder: ``harness compare`` then meets the same keys on both sides (a k, a graph launch or a
-variant given on the command line included), whatever sweep made the rows. The torch peers
-are left out unless asked for. Pipeline CSVs are not replayed.
+variant given on the command line included), whatever sweep made the rows. A command that
+measured several stages measures again only those whose CSV is in the folder (so a file
+taken out of the folder is left out of the replay). The torch peers are left out unless
+asked for. Pipeline CSVs are not replayed.
 
     python -m harness.tools.replay FOLDER OUT [--peers none|all|NAME,...] (as bench takes them)
 
@@ -20,10 +22,11 @@ import argparse
 import shlex
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from pathlib import Path
 from typing import NoReturn
 
+from harness.contract.registry import discover
 from harness.errors import BadInput, HarnessError
 from harness.results.rows import read_rows
 
@@ -61,24 +64,39 @@ def _rewrite(argv: list[str], out_dir: Path, peers: str) -> list[str]:
     return [*kept, "--peers", peers, "--out", str(out_dir), "--append"]
 
 
-def commands(folder: Path, out_dir: Path, peers: str = "none") -> list[list[str]]:
+def _only(argv: list[str], stems: set[str], names: Collection[str]) -> list[str]:
+    """``argv`` measuring only the stages in ``stems``: a stage it names whose CSV is not in
+    the folder (a file left out of a regress) is dropped, and a command that names none
+    (every stage) names the folder's. ``names``: every stage the harness knows."""
+    named = [a for a in argv if a in names]
+    if not named:
+        return [*argv, *sorted(stems)]
+    return [a for a in argv if a not in names or a in stems]
+
+
+def commands(folder: Path, out_dir: Path, peers: str = "none",
+             names: Collection[str] | None = None) -> list[list[str]]:
     """The ``harness`` argument lists (``["bench", ...]``) that measure the ``pycuda`` rows of
     the folder's stage CSVs again into ``out_dir``, each distinct command once, in the order
-    the rows were written; HarnessError naming the file when a command is not a bench."""
-    seen: dict[str, Path] = {}
+    the rows were written, and only for the stages whose CSV is in the folder (``names``:
+    the stage names to tell apart in a command, default the discovered plugins'); HarnessError
+    naming the file when a command is not a bench."""
+    seen: dict[str, tuple[Path, set[str]]] = {}
     for p in stage_csvs(folder):
         for r in read_rows(p):
             if r.get("backend") == "pycuda" and r.get("command"):
-                seen.setdefault(r["command"], p)
+                seen.setdefault(r["command"], (p, set()))[1].add(p.stem)
+    if names is None:
+        names = set(discover().stages)
     out = []
-    for cmd, path in seen.items():
+    for cmd, (path, stems) in seen.items():
         try:
             argv = shlex.split(cmd)
         except ValueError as exc:
             raise HarnessError(f"{path}: unreadable command {cmd!r} ({exc})") from None
         if argv[:2] != ["harness", "bench"]:
             raise HarnessError(f"{path}: a pycuda row's command is not a harness bench: {cmd!r}")
-        out.append(_rewrite(argv[1:], out_dir, peers))
+        out.append(_rewrite(_only(argv[1:], stems, names), out_dir, peers))
     if not out:
         raise HarnessError(f"nothing to replay in {folder}: no stage CSV with pycuda rows and "
                            "their commands")

@@ -15,6 +15,8 @@ from harness.errors import HarnessError
 from harness.results.rows import read_rows
 from harness.tools import replay
 
+#: The stage names the replay tells apart in a command (the fixture's stand-ins).
+NAMES = {"s", "t", "u"}
 STAGE_HEADER = ["stage", "backend", "variant", "batch", "status", "median_us", "command"]
 
 
@@ -51,14 +53,31 @@ def folder(tmp_path: Path) -> Path:
 
 def test_each_pycuda_command_once_with_its_options_into_the_new_folder(folder: Path) -> None:
     out = folder / "fresh"
-    assert replay.commands(folder, out) == [
+    assert replay.commands(folder, out, names=NAMES) == [
         ["bench", "s", "--k", "4", "--sweep", "batch=1,8",
          "--peers", "none", "--out", str(out), "--append"],
         ["bench", "s", "--graph", "--sweep", "batch=1..4",
          "--peers", "none", "--out", str(out), "--append"],
         ["bench", "t", "--budget", "0.5", "--peers", "none", "--out", str(out), "--append"],
     ]
-    assert replay.commands(folder, out, peers="all")[0][-5:-3] == ["--peers", "all"]
+    assert replay.commands(folder, out, peers="all", names=NAMES)[0][-5:-3] == ["--peers", "all"]
+
+
+def test_a_shared_command_measures_only_the_folder_stages(folder: Path) -> None:
+    """One command measured s, t and u; u's CSV is not in the folder (left out of a
+    regress): its replay measures s and t. A command naming no stage (every stage) names
+    the folder's."""
+    both = "harness bench --budget 0.5 s t u --sweep batch=16"
+    _csv(folder / "s.csv", STAGE_HEADER, [["s", "pycuda", "v", "16", "ok", "1.0", both]])
+    _csv(folder / "t.csv", STAGE_HEADER, [["t", "pycuda", "v", "16", "ok", "1.0", both],
+                                          ["t", "pycuda", "v", "1", "ok", "1.0",
+                                           "harness bench --sweep batch=1"]])
+    out = folder / "fresh"
+    assert replay.commands(folder, out, names=NAMES) == [
+        ["bench", "--budget", "0.5", "s", "t", "--sweep", "batch=16",
+         "--peers", "none", "--out", str(out), "--append"],
+        ["bench", "--sweep", "batch=1", "t", "--peers", "none", "--out", str(out), "--append"],
+    ]
 
 
 def test_what_cannot_be_replayed_is_one_line(tmp_path: Path) -> None:
