@@ -7,6 +7,9 @@ damage), a pipeline's by its own ``check`` against the chained references. The l
 no GPU: tests use fakes that return deliberately wrong outputs, which must be rejected.
 ``validate_targets`` is what ``harness validate`` does: a summary per target variant, ready
 for the ledger.
+
+Just past 300 lines: the cases, their judging, the loop and its summary are one reading of
+a validation, which the plain and the cluster validation share (``units``, ``judge``).
 """
 
 from __future__ import annotations
