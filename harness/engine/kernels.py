@@ -1,6 +1,9 @@
 """What each kernel variant is at its current source, with no GPU: what nvcc makes of it
 (``harness check``) and whether a GPU validation vouches for it (``harness ledger``).
 
+``older_rows`` says which committed timing rows were measured at another source than the
+kernel's current one (``harness ledger --rows FOLDER``).
+
 ``harness check`` keeps what nvcc reported in a user cache folder, keyed by the kernel
 hash, the target arch and the nvcc version: a variant whose sources, flags and compiler
 are unchanged is not compiled again. A variant that did not compile is never cached (its
@@ -23,8 +26,9 @@ from pathlib import Path
 from harness.contract.kernel import KernelResources, kernel_hash, nvcc_report, target_arch
 from harness.contract.registry import Registry
 from harness.contract.stage import Stage, Variant
-from harness.errors import CompileError, HarnessError
+from harness.errors import BadInput, CompileError, HarnessError
 from harness.results import ledger
+from harness.results.readback import read_stage_rows
 
 
 @dataclass(frozen=True)
@@ -173,3 +177,42 @@ def ledger_report(reg: Registry, path: Path | None = None) -> LedgerReport:
     status = ledger.check(reg.select(None), ledger.read(path),
                           [reg.pipelines[n] for n in sorted(reg.pipelines)], reg.stages)
     return LedgerReport(status, len(reg.problems))
+
+
+@dataclass(frozen=True)
+class OlderRows:
+    """A stage variant's rows in a results folder timed at another kernel source than its
+    current one: what they show is of an earlier kernel."""
+
+    stage: str
+    variant: str
+    row_hash: str
+    current_hash: str
+    rows: int
+    git_shas: tuple[str, ...]
+
+    def describe(self) -> str:
+        """One line for the terminal."""
+        return (f"{self.stage} [{self.variant}]: {self.rows} row(s) timed at {self.row_hash} "
+                f"(commit {', '.join(self.git_shas) or 'unknown'}), the source is now "
+                f"{self.current_hash}")
+
+
+def older_rows(reg: Registry, folder: Path) -> list[OlderRows]:
+    """The folder's ``pycuda`` stage rows whose ``kernel_hash`` is not their variant's
+    current one, grouped by stage, variant and hash. Rows of variants built with
+    ``--define`` (``int8[IG_X=1]``) or of stages the harness no longer has are not judged."""
+    if not Path(folder).is_dir():
+        raise BadInput(f"--rows {folder}: no such results folder")
+    current = {(s.name, v.name): kernel_hash(s, v)
+               for s in reg.stages.values() for v in s.variants}
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for r in read_stage_rows(folder):
+        key = (r.get("stage", ""), r.get("variant", ""))
+        h = r.get("kernel_hash", "")
+        if r.get("backend") != "pycuda" or key not in current or not h or h == current[key]:
+            continue
+        groups.setdefault((*key, h), []).append(r.get("git_sha", ""))
+    return [OlderRows(st, v, h, current[(st, v)], len(shas),
+                      tuple(dict.fromkeys(x for x in shas if x)))
+            for (st, v, h), shas in sorted(groups.items())]

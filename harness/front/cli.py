@@ -500,12 +500,19 @@ def ledger_cmd(
     check_: Annotated[bool, typer.Option("--check", help="Fail when a kernel's current "
                                          "source has no passing GPU validation.")] = False,
     path: Annotated[Path | None, typer.Option(help="Ledger CSV.")] = None,
+    rows: Annotated[Path | None, typer.Option(
+        "--rows", help="Also list this results folder's timing rows measured at an "
+                       "earlier kernel source.")] = None,
 ) -> None:
     """Show, for every kernel variant at its current source, its GPU validation record."""
-    rep = kernels.ledger_report(_registry(), path)
+    reg = _registry()
+    rep = kernels.ledger_report(reg, path)
+    older = kernels.older_rows(reg, rows) if rows is not None else []
     for s in rep.statuses:
         out.print(("[green]ok[/]      " if s.ok else "[red]MISSING[/] ") + escape(s.describe()),
                   soft_wrap=True)
+    for o in older:
+        out.print("[yellow]older[/]   " + escape(o.describe()), soft_wrap=True)
     if check_ and rep.failure:
         raise HarnessError(rep.failure)
 

@@ -119,3 +119,43 @@ def test_nvcc_version_without_nvcc(monkeypatch) -> None:  # type: ignore[no-unty
     monkeypatch.setattr(kernels.shutil, "which", lambda name: None)
     with pytest.raises(HarnessError, match="nvcc not found on PATH"):
         kernels.nvcc_version()
+
+
+def test_older_rows_name_the_rows_of_an_earlier_kernel(reg, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import csv
+    from pathlib import Path
+
+    from harness.contract.kernel import kernel_hash
+    from harness.errors import BadInput
+
+    src = Path(__file__).parents[2] / "statistics" / "h200" / "dynamic_spikes.csv"
+    with src.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    st = reg.stages["dynamic_spikes"]
+    now = kernel_hash(st, st.variants[0])
+    ours = [r for r in rows if r["backend"] == "pycuda"]
+    assert len(ours) >= 3
+    for r in rows:
+        r["kernel_hash"] = now
+    ours[0].update(kernel_hash="0ld", git_sha="abc1234")
+    ours[1].update(kernel_hash="0ld", git_sha="abc1234")
+    peer = next(r for r in rows if r["backend"] != "pycuda")
+    peer["kernel_hash"] = "0ld"  # a peer's row is not a kernel's: not judged
+    with (tmp_path / "dynamic_spikes.csv").open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    (older,) = kernels.older_rows(reg, tmp_path)
+    assert (older.stage, older.variant, older.row_hash, older.current_hash, older.rows,
+            older.git_shas) == ("dynamic_spikes", st.variants[0].name, "0ld", now, 2,
+                                ("abc1234",))
+    assert "2 row(s) timed at 0ld (commit abc1234), the source is now" in older.describe()
+    for r in rows:
+        r["kernel_hash"] = now
+    with (tmp_path / "dynamic_spikes.csv").open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    assert kernels.older_rows(reg, tmp_path) == []
+    with pytest.raises(BadInput, match="no such results folder"):
+        kernels.older_rows(reg, tmp_path / "none")

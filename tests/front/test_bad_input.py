@@ -215,6 +215,11 @@ def test_report_over_garbage_is_one_line(tmp_path: Path) -> None:
               f"{tmp_path / 'x.csv'}: not a readable CSV (UnicodeDecodeError)")
 
 
+def test_ledger_rows_of_no_folder(tmp_path: Path) -> None:
+    only_line(runner.invoke(app, ["ledger", "--rows", str(tmp_path / "none")]),
+              f"--rows {tmp_path / 'none'}: no such results folder")
+
+
 def test_ledger_path_that_is_no_ledger(tmp_path: Path) -> None:
     only_line(runner.invoke(app, ["ledger", "--path", str(tmp_path / "none.csv")]),
               f"no such ledger: {tmp_path / 'none.csv'}")
