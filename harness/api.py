@@ -39,6 +39,8 @@ What a :class:`Stage` declares, and what the harness does with it:
   too.
 - ``compute_peak``: the datasheet rate the kernel's arithmetic runs at (``"int8_dense"``,
   ``"bf16_dense"``, ``"fp32"``): a row's TOPS is given as a % of that figure for its GPU.
+- ``sanitize_shapes``: points (``{axis: value}``) compute-sanitizer watches besides the
+  harness's small odd shapes, where those never reach one of the kernel's paths.
 
 ``harness list --verbose`` shows each stage's ``description`` and its variants' and axes'
 ``help`` texts.

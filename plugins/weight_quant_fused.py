@@ -113,4 +113,5 @@ STAGE = Stage(
         {"out_f": 2500, "in_f": 1000},
     ),
     default_sweep={"out_f": (3584, 18944), "in_f": (3584, 18944)},
+    sanitize_shapes=cases.WEIGHT_SANITIZE,
 )

@@ -98,4 +98,5 @@ STAGE = Stage(
         {"out_f": 2500, "in_f": 1000},
     ),
     default_sweep=axes.WEIGHT_SWEEP,
+    sanitize_shapes=cases.WEIGHT_SANITIZE,
 )

@@ -311,6 +311,11 @@ class Stage(_Parametrised):
     #: ``contract.datasheet.RATES``: ``int8_dense``, ``bf16_dense``, ``fp32``): a row's
     #: TOPS is set against it. None: no compute peak applies (a memory-bound stage).
     compute_peak: str | None = None
+    #: Shapes (``{axis: value}``) compute-sanitizer watches besides the harness's small and
+    #: odd ones: where those never reach one of the kernel's paths (a tensor-core path that
+    #: needs N % 128 == 0, a wide-group path), one of these does. A CPU test holds every
+    #: entry point to being launched at some watched point.
+    sanitize_shapes: tuple[Mapping[str, Any], ...] = ()
 
     def __post_init__(self) -> None:
         _check_declarations("stage", self.name, self.axes, self.rows, self.compute_peak)

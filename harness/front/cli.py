@@ -410,7 +410,7 @@ def sanitize_cmd(
     device: DeviceOpt = 0,
 ) -> None:
     """Run compute-sanitizer over every stage and variant at batch 1, 3 and 9, in_f 1, 5, 130
-    and 3584; exit 1 on any error."""
+    and 3584, and at the stage's own sanitize_shapes; exit 1 on any error."""
     run = sanitize.sanitize(_registry(), stages, tools=tool, family=family, device=device,
                             out_file=out_file, append=append, overwrite=overwrite)
     _notes([run.repaired] if run.repaired else [])

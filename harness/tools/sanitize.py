@@ -38,10 +38,11 @@ def find() -> str:
 
 
 def points(stage: Stage, variant: Variant) -> list[dict[str, Any]]:
-    """The stage's points at every shape of SHAPES (only the axes it has), no duplicates."""
+    """The stage's points at every shape of SHAPES (only the axes it has) and at the
+    stage's own ``sanitize_shapes``, no duplicates."""
     names = {a.name for a in stage.axes}
     out: dict[str, dict[str, Any]] = {}
-    for shape in SHAPES:
+    for shape in (*SHAPES, *stage.sanitize_shapes):
         p = stage.point(variant, **{k: v for k, v in shape.items() if k in names})
         out.setdefault(json.dumps(p, sort_keys=True, default=str), p)
     return list(out.values())

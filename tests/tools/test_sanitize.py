@@ -44,13 +44,26 @@ def test_points_cover_the_odd_shapes(reg) -> None:  # type: ignore[no-untyped-de
     assert {(p["batch"], p["in_f"]) for p in pts} == {
         (b, f) for b in (1, 3, 9) for f in (1, 5, 130, 3584)}
     w = reg.get("weight_quantize")
-    assert {(p["out_f"], p["in_f"]) for p in sanitize.points(w, w.variants[0])} == {
-        (o, f) for o in (1, 3, 9) for f in (1, 5, 130, 3584)}
+    assert {(p["out_f"], p["in_f"], p["group_size"]) for p in sanitize.points(w, w.variants[0])} \
+        == {(o, f, 128) for o in (1, 3, 9) for f in (1, 5, 130, 3584)} | {(3, 516, 256)}
     # Past SMALL_B: activation_fused's two-pass kernels are among the watched launches.
     fused = reg.get("activation_fused")
     launched = {k for p in sanitize.points(fused, fused.variants[0])
                 for k in ncu.launched_kernels(fused, fused.variants[0], p)}
     assert launched == {"act_small", "act_stats", "act_encode"}
+
+
+def test_every_entry_point_is_watched() -> None:
+    """Every kernel of every discovered stage is launched at some point compute-sanitizer
+    watches, for one variant or another (a path the odd shapes never reach, like the
+    tensor-core one, comes from the stage's ``sanitize_shapes``)."""
+    from harness.contract.registry import discover
+
+    reg = discover()
+    for st in reg.select(None):
+        launched = {k for v in st.variants for p in sanitize.points(st, v)
+                    for k in ncu.launched_kernels(st, v, p)}
+        assert set(st.entry_points) <= launched, (st.name, set(st.entry_points) - launched)
 
 
 def test_command(reg, monkeypatch) -> None:  # type: ignore[no-untyped-def]
