@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from harness.api import Exact, Launcher, Point, Stage, Variant
-from harness.spikes import axes, cases, families, spec
+from harness.spikes import axes, cases, families, geometry, spec
 
 
 def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
@@ -29,25 +29,14 @@ def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant) -> dict[str, 
 DEFINES = (("LANES", "8"), ("BPS", "8"), ("PREFETCH", "1"))
 
 
-def kernel_for(f: int, g: int) -> str:
-    """The entry point for this shape: 16-byte loads when rows and groups are aligned."""
-    if f % 4 == 0 and g % 4 == 0:
-        if g <= 128:
-            return "scales_vec1"
-        if g <= 512:
-            return "scales_vec4"
-    return "scales_any"
-
-
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
     """The list of ``out_f * ceil(in_f / G)`` groups, a team of lanes a group: one grid of
     at most the blocks that fit at once, warps looping over steps of groups."""
     o, f, g = int(p["out_f"]), int(p["in_f"]), int(p["group_size"])
-    groups, warps, d = o * spec.n_groups(f, g), launch.block // 32, dict(v.defines)
-    name = kernel_for(f, g)
-    per_warp = 32 // int(d["LANES"]) if name == "scales_vec1" else 1
-    blocks = min(-(-groups // (warps * per_warp)), launch.sm_count * int(d["BPS"]))
-    launch(name, (blocks, 1, 1), (launch.block, 1, 1), bufs["w"], np.int32(f), np.int32(g),
+    groups, d, path = o * spec.n_groups(f, g), dict(v.defines), geometry.group_path(f, g)
+    grid = geometry.group_wave(groups, path, launch.block, launch.sm_count, int(d["LANES"]),
+                               int(d["BPS"]))
+    launch(f"scales_{path}", grid, (launch.block, 1, 1), bufs["w"], np.int32(f), np.int32(g),
            np.int64(groups), bufs["scale"])
 
 

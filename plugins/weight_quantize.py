@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from harness.api import Exact, Launcher, Point, Stage, Variant
-from harness.spikes import axes, cases, families, inputs, spec
+from harness.spikes import axes, cases, families, geometry, inputs, spec
 
 #: The kernel's launch parameters (``enqueue`` reads them back from the variant, so
 #: ``bench --define NAME=...`` tunes them): LANES lanes a group in wquant_vec1 (32 / LANES
@@ -29,31 +29,21 @@ def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant) -> dict[str, 
     return {"w_q": spec.weight_quantize(ins["w"], ins["scale"], p["group_size"])}
 
 
-def kernel_for(f: int, g: int) -> str:
-    """The entry point for this shape: 16-byte loads when rows and groups are aligned."""
-    if f % 4 == 0 and g % 4 == 0:
-        if g <= 128:
-            return "wquant_vec1"
-        if g <= 512:
-            return "wquant_vec4"
-    return "wquant_any"
-
-
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
     """The list of ``out_f * ceil(in_f / G)`` groups, a team of lanes a group: one grid of
     at most the blocks that fit at once, warps looping over steps of groups; a block a row
     where rows or groups are not 16-byte aligned."""
     o, f, g = int(p["out_f"]), int(p["in_f"]), int(p["group_size"])
-    name = kernel_for(f, g)
-    if name == "wquant_any":
-        launch(name, (o, 1, 1), (launch.block, 1, 1), bufs["w"], bufs["scale"], np.int32(o),
-               np.int32(f), np.int32(g), bufs["w_q"])
+    path = geometry.group_path(f, g)
+    if path == "any":
+        launch("wquant_any", (o, 1, 1), (launch.block, 1, 1), bufs["w"], bufs["scale"],
+               np.int32(o), np.int32(f), np.int32(g), bufs["w_q"])
         return
-    groups, warps, d = o * spec.n_groups(f, g), launch.block // 32, dict(v.defines)
-    per_warp = 32 // int(d["LANES"]) if name == "wquant_vec1" else 1
-    blocks = min(-(-groups // (warps * per_warp)), launch.sm_count * int(d["BPS"]))
-    launch(name, (blocks, 1, 1), (launch.block, 1, 1), bufs["w"], bufs["scale"], np.int32(f),
-           np.int32(g), np.int64(groups), bufs["w_q"])
+    groups, d = o * spec.n_groups(f, g), dict(v.defines)
+    grid = geometry.group_wave(groups, path, launch.block, launch.sm_count, int(d["LANES"]),
+                               int(d["BPS"]))
+    launch(f"wquant_{path}", grid, (launch.block, 1, 1), bufs["w"], bufs["scale"],
+           np.int32(f), np.int32(g), np.int64(groups), bufs["w_q"])
 
 
 def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:

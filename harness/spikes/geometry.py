@@ -1,4 +1,5 @@
-"""Grid sizes the plugins share: how many blocks a kernel launch takes."""
+"""Grid sizes the plugins share: how many blocks a kernel launch takes, and which of the weight
+kernels' group paths a shape takes."""
 
 from __future__ import annotations
 
@@ -26,3 +27,24 @@ def one_wave(n: int, block: int, sm_count: int, units: int, blocks_per_sm: int
     most ``blocks_per_sm`` blocks an SM, so one wave at most, looping over the rest."""
     per_block = block * units * 4 if n % 4 == 0 else block
     return (min(-(-n // per_block), sm_count * blocks_per_sm), 1, 1)
+
+
+def group_path(f: int, g: int) -> str:
+    """The weight kernels' path for rows of ``f`` values in groups of ``g``
+    (common/wgroups.cuh): ``vec1`` (a team of lanes a group, G <= 128) and ``vec4`` (a warp
+    a group, G <= 512) where rows and groups are 16-byte aligned, else ``any`` (scalar)."""
+    if f % 4 == 0 and g % 4 == 0:
+        if g <= 128:
+            return "vec1"
+        if g <= 512:
+            return "vec4"
+    return "any"
+
+
+def group_wave(groups: int, path: str, block: int, sm_count: int, lanes: int,
+               blocks_per_sm: int) -> tuple[int, int, int]:
+    """The grid of a vector path over the list of ``groups``: warps take steps of 32 /
+    ``lanes`` groups on ``vec1``, one on ``vec4``; at most ``blocks_per_sm`` blocks an SM,
+    so one wave at most, looping over the rest."""
+    per_warp = 32 // lanes if path == "vec1" else 1
+    return (min(-(-groups // (block // 32 * per_warp)), sm_count * blocks_per_sm), 1, 1)
