@@ -9,8 +9,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.contract.backend import Backend
-from harness.engine import calibrate as cal
 from harness.errors import BadInput, GpuUnavailable
+from harness.results import calibration as cal
 from harness.results import provenance
 from harness.results.provenance import RunMeta
 

@@ -1,16 +1,10 @@
-"""The stored copy bandwidth: its record, where it lives, and reading it back."""
+"""``harness calibrate``: the copy measured and its record stored."""
 
 from __future__ import annotations
 
 from harness.contract.timing import Timing
 from harness.engine import calibrate
-
-
-def test_save_and_load(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    assert calibrate.load("h200", tmp_path) is None
-    p = calibrate.save({"gbps": 4260.0}, "h200", tmp_path)
-    assert p == tmp_path / "h200" / "calibration.json"
-    assert calibrate.load("h200", tmp_path) == {"gbps": 4260.0}
+from harness.results import calibration
 
 
 class _Info:
@@ -38,7 +32,7 @@ def test_calibrate_measures_and_stores_the_record(monkeypatch, tmp_path) -> None
     c = calibrate.calibrate(0, 1 << 20)
     assert gpu.asked == (1 << 20, 3.0)
     assert c.path == tmp_path / "h200" / "calibration.json"
-    assert calibrate.load("h200", tmp_path) == c.record
+    assert calibration.load("h200", tmp_path) == c.record
     r = c.record
     assert r["gpu"] == "NVIDIA H200" and r["bytes_each_way"] == 1 << 20
     assert r["gbps"] == 2 * (1 << 20) / 1e-3 / 1e9 and r["samples"] == 200

@@ -1,0 +1,31 @@
+"""A GPU's stored copy bandwidth (``statistics/<gpu>/calibration.json``, written whole by
+``harness calibrate``): where it lives, writing it and reading it back."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from harness import paths
+from harness.results import files
+
+#: The record's file name in its GPU's folder.
+FILE = "calibration.json"
+
+
+def path_for(slug: str, root: Path | None = None) -> Path:
+    """Where the calibration of the GPU with this slug lives."""
+    return (root or paths.statistics_dir()) / slug / FILE
+
+
+def save(record: dict[str, Any], slug: str, root: Path | None = None) -> Path:
+    """Write the calibration record as JSON, replacing the file whole (never half written)."""
+    p = path_for(slug, root)
+    return files.replace(p, (json.dumps(record, indent=2, sort_keys=True) + "\n").encode())
+
+
+def load(slug: str, root: Path | None = None) -> dict[str, Any] | None:
+    """The stored calibration, or None when the GPU was never calibrated."""
+    p = path_for(slug, root)
+    return json.loads(p.read_text()) if p.is_file() else None

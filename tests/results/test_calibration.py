@@ -1,0 +1,16 @@
+"""The stored copy bandwidth: where it lives, writing it and reading it back."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness.results import calibration
+
+
+def test_save_and_load(tmp_path: Path) -> None:
+    assert calibration.load("h200", tmp_path) is None
+    p = calibration.save({"gbps": 4260.0}, "h200", tmp_path)
+    assert p == tmp_path / "h200" / "calibration.json"
+    assert calibration.load("h200", tmp_path) == {"gbps": 4260.0}
+    calibration.save({"gbps": 4300.0}, "h200", tmp_path)  # replaced whole
+    assert calibration.load("h200", tmp_path) == {"gbps": 4300.0}
