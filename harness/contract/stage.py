@@ -319,6 +319,11 @@ class Stage(_Parametrised):
 
     def __post_init__(self) -> None:
         _check_declarations("stage", self.name, self.axes, self.rows, self.compute_peak)
+        names = {a.name for a in self.axes}
+        for shape in self.sanitize_shapes:
+            if not set(shape) <= names:
+                raise ValueError(f"stage {self.name!r}: sanitize_shapes names "
+                                 f"{sorted(set(shape) - names)}, not axes of the stage")
         # Whether ``reference`` takes ``given``: found once here, not on every call (the
         # numpy backend times the reference itself).
         object.__setattr__(self, "_takes_given",

@@ -159,7 +159,8 @@ class RowFile:
         self.columns = tuple(columns)
         #: A line saying what was cut from the file before appending ('' when nothing).
         self.repaired = ""
-        #: Whole rows in the file; ``written`` of them by this writer.
+        #: Whole rows in the file (0 while an OVERWRITE still keeps the old ones, until the
+        #: first new row); ``written`` of them by this writer.
         self.rows = self.written = 0
         self._fd = -1
         self._end = 0
@@ -232,7 +233,11 @@ class RowFile:
                 raise ResultFileError(f"cannot replace {self.path}: {_why(exc)}; its old "
                                       "rows are kept") from None
             self._replace = False
-            self._put(_csv_line(self.columns), header=True)
+            try:
+                self._put(_csv_line(self.columns), header=True)
+            except ResultFileError as exc:
+                raise ResultFileError(f"{exc}; its old rows were cut away first "
+                                      "(--overwrite)") from None
         self._put(_csv_line(values))
         self.rows += 1
         self.written += 1

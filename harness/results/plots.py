@@ -67,33 +67,37 @@ def _pipeline_plot(plt, path: Path, dest: Path) -> Path | None:  # type: ignore[
 
 
 def _rate(rows: Sequence[dict[str, str]]) -> tuple[str, float | None, str]:
-    """The right panel's column (``tops`` where the rows have it, a GEMM's; else ``gbps``),
-    its peak and the peak's label."""
-    if any(number(r.get("tops", "")) is not None for r in rows):
-        peak = number(rows[-1].get("datasheet_tops", ""))
-        return "tops", peak, f"datasheet peak {peak:.0f} TOPS" if peak else ""
-    peak = number(rows[-1].get("peak_gbps", ""))
+    """The right panel's column, its peak and the peak's label: ``tops`` against the
+    datasheet rate for a stage that declares one (a GEMM: its rows carry
+    ``datasheet_tops``), else ``gbps`` against the calibrated copy peak. A memory-bound
+    stage that counts flops has ``tops`` too, but bytes are what bound it. The peak is the
+    largest any row names (a peer's row names none)."""
+    def peak_of(col: str) -> float | None:
+        vals = [v for r in rows if (v := number(r.get(col, ""))) is not None]
+        return max(vals) if vals else None
+
+    tops_peak = peak_of("datasheet_tops")
+    if tops_peak is not None:
+        return "tops", tops_peak, f"datasheet peak {tops_peak:.0f} TOPS"
+    peak = peak_of("peak_gbps")
     return "gbps", peak, f"copy peak {peak:.0f} GB/s" if peak else ""
 
 
 def series(rows: Sequence[dict[str, str]], xa: str,
-           rate: str = "gbps") -> dict[str, list[tuple[float, float, float]]]:
+           rate: str = "gbps") -> dict[str, list[tuple[float, float, float | None]]]:
     """The plotted lines: one per backend, variant, shape and launch mode, as sorted
     (x, median µs, ``rate``) points. The shape is in_f, and out_f too where the x axis is
     the batch and the rows have more than one (a GEMM's (N, K) pairs). A point measured
-    twice (two commands of one run) shows its last measurement; a row without a rate (a
-    peer's failed check keeps its time, not its rate) is left out."""
+    twice (two commands of one run) shows its last measurement; a row without a rate has
+    None there (its time is still drawn)."""
     outs = {r.get("out_f", "") for r in rows} if xa == "batch" else set()
-    by_x: dict[str, dict[float, tuple[float, float, float]]] = defaultdict(dict)
+    by_x: dict[str, dict[float, tuple[float, float, float | None]]] = defaultdict(dict)
     for r in rows:
-        y = number(r.get(rate, ""))
-        if y is None:
-            continue
         key = f"{r['backend']} {r['variant']} in_f={r['in_f']}"
         key += f" out_f={r['out_f']}" if len(outs) > 1 else ""
         key += " (graph)" if r.get("launch") == "graph" else ""
         x = float(r[xa])
-        by_x[key][x] = (x, float(r["median_us"]), y)
+        by_x[key][x] = (x, float(r["median_us"]), number(r.get(rate, "")))
     return {k: sorted(v.values()) for k, v in by_x.items()}
 
 
@@ -103,8 +107,9 @@ _MARKS = ("o", "s", "^", "D")
 
 def _style(key: str, lines: Mapping[str, object]) -> dict[str, str]:
     """A line's look: its colour by backend and variant (the first two words of its key),
-    its dash and marker by the rest (shape, launch mode), so that no two lines share all
-    three however many there are."""
+    its dash and marker by the rest (shape, launch mode): 16 distinct dash-and-marker pairs
+    a colour, so lines look alike only past 10 backend-variants (the colour cycle) or 16
+    shapes and launch modes."""
     def split(k: str) -> tuple[str, str]:
         w = k.split(" ", 2)
         return " ".join(w[:2]), w[2] if len(w) > 2 else ""
@@ -113,14 +118,15 @@ def _style(key: str, lines: Mapping[str, object]) -> dict[str, str]:
     what = sorted({split(k)[1] for k in lines})
     a, b = split(key)
     i, j = who.index(a), what.index(b)
-    return {"color": f"C{i % 10}", "linestyle": _DASHES[(j + i // 10) % len(_DASHES)],
-            "marker": _MARKS[j % len(_MARKS)]}
+    return {"color": f"C{i % 10}", "linestyle": _DASHES[j % len(_DASHES)],
+            "marker": _MARKS[(j // len(_DASHES)) % len(_MARKS)]}
 
 
 def plots(folder: Path, dest: Path | None = None) -> list[Path]:
-    """``<dest>/<stage>.png`` (default ``<folder>/plots/``): time and GB/s against batch, per
-    backend and variant, with the calibrated peak as the roofline; and the pipeline's
-    intervals."""
+    """``<dest>/<stage>.png`` (default ``<folder>/plots/``): time, and GB/s against the
+    calibrated copy peak (TOPS against the datasheet rate for a GEMM), against batch or
+    out_f, a line per backend, variant, shape and launch mode (:func:`series`); and each
+    pipeline's intervals, a panel per shape."""
     try:
         import matplotlib
 
@@ -145,7 +151,8 @@ def plots(folder: Path, dest: Path | None = None) -> list[Path]:
             xs = [p[0] for p in pts]
             look = _style(key, lines)
             a1.plot(xs, [p[1] for p in pts], label=key, **look)
-            a2.plot(xs, [p[2] for p in pts], label=key, **look)
+            rated = [p for p in pts if p[2] is not None]
+            a2.plot([p[0] for p in rated], [p[2] for p in rated], label=key, **look)
         if peak:
             a2.axhline(peak, color="k", linestyle="--", label=peak_label)
         rate_label = ("TOPS (2 M N K / median)" if rate == "tops" else

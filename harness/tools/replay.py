@@ -64,14 +64,38 @@ def _rewrite(argv: list[str], out_dir: Path, peers: str) -> list[str]:
     return [*kept, "--peers", peers, "--out", str(out_dir), "--append"]
 
 
+#: ``harness bench``'s options that take no value (a CPU test holds this to the CLI's).
+FLAGS = frozenset({"--hot", "--no-hot", "--graph", "--no-graph", "--verify", "--no-verify",
+                   "--append", "--no-append", "--overwrite"})
+
+
+def _positional(argv: list[str]) -> list[bool]:
+    """Which tokens of a bench command are positional (stage names): not an option, and
+    not the value of an option that takes one (``--out gemm`` names a folder, not a stage)."""
+    out, value = [], False
+    for a in argv:
+        if value:
+            out.append(False)
+            value = False
+        elif a.startswith("-"):
+            out.append(False)
+            value = "=" not in a and a not in FLAGS
+        else:
+            out.append(True)
+    return out
+
+
 def _only(argv: list[str], stems: set[str], names: Collection[str]) -> list[str]:
-    """``argv`` measuring only the stages in ``stems``: a stage it names whose CSV is not in
-    the folder (a file left out of a regress) is dropped, and a command that names none
-    (every stage) names the folder's. ``names``: every stage the harness knows."""
-    named = [a for a in argv if a in names]
+    """``argv`` (a bench command without its ``bench``) measuring only the stages in
+    ``stems``, the folder's CSVs that hold this command's pycuda rows: a stage it names
+    outside them (its file left out of a regress) is dropped, and a command that names none
+    (every stage) names them. ``names``: every stage the harness knows."""
+    pos = _positional(argv)
+    named = [a for a, p in zip(argv, pos, strict=True) if p and a in names]
     if not named:
         return [*argv, *sorted(stems)]
-    return [a for a in argv if a not in names or a in stems]
+    return [a for a, p in zip(argv, pos, strict=True)
+            if not (p and a in names) or a in stems]
 
 
 def commands(folder: Path, out_dir: Path, peers: str = "none",

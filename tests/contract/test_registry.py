@@ -197,6 +197,8 @@ def test_entry_points_must_be_extern_c_kernels_of_the_source(
     ("flops=lambda p: 0,", "flops=lambda p: 0, block=0,", "block 0 is not a thread count"),
     ("flops=lambda p: 0,", "flops=lambda p: 0, block=2048,", "block 2048 is not a thread"),
     ("flops=lambda p: 0,", "flops=lambda p: 0, block='256',", "block '256' is not a thread"),
+    ("flops=lambda p: 0,", "flops=lambda p: 0, sanitize_shapes=({'bacth': 9},),",
+     "sanitize_shapes names ['bacth'], not axes of the stage"),
 ])
 def test_declaration_problems_are_reported(dirs: tuple[Path, Path], old: str, new: str,
                                            problem: str) -> None:

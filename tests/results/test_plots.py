@@ -36,16 +36,34 @@ def test_no_two_lines_look_alike() -> None:
     lines = plots.series(rows, x_axis(rows), "tops")
     looks = [tuple(sorted(plots._style(k, lines).items())) for k in lines]
     assert len(lines) > 10 and len(set(looks)) == len(looks)
+    many = {f"pycuda v in_f={i}": None for i in range(16)}  # 16 shapes of one colour
+    assert len({tuple(sorted(plots._style(k, many).items())) for k in many}) == 16
     pycuda = {plots._style(k, lines)["color"] for k in lines if k.startswith("pycuda ")}
     assert len(pycuda) == 1  # one colour a backend and variant, the shapes dashed apart
 
 
 def test_a_bandwidth_stage_keeps_its_lines_and_roofline() -> None:
-    rows = [r for r in read_checked(H200 / "dynamic_spikes.csv") if r["status"] == "ok"]
+    """weight_quantize counts flops, so its rows carry TOPS; bytes bound it, so its plot
+    stays in GB/s against the copy peak (no datasheet rate is declared for it)."""
+    rows = [r for r in read_checked(H200 / "weight_quantize.csv") if r["status"] == "ok"]
+    assert any(r.get("tops") for r in rows) and not any(r.get("datasheet_tops") for r in rows)
     rate, peak, label = plots._rate(rows)
     assert rate == "gbps" and peak and label.startswith("copy peak ")
     lines = plots.series(rows, x_axis(rows), rate)
-    assert lines and all("out_f" not in k for k in lines)  # one width: no out_f in the key
+    assert lines and all("out_f" not in k for k in lines)  # x is out_f: not in the key
+    assert all(p[2] is not None for pts in lines.values() for p in pts)
+
+
+def test_the_peak_is_the_largest_any_row_names() -> None:
+    rows = [{"datasheet_tops": "1979"}, {"datasheet_tops": ""}]  # a peer's row last
+    assert plots._rate(rows)[:2] == ("tops", 1979.0)
+    assert plots._rate([{"peak_gbps": ""}, {"peak_gbps": "4260"}])[:2] == ("gbps", 4260.0)
+
+
+def test_a_row_without_a_rate_keeps_its_time() -> None:
+    rows = [{"backend": "torch", "variant": "v", "in_f": "8", "out_f": "", "batch": "1",
+             "median_us": "5.0", "gbps": ""}]
+    assert plots.series(rows, "batch") == {"torch v in_f=8": [(1.0, 5.0, None)]}
 
 
 def test_a_pipeline_gets_a_panel_per_shape() -> None:

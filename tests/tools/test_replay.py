@@ -63,6 +63,26 @@ def test_each_pycuda_command_once_with_its_options_into_the_new_folder(folder: P
     assert replay.commands(folder, out, peers="all", names=NAMES)[0][-5:-3] == ["--peers", "all"]
 
 
+def test_an_option_value_that_is_a_stage_name_stays() -> None:
+    """``--out u`` names a folder: it is neither dropped as a stage left out nor counted
+    as a named stage (the command names none, so it measures the folder's)."""
+    assert replay._only(["--graph", "u", "s", "--out", "u", "--budget=1", "t"], {"s"},
+                        NAMES) == ["--graph", "s", "--out", "u", "--budget=1"]
+    assert replay._only(["--out", "u", "--sweep", "batch=1"], {"s"}, NAMES) == [
+        "--out", "u", "--sweep", "batch=1", "s"]
+
+
+def test_the_flags_are_the_cli_s() -> None:
+    import typer.main
+
+    from harness.front.cli import app
+
+    bench = typer.main.get_command(app).commands["bench"]  # type: ignore[attr-defined]
+    flags = {o for p in bench.params if getattr(p, "is_flag", False)
+             for o in (*p.opts, *p.secondary_opts)}
+    assert flags == replay.FLAGS
+
+
 def test_a_shared_command_measures_only_the_folder_stages(folder: Path) -> None:
     """One command measured s, t and u; u's CSV is not in the folder (left out of a
     regress): its replay measures s and t. A command naming no stage (every stage) names
