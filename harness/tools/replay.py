@@ -30,9 +30,17 @@ from harness.contract.registry import discover
 from harness.errors import BadInput, HarnessError
 from harness.results.rows import read_rows
 
+#: ``harness bench``'s options that take no value (a CPU test holds this to the CLI's).
+FLAGS = frozenset({"--hot", "--no-hot", "--graph", "--no-graph", "--verify", "--no-verify",
+                   "--append", "--no-append", "--overwrite"})
 #: Options a replay sets itself: where the rows go, and whether peers run beside them.
-_REPLACED = {"--out": True, "--peers": True, "--append": False, "--no-append": False,
-             "--overwrite": False}
+_REPLACED = frozenset({"--out", "--peers", "--append", "--no-append", "--overwrite"})
+
+
+def _takes_value(a: str) -> bool:
+    """Whether option token ``a`` is followed by its value (``--out DIR``, not ``--out=DIR``
+    nor a flag)."""
+    return "=" not in a and a not in FLAGS
 
 
 def stage_csvs(folder: Path) -> list[Path]:
@@ -55,18 +63,12 @@ def _rewrite(argv: list[str], out_dir: Path, peers: str) -> list[str]:
         if skip:
             skip = False
             continue
-        name = a.split("=", 1)[0]
-        if name in _REPLACED:
-            skip = _REPLACED[name] and "=" not in a
+        if a.split("=", 1)[0] in _REPLACED:
+            skip = _takes_value(a)
             continue
         kept.append(a)
     # --append: several commands may write one stage's CSV, as they did the first time.
     return [*kept, "--peers", peers, "--out", str(out_dir), "--append"]
-
-
-#: ``harness bench``'s options that take no value (a CPU test holds this to the CLI's).
-FLAGS = frozenset({"--hot", "--no-hot", "--graph", "--no-graph", "--verify", "--no-verify",
-                   "--append", "--no-append", "--overwrite"})
 
 
 def _positional(argv: list[str]) -> list[bool]:
@@ -79,7 +81,7 @@ def _positional(argv: list[str]) -> list[bool]:
             value = False
         elif a.startswith("-"):
             out.append(False)
-            value = "=" not in a and a not in FLAGS
+            value = _takes_value(a)
         else:
             out.append(True)
     return out
