@@ -155,13 +155,18 @@ class Rows:
 
 
 def _check_declarations(kind: str, name: str, axes: tuple[Axis, ...], rows: Rows | None,
-                        compute_peak: str | None) -> None:
-    """ValueError, naming the target, for a ``rows`` or ``compute_peak`` it cannot have:
-    raised while the plugin loads, so the registry reports it beside the others."""
+                        compute_peak: str | None,
+                        sanitize_shapes: tuple[Mapping[str, Any], ...] = ()) -> None:
+    """ValueError, naming the target, for a ``rows``, ``compute_peak`` or
+    ``sanitize_shapes`` it cannot have: raised while the plugin loads, so the registry
+    reports it beside the others."""
     why = rows.problems(axes) if isinstance(rows, Rows) else \
         [] if rows is None else [f"rows is a {type(rows).__name__}, not a Rows"]
     if compute_peak is not None and compute_peak not in RATES:
         why.append(f"compute_peak {compute_peak!r} is not one of {', '.join(RATES)}")
+    names = {a.name for a in axes}
+    why += [f"sanitize_shapes names {sorted(set(shape) - names)}, not axes of the stage"
+            for shape in sanitize_shapes if not set(shape) <= names]
     if why:
         raise ValueError(f"{kind} {name}: {'; '.join(why)}")
 
@@ -318,12 +323,8 @@ class Stage(_Parametrised):
     sanitize_shapes: tuple[Mapping[str, Any], ...] = ()
 
     def __post_init__(self) -> None:
-        _check_declarations("stage", self.name, self.axes, self.rows, self.compute_peak)
-        names = {a.name for a in self.axes}
-        for shape in self.sanitize_shapes:
-            if not set(shape) <= names:
-                raise ValueError(f"stage {self.name!r}: sanitize_shapes names "
-                                 f"{sorted(set(shape) - names)}, not axes of the stage")
+        _check_declarations("stage", self.name, self.axes, self.rows, self.compute_peak,
+                            self.sanitize_shapes)
         # Whether ``reference`` takes ``given``: found once here, not on every call (the
         # numpy backend times the reference itself).
         object.__setattr__(self, "_takes_given",
