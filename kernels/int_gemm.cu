@@ -68,6 +68,17 @@
 #ifndef IG_PINGPONG
 #define IG_PINGPONG 1
 #endif
+// How a group's int32 sum becomes a float: 0, the magic-number add (an integer add and a
+// float add, both full-rate); 1, cvt.rn.f32.s32 (one I2FP). Both are exact for |sum| < 2^22,
+// so the results are the same bits; only the issue cost differs (kernels/NOTES.md).
+#ifndef IG_I2F
+#define IG_I2F 0
+#endif
+// 0 leaves the promotion out (the stage is still freed): a diagnostic build whose results
+// are wrong by design, to measure what the wgmma/TMA pipeline reaches without it.
+#ifndef IG_PROMOTE
+#define IG_PROMOTE 1
+#endif
 // setmaxnreg split: 128 producer threads + 256 consumer threads within 64K registers (the
 // cluster variant's producer needs a few more than 40 to stay clear of spills).
 #ifndef IG_PRODUCER_REGS
@@ -172,7 +183,9 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
     float* sc = reinterpret_cast<float*>(smem + OFF_SC);
 
     const int tid = threadIdx.x;
-    const int wg = tid / 128;
+    // Read through a shuffle from lane 0 so the compiler knows it is warp-uniform: what is
+    // derived from it (the consumers' descriptors) then lives in uniform registers.
+    const int wg = __shfl_sync(0xffffffffu, tid / 128, 0);
     const int warp = tid / 32;
     const int lane = tid % 32;
     const int rank = (CS > 1) ? static_cast<int>(cute::block_rank_in_cluster()) : 0;
@@ -272,6 +285,13 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
         const int wq = warp % 4;              // warp within the warpgroup
         const uint64_t desc_a0 = igemm::desc_kmajor_sw128(sbase + OFF_A + c * 64 * BK);
         const uint64_t desc_b0 = igemm::desc_kmajor_sw128(sbase + OFF_B);
+        // Only the low word (start address) of a descriptor moves from stage to stage and
+        // from one k32 step to the next; it is advanced in 32 bits, without carries into the
+        // high word (every address of the ring fits the 14-bit field).
+        const uint32_t a_lo0 = static_cast<uint32_t>(desc_a0);
+        const uint32_t b_lo0 = static_cast<uint32_t>(desc_b0);
+        const uint64_t a_hi = desc_a0 & 0xFFFFFFFF00000000ull;
+        const uint64_t b_hi = desc_b0 & 0xFFFFFFFF00000000ull;
         const float* sc_lane = sc + 4 * (lane & 3);
         int s = 0;
         uint32_t ph = 0;
@@ -283,22 +303,28 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
 #pragma unroll
             for (int i = 0; i < 64; ++i) facc[i] = 0.0f;
 
+            auto to_float = [](uint32_t x) -> float {
+                if constexpr (IG_I2F) return __int2float_rn(static_cast<int>(x));
+                else return igemm::small_int_to_float(x);
+            };
             // facc += float(acc) * scale[n, g] for the group held in stage st; then free st.
             auto promote = [&](int st, uint32_t(&acc)[64]) {
                 const float* sp = sc_lane + st * BN;
 #pragma unroll
                 for (int i2 = 0; i2 < 8; ++i2) {
                     // scales of columns 16 i2 + 2 (lane % 4) + {0, 1} and 16 i2 + 8 + ...
-                    const float4 sv = *reinterpret_cast<const float4*>(sp + 16 * i2);
-                    const int i = 8 * i2;  // acc[4 * (2 i2) + ...] and acc[4 * (2 i2 + 1) + ...]
-                    facc[i + 0] = fmaf(igemm::small_int_to_float(acc[i + 0]), sv.x, facc[i + 0]);
-                    facc[i + 1] = fmaf(igemm::small_int_to_float(acc[i + 1]), sv.y, facc[i + 1]);
-                    facc[i + 2] = fmaf(igemm::small_int_to_float(acc[i + 2]), sv.x, facc[i + 2]);
-                    facc[i + 3] = fmaf(igemm::small_int_to_float(acc[i + 3]), sv.y, facc[i + 3]);
-                    facc[i + 4] = fmaf(igemm::small_int_to_float(acc[i + 4]), sv.z, facc[i + 4]);
-                    facc[i + 5] = fmaf(igemm::small_int_to_float(acc[i + 5]), sv.w, facc[i + 5]);
-                    facc[i + 6] = fmaf(igemm::small_int_to_float(acc[i + 6]), sv.z, facc[i + 6]);
-                    facc[i + 7] = fmaf(igemm::small_int_to_float(acc[i + 7]), sv.w, facc[i + 7]);
+                    if constexpr (IG_PROMOTE) {
+                        const float4 sv = *reinterpret_cast<const float4*>(sp + 16 * i2);
+                        const int i = 8 * i2;  // acc[4 (2 i2) + ...] and acc[4 (2 i2 + 1) + ...]
+                        facc[i + 0] = fmaf(to_float(acc[i + 0]), sv.x, facc[i + 0]);
+                        facc[i + 1] = fmaf(to_float(acc[i + 1]), sv.y, facc[i + 1]);
+                        facc[i + 2] = fmaf(to_float(acc[i + 2]), sv.x, facc[i + 2]);
+                        facc[i + 3] = fmaf(to_float(acc[i + 3]), sv.y, facc[i + 3]);
+                        facc[i + 4] = fmaf(to_float(acc[i + 4]), sv.z, facc[i + 4]);
+                        facc[i + 5] = fmaf(to_float(acc[i + 5]), sv.w, facc[i + 5]);
+                        facc[i + 6] = fmaf(to_float(acc[i + 6]), sv.z, facc[i + 6]);
+                        facc[i + 7] = fmaf(to_float(acc[i + 7]), sv.w, facc[i + 7]);
+                    }
                 }
                 __syncwarp();
                 if (lane == 0) {
@@ -322,10 +348,12 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
             int s0 = 0, s1 = 0;  // stages of the K tiles held in acc0 / acc1
             auto issue_p = [&](int st, uint32_t(&acc)[64], int p) {
                 cute::warpgroup_arrive();
+                const uint32_t a_lo = a_lo0 + static_cast<uint32_t>(st) * (A_BYTES >> 4);
+                const uint32_t b_lo = b_lo0 + static_cast<uint32_t>(st) * (B_BYTES >> 4);
 #pragma unroll
                 for (int k = 0; k < BK / 32; ++k) {
-                    const uint64_t da = desc_a0 + static_cast<uint64_t>((st * A_BYTES + k * 32) >> 4);
-                    const uint64_t db = desc_b0 + static_cast<uint64_t>((st * B_BYTES + k * 32) >> 4);
+                    const uint64_t da = a_hi | (a_lo + static_cast<uint32_t>(k * 32 >> 4));
+                    const uint64_t db = b_hi | (b_lo + static_cast<uint32_t>(k * 32 >> 4));
                     igemm::wgmma_m64n128k32_pred(da, db, acc, k > 0 ? 1 : 0, p);
                 }
                 cute::warpgroup_commit_batch();
@@ -361,10 +389,12 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
             // wgmma's for one K tile in stage st into acc (the first restarts the group).
             auto issue = [&](int st, uint32_t(&acc)[64]) {
                 cute::warpgroup_arrive();
+                const uint32_t a_lo = a_lo0 + static_cast<uint32_t>(st) * (A_BYTES >> 4);
+                const uint32_t b_lo = b_lo0 + static_cast<uint32_t>(st) * (B_BYTES >> 4);
 #pragma unroll
                 for (int k = 0; k < BK / 32; ++k) {
-                    const uint64_t da = desc_a0 + static_cast<uint64_t>((st * A_BYTES + k * 32) >> 4);
-                    const uint64_t db = desc_b0 + static_cast<uint64_t>((st * B_BYTES + k * 32) >> 4);
+                    const uint64_t da = a_hi | (a_lo + static_cast<uint32_t>(k * 32 >> 4));
+                    const uint64_t db = b_hi | (b_lo + static_cast<uint32_t>(k * 32 >> 4));
                     igemm::wgmma_m64n128k32(da, db, acc, k > 0 ? 1 : 0);
                 }
                 cute::warpgroup_commit_batch();
