@@ -68,11 +68,18 @@
 #ifndef IG_PINGPONG
 #define IG_PINGPONG 1
 #endif
+// Ping-pong: how many of a K tile's four wgmmas may still run when the turn is handed over
+// (4: at issue; 0: once all are done). Handing over at issue lets the two warpgroups' wgmmas
+// share the tensor pipe and finish together, and then both promote at once with the pipe
+// idle (kernels/NOTES.md).
+#ifndef IG_HANDOVER
+#define IG_HANDOVER 1
+#endif
 // How a group's int32 sum becomes a float: 0, the magic-number add (an integer add and a
 // float add, both full-rate); 1, cvt.rn.f32.s32 (one I2FP). Both are exact for |sum| < 2^22,
 // so the results are the same bits; only the issue cost differs (kernels/NOTES.md).
 #ifndef IG_I2F
-#define IG_I2F 0
+#define IG_I2F 1
 #endif
 // 0 leaves the promotion out (the stage is still freed): a diagnostic build whose results
 // are wrong by design, to measure what the wgmma/TMA pipeline reaches without it.
@@ -115,6 +122,8 @@ constexpr int SMEM_USED = OFF_EMPTY + STAGES * 8;
 constexpr int SMEM_ALLOC = SMEM_USED + 1024;  // slack to align the base to 1024 (SW128)
 constexpr int THREADS = 384;
 [[maybe_unused]] constexpr int CONSUMER_WARPS = 8;
+[[maybe_unused]] constexpr int HANDOVER = IG_PINGPONG ? IG_HANDOVER : 0;
+static_assert(IG_HANDOVER >= 0 && IG_HANDOVER <= BK / 32, "IG_HANDOVER: 0 to 4 wgmmas");
 [[maybe_unused]] constexpr uint64_t HINT = static_cast<uint64_t>(cute::TMA::CacheHintSm90::EVICT_NORMAL);
 
 static_assert(CM == 1 || CM == 2, "IG_CLUSTER_M must be 1 or 2");
@@ -386,7 +395,8 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
             }
             cute::warpgroup_wait<0>();
 #else
-            // wgmma's for one K tile in stage st into acc (the first restarts the group).
+            // The K tile in stage st into acc (its first wgmma restarts the group); with
+            // 0 < HANDOVER < 4 committed as two batches, the last HANDOVER wgmmas the second.
             auto issue = [&](int st, uint32_t(&acc)[64]) {
                 cute::warpgroup_arrive();
                 const uint32_t a_lo = a_lo0 + static_cast<uint32_t>(st) * (A_BYTES >> 4);
@@ -396,6 +406,8 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
                     const uint64_t da = a_hi | (a_lo + static_cast<uint32_t>(k * 32 >> 4));
                     const uint64_t db = b_hi | (b_lo + static_cast<uint32_t>(k * 32 >> 4));
                     igemm::wgmma_m64n128k32(da, db, acc, k > 0 ? 1 : 0);
+                    if (HANDOVER > 0 && HANDOVER < BK / 32 && k == BK / 32 - 1 - HANDOVER)
+                        cute::warpgroup_commit_batch();
                 }
                 cute::warpgroup_commit_batch();
             };
@@ -404,13 +416,17 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
                 igemm::Barrier::wait(&full[s], ph);
 #if IG_PINGPONG
                 // Wait for the turn (warpgroup 1's very first K tile goes first), issue, and
-                // hand the turn to the other warpgroup before waiting on the wgmmas.
+                // hand the turn over once all but HANDOVER of this K tile's wgmmas are done:
+                // the other warpgroup's wgmmas then follow ours on the tensor pipe while we
+                // promote, instead of sharing the pipe with ours and finishing with them.
                 if (c == 0) {
                     if (issued) bar_sync<TURN0>();
                 } else {
                     bar_sync<TURN1>();
                 }
                 issue(s, acc0);
+                if constexpr (HANDOVER == 0) cute::warpgroup_wait<0>();
+                else if constexpr (HANDOVER < BK / 32) cute::warpgroup_wait<1>();
                 if (c == 0) bar_arrive<TURN1>(); else bar_arrive<TURN0>();
                 issued = true;
 #else

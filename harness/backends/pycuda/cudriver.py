@@ -89,14 +89,38 @@ def param_layout(cubin: bytes, name: str) -> list[tuple[int, int]]:
     reports it."""
     lib = libcuda()
     with _function(cubin, name, "read its parameters") as fn:
+        count = _param_count(lib, fn)
         layout = []
-        for i in range(256):
+        for i in range(count):
             off, size = ctypes.c_size_t(0), ctypes.c_size_t(0)
-            if lib.cuFuncGetParamInfo(fn, ctypes.c_size_t(i), ctypes.byref(off),
-                                      ctypes.byref(size)) != 0:
-                break
+            err = lib.cuFuncGetParamInfo(fn, ctypes.c_size_t(i), ctypes.byref(off),
+                                         ctypes.byref(size))
+            if err != 0:
+                if count == _PROBE:  # no count from the driver: the first refusal ends it
+                    break
+                raise HarnessError(f"cuFuncGetParamInfo failed (CUresult {err}) for "
+                                   f"parameter {i} of {name}")
             layout.append((off.value, size.value))
         return layout
+
+
+#: The most parameters read from a driver without ``cuFuncGetParamCount``, where the list
+#: ends at the first index ``cuFuncGetParamInfo`` refuses.
+_PROBE = 256
+
+
+def _param_count(lib: ctypes.CDLL, fn: ctypes.c_void_p) -> int:
+    """How many parameters kernel ``fn`` takes (``cuFuncGetParamCount``), or ``_PROBE``
+    where the driver lacks that call. Asking for the count keeps the reads within the list:
+    a probe past its end is an API error that compute-sanitizer reports."""
+    try:
+        get_count = lib.cuFuncGetParamCount
+    except AttributeError:
+        return _PROBE
+    n = ctypes.c_size_t(0)
+    if get_count(fn, ctypes.byref(n)) != 0:
+        return _PROBE
+    return n.value
 
 
 class _LaunchConfig(ctypes.Structure):

@@ -60,3 +60,36 @@ def test_a_missing_kernel_is_one_line_and_its_module_unloaded(monkeypatch) -> No
     with pytest.raises(HarnessError, match="no kernel 'k' in its module"):
         cudriver.max_active_clusters(b"cubin", "k", 2, 384, 0)
     assert lib.calls == ["load", "unload"]
+
+
+class CountingLib(Lib):
+    """A driver with ``cuFuncGetParamCount``: records every index the layout asks about."""
+
+    def __init__(self, count: int = 2) -> None:
+        super().__init__()
+        self.count = count
+        self.asked: list[int] = []
+
+    def cuFuncGetParamCount(self, fn: Any, n: Any) -> int:
+        ctypes.cast(n, ctypes.POINTER(ctypes.c_size_t))[0] = self.count
+        return 0
+
+    def cuFuncGetParamInfo(self, fn: Any, i: Any, off: Any, size: Any) -> int:
+        self.asked.append(i.value)
+        return super().cuFuncGetParamInfo(fn, i, off, size)
+
+
+def test_the_layout_asks_only_within_the_driver_s_count(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # A probe past the last parameter is an API error compute-sanitizer's memcheck reports.
+    lib = CountingLib()
+    monkeypatch.setattr(cudriver, "libcuda", lambda: lib)
+    assert cudriver.param_layout(b"cubin", "k") == [(0x70, 128), (0xF0, 128)]
+    assert lib.asked == [0, 1]
+
+
+def test_a_refused_parameter_within_the_count_is_one_line(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    lib = CountingLib(count=3)
+    monkeypatch.setattr(cudriver, "libcuda", lambda: lib)
+    with pytest.raises(HarnessError, match="parameter 2 of k"):
+        cudriver.param_layout(b"cubin", "k")
+    assert lib.calls == ["load", "unload"]
