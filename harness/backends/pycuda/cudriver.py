@@ -84,42 +84,37 @@ def _function(cubin: bytes, name: str, why: str) -> Iterator[ctypes.c_void_p]:
         lib.cuModuleUnload(mod)
 
 
-def param_layout(cubin: bytes, name: str) -> list[tuple[int, int]]:
-    """``(offset, size)`` of each parameter of kernel ``name`` in ``cubin``, as the driver
-    reports it."""
+def param_layout(cubin: bytes, name: str, count: int) -> list[tuple[int, int]]:
+    """``(offset, size)`` of each of the ``count`` parameters of kernel ``name`` in
+    ``cubin``, as the driver reports them. Only indices below ``count`` are asked for: a
+    question past the last parameter is an API error that compute-sanitizer reports."""
     lib = libcuda()
     with _function(cubin, name, "read its parameters") as fn:
-        count = _param_count(lib, fn)
+        known = _param_count(lib, fn)
+        if known is not None and known != count:
+            raise HarnessError(f"{name} takes {known} parameters, the launch gives {count}")
         layout = []
         for i in range(count):
             off, size = ctypes.c_size_t(0), ctypes.c_size_t(0)
             err = lib.cuFuncGetParamInfo(fn, ctypes.c_size_t(i), ctypes.byref(off),
                                          ctypes.byref(size))
             if err != 0:
-                if count == _PROBE:  # no count from the driver: the first refusal ends it
-                    break
-                raise HarnessError(f"cuFuncGetParamInfo failed (CUresult {err}) for "
-                                   f"parameter {i} of {name}")
+                raise HarnessError(f"{name} has no parameter {i} (cuFuncGetParamInfo, "
+                                   f"CUresult {err}); the launch gives {count}")
             layout.append((off.value, size.value))
         return layout
 
 
-#: The most parameters read from a driver without ``cuFuncGetParamCount``, where the list
-#: ends at the first index ``cuFuncGetParamInfo`` refuses.
-_PROBE = 256
-
-
-def _param_count(lib: ctypes.CDLL, fn: ctypes.c_void_p) -> int:
-    """How many parameters kernel ``fn`` takes (``cuFuncGetParamCount``), or ``_PROBE``
-    where the driver lacks that call. Asking for the count keeps the reads within the list:
-    a probe past its end is an API error that compute-sanitizer reports."""
+def _param_count(lib: ctypes.CDLL, fn: ctypes.c_void_p) -> int | None:
+    """How many parameters kernel ``fn`` takes (``cuFuncGetParamCount``), or None where the
+    driver lacks that call or refuses it."""
     try:
         get_count = lib.cuFuncGetParamCount
     except AttributeError:
-        return _PROBE
+        return None
     n = ctypes.c_size_t(0)
     if get_count(fn, ctypes.byref(n)) != 0:
-        return _PROBE
+        return None
     return n.value
 
 

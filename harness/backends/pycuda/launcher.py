@@ -70,7 +70,8 @@ class ModuleLauncher:
         if any(isinstance(a, np.void) for a in args):
             # A struct by value (a CUtensorMap) sits where ptxas put it, not where packing
             # would: the whole block is built from the driver's layout.
-            args = (cudriver.pack_params(self._layout(name), [raw(a) for a in args]),)
+            args = (cudriver.pack_params(self._layout(name, len(args)),
+                                         [raw(a) for a in args]),)
         sig = "".join(letter(a) for a in args)
         fn = self._fns.get((name, sig))
         if fn is None:
@@ -91,12 +92,12 @@ class ModuleLauncher:
         fn.prepared_async_call(tuple(grid), tuple(block), self._stream, *vals,
                                shared_size=shared)
 
-    def _layout(self, name: str) -> list[tuple[int, int]]:
+    def _layout(self, name: str, count: int) -> list[tuple[int, int]]:
         if name not in self._layouts:
             if self._cubin is None:
                 raise HarnessError(f"{self._stage.name}: {name} takes a struct by value, but "
                                    "this launcher has no cubin to read its parameter layout")
-            self._layouts[name] = cudriver.param_layout(self._cubin(), name)
+            self._layouts[name] = cudriver.param_layout(self._cubin(), name, count)
         return self._layouts[name]
 
     def max_active_clusters(self, name: str, cluster: int, threads: int, shared: int) -> int:

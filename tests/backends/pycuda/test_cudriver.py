@@ -49,7 +49,7 @@ class Lib:
 def test_queries_read_back_and_unload_their_module(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     lib = Lib()
     monkeypatch.setattr(cudriver, "libcuda", lambda: lib)
-    assert cudriver.param_layout(b"cubin", "k") == [(0x70, 128), (0xF0, 128)]
+    assert cudriver.param_layout(b"cubin", "k", 2) == [(0x70, 128), (0xF0, 128)]
     assert cudriver.max_active_clusters(b"cubin", "k", 4, 384, 200_000) == 33
     assert lib.calls == ["load", "unload", "load", "unload"]
 
@@ -79,17 +79,23 @@ class CountingLib(Lib):
         return super().cuFuncGetParamInfo(fn, i, off, size)
 
 
-def test_the_layout_asks_only_within_the_driver_s_count(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    # A probe past the last parameter is an API error compute-sanitizer's memcheck reports.
+def test_the_layout_asks_only_for_the_parameters_the_launch_gives(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # A question past the last parameter is an API error compute-sanitizer's memcheck
+    # reports, so none is asked.
     lib = CountingLib()
     monkeypatch.setattr(cudriver, "libcuda", lambda: lib)
-    assert cudriver.param_layout(b"cubin", "k") == [(0x70, 128), (0xF0, 128)]
+    assert cudriver.param_layout(b"cubin", "k", 2) == [(0x70, 128), (0xF0, 128)]
     assert lib.asked == [0, 1]
 
 
-def test_a_refused_parameter_within_the_count_is_one_line(monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    lib = CountingLib(count=3)
+def test_a_launch_with_the_wrong_count_is_one_line(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    lib = CountingLib()
     monkeypatch.setattr(cudriver, "libcuda", lambda: lib)
-    with pytest.raises(HarnessError, match="parameter 2 of k"):
-        cudriver.param_layout(b"cubin", "k")
-    assert lib.calls == ["load", "unload"]
+    with pytest.raises(HarnessError, match="k takes 2 parameters, the launch gives 3"):
+        cudriver.param_layout(b"cubin", "k", 3)
+    assert lib.asked == []
+    plain = Lib()  # no count from the driver: the refusal of index 2 says it
+    monkeypatch.setattr(cudriver, "libcuda", lambda: plain)
+    with pytest.raises(HarnessError, match="k has no parameter 2"):
+        cudriver.param_layout(b"cubin", "k", 3)
+    assert plain.calls == ["load", "unload"]

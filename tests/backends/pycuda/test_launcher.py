@@ -46,9 +46,9 @@ def test_a_struct_by_value_is_laid_out_as_the_driver_says(
     ``<size>s`` argument."""
     from harness.backends.pycuda import cudriver
 
-    asked: list[tuple[bytes, str]] = []
+    asked: list[tuple[bytes, str, int]] = []
     monkeypatch.setattr(cudriver, "param_layout",
-                        lambda cubin, name: asked.append((cubin, name)) or
+                        lambda cubin, name, count: asked.append((cubin, name, count)) or
                         [(0x70, 128), (0xF0, 8), (0xF8, 4)])
     seen: list[tuple] = []
     mod = FakeModule(drv, {"k": lambda drv, grid, block, *args: seen.append(args)})
@@ -60,7 +60,7 @@ def test_a_struct_by_value_is_laid_out_as_the_driver_says(
     buf = drv.mem_alloc(16)
     launch("k", (1, 1, 1), (1, 1, 1), tmap, buf, np.int32(5))
     launch("k", (1, 1, 1), (1, 1, 1), tmap, buf, np.int32(6))
-    assert asked == [(b"CUBIN", "k")]  # the layout is read once
+    assert asked == [(b"CUBIN", "k", 3)]  # the layout is read once, for the 3 arguments
     assert mod.functions["k"].prepared == ["252s"]
     block = seen[0][0]
     assert len(block) == 0xFC and block[:0x70] == bytes(0x70)
