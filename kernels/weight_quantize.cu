@@ -12,7 +12,7 @@
 #include "quantise_w.cuh"
 
 #ifndef LANES
-#define LANES 16  // lanes a group in wquant_vec1: 8 values a lane, 2 groups a warp's step
+#define LANES 8  // lanes a group in wquant_vec1: 16 values a lane, 4 groups a warp's step
 #endif
 #ifndef BPS
 #define BPS 8    // blocks an SM the registers must allow

@@ -2,7 +2,9 @@
 
 Each job is measured (:mod:`harness.engine.measure`) and its row written to
 ``<out>/<target>.csv`` the moment it lands (see :mod:`harness.results.rows`), then yielded
-so the caller can draw progress: an interrupted sweep keeps every finished row. Every file
+so the caller can draw progress: an interrupted sweep keeps every finished row. With
+``--repeats`` (:mod:`harness.engine.repeats`) a point's rows land together, after its last
+repeat. Every file
 is opened (locked, checked, a torn last row cut away) before the first point is measured,
 by the rules of :mod:`harness.results.files`. A stage
 with torch peers is measured on them first, and its own row gets the speedup over the best
@@ -25,6 +27,7 @@ from harness.contract.timing import TimingConfig
 from harness.engine import devices
 from harness.engine.jobs import Job, plan
 from harness.engine.measure import BenchConfig, measure, speedup
+from harness.engine.repeats import combine, schedule
 from harness.engine.targets import check_families, check_options, resolve
 from harness.errors import BadInput, GpuUnavailable
 from harness.results import files
@@ -85,16 +88,23 @@ class Outputs:
 
 def run(jobs: Sequence[Job], backend: Backend, cfg: BenchConfig, meta: RunMeta,
         out: Path | Outputs, existing: str = files.REFUSE, peers: Sequence[Backend] = (),
-        stages: Mapping[str, Stage] | None = None) -> Iterator[Measured]:
+        stages: Mapping[str, Stage] | None = None, repeats: int = 1) -> Iterator[Measured]:
     """Measure the jobs in order, a stage's point on the peers first (those it has) and
     then on ``backend``, whose row gets ``speedup_vs_best_peer``. Each row is on
     disk in ``<out>/<target>.csv`` before it is yielded; ``out`` is the folder (its files
-    opened as ``existing`` says when the first row is asked for) or the files opened."""
+    opened as ``existing`` says when the first row is asked for) or the files opened.
+
+    With ``repeats`` above 1 the jobs of one point (its variants and builds) and its peers
+    are measured that many times in rotated orders (:mod:`harness.engine.repeats`), and
+    their rows land together once the point's last repeat is done."""
     outputs = out if isinstance(out, Outputs) else Outputs(jobs, out, existing)
     try:
+        if repeats > 1:
+            yield from _repeated(jobs, backend, cfg, meta, outputs, peers, stages, repeats)
+            return
         for job in jobs:
             peer_rows = []
-            for peer in [p for p in peers if devices.serves(p, job.target)]:
+            for peer in _serving(peers, job):
                 peer_rows.append(measure(job, peer, cfg, meta, stages))
                 outputs.write(job, peer_rows[-1])
                 yield Measured(job, peer_rows[-1])
@@ -105,6 +115,44 @@ def run(jobs: Sequence[Job], backend: Backend, cfg: BenchConfig, meta: RunMeta,
             yield Measured(job, row)
     finally:
         outputs.close()
+
+
+def _serving(peers: Sequence[Backend], job: Job) -> list[Backend]:
+    """The peers that run ``job``'s target."""
+    return [p for p in peers if devices.serves(p, job.target)]
+
+
+def _repeated(jobs: Sequence[Job], backend: Backend, cfg: BenchConfig, meta: RunMeta,
+              outputs: Outputs, peers: Sequence[Backend], stages: Mapping[str, Stage] | None,
+              repeats: int) -> Iterator[Measured]:
+    """:func:`run` with ``repeats`` rounds a point: every (job, backend) of the point in
+    each round, in rotated order; then each one's row, peers first, from its repeats."""
+    for group in _points(jobs):
+        units = [(job, b) for job in group for b in [*_serving(peers, job), backend]]
+        got: dict[tuple[int, str], list[dict[str, Any]]] = {}
+        for _, (job, b) in schedule(units, repeats):
+            got.setdefault((id(job), b.backend), []).append(measure(job, b, cfg, meta, stages))
+        for job in group:
+            peer_rows = []
+            for peer in _serving(peers, job):
+                peer_rows.append(combine(got[(id(job), peer.backend)]))
+                outputs.write(job, peer_rows[-1])
+                yield Measured(job, peer_rows[-1])
+            row = combine(got[(id(job), backend.backend)], job.is_pipeline)
+            if not job.is_pipeline:
+                row["speedup_vs_best_peer"] = speedup(row, peer_rows)
+            outputs.write(job, row)
+            yield Measured(job, row)
+
+
+def _points(jobs: Sequence[Job]) -> list[list[Job]]:
+    """The jobs grouped by target and point (a point's variants and ``--define`` builds
+    together), in the order each point first appears."""
+    groups: dict[tuple[str, str], list[Job]] = {}
+    for job in jobs:
+        key = (job.target.name, repr(sorted(job.point.items())))
+        groups.setdefault(key, []).append(job)
+    return list(groups.values())
 
 
 @dataclass
@@ -137,12 +185,14 @@ def bench(reg: Registry, names: Sequence[str] | None, *, sweep: Sequence[str] = 
           hot: bool = False, graph: bool = False, budget: float = 2.0, verify: bool = True,
           seed: int = 0, options: Mapping[str, str] | None = None,
           out_dir: Path | None = None, append: bool = False, overwrite: bool = False,
-          device: int = 0) -> BenchRun:
+          device: int = 0, repeats: int = 1) -> BenchRun:
     """``harness bench``: plan the sweep of the named targets (default: every stage), open
     its backend and its result files (an existing one is added to with ``append``, replaced
     with ``overwrite``, else refused); every input error is raised here, before a row is
     measured. On the CPU fallback the default sweep keeps to points of at most
-    ``CPU_BYTES``."""
+    ``CPU_BYTES``. ``repeats``: each point measured that many times (see :func:`run`)."""
+    if repeats < 1:
+        raise BadInput(f"--repeats must be at least 1, not {repeats}")
     existing = files.on_existing(append, overwrite)
     tg = resolve(reg, names, with_pipelines=False)
     check_families(tg.all, [family])
@@ -164,5 +214,5 @@ def bench(reg: Registry, names: Sequence[str] | None, *, sweep: Sequence[str] = 
     total = sum(1 + sum(devices.serves(p, j.target) for p in peer_backends) for j in jobs)
     outputs = Outputs(jobs, dest, existing)
     return BenchRun(run(jobs, chosen.runner, cfg, chosen.meta, outputs, peers=peer_backends,
-                        stages=reg.stages), total, dest, chosen.on_gpu, chosen.note,
-                    outputs.repaired, outputs)
+                        stages=reg.stages, repeats=repeats), total, dest, chosen.on_gpu,
+                    chosen.note, outputs.repaired, outputs)

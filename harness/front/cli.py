@@ -248,6 +248,11 @@ def bench_cmd(
     = 2.0,
     verify: Annotated[bool, typer.Option(help="Check each point against the reference.")]
     = True,
+    repeats: Annotated[int, typer.Option(
+        min=1, help="Measure each point this many times, its variants, builds and peers in "
+                    "a rotated order each round; a row is its median repeat, its noise at "
+                    "least the repeats' standard error, its reason every repeat's time.")]
+    = 1,
     seed: Annotated[int, typer.Option(min=0, help="Random seed of the inputs.")] = 0,
     mode: Mode = None,
     k: K = None,
@@ -272,7 +277,7 @@ def bench_cmd(
         family=family, backend=backend, peers=peers, hot=hot, graph=graph, budget=budget,
         verify=verify, seed=seed, options=targets.options(mode=mode, k=k,
                                                           group_size=group_size),
-        out_dir=out_dir, append=append, overwrite=overwrite)
+        out_dir=out_dir, append=append, overwrite=overwrite, repeats=repeats)
     run = cluster_bench.bench(_registry(), stages, cluster=spec, **kw) if spec \
         else benches.bench(_registry(), stages, device=device, **kw)
     _notes(run.repaired)

@@ -148,3 +148,79 @@ def test_bench_refuses_before_measuring(reg, tmp_path: Path) -> None:  # type: i
     with pytest.raises(BadInput, match="--define tunes a stage's kernel"):
         go("activation_path", defines=["A=1"])
     assert not list(tmp_path.iterdir())
+
+
+class FirstSlow(FakeGpu):
+    """The process's first measurement takes 130 µs, every later one 100 µs: the order
+    effect repeats are there to cancel (in three A/B sweeps on the H200 the build measured
+    first was the slowest)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.calls = 0
+
+    def time(self, *a, **k):  # type: ignore[no-untyped-def]
+        from harness.contract.timing import Timing
+
+        res, _ = super().time(*a, **k)
+        t = 130.0 if self.calls == 0 else 100.0
+        self.calls += 1
+        return res, Timing(t, t - 1, t + 1, 0.1, 50, True)
+
+
+def test_repeats_keep_the_first_measured_variant_from_losing(reg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    jobs = plan([reg.get("dynamic_spikes")], ["batch=4,8", "in_f=64"], variants=["all"])
+    got = list(bench.run(jobs, FirstSlow(), FAST, META, tmp_path / "plain"))
+    assert [m.row["median_us"] for m in got] == [130.0, 100.0, 100.0, 100.0]
+    rep = list(bench.run(jobs, FirstSlow(), FAST, META, tmp_path / "rep", repeats=3))
+    # Grouped by point: both variants of batch 4, then of batch 8; the slow first
+    # measurement is one of default's three at batch 4, so its median repeat is not it.
+    assert [(m.row["variant"], m.row["batch"]) for m in rep] == [
+        ("default", 4), ("away", 4), ("default", 8), ("away", 8)]
+    assert [m.row["median_us"] for m in rep] == [100.0] * 4
+    assert rep[0].row["reason"] == "median of 3 repeats (130, 100, 100 µs; spread 30 %)"
+    assert rep[0].row["noise_pct"] > 10  # the 30 µs repeat is in the noise
+    assert all("median of 3 repeats" in m.row["reason"] for m in rep)
+    on_disk = results.read_rows(tmp_path / "rep" / "dynamic_spikes.csv")
+    assert [r["median_us"] for r in on_disk] == ["100"] * 4
+
+
+def test_a_point_s_repeats_rotate_its_order(reg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    jobs = plan([reg.get("dynamic_spikes")], ["batch=4", "in_f=64"], variants=["all"])
+    seen: list[str] = []
+
+    class Recording(FakeGpu):
+        def time(self, stage, variant, *a, **k):  # type: ignore[no-untyped-def]
+            seen.append(variant.name)
+            return super().time(stage, variant, *a, **k)
+
+    list(bench.run(jobs, Recording(), FAST, META, tmp_path, repeats=4))
+    assert seen == ["default", "away", "away", "default"] * 2
+
+
+def test_repeats_with_peers_keep_peers_first_and_the_speedup(jobs, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from harness.contract.timing import Timing
+
+    class Peer(FakeGpu):
+        backend = "torch"
+
+        def time(self, *a, **k):  # type: ignore[no-untyped-def]
+            res, _ = super().time(*a, **k)
+            return res, Timing(300.0, 299.0, 301.0, 0.1, 50, True)
+
+    got = list(bench.run(jobs[:1], FakeGpu(), FAST, META, tmp_path, peers=[Peer()],
+                         repeats=2))
+    assert [m.row["backend"] for m in got] == ["torch", "pycuda"]
+    assert got[-1].row["speedup_vs_best_peer"] == 3.0
+
+
+def test_repeats_are_refused_below_one_and_on_a_cluster(reg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    from harness.cluster import bench as cluster_bench
+    from harness.cluster.connect import ClusterSpec
+
+    with pytest.raises(BadInput, match="--repeats must be at least 1"):
+        bench.bench(reg, ["dynamic_spikes"], backend="numpy", out_dir=tmp_path, repeats=0)
+    with pytest.raises(BadInput, match="--repeats measures a point's rows in one process"):
+        cluster_bench.bench(reg, ["dynamic_spikes"], cluster=ClusterSpec("local"),
+                            out_dir=tmp_path, repeats=2)
+    assert not list(tmp_path.iterdir())

@@ -1,0 +1,77 @@
+"""Measuring each point more than once (``harness bench --repeats R``).
+
+One process's median can be off by more than its own noise says: on the H200 the same
+build of one GEMM ran 1446 to 1515 µs in three processes of one call, each median with
+0.03-0.3 % noise, and in three A/B sweeps the build measured first was the slowest. So a
+difference of a few per cent between two variants measured one after the other is not
+evidence.
+
+With repeats, the rows of one point (its variants, ``--define`` builds and peers) are
+measured R times, each round in a rotated order, so no unit is always first. Each unit's
+row is then its **median repeat**, as measured (every column from one run; with an even R
+the lower of the two middle ones), with two things added:
+
+* ``noise_pct`` becomes at least the standard error of the median across the repeats
+  (1.2533 standard deviations of the repeats' medians over the square root of R), so
+  ``harness compare`` and the regress gate weigh the spread between repeats, not only the
+  spread within one;
+* the reason lists every repeat's median and their spread (max - min over the median).
+
+A unit with any repeat not ``ok`` is that repeat's row (the first such), its reason naming
+which repeat it was: a failure is never averaged away. One not ``ok`` the same way every
+time (a peer that skips the point) is that row as it is.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections.abc import Mapping, Sequence
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+#: The standard error of a median is about this many standard errors of a mean.
+MEDIAN_SE = 1.2533
+
+#: A stage row's time and noise columns, and a pipeline row's.
+STAGE_COLUMNS = ("median_us", "noise_pct")
+PIPELINE_COLUMNS = ("total_us", "total_noise_pct")
+
+
+def schedule(units: Sequence[T], repeats: int) -> list[tuple[int, T]]:
+    """``(round, unit)`` in the order they are measured: ``repeats`` rounds over
+    ``units``, round r starting at unit r (mod the count), so each unit takes each place
+    in the order about equally often."""
+    n = len(units)
+    return [(r, units[(r + i) % n]) for r in range(repeats) for i in range(n)]
+
+
+def combine(rows: Sequence[Mapping[str, Any]], pipeline: bool = False) -> dict[str, Any]:
+    """One unit's row from its repeats (see the module's docstring); a single row is
+    returned as it is."""
+    if not rows:
+        raise ValueError("no repeats to combine")
+    if len(rows) == 1:
+        return dict(rows[0])
+    n = len(rows)
+    first = rows[0]
+    if all(r.get("status") == first.get("status") != "ok" and
+           r.get("reason") == first.get("reason") for r in rows):
+        return dict(first)  # the same verdict every time (a peer that skips the point)
+    for i, r in enumerate(rows):
+        if r.get("status") != "ok":
+            why = r.get("reason") or "no reason given"
+            return {**r, "reason": f"repeat {i + 1} of {n}: {why}"}
+    time_col, noise_col = PIPELINE_COLUMNS if pipeline else STAGE_COLUMNS
+    times = [float(r[time_col]) for r in rows]
+    pick = sorted(range(n), key=lambda i: times[i])[(n - 1) // 2]
+    mid = times[pick]
+    between = MEDIAN_SE * statistics.stdev(times) / math.sqrt(n) / mid * 100
+    out = dict(rows[pick])
+    out[noise_col] = max(float(out.get(noise_col) or 0.0), between)
+    spread = (max(times) - min(times)) / mid * 100
+    said = (f"median of {n} repeats ({', '.join(f'{t:.4g}' for t in times)} µs; spread "
+            f"{spread:.2g} %)")
+    out["reason"] = "; ".join(s for s in (out.get("reason") or "", said) if s)
+    return out

@@ -1,0 +1,71 @@
+"""Repeats of a point: the rotated order, and one row from its repeats (the median repeat
+as measured, its noise widened to the repeats' spread, a failure never averaged away)."""
+
+from __future__ import annotations
+
+import math
+import statistics
+
+import pytest
+
+from harness.engine.repeats import MEDIAN_SE, combine, schedule
+
+
+def test_each_unit_takes_each_place_once_in_as_many_rounds() -> None:
+    order = schedule(["a", "b", "c"], 3)
+    assert [r for r, _ in order] == [0, 0, 0, 1, 1, 1, 2, 2, 2]
+    rounds = [[u for r, u in order if r == k] for k in range(3)]
+    assert rounds == [["a", "b", "c"], ["b", "c", "a"], ["c", "a", "b"]]
+    for place in range(3):
+        assert sorted(rnd[place] for rnd in rounds) == ["a", "b", "c"]
+    assert schedule(["a", "b"], 1) == [(0, "a"), (0, "b")]
+
+
+def _row(median: float, noise: float = 0.1, **kw: object) -> dict[str, object]:
+    return {"status": "ok", "reason": "", "median_us": median, "noise_pct": noise,
+            "p10_us": median - 1, "gbps": 1e3 / median, **kw}
+
+
+def test_the_median_repeat_is_kept_as_measured_its_noise_widened() -> None:
+    rows = [_row(1515.0, samples=20), _row(1446.0, samples=21), _row(1450.0, samples=22)]
+    got = combine(rows)
+    assert got["median_us"] == 1450.0 and got["samples"] == 22  # one run's row, whole
+    assert got["gbps"] == pytest.approx(1e3 / 1450.0) and got["p10_us"] == 1449.0
+    between = MEDIAN_SE * statistics.stdev([1515.0, 1446.0, 1450.0]) / math.sqrt(3) / 1450 * 100
+    assert got["noise_pct"] == pytest.approx(between) and got["noise_pct"] > 1.0
+    assert got["reason"] == "median of 3 repeats (1515, 1446, 1450 µs; spread 4.8 %)"
+    assert rows[2]["noise_pct"] == 0.1  # the measured rows are not changed
+
+
+def test_an_even_count_keeps_the_lower_middle_and_a_larger_own_noise_stays() -> None:
+    got = combine([_row(10.0, 5.0, reason="noise above target"), _row(12.0), _row(11.0),
+                   _row(13.0)])
+    assert got["median_us"] == 11.0
+    got = combine([_row(10.0, 9.0), _row(10.1, 9.0)])
+    assert got["median_us"] == 10.0 and got["noise_pct"] == 9.0  # within-run noise larger
+    got = combine([_row(10.0, 5.0, reason="noise above target"), _row(10.2, 5.0,
+                                                                       reason="x")])
+    assert got["reason"].startswith("noise above target; median of 2 repeats")
+
+
+def test_a_failed_repeat_is_the_row_and_says_which() -> None:
+    bad = {"status": "failed", "reason": "out: FAILED (abs error 1)", "median_us": 90.0}
+    got = combine([_row(100.0), bad, _row(101.0)])
+    assert got["status"] == "failed" and got["median_us"] == 90.0
+    assert got["reason"] == "repeat 2 of 3: out: FAILED (abs error 1)"
+
+
+def test_the_same_skip_every_time_is_the_row_as_it_is() -> None:
+    skip = {"status": "skipped", "reason": "peer int_mm: needs M > 16"}
+    assert combine([skip, dict(skip), dict(skip)]) == skip
+    assert combine([_row(5.0)]) == _row(5.0)
+    with pytest.raises(ValueError):
+        combine([])
+
+
+def test_a_pipeline_row_by_its_total() -> None:
+    rows = [{"status": "ok", "reason": "", "total_us": t, "total_noise_pct": 0.2,
+             "gemm_us": t / 2} for t in (30.0, 20.0, 25.0)]
+    got = combine(rows, pipeline=True)
+    assert got["total_us"] == 25.0 and got["gemm_us"] == 12.5
+    assert got["total_noise_pct"] > 0.2 and "median of 3 repeats" in got["reason"]
