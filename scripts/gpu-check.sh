@@ -28,13 +28,14 @@
 #             compare --ignore stage,variant,params against it), and spike_linear's sweep
 #             on the three shapes, into the GPU's folder (replacing those CSVs)
 #   tune      the tuning sweeps of statistics/<gpu>/tuning/ (`bench --define`), measured
-#             again with their own commands into that folder. A new one is first run by
-#             hand: harness bench STAGE --define NAME=V1,V2 --out "$(harness where)/tuning"
+#             again with their own commands into that folder, each point $TUNE_REPEATS
+#             times in rotated order (bench --repeats). A new one is first run by hand:
+#             harness bench STAGE --define NAME=V1,V2 --repeats 3 --out "$(harness where)/tuning"
 #
 # Settings (environment): BUDGET, seconds of sampling per point (0.5); SWEEP, the --sweep
 # specs of `sweep` (default: each stage's own default sweep); PEER_SWEEP, those of `peers`
 # ("batch=1,1024,16384,65536 out_f=3584,18944", each stage capped as above); PROFILE_BATCH
-# (16384); LAYER_BATCHES ("1,4,16,64,256,1024,4096,8192"); REGRESS_LEAVE, stages whose
+# (16384); LAYER_BATCHES ("1,4,16,64,256,1024,4096,8192"); TUNE_REPEATS (3); REGRESS_LEAVE, stages whose
 # rows regress leaves out (measured by another phase of the same run, say); HARNESS_GIT_SHA,
 # the commit the rows name when the tree arrives without git history.
 #
@@ -66,6 +67,7 @@ read -r -a peer_specs <<< "${PEER_SWEEP:-batch=1,1024,16384,65536 out_f=3584,189
 profile_batch=${PROFILE_BATCH:-16384}
 layer_batches=${LAYER_BATCHES:-1,4,16,64,256,1024,4096,8192}
 read -r -a regress_leave <<< "${REGRESS_LEAVE:-}"
+tune_repeats=${TUNE_REPEATS:-3}
 work=$(mktemp -d)
 logs=$work/logs
 mkdir -p "$out" "$logs"
@@ -314,7 +316,8 @@ print(p.system(), p.python_implementation(), ".".join(p.python_version_tuple()[:
         continue
       fi
       tuned=$work/tuning
-      step tune python3 -m harness.tools.replay "$stats/tuning" "$tuned"
+      step tune python3 -m harness.tools.replay "$stats/tuning" "$tuned" \
+        --repeats "$tune_repeats"
       if compgen -G "$tuned/*.csv" >/dev/null; then
         cp "$tuned"/*.csv "$stats/tuning/"
         pack

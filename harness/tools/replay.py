@@ -55,20 +55,23 @@ def stage_csvs(folder: Path) -> list[Path]:
     return out
 
 
-def _rewrite(argv: list[str], out_dir: Path, peers: str) -> list[str]:
-    """``argv`` without the options a replay sets, then with its own."""
+def _rewrite(argv: list[str], out_dir: Path, peers: str, repeats: int | None) -> list[str]:
+    """``argv`` without the options a replay sets, then with its own (``--repeats`` only
+    when ``repeats`` is given: else the command keeps its own)."""
+    replaced = _REPLACED | ({"--repeats"} if repeats is not None else set())
     kept: list[str] = []
     skip = False
     for a in argv:
         if skip:
             skip = False
             continue
-        if a.split("=", 1)[0] in _REPLACED:
+        if a.split("=", 1)[0] in replaced:
             skip = _takes_value(a)
             continue
         kept.append(a)
+    more = ["--repeats", str(repeats)] if repeats is not None else []
     # --append: several commands may write one stage's CSV, as they did the first time.
-    return [*kept, "--peers", peers, "--out", str(out_dir), "--append"]
+    return [*kept, *more, "--peers", peers, "--out", str(out_dir), "--append"]
 
 
 def _positional(argv: list[str]) -> list[bool]:
@@ -101,12 +104,14 @@ def _only(argv: list[str], stems: set[str], names: Collection[str]) -> list[str]
 
 
 def commands(folder: Path, out_dir: Path, peers: str = "none",
-             names: Collection[str] | None = None) -> list[list[str]]:
+             names: Collection[str] | None = None,
+             repeats: int | None = None) -> list[list[str]]:
     """The ``harness`` argument lists (``["bench", ...]``) that measure the ``pycuda`` rows of
     the folder's stage CSVs again into ``out_dir``, each distinct command once, in the order
     the rows were written, and only for the stages whose CSV is in the folder (``names``:
-    the stage names to tell apart in a command, default the discovered plugins'); HarnessError
-    naming the file when a command is not a bench."""
+    the stage names to tell apart in a command, default the discovered plugins; ``repeats``,
+    each point measured that many times, ``bench --repeats``); HarnessError naming the file
+    when a command is not a bench."""
     seen: dict[str, tuple[Path, set[str]]] = {}
     for p in stage_csvs(folder):
         for r in read_rows(p):
@@ -122,7 +127,7 @@ def commands(folder: Path, out_dir: Path, peers: str = "none",
             raise HarnessError(f"{path}: unreadable command {cmd!r} ({exc})") from None
         if argv[:2] != ["harness", "bench"]:
             raise HarnessError(f"{path}: a pycuda row's command is not a harness bench: {cmd!r}")
-        out.append(_rewrite(_only(argv[1:], stems, names), out_dir, peers))
+        out.append(_rewrite(_only(argv[1:], stems, names), out_dir, peers, repeats))
     if not out:
         raise HarnessError(f"nothing to replay in {folder}: no stage CSV with pycuda rows and "
                            "their commands")
@@ -140,11 +145,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("folder", type=Path)
     ap.add_argument("out", type=Path)
     ap.add_argument("--peers", default="none")
+    ap.add_argument("--repeats", type=int, default=None)
     try:
         a = ap.parse_args(sys.argv[1:] if argv is None else argv)
+        if a.repeats is not None and a.repeats < 1:
+            raise BadInput(f"replay: --repeats must be at least 1, not {a.repeats}")
         if any(a.out.glob("*.csv")):
             raise BadInput(f"{a.out} already holds CSVs: replay into an empty folder")
-        todo = commands(a.folder, a.out, a.peers)
+        todo = commands(a.folder, a.out, a.peers, repeats=a.repeats)
     except HarnessError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code

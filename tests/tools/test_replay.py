@@ -63,6 +63,20 @@ def test_each_pycuda_command_once_with_its_options_into_the_new_folder(folder: P
     assert replay.commands(folder, out, peers="all", names=NAMES)[0][-5:-3] == ["--peers", "all"]
 
 
+def test_repeats_replace_a_command_s_own_only_when_asked(tmp_path: Path) -> None:
+    d = tmp_path / "tuning"
+    d.mkdir()
+    _csv(d / "s.csv", STAGE_HEADER, [["s", "pycuda", "v", "1", "ok", "1.0",
+                                      "harness bench s --define U=1,2 --repeats 5"]])
+    out = tmp_path / "again"
+    assert replay.commands(d, out, names=NAMES) == [
+        ["bench", "s", "--define", "U=1,2", "--repeats", "5", "--peers", "none", "--out",
+         str(out), "--append"]]
+    assert replay.commands(d, out, names=NAMES, repeats=3) == [
+        ["bench", "s", "--define", "U=1,2", "--repeats", "3", "--peers", "none", "--out",
+         str(out), "--append"]]
+
+
 def test_an_option_value_that_is_a_stage_name_stays() -> None:
     """``--out u`` names a folder: it is neither dropped as a stage left out nor counted
     as a named stage (the command names none, so it measures the folder's)."""
@@ -131,6 +145,8 @@ def test_main_refuses_a_folder_with_csvs_and_bad_arguments(folder, capsys) -> No
     assert replay.main([str(folder)]) == 2
     assert capsys.readouterr().err.startswith("error: replay: the following arguments are "
                                               "required: out")
+    assert replay.main([str(folder), str(folder / "fresh"), "--repeats", "0"]) == 2
+    assert capsys.readouterr().err == "error: replay: --repeats must be at least 1, not 0\n"
 
 
 def _gpu_folders() -> list[Path]:
