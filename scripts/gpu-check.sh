@@ -35,7 +35,9 @@
 # Settings (environment): BUDGET, seconds of sampling per point (0.5); SWEEP, the --sweep
 # specs of `sweep` (default: each stage's own default sweep); PEER_SWEEP, those of `peers`
 # ("batch=1,1024,16384,65536 out_f=3584,18944", each stage capped as above); PROFILE_BATCH
-# (16384); LAYER_BATCHES ("1,4,16,64,256,1024,4096,8192"); TUNE_REPEATS (3); REGRESS_LEAVE, stages whose
+# (16384); LAYER_BATCHES ("1,4,16,64,256,1024,4096,8192"); TUNE_REPEATS (3); REGRESS_REPEATS,
+# each regress point's repeats (1; 3 takes three times as long and keeps a process's order
+# effect out of the gate: README, "How a time is measured"); REGRESS_LEAVE, stages whose
 # rows regress leaves out (measured by another phase of the same run, say); HARNESS_GIT_SHA,
 # the commit the rows name when the tree arrives without git history.
 #
@@ -68,6 +70,7 @@ profile_batch=${PROFILE_BATCH:-16384}
 layer_batches=${LAYER_BATCHES:-1,4,16,64,256,1024,4096,8192}
 read -r -a regress_leave <<< "${REGRESS_LEAVE:-}"
 tune_repeats=${TUNE_REPEATS:-3}
+regress_repeats=${REGRESS_REPEATS:-1}
 work=$(mktemp -d)
 logs=$work/logs
 mkdir -p "$out" "$logs"
@@ -286,7 +289,8 @@ for phase in "${asked[@]}"; do
         note "regress-$s" "left out (REGRESS_LEAVE)"
       done
       fresh=$logs/regress
-      step regress-measure python3 -m harness.tools.replay "$baseline" "$fresh"
+      step regress-measure python3 -m harness.tools.replay "$baseline" "$fresh" \
+        --repeats "$regress_repeats"
       for f in "$fresh"/*.csv; do
         name=$(basename "$f" .csv)
         if [ -e "$baseline/$name.csv" ]; then
