@@ -29,7 +29,8 @@
 #             on the three shapes, into the GPU's folder (replacing those CSVs)
 #   tune      the tuning sweeps of statistics/<gpu>/tuning/ (`bench --define`), measured
 #             again with their own commands into that folder, each point $TUNE_REPEATS
-#             times in rotated order (bench --repeats). A new one is first run by hand:
+#             times in rotated order (bench --repeats; where a point has more builds than
+#             that, some are never measured first). A new one is first run by hand:
 #             harness bench STAGE --define NAME=V1,V2 --repeats 3 --out "$(harness where)/tuning"
 #
 # Settings (environment): BUDGET, seconds of sampling per point (0.5); SWEEP, the --sweep

@@ -128,17 +128,21 @@ def _repeated(jobs: Sequence[Job], backend: Backend, cfg: BenchConfig, meta: Run
     """:func:`run` with ``repeats`` rounds a point: every (job, backend) of the point in
     each round, in rotated order; then each one's row, peers first, from its repeats."""
     for group in _points(jobs):
+        # A unit is a (job, backend) pair; its repeats are kept by its place in the list,
+        # so two peers of one name (--peers torch,torch) stay two rows.
         units = [(job, b) for job in group for b in [*_serving(peers, job), backend]]
-        got: dict[tuple[int, str], list[dict[str, Any]]] = {}
-        for _, (job, b) in schedule(units, repeats):
-            got.setdefault((id(job), b.backend), []).append(measure(job, b, cfg, meta, stages))
+        got: list[list[dict[str, Any]]] = [[] for _ in units]
+        for _, i in schedule(range(len(units)), repeats):
+            job, b = units[i]
+            got[i].append(measure(job, b, cfg, meta, stages))
+        rows = iter(got)
         for job in group:
             peer_rows = []
-            for peer in _serving(peers, job):
-                peer_rows.append(combine(got[(id(job), peer.backend)]))
+            for _ in _serving(peers, job):
+                peer_rows.append(combine(next(rows)))
                 outputs.write(job, peer_rows[-1])
                 yield Measured(job, peer_rows[-1])
-            row = combine(got[(id(job), backend.backend)], job.is_pipeline)
+            row = combine(next(rows), job.is_pipeline)
             if not job.is_pipeline:
                 row["speedup_vs_best_peer"] = speedup(row, peer_rows)
             outputs.write(job, row)
@@ -146,12 +150,14 @@ def _repeated(jobs: Sequence[Job], backend: Backend, cfg: BenchConfig, meta: Run
 
 
 def _points(jobs: Sequence[Job]) -> list[list[Job]]:
-    """The jobs grouped by target and point (a point's variants and ``--define`` builds
-    together), in the order each point first appears."""
+    """The jobs grouped by target and point, in the order each point first appears: a
+    point's variants and ``--define`` builds together, the axes a variant pins (a
+    compiled-in mode or layout) left out of the point, so those variants rotate too."""
     groups: dict[tuple[str, str], list[Job]] = {}
     for job in jobs:
-        key = (job.target.name, repr(sorted(job.point.items())))
-        groups.setdefault(key, []).append(job)
+        pinned = dict(job.variant.pins)
+        free = sorted((k, v) for k, v in job.point.items() if k not in pinned)
+        groups.setdefault((job.target.name, repr(free)), []).append(job)
     return list(groups.values())
 
 

@@ -29,6 +29,8 @@ import statistics
 from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
+from harness.engine.measure import REASON_CHARS
+
 T = TypeVar("T")
 
 #: The standard error of a median is about this many standard errors of a mean.
@@ -40,11 +42,13 @@ PIPELINE_COLUMNS = ("total_us", "total_noise_pct")
 
 
 def schedule(units: Sequence[T], repeats: int) -> list[tuple[int, T]]:
-    """``(round, unit)`` in the order they are measured: ``repeats`` rounds over
-    ``units``, round r starting at unit r (mod the count), so each unit takes each place
-    in the order about equally often."""
+    """``(round, unit)`` in the order they are measured: ``repeats`` rounds over the
+    ``n`` units, each a rotation of them, round r starting at unit ``r * n // repeats``.
+    With ``repeats`` at least ``n`` every unit is first in some round, and with a multiple
+    of ``n`` each takes each place equally often; with fewer rounds than units the starts
+    are spread over the list, and some units are never first."""
     n = len(units)
-    return [(r, units[(r + i) % n]) for r in range(repeats) for i in range(n)]
+    return [(r, units[(r * n // repeats + i) % n]) for r in range(repeats) for i in range(n)]
 
 
 def combine(rows: Sequence[Mapping[str, Any]], pipeline: bool = False) -> dict[str, Any]:
@@ -62,16 +66,20 @@ def combine(rows: Sequence[Mapping[str, Any]], pipeline: bool = False) -> dict[s
     for i, r in enumerate(rows):
         if r.get("status") != "ok":
             why = r.get("reason") or "no reason given"
-            return {**r, "reason": f"repeat {i + 1} of {n}: {why}"}
+            return {**r, "reason": f"repeat {i + 1} of {n}: {why}"[:REASON_CHARS]}
     time_col, noise_col = PIPELINE_COLUMNS if pipeline else STAGE_COLUMNS
     times = [float(r[time_col]) for r in rows]
     pick = sorted(range(n), key=lambda i: times[i])[(n - 1) // 2]
     mid = times[pick]
-    between = MEDIAN_SE * statistics.stdev(times) / math.sqrt(n) / mid * 100
     out = dict(rows[pick])
-    out[noise_col] = max(float(out.get(noise_col) or 0.0), between)
-    spread = (max(times) - min(times)) / mid * 100
-    said = (f"median of {n} repeats ({', '.join(f'{t:.4g}' for t in times)} µs; spread "
-            f"{spread:.2g} %)")
-    out["reason"] = "; ".join(s for s in (out.get("reason") or "", said) if s)
+    if mid > 0:  # an ok row has a positive time; nothing to widen by otherwise
+        between = MEDIAN_SE * statistics.stdev(times) / math.sqrt(n) / mid * 100
+        out[noise_col] = max(float(out.get(noise_col) or 0.0), between)
+        spread = (max(times) - min(times)) / mid * 100
+        said = (f"median of {n} repeats ({', '.join(f'{t:.4g}' for t in times)} µs; "
+                f"spread {spread:.2g} %)" if spread < 10 else
+                f"median of {n} repeats ({', '.join(f'{t:.4g}' for t in times)} µs; "
+                f"spread {spread:.0f} %)")
+        out["reason"] = "; ".join(s for s in (out.get("reason") or "", said) if s)
+    out["reason"] = out.get("reason", "")[:REASON_CHARS]
     return out

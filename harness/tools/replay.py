@@ -127,7 +127,9 @@ def commands(folder: Path, out_dir: Path, peers: str = "none",
             raise HarnessError(f"{path}: unreadable command {cmd!r} ({exc})") from None
         if argv[:2] != ["harness", "bench"]:
             raise HarnessError(f"{path}: a pycuda row's command is not a harness bench: {cmd!r}")
-        out.append(_rewrite(_only(argv[1:], stems, names), out_dir, peers, repeats))
+        again = _rewrite(_only(argv[1:], stems, names), out_dir, peers, repeats)
+        if again not in out:  # commands that differed only in what a replay sets
+            out.append(again)
     if not out:
         raise HarnessError(f"nothing to replay in {folder}: no stage CSV with pycuda rows and "
                            "their commands")

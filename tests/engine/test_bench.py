@@ -195,7 +195,25 @@ def test_a_point_s_repeats_rotate_its_order(reg, tmp_path: Path) -> None:  # typ
             return super().time(stage, variant, *a, **k)
 
     list(bench.run(jobs, Recording(), FAST, META, tmp_path, repeats=4))
-    assert seen == ["default", "away", "away", "default"] * 2
+    assert seen == ["default", "away"] * 2 + ["away", "default"] * 2
+
+
+def test_variants_that_pin_an_axis_rotate_with_the_rest(reg) -> None:  # type: ignore[no-untyped-def]
+    # spike_encode's variants pin its mode: the point without the pinned axis is shared.
+    jobs = plan([reg.get("spike_encode")], ["batch=1,2", "in_f=8"], variants=["all"])
+    groups = bench._points(jobs)
+    assert len(groups) == 2 and len({j.variant.name for j in groups[0]}) > 1
+    assert all({j.point["batch"] for j in g} == {g[0].point["batch"]} for g in groups)
+
+
+def test_two_peers_of_one_name_stay_two_rows(jobs, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    class Peer(FakeGpu):
+        backend = "torch"
+
+    got = list(bench.run(jobs[:1], FakeGpu(), FAST, META, tmp_path, peers=[Peer(), Peer()],
+                         repeats=3))
+    assert [m.row["backend"] for m in got] == ["torch", "torch", "pycuda"]
+    assert all("median of 3 repeats" in m.row["reason"] for m in got)
 
 
 def test_repeats_with_peers_keep_peers_first_and_the_speedup(jobs, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]

@@ -19,6 +19,9 @@ def test_each_unit_takes_each_place_once_in_as_many_rounds() -> None:
     for place in range(3):
         assert sorted(rnd[place] for rnd in rounds) == ["a", "b", "c"]
     assert schedule(["a", "b"], 1) == [(0, "a"), (0, "b")]
+    # Fewer rounds than units: the starts spread over the list (0, 2, 5 of 8).
+    starts = [u for r, u in schedule(list(range(8)), 3)][::8]
+    assert starts == [0, 2, 5]
 
 
 def _row(median: float, noise: float = 0.1, **kw: object) -> dict[str, object]:
@@ -46,6 +49,13 @@ def test_an_even_count_keeps_the_lower_middle_and_a_larger_own_noise_stays() -> 
     got = combine([_row(10.0, 5.0, reason="noise above target"), _row(10.2, 5.0,
                                                                        reason="x")])
     assert got["reason"].startswith("noise above target; median of 2 repeats")
+
+
+def test_a_wide_spread_reads_in_whole_per_cent_and_a_zero_time_is_kept() -> None:
+    got = combine([_row(10.0), _row(22.0), _row(12.0)])
+    assert got["reason"].endswith("spread 100 %)")
+    zero = combine([{"status": "ok", "reason": "", "median_us": 0.0, "noise_pct": 0.1}] * 3)
+    assert zero["median_us"] == 0.0 and zero["noise_pct"] == 0.1
 
 
 def test_a_failed_repeat_is_the_row_and_says_which() -> None:

@@ -75,6 +75,13 @@ def test_repeats_replace_a_command_s_own_only_when_asked(tmp_path: Path) -> None
     assert replay.commands(d, out, names=NAMES, repeats=3) == [
         ["bench", "s", "--define", "U=1,2", "--repeats", "3", "--peers", "none", "--out",
          str(out), "--append"]]
+    # Two commands that differ only in what a replay replaces are one replay, not two
+    # appending the same rows twice.
+    _csv(d / "s.csv", STAGE_HEADER, [
+        ["s", "pycuda", "v", "1", "ok", "1.0", "harness bench s --repeats 5 --out a"],
+        ["s", "pycuda", "v", "1", "ok", "1.0", "harness bench s --out b"]])
+    assert len(replay.commands(d, out, names=NAMES, repeats=3)) == 1
+    assert len(replay.commands(d, out, names=NAMES)) == 2
 
 
 def test_an_option_value_that_is_a_stage_name_stays() -> None:

@@ -87,7 +87,10 @@ def _function(cubin: bytes, name: str, why: str) -> Iterator[ctypes.c_void_p]:
 def param_layout(cubin: bytes, name: str, count: int) -> list[tuple[int, int]]:
     """``(offset, size)`` of each of the ``count`` parameters of kernel ``name`` in
     ``cubin``, as the driver reports them. Only indices below ``count`` are asked for: a
-    question past the last parameter is an API error that compute-sanitizer reports."""
+    question past the last parameter is an API error that compute-sanitizer reports.
+    A launch that gives more arguments than the kernel takes is refused either way; one
+    that gives fewer only where the driver answers ``cuFuncGetParamCount`` (the H200's
+    580 driver did not), since finding the end otherwise means asking past it."""
     lib = libcuda()
     with _function(cubin, name, "read its parameters") as fn:
         known = _param_count(lib, fn)

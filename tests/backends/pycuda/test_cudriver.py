@@ -99,3 +99,15 @@ def test_a_launch_with_the_wrong_count_is_one_line(monkeypatch) -> None:  # type
     with pytest.raises(HarnessError, match="k has no parameter 2"):
         cudriver.param_layout(b"cubin", "k", 3)
     assert plain.calls == ["load", "unload"]
+
+
+def test_without_the_driver_s_count_a_short_launch_is_not_seen(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # The known gap: finding the end without the count means asking past it (memcheck's
+    # API error), so a launch giving one of the two parameters gets a one-entry layout.
+    lib = Lib()
+    monkeypatch.setattr(cudriver, "libcuda", lambda: lib)
+    assert cudriver.param_layout(b"cubin", "k", 1) == [(0x70, 128)]
+    counted = CountingLib()
+    monkeypatch.setattr(cudriver, "libcuda", lambda: counted)
+    with pytest.raises(HarnessError, match="k takes 2 parameters, the launch gives 1"):
+        cudriver.param_layout(b"cubin", "k", 1)
