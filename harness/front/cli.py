@@ -30,7 +30,7 @@ from harness.engine import calibrate as calibration
 from harness.engine import kernels, pipeline, profile, sanitize, targets, validate
 from harness.errors import BadInput, HarnessError, ValidationFailed
 from harness.front import render, signals, terminal
-from harness.results import compare, models, report
+from harness.results import best, compare, models, report
 from harness.tools import where
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, cls=terminal.OneLineErrors,
@@ -497,6 +497,28 @@ def compare_cmd(
     _line(render.counts(rep))
     if rep.exit_code:
         raise typer.Exit(rep.exit_code)
+
+
+@app.command("best")
+@cli_errors
+def best_cmd(
+    csv: Annotated[Path, typer.Argument(help="A stage CSV with several builds a point (a "
+                                        "tuning sweep's, or --variant all).")],
+    preset: Annotated[str, typer.Option(help="Evidence a verdict needs, as for compare.")]
+    = "default",
+    threshold: Annotated[float, typer.Option(min=0.0, help="Smallest change that counts, %.")]
+    = 2.0,
+    z: Annotated[float | None, typer.Option(min=0.0, help="Standard errors on each side of "
+                                            "a median (default: the preset's).")] = None,
+    explain: Annotated[bool, typer.Option("--explain", help="Say why each build got its "
+                                          "verdict.")] = False,
+) -> None:
+    """The fastest build of each point one command measured, and whether its rows show it
+    (each other build set against it by compare's rule)."""
+    points = best.run(csv, preset, threshold, z)
+    out.print(render.best_builds(points, explain))
+    for line in best.rank_text(points):
+        _line(line)
 
 
 @app.command("ledger")

@@ -18,6 +18,7 @@ from harness.contract.kernel import kernel_path
 from harness.contract.registry import Registry
 from harness.engine.kernels import Compiled
 from harness.engine.validate import ValidationSummary, worst_errors
+from harness.results import best as bests
 from harness.results import compare
 from harness.tools.sanitize import Outcome
 
@@ -263,3 +264,16 @@ def verdicts(rep: compare.CompareReport, explain: bool = False) -> Table:
 def counts(rep: compare.CompareReport) -> str:
     """``3 faster, 10 same, 0 slower, 1 ambiguous, 0 new, 0 gone, 0 failed``."""
     return ", ".join(f"{n} {k}" for k, n in rep.counts().items())
+
+
+def best_builds(points: Sequence[bests.PointBest], explain: bool = False) -> Table:
+    """``harness best``: each point's builds, the fastest first, against it."""
+    t = Table("point", "commit", "build", "median µs", "noise", "vs best", "verdict",
+              *(("reason",) if explain else ()))
+    for p in points:
+        for i, b in enumerate(p.builds):
+            t.add_row(p.label() if i == 0 else "", p.git_sha if i == 0 else "",
+                      escape(b.variant), f"{b.median_us:.2f}", f"{b.noise_pct:.1f}%",
+                      "-" if i == 0 else f"{b.change_pct:+.1f}%", b.verdict,
+                      *((escape(b.reason),) if explain else ()))
+    return t

@@ -131,12 +131,7 @@ def run(old: Path, new: Path, preset: str = "default", threshold_pct: float = 2.
     cannot be compared; ``z`` replaces the preset's. ``ignore`` names key columns rows are
     matched without (``stage``, ``variant``, ``params``: one kernel against another at the
     same shapes)."""
-    if preset not in PRESETS:
-        raise HarnessError(f"unknown preset {preset!r}: one of {', '.join(PRESETS)}")
-    for v, what in ((threshold_pct, "--threshold"), (z, "--z")):
-        if v is not None and not (math.isfinite(v) and v >= 0):
-            raise HarnessError(f"{what} must be a number >= 0, not {v}")
-    p = PRESETS[preset] if z is None else _with_z(PRESETS[preset], z)
+    p = evidence(preset, threshold_pct, z)
     a, b = read(old), read(new)
     if a.schema is not b.schema:
         raise HarnessError(f"{old} holds {a.schema.name} rows and {new} {b.schema.name} "
@@ -159,8 +154,17 @@ def run(old: Path, new: Path, preset: str = "default", threshold_pct: float = 2.
     return report
 
 
-def _with_z(p: Preset, z: float) -> Preset:
-    return Preset(p.name, z, p.gap, p.center, p.overlap, p.ceiling)
+def evidence(preset: str, threshold_pct: float, z: float | None) -> Preset:
+    """The named preset (``z`` replacing its own), after checking the options a verdict
+    takes: HarnessError (one line) for an unknown preset or a threshold or z that is not
+    a number >= 0."""
+    if preset not in PRESETS:
+        raise HarnessError(f"unknown preset {preset!r}: one of {', '.join(PRESETS)}")
+    for v, what in ((threshold_pct, "--threshold"), (z, "--z")):
+        if v is not None and not (math.isfinite(v) and v >= 0):
+            raise HarnessError(f"{what} must be a number >= 0, not {v}")
+    p = PRESETS[preset]
+    return p if z is None else Preset(p.name, z, p.gap, p.center, p.overlap, p.ceiling)
 
 
 def _stages(r: Results) -> str:
@@ -210,7 +214,7 @@ def _row(schema: Schema, point: dict[str, str], occurrence: int, a: dict[str, st
         else:
             reason = f"not ok in either: {wa} before, {wb} now"
         return RowVerdict(point, occurrence, FAILED, sa, sb, ta, tb, None, None, reason)
-    old, new = _side(schema, a), _side(schema, b)
+    old, new = side(schema, a), side(schema, b)
     d = decide(old, new, preset, threshold)
     return RowVerdict(point, occurrence, d.verdict, sa, sb, ta, tb, d.change_pct,
                       100 * max(old.noise, new.noise), d.reason)
@@ -222,7 +226,8 @@ def _why(r: dict[str, str], most: int = 60) -> str:
     return f"{r['status']} ({why if len(why) <= most else why[:most - 3] + '...'})"
 
 
-def _side(schema: Schema, r: dict[str, str]) -> Side:
+def side(schema: Schema, r: dict[str, str]) -> Side:
+    """What an ok row of a ``schema`` file says about its point's time, for the verdict."""
     spread = None
     if schema.spread is not None:
         spread = (float(r[schema.spread[0]]), float(r[schema.spread[1]]))

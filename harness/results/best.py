@@ -1,0 +1,135 @@
+"""``harness best``: in one results CSV, the fastest build of each point, and whether the
+rows show that it is the fastest.
+
+A tuning sweep (``bench --define``) or a run of several variants writes a row per build at
+each point. Only rows that one command measured in one run are set against each other (the
+same ``command`` and ``git_sha``), because rows from different processes differ by more than
+their noise (README, "How a time is measured"). At each point the ``ok`` rows of our own
+kernels (``pycuda``) are ranked by median. The fastest is then set against each of the others
+by the rule of ``harness compare`` (:mod:`.verdict`):
+
+* ``slower`` means that build is clearly slower than the best;
+* ``same`` and ``ambiguous`` mean these rows do not show which of the two is faster.
+
+The first build measured at a point without repeats may have paid for being first (an
+order effect seen on the H200). So a point whose fastest build was not the first one
+measured says which was, when its rows had fewer repeats than builds (``bench --repeats``,
+read back from the reason).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.errors import HarnessError
+from harness.results import compare
+from harness.results.verdict import SLOWER, decide
+
+#: The verdict of the fastest build itself.
+BEST = "best"
+_REPEATS = re.compile(r"median of (\d+) repeats")
+#: The columns of a point, less the build (``variant``) and the backend.
+_POINT = ("stage", "batch", "in_f", "out_f", "family", "params", "l2", "launch")
+
+
+@dataclass(frozen=True)
+class Build:
+    """One build's row at a point, and how it fares against the fastest."""
+
+    variant: str
+    median_us: float
+    noise_pct: float
+    verdict: str
+    change_pct: float
+    reason: str
+
+
+@dataclass(frozen=True)
+class PointBest:
+    """A point of one run: its builds, the fastest first."""
+
+    point: dict[str, str]
+    git_sha: str
+    command: str
+    builds: tuple[Build, ...]
+    #: The build whose row was written first at this point (measured first, without
+    #: repeats).
+    first: str
+    #: The fewest repeats any build's row had (1: measured once).
+    repeats: int
+
+    @property
+    def clear(self) -> bool:
+        """Whether every other build is clearly slower than the fastest."""
+        return all(b.verdict == SLOWER for b in self.builds[1:])
+
+    def label(self) -> str:
+        """The point in a few words: ``int_gemm batch=8192 in_f=3584 out_f=18944``."""
+        p = self.point
+        words = [p["stage"], *(f"{k}={p[k]}" for k in ("batch", "in_f", "out_f") if p.get(k))]
+        if p.get("params") not in ("", "{}", None):
+            words.append(p["params"])
+        return " ".join(words)
+
+    def summary(self) -> str:
+        """One line: the best build and whether the rows show it."""
+        best = self.builds[0]
+        if self.clear:
+            said = f"{best.variant} is the fastest, clearly"
+        else:
+            close = [b.variant for b in self.builds[1:] if b.verdict != SLOWER]
+            said = f"{best.variant} is the fastest, but not clearly ahead of {', '.join(close)}"
+        if self.repeats < len(self.builds) and self.first != best.variant:
+            # The build measured first may have paid for it: the order can favour the rest.
+            said += (f" (measured {'once' if self.repeats == 1 else f'{self.repeats} times'}, "
+                     f"{self.first} first: an order effect is not ruled out)")
+        return said
+
+
+def run(path: Path, preset: str = "default", threshold_pct: float = 2.0,
+        z: float | None = None) -> list[PointBest]:
+    """Every point of ``path`` that one command measured with two builds or more, the
+    fastest build first (see the module's docstring); HarnessError (one line) for a file
+    ``harness compare`` could not read, a pipeline CSV, or one with no such point."""
+    p = compare.evidence(preset, threshold_pct, z)
+    res = compare.read(path)
+    if res.schema is not compare.STAGE:
+        raise HarnessError(f"{path} holds pipeline rows: harness best ranks a stage's builds")
+    groups: dict[tuple[str, ...], list[Mapping[str, str]]] = {}
+    for r in res.rows:
+        if r.get("backend") == "pycuda" and r["status"] == "ok":
+            key = (*(r.get(c) or ("stream" if c == "launch" else "") for c in _POINT),
+                   r.get("git_sha", ""), r.get("command", ""))
+            groups.setdefault(key, []).append(r)
+    out = []
+    for key, rows in groups.items():
+        if len({r["variant"] for r in rows}) < 2:
+            continue
+        ranked = sorted(rows, key=lambda r: float(r["median_us"]))
+        best = compare.side(res.schema, dict(ranked[0]))
+        builds = [Build(ranked[0]["variant"], best.time_us, 100 * best.noise, BEST, 0.0, "")]
+        for r in ranked[1:]:
+            s = compare.side(res.schema, dict(r))
+            d = decide(best, s, p, threshold_pct / 100)
+            builds.append(Build(r["variant"], s.time_us, 100 * s.noise, d.verdict,
+                                d.change_pct, d.reason))
+        out.append(PointBest(dict(zip(_POINT, key[:len(_POINT)], strict=True)), key[-2],
+                             key[-1], tuple(builds), rows[0]["variant"],
+                             min(_repeats(r) for r in rows)))
+    if not out:
+        raise HarnessError(f"no point of {path} has two builds that one command measured "
+                           "(ok pycuda rows of one command and commit)")
+    return out
+
+
+def _repeats(r: Mapping[str, str]) -> int:
+    m = _REPEATS.search(r.get("reason") or "")
+    return int(m.group(1)) if m else 1
+
+
+def rank_text(points: Sequence[PointBest]) -> list[str]:
+    """A line per point: where, which run, and its :meth:`PointBest.summary`."""
+    return [f"{p.label()} ({p.git_sha}): {p.summary()}" for p in points]

@@ -1,0 +1,93 @@
+"""`harness best`: the fastest build of each point one command measured, set against the
+others by compare's rule, with the first-measured build named where order could matter."""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from harness.errors import HarnessError
+from harness.front.cli import app
+from harness.results import best
+from harness.results.rows import COLUMNS
+
+H200 = Path(__file__).parents[2] / "statistics" / "h200"
+
+
+def _row(variant: str, median: float, noise: float = 0.1, sha: str = "aaa",
+         cmd: str = "harness bench s --define X=1,2", **kw: str) -> dict[str, str]:
+    r = {c: "" for c in COLUMNS}
+    r.update(stage="s", backend="pycuda", variant=variant, batch="8", in_f="64",
+             family="normal", params="{}", status="ok", l2="cold", launch="stream",
+             median_us=repr(median), p10_us=repr(median * 0.99), p90_us=repr(median * 1.01),
+             noise_pct=repr(noise), git_sha=sha, command=cmd)
+    r.update(kw)
+    return r
+
+
+def _write(path: Path, rows: list[dict[str, str]]) -> Path:
+    with path.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(COLUMNS))
+        w.writeheader()
+        w.writerows(rows)
+    return path
+
+
+def test_the_fastest_build_and_which_others_are_clearly_slower(tmp_path: Path) -> None:
+    f = _write(tmp_path / "s.csv", [
+        _row("d[X=1]", 130.0), _row("d[X=2]", 100.0), _row("d[X=3]", 100.4),
+        _row("torch_row", 50.0, backend="torch"),  # a peer is not a build
+        _row("d[X=4]", 90.0, status="failed"),  # nor is a failed row
+    ])
+    (p,) = best.run(f)
+    assert [b.variant for b in p.builds] == ["d[X=2]", "d[X=3]", "d[X=1]"]
+    assert [b.verdict for b in p.builds] == ["best", "same", "slower"]
+    assert p.builds[2].change_pct == pytest.approx(30.0)
+    assert not p.clear and p.first == "d[X=1]" and p.repeats == 1
+    assert p.summary() == ("d[X=2] is the fastest, but not clearly ahead of d[X=3] (measured "
+                           "once, d[X=1] first: an order effect is not ruled out)")
+
+
+def test_runs_and_commands_are_never_set_against_each_other(tmp_path: Path) -> None:
+    f = _write(tmp_path / "s.csv", [
+        _row("d[X=1]", 100.0), _row("d[X=2]", 130.0),  # X=1 first and fastest: no caveat
+        _row("d[X=1]", 500.0, sha="bbb"), _row("d[X=2]", 400.0, sha="bbb",
+                                              reason="median of 3 repeats (...)"),
+        _row("d[X=2]", 1.0, cmd="harness bench s --define X=2"),  # one build: no point
+    ])
+    got = best.run(f)
+    assert [(p.git_sha, p.builds[0].variant, p.clear) for p in got] == [
+        ("aaa", "d[X=1]", True), ("bbb", "d[X=2]", True)]
+    assert got[0].summary() == "d[X=1] is the fastest, clearly"
+    assert got[1].repeats == 1  # the least of its builds' repeats
+    assert "order effect" in got[1].summary()
+
+
+def test_enough_repeats_drop_the_order_caveat(tmp_path: Path) -> None:
+    rep = "median of 3 repeats (1, 2, 3 µs; spread 4 %)"
+    f = _write(tmp_path / "s.csv", [_row("d[X=1]", 130.0, reason=rep),
+                                    _row("d[X=2]", 100.0, reason=rep)])
+    (p,) = best.run(f)
+    assert p.repeats == 3 and p.summary() == "d[X=2] is the fastest, clearly"
+
+
+def test_what_cannot_be_ranked_is_one_line(tmp_path: Path) -> None:
+    with pytest.raises(HarnessError, match=r"no point of .* has two builds"):
+        best.run(_write(tmp_path / "one.csv", [_row("d", 1.0)]))
+    with pytest.raises(HarnessError, match="holds pipeline rows"):
+        best.run(H200 / "activation_path.csv")
+    with pytest.raises(HarnessError, match="unknown preset 'loose'"):
+        best.run(H200 / "tuning" / "int_gemm.csv", preset="loose")
+
+
+def test_the_committed_tuning_rows_rank_and_the_cli_prints_them() -> None:
+    points = best.run(H200 / "tuning" / "int_gemm.csv")
+    assert len(points) >= 10 and all(len(p.builds) >= 2 for p in points)
+    res = CliRunner().invoke(app, ["best", str(H200 / "tuning" / "int_gemm.csv")])
+    assert res.exit_code == 0, res.output
+    assert "is the fastest" in res.stdout and "IG_I2F=1" in res.stdout
+    res = CliRunner().invoke(app, ["best", str(H200 / "nothing.csv")])
+    assert res.exit_code == 2 and "no such results file" in res.output
