@@ -50,6 +50,12 @@ DeviceOpt = Annotated[int, typer.Option("--device", help="CUDA device index.")]
 Mode = Annotated[str | None, typer.Option(help="Encoding mode, where a stage has one.")]
 K = Annotated[float | None, typer.Option("--k", help="Threshold divisor k.")]
 GroupSize = Annotated[int | None, typer.Option(help="Weight group size G.")]
+# The evidence a verdict needs (compare, best).
+Preset = Annotated[str, typer.Option(help="Evidence a verdict needs: default, strict, "
+                                     "permissive (nvbench-compare-robust's).")]
+Threshold = Annotated[float, typer.Option(min=0.0, help="Smallest change that counts, %.")]
+Z = Annotated[float | None, typer.Option(min=0.0, help="Standard errors on each side of a "
+                                         "median (default: the preset's).")]
 ClusterOpt = Annotated[str | None, typer.Option(
     "--cluster", help="Run on a Dask cluster (the cluster extra): local (every GPU of this "
     "machine, a worker each), a running scheduler's tcp://HOST:PORT, or slurm.")]
@@ -478,12 +484,9 @@ def report_cmd(
 def compare_cmd(
     old: Annotated[Path, typer.Argument(help="Baseline CSV.")],
     new: Annotated[Path, typer.Argument(help="New CSV, of the same kind (stage or pipeline).")],
-    preset: Annotated[str, typer.Option(help="Evidence a verdict needs: default, strict, "
-                                        "permissive (nvbench-compare-robust's).")] = "default",
-    threshold: Annotated[float, typer.Option(min=0.0, help="Smallest change that counts, %.")]
-    = 2.0,
-    z: Annotated[float | None, typer.Option(min=0.0, help="Standard errors on each side of "
-                                            "a median (default: the preset's).")] = None,
+    preset: Preset = "default",
+    threshold: Threshold = 2.0,
+    z: Z = None,
     explain: Annotated[bool, typer.Option("--explain", help="Say why each row got its "
                                           "verdict.")] = False,
     ignore: Annotated[list[str] | None, typer.Option(help="A key column to match rows "
@@ -503,13 +506,10 @@ def compare_cmd(
 @cli_errors
 def best_cmd(
     csv: Annotated[Path, typer.Argument(help="A stage CSV with several builds a point (a "
-                                        "tuning sweep's, or --variant all).")],
-    preset: Annotated[str, typer.Option(help="Evidence a verdict needs, as for compare.")]
-    = "default",
-    threshold: Annotated[float, typer.Option(min=0.0, help="Smallest change that counts, %.")]
-    = 2.0,
-    z: Annotated[float | None, typer.Option(min=0.0, help="Standard errors on each side of "
-                                            "a median (default: the preset's).")] = None,
+                                        "tuning sweep's, say).")],
+    preset: Preset = "default",
+    threshold: Threshold = 2.0,
+    z: Z = None,
     explain: Annotated[bool, typer.Option("--explain", help="Say why each build got its "
                                           "verdict.")] = False,
 ) -> None:
