@@ -76,10 +76,9 @@ def combine(rows: Sequence[Mapping[str, Any]], pipeline: bool = False) -> dict[s
         between = MEDIAN_SE * statistics.stdev(times) / math.sqrt(n) / mid * 100
         out[noise_col] = max(float(out.get(noise_col) or 0.0), between)
         spread = (max(times) - min(times)) / mid * 100
-        said = (f"median of {n} repeats ({', '.join(f'{t:.4g}' for t in times)} µs; "
-                f"spread {spread:.2g} %)" if spread < 10 else
-                f"median of {n} repeats ({', '.join(f'{t:.4g}' for t in times)} µs; "
-                f"spread {spread:.0f} %)")
+        pct = f"{spread:.2g}" if spread < 10 else f"{spread:.0f}"  # 4.8, 30, 120: no 1.2e+02
+        said = f"median of {n} repeats ({', '.join(f'{t:.4g}' for t in times)} µs; " \
+               f"spread {pct} %)"
         out["reason"] = "; ".join(s for s in (out.get("reason") or "", said) if s)
     out["reason"] = out.get("reason", "")[:REASON_CHARS]
     return out
