@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from harness.api import Exact, Launcher, Point, Stage, Variant
-from harness.spikes import axes, cases, families, geometry, inputs, spec
+from harness.spikes import axes, cases, families, inputs, spec
 from harness.spikes import planes as plane_stages
 
 #: The kernel's launch parameters (``enqueue`` reads them back from the variant, so
@@ -17,11 +17,6 @@ from harness.spikes import planes as plane_stages
 #: ``__launch_bounds__`` keeps that many resident).
 DEFINES = (("UNITS", "2"), ("BPS", "4"))
 
-
-def stream_grid(launch: Launcher, n: int, v: Variant) -> tuple[int, int, int]:
-    """One wave at most, by the variant's UNITS and BPS (``geometry.one_wave``)."""
-    d = dict(v.defines)
-    return geometry.one_wave(n, launch.block, launch.sm_count, int(d["UNITS"]), int(d["BPS"]))
 
 
 def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
@@ -38,8 +33,8 @@ def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant) -> dict[str, 
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
     """One streaming pass over the elements, every plane read once."""
     n = int(p["batch"]) * int(p["in_f"])
-    launch("spike_decode", stream_grid(launch, n, v), (launch.block, 1, 1), bufs["spikes"],
-           np.int64(n), np.int32(p["planes"]), bufs["o"], bufs["q"])
+    launch("spike_decode", plane_stages.stream_grid(launch, n, v), (launch.block, 1, 1),
+           bufs["spikes"], np.int64(n), np.int32(p["planes"]), bufs["o"], bufs["q"])
 
 
 def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from harness.api import Exact, Launcher, Point, Stage, Variant
-from harness.spikes import axes, families, geometry, inputs, spec, torchmath
+from harness.spikes import axes, families, inputs, spec, torchmath
 from harness.spikes import planes as plane_stages
 
 #: The kernel's launch parameters (``enqueue`` reads them back from the variant, so
@@ -18,11 +18,6 @@ from harness.spikes import planes as plane_stages
 #: resident).
 DEFINES = (("UNITS", "4"), ("BPS", "4"))
 
-
-def stream_grid(launch: Launcher, n: int, v: Variant) -> tuple[int, int, int]:
-    """One wave at most, by the variant's UNITS and BPS (``geometry.one_wave``)."""
-    d = dict(v.defines)
-    return geometry.one_wave(n, launch.block, launch.sm_count, int(d["UNITS"]), int(d["BPS"]))
 
 
 def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
@@ -39,7 +34,7 @@ def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant) -> dict[str, 
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
     """One streaming pass: read v once, write every plane."""
     n = int(p["batch"]) * int(p["in_f"])
-    launch("spike_encode", stream_grid(launch, n, v), (launch.block, 1, 1), bufs["v"],
+    launch("spike_encode", plane_stages.stream_grid(launch, n, v), (launch.block, 1, 1), bufs["v"],
            np.int64(n), np.int32(p["planes"]), bufs["spikes"])
 
 

@@ -1,13 +1,14 @@
 """What the stages that take T spike planes as an axis share (spike_encode, spike_decode,
-spike_decode_packed): their axes, one compiled variant per mode, and their validation shapes.
+spike_decode_packed): their axes, one compiled variant per mode, the streaming kernels' grid
+and their validation shapes.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from harness.api import Axis, Variant
-from harness.spikes import spec
+from harness.api import Axis, Launcher, Variant
+from harness.spikes import geometry, spec
 from harness.spikes.axes import BATCH, IN_F, K_INPUT, mode
 
 
@@ -21,6 +22,13 @@ def axes(mode_help: str) -> tuple[Axis, ...]:
         K_INPUT,
         mode(mode_help),
     )
+
+
+def stream_grid(launch: Launcher, n: int, v: Variant) -> tuple[int, int, int]:
+    """The grid of a plane stage's streaming kernel over ``n`` values: one wave at most, by
+    the variant's UNITS and BPS (``geometry.one_wave``)."""
+    d = dict(v.defines)
+    return geometry.one_wave(n, launch.block, launch.sm_count, int(d["UNITS"]), int(d["BPS"]))
 
 
 def mode_variants(*defines: tuple[str, str]) -> tuple[Variant, ...]:
