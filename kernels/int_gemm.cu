@@ -37,9 +37,7 @@
 // parameter offset 0x70 (sm_90: the bank starts at c[0x0][0x210]): a launcher that packs the
 // arguments itself (PyCUDA's func(*args) does, from offset 0) must lay out the buffer from
 // cuFuncGetParamInfo's offsets (0x70, 0xf0, 0x170, ..., 0x19c), not naturally.
-// Measured (H200, cold L2, IG_OVERLAP=0, IG_CLUSTER_M=2): 799 TOPS at 8192 x 18944 x 3584,
-// 830 TOPS at 8192 x 3584 x 18944; ||out - ref|| / ||ref|| 1.0e-7 (K = 3584) and 2.2e-7
-// (K = 18944).
+// Measured times, rates and errors of each build: kernels/NOTES.md and statistics/.
 #include "igemm_sm90.cuh"
 
 #ifndef IG_STAGES
@@ -86,6 +84,14 @@
 #ifndef IG_PROMOTE
 #define IG_PROMOTE 1
 #endif
+// How a warpgroup's 64 x 128 K tile is issued: 0, four m64n128k32 wgmmas on one accumulator
+// (one dependent chain); 1, eight m64n64k32, the accumulator's two column halves as two
+// independent chains, interleaved (the same registers; A is read twice from shared memory);
+// 2, the left half's chain and then the right half's as two commit groups, the left half
+// promoted while the right half's wgmmas still run.
+#ifndef IG_SPLIT
+#define IG_SPLIT 0
+#endif
 // setmaxnreg split: 128 producer threads + 256 consumer threads within 64K registers (the
 // cluster variant's producer needs a few more than 40 to stay clear of spills).
 #ifndef IG_PRODUCER_REGS
@@ -127,6 +133,8 @@ static_assert(IG_HANDOVER >= 0 && IG_HANDOVER <= BK / 32, "IG_HANDOVER: 0 to 4 w
 [[maybe_unused]] constexpr uint64_t HINT = static_cast<uint64_t>(cute::TMA::CacheHintSm90::EVICT_NORMAL);
 
 static_assert(CM == 1 || CM == 2, "IG_CLUSTER_M must be 1 or 2");
+static_assert(IG_SPLIT >= 0 && IG_SPLIT <= 2, "IG_SPLIT must be 0, 1 or 2");
+static_assert(!(IG_SPLIT && IG_OVERLAP), "IG_SPLIT and IG_OVERLAP exclude each other");
 static_assert(!(IG_OVERLAP && IG_PINGPONG), "IG_OVERLAP and IG_PINGPONG exclude each other");
 static_assert(CN == 1 || CN == 2, "IG_CLUSTER_N must be 1 or 2");
 static_assert(IG_PRODUCER_REGS * 128 + IG_CONSUMER_REGS * 256 <= 65536, "register split");
@@ -316,11 +324,12 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
                 if constexpr (IG_I2F) return __int2float_rn(static_cast<int>(x));
                 else return igemm::small_int_to_float(x);
             };
-            // facc += float(acc) * scale[n, g] for the group held in stage st; then free st.
-            auto promote = [&](int st, uint32_t(&acc)[64]) {
+            // facc += float(acc) * scale[n, g] for the group held in stage st, over the
+            // accumulator's 16-column blocks [i2b, i2e).
+            auto promote_cols = [&](auto i2b, auto i2e, int st, uint32_t(&acc)[64]) {
                 const float* sp = sc_lane + st * BN;
 #pragma unroll
-                for (int i2 = 0; i2 < 8; ++i2) {
+                for (int i2 = decltype(i2b)::value; i2 < decltype(i2e)::value; ++i2) {
                     // scales of columns 16 i2 + 2 (lane % 4) + {0, 1} and 16 i2 + 8 + ...
                     if constexpr (IG_PROMOTE) {
                         const float4 sv = *reinterpret_cast<const float4*>(sp + 16 * i2);
@@ -335,6 +344,9 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
                         facc[i + 7] = fmaf(to_float(acc[i + 7]), sv.w, facc[i + 7]);
                     }
                 }
+            };
+            // Stage st is read: free it.
+            auto release = [&](int st) {
                 __syncwarp();
                 if (lane == 0) {
                     if (CS == 1) {
@@ -347,6 +359,13 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
                             if (i != mi) igemm::Barrier::arrive(&empty[st], i + CM * ni, 1);
                     }
                 }
+            };
+            using I0 = std::integral_constant<int, 0>;
+            using I4 = std::integral_constant<int, 4>;
+            using I8 = std::integral_constant<int, 8>;
+            auto promote = [&](int st, uint32_t(&acc)[64]) {
+                promote_cols(I0{}, I8{}, st, acc);
+                release(st);
             };
 
 #if IG_OVERLAP
@@ -401,15 +420,38 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
                 cute::warpgroup_arrive();
                 const uint32_t a_lo = a_lo0 + static_cast<uint32_t>(st) * (A_BYTES >> 4);
                 const uint32_t b_lo = b_lo0 + static_cast<uint32_t>(st) * (B_BYTES >> 4);
+                // B's rows 64-127 (the right half's columns) start 64 x 128 bytes further.
+                constexpr uint32_t B_HALF = (64 * BK) >> 4;
+                if constexpr (IG_SPLIT == 2) {  // left chain, then right chain
 #pragma unroll
-                for (int k = 0; k < BK / 32; ++k) {
-                    const uint64_t da = a_hi | (a_lo + static_cast<uint32_t>(k * 32 >> 4));
-                    const uint64_t db = b_hi | (b_lo + static_cast<uint32_t>(k * 32 >> 4));
-                    igemm::wgmma_m64n128k32(da, db, acc, k > 0 ? 1 : 0);
-                    if (HANDOVER > 0 && HANDOVER < BK / 32 && k == BK / 32 - 1 - HANDOVER)
-                        cute::warpgroup_commit_batch();
+                    for (int k = 0; k < BK / 32; ++k)
+                        igemm::wgmma_m64n64k32<0>(a_hi | (a_lo + static_cast<uint32_t>(k * 2)),
+                                                  b_hi | (b_lo + static_cast<uint32_t>(k * 2)),
+                                                  acc, k > 0 ? 1 : 0);
+                    cute::warpgroup_commit_batch();
+#pragma unroll
+                    for (int k = 0; k < BK / 32; ++k)
+                        igemm::wgmma_m64n64k32<32>(
+                            a_hi | (a_lo + static_cast<uint32_t>(k * 2)),
+                            b_hi | (b_lo + B_HALF + static_cast<uint32_t>(k * 2)), acc,
+                            k > 0 ? 1 : 0);
+                    cute::warpgroup_commit_batch();
+                } else {
+#pragma unroll
+                    for (int k = 0; k < BK / 32; ++k) {
+                        const uint64_t da = a_hi | (a_lo + static_cast<uint32_t>(k * 32 >> 4));
+                        const uint64_t db = b_hi | (b_lo + static_cast<uint32_t>(k * 32 >> 4));
+                        if constexpr (IG_SPLIT == 0) {
+                            igemm::wgmma_m64n128k32(da, db, acc, k > 0 ? 1 : 0);
+                        } else {  // the two halves interleaved: two chains in flight
+                            igemm::wgmma_m64n64k32<0>(da, db, acc, k > 0 ? 1 : 0);
+                            igemm::wgmma_m64n64k32<32>(da, db + B_HALF, acc, k > 0 ? 1 : 0);
+                        }
+                        if (HANDOVER > 0 && HANDOVER < BK / 32 && k == BK / 32 - 1 - HANDOVER)
+                            cute::warpgroup_commit_batch();
+                    }
+                    cute::warpgroup_commit_batch();
                 }
-                cute::warpgroup_commit_batch();
             };
             uint32_t acc0[64];
             for (int kt = 0; kt < nk; ++kt) {
@@ -432,9 +474,19 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
 #else
                 issue(s, acc0);
 #endif
-                cute::warpgroup_wait<0>();
-                igemm::fence_regs(acc0);
-                promote(s, acc0);
+                if constexpr (IG_SPLIT == 2) {  // the left half while the right still runs
+                    cute::warpgroup_wait<1>();
+                    igemm::fence_regs<0, 32>(acc0);
+                    promote_cols(I0{}, I4{}, s, acc0);
+                    cute::warpgroup_wait<0>();
+                    igemm::fence_regs<32, 64>(acc0);
+                    promote_cols(I4{}, I8{}, s, acc0);
+                    release(s);
+                } else {
+                    cute::warpgroup_wait<0>();
+                    igemm::fence_regs(acc0);
+                    promote(s, acc0);
+                }
                 if (++s == STAGES) { s = 0; ph ^= 1; }
             }
 #endif
@@ -442,8 +494,8 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
             // ---------------- epilogue: out = vth[m] * facc + bias[n] ----------------
             const int row0 = tc.m0 + c * 64 + wq * 16 + lane / 4;
             const int row1 = row0 + 8;
-            const float v0 = row0 < M ? __ldg(vth + row0) : 0.0f;
-            const float v1 = row1 < M ? __ldg(vth + row1) : 0.0f;
+            const float vth0 = row0 < M ? __ldg(vth + row0) : 0.0f;
+            const float vth1 = row1 < M ? __ldg(vth + row1) : 0.0f;
             float* o0 = out + static_cast<size_t>(row0) * N + tc.n0 + 2 * (lane & 3);
             float* o1 = o0 + static_cast<size_t>(8) * N;
             const float* bp = bias + tc.n0 + 2 * (lane & 3);
@@ -452,10 +504,10 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
                 const float2 b = __ldg(reinterpret_cast<const float2*>(bp + 8 * i));
                 if (row0 < M)
                     __stcs(reinterpret_cast<float2*>(o0 + 8 * i),
-                           make_float2(fmaf(v0, facc[4 * i + 0], b.x), fmaf(v0, facc[4 * i + 1], b.y)));
+                           make_float2(fmaf(vth0, facc[4 * i + 0], b.x), fmaf(vth0, facc[4 * i + 1], b.y)));
                 if (row1 < M)
                     __stcs(reinterpret_cast<float2*>(o1 + 8 * i),
-                           make_float2(fmaf(v1, facc[4 * i + 2], b.x), fmaf(v1, facc[4 * i + 3], b.y)));
+                           make_float2(fmaf(vth1, facc[4 * i + 2], b.x), fmaf(vth1, facc[4 * i + 3], b.y)));
             }
         }
 #if IG_PINGPONG && !IG_OVERLAP

@@ -53,6 +53,24 @@ __device__ __forceinline__ void wgmma_m64n128k32(uint64_t da, uint64_t db, uint3
     wgmma_m64n128k32_impl(da, db, d, scale_d, std::make_integer_sequence<int, 64>{});
 }
 
+// D[64x64] (s32) = A[64x32] * B[64x32]^T (+ D if scale_d) into registers OFF..OFF+31 of a
+// 64 x 128 accumulator: with OFF 0 its columns 0-63, with OFF 32 its columns 64-127 (an
+// m64n128 accumulator holds its 8-column blocks in order, four registers each), so two of
+// these make one m64n128k32 as two independent accumulator chains.
+template <int OFF, int... I>
+__device__ __forceinline__ void wgmma_m64n64k32_impl(uint64_t da, uint64_t db,
+                                                     uint32_t (&d)[64], int scale_d,
+                                                     std::integer_sequence<int, I...>) {
+    cute::SM90::GMMA::MMA_64x64x32_S32S8S8_SS_TN::fma(
+        da, db, d[OFF + I]..., static_cast<cute::SM90::GMMA::ScaleOut>(scale_d));
+}
+template <int OFF>
+__device__ __forceinline__ void wgmma_m64n64k32(uint64_t da, uint64_t db, uint32_t (&d)[64],
+                                                int scale_d) {
+    static_assert(OFF == 0 || OFF == 32, "an m64n64 half of an m64n128 accumulator");
+    wgmma_m64n64k32_impl<OFF>(da, db, d, scale_d, std::make_integer_sequence<int, 32>{});
+}
+
 // The same wgmma, executed only where `pred` is non-zero (a warpgroup-uniform value): lets a
 // software-pipelined loop issue from one place in every iteration (the register values then
 // flow through one asm statement, so no phi copies of in-flight accumulators appear).
@@ -93,6 +111,12 @@ template <int N>
 __device__ __forceinline__ void fence_regs(uint32_t (&r)[N]) {
 #pragma unroll
     for (int i = 0; i < N; ++i) cute::warpgroup_fence_operand(r[i]);
+}
+// Registers B..E-1 only: the rest may still be written by wgmmas in flight.
+template <int B, int E, int N>
+__device__ __forceinline__ void fence_regs(uint32_t (&r)[N]) {
+#pragma unroll
+    for (int i = B; i < E; ++i) cute::warpgroup_fence_operand(r[i]);
 }
 template <int N>
 __device__ __forceinline__ void fence_regs(float (&r)[N]) {
