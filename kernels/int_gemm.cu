@@ -92,6 +92,11 @@
 #ifndef IG_SPLIT
 #define IG_SPLIT 0
 #endif
+// 1 reads the K tile's scales from shared memory into registers as soon as its wgmmas are
+// issued, so their latency is spent while the wgmmas run; 0 reads them after the wait.
+#ifndef IG_SCALES_EARLY
+#define IG_SCALES_EARLY 1
+#endif
 // setmaxnreg split: 128 producer threads + 256 consumer threads within 64K registers (the
 // cluster variant's producer needs a few more than 40 to stay clear of spills).
 #ifndef IG_PRODUCER_REGS
@@ -324,24 +329,31 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
                 if constexpr (IG_I2F) return __int2float_rn(static_cast<int>(x));
                 else return igemm::small_int_to_float(x);
             };
-            // facc += float(acc) * scale[n, g] for the group held in stage st, over the
-            // accumulator's 16-column blocks [i2b, i2e).
-            auto promote_cols = [&](auto i2b, auto i2e, int st, uint32_t(&acc)[64]) {
+            // The scales of the group in stage st this thread needs: columns
+            // 16 i2 + 2 (lane % 4) + {0, 1} and 16 i2 + 8 + ..., one 16-byte word an i2.
+            auto load_scales = [&](int st, float4(&sv)[8]) {
                 const float* sp = sc_lane + st * BN;
 #pragma unroll
+                for (int i2 = 0; i2 < 8; ++i2)
+                    sv[i2] = *reinterpret_cast<const float4*>(sp + 16 * i2);
+            };
+            // facc += float(acc) * scale[n, g] over the accumulator's 16-column blocks
+            // [i2b, i2e), the group's scales in sv.
+            auto promote_cols = [&](auto i2b, auto i2e, const float4(&sv)[8],
+                                    uint32_t(&acc)[64]) {
+#pragma unroll
                 for (int i2 = decltype(i2b)::value; i2 < decltype(i2e)::value; ++i2) {
-                    // scales of columns 16 i2 + 2 (lane % 4) + {0, 1} and 16 i2 + 8 + ...
                     if constexpr (IG_PROMOTE) {
-                        const float4 sv = *reinterpret_cast<const float4*>(sp + 16 * i2);
+                        const float4 v = sv[i2];
                         const int i = 8 * i2;  // acc[4 (2 i2) + ...] and acc[4 (2 i2 + 1) + ...]
-                        facc[i + 0] = fmaf(to_float(acc[i + 0]), sv.x, facc[i + 0]);
-                        facc[i + 1] = fmaf(to_float(acc[i + 1]), sv.y, facc[i + 1]);
-                        facc[i + 2] = fmaf(to_float(acc[i + 2]), sv.x, facc[i + 2]);
-                        facc[i + 3] = fmaf(to_float(acc[i + 3]), sv.y, facc[i + 3]);
-                        facc[i + 4] = fmaf(to_float(acc[i + 4]), sv.z, facc[i + 4]);
-                        facc[i + 5] = fmaf(to_float(acc[i + 5]), sv.w, facc[i + 5]);
-                        facc[i + 6] = fmaf(to_float(acc[i + 6]), sv.z, facc[i + 6]);
-                        facc[i + 7] = fmaf(to_float(acc[i + 7]), sv.w, facc[i + 7]);
+                        facc[i + 0] = fmaf(to_float(acc[i + 0]), v.x, facc[i + 0]);
+                        facc[i + 1] = fmaf(to_float(acc[i + 1]), v.y, facc[i + 1]);
+                        facc[i + 2] = fmaf(to_float(acc[i + 2]), v.x, facc[i + 2]);
+                        facc[i + 3] = fmaf(to_float(acc[i + 3]), v.y, facc[i + 3]);
+                        facc[i + 4] = fmaf(to_float(acc[i + 4]), v.z, facc[i + 4]);
+                        facc[i + 5] = fmaf(to_float(acc[i + 5]), v.w, facc[i + 5]);
+                        facc[i + 6] = fmaf(to_float(acc[i + 6]), v.z, facc[i + 6]);
+                        facc[i + 7] = fmaf(to_float(acc[i + 7]), v.w, facc[i + 7]);
                     }
                 }
             };
@@ -364,7 +376,9 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
             using I4 = std::integral_constant<int, 4>;
             using I8 = std::integral_constant<int, 8>;
             auto promote = [&](int st, uint32_t(&acc)[64]) {
-                promote_cols(I0{}, I8{}, st, acc);
+                float4 sv[8];
+                load_scales(st, sv);
+                promote_cols(I0{}, I8{}, sv, acc);
                 release(st);
             };
 
@@ -474,19 +488,25 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
 #else
                 issue(s, acc0);
 #endif
+                // The group's scales: read while the wgmmas run (IG_SCALES_EARLY), so that
+                // the promotion does not wait on shared-memory latency, or just before it.
+                float4 sv[8];
+                if constexpr (IG_SCALES_EARLY) load_scales(s, sv);
                 if constexpr (IG_SPLIT == 2) {  // the left half while the right still runs
                     cute::warpgroup_wait<1>();
+                    if constexpr (!IG_SCALES_EARLY) load_scales(s, sv);
                     igemm::fence_regs<0, 32>(acc0);
-                    promote_cols(I0{}, I4{}, s, acc0);
+                    promote_cols(I0{}, I4{}, sv, acc0);
                     cute::warpgroup_wait<0>();
                     igemm::fence_regs<32, 64>(acc0);
-                    promote_cols(I4{}, I8{}, s, acc0);
-                    release(s);
+                    promote_cols(I4{}, I8{}, sv, acc0);
                 } else {
                     cute::warpgroup_wait<0>();
+                    if constexpr (!IG_SCALES_EARLY) load_scales(s, sv);
                     igemm::fence_regs(acc0);
-                    promote(s, acc0);
+                    promote_cols(I0{}, I8{}, sv, acc0);
                 }
+                release(s);
                 if (++s == STAGES) { s = 0; ph ^= 1; }
             }
 #endif
