@@ -74,11 +74,13 @@
 #define IG_HANDOVER 1
 #endif
 // How a group's int32 sum becomes a float: 0, the magic-number add (an integer add and a
-// float add, both full-rate); 1, cvt.rn.f32.s32 (one I2FP). Both are exact for |sum| < 2^22,
-// so the results are the same bits; only the issue cost differs (kernels/NOTES.md).
+// float add, both full-rate); 1, cvt.rn.f32.s32 (one I2FP); 2, half of the accumulators one
+// way and half the other; 3, three quarters by I2FP. Both are exact for |sum| < 2^22, so the
+// results are the same bits; only the pipes and the issue cost differ (kernels/NOTES.md).
 #ifndef IG_I2F
 #define IG_I2F 1
 #endif
+static_assert(IG_I2F >= 0 && IG_I2F <= 3, "IG_I2F must be 0, 1, 2 or 3");
 // 0 leaves the promotion out (the stage is still freed): a diagnostic build whose results
 // are wrong by design, to measure what the wgmma/TMA pipeline reaches without it.
 #ifndef IG_PROMOTE
@@ -325,9 +327,13 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
 #pragma unroll
             for (int i = 0; i < 64; ++i) facc[i] = 0.0f;
 
-            auto to_float = [](uint32_t x) -> float {
-                if constexpr (IG_I2F) return __int2float_rn(static_cast<int>(x));
-                else return igemm::small_int_to_float(x);
+            // Accumulator j's group sum as a float (j: its register, a constant once the
+            // promotion is unrolled), by I2FP or by the magic-number add as IG_I2F says.
+            auto to_float = [](uint32_t x, int j) -> float {
+                const bool i2f = IG_I2F == 1 || (IG_I2F == 2 && j % 2 == 0) ||
+                                 (IG_I2F == 3 && j % 4 != 3);
+                if (i2f) return __int2float_rn(static_cast<int>(x));
+                return igemm::small_int_to_float(x);
             };
             // The scales of the group in stage st this thread needs: columns
             // 16 i2 + 2 (lane % 4) + {0, 1} and 16 i2 + 8 + ..., one 16-byte word an i2.
@@ -346,14 +352,14 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
                     if constexpr (IG_PROMOTE) {
                         const float4 v = sv[i2];
                         const int i = 8 * i2;  // acc[4 (2 i2) + ...] and acc[4 (2 i2 + 1) + ...]
-                        facc[i + 0] = fmaf(to_float(acc[i + 0]), v.x, facc[i + 0]);
-                        facc[i + 1] = fmaf(to_float(acc[i + 1]), v.y, facc[i + 1]);
-                        facc[i + 2] = fmaf(to_float(acc[i + 2]), v.x, facc[i + 2]);
-                        facc[i + 3] = fmaf(to_float(acc[i + 3]), v.y, facc[i + 3]);
-                        facc[i + 4] = fmaf(to_float(acc[i + 4]), v.z, facc[i + 4]);
-                        facc[i + 5] = fmaf(to_float(acc[i + 5]), v.w, facc[i + 5]);
-                        facc[i + 6] = fmaf(to_float(acc[i + 6]), v.z, facc[i + 6]);
-                        facc[i + 7] = fmaf(to_float(acc[i + 7]), v.w, facc[i + 7]);
+                        facc[i + 0] = fmaf(to_float(acc[i + 0], i + 0), v.x, facc[i + 0]);
+                        facc[i + 1] = fmaf(to_float(acc[i + 1], i + 1), v.y, facc[i + 1]);
+                        facc[i + 2] = fmaf(to_float(acc[i + 2], i + 2), v.x, facc[i + 2]);
+                        facc[i + 3] = fmaf(to_float(acc[i + 3], i + 3), v.y, facc[i + 3]);
+                        facc[i + 4] = fmaf(to_float(acc[i + 4], i + 4), v.z, facc[i + 4]);
+                        facc[i + 5] = fmaf(to_float(acc[i + 5], i + 5), v.w, facc[i + 5]);
+                        facc[i + 6] = fmaf(to_float(acc[i + 6], i + 6), v.z, facc[i + 6]);
+                        facc[i + 7] = fmaf(to_float(acc[i + 7], i + 7), v.w, facc[i + 7]);
                     }
                 }
             };
