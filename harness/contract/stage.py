@@ -20,6 +20,7 @@ module.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -83,6 +84,25 @@ class Variant:
     families: tuple[str, ...] = ()
     #: Validation cases of this variant alone, run after the stage's.
     cases: tuple[Mapping[str, Any], ...] = ()
+    #: The ``-D`` values a tuning run (``--define``) set over the declared variant's; the
+    #: name then carries them, ``default[UNROLL=4]``. Empty for a declared variant.
+    tuning: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def declared(self) -> str:
+        """The variant's name as its plugin declares it, without a tuning run's values."""
+        return self.name.split("[", 1)[0] if self.tuning else self.name
+
+    def tuned(self, over: Mapping[str, str]) -> Variant:
+        """This variant with ``over``'s defines set (added, or replacing its own), named after
+        them: ``default`` with ``{"UNROLL": "4"}`` is ``default[UNROLL=4]``."""
+        if not over:
+            return self
+        label = ",".join(f"{k}={v}" for k, v in over.items())
+        return dataclasses.replace(
+            self, name=f"{self.name}[{label}]",
+            defines=tuple({**dict(self.defines), **over}.items()),
+            tuning=tuple({**dict(self.tuning), **over}.items()))
 
     def accepts(self, family: str) -> bool:
         """Whether the variant takes inputs of ``family``."""

@@ -8,7 +8,6 @@ where the target has the axis and the variant does not pin it. Stages may also b
 
 from __future__ import annotations
 
-import dataclasses
 import itertools
 import re
 from collections.abc import Mapping, Sequence
@@ -91,25 +90,30 @@ def parse_defines(specs: Sequence[str]) -> dict[str, list[str]]:
 
 
 def tuned(v: Variant, tuning: Mapping[str, list[str]]) -> list[Variant]:
-    """``v`` once per combination of the tuning values: its defines overridden (or
-    extended), and named after them, ``default[UNROLL=4]``; ``[v]`` without tuning."""
+    """``v`` once per combination of the tuning values (:meth:`Variant.tuned`: its defines
+    overridden or extended, named after them, ``default[UNROLL=4]``); ``[v]`` without."""
     if not tuning:
         return [v]
-    out = []
-    for combo in itertools.product(*tuning.values()):
-        over = dict(zip(tuning, combo, strict=True))
-        defines = {**dict(v.defines), **over}
-        label = ",".join(f"{k}={val}" for k, val in over.items())
-        out.append(dataclasses.replace(v, name=f"{v.name}[{label}]",
-                                       defines=tuple(defines.items())))
-    return out
+    return [v.tuned(dict(zip(tuning, combo, strict=True)))
+            for combo in itertools.product(*tuning.values())]
+
+
+def one_build(specs: Sequence[str]) -> dict[str, str]:
+    """``--define`` specs of one build (``NAME=V``, one value each): ``{"NAME": "V"}``;
+    BadInput on a malformed spec or one with several values."""
+    tuning = parse_defines(specs)
+    several = [f"{k}={','.join(v)}" for k, v in tuning.items() if len(v) > 1]
+    if several:
+        raise BadInput(f"--define takes one value here (one build): {', '.join(several)}")
+    return {k: v[0] for k, v in tuning.items()}
 
 
 def one_point(st: Stage, variant: str | None, options: Mapping[str, str],
-              sweep_specs: Sequence[str]) -> Job:
+              sweep_specs: Sequence[str], define_specs: Sequence[str] = ()) -> Job:
     """The one job ``harness profile`` looks at: the axes' defaults, changed by the options
-    and ``AXIS=V`` sweeps of one value."""
-    v = select_variants(st, [variant] if variant else None, options)[0]
+    and ``AXIS=V`` sweeps of one value; ``define_specs`` (``NAME=V``) compile that build."""
+    v = select_variants(st, [variant] if variant else None, options)[0].tuned(
+        one_build(define_specs))
     pts = sweep.points(st, sweep.parse(sweep_specs), fixed_axes(st.axes, options, v), v,
                        default_sweep=False)
     if len(pts) != 1:

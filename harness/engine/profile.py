@@ -51,14 +51,16 @@ def profile(reg: Registry, stage: str, *, variant: str | None = None,
             family: str = "normal", metrics: Sequence[str] | None = None,
             section_set: str | None = None, options: Mapping[str, str] | None = None,
             sweep: Sequence[str] = (), device: int = 0,
-            out_dir: Path | None = None) -> Profile:
+            out_dir: Path | None = None, defines: Sequence[str] = ()) -> Profile:
     """Profile the stage at one point (its axes' defaults, changed by ``options`` and
     ``AXIS=V`` sweeps of one value) and append the rows to ``<out_dir>/<stage>.csv``
-    (default ``statistics/ncu/``)."""
+    (default ``statistics/ncu/``). ``defines`` (``NAME=V``, one value each) profile that
+    tuning build, as ``harness bench --define`` compiles it; its rows name it
+    (``variant[NAME=V]``)."""
     st = reg.get(stage)
     check_families([st], [family])
     check_options([st], options or {})
-    job = one_point(st, variant, options or {}, sweep)
+    job = one_point(st, variant, options or {}, sweep, defines)
     cmd = ncu.command(st, job.variant, job.point, family, metrics, section_set, device)
     folder = files.folder(Path(out_dir or paths.statistics_dir() / "ncu"), "--out")
     # Locked and checked before ncu runs, written after it; a file of the earlier columns

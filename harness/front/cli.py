@@ -391,13 +391,16 @@ def profile_cmd(
     out_dir: Annotated[Path | None, typer.Option("--out", help="Folder for <stage>.csv.")]
     = None,
     device: DeviceOpt = 0,
+    define: Annotated[list[str] | None, typer.Option(
+        help="NAME=V: profile the build with this -D value, as bench --define compiles it "
+             "(repeat for more macros; one value each).")] = None,
 ) -> None:
     """Re-run one stage launch under Nsight Compute (ncu) and print and store its metrics."""
     prof = profile.profile(
         _registry(), stage, variant=variant, family=family,
         metrics=metrics.split(",") if metrics else None, section_set=section_set,
         options=targets.options(mode=mode, k=k, group_size=group_size, batch=batch),
-        sweep=sweep or [], device=device, out_dir=out_dir)
+        sweep=sweep or [], device=device, out_dir=out_dir, defines=define or [])
     _notes([prof.repaired] if prof.repaired else [])
     if prof.unstored:
         _notes([f"{prof.path} has an earlier harness's columns: "

@@ -2,11 +2,13 @@
 GPU at each of its points, on the very inputs a sweep draws there.
 
     python -m harness.tools.child STAGE --variant V --family F --seed S \\
-        --point JSON [--point JSON ...] [--warmup N] [--device D]
+        --point JSON [--point JSON ...] [--warmup N] [--device D] [--define NAME=V ...]
 
 At each point (a JSON object of the stage's axes) the inputs come from
 :func:`harness.contract.rng.point_rng` with the seed, stage, family and point that
 ``harness bench`` uses, so a profile row keyed like a timing row measured the same data.
+``--define`` compiles the variant with those ``-D`` values set over its own, the build a
+tuning sweep (``harness bench --define``) names ``V[NAME=V]``.
 The stage is launched ``warmup + 1`` times back to back at each point (ncu skips the
 warm-up launches by count), then the process exits. :func:`command` writes this command
 line and :func:`parse` reads it back; bad arguments are one line on stderr and exit 2.
@@ -16,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -43,6 +46,8 @@ class Launches:
     points: tuple[dict[str, Any], ...]
     warmup: int = 0
     device: int = 0
+    #: ``-D`` values set over the variant's own (a tuning build); empty: as declared.
+    defines: tuple[tuple[str, str], ...] = ()
 
 
 def command(job: Launches, python: str = sys.executable) -> list[str]:
@@ -51,7 +56,10 @@ def command(job: Launches, python: str = sys.executable) -> list[str]:
            "--seed", str(job.seed)]
     for p in job.points:
         cmd += ["--point", json.dumps(p)]
-    return [*cmd, "--warmup", str(job.warmup), "--device", str(job.device)]
+    cmd += ["--warmup", str(job.warmup), "--device", str(job.device)]
+    for k, v in job.defines:
+        cmd += ["--define", f"{k}={v}"]
+    return cmd
 
 
 class _Parser(argparse.ArgumentParser):
@@ -67,6 +75,13 @@ def _point(text: str) -> dict[str, Any]:
     if not isinstance(p, dict):
         raise argparse.ArgumentTypeError(f"not a JSON object of axes: {text!r}")
     return p
+
+
+def _define(text: str) -> tuple[str, str]:
+    m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)=([^\s,]+)", text)
+    if not m:
+        raise argparse.ArgumentTypeError(f"not NAME=VALUE (one value): {text!r}")
+    return m.group(1), m.group(2)
 
 
 def _count(text: str) -> int:
@@ -90,8 +105,13 @@ def parse(argv: Sequence[str]) -> Launches:
     ap.add_argument("--point", type=_point, action="append", required=True)
     ap.add_argument("--warmup", type=_count, default=0)
     ap.add_argument("--device", type=_count, default=0)
+    ap.add_argument("--define", type=_define, action="append", default=[])
     a = ap.parse_args(list(argv))
-    return Launches(a.stage, a.variant, a.family, a.seed, tuple(a.point), a.warmup, a.device)
+    names = [k for k, _ in a.define]
+    if len(set(names)) < len(names):
+        raise BadInput(f"{MODULE}: a --define names the same macro twice: {', '.join(names)}")
+    return Launches(a.stage, a.variant, a.family, a.seed, tuple(a.point), a.warmup, a.device,
+                    tuple(a.define))
 
 
 def resolve(job: Launches, reg: Registry) -> tuple[Stage, Variant, list[Point]]:
@@ -103,6 +123,7 @@ def resolve(job: Launches, reg: Registry) -> tuple[Stage, Variant, list[Point]]:
         known = ", ".join(x.name for x in st.variants)
         raise BadInput(f"stage {st.name} has no variant {job.variant!r} (variants: {known})"
                        ) from None
+    v = v.tuned(dict(job.defines))
     try:
         points = [st.point(v, **p) for p in job.points]
     except KeyError as exc:

@@ -64,3 +64,12 @@ def test_one_point(reg) -> None:  # type: ignore[no-untyped-def]
     assert j.variant.name == "twos_complement" and (j.point["batch"], j.point["in_f"]) == (8, 32)
     with pytest.raises(BadInput, match="takes one point; the options give 2"):
         jobs.one_point(st, None, {}, ["in_f=32,64"])
+
+
+def test_one_point_with_defines_is_that_build(reg) -> None:  # type: ignore[no-untyped-def]
+    st = reg.get("dynamic_spikes")
+    j = jobs.one_point(st, None, {}, [], ["BLOCK=128"])
+    assert j.variant.name == "default[BLOCK=128]" and j.variant.tuning == (("BLOCK", "128"),)
+    assert j.variant == jobs.tuned(st.variants[0], {"BLOCK": ["128"]})[0]
+    with pytest.raises(BadInput, match="one value here"):
+        jobs.one_point(st, None, {}, [], ["BLOCK=128,256"])

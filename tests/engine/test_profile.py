@@ -85,3 +85,19 @@ def test_a_file_of_the_earlier_columns_is_added_to_in_them(reg, recorded, tmp_pa
         lines = list(csv.reader(f))
     assert tuple(lines[0]) == profile.EARLIER and len(lines) == 1 + len(prof.rows)
     assert set(prof.unstored) <= {"l2_pct_of_peak", "tensor_pct_of_peak", "metrics"}
+
+
+def test_define_profiles_that_build_and_names_it(reg, recorded, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """``--define`` reaches the child ncu watches (it compiles that build), and the rows name
+    the build as bench's tuning rows do, not as the declared variant."""
+    prof = profile.profile(reg, "dynamic_spikes", options={"batch": "64"}, out_dir=tmp_path,
+                           defines=["BLOCK=128"])
+    assert {r["variant"] for r in prof.rows} == {"default[BLOCK=128]"}
+    cmd = recorded[0]
+    assert cmd[cmd.index("--variant") + 1] == "default"
+    assert cmd[cmd.index("--define") + 1] == "BLOCK=128"
+    from harness.errors import BadInput
+
+    with pytest.raises(BadInput, match="one value here"):
+        profile.profile(reg, "dynamic_spikes", out_dir=tmp_path, defines=["BLOCK=128,256"])
+    assert len(recorded) == 1

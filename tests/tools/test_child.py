@@ -99,6 +99,21 @@ def test_command_reads_back(reg) -> None:  # type: ignore[no-untyped-def]
     assert cmd.count("--point") == 2
     # vth_max is inf by default: JSON's Infinity comes back as the same float.
     assert child.parse(cmd[3:]) == job
+    tuned = child.Launches("dynamic_spikes", v.name, "edge", 11, pts, 3, 1,
+                           (("BLOCK", "128"), ("UNROLL", "4")))
+    assert child.parse(child.command(tuned, python="py")[3:]) == tuned
+
+
+def test_defines_compile_the_tuning_build(reg) -> None:  # type: ignore[no-untyped-def]
+    """The child's variant is the declared one with the -D values set over it: the build
+    `bench --define` names default[BLOCK=128], with the same defines."""
+    st = reg.get("dynamic_spikes")
+    job = child.Launches("dynamic_spikes", "default", "normal", 0, ({"batch": 4},),
+                         defines=(("BLOCK", "128"),))
+    _, v, _ = child.resolve(job, reg)
+    bench_build = st.variants[0].tuned({"BLOCK": "128"})
+    assert v == bench_build and v.name == "default[BLOCK=128]" and v.declared == "default"
+    assert dict(v.defines)["BLOCK"] == "128" and v.options() == bench_build.options()
 
 
 @pytest.mark.parametrize(("argv", "message"), [
@@ -110,6 +125,10 @@ def test_command_reads_back(reg) -> None:  # type: ignore[no-untyped-def]
      "not a JSON object"),
     (["s", "--variant", "v", "--family", "normal", "--seed", "0", "--point", "{batch"],
      "not JSON"),
+    (["s", "--variant", "v", "--family", "normal", "--seed", "0", "--point", "{}",
+      "--define", "UNROLL=2,4"], "one value"),
+    (["s", "--variant", "v", "--family", "normal", "--seed", "0", "--point", "{}",
+      "--define", "A=1", "--define", "A=2"], "same macro twice"),
 ])
 def test_bad_arguments_are_one_line(argv: list[str], message: str) -> None:
     with pytest.raises(BadInput, match=message) as exc:

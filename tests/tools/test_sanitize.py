@@ -78,6 +78,10 @@ def test_command(reg, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     job = child.parse(cmd[cmd.index(child.MODULE) + 1:])
     assert job == child.Launches("spike_encode", "twos_complement", "edge", 4, tuple(pts), 0, 0)
     assert all(p["mode"] == "twos_complement" for p in pts)
+    # A tuning build: the child gets the declared variant and the -D values over it.
+    tuned = sanitize.command("memcheck", st, v.tuned({"UNITS": "2"}), pts, "edge", 0)
+    job = child.parse(tuned[tuned.index(child.MODULE) + 1:])
+    assert (job.variant, job.defines) == ("twos_complement", (("UNITS", "2"),))
     with pytest.raises(HarnessError, match="unknown sanitizer tool"):
         sanitize.command("leakcheck", st, v, pts, "edge", 0)
 
