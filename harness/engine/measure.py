@@ -56,12 +56,33 @@ def job_inputs(job: Job, cfg: BenchConfig) -> dict[str, np.ndarray]:
     return job.target.make_inputs(rng, cfg.family, job.point)
 
 
+@dataclass
+class PointMemo:
+    """What the repeats of one point share (``harness bench --repeats``): its inputs, drawn
+    once for each (target, point) and handed out as copies, and each build's reference
+    outputs, computed once for each (build, point, rows checked). Every repeat runs the
+    same binary on the same data, and every one is still checked against the reference;
+    only the host's drawing and its reference are not done again. A reference that reads
+    the kernel's own outputs (``given``) is computed every time."""
+
+    inputs: dict[tuple[str, str], dict[str, np.ndarray]] = field(default_factory=dict)
+    references: dict[tuple[Any, ...], dict[str, np.ndarray]] = field(default_factory=dict)
+
+    def job_inputs(self, job: Job, cfg: BenchConfig) -> dict[str, np.ndarray]:
+        """The job's inputs (:func:`job_inputs`), drawn on the first ask and copied after."""
+        key = (job.target.name, repr(sorted(job.point.items())))
+        if key not in self.inputs:
+            self.inputs[key] = job_inputs(job, cfg)
+        return {k: v.copy() for k, v in self.inputs[key].items()}
+
+
 def measure(job: Job, backend: Backend, cfg: BenchConfig, meta: RunMeta,
             stages: Mapping[str, Stage] | None = None,
-            guard: MemoryGuard = GUARD) -> dict[str, Any]:
+            guard: MemoryGuard = GUARD, memo: PointMemo | None = None) -> dict[str, Any]:
     """Measure one job and return its row; failures become a status, not an exception (a
     pipeline runs through its steps, the registry's ``stages``). ``guard`` refuses a job
-    that would not fit in memory, and learns from each job's peak."""
+    that would not fit in memory, and learns from each job's peak; ``memo`` shares a
+    point's inputs and references between its repeats (:class:`PointMemo`)."""
     row = rows.base(job, backend.backend, cfg.family, cfg.timing.cold, meta, stages)
     if not job.variant.accepts(cfg.family):
         return {**row, "status": "skipped",
@@ -74,16 +95,17 @@ def measure(job: Job, backend: Backend, cfg: BenchConfig, meta: RunMeta,
         if (refused := guard.refusal(backend, job.target, job.point)) is not None:
             return {**row, "status": "oom", "reason": refused[:REASON_CHARS]}
         with guard.watch(backend.backend, job.target, job.point):
-            return _measure(job, backend, cfg, meta, row, stages)
+            return _measure(job, backend, cfg, meta, row, stages, memo)
     except SystemExit as exc:  # a plugin's sys.exit: the sweep goes on without it
         return {**row, "status": "failed",
                 "reason": f"the plugin exited (SystemExit: {exc.code!r})"[:REASON_CHARS]}
 
 
 def _measure(job: Job, backend: Backend, cfg: BenchConfig, meta: RunMeta,
-             row: dict[str, Any], stages: Mapping[str, Stage] | None) -> dict[str, Any]:
+             row: dict[str, Any], stages: Mapping[str, Stage] | None,
+             memo: PointMemo | None = None) -> dict[str, Any]:
     try:
-        inputs = job_inputs(job, cfg)
+        inputs = memo.job_inputs(job, cfg) if memo is not None else job_inputs(job, cfg)
         if isinstance(job.target, Stage) and \
                 (wrong := input_problems(job.target, inputs, job.point)):
             return {**row, "status": "failed",
@@ -120,7 +142,8 @@ def _measure(job: Job, backend: Backend, cfg: BenchConfig, meta: RunMeta,
     elif cfg.verify and backend.backend != "numpy":
         idx = rowcheck.chosen(job.target, job.point, pristine, got.outputs, _rows_rng(job, cfg))
         try:
-            bad_outputs = _wrong(job, pristine, got, idx)
+            refs = memo.references if memo is not None else None
+            bad_outputs = _wrong(job, pristine, got, idx, refs)
             row["verified"] = "no" if bad_outputs else \
                 rowcheck.label(job.target.rows, job.point, idx)
         except MemoryError:  # the host could not hold the reference: nothing was checked
@@ -154,14 +177,22 @@ def _rows_rng(job: Job, cfg: BenchConfig) -> np.random.Generator:
 
 
 def _wrong(job: Job, inputs: Mapping[str, np.ndarray], got: pipeline.PipelineRun | RunResult,
-           rows: np.ndarray | None = None) -> list[str]:
+           rows: np.ndarray | None = None,
+           references: dict[tuple[Any, ...], dict[str, np.ndarray]] | None = None
+           ) -> list[str]:
     """What is wrong with a run's outputs (an empty list when nothing is); ``rows``: judged
-    on those rows alone (:mod:`harness.engine.rowcheck`)."""
+    on those rows alone (:mod:`harness.engine.rowcheck`); ``references``: a stage's
+    reference outputs kept by build, point and rows (:class:`PointMemo`)."""
     if isinstance(got, pipeline.PipelineRun):
         assert isinstance(job.target, Pipeline)
         return _wrong_pipeline(job.target, job.point, inputs, got, rows)
     assert isinstance(job.target, Stage)
-    comps, problems = judge(job.target, job.variant, job.point, inputs, got, rows)
+    keep = None
+    if references is not None:
+        key = (job.variant.name, job.variant.defines, repr(sorted(job.point.items())),
+               None if rows is None else rows.tobytes())
+        keep = references.setdefault(key, {})
+    comps, problems = judge(job.target, job.variant, job.point, inputs, got, rows, keep)
     return list(problems) + [c.describe() for c in comps if not c.ok]
 
 

@@ -232,6 +232,70 @@ def test_repeats_with_peers_keep_peers_first_and_the_speedup(jobs, tmp_path: Pat
     assert got[-1].row["speedup_vs_best_peer"] == 3.0
 
 
+def _counted_repeats(reg, tmp_path: Path, monkeypatch, stage: str, wrong: tuple[int, str]
+                     ) -> tuple[list[str], list[str], list]:  # type: ignore[no-untyped-def]
+    """Two builds of ``stage`` at two points, three repeats each, one repeat's output
+    ``wrong[1]`` spoilt at the ``wrong[0]``-th launch: the inputs drawn, the references the
+    checks computed, and the rows."""
+    from harness.contract.stage import Stage
+    from harness.engine import measure as m
+
+    drawn: list[str] = []
+    referenced: list[str] = []
+    draw, expected = m.job_inputs, Stage.expected
+
+    def counting_draw(job, cfg):  # type: ignore[no-untyped-def]
+        drawn.append(job.variant.name)
+        return draw(job, cfg)
+
+    def counting_expected(self, inputs, point, variant, given=None):  # type: ignore[no-untyped-def]
+        if given is not None:  # the check's reference (the fake GPU's own run passes none)
+            referenced.append(variant.name)
+        return expected(self, inputs, point, variant, given)
+
+    monkeypatch.setattr(m, "job_inputs", counting_draw)
+    monkeypatch.setattr(Stage, "expected", counting_expected)
+    jobs = plan([reg.get(stage)], ["batch=4,8", "in_f=64"], define_specs=["BLOCK=64,128"])
+    calls = {"n": 0}
+
+    class WrongOnce(FakeGpu):
+        def time(self, *a, **k):  # type: ignore[no-untyped-def]
+            res, t = super().time(*a, **k)
+            calls["n"] += 1
+            if calls["n"] == wrong[0]:
+                res.outputs[wrong[1]][...] = -1
+            return res, t
+
+    got = [x.row for x in bench.run(jobs, WrongOnce(), FAST, META, tmp_path, repeats=3)]
+    return drawn, referenced, got
+
+
+def test_repeats_draw_a_point_once_and_reference_each_build_once(reg, tmp_path: Path,
+                                                                  monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A tuning sweep's repeats run the same binaries on the same data: the point's inputs
+    are drawn once and each build's reference computed once, yet every repeat is checked
+    (a repeat whose outputs are wrong still fails its row)."""
+    # Launches 7-12 are the second point's (2 builds x 3 repeats a point).
+    drawn, referenced, got = _counted_repeats(reg, tmp_path, monkeypatch, "find_min_max",
+                                              (9, "mm"))
+    assert len(drawn) == 2  # once a point, not once a build and repeat (12)
+    # Once a build a point: 2 x 2, not 2 x 2 x 3.
+    assert sorted(referenced) == ["default[BLOCK=128]"] * 2 + ["default[BLOCK=64]"] * 2
+    assert [r["status"] for r in got].count("failed") == 1
+    failed = next(r for r in got if r["status"] == "failed")
+    assert failed["batch"] == 8 and "mm" in failed["reason"]
+
+
+def test_a_reference_that_reads_the_kernel_s_outputs_runs_every_repeat(reg, tmp_path: Path,
+                                                                        monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    # dynamic_spikes' reference quantises with the kernel's own vth (``given``): kept, it
+    # would judge a repeat against another repeat's outputs.
+    drawn, referenced, got = _counted_repeats(reg, tmp_path, monkeypatch, "dynamic_spikes",
+                                              (2, "q"))
+    assert len(drawn) == 2 and len(referenced) == 12
+    assert [r["status"] for r in got].count("failed") == 1
+
+
 def test_repeats_are_refused_below_one_and_on_a_cluster(reg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from harness.cluster import bench as cluster_bench
     from harness.cluster.connect import ClusterSpec
