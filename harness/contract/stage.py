@@ -87,22 +87,27 @@ class Variant:
     #: The ``-D`` values a tuning run (``--define``) set over the declared variant's; the
     #: name then carries them, ``default[UNROLL=4]``. Empty for a declared variant.
     tuning: tuple[tuple[str, str], ...] = ()
+    #: The declared variant's name, where ``name`` carries a tuning run's values.
+    base: str = ""
 
     @property
     def declared(self) -> str:
         """The variant's name as its plugin declares it, without a tuning run's values."""
-        return self.name.split("[", 1)[0] if self.tuning else self.name
+        return self.base or self.name
 
     def tuned(self, over: Mapping[str, str]) -> Variant:
         """This variant with ``over``'s defines set (added, or replacing its own), named after
-        them: ``default`` with ``{"UNROLL": "4"}`` is ``default[UNROLL=4]``."""
+        every value a tuning run set: ``default`` with ``{"UNROLL": "4"}`` is
+        ``default[UNROLL=4]``; tuned again with ``{"BLOCK": "64"}``,
+        ``default[UNROLL=4,BLOCK=64]``."""
         if not over:
             return self
-        label = ",".join(f"{k}={v}" for k, v in over.items())
+        tuning = {**dict(self.tuning), **over}
+        label = ",".join(f"{k}={v}" for k, v in tuning.items())
         return dataclasses.replace(
-            self, name=f"{self.name}[{label}]",
+            self, name=f"{self.declared}[{label}]",
             defines=tuple({**dict(self.defines), **over}.items()),
-            tuning=tuple({**dict(self.tuning), **over}.items()))
+            tuning=tuple(tuning.items()), base=self.declared)
 
     def accepts(self, family: str) -> bool:
         """Whether the variant takes inputs of ``family``."""

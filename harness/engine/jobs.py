@@ -80,7 +80,7 @@ def parse_defines(specs: Sequence[str]) -> dict[str, list[str]]:
     for spec in specs:
         m = _DEFINE.match(spec.strip())
         values = [v.strip() for v in m.group(2).split(",")] if m else []
-        if not m or not all(v and not any(c in v for c in " \n") for v in values):
+        if not m or not all(v and not any(c.isspace() for c in v) for v in values):
             raise BadInput(f"bad --define {spec!r}: expected NAME=V1,V2,... (a C macro name "
                            "and non-empty values)")
         if m.group(1) in out:

@@ -26,7 +26,7 @@ from harness.contract.stage import Peer, Pipeline, Stage
 from harness.contract.timing import TimingConfig
 from harness.engine import pipeline, rowcheck, rows
 from harness.engine.jobs import Job
-from harness.engine.memory import GUARD, MemoryGuard
+from harness.engine.memory import GUARD, MemoryGuard, host_available
 from harness.engine.validate import input_problem, judge
 from harness.errors import HarnessError
 from harness.results.provenance import RunMeta
@@ -63,17 +63,53 @@ class PointMemo:
     outputs, computed once for each (build, point, rows checked). Every repeat runs the
     same binary on the same data, and every one is still checked against the reference;
     only the host's drawing and its reference are not done again. A reference that reads
-    the kernel's own outputs (``given``) is computed every time."""
+    the kernel's own outputs (``given``) is computed every time.
 
-    inputs: dict[tuple[str, str], dict[str, np.ndarray]] = field(default_factory=dict)
+    What is kept stays within ``limit_bytes`` (default: a quarter of the host memory
+    available when the memo is made, or 1 GiB where the system does not say): past it,
+    inputs are drawn and references computed each time, as without repeats."""
+
+    limit_bytes: int = -1
+    inputs: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
     references: dict[tuple[Any, ...], dict[str, np.ndarray]] = field(default_factory=dict)
+    kept_bytes: int = 0
 
-    def job_inputs(self, job: Job, cfg: BenchConfig) -> dict[str, np.ndarray]:
-        """The job's inputs (:func:`job_inputs`), drawn on the first ask and copied after."""
+    def __post_init__(self) -> None:
+        if self.limit_bytes < 0:
+            room = host_available()
+            self.limit_bytes = room // 4 if room is not None else 1 << 30
+
+    def room(self, arrays: Mapping[str, Any]) -> bool:
+        """Whether ``arrays`` fit beside what is kept; counts them when they do."""
+        n = sum(v.nbytes for v in arrays.values() if isinstance(v, np.ndarray))
+        if self.kept_bytes + n > self.limit_bytes:
+            return False
+        self.kept_bytes += n
+        return True
+
+    def job_inputs(self, job: Job, cfg: BenchConfig) -> dict[str, Any]:
+        """The job's inputs (:func:`job_inputs`), drawn on the first ask and copied after
+        (arrays copied in their own memory layout; anything else handed on as drawn, for
+        the plugin checks to judge)."""
         key = (job.target.name, repr(sorted(job.point.items())))
-        if key not in self.inputs:
-            self.inputs[key] = job_inputs(job, cfg)
-        return {k: v.copy() for k, v in self.inputs[key].items()}
+        drawn = self.inputs.get(key)
+        if drawn is None:
+            drawn = job_inputs(job, cfg)
+            if not self.room(drawn):
+                return drawn
+            self.inputs[key] = drawn
+        return {k: np.array(v, copy=True, order="K") if isinstance(v, np.ndarray) else v
+                for k, v in drawn.items()}
+
+    def reference_slot(self, job: Job, rows: np.ndarray | None
+                       ) -> dict[str, np.ndarray] | None:
+        """Where the build's reference at this point and rows is kept (empty until the
+        first check fills it); None for a reference that reads the kernel's outputs."""
+        if not isinstance(job.target, Stage) or job.target._takes_given:  # type: ignore[attr-defined]
+            return None
+        key = (job.variant.name, repr(sorted(job.point.items())),
+               None if rows is None else rows.tobytes())
+        return self.references.setdefault(key, {})
 
 
 def measure(job: Job, backend: Backend, cfg: BenchConfig, meta: RunMeta,
@@ -142,8 +178,8 @@ def _measure(job: Job, backend: Backend, cfg: BenchConfig, meta: RunMeta,
     elif cfg.verify and backend.backend != "numpy":
         idx = rowcheck.chosen(job.target, job.point, pristine, got.outputs, _rows_rng(job, cfg))
         try:
-            refs = memo.references if memo is not None else None
-            bad_outputs = _wrong(job, pristine, got, idx, refs)
+            keep = memo.reference_slot(job, idx) if memo is not None else None
+            bad_outputs = _wrong(job, pristine, got, idx, keep, memo)
             row["verified"] = "no" if bad_outputs else \
                 rowcheck.label(job.target.rows, job.point, idx)
         except MemoryError:  # the host could not hold the reference: nothing was checked
@@ -177,22 +213,19 @@ def _rows_rng(job: Job, cfg: BenchConfig) -> np.random.Generator:
 
 
 def _wrong(job: Job, inputs: Mapping[str, np.ndarray], got: pipeline.PipelineRun | RunResult,
-           rows: np.ndarray | None = None,
-           references: dict[tuple[Any, ...], dict[str, np.ndarray]] | None = None
-           ) -> list[str]:
+           rows: np.ndarray | None = None, keep: dict[str, np.ndarray] | None = None,
+           memo: PointMemo | None = None) -> list[str]:
     """What is wrong with a run's outputs (an empty list when nothing is); ``rows``: judged
-    on those rows alone (:mod:`harness.engine.rowcheck`); ``references``: a stage's
-    reference outputs kept by build, point and rows (:class:`PointMemo`)."""
+    on those rows alone (:mod:`harness.engine.rowcheck`); ``keep``: where the stage's
+    reference here is kept, when ``memo`` has room for it (:class:`PointMemo`)."""
     if isinstance(got, pipeline.PipelineRun):
         assert isinstance(job.target, Pipeline)
         return _wrong_pipeline(job.target, job.point, inputs, got, rows)
     assert isinstance(job.target, Stage)
-    keep = None
-    if references is not None:
-        key = (job.variant.name, job.variant.defines, repr(sorted(job.point.items())),
-               None if rows is None else rows.tobytes())
-        keep = references.setdefault(key, {})
+    fresh = keep is not None and not keep
     comps, problems = judge(job.target, job.variant, job.point, inputs, got, rows, keep)
+    if fresh and keep and memo is not None and not memo.room(keep):
+        keep.clear()  # no room: computed again next time
     return list(problems) + [c.describe() for c in comps if not c.ok]
 
 

@@ -108,8 +108,9 @@ def parse(argv: Sequence[str]) -> Launches:
     ap.add_argument("--define", type=_define, action="append", default=[])
     a = ap.parse_args(list(argv))
     names = [k for k, _ in a.define]
-    if len(set(names)) < len(names):
-        raise BadInput(f"{MODULE}: a --define names the same macro twice: {', '.join(names)}")
+    twice = sorted({k for k in names if names.count(k) > 1})
+    if twice:
+        raise BadInput(f"{MODULE}: --define names {', '.join(twice)} more than once")
     return Launches(a.stage, a.variant, a.family, a.seed, tuple(a.point), a.warmup, a.device,
                     tuple(a.define))
 

@@ -63,3 +63,19 @@ def test_the_kernel_file_and_block() -> None:
     assert dataclasses.replace(st, block=128).block_for(Variant("default")) == 128
     with pytest.raises(TypeError):
         Stage(kernel="toy.cu")  # type: ignore[call-arg]  # no such field: the name decides
+
+
+def test_a_tuned_variant_is_named_after_every_value_set_over_the_declared_one() -> None:
+    from harness.contract.stage import Variant
+
+    v = Variant("fp8[e4m3]", defines=(("MODE", "1"), ("UNROLL", "2")))
+    once = v.tuned({"UNROLL": "4"})
+    assert (once.name, once.declared, once.tuning) == ("fp8[e4m3][UNROLL=4]", "fp8[e4m3]",
+                                                       (("UNROLL", "4"),))
+    assert dict(once.defines) == {"MODE": "1", "UNROLL": "4"}
+    twice = once.tuned({"BLOCK": "64", "UNROLL": "8"})
+    assert twice.name == "fp8[e4m3][UNROLL=8,BLOCK=64]" and twice.declared == "fp8[e4m3]"
+    assert dict(twice.defines) == {"MODE": "1", "UNROLL": "8", "BLOCK": "64"}
+    # What the child rebuilds from the declared name and the values is the same build.
+    assert v.tuned(dict(twice.tuning)) == twice
+    assert v.tuned({}) is v and v.declared == "fp8[e4m3]"

@@ -296,6 +296,49 @@ def test_a_reference_that_reads_the_kernel_s_outputs_runs_every_repeat(reg, tmp_
     assert [r["status"] for r in got].count("failed") == 1
 
 
+def test_each_repeat_gets_its_own_copy_of_the_inputs(reg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """transform_absmax writes v over its input q: a repeat that got the last repeat's
+    overwritten q would be judged wrong. Each gets a fresh copy of the point's draw."""
+
+    class InPlace(FakeGpu):
+        def time(self, stage, variant, inputs, point, cfg):  # type: ignore[no-untyped-def]
+            res, t = super().time(stage, variant, inputs, point, cfg)
+            inputs["q"][...] = res.outputs["v"]  # what the kernel does to its buffer
+            return res, t
+
+    jobs = plan([reg.get("transform_absmax")], ["batch=4,8", "in_f=64"], variants=["all"])
+    got = [x.row for x in bench.run(jobs, InPlace(), FAST, META, tmp_path, repeats=3)]
+    assert got and all(r["status"] == "ok" for r in got), [r["reason"] for r in got]
+
+
+def test_a_memo_without_room_draws_and_references_every_time(reg, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from harness.engine import measure as m
+
+    drawn: list[int] = []
+    draw = m.job_inputs
+    monkeypatch.setattr(m, "job_inputs", lambda job, cfg: drawn.append(1) or draw(job, cfg))
+    jobs = plan([reg.get("find_min_max")], ["batch=4", "in_f=64"])
+    full, empty = m.PointMemo(), m.PointMemo(limit_bytes=0)
+    for memo in (full, empty):
+        for _ in range(3):
+            assert m.measure(jobs[0], FakeGpu(), FAST, META, memo=memo)["status"] == "ok"
+    assert len(drawn) == 1 + 3
+    assert empty.kept_bytes == 0 and not empty.inputs
+    assert all(not ref for ref in empty.references.values())
+    assert full.kept_bytes > 0 and all(full.references.values())
+
+
+def test_a_non_array_input_is_named_with_repeats_too(reg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    import dataclasses
+
+    st = dataclasses.replace(reg.get("find_min_max"), make_inputs=lambda rng, fam, p: {"q": 3})
+    jobs = plan([st], ["batch=4", "in_f=64"])
+    [plain] = [x.row for x in bench.run(jobs, FakeGpu(), FAST, META, tmp_path / "a")]
+    [rep] = [x.row for x in bench.run(jobs, FakeGpu(), FAST, META, tmp_path / "b", repeats=2)]
+    assert plain["status"] == rep["status"] == "failed"
+    assert "not a NumPy array" in plain["reason"] and "not a NumPy array" in rep["reason"]
+
+
 def test_repeats_are_refused_below_one_and_on_a_cluster(reg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from harness.cluster import bench as cluster_bench
     from harness.cluster.connect import ClusterSpec

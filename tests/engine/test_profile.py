@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.engine import profile
+from harness.errors import BadInput
 from harness.results import provenance
 from harness.results import rows as results
 from harness.tools import ncu
@@ -49,8 +50,6 @@ def test_rows_carry_the_join_columns_and_the_provenance(reg, recorded, tmp_path)
 
 
 def test_bad_requests_are_refused_before_ncu_runs(reg, recorded, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    from harness.errors import BadInput
-
     with pytest.raises(BadInput, match="unknown input family 'zipf'"):
         profile.profile(reg, "dynamic_spikes", family="zipf", out_dir=tmp_path)
     with pytest.raises(BadInput, match="takes one point"):
@@ -96,8 +95,6 @@ def test_define_profiles_that_build_and_names_it(reg, recorded, tmp_path) -> Non
     cmd = recorded[0]
     assert cmd[cmd.index("--variant") + 1] == "default"
     assert cmd[cmd.index("--define") + 1] == "BLOCK=128"
-    from harness.errors import BadInput
-
     with pytest.raises(BadInput, match="one value here"):
         profile.profile(reg, "dynamic_spikes", out_dir=tmp_path, defines=["BLOCK=128,256"])
     assert len(recorded) == 1
