@@ -17,6 +17,8 @@ RATES: dict[str, str] = {
     "bf16_dense": "bf16 tensor-core multiply-adds, dense, fp32 accumulate, in TFLOPS",
     "fp32": "fp32 FMAs on the CUDA cores (no tensor cores, no TF32), in TFLOPS",
 }
+#: The rates of ``RATES`` that run on the tensor cores.
+TENSOR_CORE_RATES = frozenset({"int8_dense", "bf16_dense"})
 
 #: Datasheet peaks in tera-operations per second (a multiply-add counts two), by the name
 #: the driver gives the GPU (``cuDeviceGetName``, a row's ``gpu``), matched exactly.

@@ -14,7 +14,9 @@ from pathlib import Path
 from typing import Any
 
 from harness import paths
+from harness.contract.datasheet import TENSOR_CORE_RATES
 from harness.contract.registry import Registry
+from harness.contract.stage import Stage
 from harness.engine import rows
 from harness.engine.devices import device_meta
 from harness.engine.jobs import one_point
@@ -45,6 +47,8 @@ class Profile:
     repaired: str = ""
     #: Columns measured but not stored: the file has an earlier harness's columns.
     unstored: tuple[str, ...] = ()
+    #: What the rows themselves say is wrong with the build profiled (a line each).
+    notes: tuple[str, ...] = ()
 
 
 def profile(reg: Registry, stage: str, *, variant: str | None = None,
@@ -90,7 +94,20 @@ def profile(reg: Registry, stage: str, *, variant: str | None = None,
     with w:
         for r in out:
             w.write({c: r[c] for c in columns})
-    return Profile(out, w.path, w.repaired, unstored)
+    return Profile(out, w.path, w.repaired, unstored, _idle_tensor_pipe(st, job.variant.name, out))
+
+
+def _idle_tensor_pipe(st: Stage, variant: str, rows: list[dict[str, Any]]) -> tuple[str, ...]:
+    """A note when a stage whose arithmetic is tensor-core work profiled with the tensor
+    pipe idle in every kernel: its MMAs did not run. ptxas drops an MMA whose results
+    nothing reads, which a diagnostic build (a step left out) can do without a warning."""
+    if st.compute_peak not in TENSOR_CORE_RATES or not rows or \
+            any(r.get("tensor_pct_of_peak") != 0 for r in rows):
+        return ()
+    return (f"{st.name} {variant}: the tensor pipe was idle (0 %) in every kernel profiled, "
+            f"though the stage's arithmetic is {st.compute_peak}: its MMAs did not run, so "
+            "these times say nothing of its tensor work (ptxas drops MMAs whose results "
+            "nothing reads)",)
 
 
 def _header(path: Path) -> tuple[str, ...]:

@@ -402,6 +402,7 @@ def profile_cmd(
         options=targets.options(mode=mode, k=k, group_size=group_size, batch=batch),
         sweep=sweep or [], device=device, out_dir=out_dir, defines=define or [])
     _notes([prof.repaired] if prof.repaired else [])
+    _notes(list(prof.notes))
     if prof.unstored:
         _notes([f"{prof.path} has an earlier harness's columns: "
                 f"{', '.join(prof.unstored)} printed, not stored"])

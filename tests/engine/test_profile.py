@@ -98,3 +98,21 @@ def test_define_profiles_that_build_and_names_it(reg, recorded, tmp_path) -> Non
     with pytest.raises(BadInput, match="one value here"):
         profile.profile(reg, "dynamic_spikes", out_dir=tmp_path, defines=["BLOCK=128,256"])
     assert len(recorded) == 1
+
+
+@pytest.mark.parametrize(("stage", "tensor", "noted"), [
+    ("int_gemm", "0", True),        # a tensor-core stage whose MMAs did not run
+    ("int_gemm", "42.3", False),
+    ("dynamic_spikes", "0", False),  # no tensor-core arithmetic: 0 % is what it should be
+])
+def test_an_idle_tensor_pipe_in_a_tensor_core_stage_is_noted(reg, recorded, monkeypatch,
+                                                             tmp_path, stage, tensor, noted) -> None:  # type: ignore[no-untyped-def]
+    metric = "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"
+    monkeypatch.setattr(ncu, "run", lambda cmd: [ncu.KernelProfile(
+        "k", {metric: tensor, "gpu__time_duration.sum": "810"}, {metric: "%"})])
+    prof = profile.profile(reg, stage, options={"batch": "64"}, out_dir=tmp_path)
+    assert prof.rows[0]["tensor_pct_of_peak"] == float(tensor)
+    assert bool(prof.notes) is noted
+    if noted:
+        assert prof.notes[0].startswith("int_gemm int8: the tensor pipe was idle (0 %)")
+        assert "\n" not in prof.notes[0]
