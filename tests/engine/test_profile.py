@@ -105,8 +105,8 @@ def test_define_profiles_that_build_and_names_it(reg, recorded, tmp_path) -> Non
     ("int_gemm", "42.3", False),
     ("dynamic_spikes", "0", False),  # no tensor-core arithmetic: 0 % is what it should be
 ])
-def test_an_idle_tensor_pipe_in_a_tensor_core_stage_is_noted(reg, recorded, monkeypatch,
-                                                             tmp_path, stage, tensor, noted) -> None:  # type: ignore[no-untyped-def]
+def test_an_idle_tensor_pipe_in_a_tensor_core_stage_is_noted(  # type: ignore[no-untyped-def]
+        reg, recorded, monkeypatch, tmp_path, stage, tensor, noted) -> None:
     metric = "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active"
     monkeypatch.setattr(ncu, "run", lambda cmd: [ncu.KernelProfile(
         "k", {metric: tensor, "gpu__time_duration.sum": "810"}, {metric: "%"})])
