@@ -215,23 +215,30 @@ def parse_ptxas(log: str) -> list[KernelResources]:
     return out
 
 
+def compile_cubin(stage: Stage, variant: Variant, cubin: Path, arch: str = "sm_90",
+                  nvcc: str | None = None) -> str:
+    """Compile the variant to ``cubin`` with ``nvcc -Xptxas -v`` (no GPU needed), as the
+    harness builds it for a device of ``arch``; nvcc's log. CompileError with the log when
+    the kernel does not compile."""
+    exe = nvcc or shutil.which("nvcc")
+    if exe is None:
+        raise HarnessError("nvcc not found on PATH (needed to compile without a GPU)")
+    cmd = [exe, "-cubin", f"-arch={target_arch(stage, arch)}", "-Xptxas", "-v",
+           *options(stage, variant), "-o", str(cubin), str(kernel_path(stage))]
+    proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    log = proc.stdout + proc.stderr
+    if proc.returncode != 0:
+        raise CompileError(f"{stage.name} [{variant.name}] does not compile (nvcc exit "
+                           f"{proc.returncode})", detail=log)
+    return log
+
+
 def nvcc_report(stage: Stage, variant: Variant, arch: str = "sm_90",
                 nvcc: str | None = None) -> list[KernelResources]:
     """Compile to a cubin with ``nvcc -Xptxas -v`` (no GPU needed) and parse the report.
 
     Raises CompileError with the nvcc log when the kernel does not compile.
     """
-    exe = nvcc or shutil.which("nvcc")
-    if exe is None:
-        raise HarnessError("nvcc not found on PATH (needed by harness check)")
     with tempfile.TemporaryDirectory() as tmp:
-        cmd = [exe, "-cubin", f"-arch={target_arch(stage, arch)}", "-Xptxas", "-v",
-               *options(stage, variant),
-               "-o", str(Path(tmp) / "k.cubin"), str(kernel_path(stage))]
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-    log = proc.stdout + proc.stderr
-    if proc.returncode != 0:
-        raise CompileError(f"{stage.name} [{variant.name}] does not compile (nvcc exit "
-                           f"{proc.returncode})", detail=log)
-    return parse_ptxas(log)
+        return parse_ptxas(compile_cubin(stage, variant, Path(tmp) / "k.cubin", arch, nvcc))
 

@@ -27,7 +27,7 @@ from harness.cluster import validate as cluster_validate
 from harness.contract import registry
 from harness.engine import bench as benches
 from harness.engine import calibrate as calibration
-from harness.engine import kernels, pipeline, profile, sanitize, targets, validate
+from harness.engine import kernels, pipeline, profile, sanitize, sass, targets, validate
 from harness.errors import BadInput, HarnessError, ValidationFailed
 from harness.front import render, signals, terminal
 from harness.results import best, compare, models, report
@@ -408,6 +408,32 @@ def profile_cmd(
                 f"{', '.join(prof.unstored)} printed, not stored"])
     out.print(render.profile(prof.rows))
     _line(f"wrote {len(prof.rows)} row(s) to {prof.path}")
+
+
+@app.command("sass")
+@cli_errors
+def sass_cmd(
+    stage: Annotated[str, typer.Argument(help="Stage whose build to read.")],
+    variant: Annotated[str | None, typer.Option(help="Variant (default: the first).")] = None,
+    define: Annotated[list[str] | None, typer.Option(
+        help="NAME=V: the build with this -D value, as bench --define compiles it (repeat "
+             "for more macros; one value each).")] = None,
+    arch: Annotated[str, typer.Option(help="The device's arch (sm_90).")] = "sm_90",
+    listing: Annotated[Path | None, typer.Option(
+        help="Write the whole cuobjdump -sass listing to this file.")] = None,
+) -> None:
+    """Compile one build (no GPU) and count its entry points' machine instructions
+    (cuobjdump -sass): what it runs, MMAs included."""
+    rep = sass.sass(_registry(), stage, variant=variant, defines=define or [], arch=arch)
+    if listing is not None:
+        try:
+            listing.write_text(rep.listing)
+        except OSError as exc:
+            raise BadInput(f"cannot write --listing {listing}: {exc.strerror}") from None
+    _notes(list(rep.notes))
+    out.print(render.sass(rep))
+    _line(f"{rep.stage} [{rep.variant}] for {rep.arch}"
+          + (f"; the listing is in {listing}" if listing is not None else ""))
 
 
 @app.command("sanitize")

@@ -16,6 +16,7 @@ from rich.table import Table
 
 from harness.contract.kernel import kernel_path
 from harness.contract.registry import Registry
+from harness.engine import sass as sass_report
 from harness.engine.kernels import Compiled
 from harness.engine.validate import ValidationSummary, worst_errors
 from harness.results import best as bests
@@ -223,6 +224,15 @@ def profile(rows: Sequence[dict[str, Any]]) -> Table:
             "duration", "dram_pct_of_peak", "l2_pct_of_peak", "tensor_pct_of_peak",
             "achieved_occupancy_pct", "registers_per_thread", "l2_hit_rate_pct")),
             *(_num(more.get(m)) for m in extra))
+    return t
+
+
+def sass(report: sass_report.SassReport, most: int = 10) -> Table:
+    """``harness sass``: each entry point's instructions, its MMAs, its commonest opcodes."""
+    t = Table("kernel", "instructions", "MMA", f"commonest opcodes ({report.arch})")
+    for f in report.functions:
+        common = ", ".join(f"{op} {n}" for op, n in f.opcodes.most_common(most))
+        t.add_row(escape(f.name), str(f.instructions), str(f.mma), escape(common))
     return t
 
 

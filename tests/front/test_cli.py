@@ -220,3 +220,28 @@ def test_report_out_and_why_a_table_is_empty(tmp_path: Path) -> None:
     assert "dynamic_spikes: batch 1, 1024, 16384, 65536 at in_f 3584" in lines[0]
     one_line_error(run("report", str(src), "--out", str(src / "dynamic_spikes.csv")),
                    "is a file: it takes a folder")
+
+
+def test_sass_without_cuobjdump_is_one_line(monkeypatch, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    monkeypatch.delenv("CUOBJDUMP", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path))
+    one_line_error(run("sass", "int_gemm"), "cuobjdump not found on PATH")
+
+
+def test_sass_prints_the_counts_the_note_and_writes_the_listing(  # type: ignore[no-untyped-def]
+        monkeypatch, tmp_path: Path) -> None:
+    from harness.engine import sass
+    from tests.engine.test_sass import WGMMA_REMOVED
+
+    monkeypatch.setattr(sass, "compile_cubin", lambda st, v, cubin, arch: "")
+    monkeypatch.setattr(sass.disasm, "find", lambda: "cuobjdump")
+    monkeypatch.setattr(sass.disasm, "disassemble", lambda cubin, exe: WGMMA_REMOVED)
+    out = tmp_path / "k.sass"
+    res = run("sass", "int_gemm", "--variant", "int8", "--define", "IG_PROMOTE=0",
+              "--listing", str(out))
+    assert res.exit_code == 0, res.output
+    assert "int_gemm_wgmma" in res.stdout and "int8[IG_PROMOTE=0]" in res.stdout
+    assert "warning: int_gemm_wgmma has no tensor-core MMA instruction" in res.stderr
+    assert out.read_text() == WGMMA_REMOVED
+    one_line_error(run("sass", "int_gemm", "--listing", str(tmp_path / "no" / "k.sass")),
+                   "cannot write --listing")
