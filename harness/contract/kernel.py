@@ -222,7 +222,7 @@ def compile_cubin(stage: Stage, variant: Variant, cubin: Path, arch: str = "sm_9
     the kernel does not compile."""
     exe = nvcc or shutil.which("nvcc")
     if exe is None:
-        raise HarnessError("nvcc not found on PATH (needed to compile without a GPU)")
+        raise HarnessError("nvcc not found on PATH (needed to compile the kernels)")
     cmd = [exe, "-cubin", f"-arch={target_arch(stage, arch)}", "-Xptxas", "-v",
            *options(stage, variant), "-o", str(cubin), str(kernel_path(stage))]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)

@@ -55,7 +55,7 @@ def nvcc_version(nvcc: str | None = None) -> str:
     when nvcc is missing or does not answer."""
     exe = nvcc or shutil.which("nvcc")
     if exe is None:
-        raise HarnessError("nvcc not found on PATH (needed by harness check)")
+        raise HarnessError("nvcc not found on PATH (needed to compile the kernels)")
     try:
         proc = subprocess.run([exe, "--version"], capture_output=True, text=True,
                               check=False, timeout=60)

@@ -45,7 +45,11 @@ def sass(reg: Registry, stage: str, *, variant: str | None = None,
         cubin = Path(tmp) / "k.cubin"
         compile_cubin(st, v, cubin, arch)
         listing = disasm.disassemble(cubin, exe)
-    found = {f.name: f for f in disasm.parse(listing)}
+    parsed = disasm.parse(listing)
+    found = {f.name: f for f in parsed}
+    if len(found) < len(parsed):
+        raise BadInput(f"{st.name} [{v.name}]: the listing names a function twice (a cubin "
+                       "of several archs?); give one --arch")
     missing = [e for e in st.entry_points if e not in found]
     if missing:
         raise BadInput(f"{st.name} [{v.name}]: the cubin has no function "

@@ -424,6 +424,9 @@ def sass_cmd(
 ) -> None:
     """Compile one build (no GPU) and count its entry points' machine instructions
     (cuobjdump -sass): what it runs, MMAs included."""
+    if listing is not None and not (listing.parent.is_dir()
+                                    and os.access(listing.parent, os.W_OK)):
+        raise BadInput(f"cannot write --listing {listing}: its folder is not a writable folder")
     rep = sass.sass(_registry(), stage, variant=variant, defines=define or [], arch=arch)
     if listing is not None:
         try:
@@ -432,7 +435,7 @@ def sass_cmd(
             raise BadInput(f"cannot write --listing {listing}: {exc.strerror}") from None
     _notes(list(rep.notes))
     out.print(render.sass(rep))
-    _line(f"{rep.stage} [{rep.variant}] for {rep.arch}"
+    _line(f"{rep.stage} {rep.variant} for {rep.arch}"
           + (f"; the listing is in {listing}" if listing is not None else ""))
 
 

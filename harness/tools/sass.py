@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -13,8 +14,10 @@ from pathlib import Path
 from harness.errors import HarnessError
 from harness.tools import process
 
-#: Opcodes of the tensor cores' matrix multiply-adds (Hopper's warpgroup ones and mma.sync's).
-MMA_OPCODES = frozenset({"HGMMA", "IGMMA", "QGMMA", "BGMMA", "HMMA", "IMMA", "DMMA", "BMMA"})
+#: Opcodes of the tensor cores' matrix multiply-adds through sm_90: Hopper's warpgroup ones
+#: and mma.sync's (QMMA: Ada's FP8). Blackwell's tensor-memory MMAs are not listed.
+MMA_OPCODES = frozenset({"HGMMA", "IGMMA", "QGMMA", "BGMMA", "HMMA", "IMMA", "QMMA", "DMMA",
+                         "BMMA"})
 
 _FUNCTION = re.compile(r"^\s*Function : (\S+)\s*$")
 _INSTRUCTION = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;")
@@ -48,9 +51,10 @@ def find() -> str:
     """cuobjdump: ``$CUOBJDUMP`` where set, else on PATH; a one-line error when missing."""
     given = os.environ.get("CUOBJDUMP")
     if given:
-        if not os.access(given, os.X_OK):
+        found = shutil.which(given)
+        if found is None:
             raise HarnessError(f"CUOBJDUMP={given} is not an executable file")
-        return given
+        return found
     return process.executable("cuobjdump", "not found on PATH (set CUOBJDUMP to its path: "
                                            "the CUDA toolkit's, or a wheel's)")
 

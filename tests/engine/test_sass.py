@@ -74,8 +74,14 @@ def test_bad_requests_are_one_line(reg, built) -> None:  # type: ignore[no-untyp
                     or not (os.environ.get("CUOBJDUMP") or shutil.which("cuobjdump")),
                     reason="needs nvcc and cuobjdump (on PATH, or CUOBJDUMP)")
 def test_the_promotion_free_build_has_no_wgmma(reg) -> None:  # type: ignore[no-untyped-def]
-    """The real tools: int_gemm built without its promotion loses its wgmmas (ptxas drops
-    them, their results unused), which `harness sass` names; the default keeps four."""
+    """The real tools: int_gemm's default keeps its four wgmmas; built without its
+    promotion it loses them (ptxas drops them, their results unused) and keeps only
+    placeholders, which `harness sass` leaves out and names."""
+    default = sass.sass(reg, "int_gemm", variant="int8")
+    wgmma = next(f for f in default.functions if f.name == "int_gemm_wgmma")
+    assert wgmma.mma == wgmma.opcodes["IGMMA"] == 4 and default.notes == ()
+    assert all(f.instructions > 100 for f in default.functions)
     rep = sass.sass(reg, "int_gemm", variant="int8", defines=["IG_PROMOTE=0"])
     wgmma = next(f for f in rep.functions if f.name == "int_gemm_wgmma")
-    assert wgmma.mma == 0 and wgmma.opcodes["IGMMA"] == 0 and rep.notes
+    assert wgmma.mma == 0 and wgmma.opcodes["IGMMA"] == 0 and wgmma.null_mma > 0
+    assert len(rep.notes) == 1 and rep.notes[0].startswith("int_gemm_wgmma ")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import stat
 from pathlib import Path
 
@@ -37,9 +36,10 @@ def _script(tmp_path: Path, body: str) -> str:
 
 
 def test_cuobjdump_is_found_or_named(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    monkeypatch.setenv("CUOBJDUMP", str(tmp_path / "absent"))
-    with pytest.raises(HarnessError, match="is not an executable file"):
-        sass.find()
+    for bad in (tmp_path / "absent", tmp_path):  # a missing file; a folder
+        monkeypatch.setenv("CUOBJDUMP", str(bad))
+        with pytest.raises(HarnessError, match="is not an executable file"):
+            sass.find()
     exe = _script(tmp_path, "exit 0")
     monkeypatch.setenv("CUOBJDUMP", exe)
     assert sass.find() == exe
@@ -56,4 +56,3 @@ def test_a_failing_cuobjdump_is_one_line(tmp_path: Path) -> None:
     assert str(exc.value) == "cuobjdump -sass failed (exit 1): cuobjdump fatal : not a cubin"
     ok = _script(tmp_path, f"cat {EXCERPT}")
     assert sass.disassemble(tmp_path / "k.cubin", ok) == EXCERPT.read_text()
-    assert os.access(ok, os.X_OK)
