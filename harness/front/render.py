@@ -228,11 +228,13 @@ def profile(rows: Sequence[dict[str, Any]]) -> Table:
 
 
 def sass(report: sass_report.SassReport, most: int = 10) -> Table:
-    """``harness sass``: each entry point's instructions, its MMAs, its commonest opcodes."""
-    t = Table("kernel", "instructions", "MMA", f"commonest opcodes ({report.arch})")
+    """``harness sass``: each entry point's instructions, its MMAs, the instructions of the
+    innermost loop that holds one (a GEMM's main loop), its commonest opcodes."""
+    t = Table("kernel", "instructions", "MMA", "MMA loop", f"commonest opcodes ({report.arch})")
     for f in report.functions:
         common = ", ".join(f"{op} {n}" for op, n in f.opcodes.most_common(most))
-        t.add_row(escape(f.name), str(f.instructions), str(f.mma), escape(common))
+        t.add_row(escape(f.name), str(f.instructions), str(f.mma),
+                  "-" if f.mma_loop is None else str(f.mma_loop), escape(common))
     return t
 
 

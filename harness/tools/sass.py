@@ -35,6 +35,10 @@ class FunctionCode:
     #: gdesc[URZ], RZ``), left where a warpgroup's arrive and wait remain after the real
     #: MMAs were removed.
     null_mma: int = 0
+    #: Instructions of the innermost loop that holds an MMA computing something (the
+    #: shortest backward branch's range around one); None where no loop holds one. In a
+    #: GEMM it is the main loop: what each K step costs to issue.
+    mma_loop: int | None = None
 
     @property
     def instructions(self) -> int:
@@ -59,23 +63,57 @@ def find() -> str:
                                            "the CUDA toolkit's, or a wheel's)")
 
 
+_ADDRESS = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/")
+_BRANCH = re.compile(r"^BRA\S*\s+(?:`\(\S+\)\s*)?(0x[0-9a-f]+)")
+
+
+class _Function:
+    """A function being read: its opcodes, null MMAs, and addresses for the loop."""
+
+    def __init__(self, name: str) -> None:
+        self.name, self.ops, self.null = name, Counter[str](), 0
+        self.addresses: list[int] = []
+        self.mma_at: list[int] = []
+        self.back: list[tuple[int, int]] = []  # (branch target, branch address)
+
+    def add(self, address: int, text: str) -> None:
+        words = _PREDICATE.sub("", text).split(None, 1)
+        op = words[0].split(".")[0]
+        self.ops[op] += 1
+        self.addresses.append(address)
+        if op in MMA_OPCODES:
+            if len(words) > 1 and words[1].split(",")[0].strip() == "RZ":
+                self.null += 1  # its result goes nowhere
+            else:
+                self.mma_at.append(address)
+        if (b := _BRANCH.match(_PREDICATE.sub("", text))) and int(b.group(1), 16) <= address:
+            self.back.append((int(b.group(1), 16), address))
+
+    def done(self) -> FunctionCode:
+        loops = [(hi - lo, lo, hi) for lo, hi in self.back
+                 if any(lo <= a <= hi for a in self.mma_at)]
+        n = None
+        if loops:
+            _, lo, hi = min(loops)
+            n = sum(lo <= a <= hi for a in self.addresses)
+        return FunctionCode(self.name, self.ops, self.null, n)
+
+
 def parse(listing: str) -> list[FunctionCode]:
     """The functions of a ``cuobjdump -sass`` listing, in order, their opcodes counted."""
     out: list[FunctionCode] = []
-    name, ops, null = None, Counter[str](), 0
+    fn: _Function | None = None
     for line in listing.splitlines():
         if m := _FUNCTION.match(line):
-            if name is not None:
-                out.append(FunctionCode(name, ops, null))
-            name, ops, null = m.group(1), Counter(), 0
-        elif name is not None and (m := _INSTRUCTION.match(line)):
-            words = _PREDICATE.sub("", m.group(1)).split(None, 1)
-            op = words[0].split(".")[0]
-            ops[op] += 1
-            if op in MMA_OPCODES and len(words) > 1 and words[1].split(",")[0].strip() == "RZ":
-                null += 1  # its result goes nowhere
-    if name is not None:
-        out.append(FunctionCode(name, ops, null))
+            if fn is not None:
+                out.append(fn.done())
+            fn = _Function(m.group(1))
+        elif fn is not None and (m := _INSTRUCTION.match(line)):
+            a = _ADDRESS.match(line)
+            assert a is not None  # _INSTRUCTION matched the same address
+            fn.add(int(a.group(1), 16), m.group(1))
+    if fn is not None:
+        out.append(fn.done())
     return out
 
 

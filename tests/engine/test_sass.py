@@ -80,6 +80,7 @@ def test_the_promotion_free_build_has_no_wgmma(reg) -> None:  # type: ignore[no-
     default = sass.sass(reg, "int_gemm", variant="int8")
     wgmma = next(f for f in default.functions if f.name == "int_gemm_wgmma")
     assert wgmma.mma == wgmma.opcodes["IGMMA"] == 4 and default.notes == ()
+    assert wgmma.mma_loop is not None and 150 < wgmma.mma_loop < 300  # the K loop (213)
     assert all(f.instructions > 100 for f in default.functions)
     rep = sass.sass(reg, "int_gemm", variant="int8", defines=["IG_PROMOTE=0"])
     wgmma = next(f for f in rep.functions if f.name == "int_gemm_wgmma")

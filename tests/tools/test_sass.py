@@ -24,6 +24,30 @@ def test_functions_and_opcodes_of_a_recorded_listing() -> None:
     assert small.mma == small.opcodes["IMMA"] == 24
 
 
+LOOPS = """
+        Function : k
+        /*0000*/                   MOV R1, R2 ;
+        /*0010*/                   IMAD R3, R4, R5, R6 ;
+        /*0020*/                   IGMMA.64x128x32.S8.S8 R24, gdesc[UR12], R24 ;
+        /*0030*/               @P0 BRA 0x10 ;
+        /*0040*/              @!P1 BRA 0x0 ;
+        /*0050*/                   BRA 0x60 ;
+        /*0060*/                   EXIT ;
+        Function : placeholders_only
+        /*0000*/                   HGMMA.64x8x16.F16 RZ, gdesc[URZ], RZ, !UPT, gsb0 ;
+        /*0010*/                   BRA 0x0 ;
+"""
+
+
+def test_the_innermost_loop_holding_an_mma_is_counted() -> None:
+    k, only = sass.parse(LOOPS)
+    # [0x10, 0x30] holds the IGMMA and is inside [0x0, 0x40]; the forward BRA is no loop.
+    assert k.mma_loop == 3 and k.instructions == 7
+    assert only.mma == 0 and only.mma_loop is None  # a loop of placeholders is not a GEMM's
+    free, wgmma, _ = sass.parse(EXCERPT.read_text())
+    assert free.mma_loop is None and wgmma.mma_loop is None  # the excerpt keeps no loop
+
+
 def test_nothing_before_the_first_function_is_counted() -> None:
     assert sass.parse("        /*0000*/   NOP ;\n") == []
 
