@@ -9,11 +9,11 @@ where the target has the axis and the variant does not pin it. Stages may also b
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from harness.contract.defines import one_build, parse_defines
 from harness.contract.stage import Pipeline, Stage, Variant
 from harness.engine import sweep
 from harness.engine.targets import Target, fixed_axes, select_variants
@@ -71,24 +71,6 @@ def plan(targets: Sequence[Target], sweep_specs: Sequence[str],
     return jobs
 
 
-_DEFINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.+)$")
-
-
-def parse_defines(specs: Sequence[str]) -> dict[str, list[str]]:
-    """``["UNROLL=2,4"]`` -> ``{"UNROLL": ["2", "4"]}``; BadInput on a malformed spec."""
-    out: dict[str, list[str]] = {}
-    for spec in specs:
-        m = _DEFINE.match(spec.strip())
-        values = [v.strip() for v in m.group(2).split(",")] if m else []
-        if not m or not all(v and not any(c.isspace() for c in v) for v in values):
-            raise BadInput(f"bad --define {spec!r}: expected NAME=V1,V2,... (a C macro name "
-                           "and non-empty values)")
-        if m.group(1) in out:
-            raise BadInput(f"bad --define: {m.group(1)!r} given twice")
-        out[m.group(1)] = list(dict.fromkeys(values))
-    return out
-
-
 def tuned(v: Variant, tuning: Mapping[str, list[str]]) -> list[Variant]:
     """``v`` once per combination of the tuning values (:meth:`Variant.tuned`: its defines
     overridden or extended, named after them, ``default[UNROLL=4]``); ``[v]`` without."""
@@ -98,22 +80,19 @@ def tuned(v: Variant, tuning: Mapping[str, list[str]]) -> list[Variant]:
             for combo in itertools.product(*tuning.values())]
 
 
-def one_build(specs: Sequence[str]) -> dict[str, str]:
-    """``--define`` specs of one build (``NAME=V``, one value each): ``{"NAME": "V"}``;
-    BadInput on a malformed spec or one with several values."""
-    tuning = parse_defines(specs)
-    several = [f"{k}={','.join(v)}" for k, v in tuning.items() if len(v) > 1]
-    if several:
-        raise BadInput(f"--define takes one value here (one build): {', '.join(several)}")
-    return {k: v[0] for k, v in tuning.items()}
+def one_variant(st: Target, variant: str | None, options: Mapping[str, str],
+                define_specs: Sequence[str] = ()) -> Variant:
+    """The one build a command that looks at one build takes: the named variant (the first
+    by default, or the one the options pin), with ``define_specs`` (``NAME=V``) over it."""
+    return select_variants(st, [variant] if variant else None, options)[0].tuned(
+        one_build(define_specs))
 
 
 def one_point(st: Stage, variant: str | None, options: Mapping[str, str],
               sweep_specs: Sequence[str], define_specs: Sequence[str] = ()) -> Job:
     """The one job ``harness profile`` looks at: the axes' defaults, changed by the options
     and ``AXIS=V`` sweeps of one value; ``define_specs`` (``NAME=V``) compile that build."""
-    v = select_variants(st, [variant] if variant else None, options)[0].tuned(
-        one_build(define_specs))
+    v = one_variant(st, variant, options, define_specs)
     pts = sweep.points(st, sweep.parse(sweep_specs), fixed_axes(st.axes, options, v), v,
                        default_sweep=False)
     if len(pts) != 1:

@@ -15,8 +15,7 @@ from pathlib import Path
 from harness.contract.datasheet import TENSOR_CORE_RATES
 from harness.contract.kernel import compile_cubin, target_arch
 from harness.contract.registry import Registry
-from harness.engine.jobs import one_build
-from harness.engine.targets import select_variants
+from harness.engine.jobs import one_variant
 from harness.errors import BadInput
 from harness.tools import sass as disasm
 
@@ -39,7 +38,7 @@ def sass(reg: Registry, stage: str, *, variant: str | None = None,
     """Compile the stage's variant (its first by default) with ``defines`` (``NAME=V``, one
     value each) for ``arch`` and count its entry points' instructions."""
     st = reg.get(stage)
-    v = select_variants(st, [variant] if variant else None, {})[0].tuned(one_build(defines))
+    v = one_variant(st, variant, {}, defines)
     exe = disasm.find()  # before the compile: a missing tool is said at once
     with tempfile.TemporaryDirectory() as tmp:
         cubin = Path(tmp) / "k.cubin"

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -26,6 +25,7 @@ from typing import Any, NoReturn
 
 import numpy as np
 
+from harness.contract.defines import one_build
 from harness.contract.registry import Registry, discover
 from harness.contract.rng import point_rng
 from harness.contract.stage import Point, Stage, Variant
@@ -77,13 +77,6 @@ def _point(text: str) -> dict[str, Any]:
     return p
 
 
-def _define(text: str) -> tuple[str, str]:
-    m = re.fullmatch(r"([A-Za-z_][A-Za-z0-9_]*)=([^\s,]+)", text)
-    if not m:
-        raise argparse.ArgumentTypeError(f"not NAME=VALUE (one value): {text!r}")
-    return m.group(1), m.group(2)
-
-
 def _count(text: str) -> int:
     try:
         n = int(text)
@@ -105,14 +98,10 @@ def parse(argv: Sequence[str]) -> Launches:
     ap.add_argument("--point", type=_point, action="append", required=True)
     ap.add_argument("--warmup", type=_count, default=0)
     ap.add_argument("--device", type=_count, default=0)
-    ap.add_argument("--define", type=_define, action="append", default=[])
+    ap.add_argument("--define", action="append", default=[])
     a = ap.parse_args(list(argv))
-    names = [k for k, _ in a.define]
-    twice = sorted({k for k in names if names.count(k) > 1})
-    if twice:
-        raise BadInput(f"{MODULE}: --define names {', '.join(twice)} more than once")
     return Launches(a.stage, a.variant, a.family, a.seed, tuple(a.point), a.warmup, a.device,
-                    tuple(a.define))
+                    tuple(one_build(a.define).items()))
 
 
 def resolve(job: Launches, reg: Registry) -> tuple[Stage, Variant, list[Point]]:

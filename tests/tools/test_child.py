@@ -128,7 +128,7 @@ def test_defines_compile_the_tuning_build(reg) -> None:  # type: ignore[no-untyp
     (["s", "--variant", "v", "--family", "normal", "--seed", "0", "--point", "{}",
       "--define", "UNROLL=2,4"], "one value"),
     (["s", "--variant", "v", "--family", "normal", "--seed", "0", "--point", "{}",
-      "--define", "A=1", "--define", "B=1", "--define", "A=2"], "names A more than once"),
+      "--define", "A=1", "--define", "B=1", "--define", "A=2"], "'A' given twice"),
 ])
 def test_bad_arguments_are_one_line(argv: list[str], message: str) -> None:
     with pytest.raises(BadInput, match=message) as exc:
