@@ -178,8 +178,7 @@ def _measure(job: Job, backend: Backend, cfg: BenchConfig, meta: RunMeta,
     elif cfg.verify and backend.backend != "numpy":
         idx = rowcheck.chosen(job.target, job.point, pristine, got.outputs, _rows_rng(job, cfg))
         try:
-            keep = memo.reference_slot(job, idx) if memo is not None else None
-            bad_outputs = _wrong(job, pristine, got, idx, keep, memo)
+            bad_outputs = _wrong(job, pristine, got, idx, memo)
             row["verified"] = "no" if bad_outputs else \
                 rowcheck.label(job.target.rows, job.point, idx)
         except MemoryError:  # the host could not hold the reference: nothing was checked
@@ -213,15 +212,15 @@ def _rows_rng(job: Job, cfg: BenchConfig) -> np.random.Generator:
 
 
 def _wrong(job: Job, inputs: Mapping[str, np.ndarray], got: pipeline.PipelineRun | RunResult,
-           rows: np.ndarray | None = None, keep: dict[str, np.ndarray] | None = None,
-           memo: PointMemo | None = None) -> list[str]:
+           rows: np.ndarray | None = None, memo: PointMemo | None = None) -> list[str]:
     """What is wrong with a run's outputs (an empty list when nothing is); ``rows``: judged
-    on those rows alone (:mod:`harness.engine.rowcheck`); ``keep``: where the stage's
-    reference here is kept, when ``memo`` has room for it (:class:`PointMemo`)."""
+    on those rows alone (:mod:`harness.engine.rowcheck`); ``memo``: where the stage's
+    reference here is kept, when it has room for it (:class:`PointMemo`)."""
     if isinstance(got, pipeline.PipelineRun):
         assert isinstance(job.target, Pipeline)
         return _wrong_pipeline(job.target, job.point, inputs, got, rows)
     assert isinstance(job.target, Stage)
+    keep = memo.reference_slot(job, rows) if memo is not None else None
     fresh = keep is not None and not keep
     comps, problems = judge(job.target, job.variant, job.point, inputs, got, rows, keep)
     if fresh and keep and memo is not None and not memo.room(keep):

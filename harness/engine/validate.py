@@ -142,11 +142,13 @@ def judge(stage: Stage, variant: Variant, point: Point, inputs: Mapping[str, np.
         if part.problems:
             return (), tuple(part.problems)
         at, inputs, outs = part.point, part.inputs, part.outputs
-    if keep and not stage._takes_given:  # type: ignore[attr-defined]
+    if stage._takes_given:  # type: ignore[attr-defined]
+        keep = None  # it judges on this run's outputs: nothing to keep
+    if keep:
         ref = keep
     else:
         ref = stage.expected(inputs, at, variant, outs)
-        if keep is not None and not stage._takes_given:  # type: ignore[attr-defined]
+        if keep is not None:
             keep.update(ref)
     if bad_ref := reference_problems(stage, at, ref):
         return (), tuple(bad_ref)

@@ -20,7 +20,7 @@ MMA_OPCODES = frozenset({"HGMMA", "IGMMA", "QGMMA", "BGMMA", "HMMA", "IMMA", "QM
                          "BMMA"})
 
 _FUNCTION = re.compile(r"^\s*Function : (\S+)\s*$")
-_INSTRUCTION = re.compile(r"^\s*/\*[0-9a-f]{4,}\*/\s+(.*?)\s*;")
+_INSTRUCTION = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/\s+(.*?)\s*;")
 _PREDICATE = re.compile(r"^@!?U?P[T0-9]+\s+")
 
 
@@ -63,7 +63,6 @@ def find() -> str:
                                            "the CUDA toolkit's, or a wheel's)")
 
 
-_ADDRESS = re.compile(r"^\s*/\*([0-9a-f]{4,})\*/")
 _BRANCH = re.compile(r"^BRA\S*\s+(?:`\(\S+\)\s*)?(0x[0-9a-f]+)")
 
 
@@ -77,7 +76,8 @@ class _Function:
         self.back: list[tuple[int, int]] = []  # (branch target, branch address)
 
     def add(self, address: int, text: str) -> None:
-        words = _PREDICATE.sub("", text).split(None, 1)
+        text = _PREDICATE.sub("", text)
+        words = text.split(None, 1)
         op = words[0].split(".")[0]
         self.ops[op] += 1
         self.addresses.append(address)
@@ -86,7 +86,7 @@ class _Function:
                 self.null += 1  # its result goes nowhere
             else:
                 self.mma_at.append(address)
-        if (b := _BRANCH.match(_PREDICATE.sub("", text))) and int(b.group(1), 16) <= address:
+        if (b := _BRANCH.match(text)) and int(b.group(1), 16) <= address:
             self.back.append((int(b.group(1), 16), address))
 
     def done(self) -> FunctionCode:
@@ -109,9 +109,7 @@ def parse(listing: str) -> list[FunctionCode]:
                 out.append(fn.done())
             fn = _Function(m.group(1))
         elif fn is not None and (m := _INSTRUCTION.match(line)):
-            a = _ADDRESS.match(line)
-            assert a is not None  # _INSTRUCTION matched the same address
-            fn.add(int(a.group(1), 16), m.group(1))
+            fn.add(int(m.group(1), 16), m.group(2))
     if fn is not None:
         out.append(fn.done())
     return out
