@@ -82,7 +82,8 @@
 #endif
 static_assert(IG_I2F >= 0 && IG_I2F <= 3, "IG_I2F must be 0, 1, 2 or 3");
 // 0 leaves the promotion out (the stage is still freed): a diagnostic build whose results
-// are wrong by design, to measure what the wgmma/TMA pipeline reaches without it.
+// are wrong by design. It measures the TMA and barrier pipeline alone: with nothing reading
+// the accumulators, ptxas removes the wgmmas too (kernels/NOTES.md).
 #ifndef IG_PROMOTE
 #define IG_PROMOTE 1
 #endif
@@ -98,6 +99,15 @@ static_assert(IG_I2F >= 0 && IG_I2F <= 3, "IG_I2F must be 0, 1, 2 or 3");
 // issued, so their latency is spent while the wgmmas run; 0 reads them after the wait.
 #ifndef IG_SCALES_EARLY
 #define IG_SCALES_EARLY 1
+#endif
+// 1 computes the consumers' K-loop shared addresses once, before the loop (the descriptors'
+// start words, the full and empty barriers', the scales'), waits and arrives on the
+// barriers by those addresses, and frees a stage as soon as its wgmmas are done and its
+// scales are in registers, before the promotion; 0 leaves the address arithmetic to the
+// compiler, which rebuilds it every K tile, and frees the stage after the promotion. The
+// same arithmetic, so the same bits (kernels/NOTES.md).
+#ifndef IG_LEAN
+#define IG_LEAN 1
 #endif
 // setmaxnreg split: 128 producer threads + 256 consumer threads within 64K registers (the
 // cluster variant's producer needs a few more than 40 to stay clear of spills).
@@ -317,6 +327,31 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
         const uint64_t a_hi = desc_a0 & 0xFFFFFFFF00000000ull;
         const uint64_t b_hi = desc_b0 & 0xFFFFFFFF00000000ull;
         const float* sc_lane = sc + 4 * (lane & 3);
+        // IG_LEAN's addresses: stage st's full barrier is full_a + 8 st, its empty barrier
+        // empty_a + 8 st (peer_a / peer_b + 8 st in the cluster's other CTAs this one frees:
+        // its cluster row's other CTA, A's source when CN = 2, and its column's, B's), its
+        // scales for this thread sc_a + SC_BYTES st. Hidden from the compiler, which would
+        // otherwise rebuild them from their parts in the loop.
+        [[maybe_unused]] uint32_t a_lo_k = a_lo0, b_lo_k = b_lo0;
+        [[maybe_unused]] uint32_t full_a = igemm::smem_u32(full), empty_a = igemm::smem_u32(empty);
+        [[maybe_unused]] uint32_t sc_a = sbase + OFF_SC + 16 * (lane & 3);
+        [[maybe_unused]] uint32_t peer_a = 0, peer_b = 0;
+        if constexpr (IG_LEAN) {
+            if constexpr (CN == 2) peer_a = igemm::cluster_addr(empty_a, mi + CM * (1 - ni));
+            if constexpr (CM == 2) peer_b = igemm::cluster_addr(empty_a, (1 - mi) + CM * ni);
+            igemm::opaque(a_lo_k);
+            igemm::opaque(b_lo_k);
+            igemm::opaque(full_a);
+            igemm::opaque(empty_a);
+            igemm::opaque(sc_a);
+            igemm::opaque(peer_a);
+            igemm::opaque(peer_b);
+        }
+        // Wait until stage st holds its K tile.
+        auto wait_full = [&](int st, uint32_t phase) {
+            if constexpr (IG_LEAN) igemm::mbar_wait(full_a + 8 * st, phase);
+            else igemm::Barrier::wait(&full[st], phase);
+        };
         int s = 0;
         uint32_t ph = 0;
         [[maybe_unused]] bool issued = false;  // ping-pong: this warpgroup has had a turn
@@ -338,10 +373,16 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
             // The scales of the group in stage st this thread needs: columns
             // 16 i2 + 2 (lane % 4) + {0, 1} and 16 i2 + 8 + ..., one 16-byte word an i2.
             auto load_scales = [&](int st, float4(&sv)[8]) {
-                const float* sp = sc_lane + st * BN;
+                if constexpr (IG_LEAN) {
+                    const uint32_t a = sc_a + static_cast<uint32_t>(st) * SC_BYTES;
 #pragma unroll
-                for (int i2 = 0; i2 < 8; ++i2)
-                    sv[i2] = *reinterpret_cast<const float4*>(sp + 16 * i2);
+                    for (int i2 = 0; i2 < 8; ++i2) sv[i2] = igemm::ld_shared_f4(a + 64 * i2);
+                } else {
+                    const float* sp = sc_lane + st * BN;
+#pragma unroll
+                    for (int i2 = 0; i2 < 8; ++i2)
+                        sv[i2] = *reinterpret_cast<const float4*>(sp + 16 * i2);
+                }
             };
             // facc += float(acc) * scale[n, g] over the accumulator's 16-column blocks
             // [i2b, i2e), the group's scales in sv.
@@ -366,7 +407,12 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
             // Stage st is read: free it.
             auto release = [&](int st) {
                 __syncwarp();
-                if (lane == 0) {
+                if (IG_LEAN && lane == 0) {
+                    const uint32_t off = 8 * static_cast<uint32_t>(st);
+                    igemm::mbar_arrive(empty_a + off);
+                    if constexpr (CN == 2) igemm::mbar_arrive_cluster(peer_a + off);
+                    if constexpr (CM == 2) igemm::mbar_arrive_cluster(peer_b + off);
+                } else if (lane == 0) {
                     if (CS == 1) {
                         igemm::Barrier::arrive(&empty[st]);
                     } else {  // this CTA, its cluster row (A's sources), its column (B's)
@@ -381,14 +427,14 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
             using I0 = std::integral_constant<int, 0>;
             using I4 = std::integral_constant<int, 4>;
             using I8 = std::integral_constant<int, 8>;
+
+#if IG_OVERLAP
             auto promote = [&](int st, uint32_t(&acc)[64]) {
                 float4 sv[8];
                 load_scales(st, sv);
                 promote_cols(I0{}, I8{}, sv, acc);
                 release(st);
             };
-
-#if IG_OVERLAP
             // Software-pipelined by one K tile: K tile kt+1's wgmmas run while kt is promoted.
             // Every iteration issues from the same two places (predicated off past the end),
             // so no copies of in-flight accumulators appear and ptxas keeps the wgmmas async.
@@ -396,8 +442,8 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
             int s0 = 0, s1 = 0;  // stages of the K tiles held in acc0 / acc1
             auto issue_p = [&](int st, uint32_t(&acc)[64], int p) {
                 cute::warpgroup_arrive();
-                const uint32_t a_lo = a_lo0 + static_cast<uint32_t>(st) * (A_BYTES >> 4);
-                const uint32_t b_lo = b_lo0 + static_cast<uint32_t>(st) * (B_BYTES >> 4);
+                const uint32_t a_lo = a_lo_k + static_cast<uint32_t>(st) * (A_BYTES >> 4);
+                const uint32_t b_lo = b_lo_k + static_cast<uint32_t>(st) * (B_BYTES >> 4);
 #pragma unroll
                 for (int k = 0; k < BK / 32; ++k) {
                     const uint64_t da = a_hi | (a_lo + static_cast<uint32_t>(k * 32 >> 4));
@@ -410,7 +456,7 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
                 {   // issue K tile kt into acc0; promote K tile kt - 1 from acc1
                     const int p = kt < nk;
                     if (p) {
-                        igemm::Barrier::wait(&full[s], ph);
+                        wait_full(s, ph);
                         s0 = s;
                         if (++s == STAGES) { s = 0; ph ^= 1; }
                     }
@@ -422,7 +468,7 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
                 {   // issue K tile kt + 1 into acc1; promote K tile kt from acc0
                     const int p = kt + 1 < nk;
                     if (p) {
-                        igemm::Barrier::wait(&full[s], ph);
+                        wait_full(s, ph);
                         s1 = s;
                         if (++s == STAGES) { s = 0; ph ^= 1; }
                     }
@@ -438,8 +484,8 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
             // 0 < HANDOVER < 4 committed as two batches, the last HANDOVER wgmmas the second.
             auto issue = [&](int st, uint32_t(&acc)[64]) {
                 cute::warpgroup_arrive();
-                const uint32_t a_lo = a_lo0 + static_cast<uint32_t>(st) * (A_BYTES >> 4);
-                const uint32_t b_lo = b_lo0 + static_cast<uint32_t>(st) * (B_BYTES >> 4);
+                const uint32_t a_lo = a_lo_k + static_cast<uint32_t>(st) * (A_BYTES >> 4);
+                const uint32_t b_lo = b_lo_k + static_cast<uint32_t>(st) * (B_BYTES >> 4);
                 // B's rows 64-127 (the right half's columns) start 64 x 128 bytes further.
                 constexpr uint32_t B_HALF = (64 * BK) >> 4;
                 if constexpr (IG_SPLIT == 2) {  // left chain, then right chain
@@ -475,7 +521,7 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
             };
             uint32_t acc0[64];
             for (int kt = 0; kt < nk; ++kt) {
-                igemm::Barrier::wait(&full[s], ph);
+                wait_full(s, ph);
 #if IG_PINGPONG
                 // Wait for the turn (warpgroup 1's very first K tile goes first), issue, and
                 // hand the turn over once all but HANDOVER of this K tile's wgmmas are done:
@@ -510,9 +556,12 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
                     cute::warpgroup_wait<0>();
                     if constexpr (!IG_SCALES_EARLY) load_scales(s, sv);
                     igemm::fence_regs(acc0);
+                    // The stage's wgmmas are done and its scales are in registers: IG_LEAN
+                    // frees it now, so the producer can refill it during the promotion.
+                    if constexpr (IG_LEAN) release(s);
                     promote_cols(I0{}, I8{}, sv, acc0);
                 }
-                release(s);
+                if (!IG_LEAN || IG_SPLIT == 2) release(s);
                 if (++s == STAGES) { s = 0; ph ^= 1; }
             }
 #endif

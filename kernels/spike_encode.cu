@@ -56,14 +56,14 @@ extern "C" __global__ void __launch_bounds__(BLOCK, BPS)
 spike_encode(const int* __restrict__ v, long long n, int T, signed char* __restrict__ spikes) {
     if ((n & 3) == 0) {
         const long long units = n >> 2;
-        const int4* v4 = reinterpret_cast<const int4*>(v);
+        const int4* vq = reinterpret_cast<const int4*>(v);  // four values a load
         unsigned* planes = reinterpret_cast<unsigned*>(spikes);  // plane t: units words
         for_each_chunk<UNITS>(units, [&](long long u, auto whole) {
             constexpr bool all = decltype(whole)::value;
             int4 x[UNITS];
 #pragma unroll
             for (int j = 0; j < UNITS; ++j)
-                if (all || u + 32 * j < units) x[j] = __ldg(v4 + u + 32 * j);
+                if (all || u + 32 * j < units) x[j] = __ldg(vq + u + 32 * j);
             unsigned* p = planes + u;
             if (T <= 8) {
                 unsigned mag[UNITS], neg[UNITS];

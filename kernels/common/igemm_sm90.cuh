@@ -144,4 +144,50 @@ __device__ __forceinline__ void cp_async_arrive_noinc(uint64_t* bar) {
                  : "memory");
 }
 
+// Barrier and shared-memory operations by a 32-bit shared address the caller computed once,
+// outside its loop (CUTLASS's ClusterBarrier takes a pointer and converts it at every call,
+// which a K loop then repeats a stage at a time). The same PTX as CUTLASS's.
+__device__ __forceinline__ void mbar_wait(uint32_t addr, uint32_t phase) {
+    asm volatile(
+        "{\n"
+        ".reg .pred p;\n"
+        "WAIT:\n"
+        "mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1, %2;\n"
+        "@p bra DONE;\n"
+        "bra WAIT;\n"
+        "DONE:\n"
+        "}\n" ::"r"(addr), "r"(phase), "r"(0x989680)
+        : "memory");
+}
+// One arrival on this CTA's barrier at addr.
+__device__ __forceinline__ void mbar_arrive(uint32_t addr) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(addr) : "memory");
+}
+// One arrival on a barrier of another CTA of the cluster, by its shared::cluster address
+// (from cluster_addr). Without a .release.cluster qualifier, as CUTLASS writes it: ptxas
+// turns that one into a MEMBAR before the arrive.
+__device__ __forceinline__ void mbar_arrive_cluster(uint32_t cluster_addr) {
+    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_addr)
+                 : "memory");
+}
+// The shared::cluster address of the word at this CTA's shared address addr in CTA `rank`
+// of the cluster. A CTA's window is contiguous, so offsets added afterwards stay in it.
+__device__ __forceinline__ uint32_t cluster_addr(uint32_t addr, uint32_t rank) {
+    uint32_t r;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(r) : "r"(addr), "r"(rank));
+    return r;
+}
+// 16 bytes of shared memory at addr (volatile, so the compiler keeps it after the barrier
+// wait that makes the data valid; ptxas folds a constant added to addr into the load).
+__device__ __forceinline__ float4 ld_shared_f4(uint32_t addr) {
+    float4 v;
+    asm volatile("ld.shared.v4.f32 {%0, %1, %2, %3}, [%4];\n"
+                 : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w)
+                 : "r"(addr));
+    return v;
+}
+// Hides x's value from the compiler, so that it keeps x in a register rather than
+// recomputing it from its parts inside a loop.
+__device__ __forceinline__ void opaque(uint32_t& x) { asm volatile("" : "+r"(x)); }
+
 }  // namespace igemm
