@@ -101,13 +101,17 @@ static_assert(IG_I2F >= 0 && IG_I2F <= 3, "IG_I2F must be 0, 1, 2 or 3");
 #define IG_SCALES_EARLY 1
 #endif
 // 1 computes the consumers' K-loop shared addresses once, before the loop (the descriptors'
-// start words, the full and empty barriers', the scales'), waits and arrives on the
-// barriers by those addresses, and frees a stage as soon as its wgmmas are done and its
-// scales are in registers, before the promotion; 0 leaves the address arithmetic to the
-// compiler, which rebuilds it every K tile, and frees the stage after the promotion. The
-// same arithmetic, so the same bits (kernels/NOTES.md).
+// start words, the full and empty barriers', the scales'), and waits and arrives on the
+// barriers by those addresses; 0 leaves the address arithmetic to the compiler, which
+// rebuilds it every K tile. The same arithmetic, so the same bits (kernels/NOTES.md).
 #ifndef IG_LEAN
 #define IG_LEAN 1
+#endif
+// 1 frees a stage as soon as its wgmmas are done and its scales are in registers, so the
+// producer refills it during the promotion; 0 frees it after the promotion. (IG_SPLIT=2
+// and IG_OVERLAP always free it after.)
+#ifndef IG_EARLY_RELEASE
+#define IG_EARLY_RELEASE 1
 #endif
 // setmaxnreg split: 128 producer threads + 256 consumer threads within 64K registers (the
 // cluster variant's producer needs a few more than 40 to stay clear of spills).
@@ -556,12 +560,11 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
                     cute::warpgroup_wait<0>();
                     if constexpr (!IG_SCALES_EARLY) load_scales(s, sv);
                     igemm::fence_regs(acc0);
-                    // The stage's wgmmas are done and its scales are in registers: IG_LEAN
-                    // frees it now, so the producer can refill it during the promotion.
-                    if constexpr (IG_LEAN) release(s);
+                    // The stage's wgmmas are done and its scales are in registers.
+                    if constexpr (IG_EARLY_RELEASE) release(s);
                     promote_cols(I0{}, I8{}, sv, acc0);
                 }
-                if (!IG_LEAN || IG_SPLIT == 2) release(s);
+                if (!IG_EARLY_RELEASE || IG_SPLIT == 2) release(s);
                 if (++s == STAGES) { s = 0; ph ^= 1; }
             }
 #endif
