@@ -63,6 +63,24 @@ def test_every_peer_is_a_backend(reg) -> None:  # type: ignore[no-untyped-def]
         assert_is_backend(TorchRunner(name, named=named), name)
 
 
+#: How far past SPEC's norm tolerance a peer's fp32 output may land here. A peer sums in
+#: the order of the library's matmul, which depends on the CPU (its vector width, its
+#: threads): SPEC's 1e-6 is what our kernels must meet, not what an fp32 matmul over
+#: K = 3584 is guaranteed to (its error grows like sqrt(K) ulps; the GPU's fp32 peer
+#: measured 2.2e-6 at K = 18944, and its rows are kept, marked failed). A peer that
+#: computes something else is off by far more than this.
+PEER_NORMREL = 1e-5
+
+
+def _peer_misses(case: validate.CaseResult) -> list[str]:
+    """What in a peer's failed case is more than the fp32 summation order: any problem, any
+    integer or elementwise output off, any norm error past PEER_NORMREL."""
+    out = list(case.problems)
+    out += [c.describe() for c in case.comparisons
+            if not c.ok and (c.metric != "normrel" or not c.worst <= PEER_NORMREL)]
+    return out
+
+
 def test_every_judged_torch_peer_matches_the_reference(reg) -> None:  # type: ignore[no-untyped-def]
     from harness.backends.torch import TorchRunner
 
@@ -73,8 +91,29 @@ def test_every_judged_torch_peer_matches_the_reference(reg) -> None:  # type: ig
                               if p.judged]
         for r in runners:
             for v in st.variants:
-                bad = [c for c in validate.validate(st, v, r, seeds=1) if not c.ok]
-                assert not bad, f"{r.backend}: {bad[0].describe()}"
+                cases = validate.validate(st, v, r, seeds=1)
+                bad = [(c, m) for c in cases for m in [_peer_misses(c)] if m]
+                assert not bad, f"{r.backend}: {bad[0][0].describe()}"
+
+
+def test_a_peer_miss_is_judged_by_its_kind() -> None:
+    """Only a norm error within PEER_NORMREL is forgiven: an exact output off by one, a norm
+    error past the bound, or a problem still fails the peer."""
+    from harness.contract.tolerance import Comparison
+
+    def case(*comps: Comparison, problems: tuple[str, ...] = ()) -> validate.CaseResult:
+        return validate.CaseResult("s", "v", "normal", 0, {}, comps, problems)
+
+    def cmp(metric: str, worst: float, ok: bool) -> Comparison:
+        return Comparison("out", ok, metric, worst, 0 if ok else 1, 10, 0, 0)
+
+    assert _peer_misses(case(cmp("normrel", 1.01e-6, False))) == []
+    assert _peer_misses(case(cmp("normrel", 2e-5, False)))
+    assert _peer_misses(case(cmp("normrel", float("nan"), False)))
+    assert _peer_misses(case(cmp("abs", 1.0, False)))
+    assert _peer_misses(case(cmp("rel", 1e-7, False)))
+    assert _peer_misses(case(cmp("normrel", 0.0, True), problems=("raised",)))
+    assert _peer_misses(case(cmp("abs", 0.0, True))) == []
 
 
 def test_what_the_cpu_cannot_do_is_one_clear_error(reg) -> None:  # type: ignore[no-untyped-def]
