@@ -113,13 +113,6 @@ static_assert(IG_I2F >= 0 && IG_I2F <= 3, "IG_I2F must be 0, 1, 2 or 3");
 #ifndef IG_EARLY_RELEASE
 #define IG_EARLY_RELEASE 1
 #endif
-// 1 stores a tile's results after the next tile's first K tile is issued (its wgmmas run
-// while the stores are issued, and the turn goes on to the other warpgroup instead of
-// waiting for the stores); 0 stores them at the end of the tile's K loop. Not with
-// IG_OVERLAP (kernels/NOTES.md).
-#ifndef IG_LATE_EPILOGUE
-#define IG_LATE_EPILOGUE 1
-#endif
 // setmaxnreg split: 128 producer threads + 256 consumer threads within 64K registers (the
 // cluster variant's producer needs a few more than 40 to stay clear of spills).
 #ifndef IG_PRODUCER_REGS
@@ -164,7 +157,6 @@ static_assert(CM == 1 || CM == 2, "IG_CLUSTER_M must be 1 or 2");
 static_assert(IG_SPLIT >= 0 && IG_SPLIT <= 2, "IG_SPLIT must be 0, 1 or 2");
 static_assert(!(IG_SPLIT && IG_OVERLAP), "IG_SPLIT and IG_OVERLAP exclude each other");
 static_assert(!(IG_OVERLAP && IG_PINGPONG), "IG_OVERLAP and IG_PINGPONG exclude each other");
-[[maybe_unused]] constexpr bool LATE = IG_LATE_EPILOGUE && !IG_OVERLAP;
 static_assert(CN == 1 || CN == 2, "IG_CLUSTER_N must be 1 or 2");
 static_assert(IG_PRODUCER_REGS * 128 + IG_CONSUMER_REGS * 256 <= 65536, "register split");
 static_assert(SMEM_ALLOC <= 232448, "too many stages for 227 KB of shared memory");
@@ -367,37 +359,12 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
         int s = 0;
         uint32_t ph = 0;
         [[maybe_unused]] bool issued = false;  // ping-pong: this warpgroup has had a turn
-        float facc[64];
-        // ---------------- epilogue: out = vth[m] * facc + bias[n] ----------------
-        auto store_tile = [&](const TileCoord& tc) {
-            const int row0 = tc.m0 + c * 64 + wq * 16 + lane / 4;
-            const int row1 = row0 + 8;
-            const float vth0 = row0 < M ? __ldg(vth + row0) : 0.0f;
-            const float vth1 = row1 < M ? __ldg(vth + row1) : 0.0f;
-            float* o0 = out + static_cast<size_t>(row0) * N + tc.n0 + 2 * (lane & 3);
-            float* o1 = o0 + static_cast<size_t>(8) * N;
-            const float* bp = bias + tc.n0 + 2 * (lane & 3);
-#pragma unroll
-            for (int i = 0; i < 16; ++i) {
-                const float2 b = __ldg(reinterpret_cast<const float2*>(bp + 8 * i));
-                if (row0 < M)
-                    __stcs(reinterpret_cast<float2*>(o0 + 8 * i),
-                           make_float2(fmaf(vth0, facc[4 * i + 0], b.x), fmaf(vth0, facc[4 * i + 1], b.y)));
-                if (row1 < M)
-                    __stcs(reinterpret_cast<float2*>(o1 + 8 * i),
-                           make_float2(fmaf(vth1, facc[4 * i + 2], b.x), fmaf(vth1, facc[4 * i + 3], b.y)));
-            }
-        };
-        auto zero_facc = [&]() {
-#pragma unroll
-            for (int i = 0; i < 64; ++i) facc[i] = 0.0f;
-        };
-        [[maybe_unused]] TileCoord held{0, 0};  // LATE: the tile whose results facc holds
-        [[maybe_unused]] bool holding = false;
 
         for (int t = cid; t < ntiles; t += ncl) {
             const TileCoord tc = tile_coord(t, cmb, cnb, group_m, mi, ni);
-            if constexpr (!LATE) zero_facc();
+            float facc[64];
+#pragma unroll
+            for (int i = 0; i < 64; ++i) facc[i] = 0.0f;
 
             // Accumulator j's group sum as a float (j: its register, a constant once the
             // promotion is unrolled), by I2FP or by the magic-number add as IG_I2F says.
@@ -557,9 +524,7 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
                 }
             };
             uint32_t acc0[64];
-            // One K tile; `first` (a std::bool_constant) is the tile's first, where LATE stores
-            // the previous tile while this one's wgmmas run.
-            auto k_tile = [&](auto first) {
+            for (int kt = 0; kt < nk; ++kt) {
                 wait_full(s, ph);
 #if IG_PINGPONG
                 // Wait for the turn (warpgroup 1's very first K tile goes first), issue, and
@@ -579,10 +544,6 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
 #else
                 issue(s, acc0);
 #endif
-                if constexpr (LATE && decltype(first)::value) {
-                    if (holding) store_tile(held);
-                    zero_facc();
-                }
                 // The group's scales: read while the wgmmas run (IG_SCALES_EARLY), so that
                 // the promotion does not wait on shared-memory latency, or just before it.
                 float4 sv[8];
@@ -605,23 +566,27 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
                 }
                 if (!IG_EARLY_RELEASE || IG_SPLIT == 2) release(s);
                 if (++s == STAGES) { s = 0; ph ^= 1; }
-            };
-            if constexpr (LATE) {  // the first K tile apart (peeled), the rest in the loop
-                k_tile(std::true_type{});
-                for (int kt = 1; kt < nk; ++kt) k_tile(std::false_type{});
-            } else {
-                for (int kt = 0; kt < nk; ++kt) k_tile(std::false_type{});
             }
 #endif
-            if constexpr (LATE) {
-                held = tc;
-                holding = true;
-            } else {
-                store_tile(tc);
+
+            // ---------------- epilogue: out = vth[m] * facc + bias[n] ----------------
+            const int row0 = tc.m0 + c * 64 + wq * 16 + lane / 4;
+            const int row1 = row0 + 8;
+            const float vth0 = row0 < M ? __ldg(vth + row0) : 0.0f;
+            const float vth1 = row1 < M ? __ldg(vth + row1) : 0.0f;
+            float* o0 = out + static_cast<size_t>(row0) * N + tc.n0 + 2 * (lane & 3);
+            float* o1 = o0 + static_cast<size_t>(8) * N;
+            const float* bp = bias + tc.n0 + 2 * (lane & 3);
+#pragma unroll
+            for (int i = 0; i < 16; ++i) {
+                const float2 b = __ldg(reinterpret_cast<const float2*>(bp + 8 * i));
+                if (row0 < M)
+                    __stcs(reinterpret_cast<float2*>(o0 + 8 * i),
+                           make_float2(fmaf(vth0, facc[4 * i + 0], b.x), fmaf(vth0, facc[4 * i + 1], b.y)));
+                if (row1 < M)
+                    __stcs(reinterpret_cast<float2*>(o1 + 8 * i),
+                           make_float2(fmaf(vth1, facc[4 * i + 2], b.x), fmaf(vth1, facc[4 * i + 3], b.y)));
             }
-        }
-        if constexpr (LATE) {
-            if (holding) store_tile(held);
         }
 #if IG_PINGPONG && !IG_OVERLAP
         // Warpgroup 2's last hand-over is owed to warpgroup 1: take it, so no named-barrier
