@@ -14,6 +14,8 @@
 // Error bound beside the kernel: ||out - ref|| / ||ref|| <= 1e-6 against float64 (one fp32
 // rounding per group promotion, K / 128 of them summed sequentially, plus the epilogue's).
 //
+// Epilogue (IG_TMA_STORE=1): each consumer warpgroup writes its 64 x 128 results to a shared
+// buffer 64 columns at a time and one of its threads stores them with TMA bulk tensor stores.
 // Design (warp-specialised, persistent):
 //   CTA tile 128 x 128, K tile 128 (one group), IG_STAGES-deep smem ring of
 //   {A 16 KB, B 16 KB, 128 scales}. 384 threads: warpgroup 0 is the producer (warp 0: lane 0
@@ -31,17 +33,29 @@
 //   grouped by `group_m` cluster-rows for L2 reuse.
 // Launch: grid (num_ctas, 1, 1), block (384, 1, 1), dynamic smem = int_gemm_wgmma_smem
 // (read it from the module), after raising MAX_DYNAMIC_SHARED_SIZE_BYTES to it.
-// Parameters: two CUtensorMaps by value (q: uint8 2D {K, M}, box {128, 128}; w: {K, N}, box
-// {128, 128 / IG_CLUSTER_M}; both SWIZZLE_128B, zero OOB fill), then pointers and sizes.
-// The CUtensorMaps are 128-byte aligned in the parameter bank, so ptxas puts the first one at
-// parameter offset 0x70 (sm_90: the bank starts at c[0x0][0x210]): a launcher that packs the
-// arguments itself (PyCUDA's func(*args) does, from offset 0) must lay out the buffer from
-// cuFuncGetParamInfo's offsets (0x70, 0xf0, 0x170, ..., 0x19c), not naturally.
+// Parameters: three CUtensorMaps by value (q: uint8 2D {K, M}, box {128, 128}; w: {K, N}, box
+// {128, 128 / IG_CLUSTER_M}; out: fp32 {N, M}, box {32, 64}; all SWIZZLE_128B), then pointers
+// and sizes. The CUtensorMaps are 128-byte aligned in the parameter bank, so ptxas does not
+// put the first one at offset 0: a launcher that packs the arguments itself (PyCUDA's
+// func(*args) does, from offset 0) must lay out the buffer from cuFuncGetParamInfo's
+// offsets, not naturally.
 // Measured times, rates and errors of each build: kernels/NOTES.md and statistics/.
 #include "igemm_sm90.cuh"
 
+// How a tile's results reach out: 1, each consumer warpgroup writes them (vth and bias
+// applied) to a 16 KB shared buffer, 64 columns at a time, and one thread stores them with a
+// TMA bulk tensor store that drains while the next tile's K loop runs; 0, every thread
+// stores its own with 32 global stores at the tile's end, which the warps wait on
+// (kernels/NOTES.md). The buffer takes the room of a ring stage: 5 stages, not 6.
+#ifndef IG_TMA_STORE
+#define IG_TMA_STORE 1
+#endif
 #ifndef IG_STAGES
+#if IG_TMA_STORE
+#define IG_STAGES 5
+#else
 #define IG_STAGES 6
+#endif
 #endif
 #ifndef IG_CLUSTER_M
 #define IG_CLUSTER_M 2
@@ -145,7 +159,12 @@ constexpr int OFF_B = OFF_A + STAGES * A_BYTES;
 constexpr int OFF_SC = OFF_B + STAGES * B_BYTES;
 constexpr int OFF_FULL = OFF_SC + STAGES * SC_BYTES;
 constexpr int OFF_EMPTY = OFF_FULL + STAGES * 8;
-constexpr int SMEM_USED = OFF_EMPTY + STAGES * 8;
+// IG_TMA_STORE: each consumer warpgroup's staging buffer, 64 rows x 64 columns of fp32 as two
+// 64 x 32 boxes of 8 KB, 1024-aligned for the TMA's 128-byte swizzle.
+constexpr int OUT_BOX_BYTES = 64 * 32 * 4;
+constexpr int OUT_BYTES = IG_TMA_STORE ? 2 * 2 * OUT_BOX_BYTES : 0;
+constexpr int OFF_OUT = (OFF_EMPTY + STAGES * 8 + 1023) / 1024 * 1024;
+constexpr int SMEM_USED = IG_TMA_STORE ? OFF_OUT + OUT_BYTES : OFF_EMPTY + STAGES * 8;
 constexpr int SMEM_ALLOC = SMEM_USED + 1024;  // slack to align the base to 1024 (SW128)
 constexpr int THREADS = 384;
 [[maybe_unused]] constexpr int CONSUMER_WARPS = 8;
@@ -163,8 +182,8 @@ static_assert(SMEM_ALLOC <= 232448, "too many stages for 227 KB of shared memory
 
 // Named barriers of the ping-pong (0 is __syncthreads'): TURN0 lets warpgroup 1 (c = 0)
 // issue, TURN1 warpgroup 2 (c = 1); each generation is one warpgroup's arrive and the other's
-// sync, 256 threads.
-[[maybe_unused]] constexpr int TURN0 = 1, TURN1 = 2;
+// sync, 256 threads. OUT0 + c: consumer warpgroup c's own 128 threads (its staging buffer).
+[[maybe_unused]] constexpr int TURN0 = 1, TURN1 = 2, OUT0 = 3;
 template <int ID>
 __device__ __forceinline__ void bar_sync() {
     asm volatile("bar.sync %0, 256;\n" ::"n"(ID) : "memory");
@@ -172,6 +191,12 @@ __device__ __forceinline__ void bar_sync() {
 template <int ID>
 __device__ __forceinline__ void bar_arrive() {
     asm volatile("bar.arrive %0, 256;\n" ::"n"(ID) : "memory");
+}
+// Named barrier OUT0 + c over consumer warpgroup c's 128 threads (ids fixed at compile time,
+// so ptxas reserves only the barriers the kernel uses).
+[[maybe_unused]] __device__ __forceinline__ void bar_sync_out(int c) {
+    if (c == 0) asm volatile("bar.sync %0, 128;\n" ::"n"(OUT0) : "memory");
+    else asm volatile("bar.sync %0, 128;\n" ::"n"(OUT0 + 1) : "memory");
 }
 
 struct TileCoord {
@@ -208,6 +233,7 @@ extern "C" __constant__ int int_gemm_wgmma_config[9] = {BM, BN, BK, STAGES, CM, 
 extern "C" __global__ void __launch_bounds__(THREADS, 1) IG_CLUSTER_ATTR
 int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
                const __grid_constant__ CUtensorMap tmap_w,
+               const __grid_constant__ CUtensorMap tmap_out,
                const float* __restrict__ scale, const float* __restrict__ vth,
                const float* __restrict__ bias, float* __restrict__ out,
                int M, int N, int K, int group_m) {
@@ -574,9 +600,49 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
             const int row1 = row0 + 8;
             const float vth0 = row0 < M ? __ldg(vth + row0) : 0.0f;
             const float vth1 = row1 < M ? __ldg(vth + row1) : 0.0f;
+            const float* bp = bias + tc.n0 + 2 * (lane & 3);
+#if IG_TMA_STORE
+            // Two halves of 64 columns through the warpgroup's buffer. Thread (wq, lane) holds
+            // rows r = wq 16 + lane / 4 and r + 8 of the warpgroup's 64, columns 8 i + 2 (lane
+            // % 4) + {0, 1}; in a 64 x 32 box, row r's 128 bytes have their 16-byte chunks in
+            // the order chunk ^ (r % 8) (CU_TENSOR_MAP_SWIZZLE_128B), so a warp's eight rows
+            // write different banks.
+            {
+                const int wtid = tid - 128 * wg;  // 0..127 within the warpgroup
+                const uint32_t buf = sbase + OFF_OUT + c * (2 * OUT_BOX_BYTES);
+                const int r0 = wq * 16 + lane / 4;
+                const uint32_t sw = static_cast<uint32_t>(lane / 4);  // r0 % 8 == (r0 + 8) % 8
+#pragma unroll
+                for (int h = 0; h < 2; ++h) {
+                    // The buffer is free once the TMA has read what it stored from it last.
+                    if (wtid == 0) cute::tma_store_wait<0>();
+                    bar_sync_out(c);
+#pragma unroll
+                    for (int j = 0; j < 8; ++j) {
+                        const int i = 8 * h + j;
+                        const float2 b = __ldg(reinterpret_cast<const float2*>(bp + 8 * i));
+                        const uint32_t chunk = static_cast<uint32_t>(2 * (j % 4) + (lane & 3) / 2);
+                        const uint32_t at = buf + (j / 4) * OUT_BOX_BYTES + ((chunk ^ sw) << 4) +
+                                            8 * (lane & 1);
+                        igemm::st_shared_f2(at + r0 * 128,
+                                            fmaf(vth0, facc[4 * i + 0], b.x), fmaf(vth0, facc[4 * i + 1], b.y));
+                        igemm::st_shared_f2(at + (r0 + 8) * 128,
+                                            fmaf(vth1, facc[4 * i + 2], b.x), fmaf(vth1, facc[4 * i + 3], b.y));
+                    }
+                    cute::tma_store_fence();  // the writes, visible to the TMA (async proxy)
+                    bar_sync_out(c);
+                    if (wtid == 0) {  // rows past M are clipped by the TMA
+                        const int col = tc.n0 + 64 * h, row = tc.m0 + c * 64;
+                        cute::SM90_TMA_STORE_2D::copy(&tmap_out, smem + (buf - sbase), col, row);
+                        cute::SM90_TMA_STORE_2D::copy(&tmap_out, smem + (buf - sbase) + OUT_BOX_BYTES,
+                                                      col + 32, row);
+                        cute::tma_store_arrive();
+                    }
+                }
+            }
+#else
             float* o0 = out + static_cast<size_t>(row0) * N + tc.n0 + 2 * (lane & 3);
             float* o1 = o0 + static_cast<size_t>(8) * N;
-            const float* bp = bias + tc.n0 + 2 * (lane & 3);
 #pragma unroll
             for (int i = 0; i < 16; ++i) {
                 const float2 b = __ldg(reinterpret_cast<const float2*>(bp + 8 * i));
@@ -587,11 +653,16 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
                     __stcs(reinterpret_cast<float2*>(o1 + 8 * i),
                            make_float2(fmaf(vth1, facc[4 * i + 2], b.x), fmaf(vth1, facc[4 * i + 3], b.y)));
             }
+#endif
         }
 #if IG_PINGPONG && !IG_OVERLAP
         // Warpgroup 2's last hand-over is owed to warpgroup 1: take it, so no named-barrier
         // generation is left open at exit.
         if (c == 0 && issued) bar_sync<TURN0>();
+#endif
+#if IG_TMA_STORE
+        // The last tile's stores, complete (not only read from shared memory) before exit.
+        if (tid - 128 * wg == 0) igemm::bulk_wait_all();
 #endif
     }
 

@@ -35,6 +35,8 @@ TILE = 128
 #: multiple of TILE times this (a build with IG_CLUSTER_N=2 needs N % 256 == 0, as 18944
 #: and 3584 are).
 CLUSTER_N = 1
+#: The box of the wgmma path's out stores (rows x fp32 columns: 128 bytes, the swizzle span).
+OUT_BOX_ROWS, OUT_BOX_COLS = 64, 32
 #: The small paths take up to this many rows (8 IGS_MT: the module's MT of 1 and of 2).
 SMALL1_M = 8
 SMALL_M = 16
@@ -163,6 +165,9 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
         # B's over its column (cm), each multicast to the CTAs that use it.
         tq = launch.tensor_map(bufs["q"], np.int8, m, k, TILE // cn, TILE)
         tw = launch.tensor_map(bufs["w_q"], np.int8, n, k, TILE // cm, TILE)
+        # out as the TMA stores it (IG_TMA_STORE): 64-row x 32-column fp32 boxes, swizzled as
+        # the kernel lays them out in shared memory; a build without it ignores the map.
+        to = launch.tensor_map(bufs["out"], np.float32, m, n, OUT_BOX_ROWS, OUT_BOX_COLS)
         if n % (TILE * cn):  # a -D IG_CLUSTER_N=2 build at an N the path rule let through
             raise BadInput(f"int_gemm_wgmma built with clusters of {cn} along N needs N "
                            f"a multiple of {TILE * cn}, not {n}")
@@ -172,7 +177,7 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
         fits = (launch.sm_count // (cm * cn) if by_sms == 1 else
                 launch.max_active_clusters("int_gemm_wgmma", cm * cn, threads, smem))
         grid = (min(tiles, max(1, fits)) * cm * cn, 1, 1)
-        launch("int_gemm_wgmma", grid, (threads, 1, 1), tq, tw, bufs["scale"], bufs["vth"],
+        launch("int_gemm_wgmma", grid, (threads, 1, 1), tq, tw, to, bufs["scale"], bufs["vth"],
                bufs["bias"], bufs["out"], np.int32(m), np.int32(n), np.int32(k), np.int32(8),
                shared=smem)
         return

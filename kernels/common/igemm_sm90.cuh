@@ -186,6 +186,15 @@ __device__ __forceinline__ float4 ld_shared_f4(uint32_t addr) {
                  : "r"(addr));
     return v;
 }
+// 8 bytes (two floats) into shared memory at addr.
+__device__ __forceinline__ void st_shared_f2(uint32_t addr, float x, float y) {
+    asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(addr), "f"(x), "f"(y) : "memory");
+}
+// Wait until this thread's bulk (TMA) stores have completed, their writes done, not only
+// their shared-memory reads (cute::tma_store_wait waits for those).
+__device__ __forceinline__ void bulk_wait_all() {
+    asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
+}
 // Hides x's value from the compiler, so that it keeps x in a register rather than
 // recomputing it from its parts inside a loop.
 __device__ __forceinline__ void opaque(uint32_t& x) { asm volatile("" : "+r"(x)); }

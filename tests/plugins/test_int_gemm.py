@@ -159,7 +159,8 @@ class _Clustered(RecordingLauncher):
 def test_the_persistent_grid_is_the_clusters_that_run_at_once(st, batch, fits, ctas) -> None:  # type: ignore[no-untyped-def]
     """A 2 x 2 cluster per tile group: the grid is never more clusters than the driver says
     run at once (a later one would run its tiles alone), nor more than there are cluster
-    tiles; each CTA's TMA box is its share of the tiles it multicasts."""
+    tiles; each CTA's TMA box is its share of the tiles it multicasts, and out is stored in
+    64 x 32 fp32 boxes."""
     p = st.point(st.variant("int8"), batch=batch, out_f=18944, in_f=3584)
     launch = _Clustered(fits)
     st.enqueue(launch, {n: 0 for n in ("q", "w_q", "scale", "vth", "bias", "out")}, p,
@@ -167,4 +168,5 @@ def test_the_persistent_grid_is_the_clusters_that_run_at_once(st, batch, fits, c
     (name, grid, block, _, shared), = launch.calls
     assert (name, block, shared) == ("int_gemm_wgmma", (384, 1, 1), 200_000)
     assert grid == (ctas, 1, 1) and grid[0] % 4 == 0
-    assert launch.maps == [(batch, 3584, 64, 128), (18944, 3584, 64, 128)]
+    assert launch.maps == [(batch, 3584, 64, 128), (18944, 3584, 64, 128),
+                           (batch, 18944, 64, 32)]
