@@ -37,6 +37,8 @@ TILE = 128
 CLUSTER_N = 1
 #: The box of the wgmma path's out stores (rows x fp32 columns: 128 bytes, the swizzle span).
 OUT_BOX_ROWS, OUT_BOX_COLS = 64, 32
+#: The swizzle the kernel's shared-memory layout of those boxes assumes (bytes).
+OUT_SWIZZLE = 128
 #: The small paths take up to this many rows (8 IGS_MT: the module's MT of 1 and of 2).
 SMALL1_M = 8
 SMALL_M = 16
@@ -167,7 +169,8 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
         tw = launch.tensor_map(bufs["w_q"], np.int8, n, k, TILE // cm, TILE)
         # out as the TMA stores it (IG_TMA_STORE): 64-row x 32-column fp32 boxes, swizzled as
         # the kernel lays them out in shared memory; a build without it ignores the map.
-        to = launch.tensor_map(bufs["out"], np.float32, m, n, OUT_BOX_ROWS, OUT_BOX_COLS)
+        to = launch.tensor_map(bufs["out"], np.float32, m, n, OUT_BOX_ROWS, OUT_BOX_COLS,
+                               swizzle=OUT_SWIZZLE)
         if n % (TILE * cn):  # a -D IG_CLUSTER_N=2 build at an N the path rule let through
             raise BadInput(f"int_gemm_wgmma built with clusters of {cn} along N needs N "
                            f"a multiple of {TILE * cn}, not {n}")

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import warnings
 from typing import Any
 
 import numpy as np
@@ -63,21 +64,26 @@ def test_every_peer_is_a_backend(reg) -> None:  # type: ignore[no-untyped-def]
         assert_is_backend(TorchRunner(name, named=named), name)
 
 
-#: How far past SPEC's norm tolerance a peer's fp32 output may land here. A peer sums in
-#: the order of the library's matmul, which depends on the CPU (its vector width, its
-#: threads): SPEC's 1e-6 is what our kernels must meet, not what an fp32 matmul over
+#: How far past SPEC's norm tolerance a peer's layer output may land here. A peer's GEMM sums
+#: over K in the order of the library's matmul, which depends on the CPU (its vector width,
+#: its threads): SPEC's 1e-6 is what our kernels must meet, not what an fp32 matmul over
 #: K = 3584 is guaranteed to (its error grows like sqrt(K) ulps; the GPU's fp32 peer
 #: measured 2.2e-6 at K = 18944, and its rows are kept, marked failed). A peer that
 #: computes something else is off by far more than this.
 PEER_NORMREL = 1e-5
+#: The outputs that are such a sum over K: every GEMM stage names its layer output "out".
+#: The other norm-judged outputs (x_rec: one rounding of an exact product) get no slack.
+K_SUMS = ("out",)
 
 
 def _peer_misses(case: validate.CaseResult) -> list[str]:
-    """What in a peer's failed case is more than the fp32 summation order: any problem, any
-    integer or elementwise output off, any norm error past PEER_NORMREL."""
+    """What in a peer's failed case is more than the fp32 summation order of a K sum: any
+    problem, any output off other than a layer output ("out") by a norm error within
+    PEER_NORMREL."""
     out = list(case.problems)
     out += [c.describe() for c in case.comparisons
-            if not c.ok and (c.metric != "normrel" or not c.worst <= PEER_NORMREL)]
+            if not c.ok and not (c.output in K_SUMS and c.metric == "normrel"
+                                 and c.worst <= PEER_NORMREL)]
     return out
 
 
@@ -85,30 +91,40 @@ def test_every_judged_torch_peer_matches_the_reference(reg) -> None:  # type: ig
     from harness.backends.torch import TorchRunner
 
     runner = TorchRunner("torch")
+    forgiven = []
     for st in reg.stages.values():
         assert st.torch_impl is not None, st.name
         runners = [runner] + [TorchRunner(n, named=[n]) for n, p in st.peers.items()
                               if p.judged]
         for r in runners:
             for v in st.variants:
-                cases = validate.validate(st, v, r, seeds=1)
-                bad = [(c, m) for c in cases for m in [_peer_misses(c)] if m]
-                assert not bad, f"{r.backend}: {bad[0][0].describe()}"
+                for case in validate.validate(st, v, r, seeds=1):
+                    misses = _peer_misses(case)
+                    assert not misses, f"{r.backend}: {case.stage} [{case.variant}]: {misses}"
+                    if not case.ok:
+                        forgiven.append(f"{r.backend} {case.describe()}")
+    if forgiven:  # within the slack, and said, so that drift stays visible
+        warnings.warn(f"{len(forgiven)} peer case(s) past SPEC's norm tolerance by their "
+                      f"summation order only; the first: {forgiven[0]}", stacklevel=1)
 
 
 def test_a_peer_miss_is_judged_by_its_kind() -> None:
-    """Only a norm error within PEER_NORMREL is forgiven: an exact output off by one, a norm
-    error past the bound, or a problem still fails the peer."""
+    """Only a layer output's norm error within PEER_NORMREL is forgiven: an exact output off
+    by one, another output's norm error, a norm error past the bound, or a problem still
+    fails the peer; of a case with both kinds, only the real miss is reported."""
     from harness.contract.tolerance import Comparison
 
     def case(*comps: Comparison, problems: tuple[str, ...] = ()) -> validate.CaseResult:
         return validate.CaseResult("s", "v", "normal", 0, {}, comps, problems)
 
-    def cmp(metric: str, worst: float, ok: bool) -> Comparison:
-        return Comparison("out", ok, metric, worst, 0 if ok else 1, 10, 0, 0)
+    def cmp(metric: str, worst: float, ok: bool, output: str = "out") -> Comparison:
+        return Comparison(output, ok, metric, worst, 0 if ok else 1, 10, 0, 0)
 
     assert _peer_misses(case(cmp("normrel", 1.01e-6, False))) == []
+    assert _peer_misses(case(cmp("normrel", PEER_NORMREL, False))) == []
     assert _peer_misses(case(cmp("normrel", 2e-5, False)))
+    assert _peer_misses(case(cmp("normrel", 2e-7, False, "x_rec")))
+    assert len(_peer_misses(case(cmp("normrel", 2e-6, False), cmp("abs", 1.0, False, "q")))) == 1
     assert _peer_misses(case(cmp("normrel", float("nan"), False)))
     assert _peer_misses(case(cmp("abs", 1.0, False)))
     assert _peer_misses(case(cmp("rel", 1e-7, False)))

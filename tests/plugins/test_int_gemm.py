@@ -142,7 +142,7 @@ class _Clustered(RecordingLauncher):
 
     def constant(self, name, count=1):  # type: ignore[no-untyped-def]
         if name == "int_gemm_wgmma_config":
-            return np.array([128, 128, 128, 6, 2, 384, 0, 2, 0], dtype=np.int32)[:count]
+            return np.array([128, 128, 128, 5, 2, 384, 0, 2, 0], dtype=np.int32)[:count]
         return np.array([200_000], dtype=np.int32)
 
     def max_active_clusters(self, name, cluster, threads, shared):  # type: ignore[no-untyped-def]
@@ -150,7 +150,7 @@ class _Clustered(RecordingLauncher):
         return self.fits
 
     def tensor_map(self, buf, dtype, rows, cols, box_rows, box_cols, swizzle=128):  # type: ignore[no-untyped-def]
-        self.maps.append((rows, cols, box_rows, box_cols))
+        self.maps.append((rows, cols, box_rows, box_cols, swizzle))
         return super().tensor_map(buf, dtype, rows, cols, box_rows, box_cols, swizzle)
 
 
@@ -168,5 +168,5 @@ def test_the_persistent_grid_is_the_clusters_that_run_at_once(st, batch, fits, c
     (name, grid, block, _, shared), = launch.calls
     assert (name, block, shared) == ("int_gemm_wgmma", (384, 1, 1), 200_000)
     assert grid == (ctas, 1, 1) and grid[0] % 4 == 0
-    assert launch.maps == [(batch, 3584, 64, 128), (18944, 3584, 64, 128),
-                           (batch, 18944, 64, 32)]
+    assert launch.maps == [(batch, 3584, 64, 128, 128), (18944, 3584, 64, 128, 128),
+                           (batch, 18944, 64, 32, 128)]
