@@ -12,8 +12,9 @@ from harness import paths
 from harness.contract.registry import Registry
 from harness.contract.stage import Stage, Variant
 from harness.engine.devices import device_meta
+from harness.engine.jobs import one_variant
 from harness.engine.targets import check_families
-from harness.errors import HarnessError
+from harness.errors import BadInput, HarnessError
 from harness.results import files
 from harness.results.provenance import RunMeta
 from harness.results.rows import CsvWriter
@@ -65,13 +66,20 @@ def _run(jobs: Sequence[tuple[Stage, Variant, str]], family: str, device: int,
 def sanitize(reg: Registry, names: Sequence[str] | None, *,
              tools: Sequence[str] | None = None, family: str = "normal", device: int = 0,
              out_file: Path | None = None, append: bool = False,
-             overwrite: bool = False) -> SanitizerRun:
-    """Plan the run: every variant of the named stages (default: all) under every tool
-    (default: all); every input error is raised here, before a child starts, the summary
-    CSV's included (an existing one is added to with ``append``, replaced with
-    ``overwrite``, else refused)."""
+             overwrite: bool = False, variant: str | None = None,
+             defines: Sequence[str] = ()) -> SanitizerRun:
+    """Plan the run: every variant of the named stages (default: all), or the one build that
+    ``variant`` and ``defines`` (``NAME=V``, one value each, as ``bench --define`` compiles
+    it) name in the one stage named, under every tool (default: all); every input error is
+    raised here, before a child starts, the summary CSV's included (an existing one is
+    added to with ``append``, replaced with ``overwrite``, else refused)."""
     existing = files.on_existing(append, overwrite)
     stages = reg.select(names)
+    one = variant is not None or bool(defines)
+    if one and len(stages) != 1:
+        raise BadInput("sanitize --variant/--define looks at one build: name one stage")
+    builds = {st.name: ([one_variant(st, variant, {}, defines)] if one else list(st.variants))
+              for st in stages}
     check_families(stages, [family])
     chosen = list(tools or tool.TOOLS)
     for t in chosen:
@@ -79,7 +87,7 @@ def sanitize(reg: Registry, names: Sequence[str] | None, *,
             raise HarnessError(f"unknown sanitizer tool {t!r} (known: "
                                f"{', '.join(tool.TOOLS)})")
     tool.find()
-    jobs = [(st, v, t) for st in stages for v in st.variants for t in chosen]
+    jobs = [(st, v, t) for st in stages for v in builds[st.name] for t in chosen]
     dest = out_file or default_path(device)
     w = CsvWriter(dest, existing, COLUMNS, require_status=False)
     return SanitizerRun(_run(jobs, family, device, w), len(jobs), dest, w.repaired)

@@ -452,11 +452,17 @@ def sanitize_cmd(
     overwrite: Annotated[bool, typer.Option(
         "--overwrite", help="Replace an existing summary (else it is an error).")] = False,
     device: DeviceOpt = 0,
+    variant: Annotated[str | None, typer.Option(
+        help="One variant of the one stage named (default: every variant).")] = None,
+    define: Annotated[list[str] | None, typer.Option(
+        help="NAME=V: the build with this -D value, as bench --define compiles it (repeat "
+             "for more macros; one value each; one stage).")] = None,
 ) -> None:
     """Run compute-sanitizer over every stage and variant at batch 1, 3 and 9, in_f 1, 5, 130
     and 3584, and at the stage's own sanitize_shapes; exit 1 on any error."""
     run = sanitize.sanitize(_registry(), stages, tools=tool, family=family, device=device,
-                            out_file=out_file, append=append, overwrite=overwrite)
+                            out_file=out_file, append=append, overwrite=overwrite,
+                            variant=variant, defines=define or [])
     _notes([run.repaired] if run.repaired else [])
     outcomes = []
     with render.progress(err) as prog:

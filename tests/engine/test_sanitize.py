@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from harness.engine import sanitize
-from harness.errors import HarnessError
+from harness.errors import BadInput, HarnessError
 from harness.results import provenance
 from harness.results import rows as results
 from harness.tools import sanitize as tool
@@ -51,3 +51,27 @@ def test_unknown_tool_and_family(reg, fake) -> None:  # type: ignore[no-untyped-
         sanitize.sanitize(reg, None, tools=["leakcheck"])
     with pytest.raises(HarnessError, match="unknown input family 'zipf'"):
         sanitize.sanitize(reg, None, family="zipf")
+
+
+def test_one_build_by_variant_and_defines(reg, fake, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """--variant and --define name one build of one stage: only it runs, under its tuned
+    name, and the child is handed its -D values."""
+    run = sanitize.sanitize(reg, ["dynamic_spikes"], tools=["memcheck"], variant="away",
+                            defines=["BLOCK=128"], out_file=tmp_path / "s.csv")
+    assert run.total == 1
+    assert [(o.variant, o.tool) for o in run.outcomes] == [("away[BLOCK=128]", "memcheck")]
+    assert results.read_rows(tmp_path / "s.csv")[0]["variant"] == "away[BLOCK=128]"
+    run = sanitize.sanitize(reg, ["dynamic_spikes"], tools=["memcheck"], variant="away",
+                            out_file=tmp_path / "t.csv")
+    assert [o.variant for o in run.outcomes] == ["away"]
+
+
+def test_one_build_needs_one_stage_and_good_defines(reg, fake) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(BadInput, match="name one stage"):
+        sanitize.sanitize(reg, None, defines=["BLOCK=128"])
+    with pytest.raises(BadInput, match="name one stage"):
+        sanitize.sanitize(reg, ["dynamic_spikes", "find_min_max"], variant="default")
+    with pytest.raises(HarnessError, match="given twice"):
+        sanitize.sanitize(reg, ["dynamic_spikes"], defines=["BLOCK=1", "BLOCK=2"])
+    with pytest.raises(HarnessError, match="zzz"):
+        sanitize.sanitize(reg, ["dynamic_spikes"], variant="zzz")

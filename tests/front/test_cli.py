@@ -56,6 +56,9 @@ def test_list_shows_the_stages_and_the_pipeline() -> None:
     (["bench", "--define", "A=1", "--define", "A=2"], "'A' given twice"),
     (["bench", "activation_path", "--define", "A=1"], "--define tunes a stage's kernel"),
     (["bench", "compute_scales", "--sweep", "batch=1"], "no selected stage has an axis"),
+    (["sanitize", "dynamic_spikes", "find_min_max", "--define", "A=1"], "name one stage"),
+    (["sanitize", "dynamic_spikes", "--variant", "nope"], "no variant 'nope'"),
+    (["sanitize", "dynamic_spikes", "--define", "A=1", "--define", "A=2"], "'A' given twice"),
     (["bench", "dynamic_spikes", "--graph", "--backend", "numpy"],
      "--graph times CUDA graph replays"),
 ])
