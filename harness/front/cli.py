@@ -30,7 +30,7 @@ from harness.engine import calibrate as calibration
 from harness.engine import kernels, pipeline, profile, sanitize, sass, targets, validate
 from harness.errors import BadInput, HarnessError, ValidationFailed
 from harness.front import render, signals, terminal
-from harness.results import best, compare, models, report
+from harness.results import best, compare, fit, models, report
 from harness.tools import where
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, cls=terminal.OneLineErrors,
@@ -557,6 +557,20 @@ def best_cmd(
     points = best.run(csv, preset, threshold, z)
     out.print(render.best_builds(points, explain))
     for line in best.rank_text(points):
+        _line(line)
+
+
+@app.command("fit")
+@cli_errors
+def fit_cmd(
+    csv: Annotated[Path, typer.Argument(help="A stage CSV with a sweep of one axis.")],
+    axis: Annotated[str, typer.Option(help="The swept key column (in_f, batch, ...).")],
+) -> None:
+    """Each build's time along one axis as a fixed part plus a part in proportion to the
+    axis (least squares over the rows one command measured), and the fixed part's share."""
+    lines = fit.run(csv, axis)
+    out.print(render.fit_lines(lines, axis))
+    for line in fit.summary(lines, axis):
         _line(line)
 
 

@@ -21,6 +21,7 @@ from harness.engine.kernels import Compiled
 from harness.engine.validate import ValidationSummary, worst_errors
 from harness.results import best as bests
 from harness.results import compare
+from harness.results import fit as fits
 from harness.tools.sanitize import Outcome
 
 
@@ -288,4 +289,18 @@ def best_builds(points: Sequence[bests.PointBest], explain: bool = False) -> Tab
                       escape(b.variant), f"{b.median_us:.2f}", f"{b.noise_pct:.1f}%",
                       "-" if i == 0 else f"{b.change_pct:+.1f}%", b.verdict,
                       *((escape(b.reason),) if explain else ()))
+    return t
+
+
+def fit_lines(lines: Sequence[fits.Line], axis: str) -> Table:
+    """``harness fit``: each build's rows along the axis, the line's value there, the
+    residual, and the fixed part's share."""
+    t = Table("build", "point", "commit", axis, "median µs", "line µs", "residual",
+              "fixed share")
+    for ln in lines:
+        for i, s in enumerate(ln.samples):
+            t.add_row(escape(ln.build) if i == 0 else "", ln.where() if i == 0 else "",
+                      ln.git_sha if i == 0 else "", f"{s.x:g}", f"{s.median_us:.2f}",
+                      f"{s.fitted_us:.2f}", f"{s.residual_pct:+.1f}%",
+                      f"{ln.fixed_share_pct(s.x):.1f}%")
     return t

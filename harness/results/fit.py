@@ -1,0 +1,121 @@
+"""``harness fit``: how a build's time grows along one axis, as a fixed part and a part in
+proportion to the axis, fitted to the rows one command measured.
+
+A sweep of one axis (``bench --sweep in_f=1792,3584,7168``) measures ``t(x)`` at a few
+values. Where the cost is a fixed part ``a`` (what every launch, tile or row pays whatever
+x is) plus ``b`` per unit of x, the rows lie on the line ``t = a + b x``, and ``a / t(x)`` is
+the share of the time that does not grow with x. The fit is ordinary least squares over the
+medians; each point's residual says how well the line holds there. Only rows that one
+command measured in one run are fitted together (the same ``command`` and ``git_sha``, as
+``harness best`` groups them), one line per build (``backend`` and ``variant``) and per
+value of the point's other key columns.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from harness.errors import BadInput
+from harness.results import compare
+
+#: The fewest distinct values of the axis a line is fitted to (two fix it exactly, with
+#: nothing left to say whether it holds).
+MIN_POINTS = 3
+_BEFORE = dict(compare.STAGE.later)
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One row on the line: the axis value, the median, and how far the line is from it."""
+
+    x: float
+    median_us: float
+    fitted_us: float
+
+    @property
+    def residual_pct(self) -> float:
+        """(median - fitted) / fitted, in %."""
+        return 100.0 * (self.median_us - self.fitted_us) / self.fitted_us
+
+
+@dataclass(frozen=True)
+class Line:
+    """``t = fixed_us + per_unit_us x`` for one build at the rest of one point."""
+
+    build: str
+    rest: dict[str, str]
+    git_sha: str
+    fixed_us: float
+    per_unit_us: float
+    samples: tuple[Sample, ...]
+
+    def where(self) -> str:
+        """The rest of the point in a few words: ``int_gemm batch=8192 out_f=18944``."""
+        return " ".join(f"{k}={v}" if k != "stage" else v for k, v in self.rest.items()
+                        if k in ("stage", "batch", "in_f", "out_f"))
+
+    def fixed_share_pct(self, x: float) -> float:
+        """The fixed part's share of the fitted time at x, in %."""
+        return 100.0 * self.fixed_us / (self.fixed_us + self.per_unit_us * x)
+
+    def worst_residual_pct(self) -> float:
+        """The largest |residual| of the fitted rows, in %."""
+        return max(abs(s.residual_pct) for s in self.samples)
+
+
+def run(path: Path, axis: str) -> list[Line]:
+    """A line per build and rest-of-point of ``path``'s ok rows along ``axis``, where one
+    command measured at least MIN_POINTS values of it; BadInput (one line) for a pipeline
+    CSV, an axis that is not a numeric key column, or a file with no such sweep."""
+    res = compare.read(path)
+    if res.schema is not compare.STAGE:
+        raise BadInput(f"{path} holds pipeline rows: harness fit takes a stage's rows")
+    keys = [c for c in res.schema.key if c not in ("backend", "variant")]
+    if axis not in keys:
+        raise BadInput(f"--axis {axis}: not a key column of {path} (key columns: "
+                       f"{', '.join(keys)})")
+    groups: dict[tuple[str, ...], list[dict[str, str]]] = {}
+    for r in res.rows:
+        if r.get("status") != "ok" or not r.get(axis):
+            continue
+        rest = tuple(r.get(c) or _BEFORE.get(c, "") for c in keys if c != axis)
+        key = (r.get("backend", ""), r.get("variant", ""), *rest, r.get("git_sha", ""),
+               r.get("command", ""))
+        groups.setdefault(key, []).append(r)
+    rest_cols = [c for c in keys if c != axis]
+    lines = []
+    for key, rows in groups.items():
+        try:
+            xs = np.array([float(r[axis]) for r in rows])
+        except ValueError:
+            raise BadInput(f"--axis {axis}: its values in {path} are not numbers") from None
+        if len(set(xs.tolist())) < MIN_POINTS:
+            continue
+        ts = np.array([float(r["median_us"]) for r in rows])
+        per_unit, fixed = np.polyfit(xs, ts, 1)
+        order = np.argsort(xs, kind="stable")
+        samples = tuple(Sample(float(xs[i]), float(ts[i]), float(fixed + per_unit * xs[i]))
+                        for i in order)
+        rest = {c: v for c, v in zip(rest_cols, key[2:2 + len(rest_cols)], strict=True) if v}
+        lines.append(Line(f"{key[0]} {key[1]}", rest, key[-2], float(fixed), float(per_unit),
+                          samples))
+    if not lines:
+        raise BadInput(f"no build in {path} has ok rows at {MIN_POINTS} or more values of "
+                       f"{axis} that one command measured")
+    return lines
+
+
+def summary(lines: Sequence[Line], axis: str) -> list[str]:
+    """A line per fit: the build, the rest of its point, its line, and the fixed share at
+    each value it was fitted to."""
+    out = []
+    for ln in lines:
+        shares = ", ".join(f"{s.x:g}: {ln.fixed_share_pct(s.x):.1f} %" for s in ln.samples)
+        out.append(f"{ln.build} at {ln.where()} ({ln.git_sha}): t = {ln.fixed_us:.4g} µs + "
+                   f"{ln.per_unit_us:.4g} µs x {axis}; the fixed part's share by {axis}: "
+                   f"{shares}; worst residual {ln.worst_residual_pct():.1f} %")
+    return out
