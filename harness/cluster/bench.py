@@ -45,6 +45,10 @@ class ClusterRun(plain.BenchRun):
     files: ClusterOutputs | None = None
     session: Session | None = None
 
+    def written(self) -> int | None:
+        """Rows in the driver's files so far (see BenchRun.written)."""
+        return self.files.written if self.files is not None else None
+
     def close(self) -> None:
         """Stop where it is: cancel the points out, close the files (their rows are
         kept) and the cluster started for the run."""

@@ -40,6 +40,8 @@ class ClusterOutputs:
         self.existing = existing
         self.folders: dict[str, Path] = {}
         self.writers: dict[tuple[str, str], CsvWriter | PipelineCsv] = {}
+        #: Rows written so far: what an interrupted run keeps, counted where they land.
+        self.written = 0
 
     def folder(self, slug: str) -> Path:
         """The model's folder (its files opened the first time it is asked for)."""
@@ -73,6 +75,7 @@ class ClusterOutputs:
         if isinstance(w, PipelineCsv):
             row = {k: v for k, v in row.items() if k in w.main.columns}
         w.write(row)
+        self.written += 1
 
     def calibration(self, slug: str, record: dict[str, Any]) -> Path:
         """Keep a GPU's copy-bandwidth record, as its worker measured it."""

@@ -59,6 +59,8 @@ class Outputs:
                  existing: str = files.REFUSE) -> None:
         self.dir = files.folder(out_dir, "--out")
         self.writers: dict[str, CsvWriter | PipelineCsv] = {}
+        #: Rows written so far: what an interrupted run keeps, counted where they land.
+        self.written = 0
         try:
             for job in jobs:
                 t = job.target
@@ -79,6 +81,7 @@ class Outputs:
     def write(self, job: Job, row: dict[str, Any]) -> None:
         """The row, whole, in its target's file now."""
         self.writers[job.target.name].write(row)
+        self.written += 1
 
     def close(self) -> None:
         """Close every file and release its lock (again: nothing)."""
@@ -178,6 +181,12 @@ class BenchRun:
     repaired: list[str] = dataclasses.field(default_factory=list)
     #: The result files, open and locked until the rows are drawn or :meth:`close`.
     outputs: Outputs | None = None
+
+    def written(self) -> int | None:
+        """Rows in the files so far (None where the run keeps no count). A row is written
+        before it is handed out, so an interrupt can land between the two: this, not the
+        rows drawn, is what the run keeps."""
+        return self.outputs.written if self.outputs is not None else None
 
     def close(self) -> None:
         """Stop the sweep where it is and let go of its files (their rows are kept)."""

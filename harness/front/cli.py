@@ -306,8 +306,9 @@ def _show_sweep(run: benches.BenchRun) -> None:
                 got.append(m)
                 prog.update(task, advance=1, description=render.where(m.row))
     except KeyboardInterrupt as exc:
-        err.print(f"interrupted: {len(got)} finished row(s) kept in {run.out_dir}/",
-                  markup=False)
+        kept = run.written()
+        err.print(f"interrupted: {len(got) if kept is None else kept} finished row(s) kept "
+                  f"in {run.out_dir}/", markup=False)
         raise typer.Exit(signals.exit_code(exc)) from None
     finally:
         run.close()

@@ -33,6 +33,7 @@ def test_models_get_folders_of_their_own(reg, tmp_path: Path) -> None:  # type: 
         files.RowFile(tmp_path / "dynamic_spikes.csv", ["x"])  # locked while open
     out.write("h200", jobs[0], _row(jobs[0], "NVIDIA H200", "GPU-a"))
     out.write("h100", jobs[0], _row(jobs[0], "NVIDIA H100", "GPU-b"))  # joined later
+    assert out.written == 2  # both models' rows, what an interrupt would keep
     kept = out.calibration("h100", {"gpu_uuid": "GPU-b", "gbps": 3000.0})
     out.close()
     assert kept == tmp_path / "h100" / "calibration" / "GPU-b.json"

@@ -24,9 +24,13 @@ def jobs(reg):  # type: ignore[no-untyped-def]
 
 
 def test_interrupted_sweep_keeps_finished_rows(jobs, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    gen = bench.run(jobs, FakeGpu(), FAST, META, tmp_path)
+    outputs = bench.Outputs(jobs, tmp_path)
+    gen = bench.run(jobs, FakeGpu(), FAST, META, outputs)
+    assert outputs.written == 0
     next(gen)  # first row measured and written
+    assert outputs.written == 1  # counted where it landed, before it was handed out
     gen.close()  # as Ctrl-C would stop the loop
+    outputs.close()
     rows = results.read_rows(tmp_path / "dynamic_spikes.csv")
     assert len(rows) == 1 and rows[0]["status"] == "ok"
 

@@ -162,6 +162,26 @@ def test_an_interrupted_bench_keeps_its_rows_and_says_so(reg, monkeypatch) -> No
     assert "12.50" in res.stdout and "enc kern µs" not in res.stdout  # the one row landed
 
 
+def test_a_row_written_before_an_interrupt_is_counted(reg, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A row is written before it is handed out: an interrupt between the two keeps it in
+    the file, and the message counts the file's rows, not the rows drawn."""
+    from harness.engine.bench import BenchRun
+    from harness.front import cli
+
+    class Written(BenchRun):
+        def written(self) -> int | None:
+            return 2  # both rows in the files, one drawn before the interrupt
+
+    def sweep(*a, **k):  # type: ignore[no-untyped-def]
+        s = _sweep(reg, fail_after=1)
+        return Written(s.rows, s.total, s.out_dir, s.on_gpu, s.note)
+
+    monkeypatch.setattr(cli.benches, "bench", sweep)
+    res = run("bench")
+    assert res.exit_code == 130
+    assert "interrupted: 2 finished row(s) kept in out/" in res.stderr
+
+
 def test_bench_table_fits_80_columns(tmp_path: Path) -> None:
     """COLUMNS=80, as a narrow terminal says: every line of the table fits, no cell cut."""
     import os
