@@ -3,7 +3,6 @@ others by compare's rule, with the first-measured build named where order could 
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import pytest
@@ -12,28 +11,17 @@ from typer.testing import CliRunner
 from harness.errors import HarnessError
 from harness.front.cli import app
 from harness.results import best
-from harness.results.rows import COLUMNS
+from tests.results import stage_csv
 
 H200 = Path(__file__).parents[2] / "statistics" / "h200"
 
 
 def _row(variant: str, median: float, noise: float = 0.1, sha: str = "aaa",
          cmd: str = "harness bench s --define X=1,2", **kw: str) -> dict[str, str]:
-    r = {c: "" for c in COLUMNS}
-    r.update(stage="s", backend="pycuda", variant=variant, batch="8", in_f="64",
-             family="normal", params="{}", status="ok", l2="cold", launch="stream",
-             median_us=repr(median), p10_us=repr(median * 0.99), p90_us=repr(median * 1.01),
-             noise_pct=repr(noise), git_sha=sha, command=cmd)
-    r.update(kw)
-    return r
+    return stage_csv.stage_row(variant, median, sha, cmd, noise_pct=repr(noise), **kw)
 
 
-def _write(path: Path, rows: list[dict[str, str]]) -> Path:
-    with path.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(COLUMNS))
-        w.writeheader()
-        w.writerows(rows)
-    return path
+_write = stage_csv.write
 
 
 def test_the_fastest_build_and_which_others_are_clearly_slower(tmp_path: Path) -> None:

@@ -3,7 +3,6 @@ fitted to the rows one command measured."""
 
 from __future__ import annotations
 
-import csv
 from pathlib import Path
 
 import pytest
@@ -12,26 +11,15 @@ from typer.testing import CliRunner
 from harness.errors import BadInput
 from harness.front.cli import app
 from harness.results import fit
-from harness.results.rows import COLUMNS
+from tests.results import stage_csv
 
 
 def _row(in_f: int, median: float, variant: str = "d", sha: str = "aaa",
          cmd: str = "harness bench s --sweep in_f=1,2,3", **kw: str) -> dict[str, str]:
-    r = {c: "" for c in COLUMNS}
-    r.update(stage="s", backend="pycuda", variant=variant, batch="8", in_f=str(in_f),
-             family="normal", params="{}", status="ok", l2="cold", launch="stream",
-             median_us=repr(median), p10_us=repr(median * 0.99), p90_us=repr(median * 1.01),
-             noise_pct="0.1", git_sha=sha, command=cmd)
-    r.update(kw)
-    return r
+    return stage_csv.stage_row(variant, median, sha, cmd, in_f=str(in_f), **kw)
 
 
-def _write(path: Path, rows: list[dict[str, str]]) -> Path:
-    with path.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(COLUMNS))
-        w.writeheader()
-        w.writerows(rows)
-    return path
+_write = stage_csv.write
 
 
 def test_a_line_per_build_its_fixed_part_and_residuals(tmp_path: Path) -> None:
