@@ -34,7 +34,6 @@ _REPEATS = re.compile(r"median of (\d+) repeats")
 #: The columns of a point as compare matches rows, less the build (``variant``) and the
 #: backend; a column that came later is read with the value rows had before it.
 _POINT = tuple(c for c in compare.STAGE.key if c not in ("backend", "variant"))
-_BEFORE = dict(compare.STAGE.later)
 
 
 @dataclass(frozen=True)
@@ -103,8 +102,7 @@ def run(path: Path, preset: str = "default", threshold_pct: float = 2.0,
     groups: dict[tuple[str, ...], list[Mapping[str, str]]] = {}
     for r in res.rows:
         if r.get("backend") == "pycuda" and r["status"] == "ok":
-            key = (*(r.get(c) or _BEFORE.get(c, "") for c in _POINT),
-                   r.get("git_sha", ""), r.get("command", ""))
+            key = (*(compare.STAGE.value(r, c) for c in _POINT), *compare.run_of(r))
             groups.setdefault(key, []).append(r)
     out = []
     for key, rows in groups.items():

@@ -23,6 +23,7 @@ import dataclasses
 import io
 import math
 from collections import Counter
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -50,6 +51,11 @@ class Schema:
     #: Key columns that came later, with the value every row had before.
     later: tuple[tuple[str, str], ...] = ()
 
+    def value(self, row: Mapping[str, str], column: str) -> str:
+        """A key column's value in ``row``; for a column that came later, the value rows had
+        before it, where the row has none."""
+        return row.get(column) or dict(self.later).get(column, "")
+
     def required(self) -> tuple[str, ...]:
         """Columns a file of this kind must have."""
         timing = (self.time, self.noise, *(self.spread or ()))
@@ -61,6 +67,13 @@ STAGE = Schema("stage", (*_POINT, "launch"), "median_us", "noise_pct", ("p10_us"
                later=(("launch", "stream"),))
 PIPELINE = Schema("pipeline", (*_POINT, "mode"), "total_us", "total_noise_pct", None,
                   later=(("variant", "default"),))
+
+
+def run_of(row: Mapping[str, str]) -> tuple[str, str]:
+    """The run a row came from: the commit and the command that measured it. Rows of one
+    run are set against each other; rows of different processes differ by more than their
+    noise (README, "How a time is measured")."""
+    return row.get("git_sha", ""), row.get("command", "")
 
 
 @dataclass(frozen=True)
@@ -187,10 +200,9 @@ def compare(old: Results, new: Results, preset: Preset, threshold: float) -> lis
 
 def _keyed(r: Results) -> dict[tuple[tuple[str, ...], int], dict[str, str]]:
     seen: Counter[tuple[str, ...]] = Counter()
-    before = dict(r.schema.later)
     out = {}
     for row in r.rows:
-        k = tuple(row.get(c) or before.get(c, "") for c in r.schema.key)
+        k = tuple(r.schema.value(row, c) for c in r.schema.key)
         seen[k] += 1
         out[(k, seen[k])] = row
     return out

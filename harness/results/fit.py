@@ -25,7 +25,6 @@ from harness.results import compare
 #: The fewest distinct values of the axis a line is fitted to (two fix it exactly, with
 #: nothing left to say whether it holds).
 MIN_POINTS = 3
-_BEFORE = dict(compare.STAGE.later)
 
 
 @dataclass(frozen=True)
@@ -82,9 +81,8 @@ def run(path: Path, axis: str) -> list[Line]:
     for r in res.rows:
         if r.get("status") != "ok" or not r.get(axis):
             continue
-        rest = tuple(r.get(c) or _BEFORE.get(c, "") for c in keys if c != axis)
-        key = (r.get("backend", ""), r.get("variant", ""), *rest, r.get("git_sha", ""),
-               r.get("command", ""))
+        rest = tuple(compare.STAGE.value(r, c) for c in keys if c != axis)
+        key = (r.get("backend", ""), r.get("variant", ""), *rest, *compare.run_of(r))
         groups.setdefault(key, []).append(r)
     rest_cols = [c for c in keys if c != axis]
     lines = []
