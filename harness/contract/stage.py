@@ -367,6 +367,12 @@ class Stage(_Parametrised):
              if self.compute_peak is not None else [])
 
     @property
+    def reads_outputs(self) -> bool:
+        """Whether the reference reads the kernel's own outputs (it takes ``given``): its
+        result belongs to one run, so it is not kept for another."""
+        return bool(self._takes_given)  # type: ignore[attr-defined]
+
+    @property
     def kernel_file(self) -> str:
         """The kernel's file name: the stage's name, ``.cu``."""
         return f"{self.name}.cu"

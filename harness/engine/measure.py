@@ -105,7 +105,7 @@ class PointMemo:
                        ) -> dict[str, np.ndarray] | None:
         """Where the build's reference at this point and rows is kept (empty until the
         first check fills it); None for a reference that reads the kernel's outputs."""
-        if not isinstance(job.target, Stage) or job.target._takes_given:  # type: ignore[attr-defined]
+        if not isinstance(job.target, Stage) or job.target.reads_outputs:
             return None
         key = (job.variant.name, repr(sorted(job.point.items())),
                None if rows is None else rows.tobytes())

@@ -142,7 +142,7 @@ def judge(stage: Stage, variant: Variant, point: Point, inputs: Mapping[str, np.
         if part.problems:
             return (), tuple(part.problems)
         at, inputs, outs = part.point, part.inputs, part.outputs
-    if stage._takes_given:  # type: ignore[attr-defined]
+    if stage.reads_outputs:
         keep = None  # it judges on this run's outputs: nothing to keep
     if keep:
         ref = keep
