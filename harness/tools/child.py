@@ -19,7 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
@@ -48,6 +48,15 @@ class Launches:
     device: int = 0
     #: ``-D`` values set over the variant's own (a tuning build); empty: as declared.
     defines: tuple[tuple[str, str], ...] = ()
+
+
+def launches(stage: Stage, variant: Variant, family: str, seed: int,
+             points: Sequence[Mapping[str, Any]], warmup: int = 0,
+             device: int = 0) -> Launches:
+    """The child's job for one build: the variant as its plugin declares it, with a tuning
+    run's ``-D`` values (``Variant.tuning``) passed on, so the child compiles that build."""
+    return Launches(stage.name, variant.declared, family, seed,
+                    tuple(dict(p) for p in points), warmup, device, variant.tuning)
 
 
 def command(job: Launches, python: str = sys.executable) -> list[str]:

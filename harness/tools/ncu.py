@@ -114,8 +114,7 @@ def command(stage: Stage, variant: Variant, point: dict[str, Any], family: str,
         cmd += ["--set", section_set]
     # The defaults always, so that every row has them; asked-for metrics beside them.
     cmd += ["--metrics", ",".join(dict.fromkeys([*DEFAULT_METRICS, *(metrics or ())]))]
-    job = child.Launches(stage.name, variant.declared, family, seed, (dict(point),), WARMUP,
-                         device, variant.tuning)
+    job = child.launches(stage, variant, family, seed, [point], WARMUP, device)
     return [*cmd, *child.command(job, python)]
 
 

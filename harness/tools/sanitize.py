@@ -83,8 +83,7 @@ def command(tool: str, stage: Stage, variant: Variant, pts: Sequence[dict[str, A
     sweep of this family and seed draws at each."""
     if tool not in TOOLS:
         raise HarnessError(f"unknown sanitizer tool {tool!r} (known: {', '.join(TOOLS)})")
-    job = child.Launches(stage.name, variant.declared, family, seed,
-                         tuple(dict(p) for p in pts), 0, device, variant.tuning)
+    job = child.launches(stage, variant, family, seed, pts, 0, device)
     return [find(), "--tool", tool, "--error-exitcode", "3", *child.command(job, python)]
 
 
