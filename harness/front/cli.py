@@ -50,6 +50,10 @@ DeviceOpt = Annotated[int, typer.Option("--device", help="CUDA device index.")]
 Mode = Annotated[str | None, typer.Option(help="Encoding mode, where a stage has one.")]
 K = Annotated[float | None, typer.Option("--k", help="Threshold divisor k.")]
 GroupSize = Annotated[int | None, typer.Option(help="Weight group size G.")]
+#: One build's ``-D`` values, as ``bench --define`` compiles them (profile, sass, sanitize).
+BuildDefine = Annotated[list[str] | None, typer.Option(
+    "--define", help="NAME=V: the build with this -D value, as bench --define compiles it "
+                     "(repeat for more macros; one value each).")]
 # The evidence a verdict needs (compare, best).
 Preset = Annotated[str, typer.Option(help="Evidence a verdict needs: default, strict, "
                                      "permissive (nvbench-compare-robust's).")]
@@ -392,9 +396,7 @@ def profile_cmd(
     out_dir: Annotated[Path | None, typer.Option("--out", help="Folder for <stage>.csv.")]
     = None,
     device: DeviceOpt = 0,
-    define: Annotated[list[str] | None, typer.Option(
-        help="NAME=V: profile the build with this -D value, as bench --define compiles it "
-             "(repeat for more macros; one value each).")] = None,
+    define: BuildDefine = None,
 ) -> None:
     """Re-run one stage launch under Nsight Compute (ncu) and print and store its metrics."""
     prof = profile.profile(
@@ -416,9 +418,7 @@ def profile_cmd(
 def sass_cmd(
     stage: Annotated[str, typer.Argument(help="Stage whose build to read.")],
     variant: Annotated[str | None, typer.Option(help="Variant (default: the first).")] = None,
-    define: Annotated[list[str] | None, typer.Option(
-        help="NAME=V: the build with this -D value, as bench --define compiles it (repeat "
-             "for more macros; one value each).")] = None,
+    define: BuildDefine = None,
     arch: Annotated[str, typer.Option(help="The device's arch (sm_90).")] = "sm_90",
     listing: Annotated[Path | None, typer.Option(
         help="Write the whole cuobjdump -sass listing to this file.")] = None,
@@ -455,9 +455,7 @@ def sanitize_cmd(
     device: DeviceOpt = 0,
     variant: Annotated[str | None, typer.Option(
         help="One variant of the one stage named (default: every variant).")] = None,
-    define: Annotated[list[str] | None, typer.Option(
-        help="NAME=V: the build with this -D value, as bench --define compiles it (repeat "
-             "for more macros; one value each; one stage).")] = None,
+    define: BuildDefine = None,
 ) -> None:
     """Run compute-sanitizer over every stage and variant at batch 1, 3 and 9, in_f 1, 5, 130
     and 3584, and at the stage's own sanitize_shapes; exit 1 on any error."""
