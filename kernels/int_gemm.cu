@@ -15,7 +15,8 @@
 // rounding per group promotion, K / 128 of them summed sequentially, plus the epilogue's).
 //
 // Epilogue (IG_TMA_STORE=1): each consumer warpgroup writes its 64 x 128 results to a shared
-// buffer 64 columns at a time and one of its threads stores them with TMA bulk tensor stores.
+// buffer (all 128 columns at once, or with IG_OUT_FULL=0 64 at a time) and one of its threads
+// stores them with TMA bulk tensor stores.
 // Design (warp-specialised, persistent):
 //   CTA tile 128 x 128, K tile 128 (one group), IG_STAGES-deep smem ring of
 //   {A 16 KB, B 16 KB, 128 scales}. 384 threads: warpgroup 0 is the producer (warp 0: lane 0
@@ -34,8 +35,9 @@
 // Launch: grid (num_ctas, 1, 1), block (384, 1, 1), dynamic smem = int_gemm_wgmma_smem
 // (read it from the module), after raising MAX_DYNAMIC_SHARED_SIZE_BYTES to it.
 // Parameters: three CUtensorMaps by value (q: uint8 2D {K, M}, box {128, 128}; w: {K, N}, box
-// {128, 128 / IG_CLUSTER_M}; out: fp32 {N, M}, box {32, 64}; all SWIZZLE_128B), then pointers
-// and sizes. The CUtensorMaps are 128-byte aligned in the parameter bank, so ptxas does not
+// {128, 128 / IG_CLUSTER_M}; out: fp32 {N, M}, box {32, 64}, the module's
+// int_gemm_wgmma_out_box as {rows, columns}; all SWIZZLE_128B), then pointers and sizes. The
+// CUtensorMaps are 128-byte aligned in the parameter bank, so ptxas does not
 // put the first one at offset 0: a launcher that packs the arguments itself (PyCUDA's
 // func(*args) does, from offset 0) must lay out the buffer from cuFuncGetParamInfo's
 // offsets, not naturally.
@@ -43,12 +45,21 @@
 #include "igemm_sm90.cuh"
 
 // How a tile's results reach out: 1, each consumer warpgroup writes them (vth and bias
-// applied) to a 16 KB shared buffer, 64 columns at a time, and one thread stores them with a
-// TMA bulk tensor store that drains while the next tile's K loop runs; 0, every thread
-// stores its own with 32 global stores at the tile's end, which the warps wait on
-// (kernels/NOTES.md). The buffer takes the room of a ring stage: 5 stages, not 6.
+// applied) to a shared buffer (IG_OUT_FULL) and one thread stores them with TMA bulk tensor
+// stores that drain while the next tile's K loop runs; 0, every thread stores its own with
+// 32 global stores at the tile's end, which the warps wait on (kernels/NOTES.md). The
+// buffers take the room of a ring stage: 5 stages, not 6.
 #ifndef IG_TMA_STORE
 #define IG_TMA_STORE 1
+#endif
+// With IG_TMA_STORE=1: 1, each consumer warpgroup's buffer is 32 KB and holds its whole
+// 64 x 128 result, stored with four box stores in one bulk group, so the only wait for the
+// TMA to have read the buffer falls at the next tile's epilogue, a K loop later; 0, 16 KB
+// filled twice a tile, the second fill waiting for the TMA to have read the first. The
+// 64 KB of buffers and 5 stages fit the 227 KB only without the 1024-byte alignment slack:
+// the layout then starts at the dynamic buffer's own (1024-aligned) base.
+#ifndef IG_OUT_FULL
+#define IG_OUT_FULL 1
 #endif
 #ifndef IG_STAGES
 #if IG_TMA_STORE
@@ -154,18 +165,33 @@ constexpr int CS = CM * CN;  // CTAs a cluster: rank = mi + CM ni
 constexpr int A_BYTES = BM * BK;          // 16 KB
 constexpr int B_BYTES = BN * BK;          // 16 KB
 constexpr int SC_BYTES = BN * 4;          // 512 B
+// IG_TMA_STORE: each consumer warpgroup's staging buffer, 64 rows x 128 columns of fp32
+// (IG_OUT_FULL) or 64 of them, as 64 x 32 boxes of 8 KB (a row of a box is 128 bytes, the
+// TMA's swizzle span), 1024-aligned for that 128-byte swizzle.
+constexpr int OUT_BOX_ROWS = 64, OUT_BOX_COLS = 32;
+constexpr int OUT_BOX_BYTES = OUT_BOX_ROWS * OUT_BOX_COLS * 4;
+constexpr bool OUT_FULL = IG_TMA_STORE && IG_OUT_FULL;
+constexpr int OUT_PASSES = OUT_FULL ? 1 : 2;   // buffer fills a tile takes
+constexpr int OUT_BOXES = 4 / OUT_PASSES;      // boxes a warpgroup's buffer holds
+constexpr int OUT_BYTES = IG_TMA_STORE ? 2 * OUT_BOXES * OUT_BOX_BYTES : 0;
+// OUT_FULL puts the buffers right after the tiles, which leaves them 1024-aligned without
+// padding, and the scales and barriers last.
 constexpr int OFF_A = 0;
 constexpr int OFF_B = OFF_A + STAGES * A_BYTES;
-constexpr int OFF_SC = OFF_B + STAGES * B_BYTES;
+constexpr int OFF_SC = OFF_B + STAGES * B_BYTES + (OUT_FULL ? OUT_BYTES : 0);
 constexpr int OFF_FULL = OFF_SC + STAGES * SC_BYTES;
 constexpr int OFF_EMPTY = OFF_FULL + STAGES * 8;
-// IG_TMA_STORE: each consumer warpgroup's staging buffer, 64 rows x 64 columns of fp32 as two
-// 64 x 32 boxes of 8 KB, 1024-aligned for the TMA's 128-byte swizzle.
-constexpr int OUT_BOX_BYTES = 64 * 32 * 4;
-constexpr int OUT_BYTES = IG_TMA_STORE ? 2 * 2 * OUT_BOX_BYTES : 0;
-constexpr int OFF_OUT = (OFF_EMPTY + STAGES * 8 + 1023) / 1024 * 1024;
-constexpr int SMEM_USED = IG_TMA_STORE ? OFF_OUT + OUT_BYTES : OFF_EMPTY + STAGES * 8;
-constexpr int SMEM_ALLOC = SMEM_USED + 1024;  // slack to align the base to 1024 (SW128)
+constexpr int OFF_OUT = OUT_FULL ? OFF_B + STAGES * B_BYTES
+                                 : (OFF_EMPTY + STAGES * 8 + 1023) / 1024 * 1024;
+constexpr int SMEM_USED = IG_TMA_STORE && !OUT_FULL ? OFF_OUT + OUT_BYTES : OFF_EMPTY + STAGES * 8;
+// Slack to align the base to 1024 (SW128), but for OUT_FULL, whose 5 stages and 64 KB of
+// buffers leave no room for it: that build relies on the dynamic buffer's own alignment.
+constexpr int SMEM_ALLOC = SMEM_USED + (OUT_FULL ? 0 : 1024);
+static_assert(OUT_BOX_COLS * 4 == 128 && OUT_BOX_ROWS == 64,
+              "a box is a warpgroup's 64 rows of 128 bytes (the epilogue's swizzle)");
+static_assert(A_BYTES % 1024 == 0 && B_BYTES % 1024 == 0 && OFF_B % 1024 == 0 &&
+              OFF_OUT % 1024 == 0 && OUT_BOX_BYTES % 1024 == 0,
+              "tiles and out boxes 1024-aligned (SW128)");
 constexpr int THREADS = 384;
 [[maybe_unused]] constexpr int CONSUMER_WARPS = 8;
 [[maybe_unused]] constexpr int HANDOVER = IG_PINGPONG ? IG_HANDOVER : 0;
@@ -220,6 +246,9 @@ struct TileCoord {
 }  // namespace
 
 extern "C" __constant__ int int_gemm_wgmma_smem = SMEM_ALLOC;
+// The box of the out tensor map (rows, fp32 columns), which the epilogue's shared-memory
+// layout assumes (with the 128-byte swizzle).
+extern "C" __constant__ int int_gemm_wgmma_out_box[2] = {OUT_BOX_ROWS, OUT_BOX_COLS};
 // BM, BN, BK, stages, cluster size along M, threads, overlap, cluster size along N, grid
 extern "C" __constant__ int int_gemm_wgmma_config[9] = {BM, BN, BK, STAGES, CM, THREADS,
                                                         IG_OVERLAP, CN, IG_GRID};
@@ -240,7 +269,19 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     extern __shared__ __align__(1024) uint8_t smem_raw[];
     const uint32_t raw_addr = igemm::smem_u32(smem_raw);
+#if IG_TMA_STORE && IG_OUT_FULL
+    // No slack to align with (SMEM_ALLOC): smem_raw is the kernel's only shared variable, so
+    // its __align__(1024) holds; if it ever does not, the swizzled tiles would be read wrong,
+    // so stop here instead. The address is hidden from the front end, which would take the
+    // declared alignment as given and drop the test; ptxas, which places the buffer at a
+    // fixed address, then decides it (no instruction where the placement is aligned).
+    uint32_t placed = raw_addr;
+    igemm::opaque(placed);
+    if (placed & 1023) asm volatile("trap;");
+    uint8_t* smem = smem_raw;
+#else
     uint8_t* smem = smem_raw + ((1024 - (raw_addr & 1023)) & 1023);
+#endif
     const uint32_t sbase = igemm::smem_u32(smem);
     uint64_t* full = reinterpret_cast<uint64_t*>(smem + OFF_FULL);
     uint64_t* empty = reinterpret_cast<uint64_t*>(smem + OFF_EMPTY);
@@ -288,6 +329,8 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
             if (lane == 0) {
                 cute::prefetch_tma_descriptor(reinterpret_cast<const cute::TmaDescriptor*>(&tmap_q));
                 cute::prefetch_tma_descriptor(reinterpret_cast<const cute::TmaDescriptor*>(&tmap_w));
+                if constexpr (IG_TMA_STORE)
+                    cute::prefetch_tma_descriptor(reinterpret_cast<const cute::TmaDescriptor*>(&tmap_out));
             }
             int s = 0;
             uint32_t ph = 0;
@@ -347,6 +390,7 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
         cutlass::arch::warpgroup_reg_alloc<IG_CONSUMER_REGS>();
         const int c = wg - 1;                 // which 64-row half of the tile
         const int wq = warp % 4;              // warp within the warpgroup
+        [[maybe_unused]] const int wtid = tid - 128 * wg;  // thread within the warpgroup
         const uint64_t desc_a0 = igemm::desc_kmajor_sw128(sbase + OFF_A + c * 64 * BK);
         const uint64_t desc_b0 = igemm::desc_kmajor_sw128(sbase + OFF_B);
         // Only the low word (start address) of a descriptor moves from stage to stage and
@@ -437,11 +481,13 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
             // Stage st is read: free it.
             auto release = [&](int st) {
                 __syncwarp();
-                if (IG_LEAN && lane == 0) {
-                    const uint32_t off = 8 * static_cast<uint32_t>(st);
-                    igemm::mbar_arrive(empty_a + off);
-                    if constexpr (CN == 2) igemm::mbar_arrive_cluster(peer_a + off);
-                    if constexpr (CM == 2) igemm::mbar_arrive_cluster(peer_b + off);
+                if constexpr (IG_LEAN) {
+                    if (lane == 0) {
+                        const uint32_t off = 8 * static_cast<uint32_t>(st);
+                        igemm::mbar_arrive(empty_a + off);
+                        if constexpr (CN == 2) igemm::mbar_arrive_cluster(peer_a + off);
+                        if constexpr (CM == 2) igemm::mbar_arrive_cluster(peer_b + off);
+                    }
                 } else if (lane == 0) {
                     if (CS == 1) {
                         igemm::Barrier::arrive(&empty[st]);
@@ -602,24 +648,25 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
             const float vth1 = row1 < M ? __ldg(vth + row1) : 0.0f;
             const float* bp = bias + tc.n0 + 2 * (lane & 3);
 #if IG_TMA_STORE
-            // Two halves of 64 columns through the warpgroup's buffer. Thread (wq, lane) holds
-            // rows r = wq 16 + lane / 4 and r + 8 of the warpgroup's 64, columns 8 i + 2 (lane
-            // % 4) + {0, 1}; in a 64 x 32 box, row r's 128 bytes have their 16-byte chunks in
-            // the order chunk ^ (r % 8) (CU_TENSOR_MAP_SWIZZLE_128B), so a warp's eight rows
-            // write different banks.
+            // The 128 columns through the warpgroup's buffer in OUT_PASSES fills of OUT_BOXES
+            // 32-column boxes. Thread (wq, lane) holds rows r = wq 16 + lane / 4 and r + 8 of
+            // the warpgroup's 64, columns 8 i + 2 (lane % 4) + {0, 1}; in a 64 x 32 box, row
+            // r's 128 bytes have their 16-byte chunks in the order chunk ^ (r % 8)
+            // (CU_TENSOR_MAP_SWIZZLE_128B), so a warp's eight rows write different banks.
             {
-                const int wtid = tid - 128 * wg;  // 0..127 within the warpgroup
-                const uint32_t buf = sbase + OFF_OUT + c * (2 * OUT_BOX_BYTES);
+                constexpr int BLOCKS = 4 * OUT_BOXES;  // 8-column blocks i a fill holds
+                const uint32_t buf = sbase + OFF_OUT + c * (OUT_BOXES * OUT_BOX_BYTES);
                 const int r0 = wq * 16 + lane / 4;
                 const uint32_t sw = static_cast<uint32_t>(lane / 4);  // r0 % 8 == (r0 + 8) % 8
 #pragma unroll
-                for (int h = 0; h < 2; ++h) {
-                    // The buffer is free once the TMA has read what it stored from it last.
+                for (int h = 0; h < OUT_PASSES; ++h) {
+                    // The buffer is free once the TMA has read what it stored from it last
+                    // (with one fill a tile, the previous tile's stores, long since read).
                     if (wtid == 0) cute::tma_store_wait<0>();
                     bar_sync_out(c);
 #pragma unroll
-                    for (int j = 0; j < 8; ++j) {
-                        const int i = 8 * h + j;
+                    for (int j = 0; j < BLOCKS; ++j) {
+                        const int i = BLOCKS * h + j;
                         const float2 b = __ldg(reinterpret_cast<const float2*>(bp + 8 * i));
                         const uint32_t chunk = static_cast<uint32_t>(2 * (j % 4) + (lane & 3) / 2);
                         const uint32_t at = buf + (j / 4) * OUT_BOX_BYTES + ((chunk ^ sw) << 4) +
@@ -631,11 +678,14 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
                     }
                     cute::tma_store_fence();  // the writes, visible to the TMA (async proxy)
                     bar_sync_out(c);
-                    if (wtid == 0) {  // rows past M are clipped by the TMA
-                        const int col = tc.n0 + 64 * h, row = tc.m0 + c * 64;
+                    if (wtid == 0) {  // rows past M are clipped by the TMA; one bulk group a fill
+                        const int col = tc.n0 + 8 * BLOCKS * h, row = tc.m0 + c * 64;
                         cute::SM90_TMA_STORE_2D::copy(&tmap_out, smem + (buf - sbase), col, row);
-                        cute::SM90_TMA_STORE_2D::copy(&tmap_out, smem + (buf - sbase) + OUT_BOX_BYTES,
-                                                      col + 32, row);
+#pragma unroll
+                        for (int b = 1; b < OUT_BOXES; ++b)
+                            cute::SM90_TMA_STORE_2D::copy(&tmap_out,
+                                                          smem + (buf - sbase) + b * OUT_BOX_BYTES,
+                                                          col + OUT_BOX_COLS * b, row);
                         cute::tma_store_arrive();
                     }
                 }
@@ -662,7 +712,7 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
 #endif
 #if IG_TMA_STORE
         // The last tile's stores, complete (not only read from shared memory) before exit.
-        if (tid - 128 * wg == 0) igemm::bulk_wait_all();
+        if (wtid == 0) igemm::bulk_wait_all();
 #endif
     }
 
@@ -777,3 +827,60 @@ int_gemm_general(const igemm_q_t* __restrict__ q, const signed char* __restrict_
         q, w_q, scale, vth, bias, M, N, K, G, splits, ws, counters, out);
 }
 
+
+// ---------------------------------------------------------------------------------------
+// The small-M paths on a TMA ring (int_gemm_stream1: M <= 8; int_gemm_stream: M <= 16), for
+// int8 q, G = 128 and K % 16 == 0: the weights streamed by TMA, the units shared evenly over
+// a persistent grid (common/igemm_stream.cuh). IGS_STREAM=0 keeps the launch on the
+// register-fed small kernels above for the same shapes (the host reads the choice from
+// int_gemm_stream_config), so the two can be timed side by side.
+#include "igemm_stream.cuh"
+#ifndef IGS_STREAM
+#define IGS_STREAM 1
+#endif
+// Groups a unit (1, 2 or 4: the 128-byte pieces of each weight row a unit takes) and units
+// in flight an SM. Two groups a unit measured 10 % faster than one on 18944 x 3584; the
+// depth did not matter from 64 KB of weights in flight an SM to 160 KB (kernels/NOTES.md).
+#ifndef IGT_GROUPS
+#define IGT_GROUPS 2
+#endif
+#ifndef IGT_STAGES
+#define IGT_STAGES (16 / IGT_GROUPS)
+#endif
+static_assert(IGT_GROUPS == 1 || IGT_GROUPS == 2 || IGT_GROUPS == 4, "IGT_GROUPS: 1, 2 or 4");
+static_assert(igemm::StreamSmem<2, IGT_STAGES, IGT_GROUPS>::ALLOC <= 232448,
+              "the stream kernels' ring does not fit an SM's shared memory");
+
+// On, threads, shared memory of stream1 and of stream, groups a unit.
+extern "C" __constant__ int int_gemm_stream_config[5] = {
+    IGS_STREAM, igemm::ST_THREADS, igemm::StreamSmem<1, IGT_STAGES, IGT_GROUPS>::ALLOC,
+    igemm::StreamSmem<2, IGT_STAGES, IGT_GROUPS>::ALLOC, IGT_GROUPS};
+
+// grid (P, 1, 1), P <= min(units, ST_MAX_CTAS) (one CTA an SM; units: ceil(N / 64) x
+// ceil(K / (128 IGT_GROUPS))); block ST_THREADS; dynamic
+// shared memory from int_gemm_stream_config. tmap_w: w_q uint8 {K, N}, box {128, 64};
+// tmap_q: q {K, M}, box {128, 8} (stream1) or {128, 16} (stream); SWIZZLE_128B. ws: P 64
+// 8 MT floats; counters: ceil(N / 64) words, zero before the first launch.
+extern "C" __global__ void __launch_bounds__(igemm::ST_THREADS, 1)
+int_gemm_stream1(const __grid_constant__ CUtensorMap tmap_w,
+                 const __grid_constant__ CUtensorMap tmap_q, const float* __restrict__ scale,
+                 const float* __restrict__ vth, const float* __restrict__ bias,
+                 float* __restrict__ ws, unsigned int* __restrict__ counters,
+                 float* __restrict__ out, int M, int N, int K) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL) && Q_WIDE == 0
+    igemm::stream_kernel<1, IGT_STAGES, IGT_GROUPS>(&tmap_w, &tmap_q, scale, vth, bias, ws, counters, out,
+                                        M, N, K);
+#endif
+}
+
+extern "C" __global__ void __launch_bounds__(igemm::ST_THREADS, 1)
+int_gemm_stream(const __grid_constant__ CUtensorMap tmap_w,
+                const __grid_constant__ CUtensorMap tmap_q, const float* __restrict__ scale,
+                const float* __restrict__ vth, const float* __restrict__ bias,
+                float* __restrict__ ws, unsigned int* __restrict__ counters,
+                float* __restrict__ out, int M, int N, int K) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL) && Q_WIDE == 0
+    igemm::stream_kernel<2, IGT_STAGES, IGT_GROUPS>(&tmap_w, &tmap_q, scale, vth, bias, ws, counters, out,
+                                        M, N, K);
+#endif
+}

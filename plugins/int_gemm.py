@@ -3,11 +3,13 @@
 
 Each group sum is an integer dot product, exact in int32; only its promotion to float (times
 the group's scale, into an fp32 accumulator) and the epilogue round. The launch picks the
-kernel by shape: ``int_gemm_small1`` for M <= 8 and ``int_gemm_small`` for M <= 16
-(memory-bound on the weights: mma.sync with the weights streamed from DRAM and prefetched to
-L2 ahead, split-K with a deterministic reduction),
-``int_gemm_wgmma`` where N and K are multiples of 128 and G is 128 (Hopper wgmma fed by TMA,
-warp-specialised, persistent, CTA pairs sharing B), ``int_gemm_general`` for every other shape.
+kernel by shape. At M <= 16 the layer is a read of the weights: ``int_gemm_stream1`` (M <= 8)
+and ``int_gemm_stream`` (M <= 16) for int8 q and G = 128 (the weights by TMA into a deep
+shared-memory ring, the units spread evenly over a persistent grid, mma.sync); else
+``int_gemm_small1`` and ``int_gemm_small`` (the weights streamed into registers and
+prefetched to L2 ahead, split-K with a deterministic reduction). ``int_gemm_wgmma`` where N
+and K are multiples of 128 and G is 128 (Hopper wgmma fed by TMA, warp-specialised,
+persistent, CTA pairs sharing B), ``int_gemm_general`` for every other shape.
 The ``int8`` variant takes q as int8 (the activations of families whose q fits); ``wide``
 takes q as int32 (|q| < 2^23) and splits it into byte planes in the load, so every family fits.
 
@@ -35,9 +37,8 @@ TILE = 128
 #: multiple of TILE times this (a build with IG_CLUSTER_N=2 needs N % 256 == 0, as 18944
 #: and 3584 are).
 CLUSTER_N = 1
-#: The box of the wgmma path's out stores (rows x fp32 columns: 128 bytes, the swizzle span).
-OUT_BOX_ROWS, OUT_BOX_COLS = 64, 32
-#: The swizzle the kernel's shared-memory layout of those boxes assumes (bytes).
+#: The swizzle the kernel's shared-memory layout of its out boxes assumes (bytes); the box
+#: itself (rows x fp32 columns, 128 bytes a row) is the module's ``int_gemm_wgmma_out_box``.
 OUT_SWIZZLE = 128
 #: The small paths take up to this many rows (8 IGS_MT: the module's MT of 1 and of 2).
 SMALL1_M = 8
@@ -45,6 +46,13 @@ SMALL_M = 16
 #: Warps a block of each small kernel (the module's IGS1_WARPS and IGS_WARPS): 16 weight
 #: rows a warp.
 SMALL_WARPS = {"small1": 4, "small": 8}
+#: The stream paths' q tiles of 8 rows (M <= 8 and M <= 16), weight rows a unit, and the
+#: most CTAs their workspace holds (restated from common/igemm_stream.cuh's ST_ROWS and
+#: ST_MAX_CTAS: the workspace is sized before anything is compiled; validation and
+#: compute-sanitizer catch a disagreement).
+STREAM_MT = {"stream1": 1, "stream": 2}
+STREAM_ROWS = 64
+STREAM_MAX_CTAS = 256
 #: Most splits of K the small and general paths use (whole groups each).
 MAX_SPLITS = 16
 #: Tiles a general launch should have in flight before it splits K (the tuning runs').
@@ -61,9 +69,13 @@ def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def path(p: Point) -> str:
-    """The kernel a point runs on: ``small1``, ``small``, ``wgmma`` or ``general``."""
+def path(p: Point, stream: bool = True) -> str:
+    """The kernel a point runs on: ``stream1``, ``stream``, ``small1``, ``small``, ``wgmma``
+    or ``general``. ``stream``: whether the module takes the TMA-ring small paths where they
+    apply (its ``IGS_STREAM``; else the register-fed ones)."""
     m, n, k, g = (int(p[a]) for a in ("batch", "out_f", "in_f", "group_size"))
+    if stream and m <= SMALL_M and p["q_type"] == "int8" and g == TILE and k % 16 == 0:
+        return "stream1" if m <= SMALL1_M else "stream"
     if m <= SMALL_M and k % 16 == 0 and g % 128 == 0:
         return "small1" if m <= SMALL1_M else "small"
     if p["q_type"] == "int8" and n % (TILE * CLUSTER_N) == 0 and k % TILE == 0 and g == TILE:
@@ -102,12 +114,16 @@ def general_splits(m: int, n: int, k: int, g: int, bm: int, bn: int) -> int:
     return min(splits, ng)
 
 
-def plan(p: Point) -> dict[str, Any]:
+def plan(p: Point, stream: bool = True) -> dict[str, Any]:
     """The launch of a point: kernel, grid, splits and the workspace it needs. The small
-    and general paths' tiles are the module's defaults (int_gemm.cu)."""
+    and general paths' tiles are the module's defaults (int_gemm.cu); the stream paths' grid
+    is the device's, so only their workspace is planned here (for the most CTAs they take)."""
     m, n, k, g = (int(p[a]) for a in ("batch", "out_f", "in_f", "group_size"))
     qp = 1 if p["q_type"] == "int8" else 3
-    kind = path(p)
+    kind = path(p, stream)
+    if kind in STREAM_MT:
+        return {"kind": kind, "splits": 1, "counters": _cdiv(n, STREAM_ROWS),
+                "ws": STREAM_MAX_CTAS * STREAM_ROWS * 8 * STREAM_MT[kind]}
     if kind in SMALL_WARPS:
         mt, rows = (1 if kind == "small1" else 2), SMALL_WARPS[kind] * 16  # warps * NT * 16
         splits = small_splits(n, k, g, mt, rows, qp)
@@ -167,9 +183,11 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
         # B's over its column (cm), each multicast to the CTAs that use it.
         tq = launch.tensor_map(bufs["q"], np.int8, m, k, TILE // cn, TILE)
         tw = launch.tensor_map(bufs["w_q"], np.int8, n, k, TILE // cm, TILE)
-        # out as the TMA stores it (IG_TMA_STORE): 64-row x 32-column fp32 boxes, swizzled as
-        # the kernel lays them out in shared memory; a build without it ignores the map.
-        to = launch.tensor_map(bufs["out"], np.float32, m, n, OUT_BOX_ROWS, OUT_BOX_COLS,
+        # out as the TMA stores it (IG_TMA_STORE): fp32 boxes of the module's shape (64 rows x
+        # 32 columns), swizzled as the kernel lays them out in shared memory; a build without
+        # it ignores the map.
+        box_rows, box_cols = (int(x) for x in launch.constant("int_gemm_wgmma_out_box", 2))
+        to = launch.tensor_map(bufs["out"], np.float32, m, n, box_rows, box_cols,
                                swizzle=OUT_SWIZZLE)
         if n % (TILE * cn):  # a -D IG_CLUSTER_N=2 build at an N the path rule let through
             raise BadInput(f"int_gemm_wgmma built with clusters of {cn} along N needs N "
@@ -184,6 +202,13 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
                bufs["bias"], bufs["out"], np.int32(m), np.int32(n), np.int32(k), np.int32(8),
                shared=smem)
         return
+    if pl["kind"] in STREAM_MT:
+        on, threads, smem1, smem2, groups = (
+            int(x) for x in launch.constant("int_gemm_stream_config", 5))
+        if on:
+            _enqueue_stream(launch, bufs, m, n, k, pl["kind"], threads, (smem1, smem2), groups)
+            return
+        pl = plan(p, stream=False)
     name = f"int_gemm_{pl['kind']}"
     threads = 32 * SMALL_WARPS.get(pl["kind"], 4)  # the general kernel: 2 x 2 warps
     launch(name, pl["grid"], (threads, 1, 1), bufs["q"], bufs["w_q"], bufs["scale"],
@@ -192,12 +217,31 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
            shared=pl["smem"])
 
 
+def _enqueue_stream(launch: Launcher, bufs: Mapping[str, Any], m: int, n: int, k: int,
+                    kind: str, threads: int, smem: tuple[int, int], groups: int) -> None:
+    """A stream path's launch: one CTA an SM, no more than the units (``groups`` groups of
+    one 64-row tile each: a CTA without one would stall the kernel) nor than the workspace
+    holds; the weights and q as tensor maps of 128-byte swizzled boxes."""
+    mt = STREAM_MT[kind]
+    tw = launch.tensor_map(bufs["w_q"], np.int8, n, k, STREAM_ROWS, TILE)
+    tq = launch.tensor_map(bufs["q"], np.int8, m, k, 8 * mt, TILE)
+    units = _cdiv(n, STREAM_ROWS) * _cdiv(_cdiv(k, TILE), max(1, groups))
+    grid = (max(1, min(launch.sm_count, STREAM_MAX_CTAS, units)), 1, 1)
+    launch(f"int_gemm_{kind}", grid, (threads, 1, 1), tw, tq, bufs["scale"], bufs["vth"],
+           bufs["bias"], bufs["ws"], bufs["counters"], bufs["out"], np.int32(m), np.int32(n),
+           np.int32(k), shared=smem[mt - 1])
+
+
 def workspace(p: Point) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
-    """Split-K partial sums and the tickets of their reduction (zeros between runs)."""
-    pl = plan(p)
-    ws = pl["splits"] * int(p["batch"]) * int(p["out_f"]) if pl["splits"] > 1 else 1
+    """Split-K partial sums and the tickets of their reduction (zeros between runs), enough
+    for either small path (the module chooses: ``IGS_STREAM``)."""
+    ws, counters = 1, 1
+    for pl in (plan(p), plan(p, stream=False)):
+        ws = max(ws, pl.get("ws", pl["splits"] * int(p["batch"]) * int(p["out_f"])
+                            if pl["splits"] > 1 else 1))
+        counters = max(counters, pl["counters"])
     return {"ws": ((ws,), np.dtype(np.float32)),
-            "counters": ((pl["counters"],), np.dtype(np.uint32))}
+            "counters": ((counters,), np.dtype(np.uint32))}
 
 
 def bytes_moved(p: Point) -> int:
@@ -280,7 +324,8 @@ def _variant(name: str, q_type: str, wide: str, help: str, fams: tuple[str, ...]
 
 STAGE = Stage(
     name="int_gemm",
-    entry_points=("int_gemm_wgmma", "int_gemm_small1", "int_gemm_small", "int_gemm_general"),
+    entry_points=("int_gemm_wgmma", "int_gemm_stream1", "int_gemm_stream", "int_gemm_small1",
+                  "int_gemm_small", "int_gemm_general"),
     description="exact integer GEMM with group scales on the tensor cores "
                 "(small-M, wgmma and general paths by shape)",
     axes=(
@@ -304,10 +349,12 @@ STAGE = Stage(
     tolerances={"out": NormRel(1e-6, "exact int32 group sums; one fp32 rounding per group "
                                      "promotion and in the epilogue (SPEC: 1e-6 here)")},
     cases=(
-        {"batch": 1, "out_f": 384, "in_f": 1024},          # small1, split K
-        {"batch": 16, "out_f": 200, "in_f": 3584},         # small, N not a tile multiple
-        {"batch": 5, "out_f": 100, "in_f": 3584},          # small1, N not a tile multiple
-        {"batch": 9, "out_f": 3584, "in_f": 1024},         # small, one split
+        {"batch": 1, "out_f": 384, "in_f": 1024},          # stream1: every tile shared
+        {"batch": 16, "out_f": 200, "in_f": 3584},         # stream, N not a tile multiple
+        {"batch": 5, "out_f": 100, "in_f": 3584},          # stream1, N not a tile multiple
+        {"batch": 9, "out_f": 3584, "in_f": 1024},         # stream: runs of 3-4 units
+        {"batch": 3, "out_f": 9000, "in_f": 1040},         # stream1: K % 128 != 0, long runs
+        {"batch": 12, "out_f": 384, "in_f": 1024, "group_size": 256},  # small, split K
         {"batch": 77, "out_f": 256, "in_f": 512},          # wgmma, M not a tile multiple
         {"batch": 300, "out_f": 512, "in_f": 1024},        # wgmma, several tiles each way
         {"batch": 200, "out_f": 384, "in_f": 1024},        # wgmma: 3 column tiles
@@ -321,7 +368,10 @@ STAGE = Stage(
                    "out_f": (18944, 3584)},
     # The wgmma path (N and K multiples of 128) under compute-sanitizer: two M tiles, the
     # second mostly past M (TMA zero-fill, rows not stored), two N tiles, three K tiles.
-    sanitize_shapes=({"batch": 130, "out_f": 256, "in_f": 384},),
+    # The stream paths too: a K tail, a row tail, tiles shared between CTAs, M < 8 and > 8.
+    sanitize_shapes=({"batch": 130, "out_f": 256, "in_f": 384},
+                     {"batch": 3, "out_f": 200, "in_f": 1040},
+                     {"batch": 13, "out_f": 9000, "in_f": 1040}),
     variants=(
         _variant("int8", "int8", "0", "q as int8 (families whose q fits int8)",
                  ("normal", "ramp")),

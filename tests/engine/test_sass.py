@@ -15,6 +15,10 @@ from harness.errors import BadInput
 WGMMA_REMOVED = """
         Function : int_gemm_general
         /*0000*/                   IMMA.16832.S8.S8 R92, R80.ROW, R88.COL, R92 ;
+        Function : int_gemm_stream1
+        /*0000*/                   IMMA.16832.S8.S8 R92, R80.ROW, R88.COL, R92 ;
+        Function : int_gemm_stream
+        /*0000*/                   IMMA.16832.S8.S8 R92, R80.ROW, R88.COL, R92 ;
         Function : int_gemm_small1
         /*0000*/                   IMMA.16832.S8.S8 R92, R80.ROW, R88.COL, R92 ;
         Function : int_gemm_small

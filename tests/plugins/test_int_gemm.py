@@ -20,11 +20,31 @@ def _mod():  # type: ignore[no-untyped-def]
     return sys.modules["harness_plugin_int_gemm"]
 
 
+class _Module(RecordingLauncher):
+    """The module's stream configuration: on or off (IGS_STREAM), 160 threads, the shared
+    memory of stream1 and of stream, two groups a unit."""
+
+    def __init__(self, stream: int = 1) -> None:
+        super().__init__(256)
+        self.stream = stream
+
+    def constant(self, name: str, count: int = 1) -> np.ndarray:
+        if name == "int_gemm_stream_config":
+            return np.array([self.stream, 160, 150000, 170000, 2][:count], dtype=np.int32)
+        return super().constant(name, count)
+
+
+_BUFS = ("q", "w_q", "scale", "vth", "bias", "out", "ws", "counters")
+
+
 @pytest.mark.parametrize(("point", "kind"), [
-    ({"batch": 1, "out_f": 18944, "in_f": 3584}, "small1"),
-    ({"batch": 8, "out_f": 3584, "in_f": 3584}, "small1"),
-    ({"batch": 9, "out_f": 3584, "in_f": 3584}, "small"),
-    ({"batch": 16, "out_f": 3584, "in_f": 18944}, "small"),
+    ({"batch": 1, "out_f": 18944, "in_f": 3584}, "stream1"),
+    ({"batch": 8, "out_f": 3584, "in_f": 3584}, "stream1"),
+    ({"batch": 9, "out_f": 3584, "in_f": 3584}, "stream"),
+    ({"batch": 16, "out_f": 3584, "in_f": 18944}, "stream"),
+    ({"batch": 3, "out_f": 100, "in_f": 1040}, "stream1"),
+    ({"batch": 12, "out_f": 3584, "in_f": 3584, "group_size": 256}, "small"),
+    ({"batch": 4, "out_f": 3584, "in_f": 3584, "group_size": 384}, "small1"),
     ({"batch": 17, "out_f": 3584, "in_f": 3584}, "wgmma"),
     ({"batch": 8192, "out_f": 18944, "in_f": 3584}, "wgmma"),
     ({"batch": 64, "out_f": 3584, "in_f": 3584, "group_size": 64}, "general"),
@@ -34,19 +54,66 @@ def _mod():  # type: ignore[no-untyped-def]
 def test_the_shape_picks_the_kernel(st, point, kind) -> None:  # type: ignore[no-untyped-def]
     p = st.point(st.variant("int8"), **point)
     assert _mod().path(p) == kind
-    launch = RecordingLauncher(256)
-    st.enqueue(launch, {n: 0 for n in ("q", "w_q", "scale", "vth", "bias", "out", "ws",
-                                       "counters")}, p, st.variant("int8"))
+    launch = _Module()
+    st.enqueue(launch, {n: 0 for n in _BUFS}, p, st.variant("int8"))
     assert launch.names == [f"int_gemm_{kind}"]
 
 
 def test_the_wide_variant_never_takes_the_int8_tensor_map_path(st) -> None:  # type: ignore[no-untyped-def]
     p = st.point(st.variant("wide"), batch=8192, out_f=18944, in_f=3584)
     assert p["q_type"] == "int32" and _mod().path(p) == "general"
+    small = st.point(st.variant("wide"), batch=4, out_f=18944, in_f=3584)
+    assert _mod().path(small) == "small1"
+
+
+@pytest.mark.parametrize(("batch", "kind", "mt"), [(1, "stream1", 1), (8, "stream1", 1),
+                                                   (9, "stream", 2), (16, "stream", 2)])
+def test_a_stream_launch_is_one_cta_an_sm_with_its_own_q_tile(st, batch, kind, mt) -> None:  # type: ignore[no-untyped-def]
+    """One CTA an SM (never more than the units), the module's threads and shared memory,
+    and q read in tiles of 8 or 16 rows: the kernel's MMA takes 8 mt rows."""
+    maps: list[tuple[int, ...]] = []
+
+    class Maps(_Module):
+        def tensor_map(self, buf, dtype, rows, cols, box_rows, box_cols, swizzle=128):  # type: ignore[no-untyped-def]
+            maps.append((rows, cols, box_rows, box_cols, swizzle))
+            return super().tensor_map(buf, dtype, rows, cols, box_rows, box_cols, swizzle)
+
+    # 296 x 14 units of two groups; 2 x 1; 2 x 2 (the last unit's second group past K)
+    for n, k, ctas in ((18944, 3584, 132), (128, 256, 2), (128, 384, 4)):
+        maps.clear()
+        p = st.point(st.variant("int8"), batch=batch, out_f=n, in_f=k)
+        launch = Maps()
+        st.enqueue(launch, {b: 0 for b in _BUFS}, p, st.variant("int8"))
+        name, grid, block, _, shared = launch.calls[0]
+        assert (name, grid, block) == (f"int_gemm_{kind}", (ctas, 1, 1), (160, 1, 1))
+        assert shared == (150000, 170000)[mt - 1]
+        assert maps == [(n, k, 64, 128, 128), (batch, k, 8 * mt, 128, 128)]
+
+
+def test_the_stream_workspace_holds_a_partial_a_cta(st) -> None:  # type: ignore[no-untyped-def]
+    """A CTA leaves a partial where its run starts inside a tile: 256 slots of 64 rows x
+    8 mt columns, and a count a row tile; enough for the register-fed kernels too."""
+    for batch, mt in ((1, 1), (16, 2)):
+        p = st.point(st.variant("int8"), batch=batch, out_f=18944, in_f=3584)
+        ws = st.workspace(p)
+        small = _mod().plan(p, stream=False)
+        assert ws["ws"][0][0] == max(256 * 64 * 8 * mt,
+                                     small["splits"] * batch * 18944 * (small["splits"] > 1))
+        assert ws["counters"][0][0] == max(18944 // 64, small["counters"])
+
+
+def test_the_module_can_keep_small_m_on_the_register_fed_kernels(st) -> None:  # type: ignore[no-untyped-def]
+    """IGS_STREAM=0 (the module's choice, read at launch) runs the same shapes on the
+    register-fed kernels, so the two are timed side by side by ``bench --define``."""
+    for batch, kind in ((3, "small1"), (12, "small")):
+        p = st.point(st.variant("int8"), batch=batch, out_f=18944, in_f=3584)
+        launch = _Module(stream=0)
+        st.enqueue(launch, {b: 0 for b in _BUFS}, p, st.variant("int8"))
+        assert launch.names == [f"int_gemm_{kind}"]
 
 
 def test_split_k_workspace_holds_every_partial(st) -> None:  # type: ignore[no-untyped-def]
-    for point in ({"batch": 16, "out_f": 3584, "in_f": 18944},
+    for point in ({"batch": 16, "out_f": 3584, "in_f": 18944, "group_size": 256},
                   {"batch": 20, "out_f": 64, "in_f": 4096, "group_size": 64}):
         p = st.point(st.variant("int8"), **point)
         pl = _mod().plan(p)
@@ -125,7 +192,7 @@ def test_the_small_kernels_launch_with_their_own_warps(st) -> None:  # type: ign
     of the other's size would leave weight rows unread."""
     for batch, kind, threads in ((3, "small1", 128), (12, "small", 256)):
         p = st.point(st.variant("int8"), batch=batch, out_f=18944, in_f=3584)
-        launch = RecordingLauncher(256)
+        launch = _Module(stream=0)
         st.enqueue(launch, {n: 0 for n in ("q", "w_q", "scale", "vth", "bias", "out", "ws",
                                            "counters")}, p, st.variant("int8"))
         assert launch.names == [f"int_gemm_{kind}"]
@@ -143,6 +210,8 @@ class _Clustered(RecordingLauncher):
     def constant(self, name, count=1):  # type: ignore[no-untyped-def]
         if name == "int_gemm_wgmma_config":
             return np.array([128, 128, 128, 5, 2, 384, 0, 2, 0], dtype=np.int32)[:count]
+        if name == "int_gemm_wgmma_out_box":
+            return np.array([64, 32], dtype=np.int32)[:count]
         return np.array([200_000], dtype=np.int32)
 
     def max_active_clusters(self, name, cluster, threads, shared):  # type: ignore[no-untyped-def]

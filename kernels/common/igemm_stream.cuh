@@ -1,0 +1,322 @@
+// The small-M path on a TMA ring (int_gemm_stream1, int_gemm_stream; SPEC "GEMM (seed step
+// 6)"), for M <= 8 MT rows of int8 q, G = 128 and K % 16 == 0:
+//     out[m, n] = vth[m] * sum_g scale[n, g] * (sum_{f in group g} q[m, f] * w_q[n, f]) + bias[n]
+//
+// At small M the layer is a read of the weights: the kernel's job is to keep DRAM busy from
+// the first cycle to the last. So the weights come in by TMA into a deep shared-memory ring
+// (STAGES units in flight on every SM, no registers held for them), and the work is split so
+// that every SM reads the same number of bytes:
+//  * A unit is 64 weight rows x GROUPS x 128 k of one row tile: GROUPS groups, each an 8 KB
+//    box of w_q with q's MP = 8 MT rows x 128 k (rows past M and k past K: TMA zero-fill)
+//    and the tile's 64 scales of the group. The T = ceil(N / 64) ceil(K / (128 GROUPS))
+//    units are numbered tile by tile, and CTA p of P (one an SM, persistent) takes the
+//    contiguous run [p T / P, (p + 1) T / P) ("stream-K"): at most one unit's difference
+//    between SMs, whatever N.
+//  * Warp 0 is the producer: lane 0 issues the two TMA loads of a unit, the 32 lanes copy
+//    its 64 scales (cp.async, zero past N) and arrive on the stage's full barrier when they
+//    land. Warps 1-4 are the consumers, 16 rows of the tile each: per unit a thread reads
+//    32 bytes of each of its two weight rows and of each of its MT q rows (the MMA's k order
+//    permuted to match, as the register-fed small kernel does: a group sum is order-free),
+//    issues 4 MT mma.sync m16n8k32 into exact int32 group sums, frees the stage, and
+//    promotes: facc = fma(float(sum), scale[n, g], facc).
+//  * Where a CTA's run covers a tile whole, it applies vth and bias and stores out. A tile
+//    shared by several runs (at most the first and the last tile of each) is finished by
+//    its head, the run holding its first unit, which reaches it at the end of its run: the
+//    others (tails, whose runs start in it) did their share first thing, left their partial
+//    sums in ws (slot p) and counted themselves in counters[tile]. The head waits for the
+//    count (in practice it is complete), adds the partials in the order of p (the same
+//    bits whatever the timing), stores out and zeroes the count for the next launch.
+// The swizzle (TMA's 128-byte, box rows of 128 bytes) puts the 16-byte chunk c of row r at
+// (c ^ (r % 8)): a quarter-warp's 8 loads (two rows, chunks 2 t + u) fall in 8 different
+// chunks, so no bank conflicts.
+#pragma once
+
+#include "igemm_sm90.cuh"
+#include "igemm_small.cuh"  // mma16832
+
+namespace igemm {
+
+constexpr int ST_ROWS = 64;                    // weight rows a unit: 4 consumer warps x 16
+constexpr int ST_K = 128;                      // k a unit: one group, one swizzled box row
+constexpr int ST_W_BYTES = ST_ROWS * ST_K;     // 8 KB
+constexpr int ST_CONSUMERS = 4;                // consumer warps
+constexpr int ST_THREADS = 32 * (1 + ST_CONSUMERS);
+// The workspace's capacity in CTAs: the launch takes no more (ws: ST_MAX_CTAS ST_ROWS MP
+// floats).
+constexpr int ST_MAX_CTAS = 256;
+
+// Shared memory of the stream kernel: STAGES units of GROUPS weight boxes and GROUPS q boxes
+// (each 1024-aligned for the swizzle) and GROUPS x 64 scales; the full and empty barriers.
+template <int MT, int STAGES, int GROUPS>
+struct StreamSmem {
+    static constexpr int Q_BYTES = 8 * MT * ST_K;         // a group's q box
+    static constexpr int W_STAGE = GROUPS * ST_W_BYTES;   // a unit's weight boxes
+    static constexpr int Q_STAGE = GROUPS * Q_BYTES;
+    static constexpr int SC_STAGE = GROUPS * ST_ROWS * 4;
+    static constexpr int OFF_W = 0;
+    static constexpr int OFF_Q = OFF_W + STAGES * W_STAGE;
+    static constexpr int OFF_SC = OFF_Q + STAGES * Q_STAGE;
+    static constexpr int OFF_FULL = OFF_SC + STAGES * SC_STAGE;
+    static constexpr int OFF_EMPTY = OFF_FULL + STAGES * 8;
+    static constexpr int ALLOC = OFF_EMPTY + STAGES * 8 + 1024;  // slack to align to 1024
+};
+
+// 4-byte global -> shared copy (cp.async, L1-cached: a row's next groups' scales share the
+// sector); ok false: 4 zero bytes, nothing read.
+__device__ __forceinline__ void cp_async_4z(uint32_t smem_dst, const void* gmem_src, bool ok) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_dst),
+                 "l"(gmem_src), "r"(ok ? 4 : 0)
+                 : "memory");
+}
+__device__ __forceinline__ uint4 ld_shared_u4(uint32_t addr) {
+    uint4 v;
+    asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n"
+                 : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+                 : "r"(addr));
+    return v;
+}
+__device__ __forceinline__ float ld_shared_f32(uint32_t addr) {
+    float v;
+    asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(addr));
+    return v;
+}
+// A word another CTA writes, read with acquire semantics at GPU scope.
+__device__ __forceinline__ unsigned ld_acquire_u32(const unsigned* p) {
+    unsigned v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
+// The 128 consumer threads' own named barrier (0 is __syncthreads').
+__device__ __forceinline__ void consumers_sync() {
+    asm volatile("bar.sync 1, %0;\n" ::"n"(32 * ST_CONSUMERS) : "memory");
+}
+
+// The first unit of CTA p of P over T units.
+__device__ __forceinline__ long long stream_first(long long p, long long P, long long T) {
+    return p * T / P;
+}
+// The CTA whose run holds unit u: the largest p with stream_first(p) <= u.
+__device__ __forceinline__ long long stream_owner(long long u, long long P, long long T) {
+    return ((u + 1) * P + T - 1) / T - 1;
+}
+
+// The kernel body. Grid (P, 1, 1) with P <= min(T, ST_MAX_CTAS) (T: the units); block
+// ST_THREADS; dynamic
+// shared memory StreamSmem<MT, STAGES>::ALLOC. tmap_w: w_q as uint8 {K, N}, box {128, 64};
+// tmap_q: q {K, M}, box {128, 8 MT}; both SWIZZLE_128B. ws: P ST_ROWS 8 MT floats;
+// counters: ceil(N / 64) words, zero before the first launch (each launch leaves them zero).
+template <int MT, int STAGES, int GROUPS>
+__device__ __forceinline__ void stream_kernel(const CUtensorMap* tmap_w, const CUtensorMap* tmap_q,
+                                              const float* __restrict__ scale,
+                                              const float* __restrict__ vth,
+                                              const float* __restrict__ bias,
+                                              float* __restrict__ ws,
+                                              unsigned* __restrict__ counters,
+                                              float* __restrict__ out, int M, int N, int K) {
+    using L = StreamSmem<MT, STAGES, GROUPS>;
+    constexpr int MP = 8 * MT;
+    constexpr int FRAG = 4 * MT;  // a consumer thread's accumulators
+    constexpr uint64_t W_HINT = static_cast<uint64_t>(cute::TMA::CacheHintSm90::EVICT_FIRST);
+    constexpr uint64_t Q_HINT = static_cast<uint64_t>(cute::TMA::CacheHintSm90::EVICT_LAST);
+    extern __shared__ __align__(1024) uint8_t smem_raw[];
+    const uint32_t raw_addr = smem_u32(smem_raw);
+    uint8_t* smem = smem_raw + ((1024 - (raw_addr & 1023)) & 1023);
+    const uint32_t sbase = smem_u32(smem);
+    uint64_t* full = reinterpret_cast<uint64_t*>(smem + L::OFF_FULL);
+    uint64_t* empty = reinterpret_cast<uint64_t*>(smem + L::OFF_EMPTY);
+
+    const int ng = (K + ST_K - 1) / ST_K;   // groups (scale columns)
+    const int nu = (ng + GROUPS - 1) / GROUPS;  // units a tile (the last one's groups past
+                                                // ng: TMA zeros, zero scales)
+    const long long T = static_cast<long long>((N + ST_ROWS - 1) / ST_ROWS) * nu;
+    const long long P = gridDim.x, p = blockIdx.x;
+    const long long u0 = stream_first(p, P, T), u1 = stream_first(p + 1, P, T);
+    const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+    // A CTA without a unit would be counted as a tail that never comes: its head would wait
+    // for ever. Stop instead (the launch must keep P <= T).
+    if (P > T) asm volatile("trap;");
+
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STAGES; ++s) {
+            TxBarrier::init(&full[s], 1 + 32);  // the TMA's expect-tx and 32 scale lanes
+            Barrier::init(&empty[s], ST_CONSUMERS);
+        }
+        cutlass::arch::fence_barrier_init();
+    }
+    __syncthreads();
+
+    if (warp == 0) {
+        // ---------------- producer ----------------
+        if (lane == 0) {
+            cute::prefetch_tma_descriptor(reinterpret_cast<const cute::TmaDescriptor*>(tmap_w));
+            cute::prefetch_tma_descriptor(reinterpret_cast<const cute::TmaDescriptor*>(tmap_q));
+        }
+        int s = 0;
+        uint32_t ph = 0;
+        for (long long u = u0; u < u1; ++u) {
+            const int t = static_cast<int>(u / nu);
+            const int g0 = GROUPS * static_cast<int>(u - static_cast<long long>(t) * nu);
+            mbar_wait(smem_u32(&empty[s]), ph ^ 1);
+            if (lane == 0) {
+                TxBarrier::arrive_and_expect_tx(&full[s], L::W_STAGE + L::Q_STAGE);
+#pragma unroll
+                for (int i = 0; i < GROUPS; ++i) {
+                    cute::SM90_TMA_LOAD_2D::copy(tmap_w, &full[s], W_HINT,
+                                                 smem + L::OFF_W + s * L::W_STAGE + i * ST_W_BYTES,
+                                                 (g0 + i) * ST_K, t * ST_ROWS);
+                    cute::SM90_TMA_LOAD_2D::copy(tmap_q, &full[s], Q_HINT,
+                                                 smem + L::OFF_Q + s * L::Q_STAGE + i * L::Q_BYTES,
+                                                 (g0 + i) * ST_K, 0);
+                }
+            }
+            const uint32_t dst = sbase + L::OFF_SC + s * L::SC_STAGE;
+#pragma unroll
+            for (int i = 0; i < GROUPS; ++i)
+#pragma unroll
+                for (int j = 0; j < ST_ROWS / 32; ++j) {
+                    const int r = lane + 32 * j, n = t * ST_ROWS + r, g = g0 + i;
+                    const bool ok = n < N && g < ng;
+                    cp_async_4z(dst + 4 * (i * ST_ROWS + r),
+                                scale + (ok ? static_cast<size_t>(n) * ng + g : 0), ok);
+                }
+            cp_async_arrive_noinc(&full[s]);
+            if (++s == STAGES) {
+                s = 0;
+                ph ^= 1;
+            }
+        }
+        return;
+    }
+
+    // ---------------- consumers ----------------
+    const int cw = warp - 1;                 // rows 16 cw .. 16 cw + 15 of the tile
+    const int gq = lane / 4, tq = lane % 4;  // the MMA fragment's row group and thread
+    // Row 16 cw + gq (and + 8) of a weight box, row gq + 8 j of a q box: each row's r % 8 is
+    // gq, so its chunk c sits at (c ^ gq) * 16.
+    const uint32_t w_row = sbase + L::OFF_W + (16 * cw + gq) * ST_K;
+    const uint32_t q_row = sbase + L::OFF_Q + gq * ST_K;
+    const uint32_t sc_row = sbase + L::OFF_SC + 4 * (16 * cw + gq);
+    uint32_t chunk[2];
+#pragma unroll
+    for (int c = 0; c < 2; ++c) chunk[c] = static_cast<uint32_t>(((2 * tq + c) ^ gq) * 16);
+    const uint32_t full_a = smem_u32(full), empty_a = smem_u32(empty);
+
+    int s = 0;
+    uint32_t ph = 0;
+    long long u = u0;
+    while (u < u1) {
+        const int t = static_cast<int>(u / nu);
+        const long long tile_end = min(u1, static_cast<long long>(t + 1) * nu);
+        const bool whole = u == static_cast<long long>(t) * nu && tile_end == static_cast<long long>(t + 1) * nu;
+        float facc[MT][4];
+#pragma unroll
+        for (int j = 0; j < MT; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) facc[j][e] = 0.0f;
+
+        for (; u < tile_end; ++u) {
+            mbar_wait(full_a + 8 * s, ph);
+            int iacc[GROUPS][MT][4];
+            float sc[GROUPS][2];
+#pragma unroll
+            for (int i = 0; i < GROUPS; ++i) {
+                uint4 a[2][2], b[MT][2];  // [row h or q tile j][chunk c]
+#pragma unroll
+                for (int c = 0; c < 2; ++c) {
+#pragma unroll
+                    for (int h = 0; h < 2; ++h)
+                        a[h][c] = ld_shared_u4(w_row + s * L::W_STAGE + i * ST_W_BYTES +
+                                               h * 8 * ST_K + chunk[c]);
+#pragma unroll
+                    for (int j = 0; j < MT; ++j)
+                        b[j][c] = ld_shared_u4(q_row + s * L::Q_STAGE + i * L::Q_BYTES +
+                                               j * 8 * ST_K + chunk[c]);
+                }
+                sc[i][0] = ld_shared_f32(sc_row + s * L::SC_STAGE + i * ST_ROWS * 4);
+                sc[i][1] = ld_shared_f32(sc_row + s * L::SC_STAGE + i * ST_ROWS * 4 + 32);
+#pragma unroll
+                for (int j = 0; j < MT; ++j) {
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) iacc[i][j][e] = 0;
+#pragma unroll
+                    for (int c = 0; c < 2; ++c) {
+                        mma16832<false, false>(iacc[i][j], a[0][c].x, a[1][c].x, a[0][c].y,
+                                               a[1][c].y, b[j][c].x, b[j][c].y);
+                        mma16832<false, false>(iacc[i][j], a[0][c].z, a[1][c].z, a[0][c].w,
+                                               a[1][c].w, b[j][c].z, b[j][c].w);
+                    }
+                }
+            }
+            // Every lane's reads of the stage are done (the MMAs took their registers): free it.
+            __syncwarp();
+            if (lane == 0) mbar_arrive(empty_a + 8 * s);
+#pragma unroll
+            for (int i = 0; i < GROUPS; ++i)  // the groups in order, as one run would add them
+#pragma unroll
+                for (int j = 0; j < MT; ++j)
+#pragma unroll
+                    for (int e = 0; e < 4; ++e)
+                        facc[j][e] = __fmaf_rn(__int2float_rn(iacc[i][j][e]), sc[i][e >> 1], facc[j][e]);
+            if (++s == STAGES) {
+                s = 0;
+                ph ^= 1;
+            }
+        }
+
+        // The tile's sums (of this run's groups): d[e] is weight row 16 cw + gq + 8 (e / 2),
+        // q row 8 j + 2 tq + e % 2.
+        const int n_lo = t * ST_ROWS + 16 * cw + gq;
+        auto store_out = [&](const float (&acc)[MT][4]) {
+#pragma unroll
+            for (int j = 0; j < MT; ++j)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const int m = 8 * j + 2 * tq + (e & 1), n = n_lo + 8 * (e >> 1);
+                    if (m < M && n < N)
+                        out[static_cast<size_t>(m) * N + n] = __fmaf_rn(vth[m], acc[j][e], bias[n]);
+                }
+        };
+        if (whole) {
+            store_out(facc);
+            continue;
+        }
+        // A shared tile. Its head (the run holding its first unit) reaches it last, at the end
+        // of its run; every other contributor (a tail: the tile is where its run starts) has
+        // long finished its share. So a tail leaves its partial in its slot and counts itself
+        // done; the head waits for the count, then adds its own sums and the tails' in the
+        // order of p: the same bits whatever the timing.
+        const long long p_lo = stream_owner(static_cast<long long>(t) * nu, P, T);
+        const long long p_hi = stream_owner(static_cast<long long>(t + 1) * nu - 1, P, T);
+        const int frag = (cw * 32 + lane) * FRAG;
+        if (p != p_lo) {
+            float* mine = ws + p * (ST_ROWS * MP) + frag;
+#pragma unroll
+            for (int j = 0; j < MT; ++j)
+                *reinterpret_cast<float4*>(mine + 4 * j) = make_float4(facc[j][0], facc[j][1], facc[j][2], facc[j][3]);
+            __threadfence();
+            consumers_sync();
+            if (cw == 0 && lane == 0) atomicAdd(&counters[t], 1u);
+            continue;
+        }
+        if (cw == 0 && lane == 0) {
+            // Tails are higher CTAs, which never wait: no cycle, whatever runs when.
+            while (ld_acquire_u32(&counters[t]) < static_cast<unsigned>(p_hi - p_lo)) __nanosleep(64);
+            counters[t] = 0u;  // for the next launch
+        }
+        consumers_sync();
+        for (long long r = p_lo + 1; r <= p_hi; ++r) {
+            const float* part = ws + r * (ST_ROWS * MP) + frag;
+#pragma unroll
+            for (int j = 0; j < MT; ++j) {
+                const float4 v = __ldcg(reinterpret_cast<const float4*>(part + 4 * j));
+                facc[j][0] += v.x;
+                facc[j][1] += v.y;
+                facc[j][2] += v.z;
+                facc[j][3] += v.w;
+            }
+        }
+        store_out(facc);
+    }
+}
+
+}  // namespace igemm
