@@ -1,6 +1,8 @@
-// SPEC step 6 on integer tensor cores: the Hopper fast path (int_gemm_wgmma, sm_90a only), and
-// the small-M and general paths (int_gemm_small, int_gemm_general: mma.sync, any shape, q of
-// int8 or, with -DQ_WIDE, wider integers; see common/igemm_small.cuh).
+// SPEC step 6 on integer tensor cores: the Hopper fast path (int_gemm_wgmma, sm_90a only), the
+// small-M paths on a TMA ring (int_gemm_stream1, int_gemm_stream: int8 q, sm_90a; see
+// common/igemm_stream.cuh), and the register-fed small-M and general paths (int_gemm_small1,
+// int_gemm_small, int_gemm_general: mma.sync, any shape, q of int8 or, with -DQ_WIDE, wider
+// integers; see common/igemm_small.cuh).
 // The fast path:
 //   out[m, n] = vth[m] * sum_g scale[n, g] * ( sum_{f in group g} q[m, f] * w_q[n, f] ) + bias[n]
 // q int8 [M, K] and w_q int8 [N, K] row-major (K contiguous: "TN"), scale fp32 [N, K / 128],
@@ -48,7 +50,8 @@
 // applied) to a shared buffer (IG_OUT_FULL) and one thread stores them with TMA bulk tensor
 // stores that drain while the next tile's K loop runs; 0, every thread stores its own with
 // 32 global stores at the tile's end, which the warps wait on (kernels/NOTES.md). The
-// buffers take the room of a ring stage: 5 stages, not 6.
+// buffers cost a ring stage: 5 stages, not 6 (and with IG_OUT_FULL's 64 KB they fit only
+// without an alignment slack).
 #ifndef IG_TMA_STORE
 #define IG_TMA_STORE 1
 #endif
@@ -268,18 +271,14 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
                int M, int N, int K, int group_m) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     extern __shared__ __align__(1024) uint8_t smem_raw[];
-    const uint32_t raw_addr = igemm::smem_u32(smem_raw);
 #if IG_TMA_STORE && IG_OUT_FULL
     // No slack to align with (SMEM_ALLOC): smem_raw is the kernel's only shared variable, so
     // its __align__(1024) holds; if it ever does not, the swizzled tiles would be read wrong,
-    // so stop here instead. The address is hidden from the front end, which would take the
-    // declared alignment as given and drop the test; ptxas, which places the buffer at a
-    // fixed address, then decides it (no instruction where the placement is aligned).
-    uint32_t placed = raw_addr;
-    igemm::opaque(placed);
-    if (placed & 1023) asm volatile("trap;");
+    // so stop here instead.
+    igemm::trap_unless_1024_aligned(smem_raw);
     uint8_t* smem = smem_raw;
 #else
+    const uint32_t raw_addr = igemm::smem_u32(smem_raw);
     uint8_t* smem = smem_raw + ((1024 - (raw_addr & 1023)) & 1023);
 #endif
     const uint32_t sbase = igemm::smem_u32(smem);
@@ -831,7 +830,8 @@ int_gemm_general(const igemm_q_t* __restrict__ q, const signed char* __restrict_
 // ---------------------------------------------------------------------------------------
 // The small-M paths on a TMA ring (int_gemm_stream1: M <= 8; int_gemm_stream: M <= 16), for
 // int8 q, G = 128 and K % 16 == 0: the weights streamed by TMA, the units shared evenly over
-// a persistent grid (common/igemm_stream.cuh). IGS_STREAM=0 keeps the launch on the
+// a persistent grid (common/igemm_stream.cuh; they read q only through its tensor map, so a
+// Q_WIDE build compiles them too, unused). IGS_STREAM=0 keeps the launch on the
 // register-fed small kernels above for the same shapes (the host reads the choice from
 // int_gemm_stream_config), so the two can be timed side by side.
 #include "igemm_stream.cuh"
@@ -867,9 +867,9 @@ int_gemm_stream1(const __grid_constant__ CUtensorMap tmap_w,
                  const float* __restrict__ vth, const float* __restrict__ bias,
                  float* __restrict__ ws, unsigned int* __restrict__ counters,
                  float* __restrict__ out, int M, int N, int K) {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL) && Q_WIDE == 0
-    igemm::stream_kernel<1, IGT_STAGES, IGT_GROUPS>(&tmap_w, &tmap_q, scale, vth, bias, ws, counters, out,
-                                        M, N, K);
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    igemm::stream_kernel<1, IGT_STAGES, IGT_GROUPS>(&tmap_w, &tmap_q, scale, vth, bias, ws,
+                                                    counters, out, M, N, K);
 #endif
 }
 
@@ -879,8 +879,8 @@ int_gemm_stream(const __grid_constant__ CUtensorMap tmap_w,
                 const float* __restrict__ vth, const float* __restrict__ bias,
                 float* __restrict__ ws, unsigned int* __restrict__ counters,
                 float* __restrict__ out, int M, int N, int K) {
-#if defined(__CUDA_ARCH_FEAT_SM90_ALL) && Q_WIDE == 0
-    igemm::stream_kernel<2, IGT_STAGES, IGT_GROUPS>(&tmap_w, &tmap_q, scale, vth, bias, ws, counters, out,
-                                        M, N, K);
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    igemm::stream_kernel<2, IGT_STAGES, IGT_GROUPS>(&tmap_w, &tmap_q, scale, vth, bias, ws,
+                                                    counters, out, M, N, K);
 #endif
 }

@@ -199,4 +199,15 @@ __device__ __forceinline__ void bulk_wait_all() {
 // recomputing it from its parts inside a loop.
 __device__ __forceinline__ void opaque(uint32_t& x) { asm volatile("" : "+r"(x)); }
 
+// Stops the kernel if the dynamic shared buffer `smem` is not 1024-aligned, which the TMA's
+// 128-byte swizzle needs. A kernel whose only shared variable is `extern __shared__
+// __align__(1024)` needs no slack to align it by hand, but the front end would take the
+// declared alignment as given and drop the test, so the address is hidden from it; the
+// test costs a few uniform instructions at kernel start.
+__device__ __forceinline__ void trap_unless_1024_aligned(const void* smem) {
+    uint32_t placed = smem_u32(smem);
+    opaque(placed);
+    if (placed & 1023) asm volatile("trap;");
+}
+
 }  // namespace igemm

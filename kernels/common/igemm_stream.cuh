@@ -14,11 +14,11 @@
 //    between SMs, whatever N.
 //  * Warp 0 is the producer: lane 0 issues the two TMA loads of a unit, the 32 lanes copy
 //    its 64 scales (cp.async, zero past N) and arrive on the stage's full barrier when they
-//    land. Warps 1-4 are the consumers, 16 rows of the tile each: per unit a thread reads
+//    land. Warps 1-4 are the consumers, 16 rows of the tile each: per group a thread reads
 //    32 bytes of each of its two weight rows and of each of its MT q rows (the MMA's k order
-//    permuted to match, as the register-fed small kernel does: a group sum is order-free),
-//    issues 4 MT mma.sync m16n8k32 into exact int32 group sums, frees the stage, and
-//    promotes: facc = fma(float(sum), scale[n, g], facc).
+//    permuted to match, as the register-fed small kernel does: a group sum is order-free)
+//    and issues 4 MT mma.sync m16n8k32 into exact int32 group sums; then it frees the stage
+//    and promotes each group in order: facc = fma(float(sum), scale[n, g], facc).
 //  * Where a CTA's run covers a tile whole, it applies vth and bias and stores out. A tile
 //    shared by several runs (at most the first and the last tile of each) is finished by
 //    its head, the run holding its first unit, which reaches it at the end of its run: the
@@ -58,7 +58,9 @@ struct StreamSmem {
     static constexpr int OFF_SC = OFF_Q + STAGES * Q_STAGE;
     static constexpr int OFF_FULL = OFF_SC + STAGES * SC_STAGE;
     static constexpr int OFF_EMPTY = OFF_FULL + STAGES * 8;
-    static constexpr int ALLOC = OFF_EMPTY + STAGES * 8 + 1024;  // slack to align to 1024
+    // No slack to align with: the dynamic buffer is the kernel's only shared variable, and
+    // its __align__(1024) is checked at kernel start (trap_unless_1024_aligned).
+    static constexpr int ALLOC = OFF_EMPTY + STAGES * 8;
 };
 
 // 4-byte global -> shared copy (cp.async, L1-cached: a row's next groups' scales share the
@@ -80,6 +82,11 @@ __device__ __forceinline__ float ld_shared_f32(uint32_t addr) {
     asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(addr));
     return v;
 }
+// Add 1 to a word other CTAs read, with release semantics at GPU scope: what this CTA's
+// threads wrote before a barrier this thread passed is visible before the increment is.
+__device__ __forceinline__ void red_release_add1(unsigned* p) {
+    asm volatile("red.release.gpu.global.add.u32 [%0], 1;\n" ::"l"(p) : "memory");
+}
 // A word another CTA writes, read with acquire semantics at GPU scope.
 __device__ __forceinline__ unsigned ld_acquire_u32(const unsigned* p) {
     unsigned v;
@@ -91,18 +98,19 @@ __device__ __forceinline__ void consumers_sync() {
     asm volatile("bar.sync 1, %0;\n" ::"n"(32 * ST_CONSUMERS) : "memory");
 }
 
-// The first unit of CTA p of P over T units.
-__device__ __forceinline__ long long stream_first(long long p, long long P, long long T) {
-    return p * T / P;
+// The first unit of CTA p of P over T units (the product in 64 bits).
+__device__ __forceinline__ int stream_first(int p, int P, int T) {
+    return static_cast<int>(static_cast<long long>(p) * T / P);
 }
 // The CTA whose run holds unit u: the largest p with stream_first(p) <= u.
-__device__ __forceinline__ long long stream_owner(long long u, long long P, long long T) {
-    return ((u + 1) * P + T - 1) / T - 1;
+__device__ __forceinline__ int stream_owner(int u, int P, int T) {
+    return static_cast<int>((static_cast<long long>(u + 1) * P + T - 1) / T - 1);
 }
 
-// The kernel body. Grid (P, 1, 1) with P <= min(T, ST_MAX_CTAS) (T: the units); block
-// ST_THREADS; dynamic
-// shared memory StreamSmem<MT, STAGES>::ALLOC. tmap_w: w_q as uint8 {K, N}, box {128, 64};
+// The kernel body. Grid (P, 1, 1) with P <= min(T, ST_MAX_CTAS) (T: the units, below 2^31)
+// and P no more than the SMs (a head waits for its tails: all must be resident); block
+// ST_THREADS; dynamic shared memory StreamSmem<MT, STAGES, GROUPS>::ALLOC. tmap_w: w_q as
+// uint8 {K, N}, box {128, 64};
 // tmap_q: q {K, M}, box {128, 8 MT}; both SWIZZLE_128B. ws: P ST_ROWS 8 MT floats;
 // counters: ceil(N / 64) words, zero before the first launch (each launch leaves them zero).
 template <int MT, int STAGES, int GROUPS>
@@ -119,8 +127,8 @@ __device__ __forceinline__ void stream_kernel(const CUtensorMap* tmap_w, const C
     constexpr uint64_t W_HINT = static_cast<uint64_t>(cute::TMA::CacheHintSm90::EVICT_FIRST);
     constexpr uint64_t Q_HINT = static_cast<uint64_t>(cute::TMA::CacheHintSm90::EVICT_LAST);
     extern __shared__ __align__(1024) uint8_t smem_raw[];
-    const uint32_t raw_addr = smem_u32(smem_raw);
-    uint8_t* smem = smem_raw + ((1024 - (raw_addr & 1023)) & 1023);
+    trap_unless_1024_aligned(smem_raw);  // the boxes' 128-byte swizzle needs it
+    uint8_t* smem = smem_raw;
     const uint32_t sbase = smem_u32(smem);
     uint64_t* full = reinterpret_cast<uint64_t*>(smem + L::OFF_FULL);
     uint64_t* empty = reinterpret_cast<uint64_t*>(smem + L::OFF_EMPTY);
@@ -128,9 +136,9 @@ __device__ __forceinline__ void stream_kernel(const CUtensorMap* tmap_w, const C
     const int ng = (K + ST_K - 1) / ST_K;   // groups (scale columns)
     const int nu = (ng + GROUPS - 1) / GROUPS;  // units a tile (the last one's groups past
                                                 // ng: TMA zeros, zero scales)
-    const long long T = static_cast<long long>((N + ST_ROWS - 1) / ST_ROWS) * nu;
-    const long long P = gridDim.x, p = blockIdx.x;
-    const long long u0 = stream_first(p, P, T), u1 = stream_first(p + 1, P, T);
+    const int T = ((N + ST_ROWS - 1) / ST_ROWS) * nu;
+    const int P = gridDim.x, p = blockIdx.x;
+    const int u0 = stream_first(p, P, T), u1 = stream_first(p + 1, P, T);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
     // A CTA without a unit would be counted as a tail that never comes: its head would wait
     // for ever. Stop instead (the launch must keep P <= T).
@@ -153,9 +161,8 @@ __device__ __forceinline__ void stream_kernel(const CUtensorMap* tmap_w, const C
         }
         int s = 0;
         uint32_t ph = 0;
-        for (long long u = u0; u < u1; ++u) {
-            const int t = static_cast<int>(u / nu);
-            const int g0 = GROUPS * static_cast<int>(u - static_cast<long long>(t) * nu);
+        for (int u = u0; u < u1; ++u) {
+            const int t = u / nu, g0 = GROUPS * (u - t * nu);
             mbar_wait(smem_u32(&empty[s]), ph ^ 1);
             if (lane == 0) {
                 TxBarrier::arrive_and_expect_tx(&full[s], L::W_STAGE + L::Q_STAGE);
@@ -203,11 +210,11 @@ __device__ __forceinline__ void stream_kernel(const CUtensorMap* tmap_w, const C
 
     int s = 0;
     uint32_t ph = 0;
-    long long u = u0;
+    int u = u0;
     while (u < u1) {
-        const int t = static_cast<int>(u / nu);
-        const long long tile_end = min(u1, static_cast<long long>(t + 1) * nu);
-        const bool whole = u == static_cast<long long>(t) * nu && tile_end == static_cast<long long>(t + 1) * nu;
+        const int t = u / nu;
+        const int tile_end = min(u1, (t + 1) * nu);
+        const bool whole = u == t * nu && tile_end == (t + 1) * nu;
         float facc[MT][4];
 #pragma unroll
         for (int j = 0; j < MT; ++j)
@@ -285,26 +292,27 @@ __device__ __forceinline__ void stream_kernel(const CUtensorMap* tmap_w, const C
         // long finished its share. So a tail leaves its partial in its slot and counts itself
         // done; the head waits for the count, then adds its own sums and the tails' in the
         // order of p: the same bits whatever the timing.
-        const long long p_lo = stream_owner(static_cast<long long>(t) * nu, P, T);
-        const long long p_hi = stream_owner(static_cast<long long>(t + 1) * nu - 1, P, T);
+        const int p_lo = stream_owner(t * nu, P, T);
+        const int p_hi = stream_owner((t + 1) * nu - 1, P, T);
         const int frag = (cw * 32 + lane) * FRAG;
         if (p != p_lo) {
             float* mine = ws + p * (ST_ROWS * MP) + frag;
 #pragma unroll
             for (int j = 0; j < MT; ++j)
                 *reinterpret_cast<float4*>(mine + 4 * j) = make_float4(facc[j][0], facc[j][1], facc[j][2], facc[j][3]);
-            __threadfence();
-            consumers_sync();
-            if (cw == 0 && lane == 0) atomicAdd(&counters[t], 1u);
+            consumers_sync();  // every consumer's partial written, then counted at once
+            if (cw == 0 && lane == 0) red_release_add1(&counters[t]);
             continue;
         }
         if (cw == 0 && lane == 0) {
-            // Tails are higher CTAs, which never wait: no cycle, whatever runs when.
+            // A tail counts itself as soon as its first tile is done, before it could wait
+            // as the head of its last one, and a head waits only for higher CTAs: with every
+            // CTA resident (one an SM, P no more than the SMs) each wait ends.
             while (ld_acquire_u32(&counters[t]) < static_cast<unsigned>(p_hi - p_lo)) __nanosleep(64);
             counters[t] = 0u;  // for the next launch
         }
         consumers_sync();
-        for (long long r = p_lo + 1; r <= p_hi; ++r) {
+        for (int r = p_lo + 1; r <= p_hi; ++r) {
             const float* part = ws + r * (ST_ROWS * MP) + frag;
 #pragma unroll
             for (int j = 0; j < MT; ++j) {

@@ -22,15 +22,16 @@ def _mod():  # type: ignore[no-untyped-def]
 
 class _Module(RecordingLauncher):
     """The module's stream configuration: on or off (IGS_STREAM), 160 threads, the shared
-    memory of stream1 and of stream, two groups a unit."""
+    memory of stream1 and of stream, ``groups`` groups a unit (IGT_GROUPS)."""
 
-    def __init__(self, stream: int = 1) -> None:
-        super().__init__(256)
-        self.stream = stream
+    def __init__(self, stream: int = 1, groups: int = 2, sm_count: int = 132) -> None:
+        super().__init__(256, sm_count)
+        self.stream, self.groups = stream, groups
 
     def constant(self, name: str, count: int = 1) -> np.ndarray:
         if name == "int_gemm_stream_config":
-            return np.array([self.stream, 160, 150000, 170000, 2][:count], dtype=np.int32)
+            return np.array([self.stream, 160, 150000, 170000, self.groups][:count],
+                            dtype=np.int32)
         return super().constant(name, count)
 
 
@@ -69,8 +70,9 @@ def test_the_wide_variant_never_takes_the_int8_tensor_map_path(st) -> None:  # t
 @pytest.mark.parametrize(("batch", "kind", "mt"), [(1, "stream1", 1), (8, "stream1", 1),
                                                    (9, "stream", 2), (16, "stream", 2)])
 def test_a_stream_launch_is_one_cta_an_sm_with_its_own_q_tile(st, batch, kind, mt) -> None:  # type: ignore[no-untyped-def]
-    """One CTA an SM (never more than the units), the module's threads and shared memory,
-    and q read in tiles of 8 or 16 rows: the kernel's MMA takes 8 mt rows."""
+    """One CTA an SM, never more than the units (of the module's groups: a CTA without one
+    would stall the kernel) nor than the workspace holds; the module's threads and shared
+    memory; q read in tiles of 8 or 16 rows: the kernel's MMA takes 8 mt rows."""
     maps: list[tuple[int, ...]] = []
 
     class Maps(_Module):
@@ -78,14 +80,18 @@ def test_a_stream_launch_is_one_cta_an_sm_with_its_own_q_tile(st, batch, kind, m
             maps.append((rows, cols, box_rows, box_cols, swizzle))
             return super().tensor_map(buf, dtype, rows, cols, box_rows, box_cols, swizzle)
 
-    # 296 x 14 units of two groups; 2 x 1; 2 x 2 (the last unit's second group past K)
-    for n, k, ctas in ((18944, 3584, 132), (128, 256, 2), (128, 384, 4)):
+    # (N, K, groups a unit, SMs) -> CTAs: 296 row tiles of 14 units; 2 tiles of one unit of
+    # two groups, or of two of one; 2 x 2 units of two groups (the last one's second group
+    # past K); 56 x 7 units on a device of more SMs than the workspace holds.
+    for n, k, groups, sms, ctas in ((18944, 3584, 2, 132, 132), (128, 256, 2, 132, 2),
+                                    (128, 256, 1, 132, 4), (128, 384, 2, 132, 4),
+                                    (128, 384, 4, 132, 2), (3584, 3584, 4, 300, 256)):
         maps.clear()
         p = st.point(st.variant("int8"), batch=batch, out_f=n, in_f=k)
-        launch = Maps()
+        launch = Maps(groups=groups, sm_count=sms)
         st.enqueue(launch, {b: 0 for b in _BUFS}, p, st.variant("int8"))
         name, grid, block, _, shared = launch.calls[0]
-        assert (name, grid, block) == (f"int_gemm_{kind}", (ctas, 1, 1), (160, 1, 1))
+        assert (name, grid, block) == (f"int_gemm_{kind}", (ctas, 1, 1), (160, 1, 1)), (n, k)
         assert shared == (150000, 170000)[mt - 1]
         assert maps == [(n, k, 64, 128, 128), (batch, k, 8 * mt, 128, 128)]
 
@@ -93,13 +99,15 @@ def test_a_stream_launch_is_one_cta_an_sm_with_its_own_q_tile(st, batch, kind, m
 def test_the_stream_workspace_holds_a_partial_a_cta(st) -> None:  # type: ignore[no-untyped-def]
     """A CTA leaves a partial where its run starts inside a tile: 256 slots of 64 rows x
     8 mt columns, and a count a row tile; enough for the register-fed kernels too."""
-    for batch, mt in ((1, 1), (16, 2)):
-        p = st.point(st.variant("int8"), batch=batch, out_f=18944, in_f=3584)
+    for batch, n, k, mt in ((1, 18944, 3584, 1), (16, 18944, 3584, 2), (16, 3584, 18944, 2)):
+        p = st.point(st.variant("int8"), batch=batch, out_f=n, in_f=k)
         ws = st.workspace(p)
         small = _mod().plan(p, stream=False)
         assert ws["ws"][0][0] == max(256 * 64 * 8 * mt,
-                                     small["splits"] * batch * 18944 * (small["splits"] > 1))
-        assert ws["counters"][0][0] == max(18944 // 64, small["counters"])
+                                     small["splits"] * batch * n * (small["splits"] > 1))
+        assert ws["counters"][0][0] == max(n // 64, small["counters"])
+    # On 3584 x 18944 the register-fed kernel's split-K partials are the larger need.
+    assert ws["ws"][0][0] == small["splits"] * 16 * 3584 > 256 * 64 * 16
 
 
 def test_the_module_can_keep_small_m_on_the_register_fed_kernels(st) -> None:  # type: ignore[no-untyped-def]
