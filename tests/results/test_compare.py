@@ -367,7 +367,10 @@ def test_ignore_matches_one_kernel_against_another_at_the_same_shapes(tmp_path: 
     """``--ignore stage --ignore variant --ignore params``: the rows of one stage matched
     with another's at the same points (the FP32 GEMM against the integer one, say); without
     it nothing matches (exit 2); a column that is not a key column is one line, exit 2."""
-    rows = [r for r in load("int_gemm.csv") if r["backend"] == "pycuda" and r["status"] == "ok"]
+    # The committed rows of quiet points only: a row whose own noise is ~25 % leaves a 3x
+    # difference "ambiguous", which is the verdict's business, not the matching's.
+    rows = [r for r in load("int_gemm.csv") if r["backend"] == "pycuda" and r["status"] == "ok"
+            and float(r["noise_pct"]) < 5]
     other = [{**r, "stage": "gemm", "variant": "default", "params": "{}",
               "median_us": repr(float(r["median_us"]) * 3),
               "p10_us": repr(float(r["p10_us"]) * 3), "p90_us": repr(float(r["p90_us"]) * 3)}
