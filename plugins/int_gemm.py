@@ -115,9 +115,10 @@ def general_splits(m: int, n: int, k: int, g: int, bm: int, bn: int) -> int:
 
 
 def plan(p: Point, stream: bool = True) -> dict[str, Any]:
-    """The launch of a point: kernel, grid, splits and the workspace it needs. The small
-    and general paths' tiles are the module's defaults (int_gemm.cu); the stream paths' grid
-    is the device's, so only their workspace is planned here (for the most CTAs they take)."""
+    """The launch of a point: kernel, grid, splits and the workspace it needs (``ws``
+    floats, ``counters`` words). The small and general paths' tiles are the module's
+    defaults (int_gemm.cu); the stream paths' grid is the device's, so only their workspace
+    is planned here (for the most CTAs they take)."""
     m, n, k, g = (int(p[a]) for a in ("batch", "out_f", "in_f", "group_size"))
     qp = 1 if p["q_type"] == "int8" else 3
     kind = path(p, stream)
@@ -129,13 +130,18 @@ def plan(p: Point, stream: bool = True) -> dict[str, Any]:
         splits = small_splits(n, k, g, mt, rows, qp)
         grid = (_cdiv(n, rows), splits, 1)
         return {"kind": kind, "grid": grid, "splits": splits, "counters": grid[0],
-                "smem": small_smem(mt, rows, qp, 2, 0, k, g, splits)}
+                "ws": _split_ws(splits, m, n), "smem": small_smem(mt, rows, qp, 2, 0, k, g, splits)}
     if kind == "general":
         splits = general_splits(m, n, k, g, 64, 64)
         grid = (_cdiv(n, 64), _cdiv(m, 64), splits)
         return {"kind": kind, "grid": grid, "splits": splits, "counters": grid[0] * grid[1],
-                "smem": 3 * (qp * 64 + 64) * (64 + 16)}
-    return {"kind": kind, "splits": 1, "counters": 1}
+                "ws": _split_ws(splits, m, n), "smem": 3 * (qp * 64 + 64) * (64 + 16)}
+    return {"kind": kind, "splits": 1, "counters": 1, "ws": 1}
+
+
+def _split_ws(splits: int, m: int, n: int) -> int:
+    """Floats of a split-K launch's partial sums: one M x N slice a split (none unsplit)."""
+    return splits * m * n if splits > 1 else 1
 
 
 def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
@@ -235,11 +241,9 @@ def _enqueue_stream(launch: Launcher, bufs: Mapping[str, Any], m: int, n: int, k
 def workspace(p: Point) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
     """Split-K partial sums and the tickets of their reduction (zeros between runs), enough
     for either small path (the module chooses: ``IGS_STREAM``)."""
-    ws, counters = 1, 1
-    for pl in (plan(p), plan(p, stream=False)):
-        ws = max(ws, pl.get("ws", pl["splits"] * int(p["batch"]) * int(p["out_f"])
-                            if pl["splits"] > 1 else 1))
-        counters = max(counters, pl["counters"])
+    plans = (plan(p), plan(p, stream=False))
+    ws = max(pl["ws"] for pl in plans)
+    counters = max(pl["counters"] for pl in plans)
     return {"ws": ((ws,), np.dtype(np.float32)),
             "counters": ((counters,), np.dtype(np.uint32))}
 
