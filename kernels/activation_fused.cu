@@ -15,7 +15,10 @@
 //               When q fits int8 and T <= 8 (every normal input: T = 6), q comes from q8,
 //               1 byte a value instead of x's 4, over the flat [B*F] index
 //               (common/act_q8.cuh). Otherwise (wide q, T > 8, or an unaligned packed row) a
-//               block per row recomputes q from x and vth[b] (the same q).
+//               block per row recomputes q from x and vth[b] (the same q). Where q does not
+//               fit int8, that path also writes q as int32 to q_wide: the operand of the
+//               layer's exact path (int_gemm_general_unfit), which stats chooses on the
+//               device. Where q fits, q_wide is not written.
 //   act_small:  B <= SMALL_B (batch 1 and a few rows): both passes in one block and one
 //               launch, no atomics; the same per-row code, so the same bits (q8 too).
 // q8 is an output: q as int8 (clamped where it does not fit, which stats tells), the operand
@@ -160,19 +163,39 @@ act_stats(const float* __restrict__ x, float* __restrict__ vth, int* __restrict_
     }
 }
 
+// q as int32 into q_wide, rows b0, b0 + step, ... (quantise: the same q as pass 1's) where the
+// tensor's q (qmin, qmax) does not fit int8. A rare path: it reads x again rather than widen
+// encode_row, and is not inlined, so the common paths keep their registers. The int8 planes
+// layout only (the layer's): the packed layout's pass 2 would lose occupancy to it (32 -> 40
+// registers), so there q_wide is never written; nor where the launch passes none (null).
+__device__ __noinline__ void store_q_wide(const float* __restrict__ x,
+                                          const float* __restrict__ vth, int qmin, int qmax,
+                                          int B, int F, int b0, int step,
+                                          int* __restrict__ q_wide) {
+    if (LAYOUT != 0 || q_wide == nullptr || (qmin >= -128 && qmax <= 127)) return;
+    for (int b = b0; b < B; b += step) {
+        const float t = vth[b];
+        const size_t row = (size_t)b * (size_t)F;
+        for (int f = threadIdx.x; f < F; f += BLOCK) q_wide[row + f] = quantise(__ldg(x + row + f), t);
+    }
+}
+
 extern "C" __global__ void __launch_bounds__(BLOCK)
 act_encode(const float* __restrict__ x, const float* __restrict__ vth,
            const int* __restrict__ stats, const signed char* __restrict__ q8, int B, int F,
-           out_t* __restrict__ out) {
-    const int o = __ldg(stats + 2), T = __ldg(stats + 3);
-    if (encode_from_q8(q8, __ldg(stats), __ldg(stats + 1), o, T, B, F, out)) return;
+           out_t* __restrict__ out, int* __restrict__ q_wide) {
+    const int qmin = __ldg(stats), qmax = __ldg(stats + 1), o = __ldg(stats + 2),
+              T = __ldg(stats + 3);
+    if (encode_from_q8(q8, qmin, qmax, o, T, B, F, out)) return;
     // q wider than int8 (or T > 8, or padded packed rows): a block per row, from x.
     for (int b = blockIdx.x; b < B; b += gridDim.x) encode_row(x, __ldg(vth + b), o, T, B, F, b, out);
+    store_q_wide(x, vth, qmin, qmax, B, F, blockIdx.x, gridDim.x, q_wide);
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
 act_small(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ stats,
-          signed char* __restrict__ q8, int B, int F, float k, out_t* __restrict__ out) {
+          signed char* __restrict__ q8, int B, int F, float k, out_t* __restrict__ out,
+          int* __restrict__ q_wide) {
     __shared__ float scratch[32];
     __shared__ int s_lo[32], s_hi[32], s_stats[4];
     __shared__ float s_vth[SMALL_B];
@@ -189,4 +212,5 @@ act_small(const float* __restrict__ x, float* __restrict__ vth, int* __restrict_
     __syncthreads();
     const int o = s_stats[2], T = s_stats[3];
     for (int b = 0; b < B; ++b) encode_row(x, s_vth[b], o, T, B, F, b, out);
+    store_q_wide(x, s_vth, s_stats[0], s_stats[1], B, F, 0, 1, q_wide);
 }

@@ -10,7 +10,9 @@ the int8 layout of SPEC step 3 and in a bit-packed layout (32 values a word; 8x 
 than int8 planes in unidirectional and twos_complement, ``8T/(T+1)``x in bidirectional,
 which needs a sign plane). ``q8`` is step 1's q as int8 (clamped to [-128, 127]; exact
 wherever ``stats`` says q fits): pass 2 reads it back, and the integer GEMM takes it as its
-operand (the ``spike_linear`` pipeline).
+operand (the ``spike_linear`` pipeline). Where q does not fit int8, the int8 layout's pass 2
+also writes q as int32 to ``q_wide``, the operand of the layer's exact path, which the GEMM
+chooses on the device from ``stats``; where q fits, ``q_wide`` is not written.
 """
 
 from __future__ import annotations
@@ -61,7 +63,7 @@ def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np
 
 def outputs(p: Point) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
     """``vth``, ``stats``, ``q8`` and the planes buffer (``capacity`` planes; T of them
-    written)."""
+    written); in the int8 layout ``q_wide`` too (written where q does not fit int8)."""
     b, f = p["batch"], p["in_f"]
     out = {"vth": ((b,), np.dtype(np.float32)), "stats": ((4,), np.dtype(np.int32)),
            "q8": ((b, f), np.dtype(np.int8))}
@@ -70,7 +72,13 @@ def outputs(p: Point) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
                          np.dtype(np.uint32))
     else:
         out["spikes"] = ((capacity(p), b, f), np.dtype(np.int8))
+        out["q_wide"] = ((b, f), np.dtype(np.int32))
     return out
+
+
+def fits_int8(qmin: int, qmax: int) -> bool:
+    """Whether q of range [qmin, qmax] fits int8 (q8 is exact, ``q_wide`` not written)."""
+    return qmin >= -128 and qmax <= 127
 
 
 def planes_of(got: Mapping[str, np.ndarray], mode: str) -> int:
@@ -81,12 +89,15 @@ def planes_of(got: Mapping[str, np.ndarray], mode: str) -> int:
 
 
 def trim(got: Mapping[str, np.ndarray], p: Point) -> dict[str, np.ndarray]:
-    """The part of the outputs the kernel was asked to write: the first T planes."""
+    """The part of the outputs the kernel was asked to write: the first T planes, and
+    ``q_wide`` only where its own ``stats`` say q does not fit int8 (no rows otherwise)."""
     out = dict(got)
     name = "packed" if "packed" in got else "spikes"
     t = planes_of(got, p["mode"])
     if 0 <= t <= got[name].shape[0]:
         out[name] = got[name][:t]
+    if "q_wide" in got and fits_int8(int(got["stats"][0]), int(got["stats"][1])):
+        out["q_wide"] = got["q_wide"][:0]
     return out
 
 
@@ -103,6 +114,8 @@ def reference(inputs: Mapping[str, np.ndarray], p: Point, v: Variant,
         out["packed"] = spec.pack(c["v"], t, mode)
     else:
         out["spikes"] = spec.encode(c["v"], t, mode)
+        q = c["q"].astype(np.int32)
+        out["q_wide"] = q[:0] if fits_int8(int(mm[0]), int(mm[1])) else q
     return out
 
 
@@ -122,12 +135,14 @@ def q8(q: np.ndarray) -> np.ndarray:
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
     """Up to SMALL_B rows: one block, one launch. Otherwise pass 1: rows over at most
     STATS_BLOCKS blocks (vth, q to q8, q's range; the last block decides o and T), and
-    pass 2: the planes from q8 (or from x, a block per row, when q is wider than int8)."""
+    pass 2: the planes from q8 (or from x, a block per row, when q is wider than int8, and
+    then q to ``q_wide`` as well)."""
     b, f, block = int(p["batch"]), int(p["in_f"]), launch.block
     dest = bufs["packed"] if p["layout"] == "packed" else bufs["spikes"]
+    q_wide = bufs.get("q_wide", 0)  # null: not written (packed, or a pipeline without it)
     if b <= SMALL_B:
         launch("act_small", (1, 1, 1), (block, 1, 1), bufs["x"], bufs["vth"], bufs["stats"],
-               bufs["q8"], np.int32(b), np.int32(f), np.float32(p["k"]), dest)
+               bufs["q8"], np.int32(b), np.int32(f), np.float32(p["k"]), dest, q_wide)
         return
     d = dict(v.defines)
     stats_blocks, units = int(d.get("STATS_BLOCKS", STATS_BLOCKS)), int(d["ENC_UNITS"])
@@ -135,7 +150,7 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
            bufs["stats"], bufs["q8"], np.int32(b), np.int32(f), np.float32(p["k"]))
     flat = -(-b * f // (16 * block * units))  # one thread-step each over the flat q8
     launch("act_encode", (max(flat, min(b, ENC_MIN_BLOCKS)), 1, 1), (block, 1, 1), bufs["x"],
-           bufs["vth"], bufs["stats"], bufs["q8"], np.int32(b), np.int32(f), dest)
+           bufs["vth"], bufs["stats"], bufs["q8"], np.int32(b), np.int32(f), dest, q_wide)
 
 
 def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
@@ -150,7 +165,10 @@ def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[s
     stats = torch.stack([qmin, qmax, o, torch.full_like(qmin, n)])
     q8 = q.clamp(-128, 127).to(torch.int8)
     if p["layout"] != "packed":
-        return {"vth": vth, "spikes": planes.to(torch.int8), "stats": stats, "q8": q8}
+        fits = fits_int8(int(qmin.item()), int(qmax.item()))
+        q_wide = q.to(torch.int32)[:0] if fits else q.to(torch.int32)
+        return {"vth": vth, "spikes": planes.to(torch.int8), "stats": stats, "q8": q8,
+                "q_wide": q_wide}
     bits_ = planes.abs().to(torch.int64)
     if spec.check_mode(mode) == 1:
         bits_ = torch.cat([bits_, (vq < 0).to(torch.int64)[None]])
@@ -215,6 +233,7 @@ STAGE = Stage(
         "q8": Exact("q clamped to int8, judged on the kernel's own vth: exact"),
         "spikes": Exact("integer planes, judged on the kernel's own vth (SPEC)"),
         "packed": Exact("bit-packed planes, judged on the kernel's own vth (SPEC)"),
+        "q_wide": Exact("q as int32 where it does not fit int8, on the kernel's own vth"),
     },
     variants=tuple(variant(m, lay) for lay in LAYOUTS for m in spec.MODES),
     cases=(

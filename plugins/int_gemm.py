@@ -46,6 +46,8 @@ SMALL_M = 16
 #: Warps a block of each small kernel (the module's IGS1_WARPS and IGS_WARPS): 16 weight
 #: rows a warp.
 SMALL_WARPS = {"small1": 4, "small": 8}
+#: Warps a block of the general kernel (the module's IGG_WM x IGG_WN).
+GENERAL_WARPS = 4
 #: The stream paths' q tiles of 8 rows (M <= 8 and M <= 16), weight rows a unit, and the
 #: most CTAs their workspace holds (restated from common/igemm_stream.cuh's ST_ROWS and
 #: ST_MAX_CTAS: the workspace is sized before anything is compiled; validation and
@@ -114,14 +116,15 @@ def general_splits(m: int, n: int, k: int, g: int, bm: int, bn: int) -> int:
     return min(splits, ng)
 
 
-def plan(p: Point, stream: bool = True) -> dict[str, Any]:
+def plan(p: Point, stream: bool = True, kind: str | None = None) -> dict[str, Any]:
     """The launch of a point: kernel, grid, splits and the workspace it needs (``ws``
     floats, ``counters`` words). The small and general paths' tiles are the module's
     defaults (int_gemm.cu); the stream paths' grid is the device's, so only their workspace
-    is planned here (for the most CTAs they take)."""
+    is planned here (for the most CTAs they take). ``kind``: a path other than the shape's
+    (the exact path of a layer is the general one at every shape)."""
     m, n, k, g = (int(p[a]) for a in ("batch", "out_f", "in_f", "group_size"))
     qp = 1 if p["q_type"] == "int8" else 3
-    kind = path(p, stream)
+    kind = kind or path(p, stream)
     if kind in STREAM_MT:
         return {"kind": kind, "splits": 1, "counters": _cdiv(n, STREAM_ROWS),
                 "ws": STREAM_MAX_CTAS * STREAM_ROWS * 8 * STREAM_MT[kind]}
@@ -178,8 +181,12 @@ def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant) -> dict[str, 
 
 
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
-    """The kernel the shape calls for (``path``)."""
+    """The kernel the shape calls for (``path``); given the activation stage's ``stats``,
+    the exact path that runs only where they say q does not fit int8 (``_enqueue_unfit``)."""
     m, n, k, g = (int(p[a]) for a in ("batch", "out_f", "in_f", "group_size"))
+    if "stats" in bufs:
+        _enqueue_unfit(launch, bufs, p)
+        return
     pl = plan(p)
     if pl["kind"] == "wgmma":
         smem = int(launch.constant("int_gemm_wgmma_smem")[0])
@@ -216,11 +223,24 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
             return
         pl = plan(p, stream=False)
     name = f"int_gemm_{pl['kind']}"
-    threads = 32 * SMALL_WARPS.get(pl["kind"], 4)  # the general kernel: 2 x 2 warps
+    threads = 32 * SMALL_WARPS.get(pl["kind"], GENERAL_WARPS)
     launch(name, pl["grid"], (threads, 1, 1), bufs["q"], bufs["w_q"], bufs["scale"],
            bufs["vth"], bufs["bias"], np.int32(m), np.int32(n), np.int32(k), np.int32(g),
            np.int32(pl["splits"]), bufs["ws"], bufs["counters"], bufs["out"],
            shared=pl["smem"])
+
+
+def _enqueue_unfit(launch: Launcher, bufs: Mapping[str, Any], p: Point) -> None:
+    """The layer's exact path, chosen on the device: the general path (a ``wide`` build
+    takes q as int32) guarded by ``stats`` = [qmin, qmax, o, T]. Where q fits int8 every
+    block returns at once, and the int8 launch before it stands; where it does not, this
+    launch writes all of out."""
+    m, n, k, g = (int(p[a]) for a in ("batch", "out_f", "in_f", "group_size"))
+    pl = plan(p, kind="general")
+    launch("int_gemm_general_unfit", pl["grid"], (32 * GENERAL_WARPS, 1, 1),
+           bufs["stats"], bufs["q"], bufs["w_q"], bufs["scale"], bufs["vth"], bufs["bias"],
+           np.int32(m), np.int32(n), np.int32(k), np.int32(g), np.int32(pl["splits"]),
+           bufs["ws"], bufs["counters"], bufs["out"], shared=pl["smem"])
 
 
 def _enqueue_stream(launch: Launcher, bufs: Mapping[str, Any], m: int, n: int, k: int,
@@ -240,8 +260,10 @@ def _enqueue_stream(launch: Launcher, bufs: Mapping[str, Any], m: int, n: int, k
 
 def workspace(p: Point) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
     """Split-K partial sums and the tickets of their reduction (zeros between runs), enough
-    for either small path (the module chooses: ``IGS_STREAM``)."""
-    plans = (plan(p), plan(p, stream=False))
+    for either small path (the module chooses: ``IGS_STREAM``); a ``wide`` launch's for the
+    general path too (the exact path of a layer takes it at every shape)."""
+    plans = (plan(p), plan(p, stream=False)) + \
+        ((plan(p, kind="general"),) if p["q_type"] == "int32" else ())
     ws = max(pl["ws"] for pl in plans)
     counters = max(pl["counters"] for pl in plans)
     return {"ws": ((ws,), np.dtype(np.float32)),
@@ -328,6 +350,9 @@ def _variant(name: str, q_type: str, wide: str, help: str, fams: tuple[str, ...]
 
 STAGE = Stage(
     name="int_gemm",
+    # int_gemm_general_unfit is launched by spike_linear's ``any`` path alone (it needs the
+    # activation stage's stats), so it is not a stage entry point: compute-sanitizer watches
+    # it through that pipeline's validation (scripts/gpu-check.sh, sanitize).
     entry_points=("int_gemm_wgmma", "int_gemm_stream1", "int_gemm_stream", "int_gemm_small1",
                   "int_gemm_small", "int_gemm_general"),
     description="exact integer GEMM with group scales on the tensor cores "

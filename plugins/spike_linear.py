@@ -9,9 +9,17 @@ quantised weights, so their quantisation is outside the timed region.
 
 The GEMM takes q8, the fused stage's q as int8: exact where q fits int8, as the ``normal``
 and ``ramp`` families' q does (the int_gemm stage's int8 variant is validated on the same
-two). The ``llm`` family's outliers (|q| beyond 127) need the
-wide GEMM (``int_gemm``'s ``wide`` variant), so it is not this pipeline's family; a run whose
-q does not fit fails its ``q fits int8`` check instead of giving a wrong answer quietly.
+two). Two variants (the ``q_path`` axis):
+
+- ``default``: q8 into the int8 GEMM alone. A run whose q does not fit (the ``llm`` family's
+  outliers, |q| beyond 127) fails its ``q fits int8`` check instead of giving a wrong answer
+  quietly.
+- ``any``: exact for every family, with no host round trip. The fused stage writes q as int32
+  (``q_wide``) where its stats say q does not fit int8, and after the int8 GEMM a third
+  launch, the general path of a ``wide`` build guarded by those stats, runs only then and
+  writes all of out over the int8 launch's. Where q fits, its blocks return at once: the
+  price of the choice is that launch. Exact while |q| < 2^23 and every group sum within
+  int32, which ``k * in_f < 2^23`` guarantees (``check_inputs``).
 """
 
 from __future__ import annotations
@@ -22,6 +30,7 @@ from typing import Any
 import numpy as np
 
 from harness.api import (
+    Axis,
     Comparison,
     Exact,
     NormRel,
@@ -37,6 +46,10 @@ from harness.spikes.tolerances import VTH
 STEPS = ("activation_fused", "int_gemm")
 #: T the byte floor assumes (the normal family gives 6 at batch >= 64).
 TYPICAL_T = 6
+#: The ``any`` path's bound on k * in_f: |q| <= k F + 1/2 and a row's sum of |q| <= (k + 1/2) F
+#: (vth = mean |x| / k), so |q| < 2^23 (the wide build's three byte planes) and every group
+#: sum, at most 127 times that row sum, stays within int32.
+ANY_KF = 2**23 - 2**16
 
 
 def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
@@ -57,14 +70,19 @@ def run(ctx: PipelineContext, bufs: Mapping[str, Any], p: Point) -> PipelineTrac
     q8 = ctx.alloc((b, f), np.int8)
     spikes = ctx.alloc((cap, b, f), np.int8)
     out = ctx.alloc((b, n), np.float32)
+    act = {"x": bufs["x"], "vth": vth, "stats": stats, "q8": q8, "spikes": spikes}
+    if p["q_path"] == "any":
+        act["q_wide"] = ctx.alloc((b, f), np.int32)
+    weights = {"w_q": bufs["w_q"], "scale": bufs["scale"], "vth": vth, "bias": bufs["bias"],
+               "out": out}
+    shape = {"batch": b, "in_f": f, "out_f": n, "group_size": g, "k": k}
     ctx.mark("start", 0)
-    ctx.step("activation_fused", mode, 0, {"x": bufs["x"], "vth": vth, "stats": stats,
-                                            "q8": q8, "spikes": spikes},
-             batch=b, in_f=f, k=k)
+    ctx.step("activation_fused", mode, 0, act, batch=b, in_f=f, k=k)
     ctx.mark("act_end", 0)
-    ctx.step("int_gemm", "int8", 0, {"q": q8, "w_q": bufs["w_q"], "scale": bufs["scale"],
-                                     "vth": vth, "bias": bufs["bias"], "out": out},
-             batch=b, in_f=f, out_f=n, group_size=g, k=k)
+    ctx.step("int_gemm", "int8", 0, {"q": q8, **weights}, **shape)
+    if p["q_path"] == "any":  # runs only where stats say q does not fit int8
+        ctx.step("int_gemm", "wide", 0, {"q": act["q_wide"], "stats": stats, **weights},
+                 **shape)
     ctx.mark("end", 0)
     outputs = {"vth": (vth, (b,), np.dtype(np.float32)),
                "stats": (stats, (4,), np.dtype(np.int32)),
@@ -90,7 +108,7 @@ def reference(ins: Mapping[str, np.ndarray], p: Point,
 def check(ins: Mapping[str, np.ndarray], p: Point, got: Mapping[str, np.ndarray],
           host: Mapping[str, Any]) -> list[Comparison]:
     """vth, the integers (stats, q8, the first T planes) exact on the run's own vth, q within
-    int8, and out within SPEC's 1e-6 of the float64 layer."""
+    int8 (the ``default`` path), and out within SPEC's 1e-6 of the float64 layer."""
     ref = reference(ins, p, got["vth"])
     exact = Exact("integers: exact, judged on the run's own vth")
     stats = np.asarray(got["stats"])
@@ -99,16 +117,26 @@ def check(ins: Mapping[str, np.ndarray], p: Point, got: Mapping[str, np.ndarray]
     qmax = int(np.abs(ref["q"]).max()) if ref["q"].size else 0
     comps = [VTH.compare("vth", got["vth"], ref["vth64"]),
              exact.compare("stats [qmin, qmax, o, T]", stats, want),
-             exact.compare("q8", got["q8"], ref["q8"]),
-             exact.compare("q fits int8", np.array([int(ref["mm"][0] >= -128
-                                                        and ref["mm"][1] <= 127)]),
-                           np.array([1]))]
+             exact.compare("q8", got["q8"], ref["q8"])]
+    if p["q_path"] == "int8":
+        comps.append(exact.compare("q fits int8", np.array([int(ref["mm"][0] >= -128
+                                                                and ref["mm"][1] <= 127)]),
+                                   np.array([1])))
     if t == ref["planes"]:
         comps.append(exact.compare("spikes", got["spikes"][:t], ref["spikes"]))
     comps.append(NormRel(1e-6, f"exact int32 group sums, one fp32 rounding per group "
                                f"promotion and in the epilogue (SPEC; |q| <= {qmax})")
                  .compare("out", got["out"], ref["out"]))
     return comps
+
+
+def check_inputs(ins: Mapping[str, np.ndarray], p: Point) -> str | None:
+    """The ``any`` path is exact while k * in_f stays under ``ANY_KF``."""
+    kf = float(p["k"]) * int(p["in_f"])
+    if p["q_path"] == "any" and kf >= ANY_KF:
+        return (f"bad input: k * in_f = {kf:.4g} allows |q| or a group sum beyond what the "
+                f"exact path holds (k * in_f < {ANY_KF})")
+    return None
 
 
 def bytes_moved(p: Point) -> int:
@@ -131,11 +159,14 @@ STAGE = Pipeline(
         axes.GROUP_SIZE,
         axes.K,
         axes.mode(),
+        Axis("q_path", "int8", str, "the GEMM's q: int8 alone, or any q with the exact path "
+             "chosen on the device (set by the variant)", choices=("int8", "any")),
     ),
     families=families.NAMES,
     make_inputs=make_inputs,
     run=run,
     check=check,
+    check_inputs=check_inputs,
     reference=reference,
     bytes_moved=bytes_moved,
     flops=lambda p: 2 * p["batch"] * p["out_f"] * p["in_f"],
@@ -150,7 +181,14 @@ STAGE = Pipeline(
         {"batch": 20, "in_f": 256, "out_f": 64, "mode": "twos_complement"},
     ),
     default_sweep={"batch": (1, 4, 16, 64, 256, 1024, 4096, 8192), "out_f": (18944, 3584)},
-    # The int8 GEMM: families whose q fits int8 (the llm family's outliers do not).
-    variants=(Variant("default", help="q8 into int_gemm's int8 variant",
-                      families=("normal", "ramp")),),
+    variants=(
+        # The int8 GEMM alone: families whose q fits int8 (the llm family's outliers do not).
+        Variant("default", help="q8 into int_gemm's int8 variant", pins=(("q_path", "int8"),),
+                families=("normal", "ramp")),
+        Variant("any", help="q8 into the int8 GEMM, then the exact wide path where the "
+                            "stats say q does not fit int8, chosen on the device",
+                pins=(("q_path", "any"),),
+                cases=({"batch": 40, "in_f": 3584, "out_f": 256, "k": 64.0},  # wgmma + wide
+                       {"batch": 2, "in_f": 1024, "out_f": 384, "k": 64.0})),  # stream1 + wide
+    ),
 )

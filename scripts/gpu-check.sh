@@ -16,7 +16,8 @@
 #   profile   `harness profile` (ncu) of every stage variant at batch $PROFILE_BATCH, into
 #             statistics/ncu/
 #   sanitize  `harness sanitize`: compute-sanitizer's four tools over every stage variant at
-#             small and odd shapes, into statistics/<gpu>/sanitizer.csv
+#             small and odd shapes, into statistics/<gpu>/sanitizer.csv; and memcheck over
+#             spike_linear's validation of its exact path (a kernel only that pipeline runs)
 #   regress   the GPU folder's rows as they were when this script started, measured again
 #             with their own commands (python -m harness.tools.replay) and compared row by
 #             row (`harness compare`, a slower row fails); the pytest-benchmark benchmarks
@@ -279,6 +280,12 @@ for phase in "${asked[@]}"; do
       ;;
     sanitize)
       step sanitize h sanitize --overwrite
+      # The layer's exact path (int_gemm_general_unfit, and activation_fused writing q_wide)
+      # runs only inside spike_linear: memcheck over that pipeline's validation, on families
+      # whose q does and does not fit int8.
+      step sanitize-spike_linear-any compute-sanitizer --tool memcheck --error-exitcode 3 \
+        python3 -m harness validate spike_linear --variant any --seeds 1 \
+        --family normal --family edge --family llm
       ;;
     regress)
       if [ ! -d "$baseline" ]; then

@@ -464,6 +464,9 @@ class Pipeline(_Parametrised):
     #: How ``check`` may judge a sample of rows at a large point (its inputs, outputs and
     #: point cut to the sample; the host values whole); None: always the whole run.
     rows: Rows | None = None
+    #: Pipeline-specific bad input: ``check_inputs(inputs, point)`` returns why, or None
+    #: (a point its steps would answer wrongly without a word, say).
+    check_inputs: Callable[[Mapping[str, np.ndarray], Point], str | None] | None = None
 
     def __post_init__(self) -> None:
         _check_declarations("pipeline", self.name, self.axes, self.rows, None)

@@ -247,3 +247,33 @@ def test_the_persistent_grid_is_the_clusters_that_run_at_once(st, batch, fits, c
     assert grid == (ctas, 1, 1) and grid[0] % 4 == 0
     assert launch.maps == [(batch, 3584, 64, 128, 128), (18944, 3584, 64, 128, 128),
                            (batch, 18944, 64, 32, 128)]
+
+
+def test_the_exact_path_is_the_guarded_general_kernel_at_every_shape(st) -> None:  # type: ignore[no-untyped-def]
+    """Given the activation stage's stats, a wide launch is int_gemm_general_unfit: stats
+    first, then the general kernel's arguments on its own plan, whatever path the shape
+    would take; and the wide workspace holds that plan's partials."""
+    wide = st.variant("wide")
+    for point in ({"batch": 1, "out_f": 18944, "in_f": 3584},       # stream1 for int8
+                  {"batch": 40, "out_f": 256, "in_f": 3584},        # wgmma for int8
+                  {"batch": 7, "out_f": 3, "in_f": 5, "group_size": 2}):
+        p = st.point(wide, **point)
+        pl = _mod().plan(p, kind="general")
+        launch = _Module()
+        st.enqueue(launch, {**{b: b for b in _BUFS}, "stats": "stats"}, p, wide)
+        ((name, grid, block, args, shared),) = launch.calls
+        assert (name, grid, block, shared) == ("int_gemm_general_unfit", pl["grid"],
+                                               (128, 1, 1), pl["smem"])
+        assert args[:6] == ("stats", "q", "w_q", "scale", "vth", "bias")
+        assert [int(a) for a in args[6:11]] == [p["batch"], p["out_f"], p["in_f"],
+                                                p["group_size"], pl["splits"]]
+        assert args[11:] == ("ws", "counters", "out")
+        ws = st.workspace(p)
+        assert ws["ws"][0][0] >= pl["ws"] and ws["counters"][0][0] >= pl["counters"]
+    # At M = 16 on 18944 x 3584 the general plan splits K where the small one does not: the
+    # wide workspace is sized by it, the int8 one (which never takes that plan there) is not.
+    p = st.point(wide, batch=16, out_f=18944, in_f=3584)
+    assert _mod().plan(p, kind="general")["splits"] > 1 == _mod().plan(p)["splits"]
+    assert st.workspace(p)["ws"][0][0] == _mod().plan(p, kind="general")["ws"]
+    p8 = st.point(st.variant("int8"), batch=16, out_f=18944, in_f=3584)
+    assert st.workspace(p8)["ws"][0][0] < _mod().plan(p8, kind="general")["ws"]

@@ -1,0 +1,58 @@
+"""The fused activation stage's plugin on the CPU: q_wide, q as int32 where it does not fit
+int8, in the launch, the reference and the trim."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from harness.contract.launcher import RecordingLauncher
+
+
+@pytest.fixture(scope="module")
+def st(reg):  # type: ignore[no-untyped-def]
+    return reg.get("activation_fused")
+
+
+_BUFS = ("x", "vth", "stats", "q8", "spikes", "packed")
+
+
+@pytest.mark.parametrize("batch", [2, 40])  # act_small; act_stats then act_encode
+def test_q_wide_is_the_last_argument_or_null(st, batch) -> None:  # type: ignore[no-untyped-def]
+    """The int8 layout passes q_wide where the caller gives it; without it (a pipeline that
+    does not ask, or the packed layout) the kernel gets a null pointer and writes none."""
+    for name, given, want in (("unidirectional", True, "q_wide"),
+                              ("unidirectional", False, 0), ("packed_bidirectional", False, 0)):
+        v = st.variant(name)
+        p = st.point(v, batch=batch, in_f=256)
+        bufs = {b: b for b in _BUFS} | ({"q_wide": "q_wide"} if given else {})
+        launch = RecordingLauncher(256)
+        st.enqueue(launch, bufs, p, v)
+        assert launch.names == (["act_small"] if batch <= 4 else ["act_stats", "act_encode"])
+        assert launch.calls[-1][3][-1] == want
+
+
+def test_q_wide_is_declared_in_the_int8_layout_only(st) -> None:  # type: ignore[no-untyped-def]
+    p = st.point(st.variant("unidirectional"), batch=3, in_f=100)
+    assert st.outputs(p)["q_wide"] == ((3, 100), np.dtype(np.int32))
+    assert "q_wide" not in st.outputs(st.point(st.variant("packed_unidirectional"), batch=3,
+                                               in_f=100))
+
+
+def test_q_wide_is_judged_only_where_q_does_not_fit_int8(st) -> None:  # type: ignore[no-untyped-def]
+    """k = 64 on a row with one large value gives |q| past 127: the reference holds q, and
+    the trim keeps what the kernel wrote. A normal row at k = 3 fits: neither has rows."""
+    v = st.variant("unidirectional")
+    rng = np.random.default_rng(0)
+    wide = rng.standard_normal((3, 64), dtype=np.float32)
+    wide[1, 5] = 500.0
+    for x, k, fits in ((wide, 64.0, False), (rng.standard_normal((3, 64), dtype=np.float32),
+                                              3.0, True)):
+        p = st.point(v, batch=3, in_f=64, k=k)
+        ref = st.reference({"x": x}, p, v)
+        assert ref["q_wide"].shape == ((0, 64) if fits else (3, 64))
+        assert fits == (np.abs(ref["q_wide"]).max(initial=0) <= 127)
+        if not fits:
+            assert int(ref["q_wide"][1, 5]) == int(ref["stats"][1]) > 127
+        got = {**ref, "q_wide": np.full((3, 64), -7, np.int32)}
+        assert st.trim(got, p)["q_wide"].shape == ((0, 64) if fits else (3, 64))

@@ -1,0 +1,92 @@
+"""The spike linear layer's plugin on the CPU: the launches of each q path, what each path's
+check judges, and the exact path's bound on its inputs."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+
+@pytest.fixture(scope="module")
+def pipe(reg):  # type: ignore[no-untyped-def]
+    return reg.pipelines["spike_linear"]
+
+
+class _Steps:
+    """A pipeline context that records the steps it is asked for (nothing runs)."""
+
+    def __init__(self) -> None:
+        self.steps: list[tuple[str, str, dict[str, Any], dict[str, Any]]] = []
+        self.allocs = 0
+
+    def alloc(self, shape: tuple[int, ...], dtype: Any) -> str:
+        self.allocs += 1
+        return f"buf{self.allocs}:{np.dtype(dtype).name}{list(shape)}"
+
+    def step(self, stage: str, variant: str, stream: int, bufs: Any, **values: Any) -> None:
+        self.steps.append((stage, variant, dict(bufs), values))
+
+    def mark(self, name: str, stream: int) -> None:
+        pass
+
+
+def _run(pipe, variant: str) -> list[tuple[str, str, dict[str, Any], dict[str, Any]]]:  # type: ignore[no-untyped-def]
+    ctx = _Steps()
+    p = pipe.point(pipe.variant(variant), batch=4, in_f=256, out_f=128)
+    pipe.run(ctx, {"x": "x", "w_q": "w_q", "scale": "scale", "bias": "bias"}, p)
+    return ctx.steps
+
+
+def test_the_int8_path_is_two_steps_without_q_wide(pipe) -> None:  # type: ignore[no-untyped-def]
+    steps = _run(pipe, "default")
+    assert [(s[0], s[1]) for s in steps] == [("activation_fused", "unidirectional"),
+                                             ("int_gemm", "int8")]
+    assert "q_wide" not in steps[0][2] and "stats" not in steps[1][2]
+    assert steps[1][2]["q"] == steps[0][2]["q8"]
+
+
+def test_the_any_path_adds_the_guarded_wide_gemm_on_q_wide(pipe) -> None:  # type: ignore[no-untyped-def]
+    """The fused stage writes q_wide (int32); the wide GEMM reads it, guarded by the same
+    stats, writing the same out as the int8 GEMM before it, at the same shape."""
+    act, int8, wide = _run(pipe, "any")
+    assert (act[0], int8[:2], wide[:2]) == ("activation_fused", ("int_gemm", "int8"),
+                                            ("int_gemm", "wide"))
+    assert act[2]["q_wide"].endswith("int32[4, 256]")
+    assert wide[2]["q"] == act[2]["q_wide"] and wide[2]["stats"] == act[2]["stats"]
+    assert int8[2]["q"] == act[2]["q8"] and "stats" not in int8[2]
+    assert wide[2]["out"] == int8[2]["out"] and wide[3] == int8[3]
+
+
+def _perfect(pipe, variant: str, x: np.ndarray, k: float):  # type: ignore[no-untyped-def]
+    """A run that returned exactly the references, at batch 3 x 64 -> 32."""
+    rng = np.random.default_rng(1)
+    p = pipe.point(pipe.variant(variant), batch=3, in_f=64, out_f=32, k=k)
+    ins = {**pipe.make_inputs(rng, "normal", p), "x": x}
+    ref = pipe.reference(ins, p)
+    got = {n: ref[n] for n in ("q8", "spikes")} | {
+        "vth": ref["vth32"], "out": ref["out"],
+        "stats": np.array([*ref["mm"], ref["o"], ref["planes"]], np.int32)}
+    return {c.output: c.ok for c in pipe.check(ins, p, got, {})}
+
+
+def test_only_the_int8_path_requires_q_to_fit_int8(pipe) -> None:  # type: ignore[no-untyped-def]
+    x = np.random.default_rng(2).standard_normal((3, 64), dtype=np.float32)
+    x[1, 5] = 500.0  # |q| far past 127 at k = 64
+    default, anyq = _perfect(pipe, "default", x, 64.0), _perfect(pipe, "any", x, 64.0)
+    assert default["q fits int8"] is False
+    assert "q fits int8" not in anyq and all(anyq.values())
+    assert all(_perfect(pipe, "default", np.random.default_rng(3).standard_normal(
+        (3, 64), dtype=np.float32), 3.0).values())
+
+
+def test_the_any_path_refuses_k_times_in_f_past_its_bound(pipe) -> None:  # type: ignore[no-untyped-def]
+    mod = __import__("sys").modules["harness_plugin_spike_linear"]
+    for variant, k, refused in (("any", 64.0, False), ("any", mod.ANY_KF / 3584, True),
+                                ("default", mod.ANY_KF / 3584, False)):
+        p = pipe.point(pipe.variant(variant), batch=1, in_f=3584, out_f=64, k=k)
+        why = pipe.check_inputs({}, p)
+        assert (why is not None) == refused, (variant, k)
+        if refused:
+            assert why.startswith("bad input: k * in_f")
