@@ -172,12 +172,14 @@ __device__ __noinline__ void store_q_wide(const float* __restrict__ x,
                                           const float* __restrict__ vth, int qmin, int qmax,
                                           int B, int F, int b0, int step,
                                           int* __restrict__ q_wide) {
-    if (LAYOUT != 0 || q_wide == nullptr || (qmin >= -128 && qmax <= 127)) return;
+#if LAYOUT == 0
+    if (q_wide == nullptr || (qmin >= -128 && qmax <= 127)) return;
     for (int b = b0; b < B; b += step) {
         const float t = vth[b];
         const size_t row = (size_t)b * (size_t)F;
         for (int f = threadIdx.x; f < F; f += BLOCK) q_wide[row + f] = quantise(__ldg(x + row + f), t);
     }
+#endif
 }
 
 extern "C" __global__ void __launch_bounds__(BLOCK)

@@ -826,11 +826,12 @@ int_gemm_general(const igemm_q_t* __restrict__ q, const signed char* __restrict_
         q, w_q, scale, vth, bias, M, N, K, G, splits, ws, counters, out);
 }
 
-// The layer's exact path where q may not fit int8, chosen on the device: int_gemm_general
-// (a Q_WIDE build takes q as int32), run only where stats, the activation stage's
-// [qmin, qmax, o, T], says q does not fit int8. Where it fits, every block returns at once
-// and the int8 launch before this one stands; where it does not, this launch writes all of
-// out over that launch's. Launched as int_gemm_general, with stats first.
+// The layer's exact path where q may not fit int8, chosen on the device: the general path's
+// tiles (a Q_WIDE build takes q as int32) over a persistent grid of any size, run only where
+// stats, the activation stage's [qmin, qmax, o, T], says q does not fit int8. Where it fits,
+// every block returns at once and the int8 launch before this one stands (a grid of a few
+// blocks an SM, so that costs one wave, not one a tile); where it does not, this launch
+// writes all of out over that launch's. Arguments as int_gemm_general's, stats first.
 extern "C" __global__ void __launch_bounds__(IGG_WM * IGG_WN * 32)
 int_gemm_general_unfit(const int* __restrict__ stats, const igemm_q_t* __restrict__ q,
                        const signed char* __restrict__ w_q, const float* __restrict__ scale,
@@ -838,7 +839,7 @@ int_gemm_general_unfit(const int* __restrict__ stats, const igemm_q_t* __restric
                        int N, int K, int G, int splits, float* __restrict__ ws,
                        unsigned int* __restrict__ counters, float* __restrict__ out) {
     if (__ldg(stats) >= -128 && __ldg(stats + 1) <= 127) return;
-    igemm::general_kernel<IGG_BM, IGG_BN, IGG_WM, IGG_WN, IGG_STAGES, IGEMM_QP>(
+    igemm::general_persistent<IGG_BM, IGG_BN, IGG_WM, IGG_WN, IGG_STAGES, IGEMM_QP>(
         q, w_q, scale, vth, bias, M, N, K, G, splits, ws, counters, out);
 }
 

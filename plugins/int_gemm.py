@@ -48,6 +48,10 @@ SMALL_M = 16
 SMALL_WARPS = {"small1": 4, "small": 8}
 #: Warps a block of the general kernel (the module's IGG_WM x IGG_WN).
 GENERAL_WARPS = 4
+#: Blocks an SM of the exact path's persistent grid: int_gemm_general_unfit in a wide build
+#: takes 232 registers a thread and 61 KB of shared memory, so two blocks fit an SM. Where q
+#: fits int8 its blocks return at once: one wave of them, not one a tile.
+UNFIT_BLOCKS_PER_SM = 2
 #: The stream paths' q tiles of 8 rows (M <= 8 and M <= 16), weight rows a unit, and the
 #: most CTAs their workspace holds (restated from common/igemm_stream.cuh's ST_ROWS and
 #: ST_MAX_CTAS: the workspace is sized before anything is compiled; validation and
@@ -231,13 +235,15 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
 
 
 def _enqueue_unfit(launch: Launcher, bufs: Mapping[str, Any], p: Point) -> None:
-    """The layer's exact path, chosen on the device: the general path (a ``wide`` build
-    takes q as int32) guarded by ``stats`` = [qmin, qmax, o, T]. Where q fits int8 every
-    block returns at once, and the int8 launch before it stands; where it does not, this
-    launch writes all of out."""
+    """The layer's exact path, chosen on the device: the general path's tiles (a ``wide``
+    build takes q as int32) over a persistent grid, guarded by ``stats`` = [qmin, qmax, o,
+    T]. Where q fits int8 every block returns at once, and the int8 launch before it stands;
+    where it does not, this launch writes all of out."""
     m, n, k, g = (int(p[a]) for a in ("batch", "out_f", "in_f", "group_size"))
     pl = plan(p, kind="general")
-    launch("int_gemm_general_unfit", pl["grid"], (32 * GENERAL_WARPS, 1, 1),
+    tiles = pl["grid"][0] * pl["grid"][1] * pl["grid"][2]
+    grid = (max(1, min(tiles, UNFIT_BLOCKS_PER_SM * launch.sm_count)), 1, 1)
+    launch("int_gemm_general_unfit", grid, (32 * GENERAL_WARPS, 1, 1),
            bufs["stats"], bufs["q"], bufs["w_q"], bufs["scale"], bufs["vth"], bufs["bias"],
            np.int32(m), np.int32(n), np.int32(k), np.int32(g), np.int32(pl["splits"]),
            bufs["ws"], bufs["counters"], bufs["out"], shared=pl["smem"])

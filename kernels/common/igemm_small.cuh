@@ -599,17 +599,19 @@ __host__ __device__ __forceinline__ int general_smem_bytes(int BM, int BN, int Q
     return STAGES * (QP * BM + BN) * GEN_BKP;
 }
 
-// The general kernel body. Grid: (ceil(N / BN), ceil(M / BM), splits); block WM * WN * 32;
-// dynamic shared memory general_smem_bytes(BM, BN, QP, STAGES). Split z takes whole groups
-// [z ng / splits, (z + 1) ng / splits); with splits > 1, ws holds splits * M * N floats and
-// counters gridDim.x * gridDim.y zeroed words (the same deterministic reduction as the small
-// kernel's); splits <= ng.
+// One tile of the general path: column tile bx, row tile by, split bz, of tiles_x column
+// tiles (general_kernel: the block's own indices; a persistent loop: each tile it takes,
+// with a __syncthreads() between two, which reuse shared memory and s_last). Block
+// WM * WN * 32; dynamic shared memory general_smem_bytes(BM, BN, QP, STAGES). Split bz
+// takes whole groups [bz ng / splits, (bz + 1) ng / splits); with splits > 1, ws holds
+// splits * M * N floats and counters tiles_x * ceil(M / BM) zeroed words (the same
+// deterministic reduction as the small kernel's); splits <= ng.
 template <int BM, int BN, int WM, int WN, int STAGES, int QP, class QT>
-__device__ __forceinline__ void general_kernel(
+__device__ __forceinline__ void general_tile(
     const QT* __restrict__ q, const signed char* __restrict__ w, const float* __restrict__ scale,
     const float* __restrict__ vth, const float* __restrict__ bias, int M, int N, int K, int G,
     int splits, float* __restrict__ ws, unsigned* __restrict__ counters,
-    float* __restrict__ out) {
+    float* __restrict__ out, int bx, int by, int bz, int tiles_x) {
     extern __shared__ __align__(16) unsigned char smem[];
     __shared__ int s_last;
     constexpr int NTHR = WM * WN * 32;
@@ -622,12 +624,12 @@ __device__ __forceinline__ void general_kernel(
     if (M < 1 || N < 1 || K < 1 || G < 1) return;
 
     const int ng = (K + G - 1) / G;
-    const int m0 = blockIdx.y * BM, n0 = blockIdx.x * BN;
+    const int m0 = by * BM, n0 = bx * BN;
     const int warp = threadIdx.x >> 5, lane = threadIdx.x & 31;
     const int gq = lane >> 2, t = lane & 3;
     const int wm0 = (warp / WN) * TM, wn0 = (warp % WN) * TN;
     const bool vec = (K & 15) == 0;  // rows 16-byte aligned: vector and async loads
-    const int z = blockIdx.z;
+    const int z = bz;
     const int g0 = (int)((long long)z * ng / splits);
     const int g1 = (int)((long long)(z + 1) * ng / splits);
     const int kbeg = g0 * G, kend = min(g1 * G, K);
@@ -855,7 +857,7 @@ __device__ __forceinline__ void general_kernel(
                 }
         __threadfence();
         __syncthreads();
-        const unsigned tile = blockIdx.y * gridDim.x + blockIdx.x;
+        const unsigned tile = by * tiles_x + bx;
         if (threadIdx.x == 0) {
             const unsigned prev = atomicAdd(counters + tile, 1u);
             s_last = (prev == (unsigned)(splits - 1));
@@ -894,6 +896,37 @@ __device__ __forceinline__ void general_kernel(
                     if (n < N) out[(size_t)m * N + n] = __fmaf_rn(v, facc[i][j][2 * e2 + e1], __ldg(bias + n));
                 }
         }
+}
+
+// The general kernel: a block a tile. Grid (ceil(N / BN), ceil(M / BM), splits); counters
+// gridDim.x * gridDim.y words.
+template <int BM, int BN, int WM, int WN, int STAGES, int QP, class QT>
+__device__ __forceinline__ void general_kernel(
+    const QT* __restrict__ q, const signed char* __restrict__ w, const float* __restrict__ scale,
+    const float* __restrict__ vth, const float* __restrict__ bias, int M, int N, int K, int G,
+    int splits, float* __restrict__ ws, unsigned* __restrict__ counters,
+    float* __restrict__ out) {
+    general_tile<BM, BN, WM, WN, STAGES, QP>(q, w, scale, vth, bias, M, N, K, G, splits, ws,
+                                             counters, out, blockIdx.x, blockIdx.y, blockIdx.z,
+                                             gridDim.x);
+}
+
+// The same tiles taken by a persistent grid of any size: block b takes tiles b, b + gridDim.x,
+// ... of ceil(N / BN) x ceil(M / BM) x splits, column tiles first, splits last.
+template <int BM, int BN, int WM, int WN, int STAGES, int QP, class QT>
+__device__ __forceinline__ void general_persistent(
+    const QT* __restrict__ q, const signed char* __restrict__ w, const float* __restrict__ scale,
+    const float* __restrict__ vth, const float* __restrict__ bias, int M, int N, int K, int G,
+    int splits, float* __restrict__ ws, unsigned* __restrict__ counters,
+    float* __restrict__ out) {
+    const int tx = (N + BN - 1) / BN, ty = (M + BM - 1) / BM;
+    const int total = tx * ty * splits;
+    for (int t = blockIdx.x; t < total; t += gridDim.x) {
+        general_tile<BM, BN, WM, WN, STAGES, QP>(q, w, scale, vth, bias, M, N, K, G, splits,
+                                                 ws, counters, out, t % tx, (t / tx) % ty,
+                                                 t / (tx * ty), tx);
+        __syncthreads();  // the next tile reuses shared memory and s_last
+    }
 }
 
 }  // namespace igemm

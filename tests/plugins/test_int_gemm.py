@@ -252,17 +252,20 @@ def test_the_persistent_grid_is_the_clusters_that_run_at_once(st, batch, fits, c
 def test_the_exact_path_is_the_guarded_general_kernel_at_every_shape(st) -> None:  # type: ignore[no-untyped-def]
     """Given the activation stage's stats, a wide launch is int_gemm_general_unfit: stats
     first, then the general kernel's arguments on its own plan, whatever path the shape
-    would take; and the wide workspace holds that plan's partials."""
+    would take, over a persistent grid of two blocks an SM or one a tile, whichever is
+    fewer; and the wide workspace holds that plan's partials."""
     wide = st.variant("wide")
-    for point in ({"batch": 1, "out_f": 18944, "in_f": 3584},       # stream1 for int8
-                  {"batch": 40, "out_f": 256, "in_f": 3584},        # wgmma for int8
-                  {"batch": 7, "out_f": 3, "in_f": 5, "group_size": 2}):
+    for point, blocks in (({"batch": 1, "out_f": 18944, "in_f": 3584}, 264),  # stream1, 1184 tiles
+                          ({"batch": 8192, "out_f": 3584, "in_f": 3584}, 264),  # wgmma
+                          ({"batch": 40, "out_f": 256, "in_f": 3584}, 64),  # 4 x 1 x 16 tiles
+                          ({"batch": 7, "out_f": 3, "in_f": 5, "group_size": 2}, 3)):
         p = st.point(wide, **point)
         pl = _mod().plan(p, kind="general")
+        assert blocks == min(264, pl["grid"][0] * pl["grid"][1] * pl["grid"][2])
         launch = _Module()
         st.enqueue(launch, {**{b: b for b in _BUFS}, "stats": "stats"}, p, wide)
         ((name, grid, block, args, shared),) = launch.calls
-        assert (name, grid, block, shared) == ("int_gemm_general_unfit", pl["grid"],
+        assert (name, grid, block, shared) == ("int_gemm_general_unfit", (blocks, 1, 1),
                                                (128, 1, 1), pl["smem"])
         assert args[:6] == ("stats", "q", "w_q", "scale", "vth", "bias")
         assert [int(a) for a in args[6:11]] == [p["batch"], p["out_f"], p["in_f"],
