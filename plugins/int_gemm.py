@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from harness.api import Axis, BadInput, Launcher, NormRel, Peer, Point, Rows, Stage, Variant
-from harness.spikes import axes, families, inputs
+from harness.spikes import axes, families, inputs, spec
 
 #: The wgmma path's tile (BM = BN = BK) and group size.
 TILE = 128
@@ -176,12 +176,8 @@ def check_inputs(ins: Mapping[str, np.ndarray], p: Point) -> str | None:
 
 def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant) -> dict[str, np.ndarray]:
     """The product in float64 (exact group sums: integers far below 2^53)."""
-    q, w = ins["q"].astype(np.float64), ins["w_q"].astype(np.float64)
-    g = int(p["group_size"])
-    acc = np.zeros((q.shape[0], w.shape[0]))
-    for j, f0 in enumerate(range(0, q.shape[1], g)):
-        acc += (q[:, f0:f0 + g] @ w[:, f0:f0 + g].T) * ins["scale"][:, j].astype(np.float64)
-    return {"out": ins["vth"].astype(np.float64)[:, None] * acc + ins["bias"][None, :]}
+    return {"out": spec.group_gemm64(ins["q"], ins["w_q"], ins["scale"], ins["vth"],
+                                     ins["bias"], int(p["group_size"]))}
 
 
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:

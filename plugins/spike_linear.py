@@ -20,6 +20,11 @@ two). Two variants (the ``q_path`` axis):
   writes all of out over the int8 launch's. Where q fits, its blocks return at once: the
   price of the choice is that launch. Exact while |q| < 2^23 and every group sum within
   int32, which ``k * in_f < 2^23`` guarantees (``check_inputs``).
+- ``packed``: the spikes feed the GEMM. The fused stage writes its bit-packed planes
+  (unidirectional), and ``int_gemm_packed`` reads them as its A operand, decoding q in its
+  tile load: no int8 planes and no q read by the GEMM (q8 is still the fused stage's
+  workspace). Its GEMM is the general path, so this is the capability and its cost, not
+  the fast layer. Exact where q fits int8, as ``default``.
 """
 
 from __future__ import annotations
@@ -43,7 +48,7 @@ from harness.api import (
 from harness.spikes import axes, families, inputs, spec
 from harness.spikes.tolerances import VTH
 
-STEPS = ("activation_fused", "int_gemm")
+STEPS = ("activation_fused", "int_gemm", "int_gemm_packed")
 #: T the byte floor assumes (the normal family gives 6 at batch >= 64).
 TYPICAL_T = 6
 #: The ``any`` path's bound on k * in_f: |q| <= k F + 1/2 and a row's sum of |q| <= (k + 1/2) F
@@ -64,30 +69,39 @@ def run(ctx: PipelineContext, bufs: Mapping[str, Any], p: Point) -> PipelineTrac
     """Enqueue one pass of the layer on stream 0; the activation stage's and the GEMM's
     shares are timed apart as well as together."""
     b, f, n, g, k, mode = (p[a] for a in ("batch", "in_f", "out_f", "group_size", "k", "mode"))
-    cap = spec.plane_bound(k, f, mode)
+    path, cap = p["q_path"], spec.plane_bound(k, f, mode)
     vth = ctx.alloc((b,), np.float32)
     stats = ctx.alloc((4,), np.int32)
     q8 = ctx.alloc((b, f), np.int8)
-    spikes = ctx.alloc((cap, b, f), np.int8)
     out = ctx.alloc((b, n), np.float32)
-    act = {"x": bufs["x"], "vth": vth, "stats": stats, "q8": q8, "spikes": spikes}
-    if p["q_path"] == "any":
+    if path == "packed":
+        planes = ("packed", (spec.packed_planes(cap, mode), b, -(-f // 32)), np.dtype(np.uint32))
+    else:
+        planes = ("spikes", (cap, b, f), np.dtype(np.int8))
+    act = {"x": bufs["x"], "vth": vth, "stats": stats, "q8": q8,
+           planes[0]: ctx.alloc(planes[1], planes[2])}
+    if path == "any":
         act["q_wide"] = ctx.alloc((b, f), np.int32)
     weights = {"w_q": bufs["w_q"], "scale": bufs["scale"], "vth": vth, "bias": bufs["bias"],
                "out": out}
     shape = {"batch": b, "in_f": f, "out_f": n, "group_size": g, "k": k}
     ctx.mark("start", 0)
-    ctx.step("activation_fused", mode, 0, act, batch=b, in_f=f, k=k)
+    ctx.step("activation_fused", f"packed_{mode}" if path == "packed" else mode, 0, act,
+             batch=b, in_f=f, k=k)
     ctx.mark("act_end", 0)
-    ctx.step("int_gemm", "int8", 0, {"q": q8, **weights}, **shape)
-    if p["q_path"] == "any":  # runs only where stats say q does not fit int8
+    if path == "packed":
+        ctx.step("int_gemm_packed", "default", 0,
+                 {"planes": act["packed"], "stats": stats, **weights}, **shape)
+    else:
+        ctx.step("int_gemm", "int8", 0, {"q": q8, **weights}, **shape)
+    if path == "any":  # runs only where stats say q does not fit int8
         ctx.step("int_gemm", "wide", 0, {"q": act["q_wide"], "stats": stats, **weights},
                  **shape)
     ctx.mark("end", 0)
     outputs = {"vth": (vth, (b,), np.dtype(np.float32)),
                "stats": (stats, (4,), np.dtype(np.int32)),
                "q8": (q8, (b, f), np.dtype(np.int8)),
-               "spikes": (spikes, (cap, b, f), np.dtype(np.int8)),
+               planes[0]: (act[planes[0]], planes[1], planes[2]),
                "out": (out, (b, n), np.dtype(np.float32))}
     intervals = {"activation": (("start", "act_end"),), "gemm": (("act_end", "end"),),
                  "total": (("start", "end"),)}
@@ -100,15 +114,17 @@ def reference(ins: Mapping[str, np.ndarray], p: Point,
     then the layer in float64 on x_rec = q * vth (exact in float64)."""
     c = spec.activation_chain(ins["x"], p["k"], p["mode"], vth)
     x_rec = c["q"].astype(np.float64) * c["vth32"].astype(np.float64)[:, None]
-    return {**c, "spikes": spec.encode(c["v"], c["planes"], p["mode"]),
-            "q8": np.clip(c["q"], -128, 127).astype(np.int8),
+    planes = (spec.pack(c["v"], c["planes"], p["mode"]) if p["q_path"] == "packed"
+              else spec.encode(c["v"], c["planes"], p["mode"]))
+    return {**c, "spikes": planes, "q8": np.clip(c["q"], -128, 127).astype(np.int8),
             "out": spec.gemm64(x_rec, ins["w_q"], ins["scale"], ins["bias"], p["group_size"])}
 
 
 def check(ins: Mapping[str, np.ndarray], p: Point, got: Mapping[str, np.ndarray],
           host: Mapping[str, Any]) -> list[Comparison]:
-    """vth, the integers (stats, q8, the first T planes) exact on the run's own vth, q within
-    int8 (the ``default`` path), and out within SPEC's 1e-6 of the float64 layer."""
+    """vth, the integers (stats, q8, the first T planes: int8, or packed) exact on the run's
+    own vth, q within int8 (the ``default`` and ``packed`` paths), and out within SPEC's
+    1e-6 of the float64 layer."""
     ref = reference(ins, p, got["vth"])
     exact = Exact("integers: exact, judged on the run's own vth")
     stats = np.asarray(got["stats"])
@@ -118,12 +134,13 @@ def check(ins: Mapping[str, np.ndarray], p: Point, got: Mapping[str, np.ndarray]
     comps = [VTH.compare("vth", got["vth"], ref["vth64"]),
              exact.compare("stats [qmin, qmax, o, T]", stats, want),
              exact.compare("q8", got["q8"], ref["q8"])]
-    if p["q_path"] == "int8":
+    if p["q_path"] != "any":
         comps.append(exact.compare("q fits int8", np.array([int(ref["mm"][0] >= -128
                                                                 and ref["mm"][1] <= 127)]),
                                    np.array([1])))
+    name = "packed" if p["q_path"] == "packed" else "spikes"
     if t == ref["planes"]:
-        comps.append(exact.compare("spikes", got["spikes"][:t], ref["spikes"]))
+        comps.append(exact.compare(name, got[name][:t], ref["spikes"]))
     comps.append(NormRel(1e-6, f"exact int32 group sums, one fp32 rounding per group "
                                f"promotion and in the epilogue (SPEC; |q| <= {qmax})")
                  .compare("out", got["out"], ref["out"]))
@@ -159,8 +176,9 @@ STAGE = Pipeline(
         axes.GROUP_SIZE,
         axes.K,
         axes.mode(),
-        Axis("q_path", "int8", str, "the GEMM's q: int8 alone, or any q with the exact path "
-             "chosen on the device (set by the variant)", choices=("int8", "any")),
+        Axis("q_path", "int8", str, "the GEMM's q: int8 alone, any q with the exact path "
+             "chosen on the device, or the packed planes (set by the variant)",
+             choices=("int8", "any", "packed")),
     ),
     families=families.NAMES,
     make_inputs=make_inputs,
@@ -190,5 +208,10 @@ STAGE = Pipeline(
                 pins=(("q_path", "any"),),
                 cases=({"batch": 40, "in_f": 3584, "out_f": 256, "k": 64.0},  # wgmma + wide
                        {"batch": 2, "in_f": 1024, "out_f": 384, "k": 64.0})),  # stream1 + wide
+        # The spikes into the GEMM: the unidirectional packed planes, q decoded as int8.
+        Variant("packed", help="the packed planes into int_gemm_packed (A decoded in its "
+                               "tile load)",
+                pins=(("q_path", "packed"), ("mode", "unidirectional")),
+                families=("normal", "ramp")),
     ),
 )

@@ -191,6 +191,18 @@ def weight_quantize(w: np.ndarray, scale: np.ndarray, g: int) -> np.ndarray:
     return np.clip(r, -127, 127).astype(np.int8)
 
 
+def group_gemm64(q: np.ndarray, w_q: np.ndarray, scale: np.ndarray, vth: np.ndarray,
+                 bias: np.ndarray, g: int) -> np.ndarray:
+    """Step 6 as the integer GEMM computes it, in float64: ``vth[m] * sum_g scale[n, g] *
+    (sum_{f in g} q[m, f] w_q[n, f]) + bias[n]``, each group sum exact (integers far below
+    2^53), so a row's result does not depend on which other rows are computed with it."""
+    qf, w = q.astype(np.float64), w_q.astype(np.float64)
+    acc = np.zeros((qf.shape[0], w.shape[0]))
+    for j, f0 in enumerate(range(0, qf.shape[1], g)):
+        acc += (qf[:, f0:f0 + g] @ w[:, f0:f0 + g].T) * scale[:, j].astype(np.float64)
+    return vth.astype(np.float64)[:, None] * acc + bias[None, :]
+
+
 def gemm64(x_rec: np.ndarray, w_q: np.ndarray, scale: np.ndarray, bias: np.ndarray,
            g: int) -> np.ndarray:
     """Step 6 in float64: ``x_rec @ (w_q * scale)^T + bias``."""

@@ -223,6 +223,64 @@ __device__ __forceinline__ void load_q_unit(const QT* __restrict__ rowp, int k, 
     split_planes<QP>(w, pl);
 }
 
+// q given as bit-packed spike planes instead (activation_fused's packed layout, the
+// unidirectional mode): plane t of row m is W = ceil(K / 32) words at planes + t plane_stride
+// + m W, bit j of word w that plane's bit of value 32 w + j; v = sum_t bit_t 2^(T - 1 - t)
+// and q = v + o (T and o from the activation stage's stats). The general path takes it as
+// its A operand and decodes it in the A-tile load, so q is never in memory.
+struct PackedQ {
+    const unsigned* planes;
+    size_t plane_stride;  // M W words
+    int W, T, o;
+};
+template <class QT> struct IsPacked { static constexpr bool value = false; };
+template <> struct IsPacked<PackedQ> { static constexpr bool value = true; };
+
+// Values k .. k + 15 of row m (k % 16 == 0) as q split into QP byte planes (values past K,
+// and a row past M: 0). QP = 1: in byte arithmetic mod 256, each plane ors its bit, shifted
+// to its weight, into every value's byte (a plane worth 2^8 or more adds 0 mod 256), then o
+// is added bytewise: exact where q fits int8. QP = 3: v and q = v + o whole in int32, then
+// the byte planes of a wide build: exact for |q| < 2^23.
+template <int QP>
+__device__ __forceinline__ void load_packed_unit(const PackedQ& pq, int m, int k, int K,
+                                                 bool row_ok, uint4 (&pl)[QP]) {
+    static_assert(QP == 1 || QP == 3, "packed q: int8 (QP 1) or int32 (QP 3) planes");
+    constexpr int WORDS = QP == 1 ? 4 : 16;  // int8 bytes 4 a word, or int32 values
+    unsigned w[WORDS];
+#pragma unroll
+    for (int i = 0; i < WORDS; ++i) w[i] = 0u;
+    if (row_ok && k < K) {
+        const unsigned* wp = pq.planes + (size_t)m * pq.W + (k >> 5);
+        for (int t = 0; t < pq.T; ++t) {
+            const int p = pq.T - 1 - t;
+            if (QP == 1 && p >= 8) continue;
+            const unsigned h = __ldg(wp + (size_t)t * pq.plane_stride) >> (k & 16);
+#pragma unroll
+            for (int i = 0; i < WORDS; ++i) {
+                if constexpr (QP == 1)  // 4 bits to the low bit of 4 bytes
+                    w[i] |= ((((h >> (4 * i)) & 0xFu) * 0x00204081u) & 0x01010101u) << p;
+                else
+                    w[i] |= ((h >> i) & 1u) << p;
+            }
+        }
+        // Past K a value's planes are 0 (padding), so v = 0, but q must be 0, not o.
+        if constexpr (QP == 1) {
+            const unsigned o4 = ((unsigned)pq.o & 0xFFu) * 0x01010101u;
+#pragma unroll
+            for (int i = 0; i < 4; ++i) {
+                const int left = K - (k + 4 * i);
+                const unsigned keep = left >= 4 ? 0xFFFFFFFFu
+                                    : left <= 0 ? 0u : 0xFFFFFFFFu >> (8 * (4 - left));
+                w[i] = __vadd4(w[i], o4) & keep;
+            }
+        } else {
+#pragma unroll
+            for (int i = 0; i < 16; ++i) w[i] = k + i < K ? w[i] + (unsigned)pq.o : 0u;
+        }
+    }
+    split_planes<QP>(w, pl);
+}
+
 __device__ __forceinline__ void cp_async16(void* sdst, const void* gsrc, bool ok) {
     const unsigned a = (unsigned)__cvta_generic_to_shared(sdst);
     const int n = ok ? 16 : 0;  // 0: zero-fill, nothing read
@@ -640,8 +698,10 @@ __device__ __forceinline__ void general_tile(
     auto sB = [&](int st) { return smem + st * STAGE_BYTES + QP * BM * GEN_BKP; };
 
     // q and (unaligned) weight units go through registers, loaded before a tile's MMAs and
-    // stored after them; aligned int8 operands go by cp.async.
-    constexpr bool A_ASYNC_OK = (QP == 1);
+    // stored after them; aligned int8 operands go by cp.async (packed planes never do:
+    // they are decoded on the way).
+    constexpr bool PACKED = IsPacked<QT>::value;
+    constexpr bool A_ASYNC_OK = (QP == 1) && !PACKED;
     uint4 ra[AUT][QP];
     uint4 rb[BUT];
 
@@ -681,7 +741,10 @@ __device__ __forceinline__ void general_tile(
                 if (u < AU) {
                     const int r = u >> 2, kk = (u & 3) << 4;
                     const int m = m0 + r;
-                    load_q_unit<QP>(q + (size_t)(m < M ? m : 0) * K, k0 + kk, K, m < M, vec, ra[i]);
+                    if constexpr (PACKED)
+                        load_packed_unit<QP>(*q, m, k0 + kk, K, m < M, ra[i]);
+                    else
+                        load_q_unit<QP>(q + (size_t)(m < M ? m : 0) * K, k0 + kk, K, m < M, vec, ra[i]);
                 }
             }
         }

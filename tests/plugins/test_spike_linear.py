@@ -8,6 +8,8 @@ from typing import Any
 import numpy as np
 import pytest
 
+from harness.spikes import spec
+
 
 @pytest.fixture(scope="module")
 def pipe(reg):  # type: ignore[no-untyped-def]
@@ -90,3 +92,16 @@ def test_the_any_path_refuses_k_times_in_f_past_its_bound(pipe) -> None:  # type
         assert (why is not None) == refused, (variant, k)
         if refused:
             assert why.startswith("bad input: k * in_f")
+
+
+def test_the_packed_path_feeds_the_fused_stages_planes_to_the_packed_gemm(pipe) -> None:  # type: ignore[no-untyped-def]
+    """The fused stage runs its packed layout (no int8 planes), and int_gemm_packed reads
+    those planes and the same stats, writing out at the layer's shape."""
+    act, gemm = _run(pipe, "packed")
+    assert (act[0], act[1], gemm[0], gemm[1]) == ("activation_fused", "packed_unidirectional",
+                                                  "int_gemm_packed", "default")
+    cap = spec.plane_bound(3.0, 256, "unidirectional")  # the most T a row of 256 can need
+    assert "spikes" not in act[2] and act[2]["packed"].endswith(f"uint32[{cap}, 4, 8]")
+    assert gemm[2]["planes"] == act[2]["packed"] and gemm[2]["stats"] == act[2]["stats"]
+    assert "q" not in gemm[2]
+    assert gemm[3] == {"batch": 4, "in_f": 256, "out_f": 128, "group_size": 128, "k": 3.0}

@@ -1,0 +1,207 @@
+"""SPEC step 6 fed by the spikes themselves: the integer GEMM with group scales (as
+``int_gemm``), whose A operand is the fused activation stage's bit-packed planes (its
+``packed_unidirectional`` layout: T bits a value, 32 values a word) and the stats it decided
+on the device (o and T), instead of q:
+``out[m, n] = vth[m] * sum_g scale[n, g] * (sum_{f in g} q[m, f] * w_q[n, f]) + bias[n]``
+with ``q = sum_t 2^(T-1-t) plane_t + o``.
+
+The general path (mma.sync, any shape) decodes 16 values at a time in its A-tile load: no
+decode pass and no q in memory. Two variants, as ``int_gemm``'s (the ``q_type`` axis):
+``default`` decodes q as int8 in byte arithmetic mod 256 (planes worth 2^8 and more drop
+out, o is added bytewise), exact where q fits int8 as the q8 path; ``wide`` decodes q whole
+in int32 and splits it into three byte planes (three MMAs), exact for every family. The
+wgmma and TMA-ring paths of ``int_gemm`` take q8 only; this stage is the capability and its
+cost, measured beside them (kernels/NOTES.md counts what a decode in the wgmma kernel's
+producer would save and cost).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+
+from harness.api import Axis, Launcher, NormRel, Point, Rows, Stage, Variant
+from harness.spikes import axes, families, inputs, spec
+
+MODE = "unidirectional"
+#: T the byte floor assumes when only the shape is known (the normal family at k = 3).
+TYPICAL_T = 6
+#: The general path's tile (the module's IGG_BM and IGG_BN) and its 2 x 2 warps.
+BM = BN = 64
+THREADS = 128
+#: Bytes of a staged k tile's row (64 + 16 of padding) and the stages in flight.
+ROW_PITCH, STAGES = 64 + 16, 3
+#: Byte planes of q a k step, by the variant's decode (the module's PACKED_WIDE).
+Q_PLANES = {"int8": 1, "int32": 3}
+#: Most splits of K (whole groups each), and the tiles a launch should have in flight
+#: before it splits K (int_gemm's general path takes the same rule).
+MAX_SPLITS = 16
+GENERAL_TILES = 2 * 132 * 4
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def words(p: Point) -> int:
+    """32-value words a row of a plane."""
+    return _cdiv(int(p["in_f"]), 32)
+
+
+def capacity(p: Point) -> int:
+    """Planes the input buffer holds: the most T a row of this width can need at this k."""
+    return spec.plane_bound(p["k"], p["in_f"], MODE)
+
+
+def splits_of(p: Point) -> int:
+    """Splits of K: doubled until the grid has enough tiles."""
+    m, n, k, g = (int(p[a]) for a in ("batch", "out_f", "in_f", "group_size"))
+    ng, tiles, splits = _cdiv(k, g), _cdiv(n, BN) * _cdiv(m, BM), 1
+    while splits < min(ng, MAX_SPLITS) and tiles * splits < GENERAL_TILES:
+        splits *= 2
+    return min(splits, ng)
+
+
+def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
+    """Step 1's activations of the family as the fused stage leaves them (the packed planes
+    of v = q - o in a buffer of ``capacity`` planes, T of them written, and [qmin, qmax, o,
+    T]), the quantized weights and their scales, a bias."""
+    b, f = int(p["batch"]), int(p["in_f"])
+    x, vth, _ = inputs.activation_chain(rng, family, b, f, p["k"])
+    c = spec.activation_chain(x, p["k"], MODE, vth)
+    t = int(c["planes"])
+    planes = np.zeros((max(capacity(p), t), b, words(p)), dtype=np.uint32)
+    planes[:t] = spec.pack(c["v"], t, MODE)
+    _, scale, w_q = inputs.weight_chain(rng, family, p["out_f"], f, p["group_size"])
+    return {"planes": planes, "stats": np.array([*c["mm"], c["o"], t], dtype=np.int32),
+            "w_q": w_q, "scale": scale, "vth": vth, "bias": families.bias(rng, family, p["out_f"])}
+
+
+def q_of(ins: Mapping[str, np.ndarray], p: Point) -> np.ndarray:
+    """q as the planes and stats give it (SPEC step 4)."""
+    t, o = int(ins["stats"][3]), int(ins["stats"][2])
+    return spec.unpack(ins["planes"][:t], t, MODE, int(p["in_f"])) + o
+
+
+def check_inputs(ins: Mapping[str, np.ndarray], p: Point) -> str | None:
+    """The planes buffer must hold T planes; q must fit the variant's decode (int8), and
+    every group sum int32."""
+    qmin, qmax, _, t = (int(x) for x in ins["stats"])
+    if t > ins["planes"].shape[0]:
+        return f"bad input: stats say T = {t}, the planes buffer holds {ins['planes'].shape[0]}"
+    if p["q_type"] == "int8" and (qmin < -128 or qmax > 127):
+        return (f"bad input: q reaches [{qmin}, {qmax}], beyond int8: the wide variant "
+                "decodes it")
+    big = max(-qmin, qmax)
+    if big * 127 * min(int(p["group_size"]), int(p["in_f"])) >= 2**31 or big >= 2**23:
+        return f"bad input: q reaches {big}: a group sum could leave int32"
+    return None
+
+
+def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant) -> dict[str, np.ndarray]:
+    """The product in float64 on the decoded q (exact group sums)."""
+    return {"out": spec.group_gemm64(q_of(ins, p), ins["w_q"], ins["scale"], ins["vth"],
+                                     ins["bias"], int(p["group_size"]))}
+
+
+def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
+    """W8ASpike from the packed planes as PyTorch writes it: the T planes unpacked (T, a
+    shape, read on the host), q = v + o, both sides dequantised, one fp32 matmul (TF32
+    off)."""
+    k, g = int(p["in_f"]), int(p["group_size"])
+    stats = t["stats"]
+    n_planes = int(stats[3].item())
+    planes = t["planes"][:n_planes].to(torch.int64)
+    shifts = torch.arange(32, dtype=torch.int64, device=planes.device)
+    bits = ((planes[..., None] >> shifts) & 1).reshape(n_planes, planes.shape[1], -1)[..., :k]
+    weights = torch.bitwise_left_shift(
+        torch.ones(n_planes, dtype=torch.int64, device=planes.device),
+        torch.arange(n_planes - 1, -1, -1, dtype=torch.int64, device=planes.device))
+    q = (bits * weights[:, None, None]).sum(dim=0) + stats[2].to(torch.int64)
+    s = t["scale"].repeat_interleave(g, dim=1)[:, :k]
+    x_rec = q.to(torch.float32) * t["vth"][:, None]
+    return {"out": x_rec @ (t["w_q"].to(torch.float32) * s).T + t["bias"]}
+
+
+def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
+    """The general path's grid: column tiles, row tiles, splits of K."""
+    m, n, k, g = (int(p[a]) for a in ("batch", "out_f", "in_f", "group_size"))
+    splits, qp = splits_of(p), Q_PLANES[p["q_type"]]
+    launch("int_gemm_packed", (_cdiv(n, BN), _cdiv(m, BM), splits), (THREADS, 1, 1),
+           bufs["planes"], bufs["stats"], bufs["w_q"], bufs["scale"], bufs["vth"],
+           bufs["bias"], np.int32(m), np.int32(n), np.int32(k), np.int32(g), np.int32(splits),
+           bufs["ws"], bufs["counters"], bufs["out"],
+           shared=STAGES * (qp * BM + BN) * ROW_PITCH)
+
+
+def workspace(p: Point) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+    """Split-K partial sums (one M x N slice a split) and a ticket a tile (zeros between
+    runs)."""
+    m, n, splits = int(p["batch"]), int(p["out_f"]), splits_of(p)
+    return {"ws": ((splits * m * n if splits > 1 else 1,), np.dtype(np.float32)),
+            "counters": ((_cdiv(n, BN) * _cdiv(m, BM),), np.dtype(np.uint32))}
+
+
+def bytes_moved(p: Point) -> int:
+    """T planes (T = 6 assumed), the weights and their scales, vth and bias read once; out
+    written once."""
+    m, n, k, g = (int(p[a]) for a in ("batch", "out_f", "in_f", "group_size"))
+    return 4 * TYPICAL_T * m * words(p) + 16 + n * k + 4 * n * _cdiv(k, g) + 4 * m + 4 * n \
+        + 4 * m * n
+
+
+STAGE = Stage(
+    name="int_gemm_packed",
+    entry_points=("int_gemm_packed",),
+    description="exact integer GEMM with group scales, A read as bit-packed spike planes "
+                "(decoded in the tile load; no q in memory)",
+    axes=(axes.BATCH, axes.OUT_F, axes.WEIGHT_IN_F, axes.GROUP_SIZE, axes.K_INPUT,
+          Axis("q_type", "int8", str, "the type q is decoded to (set by the variant)",
+               choices=tuple(Q_PLANES))),
+    families=families.NAMES,
+    make_inputs=make_inputs,
+    inputs=lambda p: {
+        "planes": ((capacity(p), p["batch"], words(p)), np.dtype(np.uint32)),
+        "stats": ((4,), np.dtype(np.int32)),
+        "w_q": ((p["out_f"], p["in_f"]), np.dtype(np.int8)),
+        "scale": ((p["out_f"], _cdiv(p["in_f"], p["group_size"])), np.dtype(np.float32)),
+        "vth": ((p["batch"],), np.dtype(np.float32)),
+        "bias": ((p["out_f"],), np.dtype(np.float32))},
+    outputs=lambda p: {"out": ((p["batch"], p["out_f"]), np.dtype(np.float32))},
+    reference=reference,
+    enqueue=enqueue,
+    bytes_moved=bytes_moved,
+    flops=lambda p: 2 * p["batch"] * p["out_f"] * p["in_f"],
+    tolerances={"out": NormRel(1e-6, "exact int32 group sums; one fp32 rounding per group "
+                                     "promotion and in the epilogue (SPEC: 1e-6 here)")},
+    cases=(
+        {"batch": 1, "out_f": 384, "in_f": 1024},          # one row, split K
+        {"batch": 77, "out_f": 256, "in_f": 512},          # M not a tile multiple
+        {"batch": 300, "out_f": 384, "in_f": 3584},        # several row tiles
+        {"batch": 7, "out_f": 3, "in_f": 5, "group_size": 2},     # odd all; K < a word
+        {"batch": 33, "out_f": 130, "in_f": 130},          # K % 32 != 0: padding bits
+        {"batch": 65, "out_f": 129, "in_f": 300, "group_size": 7},  # K % 16 != 0
+        {"batch": 20, "out_f": 64, "in_f": 4096, "group_size": 64},  # split K
+        {"batch": 12, "out_f": 200, "in_f": 1040, "k": 0.5},  # T small
+        {"batch": 9, "out_f": 96, "in_f": 2048, "k": 16.0},   # normal: T = 8, v past 127
+    ),
+    default_sweep={"batch": (1, 16, 1024, 8192), "out_f": (18944, 3584)},
+    variants=(
+        # The families whose q fits int8 (the llm family's outliers do not).
+        Variant("default", (("PACKED_WIDE", "0"),), "q decoded as int8 (bytewise)",
+                pins=(("q_type", "int8"),), families=("normal", "ramp")),
+        Variant("wide", (("PACKED_WIDE", "1"),), "q decoded as int32, three byte planes",
+                pins=(("q_type", "int32"),),
+                cases=({"batch": 9, "out_f": 256, "in_f": 512, "k": 16.0},
+                       {"batch": 40, "out_f": 128, "in_f": 384, "k": 64.0})),
+    ),
+    check_inputs=check_inputs,
+    torch_impl=torch_impl,
+    workspace=workspace,
+    zeroed=("counters",),
+    # Each row of out is that row of the planes and vth against the whole of the weights.
+    rows=Rows("batch", {"planes": 1, "vth": 0}, {"out": 0}),
+    compute_peak="int8_dense",
+)

@@ -1,0 +1,73 @@
+"""The packed-A integer GEMM's plugin on the CPU: the inputs as the fused stage leaves
+them, the bad-input rule of each decode, the launch and its workspace."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from harness.contract.launcher import RecordingLauncher
+from harness.spikes import inputs, spec
+
+
+@pytest.fixture(scope="module")
+def st(reg):  # type: ignore[no-untyped-def]
+    return reg.get("int_gemm_packed")
+
+
+def _mod():  # type: ignore[no-untyped-def]
+    import sys
+
+    return sys.modules["harness_plugin_int_gemm_packed"]
+
+
+def test_the_planes_and_stats_give_back_step_1s_q(st) -> None:  # type: ignore[no-untyped-def]
+    """make_inputs packs v = q - o as the fused stage does (T planes written, the rest of the
+    buffer zero), and q_of decodes the very q of step 1 on the same activations."""
+    v = st.variant("default")
+    p = st.point(v, batch=5, out_f=8, in_f=70)  # a partial last word
+    ins = st.make_inputs(np.random.default_rng(4), "normal", p)
+    _, _, q = inputs.activation_chain(np.random.default_rng(4), "normal", 5, 70, p["k"])
+    t = int(ins["stats"][3])
+    assert ins["planes"].shape == st.inputs(p)["planes"][0]
+    assert not ins["planes"][t:].any() and ins["planes"][:t].any()
+    assert np.array_equal(_mod().q_of(ins, p), q)
+    assert list(ins["stats"][:2]) == [q.min(), q.max()]
+    assert ins["stats"][2] == spec.offset(int(q.min()), int(q.max()), "unidirectional")
+
+
+def test_each_decode_refuses_what_it_cannot_hold(st) -> None:  # type: ignore[no-untyped-def]
+    """q past int8 is bad input for the int8 decode and fine for the wide one; a group sum
+    past int32 is bad input for both."""
+    for variant, stats, bad in (("default", [-20, 200, -20, 8], "beyond int8"),
+                                ("wide", [-20, 200, -20, 8], None),
+                                ("wide", [-200000, 9, -200000, 18], "leave int32"),
+                                ("default", [-20, 100, -20, 7], None)):
+        v = st.variant(variant)
+        p = st.point(v, batch=2, out_f=8, in_f=256)
+        ins = {"planes": np.zeros((20, 2, 8), np.uint32), "stats": np.array(stats, np.int32)}
+        why = st.check_inputs(ins, p)
+        assert (why is None) if bad is None else (bad in why), (variant, stats, why)
+    p = st.point(st.variant("default"), batch=2, out_f=8, in_f=256)
+    why = st.check_inputs({"planes": np.zeros((3, 2, 8), np.uint32),
+                           "stats": np.array([0, 20, 0, 5], np.int32)}, p)
+    assert why is not None and "holds 3" in why
+
+
+@pytest.mark.parametrize(("variant", "qp"), [("default", 1), ("wide", 3)])
+def test_the_launch_is_the_general_grid(st, variant, qp) -> None:  # type: ignore[no-untyped-def]
+    v = st.variant(variant)
+    p = st.point(v, batch=70, out_f=130, in_f=1024)
+    launch = RecordingLauncher(128)
+    bufs = {b: b for b in ("planes", "stats", "w_q", "scale", "vth", "bias", "ws", "counters",
+                           "out")}
+    st.enqueue(launch, bufs, p, v)
+    ((name, grid, block, args, shared),) = launch.calls
+    splits = grid[2]
+    assert (name, grid[:2], block) == ("int_gemm_packed", (3, 2), (128, 1, 1))
+    assert splits == 8  # 6 tiles: doubled while under 1056 tiles in flight, at most 8 groups
+    assert shared == 3 * (qp * 64 + 64) * 80
+    assert args[:6] == ("planes", "stats", "w_q", "scale", "vth", "bias")
+    assert [int(a) for a in args[6:11]] == [70, 130, 1024, 128, splits]
+    ws = st.workspace(p)
+    assert ws["ws"][0] == (splits * 70 * 130,) and ws["counters"][0] == (6,)
