@@ -41,9 +41,6 @@ STATS_MINB = 4
 ENC_MIN_BLOCKS = 264
 #: Batches up to this run both passes in one block and one launch (kernel's -DSMALL_B).
 SMALL_B = 4
-#: T the byte floor assumes when only the shape is known (the normal family at batch >= 64
-#: gives 6 in every mode; a bench row counts the T its run produced).
-TYPICAL_T = 6
 
 
 def capacity(p: Point) -> int:
@@ -76,11 +73,6 @@ def outputs(p: Point) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
     return out
 
 
-def fits_int8(qmin: int, qmax: int) -> bool:
-    """Whether q of range [qmin, qmax] fits int8 (q8 is exact, ``q_wide`` not written)."""
-    return qmin >= -128 and qmax <= 127
-
-
 def planes_of(got: Mapping[str, np.ndarray], mode: str) -> int:
     """The planes a run wrote, from its own ``stats`` (T, plus the bidirectional sign plane
     in the packed layout)."""
@@ -96,7 +88,7 @@ def trim(got: Mapping[str, np.ndarray], p: Point) -> dict[str, np.ndarray]:
     t = planes_of(got, p["mode"])
     if 0 <= t <= got[name].shape[0]:
         out[name] = got[name][:t]
-    if "q_wide" in got and fits_int8(int(got["stats"][0]), int(got["stats"][1])):
+    if "q_wide" in got and spec.fits_int8(int(got["stats"][0]), int(got["stats"][1])):
         out["q_wide"] = got["q_wide"][:0]
     return out
 
@@ -115,7 +107,7 @@ def reference(inputs: Mapping[str, np.ndarray], p: Point, v: Variant,
     else:
         out["spikes"] = spec.encode(c["v"], t, mode)
         q = c["q"].astype(np.int32)
-        out["q_wide"] = q[:0] if fits_int8(int(mm[0]), int(mm[1])) else q
+        out["q_wide"] = q[:0] if spec.fits_int8(int(mm[0]), int(mm[1])) else q
     return out
 
 
@@ -165,7 +157,7 @@ def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[s
     stats = torch.stack([qmin, qmax, o, torch.full_like(qmin, n)])
     q8 = q.clamp(-128, 127).to(torch.int8)
     if p["layout"] != "packed":
-        fits = fits_int8(int(qmin.item()), int(qmax.item()))
+        fits = spec.fits_int8(int(qmin.item()), int(qmax.item()))
         q_wide = q.to(torch.int32)[:0] if fits else q.to(torch.int32)
         return {"vth": vth, "spikes": planes.to(torch.int8), "stats": stats, "q8": q8,
                 "q_wide": q_wide}
@@ -223,7 +215,8 @@ STAGE = Stage(
     check_inputs=check_inputs,
     torch_impl=torch_impl,
     trim=trim,
-    bytes_moved=lambda p: floor_bytes(p, TYPICAL_T),
+    optional_outputs=("q_wide",),
+    bytes_moved=lambda p: floor_bytes(p, spec.TYPICAL_T),  # a row counts its run's own T
     bytes_from_outputs=lambda p, got: floor_bytes(p, int(got["stats"][3])),
     # |x| and its sum, a division per element (twice: once per pass).
     flops=lambda p: 4 * p["batch"] * p["in_f"],

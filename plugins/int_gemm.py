@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from harness.api import Axis, BadInput, Launcher, NormRel, Peer, Point, Rows, Stage, Variant
-from harness.spikes import axes, families, inputs, spec
+from harness.spikes import axes, families, geometry, inputs, spec
 
 #: The wgmma path's tile (BM = BN = BK) and group size.
 TILE = 128
@@ -47,7 +47,7 @@ SMALL_M = 16
 #: rows a warp.
 SMALL_WARPS = {"small1": 4, "small": 8}
 #: Warps a block of the general kernel (the module's IGG_WM x IGG_WN).
-GENERAL_WARPS = 4
+GENERAL_WARPS = geometry.GEMM_WARPS
 #: Blocks an SM of the exact path's persistent grid: int_gemm_general_unfit in a wide build
 #: takes 232 registers a thread and 61 KB of shared memory, so two blocks fit an SM. Where q
 #: fits int8 its blocks return at once: one wave of them, not one a tile.
@@ -59,10 +59,9 @@ UNFIT_BLOCKS_PER_SM = 2
 STREAM_MT = {"stream1": 1, "stream": 2}
 STREAM_ROWS = 64
 STREAM_MAX_CTAS = 256
-#: Most splits of K the small and general paths use (whole groups each).
-MAX_SPLITS = 16
-#: Tiles a general launch should have in flight before it splits K (the tuning runs').
-GENERAL_TILES = 2 * 132 * 4
+#: Most splits of K the small paths use (whole groups each; the general path's rule is
+#: geometry.general_gemm_plan, which int_gemm_packed shares).
+MAX_SPLITS = geometry.GEMM_MAX_SPLITS
 #: Weight tiles of 16 rows that keep the small path streaming (the tuning runs' figure).
 SMALL_TILES = 1800
 #: Shared memory the small path may take before it splits K further.
@@ -112,14 +111,6 @@ def small_splits(n: int, k: int, g: int, mt: int, rows: int, qp: int) -> int:
     return splits
 
 
-def general_splits(m: int, n: int, k: int, g: int, bm: int, bn: int) -> int:
-    """Splits of K for the general path: doubled until the grid has enough tiles."""
-    ng, tiles, splits = _cdiv(k, g), _cdiv(n, bn) * _cdiv(m, bm), 1
-    while splits < min(ng, MAX_SPLITS) and tiles * splits < GENERAL_TILES:
-        splits *= 2
-    return min(splits, ng)
-
-
 def plan(p: Point, stream: bool = True, kind: str | None = None) -> dict[str, Any]:
     """The launch of a point: kernel, grid, splits and the workspace it needs (``ws``
     floats, ``counters`` words). The small and general paths' tiles are the module's
@@ -139,10 +130,7 @@ def plan(p: Point, stream: bool = True, kind: str | None = None) -> dict[str, An
         return {"kind": kind, "grid": grid, "splits": splits, "counters": grid[0],
                 "ws": _split_ws(splits, m, n), "smem": small_smem(mt, rows, qp, 2, 0, k, g, splits)}
     if kind == "general":
-        splits = general_splits(m, n, k, g, 64, 64)
-        grid = (_cdiv(n, 64), _cdiv(m, 64), splits)
-        return {"kind": kind, "grid": grid, "splits": splits, "counters": grid[0] * grid[1],
-                "ws": _split_ws(splits, m, n), "smem": 3 * (qp * 64 + 64) * (64 + 16)}
+        return geometry.general_gemm_plan(m, n, k, g, qp)
     return {"kind": kind, "splits": 1, "counters": 1, "ws": 1}
 
 
@@ -185,6 +173,9 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
     the exact path that runs only where they say q does not fit int8 (``_enqueue_unfit``)."""
     m, n, k, g = (int(p[a]) for a in ("batch", "out_f", "in_f", "group_size"))
     if "stats" in bufs:
+        if p["q_type"] != "int32":
+            raise BadInput("int_gemm: the exact path (given the activation stage's stats) "
+                           f"takes q as int32, the wide variant, not {p['q_type']}")
         _enqueue_unfit(launch, bufs, p)
         return
     pl = plan(p)

@@ -23,22 +23,11 @@ from typing import Any
 import numpy as np
 
 from harness.api import Axis, Launcher, NormRel, Point, Rows, Stage, Variant
-from harness.spikes import axes, families, inputs, spec
+from harness.spikes import axes, families, geometry, inputs, spec
 
 MODE = "unidirectional"
-#: T the byte floor assumes when only the shape is known (the normal family at k = 3).
-TYPICAL_T = 6
-#: The general path's tile (the module's IGG_BM and IGG_BN) and its 2 x 2 warps.
-BM = BN = 64
-THREADS = 128
-#: Bytes of a staged k tile's row (64 + 16 of padding) and the stages in flight.
-ROW_PITCH, STAGES = 64 + 16, 3
 #: Byte planes of q a k step, by the variant's decode (the module's PACKED_WIDE).
 Q_PLANES = {"int8": 1, "int32": 3}
-#: Most splits of K (whole groups each), and the tiles a launch should have in flight
-#: before it splits K (int_gemm's general path takes the same rule).
-MAX_SPLITS = 16
-GENERAL_TILES = 2 * 132 * 4
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -55,13 +44,11 @@ def capacity(p: Point) -> int:
     return spec.plane_bound(p["k"], p["in_f"], MODE)
 
 
-def splits_of(p: Point) -> int:
-    """Splits of K: doubled until the grid has enough tiles."""
-    m, n, k, g = (int(p[a]) for a in ("batch", "out_f", "in_f", "group_size"))
-    ng, tiles, splits = _cdiv(k, g), _cdiv(n, BN) * _cdiv(m, BM), 1
-    while splits < min(ng, MAX_SPLITS) and tiles * splits < GENERAL_TILES:
-        splits *= 2
-    return min(splits, ng)
+def plan(p: Point) -> dict[str, Any]:
+    """The general path's launch (int_gemm's, shared: ``geometry.general_gemm_plan``)."""
+    return geometry.general_gemm_plan(*(int(p[a]) for a in ("batch", "out_f", "in_f",
+                                                            "group_size")),
+                                      Q_PLANES[p["q_type"]])
 
 
 def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
@@ -91,7 +78,7 @@ def check_inputs(ins: Mapping[str, np.ndarray], p: Point) -> str | None:
     qmin, qmax, _, t = (int(x) for x in ins["stats"])
     if t > ins["planes"].shape[0]:
         return f"bad input: stats say T = {t}, the planes buffer holds {ins['planes'].shape[0]}"
-    if p["q_type"] == "int8" and (qmin < -128 or qmax > 127):
+    if p["q_type"] == "int8" and not spec.fits_int8(qmin, qmax):
         return (f"bad input: q reaches [{qmin}, {qmax}], beyond int8: the wide variant "
                 "decodes it")
     big = max(-qmin, qmax)
@@ -128,27 +115,26 @@ def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[s
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
     """The general path's grid: column tiles, row tiles, splits of K."""
     m, n, k, g = (int(p[a]) for a in ("batch", "out_f", "in_f", "group_size"))
-    splits, qp = splits_of(p), Q_PLANES[p["q_type"]]
-    launch("int_gemm_packed", (_cdiv(n, BN), _cdiv(m, BM), splits), (THREADS, 1, 1),
+    pl = plan(p)
+    launch("int_gemm_packed", pl["grid"], (32 * geometry.GEMM_WARPS, 1, 1),
            bufs["planes"], bufs["stats"], bufs["w_q"], bufs["scale"], bufs["vth"],
-           bufs["bias"], np.int32(m), np.int32(n), np.int32(k), np.int32(g), np.int32(splits),
-           bufs["ws"], bufs["counters"], bufs["out"],
-           shared=STAGES * (qp * BM + BN) * ROW_PITCH)
+           bufs["bias"], np.int32(m), np.int32(n), np.int32(k), np.int32(g),
+           np.int32(pl["splits"]), bufs["ws"], bufs["counters"], bufs["out"],
+           shared=pl["smem"])
 
 
 def workspace(p: Point) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
-    """Split-K partial sums (one M x N slice a split) and a ticket a tile (zeros between
-    runs)."""
-    m, n, splits = int(p["batch"]), int(p["out_f"]), splits_of(p)
-    return {"ws": ((splits * m * n if splits > 1 else 1,), np.dtype(np.float32)),
-            "counters": ((_cdiv(n, BN) * _cdiv(m, BM),), np.dtype(np.uint32))}
+    """Split-K partial sums and a ticket a tile (zeros between runs)."""
+    pl = plan(p)
+    return {"ws": ((pl["ws"],), np.dtype(np.float32)),
+            "counters": ((pl["counters"],), np.dtype(np.uint32))}
 
 
 def bytes_moved(p: Point) -> int:
     """T planes (T = 6 assumed), the weights and their scales, vth and bias read once; out
     written once."""
     m, n, k, g = (int(p[a]) for a in ("batch", "out_f", "in_f", "group_size"))
-    return 4 * TYPICAL_T * m * words(p) + 16 + n * k + 4 * n * _cdiv(k, g) + 4 * m + 4 * n \
+    return 4 * spec.TYPICAL_T * m * words(p) + 16 + n * k + 4 * n * _cdiv(k, g) + 4 * m + 4 * n \
         + 4 * m * n
 
 

@@ -19,7 +19,7 @@ two). Two variants (the ``q_path`` axis):
   launch, the general path of a ``wide`` build guarded by those stats, runs only then and
   writes all of out over the int8 launch's. Where q fits, its blocks return at once: the
   price of the choice is that launch. Exact while |q| < 2^23 and every group sum within
-  int32, which ``k * in_f < 2^23`` guarantees (``check_inputs``).
+  int32, which ``check_inputs`` holds k and in_f to.
 - ``packed``: the spikes feed the GEMM. The fused stage writes its bit-packed planes
   (unidirectional), and ``int_gemm_packed`` reads them as its A operand, decoding q in its
   tile load: no int8 planes and no q read by the GEMM (q8 is still the fused stage's
@@ -49,11 +49,9 @@ from harness.spikes import axes, families, inputs, spec
 from harness.spikes.tolerances import VTH
 
 STEPS = ("activation_fused", "int_gemm", "int_gemm_packed")
-#: T the byte floor assumes (the normal family gives 6 at batch >= 64).
-TYPICAL_T = 6
-#: The ``any`` path's bound on k * in_f: |q| <= k F + 1/2 and a row's sum of |q| <= (k + 1/2) F
-#: (vth = mean |x| / k), so |q| < 2^23 (the wide build's three byte planes) and every group
-#: sum, at most 127 times that row sum, stays within int32.
+#: The ``any`` path's bound on k * in_f: |q| <= k F + 1/2 (vth = mean |x| / k), so |q| < 2^23,
+#: what the wide build's three byte planes hold. Its group sums need a row's sum of |q|,
+#: at most (k + 1/2) F, times 127 within int32 too (``check_inputs`` holds both).
 ANY_KF = 2**23 - 2**16
 
 
@@ -74,12 +72,12 @@ def run(ctx: PipelineContext, bufs: Mapping[str, Any], p: Point) -> PipelineTrac
     stats = ctx.alloc((4,), np.int32)
     q8 = ctx.alloc((b, f), np.int8)
     out = ctx.alloc((b, n), np.float32)
-    if path == "packed":
-        planes = ("packed", (spec.packed_planes(cap, mode), b, -(-f // 32)), np.dtype(np.uint32))
-    else:
-        planes = ("spikes", (cap, b, f), np.dtype(np.int8))
+    # The planes buffer: bit-packed words on the packed path, int8 planes otherwise.
+    name = planes_output(p)
+    buf_shape, buf_dtype = (((spec.packed_planes(cap, mode), b, -(-f // 32)), np.dtype(np.uint32))
+                     if path == "packed" else ((cap, b, f), np.dtype(np.int8)))
     act = {"x": bufs["x"], "vth": vth, "stats": stats, "q8": q8,
-           planes[0]: ctx.alloc(planes[1], planes[2])}
+           name: ctx.alloc(buf_shape, buf_dtype)}
     if path == "any":
         act["q_wide"] = ctx.alloc((b, f), np.int32)
     weights = {"w_q": bufs["w_q"], "scale": bufs["scale"], "vth": vth, "bias": bufs["bias"],
@@ -101,22 +99,29 @@ def run(ctx: PipelineContext, bufs: Mapping[str, Any], p: Point) -> PipelineTrac
     outputs = {"vth": (vth, (b,), np.dtype(np.float32)),
                "stats": (stats, (4,), np.dtype(np.int32)),
                "q8": (q8, (b, f), np.dtype(np.int8)),
-               planes[0]: (act[planes[0]], planes[1], planes[2]),
+               name: (act[name], buf_shape, buf_dtype),
                "out": (out, (b, n), np.dtype(np.float32))}
     intervals = {"activation": (("start", "act_end"),), "gemm": (("act_end", "end"),),
                  "total": (("start", "end"),)}
     return PipelineTrace(outputs, {}, intervals)
 
 
+def planes_output(p: Point) -> str:
+    """The output holding the planes: ``packed`` (bit-packed words) on the packed path,
+    ``spikes`` (int8 planes) otherwise."""
+    return "packed" if p["q_path"] == "packed" else "spikes"
+
+
 def reference(ins: Mapping[str, np.ndarray], p: Point,
               vth: np.ndarray | None = None) -> dict[str, Any]:
-    """The chained references: steps 1-3 (on ``vth`` when given, the run's own threshold),
-    then the layer in float64 on x_rec = q * vth (exact in float64)."""
+    """The chained references: steps 1-3 (on ``vth`` when given, the run's own threshold;
+    ``planes`` is T), the T planes as the path lays them out, then the layer in float64 on
+    x_rec = q * vth (exact in float64)."""
     c = spec.activation_chain(ins["x"], p["k"], p["mode"], vth)
     x_rec = c["q"].astype(np.float64) * c["vth32"].astype(np.float64)[:, None]
-    planes = (spec.pack(c["v"], c["planes"], p["mode"]) if p["q_path"] == "packed"
-              else spec.encode(c["v"], c["planes"], p["mode"]))
-    return {**c, "spikes": planes, "q8": np.clip(c["q"], -128, 127).astype(np.int8),
+    laid = spec.pack if p["q_path"] == "packed" else spec.encode
+    return {**c, planes_output(p): laid(c["v"], c["planes"], p["mode"]),
+            "q8": np.clip(c["q"], -128, 127).astype(np.int8),
             "out": spec.gemm64(x_rec, ins["w_q"], ins["scale"], ins["bias"], p["group_size"])}
 
 
@@ -135,12 +140,11 @@ def check(ins: Mapping[str, np.ndarray], p: Point, got: Mapping[str, np.ndarray]
              exact.compare("stats [qmin, qmax, o, T]", stats, want),
              exact.compare("q8", got["q8"], ref["q8"])]
     if p["q_path"] != "any":
-        comps.append(exact.compare("q fits int8", np.array([int(ref["mm"][0] >= -128
-                                                                and ref["mm"][1] <= 127)]),
-                                   np.array([1])))
-    name = "packed" if p["q_path"] == "packed" else "spikes"
+        fits = spec.fits_int8(int(ref["mm"][0]), int(ref["mm"][1]))
+        comps.append(exact.compare("q fits int8", np.array([int(fits)]), np.array([1])))
+    name = planes_output(p)
     if t == ref["planes"]:
-        comps.append(exact.compare(name, got[name][:t], ref["spikes"]))
+        comps.append(exact.compare(name, got[name][:t], ref[name]))
     comps.append(NormRel(1e-6, f"exact int32 group sums, one fp32 rounding per group "
                                f"promotion and in the epilogue (SPEC; |q| <= {qmax})")
                  .compare("out", got["out"], ref["out"]))
@@ -148,11 +152,12 @@ def check(ins: Mapping[str, np.ndarray], p: Point, got: Mapping[str, np.ndarray]
 
 
 def check_inputs(ins: Mapping[str, np.ndarray], p: Point) -> str | None:
-    """The ``any`` path is exact while k * in_f stays under ``ANY_KF``."""
-    kf = float(p["k"]) * int(p["in_f"])
-    if p["q_path"] == "any" and kf >= ANY_KF:
-        return (f"bad input: k * in_f = {kf:.4g} allows |q| or a group sum beyond what the "
-                f"exact path holds (k * in_f < {ANY_KF})")
+    """The ``any`` path is exact while k * in_f stays under ``ANY_KF`` and 127 (k + 1/2)
+    in_f under 2^31."""
+    k, f = float(p["k"]), int(p["in_f"])
+    if p["q_path"] == "any" and (k * f >= ANY_KF or 127 * (k + 0.5) * f >= 2**31):
+        return (f"bad input: k * in_f = {k * f:.4g} allows |q| or a group sum beyond what the "
+                f"exact path holds (k * in_f < {ANY_KF}, 127 (k + 1/2) in_f < 2^31)")
     return None
 
 
@@ -161,7 +166,7 @@ def bytes_moved(p: Point) -> int:
     quantised weights, scales and bias read, out written. q8's round trip is the design's
     cost, not the floor's."""
     b, f, n, g = (int(p[a]) for a in ("batch", "in_f", "out_f", "group_size"))
-    return (4 + TYPICAL_T) * b * f + 4 * b + n * f + 4 * n * spec.n_groups(f, g) + 4 * n \
+    return (4 + spec.TYPICAL_T) * b * f + 4 * b + n * f + 4 * n * spec.n_groups(f, g) + 4 * n \
         + 4 * b * n
 
 

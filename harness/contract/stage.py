@@ -298,6 +298,9 @@ class Stage(_Parametrised):
     mutates: tuple[str, ...] = ()
     #: In-place outputs: output name -> the input whose buffer the kernel writes it into.
     inplace: Mapping[str, str] = field(default_factory=dict)
+    #: Outputs a pipeline's step may leave out: its launch then passes a null pointer and the
+    #: kernel writes none (a standalone run allocates and judges every output).
+    optional_outputs: tuple[str, ...] = ()
     #: One line for ``harness list --verbose``.
     description: str = ""
     #: Folder of the kernel file; None means the built-in ``kernels/``. Entry-point plugins

@@ -86,7 +86,7 @@ def input_problem(target: Target, inputs: Mapping[str, np.ndarray],
     check), or None."""
     if (bad := nonfinite(inputs)) is not None:
         return bad
-    check = getattr(target, "check_inputs", None)  # pipelines have no check of their own
+    check = getattr(target, "check_inputs", None)  # a pipeline's own is optional
     return check(inputs, point) if check is not None else None
 
 

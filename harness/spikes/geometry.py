@@ -3,6 +3,8 @@ kernels' group paths a shape takes."""
 
 from __future__ import annotations
 
+from typing import Any
+
 #: Enough blocks to fill any current GPU many times over; grid-stride loops do the rest.
 MAX_BLOCKS = 8192
 #: Reductions that end in one atomic per block use fewer blocks: about 8 resident per SM on
@@ -27,6 +29,31 @@ def one_wave(n: int, block: int, sm_count: int, units: int, blocks_per_sm: int
     most ``blocks_per_sm`` blocks an SM, so one wave at most, looping over the rest."""
     per_block = block * units * 4 if n % 4 == 0 else block
     return (min(-(-n // per_block), sm_count * blocks_per_sm), 1, 1)
+
+
+#: The integer GEMMs' general path (common/igemm_small.cuh's general kernel at the modules'
+#: defaults): 64 x 64 tiles, 2 x 2 warps, three stages of 64-k tiles in rows of 80 bytes.
+GEMM_TILE, GEMM_WARPS, GEMM_STAGES, GEMM_ROW_PITCH = 64, 4, 3, 64 + 16
+#: Most splits of K a GEMM path uses (whole groups each).
+GEMM_MAX_SPLITS = 16
+#: Tiles a general launch should have in flight before it splits K (the tuning runs').
+GEMM_GENERAL_TILES = 2 * 132 * 4
+
+
+def general_gemm_plan(m: int, n: int, k: int, g: int, qp: int) -> dict[str, Any]:
+    """The general path's launch at ``M x N x K``, groups of ``g``, q in ``qp`` byte planes:
+    its grid (column tiles, row tiles, splits of K: doubled while the grid has too few
+    tiles), its dynamic shared memory, and its workspace (``ws`` floats: one M x N slice a
+    split, none unsplit; ``counters``: a ticket a tile)."""
+    ng = -(-k // g)
+    tx, ty = -(-n // GEMM_TILE), -(-m // GEMM_TILE)
+    splits = 1
+    while splits < min(ng, GEMM_MAX_SPLITS) and tx * ty * splits < GEMM_GENERAL_TILES:
+        splits *= 2
+    splits = min(splits, ng)
+    return {"kind": "general", "grid": (tx, ty, splits), "splits": splits,
+            "counters": tx * ty, "ws": splits * m * n if splits > 1 else 1,
+            "smem": GEMM_STAGES * (qp * GEMM_TILE + GEMM_TILE) * GEMM_ROW_PITCH}
 
 
 def group_path(f: int, g: int) -> str:

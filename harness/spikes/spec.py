@@ -191,6 +191,16 @@ def weight_quantize(w: np.ndarray, scale: np.ndarray, g: int) -> np.ndarray:
     return np.clip(r, -127, 127).astype(np.int8)
 
 
+#: T the byte floors assume when only the shape is known (the normal family gives 6 at
+#: k = 3 and batch >= 64, in every mode).
+TYPICAL_T = 6
+
+
+def fits_int8(qmin: int, qmax: int) -> bool:
+    """Whether q of range [qmin, qmax] fits int8 (where the int8 GEMM paths are exact)."""
+    return qmin >= -128 and qmax <= 127
+
+
 def group_gemm64(q: np.ndarray, w_q: np.ndarray, scale: np.ndarray, vth: np.ndarray,
                  bias: np.ndarray, g: int) -> np.ndarray:
     """Step 6 as the integer GEMM computes it, in float64: ``vth[m] * sum_g scale[n, g] *

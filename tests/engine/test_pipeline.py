@@ -175,3 +175,20 @@ def test_run_checks_then_reports(reg, monkeypatch) -> None:  # type: ignore[no-u
         pipeline.run(reg, "spike_quant_gemm", opts, "ramp", 4)
     with pytest.raises(BadInput, match="unknown input family 'zipf'"):
         pipeline.run(reg, "spike_quant_gemm", opts, "zipf", 4)
+
+
+def test_a_step_may_leave_out_only_its_optional_outputs(reg) -> None:  # type: ignore[no-untyped-def]
+    """activation_fused's q_wide is optional (its kernel gets null and writes none); a
+    required output left out fails the step."""
+    st = reg.get("activation_fused")
+    assert st.optional_outputs == ("q_wide",)
+    x = np.random.default_rng(3).standard_normal((5, 40), dtype=np.float32)
+    base = {"x": x, "vth": np.zeros(5, np.float32), "stats": np.zeros(4, np.int32),
+            "q8": np.zeros((5, 40), np.int8)}
+    cap = st.outputs(st.point(st.variant("unidirectional"), batch=5, in_f=40))["spikes"][0]
+    ctx = HostContext(reg.stages)
+    ctx.step("activation_fused", "unidirectional", 0,
+             {**base, "spikes": np.zeros(cap, np.int8)}, batch=5, in_f=40, k=3.0)
+    assert base["stats"][3] > 0  # the step ran: T decided
+    with pytest.raises(KeyError, match="spikes"):
+        ctx.step("activation_fused", "unidirectional", 0, dict(base), batch=5, in_f=40, k=3.0)

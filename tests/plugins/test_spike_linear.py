@@ -67,7 +67,8 @@ def _perfect(pipe, variant: str, x: np.ndarray, k: float):  # type: ignore[no-un
     p = pipe.point(pipe.variant(variant), batch=3, in_f=64, out_f=32, k=k)
     ins = {**pipe.make_inputs(rng, "normal", p), "x": x}
     ref = pipe.reference(ins, p)
-    got = {n: ref[n] for n in ("q8", "spikes")} | {
+    planes = "packed" if variant == "packed" else "spikes"
+    got = {n: ref[n] for n in ("q8", planes)} | {
         "vth": ref["vth32"], "out": ref["out"],
         "stats": np.array([*ref["mm"], ref["o"], ref["planes"]], np.int32)}
     return {c.output: c.ok for c in pipe.check(ins, p, got, {})}
@@ -105,3 +106,20 @@ def test_the_packed_path_feeds_the_fused_stages_planes_to_the_packed_gemm(pipe) 
     assert gemm[2]["planes"] == act[2]["packed"] and gemm[2]["stats"] == act[2]["stats"]
     assert "q" not in gemm[2]
     assert gemm[3] == {"batch": 4, "in_f": 256, "out_f": 128, "group_size": 128, "k": 3.0}
+
+
+def test_the_packed_path_judges_the_packed_words(pipe) -> None:  # type: ignore[no-untyped-def]
+    """The packed path's check compares the bit-packed planes (and q's fit), and fails when
+    one bit of them is wrong."""
+    x = np.random.default_rng(5).standard_normal((3, 64), dtype=np.float32)
+    ok = _perfect(pipe, "packed", x, 3.0)
+    assert ok["packed"] and ok["q fits int8"] and all(ok.values())
+    p = pipe.point(pipe.variant("packed"), batch=3, in_f=64, out_f=32, k=3.0)
+    ins = {**pipe.make_inputs(np.random.default_rng(1), "normal", p), "x": x}
+    ref = pipe.reference(ins, p)
+    bad = ref["packed"].copy()
+    bad[0, 1, 0] ^= np.uint32(1 << 7)
+    got = {"q8": ref["q8"], "packed": bad, "vth": ref["vth32"], "out": ref["out"],
+           "stats": np.array([*ref["mm"], ref["o"], ref["planes"]], np.int32)}
+    judged = {c.output: c.ok for c in pipe.check(ins, p, got, {})}
+    assert judged["packed"] is False and judged["out"] is True
