@@ -51,9 +51,11 @@ def schedule(units: Sequence[T], repeats: int) -> list[tuple[int, T]]:
     return [(r, units[(r * n // repeats + i) % n]) for r in range(repeats) for i in range(n)]
 
 
-def combine(rows: Sequence[Mapping[str, Any]], pipeline: bool = False) -> dict[str, Any]:
+def combine(rows: Sequence[Mapping[str, Any]], pipeline: bool = False,
+            unit: str = "repeat") -> dict[str, Any]:
     """One unit's row from its repeats (see the module's docstring); a single row is
-    returned as it is."""
+    returned as it is. ``unit`` names what the rows are in the reason: one process's
+    repeats, or the processes ``harness merge`` combines."""
     if not rows:
         raise ValueError("no repeats to combine")
     if len(rows) == 1:
@@ -66,7 +68,7 @@ def combine(rows: Sequence[Mapping[str, Any]], pipeline: bool = False) -> dict[s
     for i, r in enumerate(rows):
         if r.get("status") != "ok":
             why = r.get("reason") or "no reason given"
-            return {**r, "reason": f"repeat {i + 1} of {n}: {why}"[:REASON_CHARS]}
+            return {**r, "reason": f"{unit} {i + 1} of {n}: {why}"[:REASON_CHARS]}
     time_col, noise_col = PIPELINE_COLUMNS if pipeline else STAGE_COLUMNS
     times = [float(r[time_col]) for r in rows]
     pick = sorted(range(n), key=lambda i: times[i])[(n - 1) // 2]
@@ -77,7 +79,8 @@ def combine(rows: Sequence[Mapping[str, Any]], pipeline: bool = False) -> dict[s
         out[noise_col] = max(float(out.get(noise_col) or 0.0), between)
         spread = (max(times) - min(times)) / mid * 100
         pct = f"{spread:.2g}" if spread < 10 else f"{spread:.0f}"  # 4.8, 30, 120: no 1.2e+02
-        said = f"median of {n} repeats ({', '.join(f'{t:.4g}' for t in times)} µs; " \
+        plural = unit + ("es" if unit.endswith("s") else "s")
+        said = f"median of {n} {plural} ({', '.join(f'{t:.4g}' for t in times)} µs; " \
                f"spread {pct} %)"
         out["reason"] = "; ".join(s for s in (out.get("reason") or "", said) if s)
     out["reason"] = out.get("reason", "")[:REASON_CHARS]

@@ -27,7 +27,7 @@ from harness.cluster import validate as cluster_validate
 from harness.contract import registry
 from harness.engine import bench as benches
 from harness.engine import calibrate as calibration
-from harness.engine import kernels, pipeline, profile, sanitize, sass, targets, validate
+from harness.engine import kernels, merge, pipeline, profile, sanitize, sass, targets, validate
 from harness.errors import BadInput, HarnessError, ValidationFailed
 from harness.front import render, signals, terminal
 from harness.results import best, compare, fit, models, report
@@ -571,6 +571,21 @@ def fit_cmd(
     out.print(render.fit_lines(lines, axis))
     for line in fit.summary(lines, axis):
         _line(line)
+
+
+@app.command("merge")
+@cli_errors
+def merge_cmd(
+    csvs: Annotated[list[Path], typer.Argument(help="One bench command's CSVs, one a "
+                                                    "process (each run with its own --out).")],
+    out: Annotated[Path, typer.Option(help="The merged CSV.")],
+    overwrite: Annotated[bool, typer.Option(help="Replace an existing file.")] = False,
+) -> None:
+    """Combine one bench command's rows from several processes, per point: the median
+    process's row, its noise widened to the standard error across the processes."""
+    m = merge.run(csvs, out, overwrite)
+    _line(f"merged {m.points} point(s) from {len(csvs)} CSVs into {m.path} "
+          f"({min(m.processes)}-{max(m.processes)} processes a point)")
 
 
 @app.command("ledger")

@@ -1,0 +1,79 @@
+"""``harness merge``: one bench command's rows, measured in several processes, combined per
+point as ``--repeats`` combines the repeats of one process.
+
+One process's median can be off by more than its own noise says, and rotating the order
+inside a process does not show it: on the H200 the same int_gemm point measured 11.4 to
+26.6 µs in six processes run one after another, each with 1-10 % noise, and its bf16 peer
+24 to 126 µs. Running the command P times, each with its own ``--out``, and merging the
+CSVs gives each point the row of its median process (every column from that process), its
+noise widened to the standard error across the processes, and a reason listing every
+process's median (:func:`harness.engine.repeats.combine`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.engine.repeats import combine
+from harness.errors import BadInput
+from harness.results import compare, files
+from harness.results.rows import CsvWriter
+
+
+@dataclass(frozen=True)
+class Merged:
+    """What ``merge`` wrote: the file, its points, and how many processes each had."""
+
+    path: Path
+    points: int
+    processes: tuple[int, ...]
+
+
+def combine_runs(paths: Sequence[Path]) -> tuple[list[dict[str, str]], tuple[str, ...],
+                                                  tuple[int, ...]]:
+    """The merged rows (in the first file's order, then each later file's new points), the
+    columns of the first file, and the number of processes behind each row. BadInput (one
+    line) for files that are not one command's processes: fewer than two, stage and pipeline
+    CSVs mixed, a point twice in one file, or one point measured at two sources."""
+    if len(paths) < 2:
+        raise BadInput("harness merge takes the CSVs of at least two processes")
+    tables = [compare.read(p) for p in paths]
+    schema = tables[0].schema
+    if any(t.schema is not schema for t in tables):
+        raise BadInput("harness merge: the CSVs mix stage and pipeline rows")
+    groups: dict[tuple[str, ...], list[dict[str, str]]] = {}
+    for t in tables:
+        seen: set[tuple[str, ...]] = set()
+        for r in t.rows:
+            key = tuple(schema.value(r, c) for c in schema.key)
+            if key in seen:
+                raise BadInput(f"{t.path} has two rows of one point ({_label(schema, key)}): "
+                               "merge takes one process's rows a file")
+            seen.add(key)
+            groups.setdefault(key, []).append(r)
+    for key, rs in groups.items():
+        sources = {(r.get("git_sha", ""), r.get("kernel_hash", r.get("kernel_hashes", "")))
+                   for r in rs}
+        if len(sources) > 1:
+            raise BadInput(f"harness merge: {_label(schema, key)} was measured at "
+                           f"{len(sources)} sources (commit, kernel hash): not one command")
+    pipeline = schema is compare.PIPELINE
+    merged = [combine(rs, pipeline=pipeline, unit="process") for rs in groups.values()]
+    return merged, tuple(tables[0].rows[0]), tuple(len(rs) for rs in groups.values())
+
+
+def _label(schema: compare.Schema, key: tuple[str, ...]) -> str:
+    return " ".join(f"{c}={v}" for c, v in zip(schema.key, key, strict=True) if v)
+
+
+def run(paths: Sequence[Path], out: Path, overwrite: bool = False) -> Merged:
+    """``harness merge``: combine the processes' CSVs and write the rows to ``out`` (an
+    existing file is refused unless ``overwrite``)."""
+    rows, columns, counts = combine_runs(paths)
+    with CsvWriter(out, files.OVERWRITE if overwrite else files.REFUSE, columns=columns,
+                   require_status=False) as w:
+        for r in rows:
+            w.write(r)
+    return Merged(Path(out), len(rows), counts)

@@ -1,0 +1,81 @@
+"""`harness merge`: one bench command's rows from several processes, combined per point."""
+
+from __future__ import annotations
+
+import statistics
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from harness.engine import merge
+from harness.errors import BadInput
+from harness.front.cli import app
+from harness.results import compare
+from tests.results import stage_csv
+
+
+def _procs(tmp_path: Path, times: list[list[float]], **kw: str) -> list[Path]:
+    """One CSV a process, each with a row of variant ``a`` then one of ``b`` per list."""
+    out = []
+    for i, (a, b) in enumerate(times):
+        out.append(stage_csv.write(tmp_path / f"p{i}.csv", [
+            stage_csv.stage_row("a", a, cmd=f"harness bench s --out p{i}", **kw),
+            stage_csv.stage_row("b", b, cmd=f"harness bench s --out p{i}", **kw)]))
+    return out
+
+
+def test_each_point_is_its_median_process_with_the_spread_as_noise(tmp_path: Path) -> None:
+    paths = _procs(tmp_path, [[10.0, 50.0], [26.0, 52.0], [12.0, 51.0]])
+    m = merge.run(paths, tmp_path / "merged.csv")
+    assert (m.points, m.processes) == (2, (3, 3))
+    rows = compare.read(tmp_path / "merged.csv").rows
+    a, b = rows
+    assert (a["variant"], float(a["median_us"]), a["command"]) == ("a", 12.0,
+                                                                   "harness bench s --out p2")
+    assert float(b["median_us"]) == 51.0
+    # the standard error of the median across the processes, over the median: far above
+    # each process's own 0.1 %
+    assert float(a["noise_pct"]) == pytest.approx(
+        1.2533 * statistics.stdev([10, 26, 12]) / 3**0.5 / 12 * 100,
+        rel=1e-4)
+    assert float(b["noise_pct"]) < float(a["noise_pct"])
+    assert a["reason"].startswith("median of 3 processes (10, 26, 12 µs; spread 133 %)")
+
+
+def test_a_failed_process_makes_the_point_failed(tmp_path: Path) -> None:
+    paths = _procs(tmp_path, [[10.0, 50.0], [11.0, 52.0]])
+    stage_csv.write(paths[1], [
+        stage_csv.stage_row("a", 11.0, status="failed", reason="out: 3 mismatches"),
+        stage_csv.stage_row("b", 52.0)])
+    merge.run(paths, tmp_path / "m.csv")
+    a = compare.read(tmp_path / "m.csv").rows[0]
+    assert a["status"] == "failed" and a["reason"] == "process 2 of 2: out: 3 mismatches"
+
+
+def test_files_that_are_not_one_commands_processes_are_bad_input(tmp_path: Path) -> None:
+    paths = _procs(tmp_path, [[10.0, 50.0], [11.0, 52.0]])
+    with pytest.raises(BadInput, match="at least two processes"):
+        merge.run(paths[:1], tmp_path / "m.csv")
+    other = stage_csv.write(tmp_path / "x.csv", [stage_csv.stage_row("a", 9.0, sha="bbb")])
+    with pytest.raises(BadInput, match="measured at 2 sources"):
+        merge.run([paths[0], other], tmp_path / "m.csv")
+    twice = stage_csv.write(tmp_path / "t.csv", [stage_csv.stage_row("a", 9.0),
+                                                stage_csv.stage_row("a", 9.5)])
+    with pytest.raises(BadInput, match="two rows of one point"):
+        merge.run([paths[0], twice], tmp_path / "m.csv")
+    assert not (tmp_path / "m.csv").exists()
+
+
+def test_the_command_is_one_line_and_never_overwrites_unasked(tmp_path: Path) -> None:
+    paths = _procs(tmp_path, [[10.0, 50.0], [11.0, 52.0], [12.0, 53.0]])
+    out = tmp_path / "m.csv"
+    args = ["merge", *map(str, paths), "--out", str(out)]
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 0, res.output
+    assert "merged 2 point(s) from 3 CSVs" in res.output and "3-3 processes a point" in res.output
+    res = CliRunner().invoke(app, args)
+    assert res.exit_code == 2 and "exists" in res.output
+    assert CliRunner().invoke(app, [*args, "--overwrite"]).exit_code == 0
+    res = CliRunner().invoke(app, ["merge", str(paths[0]), "--out", str(out)])
+    assert res.exit_code == 2 and len(res.output.strip().splitlines()) == 1
