@@ -51,6 +51,10 @@ class Line:
     fixed_us: float
     per_unit_us: float
     samples: tuple[Sample, ...]
+    #: Bytes the rows' ``bytes`` column adds a unit of the axis (its own line), and the
+    #: calibrated peak the rows were measured against (GB/s); None where the rows lack them.
+    per_unit_bytes: float | None = None
+    peak_gbps: float | None = None
 
     def where(self) -> str:
         """The rest of the point in a few words: ``int_gemm batch=8192 out_f=18944``."""
@@ -64,6 +68,13 @@ class Line:
     def worst_residual_pct(self) -> float:
         """The largest |residual| of the fitted rows, in %."""
         return max(abs(s.residual_pct) for s in self.samples)
+
+    def marginal_gbps(self) -> float | None:
+        """The bandwidth past the fixed part: the bytes a unit adds over the time it adds
+        (GB/s); None without bytes or where the time does not grow."""
+        if self.per_unit_bytes is None or self.per_unit_us <= 0:
+            return None
+        return self.per_unit_bytes / self.per_unit_us / 1e3
 
 
 def run(path: Path, axis: str) -> list[Line]:
@@ -95,16 +106,29 @@ def run(path: Path, axis: str) -> list[Line]:
             continue
         ts = np.array([float(r["median_us"]) for r in rows])
         per_unit, fixed = np.polyfit(xs, ts, 1)
+        nbytes, peaks = _numbers(rows, "bytes"), _numbers(rows, "peak_gbps")
         order = np.argsort(xs, kind="stable")
         samples = tuple(Sample(float(xs[i]), float(ts[i]), float(fixed + per_unit * xs[i]))
                         for i in order)
         rest = {c: v for c, v in zip(rest_cols, key[2:2 + len(rest_cols)], strict=True) if v}
         lines.append(Line(f"{key[0]} {key[1]}", rest, key[-2], float(fixed), float(per_unit),
-                          samples))
+                          samples,
+                          float(np.polyfit(xs, nbytes, 1)[0]) if nbytes is not None else None,
+                          float(peaks[0]) if peaks is not None and len(set(peaks)) == 1
+                          else None))
     if not lines:
         raise BadInput(f"no build in {path} has ok rows at {MIN_POINTS} or more values of "
                        f"{axis} that one command measured")
     return lines
+
+
+def _numbers(rows: Sequence[dict[str, str]], column: str) -> np.ndarray | None:
+    """A column's positive values, one a row; None where any row lacks one."""
+    try:
+        vals = np.array([float(r.get(column) or "nan") for r in rows])
+    except ValueError:
+        return None
+    return vals if bool(np.all(vals > 0)) else None
 
 
 def summary(lines: Sequence[Line], axis: str) -> list[str]:
@@ -113,7 +137,13 @@ def summary(lines: Sequence[Line], axis: str) -> list[str]:
     out = []
     for ln in lines:
         shares = ", ".join(f"{s.x:g}: {ln.fixed_share_pct(s.x):.1f} %" for s in ln.samples)
+        rate = ""
+        if (gbps := ln.marginal_gbps()) is not None and ln.per_unit_bytes is not None:
+            of_peak = f" ({100 * gbps / ln.peak_gbps:.1f} % of the calibrated peak)" \
+                if ln.peak_gbps else ""
+            rate = (f"; past the fixed part {ln.per_unit_bytes:.4g} bytes a unit of {axis} "
+                    f"at {gbps:.4g} GB/s{of_peak}")
         out.append(f"{ln.build} at {ln.where()} ({ln.git_sha}): t = {ln.fixed_us:.4g} µs + "
                    f"{ln.per_unit_us:.4g} µs x {axis}; the fixed part's share by {axis}: "
-                   f"{shares}; worst residual {ln.worst_residual_pct():.1f} %")
+                   f"{shares}; worst residual {ln.worst_residual_pct():.1f} %{rate}")
     return out

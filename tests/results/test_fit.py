@@ -60,3 +60,21 @@ def test_bad_axis_and_one_line_errors(tmp_path: Path) -> None:
     assert "Traceback" not in res.output
     res = CliRunner().invoke(app, ["fit", str(f), "--axis", "in_f"])
     assert res.exit_code == 0 and "t = 1 µs + 1 µs x in_f" in res.stdout
+
+
+def test_the_bandwidth_past_the_fixed_part(tmp_path: Path) -> None:
+    """Rows that carry their bytes: the bytes a unit adds over the time it adds, and that
+    rate against the peak the rows name; rows without bytes say nothing of it."""
+    f = _write(tmp_path / "s.csv", [
+        _row(x, 7.0 + 0.0009 * x, bytes=str(3704 * x + 4096), peak_gbps="4287")
+        for x in (4736, 9472, 18944, 37888)])
+    (line,) = fit.run(f, "in_f")
+    assert line.per_unit_bytes == pytest.approx(3704.0)
+    assert line.marginal_gbps() == pytest.approx(3704 / 0.0009 / 1e3)
+    (text,) = fit.summary([line], "in_f")
+    assert text.endswith("past the fixed part 3704 bytes a unit of in_f at 4116 GB/s "
+                         "(96.0 % of the calibrated peak)")
+    g = _write(tmp_path / "g.csv", [_row(x, 1.0 + x) for x in (1, 2, 3)])
+    (plain,) = fit.run(g, "in_f")
+    assert plain.marginal_gbps() is None and "past the fixed part" not in fit.summary(
+        [plain], "in_f")[0]
