@@ -28,8 +28,9 @@ from typing import Any
 
 import numpy as np
 
-from harness.api import Axis, BadInput, Launcher, NormRel, Peer, Point, Rows, Stage, Variant
+from harness.api import Axis, BadInput, Launcher, Peer, Point, Rows, Stage, Variant
 from harness.spikes import axes, families, geometry, inputs, spec
+from harness.spikes.tolerances import INT_GEMM_OUT
 
 #: The wgmma path's tile (BM = BN = BK) and group size.
 TILE = 128
@@ -171,7 +172,7 @@ def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant) -> dict[str, 
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
     """The kernel the shape calls for (``path``); given the activation stage's ``stats``,
     the exact path that runs only where they say q does not fit int8 (``_enqueue_unfit``)."""
-    m, n, k, g = (int(p[a]) for a in ("batch", "out_f", "in_f", "group_size"))
+    m, n, k = (int(p[a]) for a in ("batch", "out_f", "in_f"))
     if "stats" in bufs:
         if p["q_type"] != "int32":
             raise BadInput("int_gemm: the exact path (given the activation stage's stats) "
@@ -215,10 +216,17 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
         pl = plan(p, stream=False)
     name = f"int_gemm_{pl['kind']}"
     threads = 32 * SMALL_WARPS.get(pl["kind"], GENERAL_WARPS)
-    launch(name, pl["grid"], (threads, 1, 1), bufs["q"], bufs["w_q"], bufs["scale"],
-           bufs["vth"], bufs["bias"], np.int32(m), np.int32(n), np.int32(k), np.int32(g),
-           np.int32(pl["splits"]), bufs["ws"], bufs["counters"], bufs["out"],
+    launch(name, pl["grid"], (threads, 1, 1), *_register_fed_args(bufs, p, pl),
            shared=pl["smem"])
+
+
+def _register_fed_args(bufs: Mapping[str, Any], p: Point, pl: Mapping[str, Any]
+                       ) -> tuple[Any, ...]:
+    """The arguments the small and general kernels take, q to out (int_gemm.cu)."""
+    m, n, k, g = (int(p[a]) for a in ("batch", "out_f", "in_f", "group_size"))
+    return (bufs["q"], bufs["w_q"], bufs["scale"], bufs["vth"], bufs["bias"], np.int32(m),
+            np.int32(n), np.int32(k), np.int32(g), np.int32(pl["splits"]), bufs["ws"],
+            bufs["counters"], bufs["out"])
 
 
 def _enqueue_unfit(launch: Launcher, bufs: Mapping[str, Any], p: Point) -> None:
@@ -226,14 +234,11 @@ def _enqueue_unfit(launch: Launcher, bufs: Mapping[str, Any], p: Point) -> None:
     build takes q as int32) over a persistent grid, guarded by ``stats`` = [qmin, qmax, o,
     T]. Where q fits int8 every block returns at once, and the int8 launch before it stands;
     where it does not, this launch writes all of out."""
-    m, n, k, g = (int(p[a]) for a in ("batch", "out_f", "in_f", "group_size"))
     pl = plan(p, kind="general")
     tiles = pl["grid"][0] * pl["grid"][1] * pl["grid"][2]
     grid = (max(1, min(tiles, UNFIT_BLOCKS_PER_SM * launch.sm_count)), 1, 1)
-    launch("int_gemm_general_unfit", grid, (32 * GENERAL_WARPS, 1, 1),
-           bufs["stats"], bufs["q"], bufs["w_q"], bufs["scale"], bufs["vth"], bufs["bias"],
-           np.int32(m), np.int32(n), np.int32(k), np.int32(g), np.int32(pl["splits"]),
-           bufs["ws"], bufs["counters"], bufs["out"], shared=pl["smem"])
+    launch("int_gemm_general_unfit", grid, (32 * GENERAL_WARPS, 1, 1), bufs["stats"],
+           *_register_fed_args(bufs, p, pl), shared=pl["smem"])
 
 
 def _enqueue_stream(launch: Launcher, bufs: Mapping[str, Any], m: int, n: int, k: int,
@@ -359,17 +364,13 @@ STAGE = Stage(
     make_inputs=make_inputs,
     inputs=lambda p: {
         "q": ((p["batch"], p["in_f"]), np.dtype(Q_TYPES[p["q_type"]])),
-        "w_q": ((p["out_f"], p["in_f"]), np.dtype(np.int8)),
-        "scale": ((p["out_f"], _cdiv(p["in_f"], p["group_size"])), np.dtype(np.float32)),
-        "vth": ((p["batch"],), np.dtype(np.float32)),
-        "bias": ((p["out_f"],), np.dtype(np.float32))},
+        **inputs.layer_specs(p)},
     outputs=lambda p: {"out": ((p["batch"], p["out_f"]), np.dtype(np.float32))},
     reference=reference,
     enqueue=enqueue,
     bytes_moved=bytes_moved,
     flops=lambda p: 2 * p["batch"] * p["out_f"] * p["in_f"],
-    tolerances={"out": NormRel(1e-6, "exact int32 group sums; one fp32 rounding per group "
-                                     "promotion and in the epilogue (SPEC: 1e-6 here)")},
+    tolerances={"out": INT_GEMM_OUT},
     cases=(
         {"batch": 1, "out_f": 384, "in_f": 1024},          # stream1: every tile shared
         {"batch": 16, "out_f": 200, "in_f": 3584},         # stream, N not a tile multiple

@@ -22,8 +22,9 @@ from typing import Any
 
 import numpy as np
 
-from harness.api import Axis, Launcher, NormRel, Point, Rows, Stage, Variant
+from harness.api import Axis, Launcher, Point, Rows, Stage, Variant
 from harness.spikes import axes, families, geometry, inputs, spec
+from harness.spikes.tolerances import INT_GEMM_OUT
 
 MODE = "unidirectional"
 #: Byte planes of q a k step, by the variant's decode (the module's PACKED_WIDE).
@@ -151,17 +152,13 @@ STAGE = Stage(
     inputs=lambda p: {
         "planes": ((capacity(p), p["batch"], words(p)), np.dtype(np.uint32)),
         "stats": ((4,), np.dtype(np.int32)),
-        "w_q": ((p["out_f"], p["in_f"]), np.dtype(np.int8)),
-        "scale": ((p["out_f"], _cdiv(p["in_f"], p["group_size"])), np.dtype(np.float32)),
-        "vth": ((p["batch"],), np.dtype(np.float32)),
-        "bias": ((p["out_f"],), np.dtype(np.float32))},
+        **inputs.layer_specs(p)},
     outputs=lambda p: {"out": ((p["batch"], p["out_f"]), np.dtype(np.float32))},
     reference=reference,
     enqueue=enqueue,
     bytes_moved=bytes_moved,
     flops=lambda p: 2 * p["batch"] * p["out_f"] * p["in_f"],
-    tolerances={"out": NormRel(1e-6, "exact int32 group sums; one fp32 rounding per group "
-                                     "promotion and in the epilogue (SPEC: 1e-6 here)")},
+    tolerances={"out": INT_GEMM_OUT},
     cases=(
         {"batch": 1, "out_f": 384, "in_f": 1024},          # one row, split K
         {"batch": 77, "out_f": 256, "in_f": 512},          # M not a tile multiple

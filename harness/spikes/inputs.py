@@ -7,6 +7,8 @@ family reaches every stage with its own distribution.
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from harness.spikes import families, spec
@@ -50,3 +52,14 @@ def weight_chain(rng: np.random.Generator, family: str, out_f: int, in_f: int,
     w = families.weights(rng, family, out_f, in_f)
     s = spec.scales(w, group)
     return w, s, spec.weight_quantize(w, s, group)
+
+
+def layer_specs(p: Any) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+    """The integer GEMM's operands besides q, as its stages declare them: the quantized
+    weights ``w_q [out_f, in_f]`` int8, their scales ``[out_f, ceil(in_f / G)]``, the rows'
+    ``vth [batch]`` and ``bias [out_f]`` fp32."""
+    b, n, f, g = (int(p[a]) for a in ("batch", "out_f", "in_f", "group_size"))
+    return {"w_q": ((n, f), np.dtype(np.int8)),
+            "scale": ((n, -(-f // g)), np.dtype(np.float32)),
+            "vth": ((b,), np.dtype(np.float32)),
+            "bias": ((n,), np.dtype(np.float32))}
