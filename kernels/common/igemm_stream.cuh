@@ -34,6 +34,35 @@
 #include "igemm_sm90.cuh"
 #include "igemm_small.cuh"  // mma16832
 
+// 1 loads a tile's vth and bias into registers when its first unit starts, so the epilogue
+// does not begin with a DRAM round trip after the last unit; 0 reads them at the store.
+#ifndef IGT_EPI_EARLY
+#define IGT_EPI_EARLY 0
+#endif
+// A diagnostic build (1): each CTA stamps %globaltimer (ns) and clock64 (cycles) at its
+// milestones into int_gemm_stream_trace[CTA][slot] (IGT_SLOTS globaltimer words, then
+// IGT_SLOTS clock words): 0 entry, 1 the first TMA issued, 2 the first unit landed, 3 the
+// last unit landed, 4 its last tile's epilogue begun (a head: its tails' partials counted),
+// 5 the last store issued. The same results; only the stamps' stores are added.
+#ifndef IGT_TRACE
+#define IGT_TRACE 0
+#endif
+#define IGT_SLOTS 8
+#if IGT_TRACE
+__device__ unsigned long long int_gemm_stream_trace[256 * 2 * IGT_SLOTS];
+#define IGT_STAMP(slot)                                                                      \
+    do {                                                                                     \
+        unsigned long long t_;                                                               \
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t_));                               \
+        int_gemm_stream_trace[blockIdx.x * 2 * IGT_SLOTS + (slot)] = t_;                     \
+        int_gemm_stream_trace[blockIdx.x * 2 * IGT_SLOTS + IGT_SLOTS + (slot)] = clock64();  \
+    } while (0)
+#else
+#define IGT_STAMP(slot) \
+    do {                \
+    } while (0)
+#endif
+
 namespace igemm {
 
 constexpr int ST_ROWS = 64;                    // weight rows a unit: 4 consumer warps x 16
@@ -127,6 +156,7 @@ __device__ __forceinline__ void stream_kernel(const CUtensorMap* tmap_w, const C
     constexpr uint64_t W_HINT = static_cast<uint64_t>(cute::TMA::CacheHintSm90::EVICT_FIRST);
     constexpr uint64_t Q_HINT = static_cast<uint64_t>(cute::TMA::CacheHintSm90::EVICT_LAST);
     extern __shared__ __align__(1024) uint8_t smem_raw[];
+    if (threadIdx.x == 0) IGT_STAMP(0);
     trap_unless_1024_aligned(smem_raw);  // the boxes' 128-byte swizzle needs it
     uint8_t* smem = smem_raw;
     const uint32_t sbase = smem_u32(smem);
@@ -165,6 +195,7 @@ __device__ __forceinline__ void stream_kernel(const CUtensorMap* tmap_w, const C
             const int t = u / nu, g0 = GROUPS * (u - t * nu);
             mbar_wait(smem_u32(&empty[s]), ph ^ 1);
             if (lane == 0) {
+                if (u == u0) IGT_STAMP(1);
                 TxBarrier::arrive_and_expect_tx(&full[s], L::W_STAGE + L::Q_STAGE);
 #pragma unroll
                 for (int i = 0; i < GROUPS; ++i) {
@@ -220,9 +251,28 @@ __device__ __forceinline__ void stream_kernel(const CUtensorMap* tmap_w, const C
         for (int j = 0; j < MT; ++j)
 #pragma unroll
             for (int e = 0; e < 4; ++e) facc[j][e] = 0.0f;
+        // d[e] is weight row 16 cw + gq + 8 (e / 2), q row 8 j + 2 tq + e % 2.
+        const int n_lo = t * ST_ROWS + 16 * cw + gq;
+#if IGT_EPI_EARLY
+        // Where this run finishes the tile (whole, or its head), its vth and bias now.
+        float vz[MT][2], bz[2];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) bz[h] = n_lo + 8 * h < N ? __ldg(bias + n_lo + 8 * h) : 0.0f;
+#pragma unroll
+        for (int j = 0; j < MT; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int m = 8 * j + 2 * tq + h;
+                vz[j][h] = m < M ? __ldg(vth + m) : 0.0f;
+            }
+#endif
 
         for (; u < tile_end; ++u) {
             mbar_wait(full_a + 8 * s, ph);
+            if (IGT_TRACE && cw == 0 && lane == 0) {
+                if (u == u0) IGT_STAMP(2);
+                if (u == u1 - 1) IGT_STAMP(3);
+            }
             int iacc[GROUPS][MT][4];
             float sc[GROUPS][2];
 #pragma unroll
@@ -270,18 +320,24 @@ __device__ __forceinline__ void stream_kernel(const CUtensorMap* tmap_w, const C
             }
         }
 
-        // The tile's sums (of this run's groups): d[e] is weight row 16 cw + gq + 8 (e / 2),
-        // q row 8 j + 2 tq + e % 2.
-        const int n_lo = t * ST_ROWS + 16 * cw + gq;
+        // The tile's sums (of this run's groups).
         auto store_out = [&](const float (&acc)[MT][4]) {
+            if (IGT_TRACE && cw == 0 && lane == 0 && u == u1) IGT_STAMP(4);
 #pragma unroll
             for (int j = 0; j < MT; ++j)
 #pragma unroll
                 for (int e = 0; e < 4; ++e) {
                     const int m = 8 * j + 2 * tq + (e & 1), n = n_lo + 8 * (e >> 1);
+#if IGT_EPI_EARLY
+                    if (m < M && n < N)
+                        out[static_cast<size_t>(m) * N + n] =
+                            __fmaf_rn(vz[j][e & 1], acc[j][e], bz[e >> 1]);
+#else
                     if (m < M && n < N)
                         out[static_cast<size_t>(m) * N + n] = __fmaf_rn(vth[m], acc[j][e], bias[n]);
+#endif
                 }
+            if (IGT_TRACE && cw == 0 && lane == 0 && u == u1) IGT_STAMP(5);
         };
         if (whole) {
             store_out(facc);
@@ -302,6 +358,10 @@ __device__ __forceinline__ void stream_kernel(const CUtensorMap* tmap_w, const C
                 *reinterpret_cast<float4*>(mine + 4 * j) = make_float4(facc[j][0], facc[j][1], facc[j][2], facc[j][3]);
             consumers_sync();  // every consumer's partial written, then counted at once
             if (cw == 0 && lane == 0) red_release_add1(&counters[t]);
+            if (IGT_TRACE && cw == 0 && lane == 0 && u == u1) {
+                IGT_STAMP(4);
+                IGT_STAMP(5);
+            }
             continue;
         }
         if (cw == 0 && lane == 0) {
