@@ -763,24 +763,10 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
 #ifndef IGS1_WARPS
 #define IGS1_WARPS 4
 #endif
-#ifndef IGG_BM
-#define IGG_BM 64
-#endif
-#ifndef IGG_BN
-#define IGG_BN 64
-#endif
-#ifndef IGG_WM
-#define IGG_WM 2
-#endif
-#ifndef IGG_WN
-#define IGG_WN 2
-#endif
-#ifndef IGG_STAGES
-#define IGG_STAGES 3
-#endif
 
-// Sizes the launch reads from the module: the small path's (MT, NT, warps, U, map) and the
-// general path's (BM, BN, warps along m, along n, stages), and q's bytes a value.
+// The small path's sizes (MT, NT, warps, U, map), the general path's (BM, BN, warps along m,
+// along n, stages) and q's bytes a value, as the module holds them (the plugin plans those
+// launches with the same values: plugins/int_gemm.py, harness/spikes/geometry.py).
 extern "C" __constant__ int int_gemm_small_config[5] = {IGS_MT, IGS_NT, IGS_WARPS, IGS_U, IGS_MAP};
 extern "C" __constant__ int int_gemm_small1_config[5] = {1, IGS_NT, IGS1_WARPS, IGS_U, IGS_MAP};
 extern "C" __constant__ int int_gemm_general_config[5] = {IGG_BM, IGG_BN, IGG_WM, IGG_WN,

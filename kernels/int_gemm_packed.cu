@@ -14,23 +14,8 @@
 #endif
 #include "igemm_small.cuh"
 
-#ifndef IGG_BM
-#define IGG_BM 64
-#endif
-#ifndef IGG_BN
-#define IGG_BN 64
-#endif
-#ifndef IGG_WM
-#define IGG_WM 2
-#endif
-#ifndef IGG_WN
-#define IGG_WN 2
-#endif
-#ifndef IGG_STAGES
-#define IGG_STAGES 3
-#endif
-
-// The launch reads the tile (BM, BN, warps along m, along n, stages) from the module.
+// The general path's tile (BM, BN, warps along m, along n, stages; common/igemm_small.cuh),
+// as the plugin plans the launch with it.
 extern "C" __constant__ int int_gemm_packed_config[5] = {IGG_BM, IGG_BN, IGG_WM, IGG_WN,
                                                          IGG_STAGES};
 

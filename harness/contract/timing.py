@@ -58,6 +58,9 @@ class Sample:
     clock_mhz: float
     #: The device's nominal SM clock (its ``CLOCK_RATE`` attribute), in MHz.
     nominal_mhz: float
+    #: Whether the start waited for the host to have enqueued the whole run (the gate);
+    #: False where the work synchronises inside its launch, so host time can be inside.
+    gated: bool = True
 
 
 @dataclass(frozen=True)
@@ -105,6 +108,9 @@ class Timing:
     launch: str = "stream"
     #: The SM clock over the samples (None where the backend measures no clock).
     clocks: Clocks | None = None
+    #: Samples timed without the gate (the work synchronised inside its launch): their
+    #: events can hold host time.
+    ungated: int = 0
 
 
 def noise_pct(samples: np.ndarray) -> float:
@@ -177,6 +183,7 @@ def _summary(kept: list[float | Sample], low: list[Sample], cfg: TimingConfig) -
     clocked = [x for x in used if isinstance(x, Sample)]
     if not clocked:
         return t
+    t = dataclasses.replace(t, ungated=sum(not x.gated for x in clocked))
     mhz = np.array([x.clock_mhz for x in clocked])
     return dataclasses.replace(t, clocks=Clocks(
         float(np.median(mhz)), float(mhz.min()), clocked[-1].nominal_mhz, len(low),

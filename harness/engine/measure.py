@@ -170,6 +170,9 @@ def _measure(job: Job, backend: Backend, cfg: BenchConfig, meta: RunMeta,
     reasons = [] if timing.converged else [NOT_CONVERGED]
     if timing.clocks is not None and timing.clocks.throttled:
         reasons.append(timing.clocks.note())
+    if timing.ungated:
+        reasons.append(f"{timing.ungated} of {timing.samples} samples timed without the gate "
+                       "(the work synchronises inside its launch): host time can be inside")
     bad_outputs: list[str] = []
     peer = _peer(job, backend.backend)
     if peer is not None and not peer.judged:

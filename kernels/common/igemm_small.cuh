@@ -72,6 +72,23 @@ typedef int igemm_q_t;
 #ifndef IGS_BPC
 #define IGS_BPC 4
 #endif
+// The general path's tile, as its launches plan it (harness/spikes/geometry.py restates it):
+// BM x BN outputs a block, IGG_WM x IGG_WN warps, IGG_STAGES stages of K in flight.
+#ifndef IGG_BM
+#define IGG_BM 64
+#endif
+#ifndef IGG_BN
+#define IGG_BN 64
+#endif
+#ifndef IGG_WM
+#define IGG_WM 2
+#endif
+#ifndef IGG_WN
+#define IGG_WN 2
+#endif
+#ifndef IGG_STAGES
+#define IGG_STAGES 3
+#endif
 
 namespace igemm {
 

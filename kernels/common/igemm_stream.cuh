@@ -35,9 +35,10 @@
 #include "igemm_small.cuh"  // mma16832
 
 // 1 loads a tile's vth and bias into registers when its first unit starts, so the epilogue
-// does not begin with a DRAM round trip after the last unit; 0 reads them at the store.
+// does not begin with a DRAM round trip after the last unit; 0 reads them at the store
+// (kernels/NOTES.md: 650 cycles off the last epilogue, by the trace).
 #ifndef IGT_EPI_EARLY
-#define IGT_EPI_EARLY 0
+#define IGT_EPI_EARLY 1
 #endif
 // A diagnostic build (1): each CTA stamps %globaltimer (ns) and clock64 (cycles) at its
 // milestones into int_gemm_stream_trace[CTA][slot] (IGT_SLOTS globaltimer words, then
@@ -156,7 +157,12 @@ __device__ __forceinline__ void stream_kernel(const CUtensorMap* tmap_w, const C
     constexpr uint64_t W_HINT = static_cast<uint64_t>(cute::TMA::CacheHintSm90::EVICT_FIRST);
     constexpr uint64_t Q_HINT = static_cast<uint64_t>(cute::TMA::CacheHintSm90::EVICT_LAST);
     extern __shared__ __align__(1024) uint8_t smem_raw[];
-    if (threadIdx.x == 0) IGT_STAMP(0);
+    if (threadIdx.x == 0) {
+        IGT_STAMP(0);
+        // The descriptors' fetch overlaps the barriers' set-up: the first TMA waits on it.
+        cute::prefetch_tma_descriptor(reinterpret_cast<const cute::TmaDescriptor*>(tmap_w));
+        cute::prefetch_tma_descriptor(reinterpret_cast<const cute::TmaDescriptor*>(tmap_q));
+    }
     trap_unless_1024_aligned(smem_raw);  // the boxes' 128-byte swizzle needs it
     uint8_t* smem = smem_raw;
     const uint32_t sbase = smem_u32(smem);
@@ -185,10 +191,6 @@ __device__ __forceinline__ void stream_kernel(const CUtensorMap* tmap_w, const C
 
     if (warp == 0) {
         // ---------------- producer ----------------
-        if (lane == 0) {
-            cute::prefetch_tma_descriptor(reinterpret_cast<const cute::TmaDescriptor*>(tmap_w));
-            cute::prefetch_tma_descriptor(reinterpret_cast<const cute::TmaDescriptor*>(tmap_q));
-        }
         int s = 0;
         uint32_t ph = 0;
         for (int u = u0; u < u1; ++u) {

@@ -21,6 +21,7 @@ from harness.backends.pycuda.bandwidth import copy_bandwidth
 from harness.backends.pycuda.buffers import Buffers
 from harness.backends.pycuda.compile import ModuleCache
 from harness.backends.pycuda.context import Device
+from harness.backends.pycuda.gate import Gate
 from harness.backends.pycuda.graphs import Graph
 from harness.backends.pycuda.l2 import FlushAndHold
 from harness.backends.pycuda.launcher import ModuleLauncher
@@ -50,6 +51,8 @@ class GpuRunner:
         #: What is enqueued ahead of a timed region on :attr:`stream`.
         self.prelude = FlushAndHold(self.drv, self.stream, info.arch, info.l2_bytes,
                                     info.sm_count)
+        #: What holds a sample's start until the host has enqueued it, on :attr:`stream`.
+        self.gate = Gate(self.drv, self.stream, info.arch)
         #: The SM clock, measured after each sample on :attr:`stream`.
         self.clock = ClockProbe(self.drv, self.stream, info.arch, info.sm_clock_mhz)
 
@@ -65,8 +68,10 @@ class GpuRunner:
 
     def sampler(self, enqueue: Callable[[], None], cold: bool) -> Callable[[], Sample]:
         """One event-timed sample of what ``enqueue`` puts on this runner's stream per call
-        (µs), the L2 flushed first (``cold``) or the stream held, the SM clock read after."""
-        return event_sampler(self.drv, self.stream, self.prelude, self.clock, enqueue, cold)
+        (µs), the L2 flushed first (``cold``), the start held until the host has enqueued
+        the run (the gate), the SM clock read after."""
+        return event_sampler(self.drv, self.stream, self.prelude, self.gate, self.clock,
+                             enqueue, cold)
 
     def run(self, stage: Stage, variant: Variant, inputs: Mapping[str, np.ndarray],
             point: Point) -> RunResult:

@@ -1,6 +1,6 @@
 """One timed sample on the GPU: the work of one run between two CUDA events, with the L2
-flush (cold) or the stream hold (warm) enqueued ahead of it, and the SM clock measured
-after it (``contract.timing.Sample``)."""
+flush (cold) and the gate (``gate``: the start held until the host has enqueued the run)
+ahead of it, and the SM clock measured after it (``contract.timing.Sample``)."""
 
 from __future__ import annotations
 
@@ -11,13 +11,15 @@ import numpy as np
 
 from harness.backends.pycuda.buffers import alloc
 from harness.backends.pycuda.compile import compile_timing_kernels
+from harness.backends.pycuda.gate import Gate
 from harness.backends.pycuda.l2 import FlushAndHold
 from harness.contract.timing import Sample
 
-#: How long the delay kernel holds the stream before a warm sample: longer than the host
-#: takes to enqueue the events and the run's launches, so none of that lands in the timed
-#: region, with room for a plugin that builds its launch in Python (int_gemm with its
-#: tensor maps: under a 20 µs hold a kernel of 5.3 µs cold measured 25 µs warm on the H200).
+#: How long the delay kernel holds the stream before a warm sample of a work that the gate
+#: cannot hold (one that synchronises inside its launch): longer than the host takes to
+#: enqueue the events and the run's launches up to that point, so none of that lands in the
+#: timed region (int_gemm with its tensor maps: under a 20 µs hold a kernel of 5.3 µs cold
+#: measured 25 µs warm on the H200).
 HOT_DELAY_NS = 100_000
 #: How long the clock kernel counts SM cycles. Its two reads are each one loop turn (tens of
 #: ns) after a tick of the global timer, and the turns cancel, so 10 µs keeps the error well
@@ -58,23 +60,37 @@ class ClockProbe:
         return 1000.0 * cycles / ns
 
 
-def event_sampler(drv: Any, stream: Any, prelude: FlushAndHold, probe: ClockProbe,
+def event_sampler(drv: Any, stream: Any, prelude: FlushAndHold, gate: Gate, probe: ClockProbe,
                   enqueue: Callable[[], None], cold: bool) -> Callable[[], Sample]:
     """A function returning one sample of ``enqueue`` on ``stream`` (µs) with the SM clock
     measured after it (what ``harness.contract.timing.measure`` calls); its two events are
-    made once."""
+    made once.
+
+    Each sample is gated: the start event waits until the host has enqueued the whole
+    run, so the events time the GPU's work alone. A work that synchronises inside its
+    launch would hold the gate shut; the gate then opens by itself, and this sample and
+    every later one are timed without it (``Sample.gated`` False), behind the flush or the
+    stream hold as before.
+    """
     start, end = drv.Event(), drv.Event()
+    gated = True
 
     def sample() -> Sample:
-        # The flush (or delay) keeps the GPU busy while the host enqueues the events
-        # and the run's launches, so host launch overhead is not inside the timed region.
+        nonlocal gated
         if cold:
             prelude.flush()
-        else:
+        elif not gated:
             prelude.hold(HOT_DELAY_NS)
-        start.record(stream)
-        enqueue()
-        end.record(stream)
+        this_gated = gated
+        if this_gated:
+            gate.close()
+        try:
+            start.record(stream)
+            enqueue()
+            end.record(stream)
+        finally:
+            if this_gated:
+                gate.open()
         # The clock kernel comes after the end event, so the timed interval is exactly what
         # it was without it, and before the next sample's flush, so the order flush, start,
         # work, end is kept too. It reads no memory and writes one 16-byte line: a cold
@@ -86,6 +102,9 @@ def event_sampler(drv: Any, stream: Any, prelude: FlushAndHold, probe: ClockProb
         # resolve for a sample of a few µs).
         probe.enqueue()
         stream.synchronize()
-        return Sample(start.time_till(end) * 1000.0, probe.mhz(), probe.nominal_mhz)
+        if this_gated and gate.opened_by_itself():
+            gated = this_gated = False
+        return Sample(start.time_till(end) * 1000.0, probe.mhz(), probe.nominal_mhz,
+                      gated=this_gated)
 
     return sample

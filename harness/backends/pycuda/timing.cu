@@ -49,3 +49,21 @@ extern "C" __global__ void harness_clock(unsigned long long ns, unsigned long lo
     out[0] = (unsigned long long)(c1 - c0);
     out[1] = t1 - t0;
 }
+
+// The gate before a timed region (nvbench's blocking kernel): one thread holds the stream
+// until the host has enqueued the start event, the work and the end event and opened it
+// (flags[0] = 1, in host-mapped memory), so however long the host takes, none of it lands
+// between the events. Past timeout_ns it opens by itself and says so (flags[1] = 1): the
+// work then waited on the GPU inside its own launch (a host synchronisation), which a gate
+// that never opened by itself would deadlock.
+extern "C" __global__ void harness_gate(volatile int* flags, unsigned long long timeout_ns) {
+    unsigned long long start, now;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+    while (flags[0] == 0) {
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+        if (now - start > timeout_ns) {
+            flags[1] = 1;
+            return;
+        }
+    }
+}

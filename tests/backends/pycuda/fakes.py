@@ -38,6 +38,15 @@ class Alloc:
         self.freed = True
 
 
+class _HostAllocation(bytearray):
+    """Page-locked host memory as PyCUDA's ``HostAllocation``: its device pointer."""
+
+    device_ptr = 0
+
+    def get_device_pointer(self) -> int:
+        return self.device_ptr
+
+
 class FakeDriver:
     """Enough of ``pycuda.driver`` for the backend, on a byte array of ``size`` bytes."""
 
@@ -47,6 +56,8 @@ class FakeDriver:
     def __init__(self, size: int = 1 << 20) -> None:
         self.mem = np.zeros(size, dtype=np.uint8)
         self.allocs: list[Alloc] = []
+        #: Mapped host memory by device pointer (``pagelocked_zeros`` with ``DEVICEMAP``).
+        self.host: dict[int, np.ndarray] = {}
         self.log: list[tuple[Any, ...]] = []
         self._next = 256
         drv = self
@@ -138,6 +149,21 @@ class FakeDriver:
     def pagelocked_empty(self, shape: tuple[int, ...], dtype: Any) -> np.ndarray:
         return np.empty(shape, dtype=dtype)
 
+    host_alloc_flags = SimpleNamespace(DEVICEMAP=2)
+
+    def pagelocked_zeros(self, shape: tuple[int, ...], dtype: Any,
+                         mem_flags: int = 0) -> np.ndarray:
+        """Zeroed host memory; mapped (``DEVICEMAP``): its ``base`` has a device pointer,
+        through which fake kernels reach it (:attr:`host`)."""
+        nbytes = int(np.prod(shape)) * np.dtype(dtype).itemsize
+        buf = _HostAllocation(nbytes)
+        buf.device_ptr = 0x7F000000 + 4096 * len(self.host) if mem_flags else 0
+        a = np.ndarray(shape, dtype=dtype, buffer=buf)
+        if mem_flags:
+            self.host[buf.device_ptr] = a
+        self.log.append(("pagelocked_zeros", shape, mem_flags))
+        return a
+
     def ops(self, *names: str) -> list[tuple[Any, ...]]:
         """The logged operations called one of ``names``, in order."""
         return [e for e in self.log if e[0] in names]
@@ -186,9 +212,10 @@ def clock_kernel(mhz: Callable[[], float]) -> Kernel:
 
 
 def timing_module(drv: FakeDriver) -> FakeModule:
-    """The backend's timing kernels: the delay and the flush only show up in the log, the
-    clock kernel measures the nominal clock."""
+    """The backend's timing kernels: the delay, the flush and the gate only show up in the
+    log (the host opens every gate in time), the clock kernel measures the nominal clock."""
     return FakeModule(drv, {"harness_delay": lambda *a: None, "harness_flush": lambda *a: None,
+                            "harness_gate": lambda *a: None,
                             "harness_clock": clock_kernel(lambda: SM_CLOCK_MHZ)})
 
 

@@ -63,9 +63,11 @@ def test_out_of_memory_is_recognised_and_frees_what_it_took(runner: GpuRunner,
     assert runner.drv.live() == []
 
 
-@pytest.mark.parametrize("cold, prelude", [(True, "harness_flush"), (False, "harness_delay")])
+@pytest.mark.parametrize("cold, prelude", [(True, ["harness_flush", "harness_gate"]),
+                                            (False, ["harness_gate"])])
 def test_a_timed_run_checks_one_launch_then_warms_up_then_samples(
-        drv: FakeDriver, runner: GpuRunner, double: Stage, cold: bool, prelude: str) -> None:
+        drv: FakeDriver, runner: GpuRunner, double: Stage, cold: bool,
+        prelude: list[str]) -> None:
     x = np.arange(8, dtype=np.float32)
     res, t = runner.time(double, double.variant("default"), {"x": x}, double.point(),
                          dataclasses.replace(FAST, cold=cold))
@@ -75,7 +77,7 @@ def test_a_timed_run_checks_one_launch_then_warms_up_then_samples(
     kinds = [e[1] if e[0] == "launch" else e[0] for e in drv.log
              if e[0] in ("launch", "htod", "record", "memset_d32_async")]
     assert kinds == (["htod", "memset_d32_async", "double", "double", "double"]
-                     + [prelude, "record", "double", "record", "harness_clock"] * 5)
+                     + [*prelude, "record", "double", "record", "harness_clock"] * 5)
     # What stays is the clock's 16 bytes, the flush buffer and its sink, kept for the
     # runner's lifetime.
     assert sorted(a.nbytes for a in drv.live()) == ([4, 16, 4 * 4096] if cold else [16])

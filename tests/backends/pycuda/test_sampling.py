@@ -1,6 +1,8 @@
-"""One event-timed sample: the flush (cold) or the hold (warm) comes before the start event,
-the launch between the events, the clock kernel after the end event; the sample is the
-events' time in µs with the SM clock the kernel measured (cycles over nanoseconds)."""
+"""One event-timed sample: the flush (cold) comes before the gate, the gate before the start
+event, the launch between the events, the gate opened once the end event is enqueued, the
+clock kernel after; the sample is the events' time in µs with the SM clock the kernel
+measured (cycles over nanoseconds). A gate that opened by itself (the work synchronised
+inside its launch) turns the gate off for the later samples, which the hold then covers."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ import numpy as np
 import pytest
 
 from harness.backends.pycuda import sampling
+from harness.backends.pycuda.gate import TIMEOUT_NS, Gate
 from harness.backends.pycuda.l2 import FlushAndHold
 from harness.backends.pycuda.runner import GpuRunner
 from harness.backends.pycuda.sampling import CLOCK_NS, HOT_DELAY_NS, ClockProbe, event_sampler
@@ -25,31 +28,100 @@ from tests.backends.pycuda.fakes import (
 )
 
 
-@pytest.mark.parametrize("cold, first", [(True, "harness_flush"), (False, "harness_delay")])
-def test_the_prelude_comes_before_the_start_event_and_the_clock_after_the_end(
-        drv: FakeDriver, fake_compilers: None, cold: bool, first: str) -> None:
+def _sampler(drv: FakeDriver, cold: bool) -> tuple[object, Gate]:
     stream = drv.Stream()
     fh = FlushAndHold(drv, stream, "sm_90", 4096, 2)
+    gate = Gate(drv, stream, "sm_90")
+    real_open = gate.open
+
+    def logged_open() -> None:
+        drv.log.append(("open",))
+        real_open()
+
+    gate.open = logged_open  # type: ignore[method-assign]
     probe = ClockProbe(drv, stream, "sm_90", SM_CLOCK_MHZ)
-    sample = event_sampler(drv, stream, fh, probe, lambda: drv.log.append(("work",)), cold)
+    return event_sampler(drv, stream, fh, gate, probe,
+                         lambda: drv.log.append(("work",)), cold), gate
+
+
+def _order(drv: FakeDriver) -> list[str]:
+    return [e[0] if e[0] != "launch" else e[1] for e in drv.log
+            if e[0] in ("launch", "record", "work", "dtoh", "sync", "open")]
+
+
+@pytest.mark.parametrize("cold", [True, False])
+def test_the_gate_holds_the_start_until_the_run_is_enqueued(
+        drv: FakeDriver, fake_compilers: None, cold: bool) -> None:
+    sample, _ = _sampler(drv, cold)
     got = sample()
     assert isinstance(got, Sample) and got.us == pytest.approx(EVENT_MS * 1000.0)
-    assert (got.clock_mhz, got.nominal_mhz) == (SM_CLOCK_MHZ, SM_CLOCK_MHZ)
+    assert (got.clock_mhz, got.nominal_mhz, got.gated) == (SM_CLOCK_MHZ, SM_CLOCK_MHZ, True)
     sample()
     start, end = drv.events
-    order = [e[0] if e[0] != "launch" else e[1] for e in drv.log
-             if e[0] in ("launch", "record", "work", "dtoh", "sync")]
-    # The timed interval is untouched: nothing but the work between the events, and the
-    # next sample's prelude follows the clock's read-back.
-    assert order == [first, "record", "work", "record", "harness_clock", "dtoh", "sync"] * 2
+    # The timed interval is untouched: nothing but the work between the events, the gate
+    # opened once the end is enqueued, the next sample's flush after the clock's read-back.
+    # A warm sample needs no hold: the gate covers the host.
+    head = ["harness_flush"] if cold else []
+    assert _order(drv) == [*head, "harness_gate", "record", "work", "record", "open",
+                           "harness_clock", "dtoh", "sync"] * 2
     records = drv.ops("record")
-    assert records[0][1:] == (start.name, stream.handle)
-    assert records[1][1:] == (end.name, stream.handle)
+    assert records[0][1:] == (start.name, drv.streams[0].handle)
+    assert records[1][1:] == (end.name, drv.streams[0].handle)
+    gates = [e for e in drv.ops("launch") if e[1] == "harness_gate"]
+    flags = drv.host[gates[0][5][0]]
+    assert gates[0][2:4] == ((1, 1, 1), (1, 1, 1))  # one thread
+    assert gates[0][5][1] == np.uint64(TIMEOUT_NS)
+    assert list(flags) == [1, 0]  # opened by the host, not by itself
     clock = [e for e in drv.ops("launch") if e[1] == "harness_clock"]
-    assert clock[0][2:5] == ((1, 1, 1), (1, 1, 1), stream.handle)  # one thread
     assert clock[0][5][0] == np.uint64(CLOCK_NS)
+    # The mapped words are allocated once and closed (zeroed) before every sample.
+    assert len(drv.ops("pagelocked_zeros")) == 1
+
+
+def test_the_gate_is_opened_even_when_the_launch_raises(drv: FakeDriver,
+                                                          fake_compilers: None) -> None:
+    stream = drv.Stream()
+    gate = Gate(drv, stream, "sm_90")
+    probe = ClockProbe(drv, stream, "sm_90", SM_CLOCK_MHZ)
+
+    def broken() -> None:
+        raise RuntimeError("launch failed")
+
+    sample = event_sampler(drv, stream, FlushAndHold(drv, stream, "sm_90", 4096, 2), gate,
+                           probe, broken, True)
+    with pytest.raises(RuntimeError, match="launch failed"):
+        sample()
+    assert gate.opened_by_itself() is False
+    flags = next(iter(drv.host.values()))
+    assert flags[0] == 1  # the stream is not left waiting for the timeout
+
+
+@pytest.mark.parametrize("cold", [True, False])
+def test_a_gate_that_opened_by_itself_turns_the_gate_off(
+        drv: FakeDriver, fake_compilers: None, monkeypatch: pytest.MonkeyPatch,
+        cold: bool) -> None:
+    """The work synchronised inside its launch: the gate timed out. That sample and the
+    later ones are ungated, the warm ones behind the hold as before."""
+    def timed_out(drv_: FakeDriver, grid: object, block: object, flags: int,
+                  ns: np.uint64) -> None:
+        drv_.host[flags][1] = 1
+
+    def timing(arch: str) -> FakeModule:
+        mod = timing_module(drv)
+        mod.kernels["harness_gate"] = timed_out
+        return mod
+
+    from harness.backends.pycuda import gate as gate_mod
+    monkeypatch.setattr(gate_mod, "compile_timing_kernels", timing)
+    sample, _ = _sampler(drv, cold)
+    assert sample().gated is False
+    assert sample().gated is False
+    order = _order(drv)
+    assert order.count("harness_gate") == 1 and order.count("open") == 1
+    second = order[order.index("sync") + 1:]
+    assert second[0] == ("harness_flush" if cold else "harness_delay")
     if not cold:
-        assert drv.ops("launch")[0][5] == (np.uint64(HOT_DELAY_NS),)
+        assert drv.ops("launch")[-2][5] == (np.uint64(HOT_DELAY_NS),)
 
 
 def _probe_reading(drv: FakeDriver, monkeypatch: pytest.MonkeyPatch,
@@ -114,3 +186,37 @@ def test_event_timer_measures_a_known_delay(gpu_runner) -> None:  # type: ignore
     assert 195.0 < t.median_us < 215.0, t
     nominal = gpu_runner.clock.nominal_mhz
     assert t.clocks is not None and 0.1 * nominal < t.clocks.median_mhz < 1.5 * nominal, t
+
+
+@pytest.mark.gpu
+def test_the_gate_keeps_a_slow_host_out_of_the_sample(gpu_runner) -> None:  # type: ignore[no-untyped-def]
+    """A host that takes 2 ms to enqueue a 20 µs delay (far longer than the flush before
+    it): the gate holds the start, so the events still say 20 µs."""
+    import time
+
+    from harness.contract import timing
+
+    def launch() -> None:
+        t0 = time.perf_counter()
+        while time.perf_counter() - t0 < 0.002:
+            pass
+        gpu_runner.prelude.hold(20_000)
+
+    t = timing.measure(gpu_runner.sampler(launch, cold=True),
+                       TimingConfig(budget_s=1.0, max_samples=40))
+    assert 19.0 < t.median_us < 30.0 and t.ungated == 0, t
+
+
+@pytest.mark.gpu
+def test_a_work_that_synchronises_is_timed_without_the_gate(gpu_runner) -> None:  # type: ignore[no-untyped-def]
+    """A launch that waits for the GPU inside itself would hold a gate shut: the gate opens
+    by itself once, and every sample is reported ungated."""
+    from harness.contract import timing
+
+    def launch() -> None:
+        gpu_runner.prelude.hold(20_000)
+        gpu_runner.stream.synchronize()
+
+    t = timing.measure(gpu_runner.sampler(launch, cold=True),
+                       TimingConfig(budget_s=1.0, max_samples=30, min_samples=20))
+    assert t.ungated == t.samples and t.median_us >= 19.0, t
