@@ -2,8 +2,10 @@
 (warm timing, and before each timed pipeline run), both the backend's own kernels
 (``timing.cu``).
 
-Either keeps the GPU busy while the host enqueues the events and the launch, so host launch
-overhead never lands inside the timed region.
+Either keeps the GPU busy while the host enqueues the events and the launch. That hides the
+host's time only while the host is the faster; a sample's gate (``gate``) holds the start
+until the host is done, so the hold is left for what the gate cannot hold (pipelines, and
+work that synchronises inside its launch).
 """
 
 from __future__ import annotations
