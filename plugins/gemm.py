@@ -59,14 +59,14 @@ STAGE = Stage(
                       "scale": ((p["out_f"], spec.n_groups(p["in_f"], p["group_size"])),
                                 np.dtype(np.float32)),
                       "bias": ((p["out_f"],), np.dtype(np.float32))},
-    outputs=lambda p: {"out": ((p["batch"], p["out_f"]), np.dtype(np.float32))},
+    outputs=inputs.layer_out,
     reference=reference,
     enqueue=enqueue,
     torch_impl=torch_impl,
     bytes_moved=lambda p: 4 * p["batch"] * p["in_f"] + p["out_f"] * p["in_f"]
     + 4 * p["out_f"] * spec.n_groups(p["in_f"], p["group_size"]) + 4 * p["out_f"]
     + 4 * p["batch"] * p["out_f"],
-    flops=lambda p: 2 * p["batch"] * p["out_f"] * p["in_f"],
+    flops=inputs.layer_flops,
     tolerances={"out": NormRel(1e-5, "FP32 FFMA sums over F in another order than the "
                                      "float64 reference (SPEC: 1e-5)")},
     cases=(

@@ -365,11 +365,11 @@ STAGE = Stage(
     inputs=lambda p: {
         "q": ((p["batch"], p["in_f"]), np.dtype(Q_TYPES[p["q_type"]])),
         **inputs.layer_specs(p)},
-    outputs=lambda p: {"out": ((p["batch"], p["out_f"]), np.dtype(np.float32))},
+    outputs=inputs.layer_out,
     reference=reference,
     enqueue=enqueue,
     bytes_moved=bytes_moved,
-    flops=lambda p: 2 * p["batch"] * p["out_f"] * p["in_f"],
+    flops=inputs.layer_flops,
     tolerances={"out": INT_GEMM_OUT},
     cases=(
         {"batch": 1, "out_f": 384, "in_f": 1024},          # stream1: every tile shared

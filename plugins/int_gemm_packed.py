@@ -153,11 +153,11 @@ STAGE = Stage(
         "planes": ((capacity(p), p["batch"], words(p)), np.dtype(np.uint32)),
         "stats": ((4,), np.dtype(np.int32)),
         **inputs.layer_specs(p)},
-    outputs=lambda p: {"out": ((p["batch"], p["out_f"]), np.dtype(np.float32))},
+    outputs=inputs.layer_out,
     reference=reference,
     enqueue=enqueue,
     bytes_moved=bytes_moved,
-    flops=lambda p: 2 * p["batch"] * p["out_f"] * p["in_f"],
+    flops=inputs.layer_flops,
     tolerances={"out": INT_GEMM_OUT},
     cases=(
         {"batch": 1, "out_f": 384, "in_f": 1024},          # one row, split K

@@ -192,7 +192,7 @@ STAGE = Pipeline(
     check_inputs=check_inputs,
     reference=reference,
     bytes_moved=bytes_moved,
-    flops=lambda p: 2 * p["batch"] * p["out_f"] * p["in_f"],
+    flops=inputs.layer_flops,
     cases=(
         {"batch": 1, "in_f": 3584, "out_f": 384},          # act_small, GEMM small1
         {"batch": 3, "in_f": 1024, "out_f": 200},          # act_small, small1, N odd tile

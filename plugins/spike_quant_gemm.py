@@ -28,7 +28,7 @@ from harness.api import (
     PipelineTrace,
     Point,
 )
-from harness.spikes import axes, families, spec, staged
+from harness.spikes import axes, families, inputs, spec, staged
 from harness.spikes.tolerances import VTH
 
 STEPS = ("dynamic_spikes", "find_min_max", "transform_absmax", "spike_encode",
@@ -171,7 +171,7 @@ STAGE = Pipeline(
     # Activation path: x read, q written, read (min/max), read+written (transform), read
     # (encode) and T planes written, assuming T = 6; weight path: w read twice, w_q written.
     bytes_moved=lambda p: (4 * 6 + 6) * p["batch"] * p["in_f"] + 9 * p["out_f"] * p["in_f"],
-    flops=lambda p: 2 * p["batch"] * p["out_f"] * p["in_f"] * p["with_gemm"],
+    flops=lambda p: inputs.layer_flops(p) * p["with_gemm"],
     cases=(
         *({**c, "mode": m, "with_gemm": 1} for m in spec.MODES for c in (
             {"batch": 1, "in_f": 3584, "out_f": 64}, {"batch": 6, "in_f": 256, "out_f": 70},

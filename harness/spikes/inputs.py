@@ -63,3 +63,14 @@ def layer_specs(p: Any) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
             "scale": ((n, -(-f // g)), np.dtype(np.float32)),
             "vth": ((b,), np.dtype(np.float32)),
             "bias": ((n,), np.dtype(np.float32))}
+
+
+def layer_out(p: Any) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
+    """The layer's output as its stages declare it: ``out [batch, out_f]`` fp32."""
+    return {"out": ((p["batch"], p["out_f"]), np.dtype(np.float32))}
+
+
+def layer_flops(p: Any) -> int:
+    """The layer's arithmetic: a multiply-add (two operations) for each of ``batch x out_f x
+    in_f`` products."""
+    return 2 * p["batch"] * p["out_f"] * p["in_f"]
