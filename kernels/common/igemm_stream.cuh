@@ -25,7 +25,10 @@
 //    others (tails, whose runs start in it) did their share first thing, left their partial
 //    sums in ws (slot p) and counted themselves in counters[tile]. The head waits for the
 //    count (in practice it is complete), adds the partials in the order of p (the same
-//    bits whatever the timing), stores out and zeroes the count for the next launch.
+//    bits whatever the timing), stores out and zeroes the count for the next launch. Where
+//    its one tail's run goes on past the tile, the tail finished its share long before the
+//    head starts the tile: the head reads the count and the partial then (IGT_HEAD_EARLY),
+//    and its last unit is followed by the store alone.
 // The swizzle (TMA's 128-byte, box rows of 128 bytes) puts the 16-byte chunk c of row r at
 // (c ^ (r % 8)): a quarter-warp's 8 loads (two rows, chunks 2 t + u) fall in 8 different
 // chunks, so no bank conflicts.
@@ -39,6 +42,18 @@
 // (kernels/NOTES.md: 650 cycles off the last epilogue, by the trace).
 #ifndef IGT_EPI_EARLY
 #define IGT_EPI_EARLY 1
+#endif
+// 1: the head of a shared tile whose one tail finishes its share early (its run goes on past
+// the tile) reads the tail's count, and then its partial, when it starts the tile, not after
+// its last unit: the two L2 round trips overlap its units (kernels/NOTES.md). Where the count
+// is not complete yet, the head waits for it after its last unit, as with 0.
+#ifndef IGT_HEAD_EARLY
+#define IGT_HEAD_EARLY 1
+#endif
+// The early read is tried where the head reaches the tile this many units after its tail's
+// share would be done (the tail's partial stores and count, ~1 us, are about 2 units).
+#ifndef IGT_HEAD_MARGIN
+#define IGT_HEAD_MARGIN 2
 #endif
 // A diagnostic build (1): each CTA stamps %globaltimer (ns) and clock64 (cycles) at its
 // milestones into int_gemm_stream_trace[CTA][slot] (IGT_SLOTS globaltimer words, then
@@ -255,6 +270,34 @@ __device__ __forceinline__ void stream_kernel(const CUtensorMap* tmap_w, const C
             for (int e = 0; e < 4; ++e) facc[j][e] = 0.0f;
         // d[e] is weight row 16 cw + gq + 8 (e / 2), q row 8 j + 2 tq + e % 2.
         const int n_lo = t * ST_ROWS + 16 * cw + gq;
+        const int frag = (cw * 32 + lane) * FRAG;
+        // A shared tile's first and last contributors (p_lo the head, which finishes it).
+        const int p_lo = whole ? p : stream_owner(t * nu, P, T);
+        const int p_hi = whole ? p : stream_owner((t + 1) * nu - 1, P, T);
+        // The head's early read: one tail, whose run goes on past this tile, so it did its
+        // share first thing, and the head reaches the tile at least IGT_HEAD_MARGIN units
+        // after the tail's share would be done at the same pace (else the count is not
+        // complete yet, and reading it would only stall). Each thread acquires the count
+        // itself (the same word: one request a warp), so its partial's loads are ordered
+        // after it; their registers are used only after the last unit. The timing decides
+        // only when the partial is read, never what is added.
+        bool early = false;
+        float pre[MT][4];
+        if (IGT_HEAD_EARLY && !whole && p == p_lo && p_hi == p_lo + 1 &&
+            stream_first(p_hi + 1, P, T) > (t + 1) * nu &&
+            u - u0 >= (t + 1) * nu - stream_first(p_hi, P, T) + IGT_HEAD_MARGIN &&
+            ld_acquire_u32(&counters[t]) >= 1u) {
+            early = true;
+            const float* part = ws + p_hi * (ST_ROWS * MP) + frag;
+#pragma unroll
+            for (int j = 0; j < MT; ++j) {
+                const float4 v = __ldcg(reinterpret_cast<const float4*>(part + 4 * j));
+                pre[j][0] = v.x;
+                pre[j][1] = v.y;
+                pre[j][2] = v.z;
+                pre[j][3] = v.w;
+            }
+        }
 #if IGT_EPI_EARLY
         // Where this run finishes the tile (whole, or its head), its vth and bias now.
         float vz[MT][2], bz[2];
@@ -350,9 +393,6 @@ __device__ __forceinline__ void stream_kernel(const CUtensorMap* tmap_w, const C
         // long finished its share. So a tail leaves its partial in its slot and counts itself
         // done; the head waits for the count, then adds its own sums and the tails' in the
         // order of p: the same bits whatever the timing.
-        const int p_lo = stream_owner(t * nu, P, T);
-        const int p_hi = stream_owner((t + 1) * nu - 1, P, T);
-        const int frag = (cw * 32 + lane) * FRAG;
         if (p != p_lo) {
             float* mine = ws + p * (ST_ROWS * MP) + frag;
 #pragma unroll
@@ -366,25 +406,32 @@ __device__ __forceinline__ void stream_kernel(const CUtensorMap* tmap_w, const C
             }
             continue;
         }
-        if (cw == 0 && lane == 0) {
+        if (early) {
+#pragma unroll
+            for (int j = 0; j < MT; ++j)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) facc[j][e] += pre[j][e];
+        } else {
             // A tail counts itself as soon as its first tile is done, before it could wait
             // as the head of its last one, and a head waits only for higher CTAs: with every
-            // CTA resident (one an SM, P no more than the SMs) each wait ends.
+            // CTA resident (one an SM, P no more than the SMs) each wait ends. Each thread
+            // acquires the count itself (the early read may have failed in some threads only).
             while (ld_acquire_u32(&counters[t]) < static_cast<unsigned>(p_hi - p_lo)) __nanosleep(64);
-            counters[t] = 0u;  // for the next launch
-        }
-        consumers_sync();
-        for (int r = p_lo + 1; r <= p_hi; ++r) {
-            const float* part = ws + r * (ST_ROWS * MP) + frag;
+            for (int r = p_lo + 1; r <= p_hi; ++r) {
+                const float* part = ws + r * (ST_ROWS * MP) + frag;
 #pragma unroll
-            for (int j = 0; j < MT; ++j) {
-                const float4 v = __ldcg(reinterpret_cast<const float4*>(part + 4 * j));
-                facc[j][0] += v.x;
-                facc[j][1] += v.y;
-                facc[j][2] += v.z;
-                facc[j][3] += v.w;
+                for (int j = 0; j < MT; ++j) {
+                    const float4 v = __ldcg(reinterpret_cast<const float4*>(part + 4 * j));
+                    facc[j][0] += v.x;
+                    facc[j][1] += v.y;
+                    facc[j][2] += v.z;
+                    facc[j][3] += v.w;
+                }
             }
         }
+        // Every consumer has read the count: zero it for the next launch.
+        consumers_sync();
+        if (cw == 0 && lane == 0) counters[t] = 0u;
         store_out(facc);
     }
 }
