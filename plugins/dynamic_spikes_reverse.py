@@ -10,6 +10,10 @@ import numpy as np
 from harness.api import Launcher, NormRel, Point, Stage, Variant
 from harness.spikes import axes, cases, families, inputs, spec
 
+#: 16-byte units a thread loads before it stores (the kernel's -DUNITS; ``bench --define``
+#: tunes it): a block is a chunk of BLOCK x UNITS units of one row.
+UNITS = 4
+
 
 def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
     """``q`` and ``vth`` of step 1 on the family's activations (a lossless round trip
@@ -23,11 +27,19 @@ def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant) -> dict[str, 
     return {"x_rec": spec.reverse(ins["q"], ins["vth"])}
 
 
+def chunks(f: int, block: int, units: int) -> int:
+    """Blocks a row takes: ``block x units`` 16-byte units each (single values where the row
+    is not a multiple of 4)."""
+    n = f // 4 if f % 4 == 0 else f
+    return max(1, -(-n // (block * units)))
+
+
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
-    """One block per row."""
+    """A block per chunk of a row, every load issued before any store."""
     b, f = int(p["batch"]), int(p["in_f"])
-    launch("dynamic_spikes_reverse", (b, 1, 1), (launch.block, 1, 1), bufs["q"], bufs["vth"],
-           np.int32(b), np.int32(f), bufs["x_rec"])
+    c = chunks(f, launch.block, int(dict(v.defines)["UNITS"]))
+    launch("dynamic_spikes_reverse", (b * c, 1, 1), (launch.block, 1, 1), bufs["q"],
+           bufs["vth"], np.int32(b), np.int32(f), np.int32(c), bufs["x_rec"])
 
 
 def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
@@ -52,6 +64,8 @@ STAGE = Stage(
     flops=lambda p: p["batch"] * p["in_f"],
     tolerances={"x_rec": NormRel(1e-7, "one float32 rounding of an exact product: "
                                        "relative error <= 2^-24 per element")},
-    cases=(*cases.ACTIVATION, {"batch": 12, "in_f": 4100}),
+    cases=(*cases.ACTIVATION, {"batch": 12, "in_f": 4100},   # two chunks a row
+           {"batch": 5, "in_f": 2051}),                      # three, single values
     default_sweep=axes.BATCH_SWEEP,
+    variants=(Variant("default", (("UNITS", str(UNITS)),), "x_rec from q' and vth"),),
 )
