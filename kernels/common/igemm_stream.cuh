@@ -59,7 +59,8 @@
 // milestones into int_gemm_stream_trace[CTA][slot] (IGT_SLOTS globaltimer words, then
 // IGT_SLOTS clock words): 0 entry, 1 the first TMA issued, 2 the first unit landed, 3 the
 // last unit landed, 4 its last tile's epilogue begun (a head: its tails' partials counted),
-// 5 the last store issued. The same results; only the stamps' stores are added.
+// 5 the last store issued; and the SM the CTA runs on (%smid) as globaltimer word 6. The same
+// results; only the stamps' stores are added.
 #ifndef IGT_TRACE
 #define IGT_TRACE 0
 #endif
@@ -174,6 +175,11 @@ __device__ __forceinline__ void stream_kernel(const CUtensorMap* tmap_w, const C
     extern __shared__ __align__(1024) uint8_t smem_raw[];
     if (threadIdx.x == 0) {
         IGT_STAMP(0);
+#if IGT_TRACE
+        unsigned smid_;
+        asm volatile("mov.u32 %0, %%smid;" : "=r"(smid_));
+        int_gemm_stream_trace[blockIdx.x * 2 * IGT_SLOTS + 6] = smid_;
+#endif
         // The descriptors' fetch overlaps the barriers' set-up: the first TMA waits on it.
         cute::prefetch_tma_descriptor(reinterpret_cast<const cute::TmaDescriptor*>(tmap_w));
         cute::prefetch_tma_descriptor(reinterpret_cast<const cute::TmaDescriptor*>(tmap_q));
