@@ -41,7 +41,8 @@ def plan(targets: Sequence[Target], sweep_specs: Sequence[str],
     """Every job of the sweep, the stages' first, then the pipelines'.
 
     ``variants`` None means each stage's first (default) variant, ``["all"]`` every one;
-    a pipeline runs every variant side by side (staged vs fused, say). ``options``
+    a pipeline runs every variant side by side (staged vs fused, say) unless variants are
+    named, and then those (a name it lacks is bad input, as for a stage). ``options``
     (``--mode``, ``--k``, ``--group-size``) apply to the targets that have the axis; where
     a stage's variants pin that axis (a compiled-in mode), they choose the variant instead.
     ``define_specs`` (``NAME=V1,V2``, ``--define``) compile each chosen stage variant once
@@ -65,7 +66,8 @@ def plan(targets: Sequence[Target], sweep_specs: Sequence[str],
             fixed = fixed_axes(st.axes, opts, v)
             jobs += [Job(st, v, p) for p in sweep.points(st, grid, fixed, v, lenient=True)]
     for pipe in pipes:
-        for v in pipe.variants:
+        named = variants and list(variants) != ["all"]
+        for v in (select_variants(pipe, variants, {}) if named else pipe.variants):
             fixed = fixed_axes(pipe.axes, opts, v)
             jobs += [Job(pipe, v, p) for p in sweep.points(pipe, grid, fixed, v)]  # type: ignore[arg-type]
     return jobs

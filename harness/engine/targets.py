@@ -109,7 +109,8 @@ def select_variants(st: Target, names: Sequence[str] | None,
                 chosen.append(st.variant(name))
             except KeyError:
                 known = ", ".join(v.name for v in st.variants)
-                raise BadInput(f"stage {st.name} has no variant {name!r} "
+                kind = "pipeline" if isinstance(st, Pipeline) else "stage"
+                raise BadInput(f"{kind} {st.name} has no variant {name!r} "
                                f"(variants: {known})") from None
     else:
         chosen = list(st.variants)

@@ -242,7 +242,8 @@ def bench_cmd(
     sweep: Annotated[list[str] | None, typer.Option(
         help="AXIS=V1,V2 or AXIS=LO..HI (powers of two); repeat for more axes.")] = None,
     variant: Annotated[list[str] | None, typer.Option(
-        help="Variant (repeat), or 'all'; default: each stage's default.")] = None,
+        help="Variant (repeat), or 'all'; default: each stage's default, every variant of a "
+             "pipeline.")] = None,
     define: Annotated[list[str] | None, typer.Option(
         help="NAME=V1,V2: compile each variant once per value of the kernel's -D NAME (a "
              "tuning sweep; repeat for more names; rows name it, default[UNROLL=4]).")] = None,

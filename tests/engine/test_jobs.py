@@ -48,6 +48,15 @@ def test_stages_first_then_every_pipeline_variant(reg) -> None:  # type: ignore[
     assert all(ap.variant_of(j.point) == j.variant for j in pipe_jobs)
 
 
+def test_named_variants_choose_a_pipelines_too(reg) -> None:  # type: ignore[no-untyped-def]
+    sl = reg.pipelines["spike_linear"]
+    assert len({j.variant.name for j in jobs.plan([sl], ["batch=8"])}) == len(sl.variants) > 1
+    got = jobs.plan([sl], ["batch=8"], ["packed"])
+    assert [j.variant.name for j in got] == ["packed"]
+    with pytest.raises(BadInput, match="pipeline spike_linear has no variant 'int8'"):
+        jobs.plan([sl], ["batch=8"], ["int8"])
+
+
 def test_plan_refuses_what_cannot_apply(reg) -> None:  # type: ignore[no-untyped-def]
     ds, ap = reg.get("dynamic_spikes"), reg.pipelines["activation_path"]
     with pytest.raises(BadInput, match="--define tunes a stage's kernel"):
