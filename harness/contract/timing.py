@@ -47,6 +47,13 @@ class TimingConfig:
     #: A sample whose SM clock is below this fraction of the nominal clock is throttled
     #: and discarded (nvbench's default); 0 keeps every sample.
     throttle_fraction: float = 0.75
+    #: Device memory held (bytes), allocated just before the point's buffers and freed
+    #: after them, so that they land on other physical pages: a small memory-bound launch's
+    #: time can depend on where its buffers lie (up to 5 % on the H200, README "How a time
+    #: is measured"). Repeats vary it by round, the same for every unit of a round
+    #: (``harness.engine.repeats.spacer``). The PyCUDA backend honours it; a torch peer's
+    #: tensors come from torch's own pool.
+    spacer_bytes: int = 0
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from harness.contract.timing import TimingConfig
 from harness.engine import devices
 from harness.engine.jobs import Job, plan
 from harness.engine.measure import BenchConfig, PointMemo, measure, speedup
-from harness.engine.repeats import combine, schedule
+from harness.engine.repeats import combine, schedule, spacer
 from harness.engine.targets import check_families, check_options, resolve
 from harness.errors import BadInput, GpuUnavailable
 from harness.results import files
@@ -136,9 +136,11 @@ def _repeated(jobs: Sequence[Job], backend: Backend, cfg: BenchConfig, meta: Run
         units = [(job, b) for job in group for b in [*_serving(peers, job), backend]]
         got: list[list[dict[str, Any]]] = [[] for _ in units]
         memo = PointMemo()  # the point's inputs drawn once, each build's reference once
-        for _, i in schedule(range(len(units)), repeats):
+        for r, i in schedule(range(len(units)), repeats):
             job, b = units[i]
-            got[i].append(measure(job, b, cfg, meta, stages, memo=memo))
+            placed = dataclasses.replace(cfg, timing=dataclasses.replace(
+                cfg.timing, spacer_bytes=spacer(r)))
+            got[i].append(measure(job, b, placed, meta, stages, memo=memo))
         rows = iter(got)
         for job in group:
             peer_rows = []

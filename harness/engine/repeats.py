@@ -17,6 +17,9 @@ the lower of the two middle ones), with two things added:
   spread within one;
 * the reason lists every repeat's median and their spread (max - min over the median).
 
+Each round's buffers are allocated behind a different amount of held device memory
+(:func:`spacer`), so the repeats sample where the buffers lie as well as when they run.
+
 A unit with any repeat not ``ok`` is that repeat's row (the first such), its reason naming
 which repeat it was: a failure is never averaged away. One not ``ok`` the same way every
 time (a peer that skips the point) is that row as it is.
@@ -35,6 +38,18 @@ T = TypeVar("T")
 
 #: The standard error of a median is about this many standard errors of a mean.
 MEDIAN_SE = 1.2533
+
+#: Device memory (MB) held before a round's buffers are allocated, by round: where a point's
+#: buffers lie in physical memory can move a small launch's time by up to 5 % on the H200,
+#: each placement repeatable (kernels/NOTES.md, "The stream kernel's modes are the weights'
+#: placement", where 2 and 130 MB gave the slow one). Every unit of a round gets the same
+#: one, so the units of a point are measured over the same placements.
+SPACERS_MB = (0, 2, 6, 24, 64, 130)
+
+
+def spacer(round_: int) -> int:
+    """Bytes held before round ``round_``'s buffers (:data:`SPACERS_MB`, in turn)."""
+    return SPACERS_MB[round_ % len(SPACERS_MB)] << 20
 
 #: A stage row's time and noise columns, and a pipeline row's.
 STAGE_COLUMNS = ("median_us", "noise_pct")

@@ -202,6 +202,24 @@ def test_a_point_s_repeats_rotate_its_order(reg, tmp_path: Path) -> None:  # typ
     assert seen == ["default", "away"] * 2 + ["away", "default"] * 2
 
 
+def test_every_unit_of_a_round_is_placed_behind_that_round_s_spacer(reg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    jobs = plan([reg.get("dynamic_spikes")], ["batch=4", "in_f=64"], variants=["all"])
+    seen: list[tuple[str, int]] = []
+
+    class Recording(FakeGpu):
+        def time(self, stage, variant, inputs, point, cfg):  # type: ignore[no-untyped-def]
+            seen.append((variant.name, cfg.spacer_bytes))
+            return super().time(stage, variant, inputs, point, cfg)
+
+    list(bench.run(jobs, Recording(), FAST, META, tmp_path, repeats=3))
+    mb = [b >> 20 for _, b in seen]
+    assert mb == [0, 0, 2, 2, 6, 6]  # a round's units share its placement
+    assert {v for v, b in seen if b == 2 << 20} == {"default", "away"}
+    seen.clear()
+    list(bench.run(jobs, Recording(), FAST, META, tmp_path / "once"))
+    assert [b for _, b in seen] == [0, 0]  # one measurement: nothing held
+
+
 def test_variants_that_pin_an_axis_rotate_with_the_rest(reg) -> None:  # type: ignore[no-untyped-def]
     # spike_encode's variants pin its mode: the point without the pinned axis is shared.
     jobs = plan([reg.get("spike_encode")], ["batch=1,2", "in_f=8"], variants=["all"])

@@ -8,7 +8,7 @@ import statistics
 
 import pytest
 
-from harness.engine.repeats import MEDIAN_SE, combine, schedule
+from harness.engine.repeats import MEDIAN_SE, SPACERS_MB, combine, schedule, spacer
 
 
 def test_each_unit_takes_each_place_once_in_as_many_rounds() -> None:
@@ -79,3 +79,9 @@ def test_a_pipeline_row_by_its_total() -> None:
     got = combine(rows, pipeline=True)
     assert got["total_us"] == 25.0 and got["gemm_us"] == 12.5
     assert got["total_noise_pct"] > 0.2 and "median of 3 repeats" in got["reason"]
+
+
+def test_rounds_take_the_spacers_in_turn_the_first_holding_nothing() -> None:
+    assert spacer(0) == 0
+    assert [spacer(r) >> 20 for r in range(len(SPACERS_MB) + 2)] == [*SPACERS_MB, 0, 2]
+    assert len(set(SPACERS_MB)) == len(SPACERS_MB)

@@ -112,8 +112,20 @@ class GpuRunner:
         """One poisoned run read back for checking, then warm-up, then event samples.
 
         An in-place stage's samples run on its own previous output (the inputs are restored
-        once, before the warm-up): the same work and traffic on every sample.
+        once, before the warm-up): the same work and traffic on every sample. With
+        ``cfg.spacer_bytes`` that much device memory is held while the buffers are allocated
+        and used, so that they lie elsewhere.
         """
+        spacer = self.drv.mem_alloc(cfg.spacer_bytes) if cfg.spacer_bytes > 0 else None
+        try:
+            return self._time(stage, variant, inputs, point, cfg)
+        finally:
+            if spacer is not None:
+                spacer.free()
+
+    def _time(self, stage: Stage, variant: Variant, inputs: Mapping[str, np.ndarray],
+              point: Point, cfg: TimingConfig) -> tuple[RunResult, Timing]:
+        """:meth:`time` on whatever memory is free now."""
         launcher = self.launcher(stage, variant)
         bufs = Buffers.allocate(self.drv, stage, inputs, point)
         try:

@@ -83,6 +83,22 @@ def test_a_timed_run_checks_one_launch_then_warms_up_then_samples(
     assert sorted(a.nbytes for a in drv.live()) == ([4, 16, 4 * 4096] if cold else [16])
 
 
+def test_a_spacer_is_held_while_the_buffers_are_allocated_and_used_then_freed(
+        drv: FakeDriver, runner: GpuRunner, double: Stage) -> None:
+    x = np.arange(8, dtype=np.float32)
+    runner.time(double, double.variant("default"), {"x": x}, double.point(), FAST)
+    first = len(drv.allocs)  # the runner's own buffers (flush, clock) are made by now
+    res, _ = runner.time(double, double.variant("default"), {"x": x}, double.point(),
+                         dataclasses.replace(FAST, spacer_bytes=4096))
+    assert res.outputs["y"].tolist() == (2 * x).tolist()
+    spacer, *bufs = drv.allocs[first:]
+    assert spacer.nbytes == 4096 and spacer.freed
+    assert bufs and all(b.addr >= spacer.addr + 4096 and b.freed for b in bufs)
+    n = len(drv.allocs)
+    runner.time(double, double.variant("default"), {"x": x}, double.point(), FAST)
+    assert all(a.nbytes != 4096 for a in drv.allocs[n:])  # none without a spacer asked
+
+
 @pytest.mark.parametrize("change", [{"mutates": ("x",)}, {"inplace": {"y": "x"}}])
 def test_inputs_a_kernel_may_change_are_restored_before_the_warm_up(
         drv: FakeDriver, runner: GpuRunner, double: Stage, change: dict) -> None:
