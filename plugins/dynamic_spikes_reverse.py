@@ -37,7 +37,7 @@ def chunks(f: int, block: int, units: int) -> int:
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
     """A block per chunk of a row, every load issued before any store."""
     b, f = int(p["batch"]), int(p["in_f"])
-    c = chunks(f, launch.block, int(dict(v.defines)["UNITS"]))
+    c = chunks(f, launch.block, int(dict(v.defines).get("UNITS", UNITS)))
     launch("dynamic_spikes_reverse", (b * c, 1, 1), (launch.block, 1, 1), bufs["q"],
            bufs["vth"], np.int32(b), np.int32(f), np.int32(c), bufs["x_rec"])
 

@@ -67,7 +67,7 @@ def plan(targets: Sequence[Target], sweep_specs: Sequence[str],
             jobs += [Job(st, v, p) for p in sweep.points(st, grid, fixed, v, lenient=True)]
     for pipe in pipes:
         named = variants and list(variants) != ["all"]
-        for v in (select_variants(pipe, variants, {}) if named else pipe.variants):
+        for v in (select_variants(pipe, variants, opts) if named else pipe.variants):
             fixed = fixed_axes(pipe.axes, opts, v)
             jobs += [Job(pipe, v, p) for p in sweep.points(pipe, grid, fixed, v)]  # type: ignore[arg-type]
     return jobs

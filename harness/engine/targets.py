@@ -109,8 +109,7 @@ def select_variants(st: Target, names: Sequence[str] | None,
                 chosen.append(st.variant(name))
             except KeyError:
                 known = ", ".join(v.name for v in st.variants)
-                kind = "pipeline" if isinstance(st, Pipeline) else "stage"
-                raise BadInput(f"{kind} {st.name} has no variant {name!r} "
+                raise BadInput(f"{_kind(st)} {st.name} has no variant {name!r} "
                                f"(variants: {known})") from None
     else:
         chosen = list(st.variants)
@@ -127,9 +126,14 @@ def select_variants(st: Target, names: Sequence[str] | None,
             if not chosen:
                 known = ", ".join(dict.fromkeys(str(dict(v.pins).get(key))
                                                 for v in st.variants))
-                raise BadInput(f"stage {st.name} has no variant with {key}={val} "
+                raise BadInput(f"{_kind(st)} {st.name} has no variant with {key}={val} "
                                f"(known: {known})")
     return chosen
+
+
+def _kind(t: Target) -> str:
+    """What ``t`` is called in a message: a stage or a pipeline."""
+    return "pipeline" if isinstance(t, Pipeline) else "stage"
 
 
 def fixed_axes(axes: Sequence[Axis], options: Mapping[str, str],

@@ -55,6 +55,9 @@ def test_named_variants_choose_a_pipelines_too(reg) -> None:  # type: ignore[no-
     assert [j.variant.name for j in got] == ["packed"]
     with pytest.raises(BadInput, match="pipeline spike_linear has no variant 'int8'"):
         jobs.plan([sl], ["batch=8"], ["int8"])
+    # A named variant that pins the mode asked otherwise is refused, as a stage's is.
+    with pytest.raises(BadInput, match="pipeline spike_linear has no variant with mode="):
+        jobs.plan([sl], ["batch=8"], ["packed"], {"mode": "bidirectional"})
 
 
 def test_plan_refuses_what_cannot_apply(reg) -> None:  # type: ignore[no-untyped-def]

@@ -3,6 +3,9 @@ its workspace, bad input, and the reference against SPEC's float formula."""
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -280,3 +283,52 @@ def test_the_exact_path_is_the_guarded_general_kernel_at_every_shape(st) -> None
     assert st.workspace(p)["ws"][0][0] == _mod().plan(p, kind="general")["ws"]
     p8 = st.point(st.variant("int8"), batch=16, out_f=18944, in_f=3584)
     assert st.workspace(p8)["ws"][0][0] < _mod().plan(p8, kind="general")["ws"]
+
+
+def _define(path: str, name: str) -> int:
+    """A kernel's ``#define NAME <int>`` default, read from its source."""
+    text = (Path(__file__).resolve().parents[2] / path).read_text()
+    return int(re.search(rf"#define {name} (-?\d+)\b", text).group(1))  # type: ignore[union-attr]
+
+
+def _heads(m: int, n: int, k: int, sms: int) -> tuple[int, int]:
+    """The stream kernel's shared-tile heads at this shape on ``sms`` SMs: how many take the
+    early read, how many wait after their last unit. A twin of common/igemm_stream.cuh's
+    partition (stream_first, stream_owner) and its IGT_HEAD_EARLY condition, at the
+    kernel's default IGT_GROUPS and IGT_HEAD_MARGIN."""
+    groups = _define("kernels/int_gemm.cu", "IGT_GROUPS")
+    margin = _define("kernels/common/igemm_stream.cuh", "IGT_HEAD_MARGIN")
+    ng = -(-k // 128)  # groups of 128 (scale columns)
+    nu = -(-ng // groups)  # units a tile
+    units = -(-n // 64) * nu
+    ctas = min(sms, 256, units)
+
+    def first(p: int) -> int:
+        return p * units // ctas
+
+    def owner(u: int) -> int:
+        return ((u + 1) * ctas + units - 1) // units - 1
+
+    early = wait = 0
+    for p in range(ctas):
+        u0, u1 = first(p), first(p + 1)
+        t = (u1 - 1) // nu  # its last tile: it is that tile's head where it holds the
+        if u1 % nu == 0 or u0 > t * nu:  # tile's first unit and stops inside it
+            continue
+        hi = owner((t + 1) * nu - 1)
+        if (hi == p + 1 and first(hi + 1) > (t + 1) * nu
+                and t * nu - u0 >= (t + 1) * nu - first(hi) + margin):
+            early += 1
+        else:
+            wait += 1
+    return early, wait
+
+
+def test_a_validation_case_takes_both_ways_of_a_head_on_the_h200(st) -> None:  # type: ignore[no-untyped-def]
+    # 132 SMs: the early read and the wait after the last unit both occur in one case.
+    both = [c for c in st.cases if c["batch"] <= 16 and all(_heads(c["batch"], c["out_f"],
+                                                                   c["in_f"], 132))]
+    assert both, "no stream case reaches both the early read and the wait on 132 SMs"
+    # And the shape it is for takes the early read at every shared tile.
+    assert _heads(16, 18944, 3584, 132) == (120, 0)
+    assert _heads(1, 3584, 3584, 132)[0] == 0  # tiles between heads and tails: never early

@@ -116,17 +116,19 @@ class GpuRunner:
         ``cfg.spacer_bytes`` that much device memory is held while the buffers are allocated
         and used, so that they lie elsewhere.
         """
+        # The module first: loaded behind a spacer, its globals would stay there.
+        launcher = self.launcher(stage, variant)
         spacer = self.drv.mem_alloc(cfg.spacer_bytes) if cfg.spacer_bytes > 0 else None
         try:
-            return self._time(stage, variant, inputs, point, cfg)
+            return self._time(stage, variant, launcher, inputs, point, cfg)
         finally:
             if spacer is not None:
                 spacer.free()
 
-    def _time(self, stage: Stage, variant: Variant, inputs: Mapping[str, np.ndarray],
-              point: Point, cfg: TimingConfig) -> tuple[RunResult, Timing]:
+    def _time(self, stage: Stage, variant: Variant, launcher: ModuleLauncher,
+              inputs: Mapping[str, np.ndarray], point: Point,
+              cfg: TimingConfig) -> tuple[RunResult, Timing]:
         """:meth:`time` on whatever memory is free now."""
-        launcher = self.launcher(stage, variant)
         bufs = Buffers.allocate(self.drv, stage, inputs, point)
         try:
             args = bufs.all()

@@ -36,6 +36,7 @@ class Alloc:
     def free(self) -> None:
         assert not self.freed, f"allocation at {self.addr} freed twice"
         self.freed = True
+        self.drv.log.append(("free", self.addr))
 
 
 class _HostAllocation(bytearray):
