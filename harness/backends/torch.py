@@ -174,7 +174,7 @@ class TorchRunner:
 
     def pipeline(self, pipe: Pipeline, stages: Mapping[str, Stage],
                  inputs: Mapping[str, np.ndarray], point: Point, repeats: int, cold: bool,
-                 warmup: int = 1) -> tuple[dict[str, np.ndarray], dict[str, Any],
-                                           dict[str, list[float]]]:
+                 warmup: int = 1, spacer_bytes: int = 0,
+                 ) -> tuple[dict[str, np.ndarray], dict[str, Any], dict[str, list[float]]]:
         """Pipelines are streams of CUDA kernels: only the pycuda backend runs them."""
         raise no_pipelines(pipe, self.backend)

@@ -47,11 +47,13 @@ class Backend(Protocol):
 
     def pipeline(self, pipe: Pipeline, stages: Mapping[str, Stage],
                  inputs: Mapping[str, np.ndarray], point: Point, repeats: int, cold: bool,
-                 warmup: int = 1) -> tuple[dict[str, np.ndarray], dict[str, Any],
-                                           dict[str, list[float]]]:
+                 warmup: int = 1, spacer_bytes: int = 0,
+                 ) -> tuple[dict[str, np.ndarray], dict[str, Any], dict[str, list[float]]]:
         """Run a pipeline ``warmup + 1 + repeats`` times: the first timed run's device
         outputs and host values, and each named interval's times over the repeats (µs).
-        A backend that cannot run pipelines raises HarnessError saying so."""
+        ``spacer_bytes`` of device memory are held while its buffers are allocated and used
+        (:attr:`TimingConfig.spacer_bytes`). A backend that cannot run pipelines raises
+        HarnessError saying so."""
 
 
 def no_pipelines(pipe: Pipeline, backend: str) -> HarnessError:

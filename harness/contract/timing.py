@@ -51,8 +51,8 @@ class TimingConfig:
     #: after them, so that they land on other physical pages: a small memory-bound launch's
     #: time can depend on where its buffers lie (up to 5 % on the H200, README "How a time
     #: is measured"). Repeats vary it by round, the same for every unit of a round
-    #: (``harness.engine.repeats.spacer``). The PyCUDA backend honours it for a stage; a
-    #: pipeline's buffers, and a torch peer's tensors (torch's own pool), are not moved.
+    #: (``harness.engine.repeats.spacer``). The PyCUDA backend honours it, for a stage and a
+    #: pipeline; a torch peer's tensors come from torch's own pool and are not moved.
     spacer_bytes: int = 0
 
 

@@ -107,7 +107,7 @@ def sample(backend: Backend, pipe: Pipeline, stages: Mapping[str, Stage],
 
     def run(repeats: int, warmup: int) -> tuple[Any, Any, dict[str, list[float]]]:
         return backend.pipeline(pipe, stages, inputs, point, repeats=repeats, cold=cfg.cold,
-                                warmup=warmup)
+                                warmup=warmup, spacer_bytes=cfg.spacer_bytes)
 
     chunks = _Chunks(run, cfg, clock)
     total = measure(chunks.sample, cfg, clock)

@@ -18,8 +18,8 @@ the lower of the two middle ones), with two things added:
 * the reason lists every repeat's median and their spread (max - min over the median).
 
 Each round's buffers are allocated behind a different amount of held device memory
-(:func:`spacer`), so the repeats sample where the buffers lie as well as when they run (a
-stage's buffers, on the GPU; a pipeline's are not moved).
+(:func:`spacer`), so the repeats sample where the buffers lie as well as when they run
+(on the GPU; a torch peer's tensors come from torch's own pool and are not moved).
 
 A unit with any repeat not ``ok`` is that repeat's row (the first such), its reason naming
 which repeat it was: a failure is never averaged away. One not ``ok`` the same way every

@@ -71,7 +71,7 @@ class HostRunner:
         self.calls: list[tuple[int, int]] = []  # (repeats, warmup) of every run
         self.done = 0
 
-    def pipeline(self, pipe, stages, inputs, point, repeats, cold, warmup=1):  # type: ignore[no-untyped-def]
+    def pipeline(self, pipe, stages, inputs, point, repeats, cold, warmup=1, spacer_bytes=0):  # type: ignore[no-untyped-def]
         self.calls.append((repeats, warmup))
         tr = pipe.run(HostContext(stages), dict(inputs), point)
         outs = {k: buf.copy() for k, (buf, _, _) in tr.outputs.items()}

@@ -141,6 +141,18 @@ def test_sampling_stops_at_the_sample_cap(reg) -> None:  # type: ignore[no-untyp
     assert run.total.samples == 60 and [r for r, _ in runner.calls] == [20, 20, 20]
 
 
+def test_every_chunk_is_run_behind_the_config_s_spacer(reg) -> None:  # type: ignore[no-untyped-def]
+    held: list[int] = []
+
+    class Spaced(HostRunner):
+        def pipeline(self, *a, spacer_bytes=0, **k):  # type: ignore[no-untyped-def]
+            held.append(spacer_bytes)
+            return super().pipeline(*a, spacer_bytes=spacer_bytes, **k)
+
+    _sample(reg, Spaced(), TimingConfig(budget_s=1e9, max_samples=40, spacer_bytes=3 << 20))
+    assert held == [3 << 20] * 2
+
+
 def test_a_pipeline_without_a_total_is_an_error(reg) -> None:  # type: ignore[no-untyped-def]
     from harness.errors import HarnessError
 

@@ -164,13 +164,21 @@ class GpuRunner:
 
     def pipeline(self, pipe: Pipeline, stages: Mapping[str, Stage],
                  inputs: Mapping[str, np.ndarray], point: Point, repeats: int, cold: bool,
-                 warmup: int = 1) -> tuple[dict[str, np.ndarray], dict[str, Any],
-                                           dict[str, list[float]]]:
+                 warmup: int = 1, spacer_bytes: int = 0,
+                 ) -> tuple[dict[str, np.ndarray], dict[str, Any], dict[str, list[float]]]:
         """Run a pipeline once with poisoned scratch memory and read its outputs back, then
-        ``warmup`` + ``repeats`` more times, timing its named intervals with events."""
-        return run_pipeline(self.drv, self.stream, self.modules, self.prelude, pipe, stages,
-                            inputs, point, repeats, cold, warmup,
-                            sm_count=self.device.info.sm_count)
+        ``warmup`` + ``repeats`` more times, timing its named intervals with events; with
+        ``spacer_bytes`` that much device memory held throughout, so its buffers lie
+        elsewhere (its steps' modules are loaded on their first run, which a round without
+        a spacer makes first: :mod:`harness.engine.repeats`)."""
+        spacer = self.drv.mem_alloc(spacer_bytes) if spacer_bytes > 0 else None
+        try:
+            return run_pipeline(self.drv, self.stream, self.modules, self.prelude, pipe,
+                                stages, inputs, point, repeats, cold, warmup,
+                                sm_count=self.device.info.sm_count)
+        finally:
+            if spacer is not None:
+                spacer.free()
 
     def is_oom(self, exc: BaseException) -> bool:
         """Whether an exception is the device running out of memory."""

@@ -42,6 +42,20 @@ def twice(stage: Stage, seen: list[Any]) -> Any:
     return SimpleNamespace(name="twice", run=run)
 
 
+def test_a_pipeline_s_buffers_lie_behind_a_spacer_held_throughout(
+        drv: FakeDriver, runner: GpuRunner, double: Stage) -> None:
+    x = np.arange(N, dtype=np.float32) + 1
+    first = len(drv.allocs)
+    outs, _, _ = runner.pipeline(twice(double, []), {"double": double}, {"x": x}, {},
+                                 repeats=2, cold=False, spacer_bytes=8192)
+    assert outs["z"].tolist() == (4 * x).tolist()
+    spacer = next(a for a in drv.allocs[first:] if a.nbytes == 8192)
+    later = [a for a in drv.allocs[first:] if a.addr > spacer.addr]
+    assert [a.nbytes for a in later].count(4 * N) == 3  # x, y and z behind it
+    freed = [e[1] for e in drv.log if e[0] == "free"]
+    assert freed.index(spacer.addr) > max(freed.index(a.addr) for a in later)
+
+
 @pytest.mark.parametrize("cold", [True, False])
 def test_a_pipeline_runs_checked_then_timed(drv: FakeDriver, runner: GpuRunner,
                                             double: Stage, cold: bool) -> None:
