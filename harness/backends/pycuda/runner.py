@@ -118,12 +118,8 @@ class GpuRunner:
         """
         # The module first: loaded behind a spacer, its globals would stay there.
         launcher = self.launcher(stage, variant)
-        spacer = self.drv.mem_alloc(cfg.spacer_bytes) if cfg.spacer_bytes > 0 else None
-        try:
+        with self._spacer(cfg.spacer_bytes):
             return self._time(stage, variant, launcher, inputs, point, cfg)
-        finally:
-            if spacer is not None:
-                spacer.free()
 
     def _time(self, stage: Stage, variant: Variant, launcher: ModuleLauncher,
               inputs: Mapping[str, np.ndarray], point: Point,
@@ -171,11 +167,18 @@ class GpuRunner:
         ``spacer_bytes`` that much device memory held throughout, so its buffers lie
         elsewhere (its steps' modules are loaded on their first run, which a round without
         a spacer makes first: :mod:`harness.engine.repeats`)."""
-        spacer = self.drv.mem_alloc(spacer_bytes) if spacer_bytes > 0 else None
-        try:
+        with self._spacer(spacer_bytes):
             return run_pipeline(self.drv, self.stream, self.modules, self.prelude, pipe,
                                 stages, inputs, point, repeats, cold, warmup,
                                 sm_count=self.device.info.sm_count)
+
+    @contextlib.contextmanager
+    def _spacer(self, nbytes: int) -> Iterator[None]:
+        """``nbytes`` of device memory held for the block (nothing for 0), so that what is
+        allocated inside it lies elsewhere in physical memory."""
+        spacer = self.drv.mem_alloc(nbytes) if nbytes > 0 else None
+        try:
+            yield
         finally:
             if spacer is not None:
                 spacer.free()
