@@ -10,9 +10,17 @@ import numpy as np
 from harness.api import Launcher, NormRel, Point, Stage, Variant
 from harness.spikes import axes, cases, families, inputs, spec
 
-#: 16-byte units a thread loads before it stores (the kernel's -DUNITS; ``bench --define``
-#: tunes it): a block is a chunk of BLOCK x UNITS units of one row.
+#: The most 16-byte units a thread loads before it stores (the kernel's -DUNITS, its
+#: registers; ``bench --define`` tunes it): a block is a chunk of BLOCK x units units of one
+#: row, ``units`` chosen at each launch (``launch_units``), at most this.
 UNITS = 4
+#: Units a block takes where the grid is more than one wave: two chunks a row of 3584, more
+#: and shorter blocks, so an SM's slots turn over sooner (2.1 % faster than 4 at batch 16384
+#: on the H200; 4 is 4.5 % faster where the grid is one wave, batch 1024).
+PAST_WAVE_UNITS = 2
+#: Threads an SM holds (Hopper's 2048; the kernel's SM_THREADS): its ``__launch_bounds__``
+#: keep SM_THREADS / BLOCK blocks an SM resident, at most 32 (the kernel's SM_BLOCKS).
+SM_THREADS = 2048
 
 
 def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
@@ -34,12 +42,23 @@ def chunks(f: int, block: int, units: int) -> int:
     return max(1, -(-n // (block * units)))
 
 
+def launch_units(b: int, f: int, block: int, sm_count: int, most: int) -> int:
+    """The units a block takes at ``b`` rows of ``f``: ``most`` (the kernel's UNITS) where
+    the grid of ``b x chunks`` blocks is one wave (every block resident at once, so each is
+    one round trip), else PAST_WAVE_UNITS (at most ``most``)."""
+    wave = sm_count * min(32, SM_THREADS // block)
+    return most if b * chunks(f, block, most) <= wave else min(PAST_WAVE_UNITS, most)
+
+
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
-    """A block per chunk of a row, every load issued before any store."""
+    """A block per chunk of a row, every load issued before any store; the chunk's units
+    by ``launch_units``."""
     b, f = int(p["batch"]), int(p["in_f"])
-    c = chunks(f, launch.block, int(dict(v.defines).get("UNITS", UNITS)))
+    u = launch_units(b, f, launch.block, launch.sm_count,
+                     int(dict(v.defines).get("UNITS", UNITS)))
+    c = chunks(f, launch.block, u)
     launch("dynamic_spikes_reverse", (b * c, 1, 1), (launch.block, 1, 1), bufs["q"],
-           bufs["vth"], np.int32(b), np.int32(f), np.int32(c), bufs["x_rec"])
+           bufs["vth"], np.int32(b), np.int32(f), np.int32(c), np.int32(u), bufs["x_rec"])
 
 
 def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
@@ -65,7 +84,11 @@ STAGE = Stage(
     tolerances={"x_rec": NormRel(1e-7, "one float32 rounding of an exact product: "
                                        "relative error <= 2^-24 per element")},
     cases=(*cases.ACTIVATION, {"batch": 12, "in_f": 4100},   # two chunks a row
-           {"batch": 5, "in_f": 2051}),                      # three, single values
+           {"batch": 5, "in_f": 2051},                       # three, single values
+           # Past one wave (more than 8 blocks an SM on up to 148 SMs): PAST_WAVE_UNITS, two
+           # chunks a row of 16-byte units, three of single values.
+           {"batch": 1200, "in_f": 2052}, {"batch": 600, "in_f": 1030}),
+    sanitize_shapes=({"batch": 1200, "in_f": 2052}, {"batch": 600, "in_f": 1030}),
     default_sweep=axes.BATCH_SWEEP,
     variants=(Variant("default", (("UNITS", str(UNITS)),), "x_rec from q' and vth"),),
 )

@@ -11,6 +11,11 @@ from harness.api import Exact, Launcher, Point, Stage, Variant
 from harness.spikes import axes, cases, families, inputs, spec
 from harness.spikes.geometry import REDUCE_BLOCKS, grid_stride
 
+#: Loads a thread has in flight in a pass (the kernel's -DUNITS; ``bench --define`` tunes it):
+#: the grid is one pass where that fits in REDUCE_BLOCKS blocks (a row of 3584 is one block,
+#: which writes the result itself), else REDUCE_BLOCKS blocks looping.
+UNITS = 4
+
 
 def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
     """``q`` of step 1 on the family's activations."""
@@ -23,10 +28,11 @@ def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant) -> dict[str, 
 
 
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
-    """Initialise the two words, then one grid-stride scan."""
+    """One launch: a grid-stride scan whose last block (or only one) writes ``mm``; at
+    most REDUCE_BLOCKS blocks, the kernel's slots."""
     n = int(p["batch"]) * int(p["in_f"])
-    launch("minmax_init", (1, 1, 1), (1, 1, 1), bufs["mm"])
-    launch("find_min_max", *grid_stride(n, launch.block, REDUCE_BLOCKS), bufs["q"],
+    units = int(dict(v.defines).get("UNITS", UNITS))
+    launch("find_min_max", *grid_stride(n, launch.block, REDUCE_BLOCKS, units), bufs["q"],
            np.int64(n), bufs["mm"])
 
 
@@ -38,7 +44,7 @@ def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[s
 
 STAGE = Stage(
     name="find_min_max",
-    entry_points=("minmax_init", "find_min_max"),
+    entry_points=("find_min_max",),
     description="[min q, max q] over the whole tensor",
     axes=(axes.BATCH, axes.IN_F, axes.K_INPUT),
     families=families.NAMES,
@@ -51,6 +57,11 @@ STAGE = Stage(
     bytes_moved=lambda p: 4 * p["batch"] * p["in_f"] + 8,
     flops=lambda p: 2 * p["batch"] * p["in_f"],
     tolerances={"mm": Exact("integer min and max: exact")},
-    cases=(*cases.ACTIVATION, {"batch": 301, "in_f": 4100}, {"batch": 5, "in_f": 20003}),
+    # At BLOCK 256: one block (1 x 3584, 7 x 5, 3 x 1: the kernel writes mm itself), a few to
+    # a few hundred (its last block reduces their slots), and past REDUCE_BLOCKS blocks of
+    # one pass (the last two, 16-byte units and single values: every slot, two passes).
+    cases=(*cases.ACTIVATION, {"batch": 301, "in_f": 4100}, {"batch": 5, "in_f": 20003},
+           {"batch": 1200, "in_f": 3584}, {"batch": 263, "in_f": 4099}),
+    sanitize_shapes=({"batch": 263, "in_f": 4099},),  # every slot of the kernel's used
     default_sweep=axes.BATCH_SWEEP,
 )

@@ -12,6 +12,11 @@ from harness.api import Exact, Launcher, Point, Stage, Variant
 from harness.spikes import axes, cases, families, inputs, spec, torchmath
 from harness.spikes.geometry import REDUCE_BLOCKS, grid_stride
 
+#: Loads a thread has in flight in a pass (the kernel's -DUNITS; ``bench --define`` tunes it):
+#: the grid is one pass where that fits in REDUCE_BLOCKS blocks (a row of 3584 is one block,
+#: which writes the result itself), else REDUCE_BLOCKS blocks looping.
+UNITS = 4
+
 
 def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
     """``q`` of step 1 and its ``mm = [qmin, qmax]`` (step 2a)."""
@@ -33,12 +38,14 @@ def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant) -> dict[str, 
 
 
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
-    """Decide on one thread, then transform in a grid-stride pass."""
+    """One launch: every block decides from ``mm``, transforms its part of a grid-stride
+    pass, and the last block (or only one) writes ``o`` and ``amax``; at most
+    REDUCE_BLOCKS blocks, the kernel's slots."""
     n = int(p["batch"]) * int(p["in_f"])
-    launch("transform_init", (1, 1, 1), (1, 1, 1), bufs["mm"],
-           np.int32(spec.check_mode(p["mode"])), bufs["o"], bufs["amax"])
-    launch("transform_absmax", *grid_stride(n, launch.block, REDUCE_BLOCKS), bufs["q"],
-           np.int64(n), bufs["o"], bufs["amax"])
+    units = int(dict(v.defines).get("UNITS", UNITS))
+    launch("transform_absmax", *grid_stride(n, launch.block, REDUCE_BLOCKS, units), bufs["q"],
+           np.int64(n), bufs["mm"], np.int32(spec.check_mode(p["mode"])), bufs["o"],
+           bufs["amax"])
 
 
 def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
@@ -51,7 +58,7 @@ def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[s
 
 STAGE = Stage(
     name="transform_absmax",
-    entry_points=("transform_init", "transform_absmax"),
+    entry_points=("transform_absmax",),
     description="o from [qmin, qmax] and the mode; v = q - o in place; amax = max |v|",
     axes=(axes.BATCH, axes.IN_F, axes.K_INPUT, axes.mode()),
     families=families.NAMES,
@@ -71,6 +78,12 @@ STAGE = Stage(
         "o": Exact("integer decision: exact"),
         "amax": Exact("integer max: exact"),
     },
-    cases=cases.per_mode((*cases.ACTIVATION, {"batch": 301, "in_f": 4100})),
+    # At BLOCK 256: one block (1 x 3584, 7 x 5, 3 x 1: the kernel writes o and amax itself), a
+    # few to a few hundred (its last block reduces their slots), and past REDUCE_BLOCKS
+    # blocks of one pass (the last two, 16-byte units and single values: every slot, two
+    # passes).
+    cases=cases.per_mode((*cases.ACTIVATION, {"batch": 301, "in_f": 4100},
+                          {"batch": 1200, "in_f": 3584}, {"batch": 263, "in_f": 4099})),
+    sanitize_shapes=({"batch": 263, "in_f": 4099},),  # every slot of the kernel's used
     default_sweep=axes.BATCH_SWEEP,
 )

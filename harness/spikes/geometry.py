@@ -7,18 +7,20 @@ from typing import Any
 
 #: Enough blocks to fill any current GPU many times over; grid-stride loops do the rest.
 MAX_BLOCKS = 8192
-#: Reductions that end in one atomic per block use fewer blocks: about 8 resident per SM on
-#: a 132-SM H200, so the atomics stay few (each block's loop is unrolled instead).
+#: Reductions whose blocks meet at the end (a slot and a ticket a block) use fewer blocks:
+#: about 8 resident per SM on a 132-SM H200, so the last block has few slots to read (each
+#: block's loop has several loads in flight instead).
 REDUCE_BLOCKS = 1024
 
 
-def grid_stride(n: int, block: int, max_blocks: int = MAX_BLOCKS
+def grid_stride(n: int, block: int, max_blocks: int = MAX_BLOCKS, units: int = 1
                 ) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
     """Grid and block of a grid-stride kernel over ``n`` elements with ``block`` threads a
-    block, 4 elements per thread where ``n % 4 == 0`` (the kernels' 16-byte path), 1
-    otherwise."""
+    block, items of 4 elements where ``n % 4 == 0`` (the kernels' 16-byte path), of 1
+    otherwise, and ``units`` items a thread in a pass (loaded together): enough blocks for
+    one pass, at most ``max_blocks``."""
     items = n // 4 if n % 4 == 0 else n
-    blocks = max(1, min(max_blocks, -(-items // block)))
+    blocks = max(1, min(max_blocks, -(-items // (block * units))))
     return (blocks, 1, 1), (block, 1, 1)
 
 

@@ -11,12 +11,12 @@ import pytest
 from harness.contract import registry
 from harness.contract.launcher import RecordingLauncher
 
-#: Kernels whose block is not the harness's: one-thread initialisers, the GEMM (its 64 x 64
-#: tile fixes 256 threads), weight_quant_fused (WARPS warps, a launch parameter), and the
-#: integer GEMMs' paths (warp roles and tiles fix their threads).
-OWN_BLOCK = {"minmax_init", "transform_init", "gemm", "wq_vec1", "wq_vec4", "wq_any",
-             "int_gemm_wgmma", "int_gemm_stream1", "int_gemm_stream", "int_gemm_small1",
-             "int_gemm_small", "int_gemm_general", "int_gemm_packed"}
+#: Kernels whose block is not the harness's: the GEMM (its 64 x 64 tile fixes 256 threads),
+#: weight_quant_fused (WARPS warps, a launch parameter), and the integer GEMMs' paths (warp
+#: roles and tiles fix their threads).
+OWN_BLOCK = {"gemm", "wq_vec1", "wq_vec4", "wq_any", "int_gemm_wgmma", "int_gemm_stream1",
+             "int_gemm_stream", "int_gemm_small1", "int_gemm_small", "int_gemm_general",
+             "int_gemm_packed"}
 STAGES = tuple(sorted(registry.discover(entry_points=False).stages))
 
 

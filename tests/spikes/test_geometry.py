@@ -13,6 +13,14 @@ def test_four_elements_a_thread_where_n_is_a_multiple_of_four() -> None:
     assert grid_stride(257, 256) == ((2, 1, 1), (256, 1, 1))  # one a thread: 257 threads
 
 
+def test_units_a_thread_take_fewer_blocks() -> None:
+    assert grid_stride(3584, 256, REDUCE_BLOCKS, 4) == ((1, 1, 1), (256, 1, 1))  # 896 items
+    assert grid_stride(3584, 256, REDUCE_BLOCKS, 1) == ((4, 1, 1), (256, 1, 1))
+    assert grid_stride(1024 * 3584, 256, REDUCE_BLOCKS, 4)[0] == (896, 1, 1)
+    assert grid_stride(1025, 256, REDUCE_BLOCKS, 4)[0] == (2, 1, 1)  # single values
+    assert grid_stride(1 << 30, 256, REDUCE_BLOCKS, 4)[0] == (REDUCE_BLOCKS, 1, 1)
+
+
 def test_the_grid_is_capped() -> None:
     assert grid_stride(1 << 30, 256)[0] == (MAX_BLOCKS, 1, 1)
     assert grid_stride(1 << 30, 256, REDUCE_BLOCKS)[0] == (REDUCE_BLOCKS, 1, 1)

@@ -1,0 +1,72 @@
+"""transform_absmax's launch on the CPU: one kernel that makes the decision itself from
+``mm`` and the mode (no initialising launch), a grid of one pass of UNITS loads a thread
+where that fits in REDUCE_BLOCKS blocks (the kernel's slots), and validation cases in every
+mode that take each of the kernel's ways to write ``o`` and ``amax`` (a one-block grid writes
+them itself; a larger one's last block reduces the slots, every slot at the cap)."""
+
+from __future__ import annotations
+
+import collections
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from harness.contract.launcher import RecordingLauncher
+from harness.spikes import spec
+from harness.spikes.geometry import REDUCE_BLOCKS, grid_stride
+from plugins import transform_absmax as ta
+
+SOURCE = Path(__file__).resolve().parents[2] / "kernels" / "transform_absmax.cu"
+BUFS = {"q": "q-buffer", "mm": "mm-buffer", "o": "o-buffer", "amax": "amax-buffer",
+        "v": "q-buffer"}
+
+
+@pytest.mark.parametrize("mode", spec.MODES)
+@pytest.mark.parametrize(("batch", "in_f", "blocks"), [
+    (1, 3584, 1), (1024, 3584, 896), (16384, 3584, REDUCE_BLOCKS), (3, 1, 1), (13, 130, 2),
+])
+def test_one_launch_deciding_on_the_device(reg, mode: str, batch: int, in_f: int,
+                                           blocks: int) -> None:  # type: ignore[no-untyped-def]
+    st = reg.get("transform_absmax")
+    assert st.entry_points == ("transform_absmax",)
+    launch = RecordingLauncher(256)
+    st.enqueue(launch, BUFS, st.point(batch=batch, in_f=in_f, mode=mode), st.variants[0])
+    ((kernel, grid, threads, args, shared),) = launch.calls
+    n = batch * in_f
+    assert kernel == "transform_absmax" and shared == 0
+    assert (grid, threads) == grid_stride(n, 256, REDUCE_BLOCKS, ta.UNITS) == \
+        ((blocks, 1, 1), (256, 1, 1))
+    q, nn, mm, m, o, amax = args
+    assert (q, mm, o, amax) == ("q-buffer", "mm-buffer", "o-buffer", "amax-buffer")
+    assert isinstance(nn, np.int64) and int(nn) == n
+    assert isinstance(m, np.int32) and int(m) == spec.MODES.index(mode)
+
+
+@pytest.mark.parametrize("block", [256, 128])
+def test_cases_take_the_direct_write_and_the_last_block_in_every_mode(
+        reg, block: int) -> None:  # type: ignore[no-untyped-def]
+    st = reg.get("transform_absmax")
+    grids: dict[str, set[int]] = collections.defaultdict(set)
+    passes: dict[str, set[tuple[int, bool, bool]]] = collections.defaultdict(set)
+    for case in st.cases:
+        launch = RecordingLauncher(block)
+        st.enqueue(launch, BUFS, st.point(**case), st.variants[0])
+        ((_, (blocks, _, _), _, _, _),) = launch.calls
+        n = case["batch"] * case["in_f"]
+        items = n // 4 if n % 4 == 0 else n
+        grids[case["mode"]].add(blocks)
+        passes[case["mode"]].add((blocks, -(-items // (blocks * block * ta.UNITS)) > 1,
+                                  n % 4 == 0))
+    assert set(grids) == set(spec.MODES)
+    for mode, g in grids.items():
+        assert 1 in g                                  # no slot, no ticket
+        assert any(1 < b < REDUCE_BLOCKS for b in g)   # the last of a few blocks
+        # Every slot, and the loop's next pass, on both paths.
+        assert {(REDUCE_BLOCKS, True, True), (REDUCE_BLOCKS, True, False)} <= passes[mode]
+
+
+def test_the_kernels_units_are_the_plugins() -> None:
+    m = re.search(r"#define UNITS (\d+)", SOURCE.read_text())
+    assert m and int(m.group(1)) == ta.UNITS
