@@ -854,18 +854,16 @@ static_assert(IGT_GROUPS == 1 || IGT_GROUPS == 2 || IGT_GROUPS == 4, "IGT_GROUPS
 static_assert(igemm::StreamSmem<2, IGT_STAGES, IGT_GROUPS>::ALLOC <= 232448,
               "the stream kernels' ring does not fit an SM's shared memory");
 
-// On, threads, shared memory of stream1 and of stream, groups a unit, per cent of the units
-// claimed at run time, units a claimed piece.
-extern "C" __constant__ int int_gemm_stream_config[7] = {
+// On, threads, shared memory of stream1 and of stream, groups a unit.
+extern "C" __constant__ int int_gemm_stream_config[5] = {
     IGS_STREAM, igemm::ST_THREADS, igemm::StreamSmem<1, IGT_STAGES, IGT_GROUPS>::ALLOC,
-    igemm::StreamSmem<2, IGT_STAGES, IGT_GROUPS>::ALLOC, IGT_GROUPS, IGT_DYN, IGT_PIECE};
+    igemm::StreamSmem<2, IGT_STAGES, IGT_GROUPS>::ALLOC, IGT_GROUPS};
 
 // grid (P, 1, 1), P <= min(units, ST_MAX_CTAS) (one CTA an SM; units: ceil(N / 64) x
 // ceil(K / (128 IGT_GROUPS))); block ST_THREADS; dynamic
 // shared memory from int_gemm_stream_config. tmap_w: w_q uint8 {K, N}, box {128, 64};
-// tmap_q: q {K, M}, box {128, 8} (stream1) or {128, 16} (stream); SWIZZLE_128B. ws: 2 R
-// slots of 64 x 8 MT floats (R: igemm::StreamSplit's pieces); counters: ceil(N / 64) + 2
-// words, zero before the first launch.
+// tmap_q: q {K, M}, box {128, 8} (stream1) or {128, 16} (stream); SWIZZLE_128B. ws: P 64
+// 8 MT floats; counters: ceil(N / 64) words, zero before the first launch.
 extern "C" __global__ void __launch_bounds__(igemm::ST_THREADS, 1)
 int_gemm_stream1(const __grid_constant__ CUtensorMap tmap_w,
                  const __grid_constant__ CUtensorMap tmap_q, const float* __restrict__ scale,

@@ -5,8 +5,7 @@ Each group sum is an integer dot product, exact in int32; only its promotion to 
 the group's scale, into an fp32 accumulator) and the epilogue round. The launch picks the
 kernel by shape. At M <= 16 the layer is a read of the weights: ``int_gemm_stream1`` (M <= 8)
 and ``int_gemm_stream`` (M <= 16) for int8 q and G = 128 (the weights by TMA into a deep
-shared-memory ring over a persistent grid: three quarters of the units in equal runs, the
-rest in small pieces claimed at run time, shared tiles summed in a fixed order; mma.sync); else
+shared-memory ring, the units spread evenly over a persistent grid, mma.sync); else
 ``int_gemm_small1`` and ``int_gemm_small`` (the weights streamed into registers and
 prefetched to L2 ahead, split-K with a deterministic reduction). ``int_gemm_wgmma`` where N
 and K are multiples of 128 and G is 128 (Hopper wgmma fed by TMA, warp-specialised,
@@ -54,17 +53,13 @@ GENERAL_WARPS = geometry.GEMM_WARPS
 #: takes 232 registers a thread and 61 KB of shared memory, so two blocks fit an SM. Where q
 #: fits int8 its blocks return at once: one wave of them, not one a tile.
 UNFIT_BLOCKS_PER_SM = 2
-#: The stream paths' q tiles of 8 rows (M <= 8 and M <= 16), weight rows a unit, the most
-#: CTAs a launch takes, and the bounds a build's split keeps to: at most STREAM_DYN_MAX per
-#: cent of the units claimed at run time, in pieces of at least STREAM_PIECE_MIN units
-#: (restated from common/igemm_stream.cuh's ST_ROWS, ST_MAX_CTAS and the static_asserts on
-#: IGT_DYN and IGT_PIECE: the workspace is sized before anything is compiled, for any build
-#: within the bounds; the launch checks the module's own split against it).
+#: The stream paths' q tiles of 8 rows (M <= 8 and M <= 16), weight rows a unit, and the
+#: most CTAs their workspace holds (restated from common/igemm_stream.cuh's ST_ROWS and
+#: ST_MAX_CTAS: the workspace is sized before anything is compiled; validation and
+#: compute-sanitizer catch a disagreement).
 STREAM_MT = {"stream1": 1, "stream": 2}
 STREAM_ROWS = 64
 STREAM_MAX_CTAS = 256
-STREAM_DYN_MAX = 50
-STREAM_PIECE_MIN = 1
 #: Most splits of K the small paths use (whole groups each; the general path's rule is
 #: geometry.general_gemm_plan, which int_gemm_packed shares).
 MAX_SPLITS = geometry.GEMM_MAX_SPLITS
@@ -127,12 +122,8 @@ def plan(p: Point, stream: bool = True, kind: str | None = None) -> dict[str, An
     qp = 1 if p["q_type"] == "int8" else 3
     kind = kind or path(p, stream)
     if kind in STREAM_MT:
-        # Two slots a piece; the most pieces: the most CTAs' runs and, at one group a unit
-        # (the most units), the most units claimed in the smallest pieces.
-        units = _cdiv(n, STREAM_ROWS) * _cdiv(k, TILE)
-        pieces = STREAM_MAX_CTAS + _cdiv(units * STREAM_DYN_MAX // 100, STREAM_PIECE_MIN)
-        return {"kind": kind, "splits": 1, "counters": _cdiv(n, STREAM_ROWS) + 2,
-                "ws": 2 * pieces * STREAM_ROWS * 8 * STREAM_MT[kind]}
+        return {"kind": kind, "splits": 1, "counters": _cdiv(n, STREAM_ROWS),
+                "ws": STREAM_MAX_CTAS * STREAM_ROWS * 8 * STREAM_MT[kind]}
     if kind in SMALL_WARPS:
         mt, rows = (1 if kind == "small1" else 2), SMALL_WARPS[kind] * 16  # warps * NT * 16
         splits = small_splits(n, k, g, mt, rows, qp)
@@ -217,11 +208,10 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
                shared=smem)
         return
     if pl["kind"] in STREAM_MT:
-        on, threads, smem1, smem2, groups, dyn, piece = (
-            int(x) for x in launch.constant("int_gemm_stream_config", 7))
+        on, threads, smem1, smem2, groups = (
+            int(x) for x in launch.constant("int_gemm_stream_config", 5))
         if on:
-            _enqueue_stream(launch, bufs, m, n, k, pl, threads, (smem1, smem2), groups,
-                            (dyn, piece))
+            _enqueue_stream(launch, bufs, m, n, k, pl["kind"], threads, (smem1, smem2), groups)
             return
         pl = plan(p, stream=False)
     name = f"int_gemm_{pl['kind']}"
@@ -251,35 +241,19 @@ def _enqueue_unfit(launch: Launcher, bufs: Mapping[str, Any], p: Point) -> None:
            *_register_fed_args(bufs, p, pl), shared=pl["smem"])
 
 
-def stream_split(units: int, ctas: int, dyn: int, piece: int) -> tuple[int, int]:
-    """The stream kernel's split (common/igemm_stream.cuh's StreamSplit): the units run as
-    ``ctas`` contiguous runs, and the pieces in all (the runs, then ``dyn`` per cent of the
-    units in pieces of ``piece`` units, claimed at run time)."""
-    static = max(ctas, units - units * dyn // 100)
-    return static, ctas + _cdiv(units - static, piece)
-
-
 def _enqueue_stream(launch: Launcher, bufs: Mapping[str, Any], m: int, n: int, k: int,
-                    pl: Mapping[str, Any], threads: int, smem: tuple[int, int], groups: int,
-                    split: tuple[int, int]) -> None:
+                    kind: str, threads: int, smem: tuple[int, int], groups: int) -> None:
     """A stream path's launch: one CTA an SM, no more than the units (``groups`` groups of
-    one 64-row tile each: a run without one would stall the kernel) nor than
-    ``STREAM_MAX_CTAS``; the weights and q as tensor maps of 128-byte swizzled boxes.
-    ``split``: the module's per cent of units claimed at run time and units a piece, whose
-    partials must fit the planned workspace."""
-    mt = STREAM_MT[pl["kind"]]
+    one 64-row tile each: a CTA without one would stall the kernel) nor than the workspace
+    holds; the weights and q as tensor maps of 128-byte swizzled boxes."""
+    mt = STREAM_MT[kind]
     tw = launch.tensor_map(bufs["w_q"], np.int8, n, k, STREAM_ROWS, TILE)
     tq = launch.tensor_map(bufs["q"], np.int8, m, k, 8 * mt, TILE)
     units = _cdiv(n, STREAM_ROWS) * _cdiv(_cdiv(k, TILE), max(1, groups))
-    ctas = max(1, min(launch.sm_count, STREAM_MAX_CTAS, units))
-    pieces = stream_split(units, ctas, *split)[1]
-    if 2 * pieces * STREAM_ROWS * 8 * mt > pl["ws"]:
-        raise BadInput(f"int_gemm_{pl['kind']}: a build that claims {split[0]} % of the units "
-                       f"in pieces of {split[1]} needs {2 * pieces} workspace slots, more than "
-                       f"planned (at most {STREAM_DYN_MAX} % in pieces of {STREAM_PIECE_MIN})")
-    launch(f"int_gemm_{pl['kind']}", (ctas, 1, 1), (threads, 1, 1), tw, tq, bufs["scale"],
-           bufs["vth"], bufs["bias"], bufs["ws"], bufs["counters"], bufs["out"], np.int32(m),
-           np.int32(n), np.int32(k), shared=smem[mt - 1])
+    grid = (max(1, min(launch.sm_count, STREAM_MAX_CTAS, units)), 1, 1)
+    launch(f"int_gemm_{kind}", grid, (threads, 1, 1), tw, tq, bufs["scale"], bufs["vth"],
+           bufs["bias"], bufs["ws"], bufs["counters"], bufs["out"], np.int32(m), np.int32(n),
+           np.int32(k), shared=smem[mt - 1])
 
 
 def workspace(p: Point) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
@@ -403,8 +377,7 @@ STAGE = Stage(
         {"batch": 5, "out_f": 100, "in_f": 3584},          # stream1, N not a tile multiple
         {"batch": 9, "out_f": 3584, "in_f": 1024},         # stream: runs of 1-2 units
         {"batch": 3, "out_f": 9000, "in_f": 1040},         # stream1: K % 128 != 0, long runs
-        {"batch": 13, "out_f": 10600, "in_f": 1040},       # stream: runs, claimed pieces
-        {"batch": 16, "out_f": 640, "in_f": 18944},        # stream: tiles of ~37 claimed pieces
+        {"batch": 13, "out_f": 10600, "in_f": 1040},       # stream: heads read early, or wait
         {"batch": 12, "out_f": 384, "in_f": 1024, "group_size": 256},  # small, split K
         {"batch": 77, "out_f": 256, "in_f": 512},          # wgmma, M not a tile multiple
         {"batch": 300, "out_f": 512, "in_f": 1024},        # wgmma, several tiles each way
@@ -419,12 +392,10 @@ STAGE = Stage(
                    "out_f": (18944, 3584)},
     # The wgmma path (N and K multiples of 128) under compute-sanitizer: two M tiles, the
     # second mostly past M (TMA zero-fill, rows not stored), two N tiles, three K tiles.
-    # The stream paths too: a K tail, a row tail, tiles shared between runs and claimed
-    # pieces (the last arriver's sum in one batch of loads and in several), M < 8 and > 8.
+    # The stream paths too: a K tail, a row tail, tiles shared between CTAs, M < 8 and > 8.
     sanitize_shapes=({"batch": 130, "out_f": 256, "in_f": 384},
                      {"batch": 3, "out_f": 200, "in_f": 1040},
-                     {"batch": 13, "out_f": 10600, "in_f": 1040},
-                     {"batch": 16, "out_f": 640, "in_f": 18944}),
+                     {"batch": 13, "out_f": 10600, "in_f": 1040}),
     variants=(
         _variant("int8", "int8", "0", "q as int8 (families whose q fits int8)",
                  ("normal", "ramp")),

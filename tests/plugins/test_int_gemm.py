@@ -3,7 +3,6 @@ its workspace, bad input, and the reference against SPEC's float formula."""
 
 from __future__ import annotations
 
-import itertools
 import re
 from pathlib import Path
 
@@ -26,18 +25,16 @@ def _mod():  # type: ignore[no-untyped-def]
 
 class _Module(RecordingLauncher):
     """The module's stream configuration: on or off (IGS_STREAM), 160 threads, the shared
-    memory of stream1 and of stream, ``groups`` groups a unit (IGT_GROUPS), per cent of the
-    units claimed at run time and units a piece (IGT_DYN, IGT_PIECE)."""
+    memory of stream1 and of stream, ``groups`` groups a unit (IGT_GROUPS)."""
 
-    def __init__(self, stream: int = 1, groups: int = 2, sm_count: int = 132,
-                 dyn: int = 25, piece: int = 2) -> None:
+    def __init__(self, stream: int = 1, groups: int = 2, sm_count: int = 132) -> None:
         super().__init__(256, sm_count)
-        self.stream, self.groups, self.dyn, self.piece = stream, groups, dyn, piece
+        self.stream, self.groups = stream, groups
 
     def constant(self, name: str, count: int = 1) -> np.ndarray:
         if name == "int_gemm_stream_config":
-            return np.array([self.stream, 160, 150000, 170000, self.groups, self.dyn,
-                             self.piece][:count], dtype=np.int32)
+            return np.array([self.stream, 160, 150000, 170000, self.groups][:count],
+                            dtype=np.int32)
         return super().constant(name, count)
 
 
@@ -102,33 +99,18 @@ def test_a_stream_launch_is_one_cta_an_sm_with_its_own_q_tile(st, batch, kind, m
         assert maps == [(n, k, 64, 128, 128), (batch, k, 8 * mt, 128, 128)]
 
 
-def test_the_stream_workspace_holds_two_partials_a_piece_of_any_build(st) -> None:  # type: ignore[no-untyped-def]
-    """Two slots of 64 rows x 8 mt columns a piece, for the most pieces any build within
-    the kernel's bounds makes (256 runs, and half the units of one group each claimed one by
-    one), and a count a row tile plus the claim's and the CTAs' words; enough for the
-    register-fed kernels too."""
+def test_the_stream_workspace_holds_a_partial_a_cta(st) -> None:  # type: ignore[no-untyped-def]
+    """A CTA leaves a partial where its run starts inside a tile: 256 slots of 64 rows x
+    8 mt columns, and a count a row tile; enough for the register-fed kernels too."""
     for batch, n, k, mt in ((1, 18944, 3584, 1), (16, 18944, 3584, 2), (16, 3584, 18944, 2)):
         p = st.point(st.variant("int8"), batch=batch, out_f=n, in_f=k)
         ws = st.workspace(p)
         small = _mod().plan(p, stream=False)
-        units = (n // 64) * (k // 128)
-        assert ws["ws"][0][0] == max(2 * (256 + units // 2) * 64 * 8 * mt,
+        assert ws["ws"][0][0] == max(256 * 64 * 8 * mt,
                                      small["splits"] * batch * n * (small["splits"] > 1))
-        assert ws["counters"][0][0] == max(n // 64 + 2, small["counters"])
-    # Every build the kernel's static_asserts allow fits the plan on a device of 256 SMs.
-    for groups, dyn, piece in ((1, 50, 1), (2, 25, 2), (4, 0, 1)):
-        p = st.point(st.variant("int8"), batch=16, out_f=3584, in_f=18944)
-        st.enqueue(_Module(groups=groups, dyn=dyn, piece=piece, sm_count=256),
-                   {b: 0 for b in _BUFS}, p, st.variant("int8"))
-
-
-def test_a_build_whose_pieces_overflow_the_workspace_is_bad_input(st) -> None:  # type: ignore[no-untyped-def]
-    from harness.api import BadInput
-
-    p = st.point(st.variant("int8"), batch=1, out_f=18944, in_f=3584)
-    with pytest.raises(BadInput, match="workspace slots"):
-        st.enqueue(_Module(groups=1, dyn=90, piece=1), {b: 0 for b in _BUFS}, p,
-                   st.variant("int8"))
+        assert ws["counters"][0][0] == max(n // 64, small["counters"])
+    # On 3584 x 18944 the register-fed kernel's split-K partials are the larger need.
+    assert ws["ws"][0][0] == small["splits"] * 16 * 3584 > 256 * 64 * 16
 
 
 def test_the_module_can_keep_small_m_on_the_register_fed_kernels(st) -> None:  # type: ignore[no-untyped-def]
@@ -300,8 +282,7 @@ def test_the_exact_path_is_the_guarded_general_kernel_at_every_shape(st) -> None
     assert _mod().plan(p, kind="general")["splits"] > 1 == _mod().plan(p)["splits"]
     assert st.workspace(p)["ws"][0][0] == _mod().plan(p, kind="general")["ws"]
     p8 = st.point(st.variant("int8"), batch=16, out_f=18944, in_f=3584)
-    assert st.workspace(p8)["ws"][0][0] == _mod().plan(p8)["ws"] != \
-        _mod().plan(p8, kind="general")["ws"]
+    assert st.workspace(p8)["ws"][0][0] < _mod().plan(p8, kind="general")["ws"]
 
 
 def _define(path: str, name: str) -> int:
@@ -310,93 +291,44 @@ def _define(path: str, name: str) -> int:
     return int(re.search(rf"#define {name} (-?\d+)\b", text).group(1))  # type: ignore[union-attr]
 
 
-class _Split:
-    """A twin of common/igemm_stream.cuh's StreamSplit at the kernel's default IGT_DYN and
-    IGT_PIECE (read from its source) and IGT_GROUPS: the pieces of a launch of P CTAs."""
+def _heads(m: int, n: int, k: int, sms: int) -> tuple[int, int]:
+    """The stream kernel's shared-tile heads at this shape on ``sms`` SMs: how many take the
+    early read, how many wait after their last unit. A twin of common/igemm_stream.cuh's
+    partition (stream_first, stream_owner) and its IGT_HEAD_EARLY condition, at the
+    kernel's default IGT_GROUPS and IGT_HEAD_MARGIN."""
+    groups = _define("kernels/int_gemm.cu", "IGT_GROUPS")
+    margin = _define("kernels/common/igemm_stream.cuh", "IGT_HEAD_MARGIN")
+    ng = -(-k // 128)  # groups of 128 (scale columns)
+    nu = -(-ng // groups)  # units a tile
+    units = -(-n // 64) * nu
+    ctas = min(sms, 256, units)
 
-    def __init__(self, n: int, k: int, sms: int, dyn: int | None = None,
-                 piece: int | None = None) -> None:
-        groups = _define("kernels/int_gemm.cu", "IGT_GROUPS")
-        self.dyn = _define("kernels/common/igemm_stream.cuh", "IGT_DYN") if dyn is None else dyn
-        self.c = _define("kernels/common/igemm_stream.cuh", "IGT_PIECE") if piece is None else piece
-        ng = -(-k // 128)  # groups of 128 (scale columns)
-        self.nu = -(-ng // groups)  # units a tile
-        self.tiles = -(-n // 64)
-        self.t = self.tiles * self.nu
-        self.p = min(sms, 256, self.t)
-        self.s = max(self.p, self.t - self.t * self.dyn // 100)
-        self.r = self.p + -(-(self.t - self.s) // self.c)
+    def first(p: int) -> int:
+        return p * units // ctas
 
-    def first(self, i: int) -> int:
-        return i * self.s // self.p if i <= self.p else min(self.t, self.s + (i - self.p) * self.c)
+    def owner(u: int) -> int:
+        return ((u + 1) * ctas + units - 1) // units - 1
 
-    def owner(self, u: int) -> int:
-        if u < self.s:
-            return ((u + 1) * self.p + self.s - 1) // self.s - 1
-        return self.p + (u - self.s) // self.c
-
-    def slot(self, i: int, a: int) -> int:
-        return 2 * i + (self.first(i) < a)
-
-    def shared(self) -> list[list[int]]:
-        """Each shared tile's pieces, in the order the last arriver adds them."""
-        out = []
-        for t in range(self.tiles):
-            lo, hi = self.owner(t * self.nu), self.owner((t + 1) * self.nu - 1)
-            if hi > lo:
-                out.append(list(range(lo, hi + 1)))
-        return out
+    early = wait = 0
+    for p in range(ctas):
+        u0, u1 = first(p), first(p + 1)
+        t = (u1 - 1) // nu  # its last tile: it is that tile's head where it holds the
+        if u1 % nu == 0 or u0 > t * nu:  # tile's first unit and stops inside it
+            continue
+        hi = owner((t + 1) * nu - 1)
+        if (hi == p + 1 and first(hi + 1) > (t + 1) * nu
+                and t * nu - u0 >= (t + 1) * nu - first(hi) + margin):
+            early += 1
+        else:
+            wait += 1
+    return early, wait
 
 
-@pytest.mark.parametrize(("n", "k", "sms", "dyn", "piece"), [
-    (18944, 3584, 132, None, None), (3584, 18944, 132, None, None), (3584, 3584, 132, None, None),
-    (10600, 1040, 132, None, None), (200, 3584, 132, None, None), (128, 256, 132, None, None),
-    (18944, 3584, 132, 50, 1), (3584, 18944, 256, 0, 1), (9000, 1040, 132, 33, 3),
-    (640, 18944, 7, 50, 100)])
-def test_the_split_covers_every_unit_once(st, n, k, sms, dyn, piece) -> None:  # type: ignore[no-untyped-def]
-    sp = _Split(n, k, sms, dyn, piece)
-    assert _mod().stream_split(sp.t, sp.p, sp.dyn, sp.c) == (sp.s, sp.r)
-    bounds = [sp.first(i) for i in range(sp.r + 1)]
-    assert bounds[0] == 0 and bounds[-1] == sp.t and bounds[sp.p] == sp.s
-    assert all(a < b for a, b in itertools.pairwise(bounds)), "an empty piece"
-    for i in range(sp.r):  # owner is first's inverse
-        assert {sp.owner(u) for u in range(bounds[i], bounds[i + 1])} == {i}
-    slots = [sp.slot(i, t * sp.nu) for t in range(sp.tiles) for i in
-             range(sp.owner(t * sp.nu), sp.owner((t + 1) * sp.nu - 1) + 1) if
-             not (sp.first(i) <= t * sp.nu and sp.first(i + 1) >= (t + 1) * sp.nu)]
-    assert len(slots) == len(set(slots)) and max(slots, default=0) < 2 * sp.r
-    # The kernel's workspace plan holds them (the plugin sizes for any build in bounds).
-    pl = _mod().plan(st.point(st.variant("int8"), batch=1, out_f=n, in_f=k))
-    assert 2 * sp.r * 64 * 8 <= pl["ws"]
-
-
-def _features(c: dict) -> set[str]:  # type: ignore[type-arg]
-    """What a validation case's stream launch does on the H200's 132 SMs."""
-    sp = _Split(c["out_f"], c["in_f"], 132)
-    got = set()
-    for pieces in sp.shared():
-        if len(pieces) > 8:
-            got.add("more than 8 pieces")  # the last arriver's loads in two batches
-        if pieces[0] < sp.p <= pieces[-1]:
-            got.add("a run and claimed pieces")
-        if pieces[0] >= sp.p:
-            got.add("claimed pieces alone")
-        if pieces[-1] < sp.p:
-            got.add("runs alone")
-    crossing = [i for i in range(sp.p, sp.r)
-                if sp.first(i) // sp.nu != (sp.first(i + 1) - 1) // sp.nu]
-    if crossing:
-        got.add("a claimed piece across two tiles")
-    if any(sp.first(i + 1) - sp.first(i) >= sp.nu for i in range(sp.p)):
-        got.add("a run with a whole tile")
-    return got
-
-
-def test_the_validation_cases_take_every_way_of_the_split_on_the_h200(st) -> None:  # type: ignore[no-untyped-def]
-    stream = [c for c in st.cases if c["batch"] <= 16 and c.get("group_size", 128) == 128]
-    got = set().union(*(_features(c) for c in stream))
-    assert got >= {"more than 8 pieces", "a run and claimed pieces", "claimed pieces alone",
-                   "runs alone", "a claimed piece across two tiles", "a run with a whole tile"}
-    for mt, lo, hi in ((1, 1, 8), (2, 9, 16)):  # and each kernel claims pieces
-        assert any(_features(c) & {"claimed pieces alone", "a run and claimed pieces"}
-                   for c in stream if lo <= c["batch"] <= hi), mt
+def test_a_validation_case_takes_both_ways_of_a_head_on_the_h200(st) -> None:  # type: ignore[no-untyped-def]
+    # 132 SMs: the early read and the wait after the last unit both occur in one case.
+    both = [c for c in st.cases if c["batch"] <= 16 and all(_heads(c["batch"], c["out_f"],
+                                                                   c["in_f"], 132))]
+    assert both, "no stream case reaches both the early read and the wait on 132 SMs"
+    # And the shape it is for takes the early read at every shared tile.
+    assert _heads(16, 18944, 3584, 132) == (120, 0)
+    assert _heads(1, 3584, 3584, 132)[0] == 0  # tiles between heads and tails: never early
