@@ -9,12 +9,7 @@ import numpy as np
 
 from harness.api import Exact, Launcher, Point, Stage, Variant
 from harness.spikes import axes, cases, families, inputs, spec
-from harness.spikes.geometry import REDUCE_BLOCKS, grid_stride
-
-#: Loads a thread has in flight in a pass (the kernel's -DUNITS; ``bench --define`` tunes it):
-#: the grid is one pass where that fits in REDUCE_BLOCKS blocks (a row of 3584 is one block,
-#: which writes the result itself), else REDUCE_BLOCKS blocks looping.
-UNITS = 4
+from harness.spikes.geometry import reduce_grid
 
 
 def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
@@ -31,8 +26,7 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
     """One launch: a grid-stride scan whose last block (or only one) writes ``mm``; at
     most REDUCE_BLOCKS blocks, the kernel's slots."""
     n = int(p["batch"]) * int(p["in_f"])
-    units = int(dict(v.defines).get("UNITS", UNITS))
-    launch("find_min_max", *grid_stride(n, launch.block, REDUCE_BLOCKS, units), bufs["q"],
+    launch("find_min_max", *reduce_grid(n, launch.block, v.defines), bufs["q"],
            np.int64(n), bufs["mm"])
 
 

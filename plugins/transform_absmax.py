@@ -10,12 +10,7 @@ import numpy as np
 
 from harness.api import Exact, Launcher, Point, Stage, Variant
 from harness.spikes import axes, cases, families, inputs, spec, torchmath
-from harness.spikes.geometry import REDUCE_BLOCKS, grid_stride
-
-#: Loads a thread has in flight in a pass (the kernel's -DUNITS; ``bench --define`` tunes it):
-#: the grid is one pass where that fits in REDUCE_BLOCKS blocks (a row of 3584 is one block,
-#: which writes the result itself), else REDUCE_BLOCKS blocks looping.
-UNITS = 4
+from harness.spikes.geometry import reduce_grid
 
 
 def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
@@ -42,8 +37,7 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
     pass, and the last block (or only one) writes ``o`` and ``amax``; at most
     REDUCE_BLOCKS blocks, the kernel's slots."""
     n = int(p["batch"]) * int(p["in_f"])
-    units = int(dict(v.defines).get("UNITS", UNITS))
-    launch("transform_absmax", *grid_stride(n, launch.block, REDUCE_BLOCKS, units), bufs["q"],
+    launch("transform_absmax", *reduce_grid(n, launch.block, v.defines), bufs["q"],
            np.int64(n), bufs["mm"], np.int32(spec.check_mode(p["mode"])), bufs["o"],
            bufs["amax"])
 

@@ -3,6 +3,7 @@ kernels' group paths a shape takes."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 #: Enough blocks to fill any current GPU many times over; grid-stride loops do the rest.
@@ -11,6 +12,11 @@ MAX_BLOCKS = 8192
 #: about 8 resident per SM on a 132-SM H200, so the last block has few slots to read (each
 #: block's loop has several loads in flight instead).
 REDUCE_BLOCKS = 1024
+#: Loads a thread of those reductions has in flight in a pass (their kernels' -DUNITS;
+#: ``bench --define UNITS=...`` tunes it): the grid is one pass where that fits in
+#: REDUCE_BLOCKS blocks (a row of 3584 is one block, which writes the result itself), else
+#: REDUCE_BLOCKS blocks looping.
+REDUCE_UNITS = 4
 
 
 def grid_stride(n: int, block: int, max_blocks: int = MAX_BLOCKS, units: int = 1
@@ -22,6 +28,15 @@ def grid_stride(n: int, block: int, max_blocks: int = MAX_BLOCKS, units: int = 1
     items = n // 4 if n % 4 == 0 else n
     blocks = max(1, min(max_blocks, -(-items // (block * units))))
     return (blocks, 1, 1), (block, 1, 1)
+
+
+def reduce_grid(n: int, block: int, defines: Sequence[tuple[str, str]]
+                ) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """The grid of a reduction whose blocks meet at the end over ``n`` elements: one pass of
+    the build's UNITS (``defines``, else REDUCE_UNITS) loads a thread, at most REDUCE_BLOCKS
+    blocks (the kernels' slots)."""
+    units = int(dict(defines).get("UNITS", REDUCE_UNITS))
+    return grid_stride(n, block, REDUCE_BLOCKS, units)
 
 
 def one_wave(n: int, block: int, sm_count: int, units: int, blocks_per_sm: int

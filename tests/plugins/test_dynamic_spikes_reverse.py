@@ -6,15 +6,12 @@ it."""
 from __future__ import annotations
 
 import collections
-import re
-from pathlib import Path
 
 import pytest
 
 from harness.contract.launcher import RecordingLauncher
 from plugins import dynamic_spikes_reverse as dsr
-
-SOURCE = Path(__file__).resolve().parents[2] / "kernels" / "dynamic_spikes_reverse.cu"
+from tests.plugins.support import kernel_define
 
 
 def launch_at(st, batch: int, in_f: int, block: int = 256,  # type: ignore[no-untyped-def]
@@ -74,17 +71,11 @@ def test_units_never_exceed_the_kernels_registers() -> None:
     assert dsr.launch_units(1, 3584, 256, 132, 1) == 1
 
 
-def define(name: str) -> int:
-    """The kernel source's ``#define name <number>``."""
-    m = re.search(rf"#define {name} (\d+)", SOURCE.read_text())
-    assert m, name
-    return int(m.group(1))
-
-
 def test_the_plugins_numbers_are_the_kernels(reg) -> None:  # type: ignore[no-untyped-def]
     v = reg.get("dynamic_spikes_reverse").variant("default")
-    assert int(dict(v.defines)["UNITS"]) == define("UNITS") == dsr.UNITS
-    assert define("SM_THREADS") == dsr.SM_THREADS
+    src = "kernels/dynamic_spikes_reverse.cu"
+    assert int(dict(v.defines)["UNITS"]) == kernel_define(src, "UNITS") == dsr.UNITS
+    assert kernel_define(src, "SM_THREADS") == dsr.SM_THREADS
     assert dsr.PAST_WAVE_UNITS < dsr.UNITS
 
 

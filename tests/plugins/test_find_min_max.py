@@ -5,25 +5,14 @@ writes it itself; a larger one's last block reduces the slots, every slot at the
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from harness.contract.launcher import RecordingLauncher
-from harness.spikes.geometry import REDUCE_BLOCKS, grid_stride
-from plugins import find_min_max as fmm
+from harness.spikes.geometry import REDUCE_BLOCKS, REDUCE_UNITS, grid_stride
+from tests.plugins.support import kernel_define, reduction_grids
 
-KERNELS = Path(__file__).resolve().parents[2] / "kernels"
 BUFS = {"q": "q-buffer", "mm": "mm-buffer"}
-
-
-def define(path: Path, name: str) -> int:
-    """The source's ``#define name <number>``."""
-    m = re.search(rf"#define {name} (\d+)", path.read_text())
-    assert m, (path, name)
-    return int(m.group(1))
 
 
 @pytest.mark.parametrize(("batch", "in_f", "blocks"), [
@@ -42,7 +31,7 @@ def test_one_launch_over_the_capped_grid(reg, batch: int, in_f: int,
     ((kernel, grid, threads, args, shared),) = launch.calls
     n = batch * in_f
     assert kernel == "find_min_max" and shared == 0
-    assert (grid, threads) == grid_stride(n, 256, REDUCE_BLOCKS, fmm.UNITS) == \
+    assert (grid, threads) == grid_stride(n, 256, REDUCE_BLOCKS, REDUCE_UNITS) == \
         ((blocks, 1, 1), (256, 1, 1))
     assert args[0] == "q-buffer" and args[2] == "mm-buffer"
     assert isinstance(args[1], np.int64) and int(args[1]) == n
@@ -52,14 +41,9 @@ def test_one_launch_over_the_capped_grid(reg, batch: int, in_f: int,
 def test_cases_take_the_direct_write_and_the_last_block(reg, block: int) -> None:  # type: ignore[no-untyped-def]
     st = reg.get("find_min_max")
     grids, passes = set(), set()
-    for case in st.cases:
-        launch = RecordingLauncher(block)
-        st.enqueue(launch, BUFS, st.point(**case), st.variants[0])
-        ((_, (blocks, _, _), _, _, _),) = launch.calls
-        n = case["batch"] * case["in_f"]
-        items = n // 4 if n % 4 == 0 else n
+    for _, blocks, loops, aligned in reduction_grids(st, BUFS, block, REDUCE_UNITS):
         grids.add(blocks)
-        passes.add((blocks, -(-items // (blocks * block * fmm.UNITS)) > 1, n % 4 == 0))
+        passes.add((blocks, loops, aligned))
     assert 1 in grids                                  # no slot, no ticket
     assert any(1 < b < REDUCE_BLOCKS for b in grids)   # the last of a few blocks
     # Every slot, and the loop's next pass, on both paths.
@@ -67,5 +51,5 @@ def test_cases_take_the_direct_write_and_the_last_block(reg, block: int) -> None
 
 
 def test_the_kernels_numbers_are_the_plugins() -> None:
-    assert define(KERNELS / "common" / "reduce_last.cuh", "LAST_MAX_BLOCKS") == REDUCE_BLOCKS
-    assert define(KERNELS / "find_min_max.cu", "UNITS") == fmm.UNITS
+    assert kernel_define("kernels/common/reduce_last.cuh", "LAST_MAX_BLOCKS") == REDUCE_BLOCKS
+    assert kernel_define("kernels/find_min_max.cu", "UNITS") == REDUCE_UNITS

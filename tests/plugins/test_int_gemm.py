@@ -3,13 +3,11 @@ its workspace, bad input, and the reference against SPEC's float formula."""
 
 from __future__ import annotations
 
-import re
-from pathlib import Path
-
 import numpy as np
 import pytest
 
 from harness.contract.launcher import RecordingLauncher
+from tests.plugins.support import kernel_define
 
 
 @pytest.fixture(scope="module")
@@ -285,19 +283,13 @@ def test_the_exact_path_is_the_guarded_general_kernel_at_every_shape(st) -> None
     assert st.workspace(p8)["ws"][0][0] < _mod().plan(p8, kind="general")["ws"]
 
 
-def _define(path: str, name: str) -> int:
-    """A kernel's ``#define NAME <int>`` default, read from its source."""
-    text = (Path(__file__).resolve().parents[2] / path).read_text()
-    return int(re.search(rf"#define {name} (-?\d+)\b", text).group(1))  # type: ignore[union-attr]
-
-
 def _heads(m: int, n: int, k: int, sms: int) -> tuple[int, int]:
     """The stream kernel's shared-tile heads at this shape on ``sms`` SMs: how many take the
     early read, how many wait after their last unit. A twin of common/igemm_stream.cuh's
     partition (stream_first, stream_owner) and its IGT_HEAD_EARLY condition, at the
     kernel's default IGT_GROUPS and IGT_HEAD_MARGIN."""
-    groups = _define("kernels/int_gemm.cu", "IGT_GROUPS")
-    margin = _define("kernels/common/igemm_stream.cuh", "IGT_HEAD_MARGIN")
+    groups = kernel_define("kernels/int_gemm.cu", "IGT_GROUPS")
+    margin = kernel_define("kernels/common/igemm_stream.cuh", "IGT_HEAD_MARGIN")
     ng = -(-k // 128)  # groups of 128 (scale columns)
     nu = -(-ng // groups)  # units a tile
     units = -(-n // 64) * nu

@@ -7,18 +7,15 @@ them itself; a larger one's last block reduces the slots, every slot at the cap)
 from __future__ import annotations
 
 import collections
-import re
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from harness.contract.launcher import RecordingLauncher
 from harness.spikes import spec
-from harness.spikes.geometry import REDUCE_BLOCKS, grid_stride
-from plugins import transform_absmax as ta
+from harness.spikes.geometry import REDUCE_BLOCKS, REDUCE_UNITS, grid_stride
+from tests.plugins.support import kernel_define, reduction_grids
 
-SOURCE = Path(__file__).resolve().parents[2] / "kernels" / "transform_absmax.cu"
 BUFS = {"q": "q-buffer", "mm": "mm-buffer", "o": "o-buffer", "amax": "amax-buffer",
         "v": "q-buffer"}
 
@@ -36,7 +33,7 @@ def test_one_launch_deciding_on_the_device(reg, mode: str, batch: int, in_f: int
     ((kernel, grid, threads, args, shared),) = launch.calls
     n = batch * in_f
     assert kernel == "transform_absmax" and shared == 0
-    assert (grid, threads) == grid_stride(n, 256, REDUCE_BLOCKS, ta.UNITS) == \
+    assert (grid, threads) == grid_stride(n, 256, REDUCE_BLOCKS, REDUCE_UNITS) == \
         ((blocks, 1, 1), (256, 1, 1))
     q, nn, mm, m, o, amax = args
     assert (q, mm, o, amax) == ("q-buffer", "mm-buffer", "o-buffer", "amax-buffer")
@@ -50,15 +47,9 @@ def test_cases_take_the_direct_write_and_the_last_block_in_every_mode(
     st = reg.get("transform_absmax")
     grids: dict[str, set[int]] = collections.defaultdict(set)
     passes: dict[str, set[tuple[int, bool, bool]]] = collections.defaultdict(set)
-    for case in st.cases:
-        launch = RecordingLauncher(block)
-        st.enqueue(launch, BUFS, st.point(**case), st.variants[0])
-        ((_, (blocks, _, _), _, _, _),) = launch.calls
-        n = case["batch"] * case["in_f"]
-        items = n // 4 if n % 4 == 0 else n
+    for case, blocks, loops, aligned in reduction_grids(st, BUFS, block, REDUCE_UNITS):
         grids[case["mode"]].add(blocks)
-        passes[case["mode"]].add((blocks, -(-items // (blocks * block * ta.UNITS)) > 1,
-                                  n % 4 == 0))
+        passes[case["mode"]].add((blocks, loops, aligned))
     assert set(grids) == set(spec.MODES)
     for mode, g in grids.items():
         assert 1 in g                                  # no slot, no ticket
@@ -68,5 +59,4 @@ def test_cases_take_the_direct_write_and_the_last_block_in_every_mode(
 
 
 def test_the_kernels_units_are_the_plugins() -> None:
-    m = re.search(r"#define UNITS (\d+)", SOURCE.read_text())
-    assert m and int(m.group(1)) == ta.UNITS
+    assert kernel_define("kernels/transform_absmax.cu", "UNITS") == REDUCE_UNITS
