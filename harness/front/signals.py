@@ -10,7 +10,9 @@ conventional status, 128 + its number (130 for SIGINT, 143 for SIGTERM).
 from __future__ import annotations
 
 import contextlib
+import os
 import signal
+import sys
 import threading
 from collections.abc import Iterator
 from types import FrameType
@@ -31,6 +33,28 @@ def _raise(signum: int, frame: FrameType | None) -> None:
     raise Terminated
 
 
+#: Seconds after a SIGTERM lost in a finalizer before it is sent again.
+RESEND_S = 0.01
+
+
+def _unraisable(hook: object) -> object:
+    """``sys.unraisablehook`` that delivers SIGTERM again where it landed in a finalizer (a
+    file lock's ``__del__``, say): there its Terminated cannot propagate, and Python would
+    print its traceback and go on. Sent again from another thread a moment later (sent at
+    once, it would be handled while the hook still runs), it is raised in the main thread's
+    code, where it can unwind (or, landing in a finalizer again, sent again)."""
+
+    def deliver(args: object) -> None:
+        if isinstance(getattr(args, "exc_value", None), Terminated):
+            resend = threading.Timer(RESEND_S, os.kill, (os.getpid(), signal.SIGTERM))
+            resend.daemon = True
+            resend.start()
+            return
+        hook(args)  # type: ignore[operator]
+
+    return deliver
+
+
 @contextlib.contextmanager
 def sigterm_interrupts() -> Iterator[None]:
     """Within: SIGTERM raises :class:`Terminated` in the main thread (a handler can only be
@@ -40,9 +64,12 @@ def sigterm_interrupts() -> Iterator[None]:
         return
     _terminated.clear()
     previous = signal.signal(signal.SIGTERM, _raise)
+    previous_hook = sys.unraisablehook
+    sys.unraisablehook = _unraisable(previous_hook)  # type: ignore[assignment]
     try:
         yield
     finally:
+        sys.unraisablehook = previous_hook
         signal.signal(signal.SIGTERM, previous)
         _terminated.clear()
 

@@ -48,3 +48,25 @@ def test_a_sigterm_reraised_as_a_plain_interrupt_still_exits_143() -> None:
             assert signals.exit_code(exc) == 143 and signals.name(exc) == "SIGTERM"
     with signals.sigterm_interrupts():
         assert signals.exit_code(KeyboardInterrupt()) == 130
+
+
+def test_a_sigterm_in_a_finalizer_is_raised_after_it(capfd) -> None:  # type: ignore[no-untyped-def]
+    """Where SIGTERM lands inside a ``__del__`` (a file lock's, in a run stopped at its end),
+    Python cannot propagate the Terminated and would print its traceback and go on: it is
+    delivered again and raised in the code that follows, and no traceback is printed."""
+    import gc
+    import sys
+
+    class Lock:
+        def __del__(self) -> None:
+            os.kill(os.getpid(), signal.SIGTERM)
+            for _ in range(1000):  # the handler runs here, inside the finalizer
+                pass
+
+    hook = sys.unraisablehook
+    with pytest.raises(signals.Terminated), signals.sigterm_interrupts():
+        Lock()
+        gc.collect()
+        time.sleep(5)  # the signal sent again raises first
+    assert sys.unraisablehook is hook
+    assert "Traceback" not in capfd.readouterr().err
