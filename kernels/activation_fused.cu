@@ -20,9 +20,9 @@
 //               layer's exact path (int_gemm_general_unfit), which stats chooses on the
 //               device. Where q fits, q_wide is not written.
 //   act_small:  B <= SMALL_B (batch 1 and a few rows): both passes in one block and one
-//               launch, no atomics; the same per-row code, so the same bits (q8 too). Where
-//               each row fits the threads' caches (int8 layout), q stays in registers from
-//               pass 1 to pass 2 (small_cached): x read once, each value quantised once.
+//               launch, no atomics; the same per-row code, so the same bits (q8 too). At
+//               batch 1, where the row fits the threads' caches (int8 layout), q stays in
+//               registers from pass 1 to pass 2 (small_cached): x read once, quantised once.
 // q8 is an output: q as int8 (clamped where it does not fit, which stats tells), the operand
 // the integer GEMM (int_gemm) takes, so a layer needs no decode pass.
 // The module's three __device__ words make it one launch at a time per module (per variant).
@@ -209,56 +209,46 @@ __device__ __forceinline__ void small_decide(int lo, int hi, int* __restrict__ s
 }
 
 #if LAYOUT == 0
-// act_small where every row fits the threads' caches (F % 4 == 0, F <= 4 CACHE_VEC BLOCK), in
-// the int8 plane layout: pass 1 keeps each q in registers (qc), and pass 2 writes the planes
-// from them, so x is read once and each value quantised once (encode_row reads x again and
-// divides a second time). The same vth (the same sum, in the same order) and the same q
-// (ReciprocalQ, as pass 1 always uses), so the same bits.
+// act_small on one row that fits the threads' caches (B = 1, F % 4 == 0, F <= 4 CACHE_VEC
+// BLOCK), in the int8 plane layout: pass 1 keeps each q in registers (qc), and pass 2 writes
+// the planes from them, so x is read once and each value quantised once (encode_row reads
+// x again and divides a second time). The same vth (the same sum, in the same order) and
+// the same q (ReciprocalQ, as pass 1 always uses), so the same bits. One row only: rows
+// unrolled with their q kept would multiply the code (4 rows: 197 KB, which the
+// instruction caches do not hold; kernels/NOTES.md).
 __device__ __forceinline__ void small_cached(const float* __restrict__ x, float* __restrict__ vth,
                                              int* __restrict__ stats, signed char* __restrict__ q8,
-                                             int B, int F, float k, signed char* __restrict__ out,
+                                             int F, float k, signed char* __restrict__ out,
                                              int* __restrict__ q_wide, float* scratch, int* s_lo,
-                                             int* s_hi, int* s_stats, float* s_vth) {
+                                             int* s_hi, int* s_stats) {
     const int n4 = F >> 2, tid = threadIdx.x;
     int lo = INT_MAX, hi = INT_MIN;
-    int4 qc[SMALL_B][CACHE_VEC];
+    int4 qc[CACHE_VEC];
+    float4 c[CACHE_VEC];
+    load_row_cache(reinterpret_cast<const float4*>(x), n4, c);
+    const float t = row_threshold(cache_abs_sum(c), F, k, 0.0f, INFINITY, scratch);
+    const ReciprocalQ quant(t);
 #pragma unroll
-    for (int b = 0; b < SMALL_B; ++b) {
-        if (b >= B) break;
-        const size_t row = (size_t)b * (size_t)F;
-        float4 c[CACHE_VEC];
-        load_row_cache(reinterpret_cast<const float4*>(x + row), n4, c);
-        const float t = row_threshold(cache_abs_sum(c), F, k, 0.0f, INFINITY, scratch);
-        const ReciprocalQ quant(t);
-#pragma unroll
-        for (int j = 0; j < CACHE_VEC; ++j) {
-            const int i = tid + j * BLOCK;
-            qc[b][j] = make_int4(quant(c[j].x), quant(c[j].y), quant(c[j].z), quant(c[j].w));
-            if (i < n4) {
-                fold4(qc[b][j], lo, hi);
-                reinterpret_cast<char4*>(q8 + row)[i] =
-                    make_char4(clamp8(qc[b][j].x), clamp8(qc[b][j].y), clamp8(qc[b][j].z),
-                               clamp8(qc[b][j].w));
-            }
+    for (int j = 0; j < CACHE_VEC; ++j) {
+        const int i = tid + j * BLOCK;
+        qc[j] = make_int4(quant(c[j].x), quant(c[j].y), quant(c[j].z), quant(c[j].w));
+        if (i < n4) {
+            fold4(qc[j], lo, hi);
+            reinterpret_cast<char4*>(q8)[i] =
+                make_char4(clamp8(qc[j].x), clamp8(qc[j].y), clamp8(qc[j].z), clamp8(qc[j].w));
         }
-        if (tid == 0) { vth[b] = t; s_vth[b] = t; }
     }
+    if (tid == 0) vth[0] = t;
     small_decide(lo, hi, stats, s_lo, s_hi, s_stats);
     const int o = s_stats[2], T = s_stats[3];
-    const size_t plane = (size_t)B * (size_t)F;
 #pragma unroll
-    for (int b = 0; b < SMALL_B; ++b) {
-        if (b >= B) break;
-#pragma unroll
-        for (int j = 0; j < CACHE_VEC; ++j) {
-            const int i = tid + j * BLOCK;
-            const int4 q = qc[b][j];
-            if (i < n4)
-                put_planes(out + (size_t)b * (size_t)F, plane, i,
-                           make_int4(q.x - o, q.y - o, q.z - o, q.w - o), T);
-        }
+    for (int j = 0; j < CACHE_VEC; ++j) {
+        const int i = tid + j * BLOCK;
+        if (i < n4)
+            put_planes(out, (size_t)F, i, make_int4(qc[j].x - o, qc[j].y - o, qc[j].z - o,
+                                                    qc[j].w - o), T);
     }
-    store_q_wide(x, s_vth, s_stats[0], s_stats[1], B, F, 0, 1, q_wide);
+    store_q_wide(x, vth, s_stats[0], s_stats[1], 1, F, 0, 1, q_wide);  // vth[0]: the barrier in small_decide
 }
 #endif
 
@@ -270,8 +260,8 @@ act_small(const float* __restrict__ x, float* __restrict__ vth, int* __restrict_
     __shared__ int s_lo[32], s_hi[32], s_stats[4];
     __shared__ float s_vth[SMALL_B];
 #if LAYOUT == 0
-    if ((F & 3) == 0 && (F >> 2) <= CACHE_VEC * BLOCK) {
-        small_cached(x, vth, stats, q8, B, F, k, out, q_wide, scratch, s_lo, s_hi, s_stats, s_vth);
+    if (B == 1 && (F & 3) == 0 && (F >> 2) <= CACHE_VEC * BLOCK) {
+        small_cached(x, vth, stats, q8, F, k, out, q_wide, scratch, s_lo, s_hi, s_stats);
         return;
     }
 #endif

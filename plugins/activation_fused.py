@@ -125,8 +125,8 @@ def q8(q: np.ndarray) -> np.ndarray:
 
 
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
-    """Up to SMALL_B rows: one block, one launch (q kept in registers between the passes
-    where each row fits the threads' caches, int8 layout). Otherwise pass 1: rows over at most
+    """Up to SMALL_B rows: one block, one launch (at batch 1, q kept in registers between
+    the passes where the row fits the threads' caches, int8 layout). Otherwise pass 1: rows over at most
     STATS_BLOCKS blocks (vth, q to q8, q's range; the last block decides o and T), and
     pass 2: the planes from q8 (or from x, a block per row, when q is wider than int8, and
     then q to ``q_wide`` as well)."""
@@ -233,9 +233,10 @@ STAGE = Stage(
     cases=(
         *cases.ACTIVATION[:4],  # batches 1 and 3 take act_small; in_f 5, a partial word
         {"batch": 4, "in_f": 4100},  # act_small at its largest, wider than the cache
-        {"batch": 4, "in_f": 4096},  # act_small with q in registers: every row fills the cache
-        {"batch": 2, "in_f": 3584, "k": 64.0},  # the same, q wider than int8 (T > 8, q_wide)
-        {"batch": 3, "in_f": 12},  # the same, most threads holding no value
+        {"batch": 4, "in_f": 4096},  # act_small's rows at the cache's width
+        {"batch": 1, "in_f": 4096},  # batch 1, q kept in registers: the row fills the cache
+        {"batch": 1, "in_f": 3584, "k": 64.0},  # the same, q wider than int8 (T > 8, q_wide)
+        {"batch": 1, "in_f": 12},  # the same, most threads holding no value
         {"batch": 5, "in_f": 3584, "k": 0.5},  # the two-pass path at its smallest, T <= 8
         cases.ACTIVATION[4],
         {"batch": 12, "in_f": 4100},  # wider than the register cache
