@@ -20,9 +20,10 @@
 //               layer's exact path (int_gemm_general_unfit), which stats chooses on the
 //               device. Where q fits, q_wide is not written.
 //   act_small:  B <= SMALL_B (batch 1 and a few rows): both passes in one block and one
-//               launch, no atomics; the same per-row code, so the same bits (q8 too). At
-//               batch 1, where the row fits the threads' caches (int8 layout), q stays in
-//               registers from pass 1 to pass 2 (small_cached): x read once, quantised once.
+//               launch, no atomics; the same per-row code, so the same bits (q8 too).
+//   act_one:    batch 1 where the row fits the thread caches: one block of up to 1024
+//               threads, q kept in registers from pass 1 to pass 2 (x read once, each value
+//               quantised once), the row sum in act_small's order (the same bits).
 // q8 is an output: q as int8 (clamped where it does not fit, which stats tells), the operand
 // the integer GEMM (int_gemm) takes, so a layer needs no decode pass.
 // The module's three __device__ words make it one launch at a time per module (per variant).
@@ -196,61 +197,19 @@ act_encode(const float* __restrict__ x, const float* __restrict__ vth,
     store_q_wide(x, vth, qmin, qmax, B, F, blockIdx.x, gridDim.x, q_wide);
 }
 
-// act_small's end of pass 1: the block's q range, SPEC's decision into stats and s_stats (o
-// at 2, T at 3), seen by every thread on return.
+// The end of pass 1 in one block (act_small, act_one): the block's q range, SPEC's decision
+// into stats and s_stats (o at 2, T at 3), seen by every thread on return. NW: the block's
+// warps.
+template <int NW>
 __device__ __forceinline__ void small_decide(int lo, int hi, int* __restrict__ stats, int* s_lo,
                                              int* s_hi, int* s_stats) {
-    block_min_max<BLOCK / 32>(lo, hi, s_lo, s_hi);
+    block_min_max<NW>(lo, hi, s_lo, s_hi);
     if (threadIdx.x == 0) {
         decide(lo, hi, s_stats);
         for (int i = 0; i < 4; ++i) stats[i] = s_stats[i];
     }
     __syncthreads();
 }
-
-#if LAYOUT == 0
-// act_small on one row that fits the threads' caches (B = 1, F % 4 == 0, F <= 4 CACHE_VEC
-// BLOCK), in the int8 plane layout: pass 1 keeps each q in registers (qc), and pass 2 writes
-// the planes from them, so x is read once and each value quantised once (encode_row reads
-// x again and divides a second time). The same vth (the same sum, in the same order) and
-// the same q (ReciprocalQ, as pass 1 always uses), so the same bits. One row only: rows
-// unrolled with their q kept would multiply the code (4 rows: 197 KB, which the
-// instruction caches do not hold; kernels/NOTES.md).
-__device__ __forceinline__ void small_cached(const float* __restrict__ x, float* __restrict__ vth,
-                                             int* __restrict__ stats, signed char* __restrict__ q8,
-                                             int F, float k, signed char* __restrict__ out,
-                                             int* __restrict__ q_wide, float* scratch, int* s_lo,
-                                             int* s_hi, int* s_stats) {
-    const int n4 = F >> 2, tid = threadIdx.x;
-    int lo = INT_MAX, hi = INT_MIN;
-    int4 qc[CACHE_VEC];
-    float4 c[CACHE_VEC];
-    load_row_cache(reinterpret_cast<const float4*>(x), n4, c);
-    const float t = row_threshold(cache_abs_sum(c), F, k, 0.0f, INFINITY, scratch);
-    const ReciprocalQ quant(t);
-#pragma unroll
-    for (int j = 0; j < CACHE_VEC; ++j) {
-        const int i = tid + j * BLOCK;
-        qc[j] = make_int4(quant(c[j].x), quant(c[j].y), quant(c[j].z), quant(c[j].w));
-        if (i < n4) {
-            fold4(qc[j], lo, hi);
-            reinterpret_cast<char4*>(q8)[i] =
-                make_char4(clamp8(qc[j].x), clamp8(qc[j].y), clamp8(qc[j].z), clamp8(qc[j].w));
-        }
-    }
-    if (tid == 0) vth[0] = t;
-    small_decide(lo, hi, stats, s_lo, s_hi, s_stats);
-    const int o = s_stats[2], T = s_stats[3];
-#pragma unroll
-    for (int j = 0; j < CACHE_VEC; ++j) {
-        const int i = tid + j * BLOCK;
-        if (i < n4)
-            put_planes(out, (size_t)F, i, make_int4(qc[j].x - o, qc[j].y - o, qc[j].z - o,
-                                                    qc[j].w - o), T);
-    }
-    store_q_wide(x, vth, s_stats[0], s_stats[1], 1, F, 0, 1, q_wide);  // vth[0]: the barrier in small_decide
-}
-#endif
 
 extern "C" __global__ void __launch_bounds__(BLOCK)
 act_small(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ stats,
@@ -259,19 +218,103 @@ act_small(const float* __restrict__ x, float* __restrict__ vth, int* __restrict_
     __shared__ float scratch[32];
     __shared__ int s_lo[32], s_hi[32], s_stats[4];
     __shared__ float s_vth[SMALL_B];
-#if LAYOUT == 0
-    if (B == 1 && (F & 3) == 0 && (F >> 2) <= CACHE_VEC * BLOCK) {
-        small_cached(x, vth, stats, q8, F, k, out, q_wide, scratch, s_lo, s_hi, s_stats);
-        return;
-    }
-#endif
     int lo = INT_MAX, hi = INT_MIN;
     for (int b = 0; b < B; ++b) {
         const float t = stats_row<true>(x, F, k, b, scratch, q8, lo, hi);
         if (threadIdx.x == 0) { vth[b] = t; s_vth[b] = t; }
     }
-    small_decide(lo, hi, stats, s_lo, s_hi, s_stats);
+    small_decide<BLOCK / 32>(lo, hi, stats, s_lo, s_hi, s_stats);
     const int o = s_stats[2], T = s_stats[3];
     for (int b = 0; b < B; ++b) encode_row(x, s_vth[b], o, T, B, F, b, out);
     store_q_wide(x, s_vth, s_stats[0], s_stats[1], B, F, 0, 1, q_wide);
+}
+
+// act_one: batch 1 where the row fits the thread caches of the BLOCK build (F % 4 == 0,
+// F <= 4 ONE_SLOTS), on ONE_THREADS threads (up to 1024) that each hold ONE_V float4 of it:
+// four times act_small's threads at the defaults, so a quarter of the serial work a thread.
+// Each q stays in registers from pass 1 to pass 2: x read once, each value quantised once
+// (act_small's encode_row reads x again and divides a second time). The row sum is
+// act_small's, bit for bit: the |x| sum of each float4 goes to shared memory, and thread t <
+// BLOCK adds the float4s t, t + BLOCK, ... that its cache holds in the BLOCK build, in that
+// order; the other threads give +0, which block_sum's tree adds where the BLOCK build has
+// its empty lanes. So the same vth, and the same q (ReciprocalQ, as pass 1 always uses).
+#define ONE_SLOTS (CACHE_VEC * BLOCK)
+#define ONE_THREADS (ONE_SLOTS < 1024 ? ONE_SLOTS : 1024)
+#define ONE_V (ONE_SLOTS / ONE_THREADS)
+static_assert(ONE_SLOTS % ONE_THREADS == 0, "act_one: CACHE_VEC x BLOCK a multiple of 1024");
+// What the launch reads: the block, and the widest row act_one takes.
+extern "C" __constant__ int act_one_config[2] = {ONE_THREADS, 4 * ONE_SLOTS};
+
+#if LAYOUT == 0
+// Float4 idx's planes (v = q - o of four values) into the int8 layout of one row.
+__device__ __forceinline__ void one_planes(out_t* __restrict__ out, int F, int n4, int idx,
+                                           int4 v, int T) {
+    if (idx < n4) put_planes(out, (size_t)F, idx, v, T);
+}
+#else
+// Float4 idx's bits in the packed words of one row: eight consecutive threads hold a word's
+// 32 values, so a plane's word is their four-bit pieces OR'ed across the eight lanes (every
+// lane calls it: the shuffles). Float4s past the row give 0 bits (the padding).
+__device__ __forceinline__ void one_planes(out_t* __restrict__ out, int F, int n4, int idx,
+                                           int4 v, int T) {
+    const int W = (F + 31) >> 5, P = MODE == 1 ? T + 1 : T;
+    for (int p = 0; p < P; ++p) {
+        unsigned w = 0u;
+        if (idx < n4)
+            w = ((unsigned)packed_bit(v.x, p, T) | (unsigned)packed_bit(v.y, p, T) << 1 |
+                 (unsigned)packed_bit(v.z, p, T) << 2 | (unsigned)packed_bit(v.w, p, T) << 3)
+                << (4 * (idx & 7));
+        w |= __shfl_xor_sync(0xffffffffu, w, 1);
+        w |= __shfl_xor_sync(0xffffffffu, w, 2);
+        w |= __shfl_xor_sync(0xffffffffu, w, 4);
+        if ((idx & 7) == 0 && idx < n4) out[(size_t)p * W + (idx >> 3)] = w;
+    }
+}
+#endif
+
+extern "C" __global__ void __launch_bounds__(ONE_THREADS)
+act_one(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ stats,
+        signed char* __restrict__ q8, int F, float k, out_t* __restrict__ out,
+        int* __restrict__ q_wide) {
+    __shared__ float sums[ONE_SLOTS];
+    __shared__ float scratch[32];
+    __shared__ int s_lo[32], s_hi[32], s_stats[4];
+    const int n4 = F >> 2, tid = threadIdx.x;
+    const float4* xr4 = reinterpret_cast<const float4*>(x);
+    float4 c[ONE_V];
+#pragma unroll
+    for (int i = 0; i < ONE_V; ++i) {
+        c[i] = load_or_zero(xr4, n4, tid + i * ONE_THREADS);
+        sums[tid + i * ONE_THREADS] = abs_sum4(c[i]);
+    }
+    __syncthreads();
+    float partial = 0.0f;  // the BLOCK build's cache_abs_sum of thread tid
+    if (tid < BLOCK) {
+#pragma unroll
+        for (int j = 0; j < CACHE_VEC; ++j) partial += sums[tid + j * BLOCK];
+    }
+    const float t = row_threshold(partial, F, k, 0.0f, INFINITY, scratch);
+    const ReciprocalQ quant(t);
+    int4 q[ONE_V];
+    int lo = INT_MAX, hi = INT_MIN;
+#pragma unroll
+    for (int i = 0; i < ONE_V; ++i) {
+        const int idx = tid + i * ONE_THREADS;
+        q[i] = make_int4(quant(c[i].x), quant(c[i].y), quant(c[i].z), quant(c[i].w));
+        if (idx < n4) {
+            fold4(q[i], lo, hi);
+            reinterpret_cast<char4*>(q8)[idx] =
+                make_char4(clamp8(q[i].x), clamp8(q[i].y), clamp8(q[i].z), clamp8(q[i].w));
+        }
+    }
+    if (tid == 0) vth[0] = t;
+    small_decide<ONE_THREADS / 32>(lo, hi, stats, s_lo, s_hi, s_stats);
+    const int o = s_stats[2], T = s_stats[3];
+    const bool wide = LAYOUT == 0 && q_wide != nullptr && !(s_stats[0] >= -128 && s_stats[1] <= 127);
+#pragma unroll
+    for (int i = 0; i < ONE_V; ++i) {
+        const int idx = tid + i * ONE_THREADS;
+        one_planes(out, F, n4, idx, make_int4(q[i].x - o, q[i].y - o, q[i].z - o, q[i].w - o), T);
+        if (wide && idx < n4) reinterpret_cast<int4*>(q_wide)[idx] = q[i];  // the layer's operand
+    }
 }

@@ -125,14 +125,21 @@ def q8(q: np.ndarray) -> np.ndarray:
 
 
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
-    """Up to SMALL_B rows: one block, one launch (at batch 1, q kept in registers between
-    the passes where the row fits the threads' caches, int8 layout). Otherwise pass 1: rows over at most
+    """Batch 1 where the row fits the thread caches (the module's ``act_one_config``): one
+    block of up to 1024 threads, q kept in registers between the passes. Up to SMALL_B
+    rows: one block, one launch. Otherwise pass 1: rows over at most
     STATS_BLOCKS blocks (vth, q to q8, q's range; the last block decides o and T), and
     pass 2: the planes from q8 (or from x, a block per row, when q is wider than int8, and
     then q to ``q_wide`` as well)."""
     b, f, block = int(p["batch"]), int(p["in_f"]), launch.block
     dest = bufs["packed"] if p["layout"] == "packed" else bufs["spikes"]
     q_wide = bufs.get("q_wide", 0)  # null: not written (packed, or a pipeline without it)
+    if b == 1 and f % 4 == 0:
+        threads, widest = (int(c) for c in launch.constant("act_one_config", 2))
+        if f <= widest:
+            launch("act_one", (1, 1, 1), (threads, 1, 1), bufs["x"], bufs["vth"], bufs["stats"],
+                   bufs["q8"], np.int32(f), np.float32(p["k"]), dest, q_wide)
+            return
     if b <= SMALL_B:
         launch("act_small", (1, 1, 1), (block, 1, 1), bufs["x"], bufs["vth"], bufs["stats"],
                bufs["q8"], np.int32(b), np.int32(f), np.float32(p["k"]), dest, q_wide)
@@ -197,7 +204,7 @@ def variant(mode: str, layout: str) -> Variant:
 
 STAGE = Stage(
     name="activation_fused",
-    entry_points=("act_stats", "act_encode", "act_small"),
+    entry_points=("act_stats", "act_encode", "act_small", "act_one"),
     description="steps 1-3 fused: x -> vth, T planes, [qmin, qmax, o, T]; T on the device",
     axes=(
         axes.BATCH,
@@ -234,9 +241,11 @@ STAGE = Stage(
         *cases.ACTIVATION[:4],  # batches 1 and 3 take act_small; in_f 5, a partial word
         {"batch": 4, "in_f": 4100},  # act_small at its largest, wider than the cache
         {"batch": 4, "in_f": 4096},  # act_small's rows at the cache's width
-        {"batch": 1, "in_f": 4096},  # batch 1, q kept in registers: the row fills the cache
-        {"batch": 1, "in_f": 3584, "k": 64.0},  # the same, q wider than int8 (T > 8, q_wide)
-        {"batch": 1, "in_f": 12},  # the same, most threads holding no value
+        {"batch": 1, "in_f": 4096},  # act_one: the row fills the cache
+        {"batch": 1, "in_f": 3584, "k": 64.0},  # act_one, q wider than int8 (T > 8, q_wide)
+        {"batch": 1, "in_f": 12},  # act_one: one packed word, most threads holding no value
+        {"batch": 1, "in_f": 100},  # act_one: a packed row ending in a partial word
+        {"batch": 1, "in_f": 4100},  # batch 1 wider than the cache: act_small
         {"batch": 5, "in_f": 3584, "k": 0.5},  # the two-pass path at its smallest, T <= 8
         cases.ACTIVATION[4],
         {"batch": 12, "in_f": 4100},  # wider than the register cache

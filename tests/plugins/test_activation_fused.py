@@ -32,6 +32,36 @@ def test_q_wide_is_the_last_argument_or_null(st, batch) -> None:  # type: ignore
         assert launch.calls[-1][3][-1] == want
 
 
+class _OneModule(RecordingLauncher):
+    """A launcher whose module answers act_one_config as the default build does."""
+
+    def constant(self, name: str, count: int = 1) -> np.ndarray:
+        assert name == "act_one_config"
+        return np.array([1024, 4096], dtype=np.int32)[:count]
+
+
+@pytest.mark.parametrize(("batch", "in_f", "kernels"), [
+    (1, 3584, ["act_one"]), (1, 4096, ["act_one"]),  # the row fits the caches
+    (1, 4100, ["act_small"]), (1, 130, ["act_small"]),  # too wide; F % 4 != 0
+    (2, 3584, ["act_small"]), (5, 3584, ["act_stats", "act_encode"]),
+])
+def test_batch_one_takes_act_one_where_the_row_fits(st, batch, in_f, kernels) -> None:  # type: ignore[no-untyped-def]
+    """act_one takes batch 1 on rows of F % 4 == 0 up to the module's widest, with its own
+    block and the same trailing outputs as act_small; anything else keeps the other paths."""
+    for name in ("unidirectional", "packed_twos_complement"):
+        v = st.variant(name)
+        p = st.point(v, batch=batch, in_f=in_f)
+        launch = _OneModule(256)
+        st.enqueue(launch, {b: b for b in _BUFS} | {"q_wide": "q_wide"}, p, v)
+        assert launch.names == kernels
+        if kernels == ["act_one"]:
+            _, grid, block, args, _ = launch.calls[0]
+            assert (grid, block) == ((1, 1, 1), (1024, 1, 1))
+            dest = "packed" if name.startswith("packed") else "spikes"
+            assert args[:4] == ("x", "vth", "stats", "q8") and args[-2] == dest
+            assert int(args[4]) == in_f
+
+
 def test_q_wide_is_declared_in_the_int8_layout_only(st) -> None:  # type: ignore[no-untyped-def]
     p = st.point(st.variant("unidirectional"), batch=3, in_f=100)
     assert st.outputs(p)["q_wide"] == ((3, 100), np.dtype(np.int32))
