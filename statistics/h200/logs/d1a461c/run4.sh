@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Validate (and record) act_one with the pipelines that hash activation_fused; sanitize it;
+# its batch-1 rows gated; batches 1, 2 and 4 beside the cae3f01 kernel (a copy of the tree
+# with that kernel's source), processes alternating; ncu of act_one; the arena experiment.
+set -u
+python3 -m pip install -q --no-index --no-deps --no-compile --target /tmp/site .whl/*.whl 2>/dev/null || exit 9
+export PYTHONPATH=/tmp/site:$PWD HARNESS_GIT_SHA=${SHA}
+R=$PWD
+mkdir -p $OUT/logs
+sum=$OUT/summary.txt; : > $sum
+T=statistics/h200/tuning/small-spread
+A=statistics/h200/tuning/act-one
+G=statistics/h200/small-gated
+pack() { tar czf $OUT/statistics.tgz -C $R statistics/validation_ledger.csv statistics/h200/sanitizer-fused.csv statistics/ncu/activation_fused.csv $T $G $A 2>/dev/null; tar czf $OUT/logs.tgz -C $OUT logs; }
+st() { local lim=$1 name=$2; shift 2; if [ $((SECONDS + 15)) -gt 570 ]; then echo "$name skipped (time)" >> $sum; return 1; fi; local t0=$SECONDS; timeout $lim "$@" > $OUT/logs/$name.log 2>&1; local rc=$?; echo "$name rc=$rc $((SECONDS-t0))s :: $*" >> $sum; pack; return $rc; }
+st 150 val python3 -m harness validate --record activation_fused activation_path spike_linear
+ok=$?
+st 20 ledger python3 -m harness ledger --check
+if [ $ok -eq 0 ]; then
+  st 80 san python3 -m harness sanitize activation_fused --out statistics/h200/sanitizer-fused.csv --append
+  st 30 san_edge python3 -m harness sanitize activation_fused --variant unidirectional --family edge --tool memcheck --tool initcheck --out statistics/h200/sanitizer-fused.csv --append
+  st 30 san_edge_p python3 -m harness sanitize activation_fused --variant packed_bidirectional --family edge --tool memcheck --tool initcheck --out statistics/h200/sanitizer-fused.csv --append
+  st 40 act_b1 python3 -m harness bench activation_fused --sweep batch=1 --repeats 3 --budget 0.3 --out $G --append
+  st 40 act_b1_graph python3 -m harness bench activation_fused --graph --sweep batch=1 --repeats 3 --budget 0.3 --out $G --append
+  st 40 act_b1_packed python3 -m harness bench activation_fused --variant packed_unidirectional --sweep batch=1 --repeats 3 --budget 0.3 --out $G --append
+  st 40 prof_one python3 -m harness profile activation_fused --batch 1 --set basic --out statistics/ncu
+  # The cae3f01 kernel beside this one, processes alternating.
+  mkdir -p /tmp/oldtree && tar cf - --exclude=./.whl . | tar xf - -C /tmp/oldtree && cp .dev/gpu/old/activation_fused.cu /tmp/oldtree/kernels/
+  ab() { st 40 $1 bash -c "cd $2 && HARNESS_GIT_SHA=$3 PYTHONPATH=/tmp/site:$2 python3 -m harness bench activation_fused --graph --sweep batch=1,2,4 --repeats 2 --budget 0.2 --out $R/$A/$4 $5"; }
+  ab ab_old1 /tmp/oldtree cae3f01 old ""
+  ab ab_new1 $R $SHA new ""
+  ab ab_old2 /tmp/oldtree cae3f01 old --append
+  ab ab_new2 $R $SHA new --append
+fi
+st 60 plain python3 -m harness bench spike_encode find_min_max transform_absmax dynamic_spikes_reverse --sweep batch=1 --peers torch_compile --repeats 3 --budget 0.15 --out $T/plain2
+st 60 arena python3 .dev/gpu/arena.py bench spike_encode find_min_max transform_absmax dynamic_spikes_reverse --sweep batch=1 --peers torch_compile --repeats 3 --budget 0.15 --out $T/arena2
+cat $sum
