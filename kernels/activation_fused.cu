@@ -230,7 +230,8 @@ act_small(const float* __restrict__ x, float* __restrict__ vth, int* __restrict_
 }
 
 // act_one: batch 1 where the row fits the thread caches of the BLOCK build (F % 4 == 0,
-// F <= 4 ONE_SLOTS), on ONE_THREADS threads (up to 1024) that each hold ONE_V float4 of it:
+// F <= 4 ONE_SLOTS), on ONE_THREADS threads (up to 1024; the plugin counts both from the
+// variant's BLOCK and CACHE_VEC) that each hold ONE_V float4 of it:
 // four times act_small's threads at the defaults, so a quarter of the serial work a thread.
 // Each q stays in registers from pass 1 to pass 2: x read once, each value quantised once
 // (act_small's encode_row reads x again and divides a second time). The row sum is
@@ -242,8 +243,6 @@ act_small(const float* __restrict__ x, float* __restrict__ vth, int* __restrict_
 #define ONE_THREADS (ONE_SLOTS < 1024 ? ONE_SLOTS : 1024)
 #define ONE_V (ONE_SLOTS / ONE_THREADS)
 static_assert(ONE_SLOTS % ONE_THREADS == 0, "act_one: CACHE_VEC x BLOCK a multiple of 1024");
-// What the launch reads: the block, and the widest row act_one takes.
-extern "C" __constant__ int act_one_config[2] = {ONE_THREADS, 4 * ONE_SLOTS};
 
 #if LAYOUT == 0
 // Float4 idx's planes (v = q - o of four values) into the int8 layout of one row.

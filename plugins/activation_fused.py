@@ -41,6 +41,10 @@ STATS_MINB = 4
 ENC_MIN_BLOCKS = 264
 #: Batches up to this run both passes in one block and one launch (kernel's -DSMALL_B).
 SMALL_B = 4
+#: float4 of a row each thread of the one-block kernels holds in registers (the kernels'
+#: -DCACHE_VEC, common/threshold.cuh): at batch 1, rows up to 4 x CACHE_VEC x BLOCK values
+#: take act_one, on CACHE_VEC x BLOCK threads (at most 1024).
+CACHE_VEC = 4
 
 
 def capacity(p: Point) -> int:
@@ -125,7 +129,7 @@ def q8(q: np.ndarray) -> np.ndarray:
 
 
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
-    """Batch 1 where the row fits the thread caches (the module's ``act_one_config``): one
+    """Batch 1 where the row fits the thread caches (4 x CACHE_VEC x BLOCK values): one
     block of up to 1024 threads, q kept in registers between the passes. Up to SMALL_B
     rows: one block, one launch. Otherwise pass 1: rows over at most
     STATS_BLOCKS blocks (vth, q to q8, q's range; the last block decides o and T), and
@@ -134,17 +138,16 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
     b, f, block = int(p["batch"]), int(p["in_f"]), launch.block
     dest = bufs["packed"] if p["layout"] == "packed" else bufs["spikes"]
     q_wide = bufs.get("q_wide", 0)  # null: not written (packed, or a pipeline without it)
-    if b == 1 and f % 4 == 0:
-        threads, widest = (int(c) for c in launch.constant("act_one_config", 2))
-        if f <= widest:
-            launch("act_one", (1, 1, 1), (threads, 1, 1), bufs["x"], bufs["vth"], bufs["stats"],
-                   bufs["q8"], np.int32(f), np.float32(p["k"]), dest, q_wide)
-            return
+    d = dict(v.defines)
+    slots = int(d["CACHE_VEC"]) * block  # the float4 a row of the BLOCK build's caches holds
+    if b == 1 and f % 4 == 0 and f <= 4 * slots:
+        launch("act_one", (1, 1, 1), (min(slots, 1024), 1, 1), bufs["x"], bufs["vth"],
+               bufs["stats"], bufs["q8"], np.int32(f), np.float32(p["k"]), dest, q_wide)
+        return
     if b <= SMALL_B:
         launch("act_small", (1, 1, 1), (block, 1, 1), bufs["x"], bufs["vth"], bufs["stats"],
                bufs["q8"], np.int32(b), np.int32(f), np.float32(p["k"]), dest, q_wide)
         return
-    d = dict(v.defines)
     stats_blocks, units = int(d.get("STATS_BLOCKS", STATS_BLOCKS)), int(d["ENC_UNITS"])
     launch("act_stats", (min(b, stats_blocks), 1, 1), (block, 1, 1), bufs["x"], bufs["vth"],
            bufs["stats"], bufs["q8"], np.int32(b), np.int32(f), np.float32(p["k"]))
@@ -195,8 +198,9 @@ def floor_bytes(p: Point, t: int) -> int:
 def variant(mode: str, layout: str) -> Variant:
     """The compiled variant of one mode and layout."""
     name = mode if layout == "int8" else f"packed_{mode}"
-    return Variant(name, (("SMALL_B", str(SMALL_B)), ("STATS_BLOCKS", str(STATS_BLOCKS)),
-                          ("ENC_UNITS", str(ENC_UNITS)), ("STATS_MINB", str(STATS_MINB)),
+    return Variant(name, (("SMALL_B", str(SMALL_B)), ("CACHE_VEC", str(CACHE_VEC)),
+                          ("STATS_BLOCKS", str(STATS_BLOCKS)), ("ENC_UNITS", str(ENC_UNITS)),
+                          ("STATS_MINB", str(STATS_MINB)),
                           ("MODE", str(spec.check_mode(mode))),
                           ("LAYOUT", str(LAYOUTS.index(layout)))),
                    f"{mode}, {layout} planes", pins=(("mode", mode), ("layout", layout)))

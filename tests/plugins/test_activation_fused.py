@@ -3,10 +3,14 @@ int8, in the launch, the reference and the trim."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
 from harness.contract.launcher import RecordingLauncher
+from plugins import activation_fused as af
+from tests.plugins.support import kernel_define
 
 
 @pytest.fixture(scope="module")
@@ -32,26 +36,19 @@ def test_q_wide_is_the_last_argument_or_null(st, batch) -> None:  # type: ignore
         assert launch.calls[-1][3][-1] == want
 
 
-class _OneModule(RecordingLauncher):
-    """A launcher whose module answers act_one_config as the default build does."""
-
-    def constant(self, name: str, count: int = 1) -> np.ndarray:
-        assert name == "act_one_config"
-        return np.array([1024, 4096], dtype=np.int32)[:count]
-
-
 @pytest.mark.parametrize(("batch", "in_f", "kernels"), [
     (1, 3584, ["act_one"]), (1, 4096, ["act_one"]),  # the row fits the caches
     (1, 4100, ["act_small"]), (1, 130, ["act_small"]),  # too wide; F % 4 != 0
     (2, 3584, ["act_small"]), (5, 3584, ["act_stats", "act_encode"]),
 ])
 def test_batch_one_takes_act_one_where_the_row_fits(st, batch, in_f, kernels) -> None:  # type: ignore[no-untyped-def]
-    """act_one takes batch 1 on rows of F % 4 == 0 up to the module's widest, with its own
-    block and the same trailing outputs as act_small; anything else keeps the other paths."""
+    """act_one takes batch 1 on rows of F % 4 == 0 up to 4 x CACHE_VEC x BLOCK values, on
+    CACHE_VEC x BLOCK threads, with act_small's trailing outputs; anything else keeps the
+    other paths."""
     for name in ("unidirectional", "packed_twos_complement"):
         v = st.variant(name)
         p = st.point(v, batch=batch, in_f=in_f)
-        launch = _OneModule(256)
+        launch = RecordingLauncher(256)
         st.enqueue(launch, {b: b for b in _BUFS} | {"q_wide": "q_wide"}, p, v)
         assert launch.names == kernels
         if kernels == ["act_one"]:
@@ -60,6 +57,25 @@ def test_batch_one_takes_act_one_where_the_row_fits(st, batch, in_f, kernels) ->
             dest = "packed" if name.startswith("packed") else "spikes"
             assert args[:4] == ("x", "vth", "stats", "q8") and args[-2] == dest
             assert int(args[4]) == in_f
+
+
+def test_act_one_follows_the_cache_define(st) -> None:  # type: ignore[no-untyped-def]
+    """A -D CACHE_VEC build moves act_one's widest row and block with it: at CACHE_VEC 1
+    and BLOCK 256 a row of 1024 values takes act_one on 256 threads, 1028 goes to act_small."""
+    v = st.variant("unidirectional")
+    v1 = dataclasses.replace(v, defines=tuple((k, "1" if k == "CACHE_VEC" else x)
+                                              for k, x in v.defines))
+    for in_f, kernel in ((1024, "act_one"), (1028, "act_small")):
+        launch = RecordingLauncher(256)
+        st.enqueue(launch, {b: b for b in _BUFS}, st.point(v1, batch=1, in_f=in_f), v1)
+        assert launch.names == [kernel]
+        assert kernel == "act_small" or launch.calls[0][2] == (256, 1, 1)
+
+
+def test_cache_default_agrees_with_the_kernel_source() -> None:
+    """The plugin's CACHE_VEC is threshold.cuh's default (the plugin counts act_one's rows
+    with it; the kernels size their caches with the define)."""
+    assert kernel_define("kernels/common/threshold.cuh", "CACHE_VEC") == af.CACHE_VEC
 
 
 def test_q_wide_is_declared_in_the_int8_layout_only(st) -> None:  # type: ignore[no-untyped-def]
