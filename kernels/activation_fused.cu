@@ -197,9 +197,8 @@ act_encode(const float* __restrict__ x, const float* __restrict__ vth,
     store_q_wide(x, vth, qmin, qmax, B, F, blockIdx.x, gridDim.x, q_wide);
 }
 
-// The end of pass 1 in one block (act_small, act_one): the block's q range, SPEC's decision
-// into stats and s_stats (o at 2, T at 3), seen by every thread on return. NW: the block's
-// warps.
+// The end of act_small's pass 1: the block's q range, SPEC's decision into stats and s_stats
+// (o at 2, T at 3), seen by every thread on return. NW: the block's warps.
 template <int NW>
 __device__ __forceinline__ void small_decide(int lo, int hi, int* __restrict__ stats, int* s_lo,
                                              int* s_hi, int* s_stats) {
@@ -277,7 +276,7 @@ act_one(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ 
         int* __restrict__ q_wide) {
     __shared__ float sums[ONE_SLOTS];
     __shared__ float scratch[32];
-    __shared__ int s_lo[32], s_hi[32], s_stats[4];
+    __shared__ int s_lo[32], s_hi[32];
     const int n4 = F >> 2, tid = threadIdx.x;
     const float4* xr4 = reinterpret_cast<const float4*>(x);
     float4 c[ONE_V];
@@ -292,7 +291,15 @@ act_one(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ 
 #pragma unroll
         for (int j = 0; j < CACHE_VEC; ++j) partial += sums[tid + j * BLOCK];
     }
-    const float t = row_threshold(partial, F, k, 0.0f, INFINITY, scratch);
+    // row_threshold with block_sum's two stages, the second done by every warp (the same
+    // lanes in the same order, so the same bits in every thread): one barrier, not three.
+    const int lane = tid & 31, warp = tid >> 5;
+    constexpr int NW = ONE_THREADS / 32;
+    partial = warp_sum(partial);
+    if (lane == 0) scratch[warp] = partial;
+    __syncthreads();
+    const float total = warp_sum(lane < NW ? scratch[lane] : 0.0f);
+    const float t = fminf(fmaxf(__fdiv_rn(__fdiv_rn(total, (float)F), k), 0.0f), INFINITY);
     const ReciprocalQ quant(t);
     int4 q[ONE_V];
     int lo = INT_MAX, hi = INT_MIN;
@@ -306,10 +313,21 @@ act_one(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ 
                 make_char4(clamp8(q[i].x), clamp8(q[i].y), clamp8(q[i].z), clamp8(q[i].w));
         }
     }
-    if (tid == 0) vth[0] = t;
-    small_decide<ONE_THREADS / 32>(lo, hi, stats, s_lo, s_hi, s_stats);
-    const int o = s_stats[2], T = s_stats[3];
-    const bool wide = LAYOUT == 0 && q_wide != nullptr && !(s_stats[0] >= -128 && s_stats[1] <= 127);
+    // The q range and SPEC's decision, made by every thread from the warps' ranges (one
+    // barrier; small_decide's thread 0 and its broadcast would take two).
+    lo = __reduce_min_sync(0xffffffffu, lo);
+    hi = __reduce_max_sync(0xffffffffu, hi);
+    if (lane == 0) { s_lo[warp] = lo; s_hi[warp] = hi; }
+    __syncthreads();
+    int dec[4];  // qmin, qmax, o, T
+    decide(__reduce_min_sync(0xffffffffu, lane < NW ? s_lo[lane] : INT_MAX),
+           __reduce_max_sync(0xffffffffu, lane < NW ? s_hi[lane] : INT_MIN), dec);
+    if (tid == 0) {
+        vth[0] = t;
+        for (int i = 0; i < 4; ++i) stats[i] = dec[i];
+    }
+    const int o = dec[2], T = dec[3];
+    const bool wide = LAYOUT == 0 && q_wide != nullptr && !(dec[0] >= -128 && dec[1] <= 127);
 #pragma unroll
     for (int i = 0; i < ONE_V; ++i) {
         const int idx = tid + i * ONE_THREADS;
