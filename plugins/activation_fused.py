@@ -39,7 +39,8 @@ ENC_UNITS = 2
 STATS_MINB = 4
 #: Pass 2 has at least this many blocks (or one a row): the per-row fallback fills the GPU.
 ENC_MIN_BLOCKS = 264
-#: Batches up to this run both passes in one block and one launch (kernel's -DSMALL_B).
+#: Batches up to this run both passes in one block and one launch (kernel's -DSMALL_B, read
+#: back by ``enqueue``: the kernel's shared arrays hold that many rows).
 SMALL_B = 4
 #: float4 of a row each thread of the one-block kernels holds in registers (the kernels'
 #: -DCACHE_VEC, common/threshold.cuh): at batch 1, rows up to 4 x CACHE_VEC x BLOCK values
@@ -138,13 +139,13 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
     b, f, block = int(p["batch"]), int(p["in_f"]), launch.block
     dest = bufs["packed"] if p["layout"] == "packed" else bufs["spikes"]
     q_wide = bufs.get("q_wide", 0)  # null: not written (packed, or a pipeline without it)
-    d = dict(v.defines)
+    d = dict(v.defines)  # read back, so that a -D build is launched as it was compiled
     slots = int(d["CACHE_VEC"]) * block  # the float4 a row of the BLOCK build's caches holds
     if b == 1 and f % 4 == 0 and f <= 4 * slots:
         launch("act_one", (1, 1, 1), (min(slots, 1024), 1, 1), bufs["x"], bufs["vth"],
                bufs["stats"], bufs["q8"], np.int32(f), np.float32(p["k"]), dest, q_wide)
         return
-    if b <= SMALL_B:
+    if b <= int(d["SMALL_B"]):  # act_small's shared arrays hold SMALL_B rows
         launch("act_small", (1, 1, 1), (block, 1, 1), bufs["x"], bufs["vth"], bufs["stats"],
                bufs["q8"], np.int32(b), np.int32(f), np.float32(p["k"]), dest, q_wide)
         return

@@ -72,10 +72,27 @@ def test_act_one_follows_the_cache_define(st) -> None:  # type: ignore[no-untype
         assert kernel == "act_small" or launch.calls[0][2] == (256, 1, 1)
 
 
+@pytest.mark.parametrize(("small_b", "batch", "kernels"), [
+    ("4", 4, ["act_small"]), ("1", 2, ["act_stats", "act_encode"]),
+    ("1", 1, ["act_small"]),  # batch 1 on a row act_one does not take (F % 4 != 0)
+])
+def test_small_batches_follow_the_small_b_define(st, small_b, batch, kernels) -> None:  # type: ignore[no-untyped-def]
+    """act_small takes the batches its build's shared arrays hold (-D SMALL_B), not the
+    plugin's default: a SMALL_B=1 build sends batch 2 to the two-pass path."""
+    v = st.variant("unidirectional")
+    vb = dataclasses.replace(v, defines=tuple((k, small_b if k == "SMALL_B" else x)
+                                              for k, x in v.defines))
+    launch = RecordingLauncher(256)
+    st.enqueue(launch, {b: b for b in _BUFS}, st.point(vb, batch=batch, in_f=130), vb)
+    assert launch.names == kernels
+
+
 def test_cache_default_agrees_with_the_kernel_source() -> None:
-    """The plugin's CACHE_VEC is threshold.cuh's default (the plugin counts act_one's rows
-    with it; the kernels size their caches with the define)."""
+    """The plugin's CACHE_VEC and SMALL_B are the kernels' defaults (the plugin counts
+    act_one's rows and act_small's batches with them; the kernels size their caches and
+    shared arrays with the defines)."""
     assert kernel_define("kernels/common/threshold.cuh", "CACHE_VEC") == af.CACHE_VEC
+    assert kernel_define("kernels/activation_fused.cu", "SMALL_B") == af.SMALL_B
 
 
 def test_q_wide_is_declared_in_the_int8_layout_only(st) -> None:  # type: ignore[no-untyped-def]
