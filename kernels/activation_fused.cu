@@ -19,7 +19,7 @@
 //               fit int8, that path also writes q as int32 to q_wide: the operand of the
 //               layer's exact path (int_gemm_general_unfit), which stats chooses on the
 //               device. Where q fits, q_wide is not written.
-//   act_small:  B <= SMALL_B (batch 1 and a few rows): both passes in one block and one
+//   act_small:  B <= SMALL_B (batch 1 on rows act_one does not take): both passes in one block and one
 //               launch, no atomics; the same per-row code, so the same bits (q8 too).
 //   act_one:    batch 1 where the row fits the thread caches: one block of up to 1024
 //               threads, q kept in registers from pass 1 to pass 2 (x read once, each value
@@ -42,7 +42,7 @@
 #endif
 
 #ifndef SMALL_B
-#define SMALL_B 4
+#define SMALL_B 1  // act_small's rows: past batch 1 the two passes are faster (kernels/NOTES.md)
 #endif
 #ifndef PREFETCH
 #define PREFETCH 1  // pass 1 loads a block's next row before this row's reduction

@@ -39,9 +39,12 @@ ENC_UNITS = 2
 STATS_MINB = 4
 #: Pass 2 has at least this many blocks (or one a row): the per-row fallback fills the GPU.
 ENC_MIN_BLOCKS = 264
-#: Batches up to this run both passes in one block and one launch (kernel's -DSMALL_B, read
-#: back by ``enqueue``: the kernel's shared arrays hold that many rows).
-SMALL_B = 4
+#: Batches up to this run both passes in one block and one launch, act_small (kernel's
+#: -DSMALL_B, read back by ``enqueue``: the kernel's shared arrays hold that many rows): 1,
+#: since the two passes ran batches 2-4 in 8.3 µs against act_small's 9.9-16.4 (H200,
+#: statistics/h200/tuning/act-one/small-b2/). So act_small takes batch 1 where act_one does
+#: not (F % 4 != 0, or wider than the caches).
+SMALL_B = 1
 #: float4 of a row each thread of the one-block kernels holds in registers (the kernels'
 #: -DCACHE_VEC, common/threshold.cuh): at batch 1, rows up to 4 x CACHE_VEC x BLOCK values
 #: take act_one, on CACHE_VEC x BLOCK threads (at most 1024).
@@ -132,7 +135,7 @@ def q8(q: np.ndarray) -> np.ndarray:
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
     """Batch 1 where the row fits the thread caches (4 x CACHE_VEC x BLOCK values): one
     block of up to 1024 threads, q kept in registers between the passes. Up to SMALL_B
-    rows: one block, one launch. Otherwise pass 1: rows over at most
+    rows otherwise: act_small, one block, one launch. Otherwise pass 1: rows over at most
     STATS_BLOCKS blocks (vth, q to q8, q's range; the last block decides o and T), and
     pass 2: the planes from q8 (or from x, a block per row, when q is wider than int8, and
     then q to ``q_wide`` as well)."""
@@ -243,15 +246,16 @@ STAGE = Stage(
     },
     variants=tuple(variant(m, lay) for lay in LAYOUTS for m in spec.MODES),
     cases=(
-        *cases.ACTIVATION[:4],  # batches 1 and 3 take act_small; in_f 5, a partial word
-        {"batch": 4, "in_f": 4100},  # act_small at its largest, wider than the cache
-        {"batch": 4, "in_f": 4096},  # act_small's rows at the cache's width
+        *cases.ACTIVATION[:4],  # act_one at batch 1; batch 3 (in_f 1) on the two passes
         {"batch": 1, "in_f": 4096},  # act_one: the row fills the cache
         {"batch": 1, "in_f": 3584, "k": 64.0},  # act_one, q wider than int8 (T > 8, q_wide)
         {"batch": 1, "in_f": 12},  # act_one: one packed word, most threads holding no value
         {"batch": 1, "in_f": 100},  # act_one: a packed row ending in a partial word
-        {"batch": 1, "in_f": 4100},  # batch 1 wider than the cache: act_small
-        {"batch": 5, "in_f": 3584, "k": 0.5},  # the two-pass path at its smallest, T <= 8
+        {"batch": 1, "in_f": 4100},  # act_small: wider than the cache
+        {"batch": 1, "in_f": 130},  # act_small: F % 4 != 0
+        {"batch": 1, "in_f": 20003, "k": 64.0},  # act_small, q wider than int8, a long row
+        {"batch": 2, "in_f": 3584, "k": 0.5},  # the two-pass path at its smallest, T <= 8
+        {"batch": 4, "in_f": 4100},  # the two passes on a few rows wider than the cache
         cases.ACTIVATION[4],
         {"batch": 12, "in_f": 4100},  # wider than the register cache
         {"batch": 2, "in_f": 20003},

@@ -21,25 +21,25 @@ def st(reg):  # type: ignore[no-untyped-def]
 _BUFS = ("x", "vth", "stats", "q8", "spikes", "packed")
 
 
-@pytest.mark.parametrize("batch", [2, 40])  # act_small; act_stats then act_encode
+@pytest.mark.parametrize("batch", [1, 40])  # act_small (in_f 130); act_stats, act_encode
 def test_q_wide_is_the_last_argument_or_null(st, batch) -> None:  # type: ignore[no-untyped-def]
     """The int8 layout passes q_wide where the caller gives it; without it (a pipeline that
     does not ask, or the packed layout) the kernel gets a null pointer and writes none."""
     for name, given, want in (("unidirectional", True, "q_wide"),
                               ("unidirectional", False, 0), ("packed_bidirectional", False, 0)):
         v = st.variant(name)
-        p = st.point(v, batch=batch, in_f=256)
+        p = st.point(v, batch=batch, in_f=130)
         bufs = {b: b for b in _BUFS} | ({"q_wide": "q_wide"} if given else {})
         launch = RecordingLauncher(256)
         st.enqueue(launch, bufs, p, v)
-        assert launch.names == (["act_small"] if batch <= 4 else ["act_stats", "act_encode"])
+        assert launch.names == (["act_small"] if batch == 1 else ["act_stats", "act_encode"])
         assert launch.calls[-1][3][-1] == want
 
 
 @pytest.mark.parametrize(("batch", "in_f", "kernels"), [
     (1, 3584, ["act_one"]), (1, 4096, ["act_one"]),  # the row fits the caches
     (1, 4100, ["act_small"]), (1, 130, ["act_small"]),  # too wide; F % 4 != 0
-    (2, 3584, ["act_small"]), (5, 3584, ["act_stats", "act_encode"]),
+    (2, 3584, ["act_stats", "act_encode"]),
 ])
 def test_batch_one_takes_act_one_where_the_row_fits(st, batch, in_f, kernels) -> None:  # type: ignore[no-untyped-def]
     """act_one takes batch 1 on rows of F % 4 == 0 up to 4 x CACHE_VEC x BLOCK values, on
@@ -78,7 +78,8 @@ def test_act_one_follows_the_cache_define(st) -> None:  # type: ignore[no-untype
 ])
 def test_small_batches_follow_the_small_b_define(st, small_b, batch, kernels) -> None:  # type: ignore[no-untyped-def]
     """act_small takes the batches its build's shared arrays hold (-D SMALL_B), not the
-    plugin's default: a SMALL_B=1 build sends batch 2 to the two-pass path."""
+    plugin's default: a SMALL_B=4 build takes batch 4, the default's (1) sends batch 2 to
+    the two-pass path."""
     v = st.variant("unidirectional")
     vb = dataclasses.replace(v, defines=tuple((k, small_b if k == "SMALL_B" else x)
                                               for k, x in v.defines))

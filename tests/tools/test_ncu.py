@@ -75,7 +75,8 @@ def test_command_counts_the_kernels_one_launch_enqueues(reg, monkeypatch) -> Non
     monkeypatch.setattr(ncu, "find_ncu", lambda: "ncu")
     fused = reg.get("activation_fused")
     v = fused.variants[0]
-    assert ncu.launched_kernels(fused, v, fused.point(v, batch=1)) == ["act_small"]
+    assert ncu.launched_kernels(fused, v, fused.point(v, batch=1)) == ["act_one"]
+    assert ncu.launched_kernels(fused, v, fused.point(v, batch=1, in_f=130)) == ["act_small"]
     big = fused.point(v, batch=65536)
     assert ncu.launched_kernels(fused, v, big) == ["act_stats", "act_encode"]
     cmd = ncu.command(fused, v, big, "normal", None, None, 0)
