@@ -36,7 +36,10 @@ class Launcher(Protocol):
 
     def constant(self, name: str, count: int = 1) -> np.ndarray:
         """``count`` int32 values of the module's ``__constant__`` symbol ``name``: sizes the
-        kernel source decides (its dynamic shared memory, say), read instead of restated."""
+        kernel source decides (its dynamic shared memory, say), read instead of restated.
+        Not a way to choose which kernel to launch: ``harness profile`` predicts the launched
+        kernels with :class:`RecordingLauncher`, which compiles nothing; choose by the
+        point and the variant's defines."""
         ...
 
     def max_active_clusters(self, name: str, cluster: int, threads: int, shared: int) -> int:
