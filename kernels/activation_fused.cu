@@ -19,7 +19,7 @@
 //               fit int8, that path also writes q as int32 to q_wide: the operand of the
 //               layer's exact path (int_gemm_general_unfit), which stats chooses on the
 //               device. Where q fits, q_wide is not written.
-//   act_small:  B <= SMALL_B (batch 1 on rows act_one does not take): both passes in one block and one
+//   act_small:  B <= SMALL_B (batch 1 where act_one does not fit): both passes in one block and one
 //               launch, no atomics; the same per-row code, so the same bits (q8 too).
 //   act_one:    batch 1 where the row fits the thread caches: one block of up to 1024
 //               threads, q kept in registers from pass 1 to pass 2 (x read once, each value
@@ -197,19 +197,6 @@ act_encode(const float* __restrict__ x, const float* __restrict__ vth,
     store_q_wide(x, vth, qmin, qmax, B, F, blockIdx.x, gridDim.x, q_wide);
 }
 
-// The end of act_small's pass 1: the block's q range, SPEC's decision into stats and s_stats
-// (o at 2, T at 3), seen by every thread on return. NW: the block's warps.
-template <int NW>
-__device__ __forceinline__ void small_decide(int lo, int hi, int* __restrict__ stats, int* s_lo,
-                                             int* s_hi, int* s_stats) {
-    block_min_max<NW>(lo, hi, s_lo, s_hi);
-    if (threadIdx.x == 0) {
-        decide(lo, hi, s_stats);
-        for (int i = 0; i < 4; ++i) stats[i] = s_stats[i];
-    }
-    __syncthreads();
-}
-
 extern "C" __global__ void __launch_bounds__(BLOCK)
 act_small(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ stats,
           signed char* __restrict__ q8, int B, int F, float k, out_t* __restrict__ out,
@@ -222,7 +209,12 @@ act_small(const float* __restrict__ x, float* __restrict__ vth, int* __restrict_
         const float t = stats_row<true>(x, F, k, b, scratch, q8, lo, hi);
         if (threadIdx.x == 0) { vth[b] = t; s_vth[b] = t; }
     }
-    small_decide<BLOCK / 32>(lo, hi, stats, s_lo, s_hi, s_stats);
+    block_min_max<BLOCK / 32>(lo, hi, s_lo, s_hi);
+    if (threadIdx.x == 0) {
+        decide(lo, hi, s_stats);
+        for (int i = 0; i < 4; ++i) stats[i] = s_stats[i];
+    }
+    __syncthreads();
     const int o = s_stats[2], T = s_stats[3];
     for (int b = 0; b < B; ++b) encode_row(x, s_vth[b], o, T, B, F, b, out);
     store_q_wide(x, s_vth, s_stats[0], s_stats[1], B, F, 0, 1, q_wide);
@@ -238,10 +230,14 @@ act_small(const float* __restrict__ x, float* __restrict__ vth, int* __restrict_
 // BLOCK adds the float4s t, t + BLOCK, ... that its cache holds in the BLOCK build, in that
 // order; the other threads give +0, which block_sum's tree adds where the BLOCK build has
 // its empty lanes. So the same vth, and the same q (ReciprocalQ, as pass 1 always uses).
+// Builds whose caches hold more than ONE_MAX_SLOTS float4 (past 32 KB of |x| sums in shared
+// memory) have no act_one: the plugin does not launch it there, and the kernel traps.
 #define ONE_SLOTS (CACHE_VEC * BLOCK)
 #define ONE_THREADS (ONE_SLOTS < 1024 ? ONE_SLOTS : 1024)
-#define ONE_V (ONE_SLOTS / ONE_THREADS)
-static_assert(ONE_SLOTS % ONE_THREADS == 0, "act_one: CACHE_VEC x BLOCK a multiple of 1024");
+#define ONE_V ((ONE_SLOTS + ONE_THREADS - 1) / ONE_THREADS)
+#ifndef ONE_MAX_SLOTS
+#define ONE_MAX_SLOTS 8192
+#endif
 
 #if LAYOUT == 0
 // Float4 idx's planes (v = q - o of four values) into the int8 layout of one row.
@@ -274,7 +270,10 @@ extern "C" __global__ void __launch_bounds__(ONE_THREADS)
 act_one(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ stats,
         signed char* __restrict__ q8, int F, float k, out_t* __restrict__ out,
         int* __restrict__ q_wide) {
-    __shared__ float sums[ONE_SLOTS];
+#if ONE_SLOTS > ONE_MAX_SLOTS
+    __trap();  // not launched: see ONE_MAX_SLOTS
+#else
+    __shared__ float sums[ONE_V * ONE_THREADS];  // ONE_SLOTS and, past them, zeros
     __shared__ float scratch[32];
     __shared__ int s_lo[32], s_hi[32];
     const int n4 = F >> 2, tid = threadIdx.x;
@@ -291,8 +290,9 @@ act_one(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ 
 #pragma unroll
         for (int j = 0; j < CACHE_VEC; ++j) partial += sums[tid + j * BLOCK];
     }
-    // row_threshold with block_sum's two stages, the second done by every warp (the same
-    // lanes in the same order, so the same bits in every thread): one barrier, not three.
+    // row_threshold (threshold.cuh; its formula restated here, bit for bit) with block_sum's
+    // two stages, the second done by every warp (the same lanes in the same order, so the
+    // same bits in every thread): one barrier, not three.
     const int lane = tid & 31, warp = tid >> 5;
     constexpr int NW = ONE_THREADS / 32;
     partial = warp_sum(partial);
@@ -314,7 +314,7 @@ act_one(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ 
         }
     }
     // The q range and SPEC's decision, made by every thread from the warps' ranges (one
-    // barrier; small_decide's thread 0 and its broadcast would take two).
+    // barrier; act_small's thread 0 and its broadcast take two).
     lo = __reduce_min_sync(0xffffffffu, lo);
     hi = __reduce_max_sync(0xffffffffu, hi);
     if (lane == 0) { s_lo[warp] = lo; s_hi[warp] = hi; }
@@ -334,4 +334,5 @@ act_one(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ 
         one_planes(out, F, n4, idx, make_int4(q[i].x - o, q[i].y - o, q[i].z - o, q[i].w - o), T);
         if (wide && idx < n4) reinterpret_cast<int4*>(q_wide)[idx] = q[i];  // the layer's operand
     }
+#endif
 }

@@ -49,6 +49,9 @@ SMALL_B = 1
 #: -DCACHE_VEC, common/threshold.cuh): at batch 1, rows up to 4 x CACHE_VEC x BLOCK values
 #: take act_one, on CACHE_VEC x BLOCK threads (at most 1024).
 CACHE_VEC = 4
+#: act_one's most float4 slots (CACHE_VEC x BLOCK; the kernel's -DONE_MAX_SLOTS): its |x| sums
+#: fill shared memory past that, so a build whose caches hold more has no act_one.
+ONE_MAX_SLOTS = 8192
 
 
 def capacity(p: Point) -> int:
@@ -144,7 +147,7 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
     q_wide = bufs.get("q_wide", 0)  # null: not written (packed, or a pipeline without it)
     d = dict(v.defines)  # read back, so that a -D build is launched as it was compiled
     slots = int(d["CACHE_VEC"]) * block  # the float4 a row of the BLOCK build's caches holds
-    if b == 1 and f % 4 == 0 and f <= 4 * slots:
+    if b == 1 and f % 4 == 0 and f <= 4 * slots and slots <= ONE_MAX_SLOTS:
         launch("act_one", (1, 1, 1), (min(slots, 1024), 1, 1), bufs["x"], bufs["vth"],
                bufs["stats"], bufs["q8"], np.int32(f), np.float32(p["k"]), dest, q_wide)
         return
@@ -266,5 +269,9 @@ STAGE = Stage(
         {"batch": 9, "in_f": 96, "k": 64.0},  # the same, packed rows without padding
         {"batch": 33, "in_f": 96},  # flat packed at a few words; n % 16 == 0
     ),
+    # act_one's row at the cache's width, a packed row ending in a partial word, and most
+    # threads holding no value (the odd shapes reach it only at in_f 3584).
+    sanitize_shapes=({"batch": 1, "in_f": 4096}, {"batch": 1, "in_f": 100},
+                     {"batch": 1, "in_f": 12}),
     default_sweep=axes.BATCH_SWEEP,
 )

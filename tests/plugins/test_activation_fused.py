@@ -21,18 +21,19 @@ def st(reg):  # type: ignore[no-untyped-def]
 _BUFS = ("x", "vth", "stats", "q8", "spikes", "packed")
 
 
-@pytest.mark.parametrize("batch", [1, 40])  # act_small (in_f 130); act_stats, act_encode
-def test_q_wide_is_the_last_argument_or_null(st, batch) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(("batch", "in_f", "kernels"), [
+    (1, 256, ["act_one"]), (1, 130, ["act_small"]), (40, 130, ["act_stats", "act_encode"])])
+def test_q_wide_is_the_last_argument_or_null(st, batch, in_f, kernels) -> None:  # type: ignore[no-untyped-def]
     """The int8 layout passes q_wide where the caller gives it; without it (a pipeline that
     does not ask, or the packed layout) the kernel gets a null pointer and writes none."""
     for name, given, want in (("unidirectional", True, "q_wide"),
                               ("unidirectional", False, 0), ("packed_bidirectional", False, 0)):
         v = st.variant(name)
-        p = st.point(v, batch=batch, in_f=130)
+        p = st.point(v, batch=batch, in_f=in_f)
         bufs = {b: b for b in _BUFS} | ({"q_wide": "q_wide"} if given else {})
         launch = RecordingLauncher(256)
         st.enqueue(launch, bufs, p, v)
-        assert launch.names == (["act_small"] if batch == 1 else ["act_stats", "act_encode"])
+        assert launch.names == kernels
         assert launch.calls[-1][3][-1] == want
 
 
@@ -55,21 +56,25 @@ def test_batch_one_takes_act_one_where_the_row_fits(st, batch, in_f, kernels) ->
             _, grid, block, args, _ = launch.calls[0]
             assert (grid, block) == ((1, 1, 1), (1024, 1, 1))
             dest = "packed" if name.startswith("packed") else "spikes"
-            assert args[:4] == ("x", "vth", "stats", "q8") and args[-2] == dest
-            assert int(args[4]) == in_f
+            assert args[:4] == ("x", "vth", "stats", "q8") and args[-2:] == (dest, "q_wide")
+            assert int(args[4]) == in_f and float(args[5]) == p["k"]
 
 
-def test_act_one_follows_the_cache_define(st) -> None:  # type: ignore[no-untyped-def]
-    """A -D CACHE_VEC build moves act_one's widest row and block with it: at CACHE_VEC 1
-    and BLOCK 256 a row of 1024 values takes act_one on 256 threads, 1028 goes to act_small."""
+@pytest.mark.parametrize(("cache_vec", "block", "in_f", "kernel", "threads"), [
+    ("1", 256, 1024, "act_one", 256), ("1", 256, 1028, "act_small", 0),  # the cache's width
+    ("4", 512, 8192, "act_one", 1024), ("4", 512, 8196, "act_small", 0),  # at most 1024
+    ("16", 1024, 4096, "act_small", 0),  # past ONE_MAX_SLOTS: no act_one in the build
+])
+def test_act_one_follows_the_build(st, cache_vec, block, in_f, kernel, threads) -> None:  # type: ignore[no-untyped-def]
+    """A -D CACHE_VEC or BLOCK build moves act_one's widest row (4 x CACHE_VEC x BLOCK) and
+    block (CACHE_VEC x BLOCK, at most 1024) with it, and past ONE_MAX_SLOTS it has none."""
     v = st.variant("unidirectional")
-    v1 = dataclasses.replace(v, defines=tuple((k, "1" if k == "CACHE_VEC" else x)
+    vc = dataclasses.replace(v, defines=tuple((k, cache_vec if k == "CACHE_VEC" else x)
                                               for k, x in v.defines))
-    for in_f, kernel in ((1024, "act_one"), (1028, "act_small")):
-        launch = RecordingLauncher(256)
-        st.enqueue(launch, {b: b for b in _BUFS}, st.point(v1, batch=1, in_f=in_f), v1)
-        assert launch.names == [kernel]
-        assert kernel == "act_small" or launch.calls[0][2] == (256, 1, 1)
+    launch = RecordingLauncher(block)
+    st.enqueue(launch, {b: b for b in _BUFS}, st.point(vc, batch=1, in_f=in_f), vc)
+    assert launch.names == [kernel]
+    assert kernel == "act_small" or launch.calls[0][2] == (threads, 1, 1)
 
 
 @pytest.mark.parametrize(("small_b", "batch", "kernels"), [
@@ -94,6 +99,7 @@ def test_cache_default_agrees_with_the_kernel_source() -> None:
     shared arrays with the defines)."""
     assert kernel_define("kernels/common/threshold.cuh", "CACHE_VEC") == af.CACHE_VEC
     assert kernel_define("kernels/activation_fused.cu", "SMALL_B") == af.SMALL_B
+    assert kernel_define("kernels/activation_fused.cu", "ONE_MAX_SLOTS") == af.ONE_MAX_SLOTS
 
 
 def test_q_wide_is_declared_in_the_int8_layout_only(st) -> None:  # type: ignore[no-untyped-def]
