@@ -1,6 +1,6 @@
 """SPEC steps 1-3 fused: ``x -> (vth, spikes, stats = [qmin, qmax, o, T], q8)`` in two
-kernels over x, with the transform decision and ``T`` made on the device (no host round trip), so
-the two launches capture as one CUDA graph.
+kernels over x (one at batch 1), with the transform decision and ``T`` made on the device (no
+host round trip), so the launches capture as one CUDA graph.
 
 Bit-identical to the staged path (dynamic_spikes, find_min_max, transform_absmax,
 spike_encode): the row threshold is the same code (``kernels/common/threshold.cuh``). The
