@@ -28,6 +28,10 @@
 #             8192 on the first shape, the FP32 tiled gemm on the first shape (harness
 #             compare --ignore stage,variant,params against it), and spike_linear's sweep
 #             on the three shapes, into the GPU's folder (replacing those CSVs)
+#   ab        an A/B of kernel builds (`bench --define`) into the GPU folder's tuning/$AB_DIR:
+#             each build first checked against the reference at $AB_CHECK, then each point
+#             of $AB_POINTS timed $TUNE_REPEATS times in rotated order with the check off
+#             (the builds' outputs were checked just before), then read with `harness best`
 #   tune      the tuning sweeps of statistics/<gpu>/tuning/ (`bench --define`), measured
 #             again with their own commands into that folder, each point $TUNE_REPEATS
 #             times in rotated order (bench --repeats; where a point has more builds than
@@ -41,7 +45,11 @@
 # each regress point's repeats (1; 3 takes three times as long and keeps a process's order
 # effect out of the gate: README, "How a time is measured"); REGRESS_LEAVE, stages whose
 # rows regress leaves out (measured by another phase of the same run, say); HARNESS_GIT_SHA,
-# the commit the rows name when the tree arrives without git history.
+# the commit the rows name when the tree arrives without git history; STAGES, the stages
+# and pipelines validate takes, and the stages of them sanitize takes (default: all); for ab, AB_STAGE, AB_VARIANT,
+# AB_DEFINES (its --define specs, space-separated: "NAME=V1,V2 NAME2=V1,V2"), AB_CHECK (the
+# --sweep specs of the check), AB_POINTS (the timed points, ';'-separated, each its --sweep
+# specs) and AB_DIR.
 #
 # Staged wheels in .whl/ (PyCUDA and its dependencies) are installed into /tmp/site first.
 # Everything lands in $OUT (gpu-out/ when OUT is unset), in three files, repacked after
@@ -52,7 +60,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 root=$PWD
-phases=(validate test sweep peers layer profile sanitize regress tune)
+phases=(validate test sweep peers layer profile sanitize regress ab tune)
 usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 case " $* " in *" -h "* | *" --help "*) usage; exit 0 ;; esac
 asked=("$@")
@@ -72,6 +80,7 @@ profile_batch=${PROFILE_BATCH:-16384}
 layer_batches=${LAYER_BATCHES:-1,4,16,64,256,1024,4096,8192}
 read -r -a regress_leave <<< "${REGRESS_LEAVE:-}"
 tune_repeats=${TUNE_REPEATS:-3}
+read -r -a only_stages <<< "${STAGES:-}"
 regress_repeats=${REGRESS_REPEATS:-1}
 work=$(mktemp -d)
 logs=$work/logs
@@ -197,7 +206,7 @@ if [ -d "$stats" ]; then cp -a "$stats" "$baseline"; fi
 for phase in "${asked[@]}"; do
   case $phase in
     validate)
-      step validate h validate --record
+      step validate h validate --record "${only_stages[@]}"
       ;;
     test)
       step test python3 -m pytest -m gpu -rP -p no:cacheprovider tests
@@ -279,6 +288,16 @@ for phase in "${asked[@]}"; do
       done < "$work/variants"
       ;;
     sanitize)
+      if [ ${#only_stages[@]} -gt 0 ]; then  # STAGES less its pipelines
+        if ! found variants > "$work/variants"; then
+          skip sanitize "the harness could not list its stage variants (above)"
+          continue
+        fi
+        mapfile -t named < <(printf '%s\n' "${only_stages[@]}" \
+          | grep -Fxf <(cut -d' ' -f1 "$work/variants"))
+        if [ ${#named[@]} -gt 0 ]; then step sanitize h sanitize --append "${named[@]}"; fi
+        continue
+      fi
       step sanitize h sanitize --overwrite
       # The layer's exact path (int_gemm_general_unfit, and activation_fused writing q_wide)
       # runs only inside spike_linear: memcheck over that pipeline's validation, on families
@@ -321,6 +340,34 @@ print(p.system(), p.python_implementation(), ".".join(p.python_version_tuple()[:
       else
         skip regress-benchmarks "no pytest-benchmark baseline for $machine in $stats"
       fi
+      ;;
+    ab)
+      if [ -z "${AB_STAGE:-}" ] || [ -z "${AB_DEFINES:-}" ] || [ -z "${AB_POINTS:-}" ] \
+         || [ -z "${AB_DIR:-}" ]; then
+        skip ab "AB_STAGE, AB_DEFINES, AB_POINTS and AB_DIR must be set"
+        continue
+      fi
+      read -r -a defs <<< "$AB_DEFINES"
+      build=(h bench "$AB_STAGE" --variant "${AB_VARIANT:-all}")
+      for d in "${defs[@]}"; do build+=(--define "$d"); done
+      dir=$stats/tuning/$AB_DIR
+      if [ -n "${AB_CHECK:-}" ]; then
+        read -r -a chk <<< "$AB_CHECK"
+        mapfile -t args < <(sweep_args "${chk[@]}")
+        step ab-check "${build[@]}" --budget 0.05 --out "$logs/ab-check" "${args[@]}"
+      fi
+      IFS=';' read -r -a points <<< "$AB_POINTS"
+      i=0
+      for pt in "${points[@]}"; do
+        i=$((i + 1))
+        read -r -a specs <<< "$pt"
+        mapfile -t args < <(sweep_args "${specs[@]}")
+        mode=--overwrite
+        [ -e "$dir/$AB_STAGE.csv" ] && mode=--append
+        step "ab-$i" "${build[@]}" --no-verify --repeats "$tune_repeats" --budget "$budget" \
+          "$mode" --out "$dir" "${args[@]}"
+      done
+      step ab-best h best "$dir/$AB_STAGE.csv"
       ;;
     tune)
       if [ ! -d "$stats/tuning" ]; then

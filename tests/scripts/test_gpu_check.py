@@ -146,3 +146,52 @@ def test_peers_past_every_stage_are_said_and_a_bad_spec_fails_the_phase(tmp_path
         "8192, below 131072" in summary
     rc, summary, _ = _run(tmp_path, "peers", PEER_SWEEP="batch=x")
     assert rc == 1 and "peers" in summary and "not run: the harness could not plan" in summary
+
+
+def test_ab_checks_each_build_then_times_each_point_and_reads_them(tmp_path: Path) -> None:
+    """The A/B phase: one checked bench of every build, then one timed bench a point (the
+    check off, the repeats rotated, the first into a new CSV, the rest appended), then
+    `harness best` on the CSV they wrote."""
+    stats = tmp_path / "stats" / "h200"
+    rc, summary, _ = _run(tmp_path, "ab", AB_STAGE="int_gemm", AB_VARIANT="int8",
+                          AB_DEFINES="IG_A=0,1 IG_B=0,2", AB_CHECK="batch=1000 in_f=256",
+                          AB_POINTS="batch=8192 out_f=18944;batch=8192 out_f=3584 in_f=18944",
+                          AB_DIR="overlap")
+    assert rc == 0, summary
+    assert [ln.split()[0] for ln in summary.splitlines()] == ["ab-check", "ab-1", "ab-2",
+                                                              "ab-best"]
+    check, first, second = _benches(tmp_path)
+    for c in (check, first, second):
+        assert "bench int_gemm --variant int8 --define IG_A=0,1 --define IG_B=0,2" in c
+    assert "--sweep batch=1000 --sweep in_f=256" in check and "--no-verify" not in check
+    assert str(stats / "tuning") not in check  # the check's rows go to the logs
+    for c, mode, sweep in ((first, "--overwrite", "--sweep batch=8192 --sweep out_f=18944"),
+                           (second, "--overwrite",
+                            "--sweep batch=8192 --sweep out_f=3584 --sweep in_f=18944")):
+        assert "--no-verify --repeats 3" in c and mode in c and sweep in c
+        assert f"--out {stats / 'tuning' / 'overlap'}" in c
+    calls = (tmp_path / "calls.log").read_text().splitlines()
+    assert calls[-1] == f"-m harness best {stats / 'tuning' / 'overlap' / 'int_gemm.csv'}"
+
+
+def test_ab_appends_where_the_csv_is_there_and_fails_unset(tmp_path: Path) -> None:
+    folder = tmp_path / "stats" / "h200" / "tuning" / "overlap"
+    folder.mkdir(parents=True)
+    (folder / "int_gemm.csv").write_text("rows\n")
+    rc, summary, _ = _run(tmp_path, "ab", AB_STAGE="int_gemm", AB_DEFINES="IG_A=0,1",
+                          AB_POINTS="batch=8192", AB_DIR="overlap")
+    assert rc == 0, summary
+    (timed,) = _benches(tmp_path)  # no AB_CHECK: no check
+    assert "--append" in timed and "--variant all" in timed
+    rc, summary, _ = _run(tmp_path, "ab", AB_STAGE="int_gemm")
+    assert rc == 1 and "not run: AB_STAGE, AB_DEFINES, AB_POINTS and AB_DIR must be set" in summary
+
+
+def test_stages_narrow_validate_and_sanitize(tmp_path: Path) -> None:
+    rc, summary, _ = _run(tmp_path, "validate", "sanitize", STAGES="int_gemm spike_linear")
+    # spike_linear is a pipeline: validate takes it, sanitize (stages only) does not
+    assert rc == 0, summary
+    calls = [c for c in (tmp_path / "calls.log").read_text().splitlines()
+             if c.startswith("-m harness") and "where" not in c]
+    assert calls == ["-m harness validate --record int_gemm spike_linear",
+                     "-m harness sanitize --append int_gemm"]
