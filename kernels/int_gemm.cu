@@ -123,18 +123,6 @@ static_assert(IG_I2F >= 0 && IG_I2F <= 3, "IG_I2F must be 0, 1, 2 or 3");
 #ifndef IG_SPLIT
 #define IG_SPLIT 0
 #endif
-// Ping-pong: the first IG_FREE_TURNS K tiles of every tile are issued without a turn (no
-// named barrier either way). A warpgroup back from its epilogue then starts its next tile at
-// once, and the other, still storing its own tile, is not waited for until the first turn:
-// one warpgroup's K tiles fill the pipe during the other's epilogue (kernels/NOTES.md).
-#ifndef IG_FREE_TURNS
-#define IG_FREE_TURNS 0
-#endif
-// 1 prefetches the lines of vth and bias the epilogue reads into L1 while the tile's last K
-// tile runs, so the epilogue's loads do not wait a round trip to L2 (kernels/NOTES.md).
-#ifndef IG_EPI_PREFETCH
-#define IG_EPI_PREFETCH 0
-#endif
 // 1 reads the K tile's scales from shared memory into registers as soon as its wgmmas are
 // issued, so their latency is spent while the wgmmas run; 0 reads them after the wait.
 #ifndef IG_SCALES_EARLY
@@ -211,7 +199,6 @@ constexpr int THREADS = 384;
 [[maybe_unused]] constexpr int CONSUMER_WARPS = 8;
 [[maybe_unused]] constexpr int HANDOVER = IG_PINGPONG ? IG_HANDOVER : 0;
 static_assert(IG_HANDOVER >= 0 && IG_HANDOVER <= BK / 32, "IG_HANDOVER: 0 to 4 wgmmas");
-static_assert(IG_FREE_TURNS >= 0 && IG_FREE_TURNS < STAGES, "IG_FREE_TURNS: 0 to STAGES - 1");
 [[maybe_unused]] constexpr uint64_t HINT = static_cast<uint64_t>(cute::TMA::CacheHintSm90::EVICT_NORMAL);
 
 static_assert(CM == 1 || CM == 2, "IG_CLUSTER_M must be 1 or 2");
@@ -608,40 +595,23 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
                 }
             };
             uint32_t acc0[64];
-            // IG_EPI_PREFETCH: the line a lane prefetches for the epilogue, one of the tile's
-            // four of bias (lanes 0-3) or its warp's 16 rows of vth (lane 4, 64 bytes).
-            [[maybe_unused]] const float* pf = nullptr;
-            if constexpr (IG_EPI_PREFETCH) {
-                const int r = tc.m0 + c * 64 + wq * 16;
-                if (lane < 4) pf = bias + tc.n0 + 32 * lane;
-                else if (lane == 4 && r < M) pf = vth + r;
-            }
             for (int kt = 0; kt < nk; ++kt) {
                 wait_full(s, ph);
-                if constexpr (IG_EPI_PREFETCH)
-                    if (kt == nk - 1 && pf != nullptr) igemm::prefetch_l1(pf);
 #if IG_PINGPONG
                 // Wait for the turn (warpgroup 1's very first K tile goes first), issue, and
                 // hand the turn over once all but HANDOVER of this K tile's wgmmas are done:
                 // the other warpgroup's wgmmas then follow ours on the tensor pipe while we
                 // promote, instead of sharing the pipe with ours and finishing with them.
-                // A tile's first IG_FREE_TURNS K tiles take no turn and hand none over, so
-                // each warpgroup takes as many turns as the other hands it.
-                const bool turn = kt >= IG_FREE_TURNS;
-                if (turn) {
-                    if (c == 0) {
-                        if (issued) bar_sync<TURN0>();
-                    } else {
-                        bar_sync<TURN1>();
-                    }
+                if (c == 0) {
+                    if (issued) bar_sync<TURN0>();
+                } else {
+                    bar_sync<TURN1>();
                 }
                 issue(s, acc0);
-                if (turn) {
-                    if constexpr (HANDOVER == 0) cute::warpgroup_wait<0>();
-                    else if constexpr (HANDOVER < BK / 32) cute::warpgroup_wait<1>();
-                    if (c == 0) bar_arrive<TURN1>(); else bar_arrive<TURN0>();
-                    issued = true;
-                }
+                if constexpr (HANDOVER == 0) cute::warpgroup_wait<0>();
+                else if constexpr (HANDOVER < BK / 32) cute::warpgroup_wait<1>();
+                if (c == 0) bar_arrive<TURN1>(); else bar_arrive<TURN0>();
+                issued = true;
 #else
                 issue(s, acc0);
 #endif

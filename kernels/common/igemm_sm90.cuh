@@ -192,10 +192,6 @@ __device__ __forceinline__ void st_shared_f2(uint32_t addr, float x, float y) {
 }
 // Wait until this thread's bulk (TMA) stores have completed, their writes done, not only
 // their shared-memory reads (cute::tma_store_wait waits for those).
-// A hint: bring the global line holding p into L1 (a later ld.global.nc hits it there).
-__device__ __forceinline__ void prefetch_l1(const void* p) {
-    asm volatile("prefetch.global.L1 [%0];\n" ::"l"(p));
-}
 __device__ __forceinline__ void bulk_wait_all() {
     asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory");
 }
