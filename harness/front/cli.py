@@ -363,14 +363,22 @@ def run_cmd(
 @cli_errors
 def calibrate(
     device: DeviceOpt = 0,
-    nbytes: Annotated[int, typer.Option("--bytes", min=1 << 20, help="Bytes copied.")]
+    nbytes: Annotated[int, typer.Option("--bytes", min=1 << 20,
+                                        help="Bytes copied (each way) or written.")]
     = calibration.COPY_BYTES,
+    kind: Annotated[str, typer.Option(
+        "--kind", help="copy (device to device, read + write counted) or write (a fill, "
+                       "bytes written counted).")] = "copy",
 ) -> None:
-    """Measure the device-to-device copy bandwidth (read + write) and store it."""
-    c = calibration.calibrate(device, nbytes)
+    """Measure the device's memory bandwidth and store it: the copy of the default size is
+    the peak that % of peak refers to; any other size or kind is stored beside it."""
+    c = calibration.calibrate(device, nbytes, kind)
     r = c.record
-    _line(f"{r['gpu']}: copy bandwidth {r['gbps']:.0f} GB/s (read + write; median "
-          f"{r['median_us']:.1f} µs ± {r['noise_pct']:.2f}%, {r['samples']} samples) -> {c.path}")
+    counted = "read + write" if kind == "copy" else "bytes written"
+    role = "the peak" if c.is_peak else "beside the peak, which it does not replace"
+    _line(f"{r['gpu']}: {kind} bandwidth {r['gbps']:.0f} GB/s ({counted}; median "
+          f"{r['median_us']:.1f} µs ± {r['noise_pct']:.2f}%, {r['samples']} samples) -> "
+          f"{c.path} ({role})")
 
 
 @app.command("where")

@@ -1,5 +1,6 @@
 """A GPU's stored copy bandwidth (``statistics/<gpu>/calibration.json``, written whole by
-``harness calibrate``): where it lives, writing it and reading it back."""
+``harness calibrate``): where it lives, writing it and reading it back; and the records of
+other sizes and kinds, each in a file of its own beside it (``beside``)."""
 
 from __future__ import annotations
 
@@ -19,9 +20,15 @@ def path_for(slug: str, root: Path | None = None) -> Path:
     return (root or paths.statistics_dir()) / slug / FILE
 
 
-def save(record: dict[str, Any], slug: str, root: Path | None = None) -> Path:
-    """Write the calibration record as JSON, replacing the file whole (never half written)."""
-    p = path_for(slug, root)
+def beside(kind: str, nbytes: int) -> str:
+    """The file name of a record that is not the GPU's peak: a kind and a size of its own."""
+    return f"calibration-{kind}-{nbytes}.json"
+
+
+def save(record: dict[str, Any], slug: str, root: Path | None = None, name: str = FILE) -> Path:
+    """Write a record as JSON (the calibration, or ``name`` beside it), replacing the file
+    whole (never half written)."""
+    p = path_for(slug, root).with_name(name)
     return files.replace(p, (json.dumps(record, indent=2, sort_keys=True) + "\n").encode())
 
 

@@ -1,4 +1,5 @@
-"""``harness calibrate``: the copy measured and its record stored."""
+"""``harness calibrate``: the copy or the fill measured and its record stored, as the GPU's
+peak (the copy of the default size) or beside it."""
 
 from __future__ import annotations
 
@@ -21,6 +22,10 @@ class FakeGpu:
         self.asked = (nbytes, cfg.budget_s)
         return Timing(1000.0, 990.0, 1010.0, 0.1, 200, True), 2 * nbytes / 1e-3 / 1e9
 
+    def write_bandwidth(self, nbytes, cfg):  # type: ignore[no-untyped-def]
+        self.wrote = (nbytes, cfg.budget_s)
+        return Timing(500.0, 490.0, 510.0, 0.1, 300, True), nbytes / 5e-4 / 1e9
+
 
 def test_calibrate_measures_and_stores_the_record(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
     from harness import paths
@@ -29,11 +34,53 @@ def test_calibrate_measures_and_stores_the_record(monkeypatch, tmp_path) -> None
     gpu = FakeGpu()
     monkeypatch.setattr(devices, "open_gpu", lambda device: gpu)
     monkeypatch.setattr(paths, "statistics_dir", lambda: tmp_path)
-    c = calibrate.calibrate(0, 1 << 20)
-    assert gpu.asked == (1 << 20, 3.0)
-    assert c.path == tmp_path / "h200" / "calibration.json"
+    c = calibrate.calibrate(0)
+    assert gpu.asked == (calibrate.COPY_BYTES, 3.0)
+    assert c.is_peak and c.path == tmp_path / "h200" / "calibration.json"
     assert calibration.load("h200", tmp_path) == c.record
     r = c.record
-    assert r["gpu"] == "NVIDIA H200" and r["bytes_each_way"] == 1 << 20
-    assert r["gbps"] == 2 * (1 << 20) / 1e-3 / 1e9 and r["samples"] == 200
+    assert r["gpu"] == "NVIDIA H200" and r["bytes_each_way"] == calibrate.COPY_BYTES
+    assert r["gbps"] == 2 * calibrate.COPY_BYTES / 1e-3 / 1e9 and r["samples"] == 200
     assert r["date"] and r["git_sha"] and r["method"].startswith("memcpy_dtod_async")
+    assert r["kind"] == "copy"
+
+
+def _gpu(monkeypatch, tmp_path) -> FakeGpu:  # type: ignore[no-untyped-def]
+    from harness import paths
+    from harness.engine import devices
+
+    gpu = FakeGpu()
+    monkeypatch.setattr(devices, "open_gpu", lambda device: gpu)
+    monkeypatch.setattr(paths, "statistics_dir", lambda: tmp_path)
+    return gpu
+
+
+def test_only_the_default_copy_is_the_peak(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    _gpu(monkeypatch, tmp_path)
+    peak = calibrate.calibrate(0)
+    assert peak.is_peak and peak.path == tmp_path / "h200" / "calibration.json"
+    small = calibrate.calibrate(0, 1 << 20)
+    assert small.path == tmp_path / "h200" / "calibration-copy-1048576.json"
+    assert calibration.load("h200", tmp_path) == peak.record  # not replaced
+
+
+def test_a_fill_counts_bytes_written_and_is_stored_beside(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    gpu = _gpu(monkeypatch, tmp_path)
+    c = calibrate.calibrate(0, calibrate.COPY_BYTES, "write")
+    assert gpu.wrote == (calibrate.COPY_BYTES, 3.0) and not hasattr(gpu, "asked")
+    assert not c.is_peak and c.path.name == f"calibration-write-{calibrate.COPY_BYTES}.json"
+    r = c.record
+    assert r["kind"] == "write" and r["bytes_written"] == calibrate.COPY_BYTES
+    assert r["gbps"] == calibrate.COPY_BYTES / 5e-4 / 1e9 and r["method"].startswith("memset_d32")
+    assert calibration.load("h200", tmp_path) is None  # no peak written
+
+
+def test_an_unknown_kind_opens_no_gpu(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import pytest
+
+    from harness.engine import devices
+    from harness.errors import BadInput
+
+    monkeypatch.setattr(devices, "open_gpu", lambda device: pytest.fail("opened the GPU"))
+    with pytest.raises(BadInput, match="unknown --kind 'read'"):
+        calibrate.calibrate(0, 1 << 20, "read")

@@ -61,6 +61,7 @@ def test_list_shows_the_stages_and_the_pipeline() -> None:
     (["sanitize", "dynamic_spikes", "--define", "A=1", "--define", "A=2"], "'A' given twice"),
     (["bench", "dynamic_spikes", "--graph", "--backend", "numpy"],
      "--graph times CUDA graph replays"),
+    (["calibrate", "--kind", "read"], "unknown --kind 'read' (kinds: copy, write)"),
 ])
 def test_bad_input_is_one_line_exit_2(args: list[str], text: str) -> None:
     one_line_error(run(*args), text)

@@ -1,5 +1,6 @@
-"""The device's copy bandwidth: the peak that a row's ``% of peak`` refers to
-(``harness calibrate``)."""
+"""The device's memory bandwidth, timed on the device (``harness calibrate``): a copy (the
+peak that a row's ``% of peak`` refers to) or a fill (writes only: the ceiling of a kernel
+that mostly writes)."""
 
 from __future__ import annotations
 
@@ -13,21 +14,38 @@ from harness.contract.timing import Sample, Timing, TimingConfig, measure
 Sampler = Callable[[Callable[[], None], bool], Callable[[], Sample]]
 
 
+def _timed(sampler: Sampler, work: Callable[[], None], stream: Any,
+           cfg: TimingConfig) -> Timing:
+    """``work`` warmed up outside the samples (at least once), then measured."""
+    for _ in range(max(cfg.warmup, 1)):
+        work()
+    stream.synchronize()
+    return measure(sampler(work, cfg.cold), cfg)
+
+
 def copy_bandwidth(drv: Any, stream: Any, sampler: Sampler, nbytes: int,
                    cfg: TimingConfig) -> tuple[Timing, float]:
     """Device-to-device copy of ``nbytes``; returns the timing and GB/s (read + write)."""
     src, dst = alloc(drv, nbytes), alloc(drv, nbytes)
     try:
         drv.memset_d8(src, 1, nbytes)
-
-        def copy() -> None:
-            drv.memcpy_dtod_async(dst, src, nbytes, stream)
-
-        for _ in range(max(cfg.warmup, 1)):
-            copy()
-        stream.synchronize()
-        t = measure(sampler(copy, cfg.cold), cfg)
+        t = _timed(sampler, lambda: drv.memcpy_dtod_async(dst, src, nbytes, stream), stream,
+                   cfg)
     finally:
         src.free()
         dst.free()
     return t, 2 * nbytes / (t.median_us * 1e-6) / 1e9
+
+
+def write_bandwidth(drv: Any, stream: Any, sampler: Sampler, nbytes: int,
+                    cfg: TimingConfig) -> tuple[Timing, float]:
+    """A fill of ``nbytes`` (rounded down to whole 32-bit words) by the driver's memset;
+    returns the timing and GB/s (bytes written)."""
+    words = nbytes // 4
+    dst = alloc(drv, 4 * words)
+    try:
+        t = _timed(sampler, lambda: drv.memset_d32_async(dst, 0x3F800000, words, stream),
+                   stream, cfg)
+    finally:
+        dst.free()
+    return t, 4 * words / (t.median_us * 1e-6) / 1e9

@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.backends.pycuda.bandwidth import copy_bandwidth
+from harness.backends.pycuda.bandwidth import copy_bandwidth, write_bandwidth
 from harness.backends.pycuda.buffers import Buffers
 from harness.backends.pycuda.compile import ModuleCache
 from harness.backends.pycuda.context import Device
@@ -157,6 +157,10 @@ class GpuRunner:
     def copy_bandwidth(self, nbytes: int, cfg: TimingConfig) -> tuple[Timing, float]:
         """Device-to-device copy of ``nbytes``; returns the timing and GB/s (read + write)."""
         return copy_bandwidth(self.drv, self.stream, self.sampler, nbytes, cfg)
+
+    def write_bandwidth(self, nbytes: int, cfg: TimingConfig) -> tuple[Timing, float]:
+        """A fill of ``nbytes`` by the driver's memset; the timing and GB/s (bytes written)."""
+        return write_bandwidth(self.drv, self.stream, self.sampler, nbytes, cfg)
 
     def pipeline(self, pipe: Pipeline, stages: Mapping[str, Stage],
                  inputs: Mapping[str, np.ndarray], point: Point, repeats: int, cold: bool,

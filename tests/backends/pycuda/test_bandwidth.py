@@ -26,3 +26,20 @@ def test_copy_bandwidth_counts_read_and_write(drv: FakeDriver, runner: GpuRunner
     first_record = drv.log.index(drv.ops("record")[0])
     assert sum(1 for e in drv.log[:first_record] if e[0] == "dtod") == copies_before_samples
     assert [a.nbytes for a in drv.live()] == [16]  # the runner's clock probe keeps its own
+
+
+@pytest.mark.parametrize("warmup, fills_before_samples", [(0, 1), (2, 2)])
+def test_write_bandwidth_counts_bytes_written(drv: FakeDriver, runner: GpuRunner,
+                                              warmup: int, fills_before_samples: int) -> None:
+    nbytes = 1002  # whole 32-bit words: 250 of them, 1000 bytes counted
+    cfg = TimingConfig(warmup=warmup, min_samples=20, max_samples=20, cold=False)
+    t, gbps = runner.write_bandwidth(nbytes, cfg)
+    assert t.samples == 20
+    assert gbps == pytest.approx(1000 / (EVENT_MS * 1e-3) / 1e9)
+    fills = drv.ops("memset_d32_async")
+    assert len(fills) == fills_before_samples + 20
+    assert fills[0][1:4] == (int(drv.allocs[0]), 0x3F800000, 250)
+    first_record = drv.log.index(drv.ops("record")[0])
+    assert sum(1 for e in drv.log[:first_record]
+               if e[0] == "memset_d32_async") == fills_before_samples
+    assert [a.nbytes for a in drv.live()] == [16]  # freed; the clock probe keeps its own
