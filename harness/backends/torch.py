@@ -149,6 +149,7 @@ class TorchRunner:
                 fn(tins)
             self.gpu.stream.synchronize()
             replay = self._graph(fn, tins) if cfg.graph else None
+            self._check_stream()
             timing = measure(self.gpu.sampler(replay or (lambda: fn(tins)), cfg.cold), cfg)
         return result, dataclasses.replace(timing, launch="graph" if replay else "stream")
 
@@ -157,15 +158,31 @@ class TorchRunner:
         such as ``.item()`` inside it): the row then says ``launch=stream``."""
         torch = self.torch
         g = torch.cuda.CUDAGraph()
+        ours = torch.cuda.current_stream()
         try:
             with torch.cuda.graph(g):
                 fn(tins)
         except Exception:  # torch raises several types for an uncapturable function
+            # A capture that fails ends in capture_end raising, and torch.cuda.graph then
+            # never leaves its side stream: put ours back, or the samples would time an
+            # empty interval on ours while the work runs on the side stream.
+            torch.cuda.set_stream(ours)
             torch.cuda.synchronize()
             return None
         g.replay()
         self.gpu.stream.synchronize()
         return g.replay
+
+    def _check_stream(self) -> None:
+        """Refuse to time unless torch's current stream is the harness's: the events are
+        recorded there, so work enqueued anywhere else would not be inside them."""
+        if self.device != "cuda":
+            return
+        current = self.torch.cuda.current_stream().cuda_stream
+        if current != self.stream.cuda_stream:
+            raise HarnessError(f"peer {self.backend}: torch's current stream ({current:#x}) "
+                               f"is not the harness's ({self.stream.cuda_stream:#x}); "
+                               "its work would not be timed")
 
     def is_oom(self, exc: BaseException) -> bool:
         """torch's out-of-memory error."""

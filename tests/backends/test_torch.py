@@ -273,3 +273,72 @@ def test_speedup_is_best_peer_over_ours() -> None:
              {"status": "failed"}]
     assert measure.speedup(ours, peers) == 2.5
     assert measure.speedup(ours, [{"status": "failed"}]) == ""
+
+
+class _FakeCuda:
+    """torch.cuda as far as ``TorchRunner._graph`` uses it, with the real ``graph``'s exit:
+    capture_end first, then the stream context's exit, which a failed capture never reaches
+    (capture_end raises)."""
+
+    def __init__(self) -> None:
+        self.current = "harness"
+        self.captures = 0
+
+    class CUDAGraph:
+        def replay(self) -> None:
+            pass
+
+    def current_stream(self) -> str:
+        return self.current
+
+    def set_stream(self, s: str) -> None:
+        self.current = s
+
+    def synchronize(self) -> None:
+        pass
+
+    def graph(self, g: Any) -> Any:
+        cuda = self
+
+        class _Capture:
+            def __enter__(self) -> None:
+                cuda.captures += 1
+                cuda.current = "side"  # the stream context's enter
+
+            def __exit__(self, *exc: object) -> None:
+                if exc[0] is not None:
+                    raise RuntimeError("capture_end: operation not permitted")
+                cuda.current = "harness"
+
+        return _Capture()
+
+
+def test_a_failed_capture_leaves_the_harness_stream_current() -> None:
+    """A peer that reads the host inside (``.item()``) cannot be captured: it is then timed
+    on the stream, and that must be the harness's stream, not torch's side stream."""
+    from harness.backends.torch import TorchRunner
+
+    runner = TorchRunner("torch")
+    cuda = _FakeCuda()
+    runner.torch = type("T", (), {"cuda": cuda})()
+    runner.gpu = FakeGpu()
+
+    def host_read(t: Any) -> None:
+        raise RuntimeError("operation not permitted when stream is capturing")
+
+    assert runner._graph(host_read, {}) is None
+    assert cuda.captures == 1 and cuda.current == "harness"
+    assert runner._graph(lambda t: None, {}) is not None  # a capturable one: a replay
+
+
+def test_timing_off_the_harness_stream_is_refused() -> None:
+    from harness.backends.torch import TorchRunner
+
+    runner = TorchRunner("torch")
+    runner.torch = type("T", (), {"cuda": type("C", (), {
+        "current_stream": lambda self: type("S", (), {"cuda_stream": 0xB})()})()})()
+    runner.device, runner.stream = "cuda", type("S", (), {"cuda_stream": 0xA})()
+    with pytest.raises(HarnessError, match=r"not the harness's .* its work would not be timed"):
+        runner._check_stream()
+    runner.stream = type("S", (), {"cuda_stream": 0xB})()
+    runner._check_stream()  # the same stream: no error
