@@ -25,10 +25,21 @@
 #ifndef CACHE_VEC
 #define CACHE_VEC 4  // float4 per thread kept in registers: F <= 4096 at BLOCK 256
 #endif
+// 1: the aligned row's values are quantised a float4 at a time (Q::q4): ReciprocalQ tests the
+// four values' guards together and branches once a float4; 0: one value at a time, a branch
+// each (kernels/NOTES.md). The same q either way.
+#ifndef QUANT4
+#define QUANT4 1
+#endif
 
 __device__ __forceinline__ int quantise(float x, float vth) {
     // __fdiv_rn: IEEE division whatever the compiler flags say (SPEC: no fast math).
     return vth == 0.0f ? 0 : __float2int_rn(spec_round(__fdiv_rn(x, vth)));
+}
+
+// quantise_inv's test that y = fl(x * inv) rounds as x / vth does (its fast case).
+__device__ __forceinline__ bool inv_rounds_right(float y, float r) {
+    return 0.5f - fabsf(y - r) > 0x1p-21f * fabsf(y);
 }
 
 // quantise(x, vth) with one multiply by inv = __frcp_rn(vth) instead of a division.
@@ -42,20 +53,40 @@ __device__ __forceinline__ int quantise_inv(float x, float vth, float inv) {
     if (vth == 0.0f) return 0;
     const float y = __fmul_rn(x, inv);
     const float r = spec_round(y);
-    if (!(0.5f - fabsf(y - r) > 0x1p-21f * fabsf(y))) return quantise(x, vth);
+    if (!inv_rounds_right(y, r)) return quantise(x, vth);
     return __float2int_rn(r);
 }
 
-// How a row's values become q once its vth t is known: both give quantise(x, t).
+// How a row's values become q once its vth t is known: both give quantise(x, t), a value at
+// a time (operator()) or a float4 at a time (q4).
 struct DivideQ {  // the IEEE division per value
     float t;
     __device__ __forceinline__ explicit DivideQ(float t_) : t(t_) {}
     __device__ __forceinline__ int operator()(float x) const { return quantise(x, t); }
+    __device__ __forceinline__ int4 q4(float4 v) const {
+        return make_int4((*this)(v.x), (*this)(v.y), (*this)(v.z), (*this)(v.w));
+    }
 };
 struct ReciprocalQ {  // one multiply per value, the division only where quantise_inv needs it
     float t, inv;
     __device__ __forceinline__ explicit ReciprocalQ(float t_) : t(t_), inv(__frcp_rn(t_)) {}
     __device__ __forceinline__ int operator()(float x) const { return quantise_inv(x, t, inv); }
+    // quantise_inv of four values with one branch: where every value passes the guard, its
+    // rounded product; otherwise each value by quantise_inv (which gives that same q for the
+    // values that pass). vth == 0 (inv infinite) fails every guard, as in quantise_inv.
+    __device__ __forceinline__ int4 q4(float4 v) const {
+#if QUANT4
+        const float y0 = __fmul_rn(v.x, inv), y1 = __fmul_rn(v.y, inv),
+                    y2 = __fmul_rn(v.z, inv), y3 = __fmul_rn(v.w, inv);
+        const float r0 = spec_round(y0), r1 = spec_round(y1), r2 = spec_round(y2),
+                    r3 = spec_round(y3);
+        if (inv_rounds_right(y0, r0) & inv_rounds_right(y1, r1) & inv_rounds_right(y2, r2) &
+            inv_rounds_right(y3, r3))
+            return make_int4(__float2int_rn(r0), __float2int_rn(r1), __float2int_rn(r2),
+                             __float2int_rn(r3));
+#endif
+        return make_int4((*this)(v.x), (*this)(v.y), (*this)(v.z), (*this)(v.w));
+    }
 };
 
 __device__ __forceinline__ float row_threshold(float partial, int F, float k,
@@ -104,9 +135,7 @@ __device__ __forceinline__ float quantise_row_vec(const float4 (&cache)[CACHE_VE
     for (int i = tid + CACHE_VEC * BLOCK; i < n4; i += BLOCK) partial += abs_sum4(load_once(xr4 + i));
     const float t = row_threshold(partial, F, k, vth_min, vth_max, scratch);
     const Q quant(t);
-    auto emit = [&](int i, float4 v) {
-        emit4(i, make_int4(quant(v.x), quant(v.y), quant(v.z), quant(v.w)));
-    };
+    auto emit = [&](int i, float4 v) { emit4(i, quant.q4(v)); };
 #pragma unroll
     for (int j = 0; j < CACHE_VEC; ++j) {
         const int i = tid + j * BLOCK;
