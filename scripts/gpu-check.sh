@@ -46,10 +46,10 @@
 # effect out of the gate: README, "How a time is measured"); REGRESS_LEAVE, stages whose
 # rows regress leaves out (measured by another phase of the same run, say); HARNESS_GIT_SHA,
 # the commit the rows name when the tree arrives without git history; STAGES, the stages
-# and pipelines validate takes, and the stages of them sanitize takes (default: all); for ab, AB_STAGE, AB_VARIANT,
-# AB_DEFINES (its --define specs, space-separated: "NAME=V1,V2 NAME2=V1,V2"), AB_CHECK (the
-# --sweep specs of the check), AB_POINTS (the timed points, ';'-separated, each its --sweep
-# specs) and AB_DIR.
+# and pipelines validate takes, and the stages of them sanitize takes (default: all); for
+# ab, AB_STAGE, AB_VARIANT, AB_DEFINES (its --define specs, space-separated: "NAME=V1,V2
+# NAME2=V1,V2"), AB_CHECK (the --sweep specs of the check), AB_POINTS (the timed points,
+# ';'-separated, each its --sweep specs) and AB_DIR (appended to where it holds rows).
 #
 # Staged wheels in .whl/ (PyCUDA and its dependencies) are installed into /tmp/site first.
 # Everything lands in $OUT (gpu-out/ when OUT is unset), in three files, repacked after
@@ -103,7 +103,7 @@ pack() {  # everything so far into $OUT, each archive written beside the last an
 }
 status=0
 n=0
-step() {  # step NAME CMD...: run it, log it, note its exit status, pack
+step() {  # step NAME CMD...: run it, log it, note its exit status, pack; returns it
   local name=$1 log rc start=$SECONDS
   shift
   n=$((n + 1))
@@ -116,6 +116,7 @@ step() {  # step NAME CMD...: run it, log it, note its exit status, pack
     >> "$out/summary.txt"
   [ "$rc" -eq 0 ] || status=1
   pack
+  return "$rc"
 }
 note() {  # note NAME WHAT: a line in the summary, no failure
   echo "=== $1: $2"
@@ -185,6 +186,13 @@ calibrated=0
 calibrate() {  # once a run: the peak that a row's % of peak refers to
   [ "$calibrated" -eq 1 ] || step calibrate h calibrate
   calibrated=1
+}
+sanitize_exact_path() {  # the layer's exact path (int_gemm_general_unfit, and
+  # activation_fused writing q_wide) runs only inside spike_linear: memcheck over that
+  # pipeline's validation, on families whose q does and does not fit int8
+  step sanitize-spike_linear-any compute-sanitizer --tool memcheck --error-exitcode 3 \
+    python3 -m harness validate spike_linear --variant any --seeds 1 \
+    --family normal --family edge --family llm
 }
 sweep_args() {  # sweep_args SPEC...: one --sweep a spec
   local s
@@ -288,23 +296,29 @@ for phase in "${asked[@]}"; do
       done < "$work/variants"
       ;;
     sanitize)
-      if [ ${#only_stages[@]} -gt 0 ]; then  # STAGES less its pipelines
-        if ! found variants > "$work/variants"; then
-          skip sanitize "the harness could not list its stage variants (above)"
+      if [ ${#only_stages[@]} -gt 0 ]; then  # STAGES: its stages; its pipelines said
+        if ! found variants > "$work/variants" || ! found pipelines > "$work/pipelines"; then
+          skip sanitize "the harness could not list its stages and pipelines (above)"
           continue
         fi
-        mapfile -t named < <(printf '%s\n' "${only_stages[@]}" \
-          | grep -Fxf <(cut -d' ' -f1 "$work/variants"))
+        named=()
+        for s in "${only_stages[@]}"; do
+          if cut -d' ' -f1 "$work/variants" | grep -qFx "$s"; then
+            named+=("$s")
+          elif grep -qFx "$s" "$work/pipelines"; then
+            note "sanitize-$s" "a pipeline: its stages are sanitized by name"
+          else
+            skip "sanitize-$s" "no stage or pipeline of that name"
+          fi
+        done
         if [ ${#named[@]} -gt 0 ]; then step sanitize h sanitize --append "${named[@]}"; fi
+        if printf '%s\n' "${only_stages[@]}" | grep -qFx spike_linear; then
+          sanitize_exact_path
+        fi
         continue
       fi
       step sanitize h sanitize --overwrite
-      # The layer's exact path (int_gemm_general_unfit, and activation_fused writing q_wide)
-      # runs only inside spike_linear: memcheck over that pipeline's validation, on families
-      # whose q does and does not fit int8.
-      step sanitize-spike_linear-any compute-sanitizer --tool memcheck --error-exitcode 3 \
-        python3 -m harness validate spike_linear --variant any --seeds 1 \
-        --family normal --family edge --family llm
+      sanitize_exact_path
       ;;
     regress)
       if [ ! -d "$baseline" ]; then
@@ -342,19 +356,20 @@ print(p.system(), p.python_implementation(), ".".join(p.python_version_tuple()[:
       fi
       ;;
     ab)
-      if [ -z "${AB_STAGE:-}" ] || [ -z "${AB_DEFINES:-}" ] || [ -z "${AB_POINTS:-}" ] \
-         || [ -z "${AB_DIR:-}" ]; then
-        skip ab "AB_STAGE, AB_DEFINES, AB_POINTS and AB_DIR must be set"
+      if [ -z "${AB_STAGE:-}" ] || [ -z "${AB_DEFINES:-}" ] || [ -z "${AB_CHECK:-}" ] \
+         || [ -z "${AB_POINTS:-}" ] || [ -z "${AB_DIR:-}" ]; then
+        skip ab "AB_STAGE, AB_DEFINES, AB_CHECK, AB_POINTS and AB_DIR must be set"
         continue
       fi
       read -r -a defs <<< "$AB_DEFINES"
       build=(h bench "$AB_STAGE" --variant "${AB_VARIANT:-all}")
       for d in "${defs[@]}"; do build+=(--define "$d"); done
       dir=$stats/tuning/$AB_DIR
-      if [ -n "${AB_CHECK:-}" ]; then
-        read -r -a chk <<< "$AB_CHECK"
-        mapfile -t args < <(sweep_args "${chk[@]}")
-        step ab-check "${build[@]}" --budget 0.05 --out "$logs/ab-check" "${args[@]}"
+      read -r -a chk <<< "$AB_CHECK"
+      mapfile -t args < <(sweep_args "${chk[@]}")
+      if ! step ab-check "${build[@]}" --budget 0.05 --out "$logs/ab-check" "${args[@]}"; then
+        skip ab-points "a build failed its check (above): no point is timed unchecked"
+        continue
       fi
       IFS=';' read -r -a points <<< "$AB_POINTS"
       i=0

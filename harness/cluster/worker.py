@@ -28,7 +28,6 @@ from harness.engine.jobs import Job
 from harness.engine.measure import BenchConfig
 from harness.engine.validate import CaseResult, validate
 from harness.errors import HarnessError
-from harness.results import provenance
 from harness.results.provenance import RunMeta
 
 
@@ -173,14 +172,9 @@ def _calibrate(runner: Any, uuid: str) -> dict[str, Any]:
     """The GPU's copy bandwidth, measured as ``harness calibrate`` measures it, as a
     record for the driver to write."""
     t, gbps = runner.copy_bandwidth(calibrate.COPY_BYTES, TimingConfig(budget_s=3.0))
-    info = runner.device.info
-    return {"gpu": info.name, "gpu_uuid": uuid, "host": socket.gethostname(),
-            "device": info.as_dict(), "bytes_each_way": calibrate.COPY_BYTES,
-            "median_us": t.median_us, "p10_us": t.p10_us, "p90_us": t.p90_us,
-            "noise_pct": t.noise_pct, "samples": t.samples, "gbps": gbps,
-            "method": "memcpy_dtod_async, L2 flushed, bytes read + written over median; "
-                      "measured by the cluster worker before its first point",
-            "date": provenance.now(), "git_sha": provenance.git_sha()}
+    return calibrate.record(runner.device.info, "copy", calibrate.COPY_BYTES, t, gbps,
+                            gpu_uuid=uuid, host=socket.gethostname(),
+                            note="measured by the cluster worker before its first point")
 
 
 def hello(setup: Setup) -> Identity:

@@ -11,17 +11,28 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.contract.timing import TimingConfig
+from harness.contract.timing import Timing, TimingConfig
 from harness.engine import devices
 from harness.errors import BadInput
 from harness.results import calibration, provenance
 
 #: 2 GiB each way: far beyond the L2, long enough that launch overhead is noise.
 COPY_BYTES = 2 << 30
-#: What a kind of measurement does and how its bytes are counted.
+@dataclass(frozen=True)
+class Kind:
+    """A kind of measurement: what it times, the record's key for its size, and how its
+    bytes are counted."""
+
+    method: str
+    size_key: str
+    counted: str
+
+
 KINDS = {
-    "copy": "memcpy_dtod_async, L2 flushed, bytes read + written over median",
-    "write": "memset_d32_async, L2 flushed, bytes written over median",
+    "copy": Kind("memcpy_dtod_async, L2 flushed, bytes read + written over median",
+                 "bytes_each_way", "read + write"),
+    "write": Kind("memset_d32_async, L2 flushed, bytes written over median",
+                  "bytes_written", "bytes written"),
 }
 
 
@@ -35,21 +46,32 @@ class Calibration:
     is_peak: bool
 
 
+def record(info: Any, kind: str, nbytes: int, t: Timing, gbps: float,
+           **extra: Any) -> dict[str, Any]:
+    """A measurement's record as ``harness calibrate`` stores it (``extra`` adds keys, and a
+    ``note`` is appended to the method)."""
+    k = KINDS[kind]
+    note = extra.pop("note", "")
+    return {"gpu": info.name, **extra, "device": info.as_dict(), "kind": kind,
+            k.size_key: nbytes, "median_us": t.median_us, "p10_us": t.p10_us,
+            "p90_us": t.p90_us, "noise_pct": t.noise_pct, "samples": t.samples, "gbps": gbps,
+            "method": k.method + (f"; {note}" if note else ""), "date": provenance.now(),
+            "git_sha": provenance.git_sha()}
+
+
 def calibrate(device: int = 0, nbytes: int = COPY_BYTES, kind: str = "copy") -> Calibration:
     """``harness calibrate``: time a copy or a fill of ``nbytes`` (L2 flushed before each
     sample) and store its record: as the GPU's calibration for the copy of COPY_BYTES, else
     in a file of its own beside it."""
     if kind not in KINDS:
         raise BadInput(f"unknown --kind {kind!r} (kinds: {', '.join(KINDS)})")
+    if kind == "write" and nbytes % 4:
+        raise BadInput(f"--bytes {nbytes}: a fill writes 32-bit words, so a multiple of 4")
     gpu = devices.open_gpu(device)
     cfg = TimingConfig(budget_s=3.0)
     t, gbps = (gpu.copy_bandwidth if kind == "copy" else gpu.write_bandwidth)(nbytes, cfg)
+    rec = record(gpu.device.info, kind, nbytes, t, gbps)
     info = gpu.device.info
-    rec = {"gpu": info.name, "device": info.as_dict(), "kind": kind,
-           "bytes_each_way" if kind == "copy" else "bytes_written": nbytes,
-           "median_us": t.median_us, "p10_us": t.p10_us, "p90_us": t.p90_us,
-           "noise_pct": t.noise_pct, "samples": t.samples, "gbps": gbps,
-           "method": KINDS[kind], "date": provenance.now(), "git_sha": provenance.git_sha()}
     is_peak = kind == "copy" and nbytes == COPY_BYTES
     name = calibration.FILE if is_peak else calibration.beside(kind, nbytes)
     return Calibration(rec, calibration.save(rec, info.slug, name=name), is_peak)

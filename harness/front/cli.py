@@ -374,8 +374,8 @@ def calibrate(
     the peak that % of peak refers to; any other size or kind is stored beside it."""
     c = calibration.calibrate(device, nbytes, kind)
     r = c.record
-    counted = "read + write" if kind == "copy" else "bytes written"
     role = "the peak" if c.is_peak else "beside the peak, which it does not replace"
+    counted = calibration.KINDS[kind].counted
     _line(f"{r['gpu']}: {kind} bandwidth {r['gbps']:.0f} GB/s ({counted}; median "
           f"{r['median_us']:.1f} µs ± {r['noise_pct']:.2f}%, {r['samples']} samples) -> "
           f"{c.path} ({role})")

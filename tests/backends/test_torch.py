@@ -342,3 +342,24 @@ def test_timing_off_the_harness_stream_is_refused() -> None:
         runner._check_stream()
     runner.stream = type("S", (), {"cuda_stream": 0xB})()
     runner._check_stream()  # the same stream: no error
+
+
+def test_a_peer_off_the_harness_stream_is_not_timed(reg) -> None:  # type: ignore[no-untyped-def]
+    """time() asks before sampling: a torch whose current stream is not the harness's
+    gets the error (a failed row), and the sampler is never called."""
+    from harness.backends.torch import TorchRunner
+
+    job = _int_gemm_job(reg, batch=4, out_f=16, in_f=128)
+    runner = TorchRunner("torch")
+    gpu = _timed_on_cpu(runner)
+    asked: list[bool] = []
+
+    def off_stream() -> None:
+        asked.append(gpu.sampling)
+        raise HarnessError("peer torch: torch's current stream (0xb) is not the harness's")
+
+    runner._check_stream = off_stream  # type: ignore[method-assign]
+    with pytest.raises(HarnessError, match="is not the harness's"):
+        runner.time(job.target, job.variant, measure.job_inputs(job, FAST), job.point,
+                    FAST.timing)
+    assert asked == [False] and gpu.samples == 0

@@ -102,6 +102,9 @@ def test_a_gpu_worker_calibrates_once_and_names_its_gpu(monkeypatch) -> None:  #
     rec = st.ident.calibration
     assert rec is not None and rec["gbps"] == 3900.0 and rec["gpu_uuid"] == "GPU-1234-abcd"
     assert rec["device"]["name"] == "NVIDIA H200" and rec["median_us"] == 1100.0
+    assert rec["kind"] == "copy" and rec["bytes_each_way"] == 2 << 30  # harness calibrate's
+    assert rec["method"].startswith("memcpy_dtod_async") and \
+        rec["method"].endswith("measured by the cluster worker before its first point")
     assert (st.ident.gpu_uuid, st.ident.slug, st.ident.gpu, st.ident.device) == \
         ("GPU-1234-abcd", "h200", "NVIDIA H200", info)
     cold = worker._build(worker.Setup("auto", calibrate=False))  # validation: no copy

@@ -84,3 +84,5 @@ def test_an_unknown_kind_opens_no_gpu(monkeypatch, tmp_path) -> None:  # type: i
     monkeypatch.setattr(devices, "open_gpu", lambda device: pytest.fail("opened the GPU"))
     with pytest.raises(BadInput, match="unknown --kind 'read'"):
         calibrate.calibrate(0, 1 << 20, "read")
+    with pytest.raises(BadInput, match="--bytes 1048577: a fill writes 32-bit words"):
+        calibrate.calibrate(0, (1 << 20) + 1, "write")

@@ -30,8 +30,8 @@ STAGE_CSVS = ["dynamic_spikes.csv", "activation_fused.csv", "weight_quant_fused.
 PIPELINE_CSVS = ["activation_path.csv", "spike_quant_gemm.csv"]
 
 
-def load(name: str) -> list[dict[str, str]]:
-    with (H200 / name).open(newline="") as f:
+def load(name: str, folder: Path = H200) -> list[dict[str, str]]:
+    with (folder / name).open(newline="") as f:
         return list(csv.DictReader(f))
 
 
@@ -281,16 +281,18 @@ def test_gone_rows_alone_are_no_regression(tmp_path: Path) -> None:
 
 
 def test_a_key_written_twice_is_matched_by_occurrence(tmp_path: Path) -> None:
-    """activation_fused.csv holds two torch rows of one key (the --graph run's peers fell
-    back to stream launches): the first is matched with the first, the second with the
-    second, so slowing down only the second flags only the second."""
-    rows = load("activation_fused.csv")
+    """An activation_fused.csv holding two torch rows of one key (its --graph run's peers
+    fell back to stream launches; a frozen copy, so later measurements cannot change what
+    this test reads): the first is matched with the first, the second with the second, so
+    slowing down only the second flags only the second."""
+    frozen = BEFORE / "activation_fused_peer_twice.csv"
+    rows = load(frozen.name, BEFORE)
     key = ("torch", "1", "stream")
     twice = [i for i, r in enumerate(rows) if (r["backend"], r["batch"], r["launch"]) == key]
     assert len(twice) == 2
     for c in ("median_us", "p10_us", "p90_us"):
         rows[twice[1]][c] = repr(float(rows[twice[1]][c]) * 1.5)
-    rep = compare.run(H200 / "activation_fused.csv", write(tmp_path / "a.csv", rows))
+    rep = compare.run(frozen, write(tmp_path / "a.csv", rows))
     got = [(r.occurrence, r.verdict) for r in rep.rows
            if (r.point["backend"], r.point["batch"], r.point["launch"]) == key]
     assert got == [(1, "same"), (2, "slower")]

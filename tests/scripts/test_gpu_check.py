@@ -28,6 +28,18 @@ if [ "$1" = "-m" ]; then
     [ -z "${FAKE_WHERE_FAIL:-}" ] || { echo "error: no GPU" >&2; exit 3; }
     echo "$FAKE_STATS"
   fi
+  if [ "$2 $3" = "harness bench" ]; then  # a bench leaves its stage's CSV in --out
+    args=("$@")
+    for i in "${!args[@]}"; do
+      if [ "${args[$i]}" = "--out" ]; then
+        mkdir -p "${args[$((i + 1))]}" && echo rows > "${args[$((i + 1))]}/$4.csv"
+      fi
+    done
+    case " $* " in
+      *" --no-verify "*) ;;
+      *) [ -z "${FAKE_CHECK_FAIL:-}" ] || exit 1 ;;  # a checked bench with a wrong build
+    esac
+  fi
   exit 0
 fi
 if [ "$1" = "-" ] && [ -n "${FAKE_FOUND_FAIL:-}" ]; then
@@ -47,6 +59,11 @@ fi
 exec "$REAL_TAR" "$@"
 """
 
+#: ``compute-sanitizer`` for the script: logged, and succeeds.
+SANITIZER = """#!/usr/bin/env bash
+echo "compute-sanitizer $*" >> "$FAKE_LOG"
+"""
+
 pytestmark = pytest.mark.skipif(shutil.which("bash") is None or shutil.which("tar") is None,
                                 reason="needs bash and tar")
 
@@ -56,7 +73,7 @@ def _run(tmp_path: Path, *phases: str, **env: str) -> tuple[int, str, Path]:
     bin_dir, out, stats = tmp_path / "bin", tmp_path / "out", tmp_path / "stats" / "h200"
     bin_dir.mkdir(exist_ok=True)
     stats.mkdir(parents=True, exist_ok=True)
-    for name, text in (("python3", PYTHON3), ("tar", TAR)):
+    for name, text in (("python3", PYTHON3), ("tar", TAR), ("compute-sanitizer", SANITIZER)):
         (bin_dir / name).write_text(text)
         (bin_dir / name).chmod(0o755)
     full = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "OUT": str(out),
@@ -166,7 +183,7 @@ def test_ab_checks_each_build_then_times_each_point_and_reads_them(tmp_path: Pat
     assert "--sweep batch=1000 --sweep in_f=256" in check and "--no-verify" not in check
     assert str(stats / "tuning") not in check  # the check's rows go to the logs
     for c, mode, sweep in ((first, "--overwrite", "--sweep batch=8192 --sweep out_f=18944"),
-                           (second, "--overwrite",
+                           (second, "--append",
                             "--sweep batch=8192 --sweep out_f=3584 --sweep in_f=18944")):
         assert "--no-verify --repeats 3" in c and mode in c and sweep in c
         assert f"--out {stats / 'tuning' / 'overlap'}" in c
@@ -179,19 +196,46 @@ def test_ab_appends_where_the_csv_is_there_and_fails_unset(tmp_path: Path) -> No
     folder.mkdir(parents=True)
     (folder / "int_gemm.csv").write_text("rows\n")
     rc, summary, _ = _run(tmp_path, "ab", AB_STAGE="int_gemm", AB_DEFINES="IG_A=0,1",
-                          AB_POINTS="batch=8192", AB_DIR="overlap")
+                          AB_CHECK="batch=3", AB_POINTS="batch=8192", AB_DIR="overlap")
     assert rc == 0, summary
-    (timed,) = _benches(tmp_path)  # no AB_CHECK: no check
+    _, timed = _benches(tmp_path)
     assert "--append" in timed and "--variant all" in timed
-    rc, summary, _ = _run(tmp_path, "ab", AB_STAGE="int_gemm")
-    assert rc == 1 and "not run: AB_STAGE, AB_DEFINES, AB_POINTS and AB_DIR must be set" in summary
+    for unset in ("AB_CHECK", "AB_POINTS"):
+        env = {"AB_STAGE": "int_gemm", "AB_DEFINES": "IG_A=0,1", "AB_CHECK": "batch=3",
+               "AB_POINTS": "batch=8192", "AB_DIR": "overlap"}
+        del env[unset]
+        rc, summary, _ = _run(tmp_path, "ab", **env)
+        assert rc == 1 and ("not run: AB_STAGE, AB_DEFINES, AB_CHECK, AB_POINTS and AB_DIR "
+                            "must be set") in summary
+
+
+def test_ab_times_nothing_when_a_build_fails_its_check(tmp_path: Path) -> None:
+    rc, summary, _ = _run(tmp_path, "ab", AB_STAGE="int_gemm", AB_DEFINES="IG_A=0,1",
+                          AB_CHECK="batch=3", AB_POINTS="batch=8192;batch=1024",
+                          AB_DIR="overlap", FAKE_CHECK_FAIL="1")
+    assert rc == 1
+    assert [ln.split()[0] for ln in summary.splitlines()] == ["ab-check", "ab-points"]
+    assert "not run: a build failed its check (above)" in summary
+    assert len(_benches(tmp_path)) == 1  # the check alone
 
 
 def test_stages_narrow_validate_and_sanitize(tmp_path: Path) -> None:
     rc, summary, _ = _run(tmp_path, "validate", "sanitize", STAGES="int_gemm spike_linear")
-    # spike_linear is a pipeline: validate takes it, sanitize (stages only) does not
+    # spike_linear is a pipeline: validate takes it; sanitize says so, sanitizes the stages
+    # named, and runs memcheck over spike_linear's exact path as the whole phase does
     assert rc == 0, summary
     calls = [c for c in (tmp_path / "calls.log").read_text().splitlines()
-             if c.startswith("-m harness") and "where" not in c]
+             if c.startswith(("-m harness", "compute-sanitizer")) and "where" not in c]
     assert calls == ["-m harness validate --record int_gemm spike_linear",
-                     "-m harness sanitize --append int_gemm"]
+                     "-m harness sanitize --append int_gemm",
+                     "compute-sanitizer --tool memcheck --error-exitcode 3 python3 -m harness "
+                     "validate spike_linear --variant any --seeds 1 --family normal --family "
+                     "edge --family llm"]
+    assert "sanitize-spike_linear" in summary and "a pipeline" in summary
+
+
+def test_a_name_in_stages_that_is_nothing_fails_sanitize(tmp_path: Path) -> None:
+    rc, summary, _ = _run(tmp_path, "sanitize", STAGES="int_gem")
+    assert rc == 1 and "sanitize-int_gem" in summary and "no stage or pipeline" in summary
+    assert not [c for c in (tmp_path / "calls.log").read_text().splitlines()
+                if c.startswith("-m harness sanitize")]
