@@ -67,8 +67,8 @@ __device__ __forceinline__ unsigned q8_word(int4 q) {
     asm("cvt.pack.sat.s8.s32.b32 %0, %1, %2, %3;" : "=r"(w) : "r"(q.y), "r"(q.x), "r"(hi));
     return w;
 #else
-    const char4 c = make_char4(clamp8(q.x), clamp8(q.y), clamp8(q.z), clamp8(q.w));
-    return *reinterpret_cast<const unsigned*>(&c);
+    return (unsigned)(unsigned char)clamp8(q.x) | (unsigned)(unsigned char)clamp8(q.y) << 8 |
+           (unsigned)(unsigned char)clamp8(q.z) << 16 | (unsigned)(unsigned char)clamp8(q.w) << 24;
 #endif
 }
 
@@ -339,7 +339,7 @@ act_one(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ 
         for (int i = 0; i < 4; ++i) stats[i] = dec[i];
     }
     const int o = dec[2], T = dec[3];
-    const bool wide = LAYOUT == 0 && q_wide != nullptr && !(dec[0] >= -128 && dec[1] <= 127);
+    const bool wide = LAYOUT == 0 && q_wide != nullptr && !fits_int8(dec[0], dec[1]);
 #pragma unroll
     for (int i = 0; i < ONE_V; ++i) {
         const int idx = tid + i * ONE_THREADS;

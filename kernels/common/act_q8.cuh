@@ -12,10 +12,15 @@
 #define ENC_UNITS 2  // 16-byte units of q8 a thread loads before storing: 32 bytes in flight
 #endif
 
+// Whether every q of the range [qmin, qmax] fits int8 (q8 then holds q exactly).
+__device__ __forceinline__ bool fits_int8(int qmin, int qmax) {
+    return qmin >= -128 && qmax <= 127;
+}
+
 // Whether pass 2 can take q from q8: every q fits int8 and T <= 8, so that v = q - o and
 // each plane of four values fit one byte each (see plane_bits).
 __device__ __forceinline__ bool q8_usable(int qmin, int qmax, int T) {
-    return qmin >= -128 && qmax <= 127 && T <= 8;
+    return fits_int8(qmin, qmax) && T <= 8;
 }
 
 // Four values' v (each in [-255, 255], T <= 8) as bytes: mag holds |v| (bidirectional) or

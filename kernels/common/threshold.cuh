@@ -27,7 +27,8 @@
 #endif
 // 1: the aligned row's values are quantised a float4 at a time (Q::q4): ReciprocalQ tests the
 // four values' guards together and branches once a float4; 0: one value at a time, a branch
-// each (kernels/NOTES.md). The same q either way.
+// each (kernels/NOTES.md). The same q either way. activation_fused also packs its q8 words
+// by it (q8_word: cvt.pack.sat with 1, clamps with 0).
 #ifndef QUANT4
 #define QUANT4 1
 #endif
@@ -47,7 +48,7 @@ __device__ __forceinline__ bool inv_rounds_right(float y, float r) {
 // against one), so the two round to the same integer unless a half-integer lies within
 // 2^-22 |y| of y; there (a tie included), for |y| >= 2^21 (where that margin reaches 0.5),
 // and for a non-finite y (inv overflows for a tiny vth), the division is done exactly. The
-// same q bit for bit: tests/test_quantise_rule.py checks the rule on 2.4M adversarial
+// same q bit for bit: tests/spikes/test_quantise_rule.py checks the rule on 2.4M adversarial
 // values in NumPy float32, and fails when the guard is dropped.
 __device__ __forceinline__ int quantise_inv(float x, float vth, float inv) {
     if (vth == 0.0f) return 0;
@@ -73,7 +74,8 @@ struct ReciprocalQ {  // one multiply per value, the division only where quantis
     __device__ __forceinline__ int operator()(float x) const { return quantise_inv(x, t, inv); }
     // quantise_inv of four values with one branch: where every value passes the guard, its
     // rounded product; otherwise each value by quantise_inv (which gives that same q for the
-    // values that pass). vth == 0 (inv infinite) fails every guard, as in quantise_inv.
+    // values that pass). With vth == 0, inv is infinite, every y infinite or NaN and every
+    // guard fails, so each value goes to quantise_inv, which returns its 0.
     __device__ __forceinline__ int4 q4(float4 v) const {
 #if QUANT4
         const float y0 = __fmul_rn(v.x, inv), y1 = __fmul_rn(v.y, inv),
