@@ -18,6 +18,8 @@ from harness.results import calibration, provenance
 
 #: 2 GiB each way: far beyond the L2, long enough that launch overhead is noise.
 COPY_BYTES = 2 << 30
+
+
 @dataclass(frozen=True)
 class Kind:
     """A kind of measurement: what it times, the record's key for its size, and how its
@@ -70,8 +72,8 @@ def calibrate(device: int = 0, nbytes: int = COPY_BYTES, kind: str = "copy") -> 
     gpu = devices.open_gpu(device)
     cfg = TimingConfig(budget_s=3.0)
     t, gbps = (gpu.copy_bandwidth if kind == "copy" else gpu.write_bandwidth)(nbytes, cfg)
-    rec = record(gpu.device.info, kind, nbytes, t, gbps)
     info = gpu.device.info
+    rec = record(info, kind, nbytes, t, gbps)
     is_peak = kind == "copy" and nbytes == COPY_BYTES
     name = calibration.FILE if is_peak else calibration.beside(kind, nbytes)
     return Calibration(rec, calibration.save(rec, info.slug, name=name), is_peak)
