@@ -279,6 +279,139 @@ __device__ __forceinline__ void one_planes(out_t* __restrict__ out, int F, int n
 }
 #endif
 
+#ifndef ONE_CLUSTER
+#define ONE_CLUSTER 2  // act_one on a cluster of BLOCK / 32 blocks where the build allows
+#endif
+// The cluster build of act_one: one block for each warp of the BLOCK build's block_sum
+// (BLOCK / 32 of them, at most 8, the portable cluster size), each of CACHE_VEC warps (at most
+// 1024 threads), one float4 a thread. Elsewhere the one-block act_one below.
+#define ONE_CL (ONE_CLUSTER && BLOCK % 32 == 0 && BLOCK <= 256 && CACHE_VEC <= 32)
+
+#if ONE_CL
+#include <cooperative_groups.h>
+#if ONE_CLUSTER == 2
+#include <cuda/ptx>
+#endif
+#define ONE_CTAS (BLOCK / 32)
+
+// act_one on a cluster (see ONE_CL): the block of the BLOCK build spread over ONE_CTAS SMs, so
+// that each SM issues a quarter of a warp a scheduler where the one-block kernel gives it
+// eight (kernels/NOTES.md). Block c is warp c of the BLOCK build's row sum: its thread (warp r,
+// lane l) holds float4 32c + l + BLOCK r, the float4 that thread 32c + l of that build holds in
+// its cache slot r. So its warp 0 adds each lane's CACHE_VEC sums in the cache's order and
+// sums the warp (block_sum's first stage, the same lanes), and every warp of every block adds
+// the ONE_CTAS warp sums in lanes 0..ONE_CTAS-1 with +0 in the rest, as block_sum's second
+// stage has them: the same bits as act_small. The q range is exchanged the same way (min and
+// max need no order). ONE_CLUSTER 1: each block reads the others' shared memory after a
+// cluster barrier (two, and a third, split, so that no block leaves while another may still
+// read it); 2: each block pushes its values into every block's shared memory (st.async), and
+// each waits on its own mbarrier for the bytes it is owed: no cluster barrier past the first.
+extern "C" __global__ void __cluster_dims__(ONE_CTAS, 1, 1) __launch_bounds__(32 * CACHE_VEC)
+act_one(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ stats,
+        signed char* __restrict__ q8, int F, float k, out_t* __restrict__ out,
+        int* __restrict__ q_wide) {
+    namespace cg = cooperative_groups;
+    const cg::cluster_group cluster = cg::this_cluster();
+    __shared__ float sums[32 * CACHE_VEC];
+    const int n4 = F >> 2, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int rank = (int)cluster.block_rank();
+    const int idx = 32 * rank + lane + BLOCK * warp;
+    const float4 c = load_or_zero(reinterpret_cast<const float4*>(x), n4, idx);
+#if ONE_CLUSTER == 2
+    namespace ptx = cuda::ptx;
+    __shared__ float sum_in[ONE_CTAS];               // block c's warp sum in slot c
+    __shared__ int2 range_in[ONE_CTAS * CACHE_VEC];  // (lo, hi) of block c's warp r in c C + r
+    __shared__ uint64_t owed[2];                     // the bytes of sum_in, of range_in
+    if (threadIdx.x == 0) {
+        ptx::mbarrier_init(&owed[0], 1);
+        ptx::mbarrier_init(&owed[1], 1);
+        ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);
+        // The one arrival each expects, with the bytes the cluster's blocks will send.
+        ptx::mbarrier_arrive_expect_tx(ptx::sem_relaxed, ptx::scope_cluster, ptx::space_shared,
+                                       &owed[0], (uint32_t)sizeof(sum_in));
+        ptx::mbarrier_arrive_expect_tx(ptx::sem_relaxed, ptx::scope_cluster, ptx::space_shared,
+                                       &owed[1], (uint32_t)sizeof(range_in));
+    }
+    ptx::barrier_cluster_arrive(ptx::sem_relaxed);  // waited for before the first send
+#endif
+    sums[threadIdx.x] = abs_sum4(c);
+    __syncthreads();
+#if ONE_CLUSTER == 2
+    ptx::barrier_cluster_wait();  // every block's mbarriers are ready
+    if (warp == 0) {  // thread 32 rank + lane of the BLOCK build: its cache's sum, its warp's
+        float partial = 0.0f;
+#pragma unroll
+        for (int j = 0; j < CACHE_VEC; ++j) partial += sums[lane + 32 * j];
+        partial = warp_sum(partial);  // the same bits in every lane (a butterfly)
+        if (lane < ONE_CTAS)
+            ptx::st_async(cluster.map_shared_rank(&sum_in[rank], lane), partial,
+                          cluster.map_shared_rank(&owed[0], lane));
+    }
+    while (!ptx::mbarrier_try_wait_parity(ptx::sem_acquire, ptx::scope_cluster, &owed[0], 0u)) {}
+    const float total = warp_sum(lane < ONE_CTAS ? sum_in[lane] : 0.0f);
+#else
+    __shared__ float warp_total;
+    __shared__ int s_lo[CACHE_VEC], s_hi[CACHE_VEC];
+    if (warp == 0) {  // thread 32 rank + lane of the BLOCK build: its cache's sum, its warp's
+        float partial = 0.0f;
+#pragma unroll
+        for (int j = 0; j < CACHE_VEC; ++j) partial += sums[lane + 32 * j];
+        partial = warp_sum(partial);
+        if (lane == 0) warp_total = partial;
+    }
+    cluster.sync();
+    const float total =
+        warp_sum(lane < ONE_CTAS ? *cluster.map_shared_rank(&warp_total, lane) : 0.0f);
+#endif
+    const float t = fminf(fmaxf(__fdiv_rn(__fdiv_rn(total, (float)F), k), 0.0f), INFINITY);
+    const ReciprocalQ quant(t);
+    const int4 q = quant.q4(c);
+    int lo = INT_MAX, hi = INT_MIN;
+    if (idx < n4) fold4(q, lo, hi);
+    lo = __reduce_min_sync(0xffffffffu, lo);
+    hi = __reduce_max_sync(0xffffffffu, hi);
+#if ONE_CLUSTER == 2
+    if (lane < ONE_CTAS)
+        ptx::st_async(cluster.map_shared_rank(&range_in[rank * CACHE_VEC + warp], lane),
+                      make_int2(lo, hi), cluster.map_shared_rank(&owed[1], lane));
+    if (idx < n4) reinterpret_cast<unsigned*>(q8)[idx] = q8_word(q);
+    while (!ptx::mbarrier_try_wait_parity(ptx::sem_acquire, ptx::scope_cluster, &owed[1], 0u)) {}
+    lo = INT_MAX;
+    hi = INT_MIN;
+    for (int i = lane; i < ONE_CTAS * CACHE_VEC; i += 32) {
+        lo = min(lo, range_in[i].x);
+        hi = max(hi, range_in[i].y);
+    }
+#else
+    if (lane == 0) { s_lo[warp] = lo; s_hi[warp] = hi; }
+    cluster.sync();
+    if (idx < n4) reinterpret_cast<unsigned*>(q8)[idx] = q8_word(q);  // after the barrier's fence
+    // Every warp folds the cluster's ONE_CTAS x CACHE_VEC warp ranges.
+    lo = INT_MAX;
+    hi = INT_MIN;
+    for (int i = lane; i < ONE_CTAS * CACHE_VEC; i += 32) {
+        lo = min(lo, *cluster.map_shared_rank(&s_lo[i % CACHE_VEC], i / CACHE_VEC));
+        hi = max(hi, *cluster.map_shared_rank(&s_hi[i % CACHE_VEC], i / CACHE_VEC));
+    }
+#endif
+    int dec[4];  // qmin, qmax, o, T
+    decide(__reduce_min_sync(0xffffffffu, lo), __reduce_max_sync(0xffffffffu, hi), dec);
+#if ONE_CLUSTER != 2
+    cluster.barrier_arrive();  // done reading the other blocks' shared memory
+#endif
+    if (rank == 0 && threadIdx.x == 0) {
+        vth[0] = t;
+        for (int i = 0; i < 4; ++i) stats[i] = dec[i];
+    }
+    const int o = dec[2], T = dec[3];
+    one_planes(out, F, n4, idx, make_int4(q.x - o, q.y - o, q.z - o, q.w - o), T);
+    if (LAYOUT == 0 && q_wide != nullptr && !fits_int8(dec[0], dec[1]) && idx < n4)
+        reinterpret_cast<int4*>(q_wide)[idx] = q;  // the layer's operand
+#if ONE_CLUSTER != 2
+    cluster.barrier_wait();  // no block leaves while another may still read its shared memory
+#endif
+}
+#else
 extern "C" __global__ void __launch_bounds__(ONE_THREADS)
 act_one(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ stats,
         signed char* __restrict__ q8, int F, float k, out_t* __restrict__ out,
@@ -348,3 +481,4 @@ act_one(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ 
     }
 #endif
 }
+#endif  // ONE_CL

@@ -52,6 +52,26 @@ CACHE_VEC = 4
 #: act_one's most float4 slots (CACHE_VEC x BLOCK; the kernel's -DONE_MAX_SLOTS): its |x| sums
 #: fill shared memory past that, so a build whose caches hold more has no act_one.
 ONE_MAX_SLOTS = 8192
+#: act_one on a thread-block cluster (the kernel's -DONE_CLUSTER): BLOCK / 32 blocks of
+#: 32 x CACHE_VEC threads, one SM each, where the build allows it (BLOCK a multiple of 32, at
+#: most 256, so at most 8 blocks, the portable cluster size; CACHE_VEC at most 32). 0: one
+#: block. 1: the blocks share their partial sums and ranges through cluster barriers; 2:
+#: through st.async into each other's shared memory and an mbarrier each (kernels/NOTES.md).
+ONE_CLUSTER = 2
+#: The most blocks pass 2 gets (the kernel's loop then grid-strides; a define read back by
+#: ``enqueue`` only): 0 gives it one thread-step a thread, as many blocks as that takes.
+ENC_GRID = 0
+
+
+def one_geometry(defines: Mapping[str, str], block: int) -> tuple[int, int]:
+    """act_one's (blocks, threads a block) in the build of these defines: a cluster of
+    BLOCK / 32 blocks of 32 x CACHE_VEC threads where ONE_CLUSTER and the build allow it
+    (the kernel's ONE_CL), else one block of CACHE_VEC x BLOCK threads, at most 1024."""
+    cache_vec = int(defines["CACHE_VEC"])
+    if int(defines.get("ONE_CLUSTER", "0")) and block % 32 == 0 and block <= 256 \
+            and cache_vec <= 32:
+        return block // 32, 32 * cache_vec
+    return 1, min(cache_vec * block, 1024)
 
 
 def capacity(p: Point) -> int:
@@ -148,7 +168,8 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
     d = dict(v.defines)  # read back, so that a -D build is launched as it was compiled
     slots = int(d["CACHE_VEC"]) * block  # the float4 a row of the BLOCK build's caches holds
     if b == 1 and f % 4 == 0 and f <= 4 * slots and slots <= ONE_MAX_SLOTS:
-        launch("act_one", (1, 1, 1), (min(slots, 1024), 1, 1), bufs["x"], bufs["vth"],
+        blocks, threads = one_geometry(d, block)
+        launch("act_one", (blocks, 1, 1), (threads, 1, 1), bufs["x"], bufs["vth"],
                bufs["stats"], bufs["q8"], np.int32(f), np.float32(p["k"]), dest, q_wide)
         return
     if b <= int(d["SMALL_B"]):  # act_small's shared arrays hold SMALL_B rows
@@ -159,7 +180,9 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
     launch("act_stats", (min(b, stats_blocks), 1, 1), (block, 1, 1), bufs["x"], bufs["vth"],
            bufs["stats"], bufs["q8"], np.int32(b), np.int32(f), np.float32(p["k"]))
     flat = -(-b * f // (16 * block * units))  # one thread-step each over the flat q8
-    launch("act_encode", (max(flat, min(b, ENC_MIN_BLOCKS)), 1, 1), (block, 1, 1), bufs["x"],
+    grid = max(flat, min(b, ENC_MIN_BLOCKS))
+    most = int(d.get("ENC_GRID", ENC_GRID))
+    launch("act_encode", (min(grid, most) if most > 0 else grid, 1, 1), (block, 1, 1), bufs["x"],
            bufs["vth"], bufs["stats"], bufs["q8"], np.int32(b), np.int32(f), dest, q_wide)
 
 
@@ -207,7 +230,7 @@ def variant(mode: str, layout: str) -> Variant:
     name = mode if layout == "int8" else f"packed_{mode}"
     return Variant(name, (("SMALL_B", str(SMALL_B)), ("CACHE_VEC", str(CACHE_VEC)),
                           ("STATS_BLOCKS", str(STATS_BLOCKS)), ("ENC_UNITS", str(ENC_UNITS)),
-                          ("STATS_MINB", str(STATS_MINB)),
+                          ("STATS_MINB", str(STATS_MINB)), ("ONE_CLUSTER", str(ONE_CLUSTER)),
                           ("MODE", str(spec.check_mode(mode))),
                           ("LAYOUT", str(LAYOUTS.index(layout)))),
                    f"{mode}, {layout} planes", pins=(("mode", mode), ("layout", layout)))

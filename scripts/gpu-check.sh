@@ -49,7 +49,8 @@
 # and pipelines validate takes, and the stages of them sanitize takes (default: all); for
 # ab, AB_STAGE, AB_VARIANT, AB_DEFINES (its --define specs, space-separated: "NAME=V1,V2
 # NAME2=V1,V2"), AB_CHECK (the --sweep specs of the check), AB_POINTS (the timed points,
-# ';'-separated, each its --sweep specs) and AB_DIR (appended to where it holds rows).
+# ';'-separated, each its --sweep specs), AB_FLAGS (more bench flags of the timed points,
+# say --graph) and AB_DIR (appended to where it holds rows).
 #
 # Staged wheels in .whl/ (PyCUDA and its dependencies) are installed into /tmp/site first.
 # Everything lands in $OUT (gpu-out/ when OUT is unset), in three files, repacked after
@@ -372,6 +373,7 @@ print(p.system(), p.python_implementation(), ".".join(p.python_version_tuple()[:
         continue
       fi
       IFS=';' read -r -a points <<< "$AB_POINTS"
+      read -r -a flags <<< "${AB_FLAGS:-}"
       i=0
       for pt in "${points[@]}"; do
         i=$((i + 1))
@@ -380,7 +382,7 @@ print(p.system(), p.python_implementation(), ".".join(p.python_version_tuple()[:
         mode=--overwrite
         [ -e "$dir/$AB_STAGE.csv" ] && mode=--append
         step "ab-$i" "${build[@]}" --no-verify --repeats "$tune_repeats" --budget "$budget" \
-          "$mode" --out "$dir" "${args[@]}"
+          "$mode" --out "$dir" "${flags[@]}" "${args[@]}"
       done
       step ab-best h best "$dir/$AB_STAGE.csv"
       ;;

@@ -10,7 +10,7 @@ import pytest
 
 from harness.contract.launcher import RecordingLauncher
 from plugins import activation_fused as af
-from tests.plugins.support import kernel_define
+from tests.plugins.support import ROOT, kernel_define
 
 
 @pytest.fixture(scope="module")
@@ -43,9 +43,9 @@ def test_q_wide_is_the_last_argument_or_null(st, batch, in_f, kernels) -> None: 
     (2, 3584, ["act_stats", "act_encode"]),
 ])
 def test_batch_one_takes_act_one_where_the_row_fits(st, batch, in_f, kernels) -> None:  # type: ignore[no-untyped-def]
-    """act_one takes batch 1 on rows of F % 4 == 0 up to 4 x CACHE_VEC x BLOCK values, on
-    CACHE_VEC x BLOCK threads, with act_small's trailing outputs; anything else keeps the
-    other paths."""
+    """act_one takes batch 1 on rows of F % 4 == 0 up to 4 x CACHE_VEC x BLOCK values, on a
+    cluster of BLOCK / 32 blocks of 32 x CACHE_VEC threads, with act_small's trailing
+    outputs; anything else keeps the other paths."""
     for name in ("unidirectional", "packed_twos_complement"):
         v = st.variant(name)
         p = st.point(v, batch=batch, in_f=in_f)
@@ -54,27 +54,61 @@ def test_batch_one_takes_act_one_where_the_row_fits(st, batch, in_f, kernels) ->
         assert launch.names == kernels
         if kernels == ["act_one"]:
             _, grid, block, args, _ = launch.calls[0]
-            assert (grid, block) == ((1, 1, 1), (1024, 1, 1))
+            assert (grid, block) == ((8, 1, 1), (128, 1, 1))
             dest = "packed" if name.startswith("packed") else "spikes"
             assert args[:4] == ("x", "vth", "stats", "q8") and args[-2:] == (dest, "q_wide")
             assert int(args[4]) == in_f and float(args[5]) == p["k"]
 
 
-@pytest.mark.parametrize(("cache_vec", "block", "in_f", "kernel", "threads"), [
-    ("1", 256, 1024, "act_one", 256), ("1", 256, 1028, "act_small", 0),  # the cache's width
-    ("4", 512, 8192, "act_one", 1024), ("4", 512, 8196, "act_small", 0),  # at most 1024
-    ("16", 1024, 4096, "act_small", 0),  # past ONE_MAX_SLOTS: no act_one in the build
+@pytest.mark.parametrize(("cache_vec", "cluster", "block", "in_f", "kernel", "geometry"), [
+    ("1", "2", 256, 1024, "act_one", (8, 32)),  # the cache's width, on the cluster
+    ("1", "2", 256, 1028, "act_small", None),
+    ("1", "0", 256, 1024, "act_one", (1, 256)),  # one block where the build asks for it
+    ("4", "1", 64, 1024, "act_one", (2, 128)),
+    ("4", "2", 512, 8192, "act_one", (1, 1024)),  # past 8 blocks: one block, at most 1024
+    ("4", "2", 512, 8196, "act_small", None),
+    ("4", "2", 96, 1536, "act_one", (3, 128)),
+    ("4", "2", 100, 1600, "act_one", (1, 400)),  # BLOCK not a multiple of 32: one block
+    ("16", "2", 1024, 4096, "act_small", None),  # past ONE_MAX_SLOTS: no act_one in the build
 ])
-def test_act_one_follows_the_build(st, cache_vec, block, in_f, kernel, threads) -> None:  # type: ignore[no-untyped-def]
-    """A -D CACHE_VEC or BLOCK build moves act_one's widest row (4 x CACHE_VEC x BLOCK) and
-    block (CACHE_VEC x BLOCK, at most 1024) with it, and past ONE_MAX_SLOTS it has none."""
+def test_act_one_follows_the_build(st, cache_vec, cluster, block, in_f, kernel,  # type: ignore[no-untyped-def]
+                                   geometry) -> None:
+    """A -D CACHE_VEC, BLOCK or ONE_CLUSTER build moves act_one's widest row (4 x CACHE_VEC x
+    BLOCK) and its launch with it: a cluster of BLOCK / 32 blocks of 32 x CACHE_VEC threads
+    where the build allows one (the kernel's ONE_CL), else one block of CACHE_VEC x BLOCK
+    threads, at most 1024; past ONE_MAX_SLOTS the build has no act_one."""
     v = st.variant("unidirectional")
-    vc = dataclasses.replace(v, defines=tuple((k, cache_vec if k == "CACHE_VEC" else x)
-                                              for k, x in v.defines))
+    new = {"CACHE_VEC": cache_vec, "ONE_CLUSTER": cluster}
+    vc = dataclasses.replace(v, defines=tuple((k, new.get(k, x)) for k, x in v.defines))
     launch = RecordingLauncher(block)
     st.enqueue(launch, {b: b for b in _BUFS}, st.point(vc, batch=1, in_f=in_f), vc)
     assert launch.names == [kernel]
-    assert kernel == "act_small" or launch.calls[0][2] == (threads, 1, 1)
+    if geometry is not None:
+        assert launch.calls[0][1:3] == ((geometry[0], 1, 1), (geometry[1], 1, 1))
+
+
+def test_act_one_cluster_rule_is_the_kernels() -> None:
+    """one_geometry's test for a cluster is the kernel's ONE_CL, term for term."""
+    src = (ROOT / "kernels" / "activation_fused.cu").read_text()
+    assert ("#define ONE_CL (ONE_CLUSTER && BLOCK % 32 == 0 && BLOCK <= 256 && "
+            "CACHE_VEC <= 32)") in src
+    assert "__cluster_dims__(ONE_CTAS, 1, 1) __launch_bounds__(32 * CACHE_VEC)" in src
+    assert "#define ONE_CTAS (BLOCK / 32)" in src
+
+
+def test_pass_two_grid_follows_enc_grid(st) -> None:  # type: ignore[no-untyped-def]
+    """-D ENC_GRID caps pass 2's blocks (its loop grid-strides); 0 or none leaves one
+    thread-step a thread."""
+    v = st.variant("unidirectional")
+    p = st.point(v, batch=65536, in_f=3584)
+    grids = []
+    for extra in ((), (("ENC_GRID", "0"),), (("ENC_GRID", "1056"),)):
+        ve = dataclasses.replace(v, defines=v.defines + extra)
+        launch = RecordingLauncher(256)
+        st.enqueue(launch, {b: b for b in _BUFS}, p, ve)
+        assert launch.names == ["act_stats", "act_encode"]
+        grids.append(launch.calls[1][1][0])
+    assert grids == [65536 * 3584 // (16 * 256 * 2)] * 2 + [1056]
 
 
 @pytest.mark.parametrize(("small_b", "batch", "kernels"), [
@@ -100,6 +134,7 @@ def test_cache_default_agrees_with_the_kernel_source() -> None:
     assert kernel_define("kernels/common/threshold.cuh", "CACHE_VEC") == af.CACHE_VEC
     assert kernel_define("kernels/activation_fused.cu", "SMALL_B") == af.SMALL_B
     assert kernel_define("kernels/activation_fused.cu", "ONE_MAX_SLOTS") == af.ONE_MAX_SLOTS
+    assert kernel_define("kernels/activation_fused.cu", "ONE_CLUSTER") == af.ONE_CLUSTER
 
 
 def test_q_wide_is_declared_in_the_int8_layout_only(st) -> None:  # type: ignore[no-untyped-def]

@@ -191,6 +191,17 @@ def test_ab_checks_each_build_then_times_each_point_and_reads_them(tmp_path: Pat
     assert calls[-1] == f"-m harness best {stats / 'tuning' / 'overlap' / 'int_gemm.csv'}"
 
 
+def test_ab_flags_go_to_the_timed_points_only(tmp_path: Path) -> None:
+    """AB_FLAGS (say --graph) reach every timed bench; the check runs as it always does."""
+    rc, summary, _ = _run(tmp_path, "ab", AB_STAGE="activation_fused", AB_DEFINES="X=0,2",
+                          AB_CHECK="batch=1", AB_POINTS="batch=1;batch=65536",
+                          AB_FLAGS="--graph", AB_DIR="one")
+    assert rc == 0, summary
+    check, first, second = _benches(tmp_path)
+    assert "--graph" not in check
+    assert "--graph --sweep batch=1" in first and "--graph --sweep batch=65536" in second
+
+
 def test_ab_appends_where_the_csv_is_there_and_fails_unset(tmp_path: Path) -> None:
     folder = tmp_path / "stats" / "h200" / "tuning" / "overlap"
     folder.mkdir(parents=True)
