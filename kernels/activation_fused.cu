@@ -21,9 +21,10 @@
 //               device. Where q fits, q_wide is not written.
 //   act_small:  B <= SMALL_B (batch 1 where act_one does not fit): both passes in one block and one
 //               launch, no atomics; the same per-row code, so the same bits (q8 too).
-//   act_one:    batch 1 where the row fits the thread caches: one block of up to 1024
-//               threads, q kept in registers from pass 1 to pass 2 (x read once, each value
-//               quantised once), the row sum in act_small's order (the same bits).
+//   act_one:    batch 1 where the row fits the thread caches: a cluster of BLOCK / 32 blocks
+//               (one block of up to 1024 threads where the build allows no cluster), q kept
+//               in registers from pass 1 to pass 2 (x read once, each value quantised once),
+//               the row sum in act_small's order (the same bits).
 // q8 is an output: q as int8 (clamped where it does not fit, which stats tells), the operand
 // the integer GEMM (int_gemm) takes, so a layer needs no decode pass.
 // The module's three __device__ words make it one launch at a time per module (per variant).
@@ -234,7 +235,8 @@ act_small(const float* __restrict__ x, float* __restrict__ vth, int* __restrict_
 }
 
 // act_one: batch 1 where the row fits the thread caches of the BLOCK build (F % 4 == 0,
-// F <= 4 ONE_SLOTS), on ONE_THREADS threads (up to 1024; the plugin counts both from the
+// F <= 4 ONE_SLOTS). The one-block kernel (the cluster build follows: ONE_CL) runs on
+// ONE_THREADS threads (up to 1024; the plugin counts both from the
 // variant's BLOCK and CACHE_VEC) that each hold ONE_V float4 of it:
 // four times act_small's threads at the defaults, so a quarter of the serial work a thread.
 // Each q stays in registers from pass 1 to pass 2: x read once, each value quantised once
@@ -282,6 +284,9 @@ __device__ __forceinline__ void one_planes(out_t* __restrict__ out, int F, int n
 #ifndef ONE_CLUSTER
 #define ONE_CLUSTER 2  // act_one on a cluster of BLOCK / 32 blocks where the build allows
 #endif
+#if ONE_CLUSTER != 0 && ONE_CLUSTER != 2
+#error "ONE_CLUSTER is 0 (one block) or 2 (a cluster sharing through st.async)"
+#endif
 // The cluster build of act_one: one block for each warp of the BLOCK build's block_sum
 // (BLOCK / 32 of them, at most 8, the portable cluster size), each of CACHE_VEC warps (at most
 // 1024 threads), one float4 a thread. Elsewhere the one-block act_one below.
@@ -289,54 +294,50 @@ __device__ __forceinline__ void one_planes(out_t* __restrict__ out, int F, int n
 
 #if ONE_CL
 #include <cooperative_groups.h>
-#if ONE_CLUSTER == 2
 #include <cuda/ptx>
-#endif
 #define ONE_CTAS (BLOCK / 32)
 
 // act_one on a cluster (see ONE_CL): the block of the BLOCK build spread over ONE_CTAS SMs, so
-// that each SM issues a quarter of a warp a scheduler where the one-block kernel gives it
-// eight (kernels/NOTES.md). Block c is warp c of the BLOCK build's row sum: its thread (warp r,
+// that each scheduler issues for one warp where the one-block kernel gives it eight
+// (kernels/NOTES.md). Block c is warp c of the BLOCK build's row sum: its thread (warp r,
 // lane l) holds float4 32c + l + BLOCK r, the float4 that thread 32c + l of that build holds in
 // its cache slot r. So its warp 0 adds each lane's CACHE_VEC sums in the cache's order and
 // sums the warp (block_sum's first stage, the same lanes), and every warp of every block adds
 // the ONE_CTAS warp sums in lanes 0..ONE_CTAS-1 with +0 in the rest, as block_sum's second
-// stage has them: the same bits as act_small. The q range is exchanged the same way (min and
-// max need no order). ONE_CLUSTER 1: each block reads the others' shared memory after a
-// cluster barrier (two, and a third, split, so that no block leaves while another may still
-// read it); 2: each block pushes its values into every block's shared memory (st.async), and
-// each waits on its own mbarrier for the bytes it is owed: no cluster barrier past the first.
+// stage has them: the same bits as act_small. The q range is shared the same way (min and max
+// need no order). Each block pushes its values into every block's shared memory (st.async)
+// and waits on its own mbarrier for the bytes it is owed: one cluster barrier in all (every
+// block's mbarriers initialised before the first send), and no block's shared memory is read
+// by another, so none waits for the others before it leaves.
 extern "C" __global__ void __cluster_dims__(ONE_CTAS, 1, 1) __launch_bounds__(32 * CACHE_VEC)
 act_one(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ stats,
         signed char* __restrict__ q8, int F, float k, out_t* __restrict__ out,
         int* __restrict__ q_wide) {
     namespace cg = cooperative_groups;
+    namespace ptx = cuda::ptx;
     const cg::cluster_group cluster = cg::this_cluster();
     __shared__ float sums[32 * CACHE_VEC];
+    __shared__ float sum_in[ONE_CTAS];               // block c's warp sum in slot c
+    __shared__ int2 range_in[ONE_CTAS * CACHE_VEC];  // (lo, hi) of block c's warp r in c C + r
+    __shared__ uint64_t owed[2];                     // the bytes of sum_in, of range_in
     const int n4 = F >> 2, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int rank = (int)cluster.block_rank();
     const int idx = 32 * rank + lane + BLOCK * warp;
     const float4 c = load_or_zero(reinterpret_cast<const float4*>(x), n4, idx);
-#if ONE_CLUSTER == 2
-    namespace ptx = cuda::ptx;
-    __shared__ float sum_in[ONE_CTAS];               // block c's warp sum in slot c
-    __shared__ int2 range_in[ONE_CTAS * CACHE_VEC];  // (lo, hi) of block c's warp r in c C + r
-    __shared__ uint64_t owed[2];                     // the bytes of sum_in, of range_in
     if (threadIdx.x == 0) {
         ptx::mbarrier_init(&owed[0], 1);
         ptx::mbarrier_init(&owed[1], 1);
         ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);
-        // The one arrival each expects, with the bytes the cluster's blocks will send.
+    }
+    ptx::barrier_cluster_arrive(ptx::sem_relaxed);  // waited for before the first send
+    sums[threadIdx.x] = abs_sum4(c);
+    __syncthreads();
+    if (threadIdx.x == 0) {  // each mbarrier's one arrival, expecting the bytes it is owed
         ptx::mbarrier_arrive_expect_tx(ptx::sem_relaxed, ptx::scope_cluster, ptx::space_shared,
                                        &owed[0], (uint32_t)sizeof(sum_in));
         ptx::mbarrier_arrive_expect_tx(ptx::sem_relaxed, ptx::scope_cluster, ptx::space_shared,
                                        &owed[1], (uint32_t)sizeof(range_in));
     }
-    ptx::barrier_cluster_arrive(ptx::sem_relaxed);  // waited for before the first send
-#endif
-    sums[threadIdx.x] = abs_sum4(c);
-    __syncthreads();
-#if ONE_CLUSTER == 2
     ptx::barrier_cluster_wait();  // every block's mbarriers are ready
     if (warp == 0) {  // thread 32 rank + lane of the BLOCK build: its cache's sum, its warp's
         float partial = 0.0f;
@@ -349,20 +350,6 @@ act_one(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ 
     }
     while (!ptx::mbarrier_try_wait_parity(ptx::sem_acquire, ptx::scope_cluster, &owed[0], 0u)) {}
     const float total = warp_sum(lane < ONE_CTAS ? sum_in[lane] : 0.0f);
-#else
-    __shared__ float warp_total;
-    __shared__ int s_lo[CACHE_VEC], s_hi[CACHE_VEC];
-    if (warp == 0) {  // thread 32 rank + lane of the BLOCK build: its cache's sum, its warp's
-        float partial = 0.0f;
-#pragma unroll
-        for (int j = 0; j < CACHE_VEC; ++j) partial += sums[lane + 32 * j];
-        partial = warp_sum(partial);
-        if (lane == 0) warp_total = partial;
-    }
-    cluster.sync();
-    const float total =
-        warp_sum(lane < ONE_CTAS ? *cluster.map_shared_rank(&warp_total, lane) : 0.0f);
-#endif
     const float t = fminf(fmaxf(__fdiv_rn(__fdiv_rn(total, (float)F), k), 0.0f), INFINITY);
     const ReciprocalQ quant(t);
     const int4 q = quant.q4(c);
@@ -370,7 +357,6 @@ act_one(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ 
     if (idx < n4) fold4(q, lo, hi);
     lo = __reduce_min_sync(0xffffffffu, lo);
     hi = __reduce_max_sync(0xffffffffu, hi);
-#if ONE_CLUSTER == 2
     if (lane < ONE_CTAS)
         ptx::st_async(cluster.map_shared_rank(&range_in[rank * CACHE_VEC + warp], lane),
                       make_int2(lo, hi), cluster.map_shared_rank(&owed[1], lane));
@@ -382,23 +368,8 @@ act_one(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ 
         lo = min(lo, range_in[i].x);
         hi = max(hi, range_in[i].y);
     }
-#else
-    if (lane == 0) { s_lo[warp] = lo; s_hi[warp] = hi; }
-    cluster.sync();
-    if (idx < n4) reinterpret_cast<unsigned*>(q8)[idx] = q8_word(q);  // after the barrier's fence
-    // Every warp folds the cluster's ONE_CTAS x CACHE_VEC warp ranges.
-    lo = INT_MAX;
-    hi = INT_MIN;
-    for (int i = lane; i < ONE_CTAS * CACHE_VEC; i += 32) {
-        lo = min(lo, *cluster.map_shared_rank(&s_lo[i % CACHE_VEC], i / CACHE_VEC));
-        hi = max(hi, *cluster.map_shared_rank(&s_hi[i % CACHE_VEC], i / CACHE_VEC));
-    }
-#endif
     int dec[4];  // qmin, qmax, o, T
     decide(__reduce_min_sync(0xffffffffu, lo), __reduce_max_sync(0xffffffffu, hi), dec);
-#if ONE_CLUSTER != 2
-    cluster.barrier_arrive();  // done reading the other blocks' shared memory
-#endif
     if (rank == 0 && threadIdx.x == 0) {
         vth[0] = t;
         for (int i = 0; i < 4; ++i) stats[i] = dec[i];
@@ -407,9 +378,6 @@ act_one(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ 
     one_planes(out, F, n4, idx, make_int4(q.x - o, q.y - o, q.z - o, q.w - o), T);
     if (LAYOUT == 0 && q_wide != nullptr && !fits_int8(dec[0], dec[1]) && idx < n4)
         reinterpret_cast<int4*>(q_wide)[idx] = q;  // the layer's operand
-#if ONE_CLUSTER != 2
-    cluster.barrier_wait();  // no block leaves while another may still read its shared memory
-#endif
 }
 #else
 extern "C" __global__ void __launch_bounds__(ONE_THREADS)

@@ -52,15 +52,13 @@ CACHE_VEC = 4
 #: act_one's most float4 slots (CACHE_VEC x BLOCK; the kernel's -DONE_MAX_SLOTS): its |x| sums
 #: fill shared memory past that, so a build whose caches hold more has no act_one.
 ONE_MAX_SLOTS = 8192
-#: act_one on a thread-block cluster (the kernel's -DONE_CLUSTER): BLOCK / 32 blocks of
-#: 32 x CACHE_VEC threads, one SM each, where the build allows it (BLOCK a multiple of 32, at
-#: most 256, so at most 8 blocks, the portable cluster size; CACHE_VEC at most 32). 0: one
-#: block. 1: the blocks share their partial sums and ranges through cluster barriers; 2:
-#: through st.async into each other's shared memory and an mbarrier each (kernels/NOTES.md).
+#: act_one on a thread-block cluster (the kernel's -DONE_CLUSTER): 2 (the default) gives it
+#: BLOCK / 32 blocks of 32 x CACHE_VEC threads, one SM each, where the build allows (BLOCK a
+#: multiple of 32, at most 256, so at most 8 blocks, the portable cluster size; CACHE_VEC at
+#: most 32), sharing their partial sums and ranges through st.async into each other's shared
+#: memory; 0, one block. At batch 1 as a graph, 4.61 µs against one block's 5.12 (H200,
+#: statistics/h200/tuning/act-one/cluster/, where ONE_CLUSTER=1 is a build since removed).
 ONE_CLUSTER = 2
-#: The most blocks pass 2 gets (the kernel's loop then grid-strides; a define read back by
-#: ``enqueue`` only): 0 gives it one thread-step a thread, as many blocks as that takes.
-ENC_GRID = 0
 
 
 def one_geometry(defines: Mapping[str, str], block: int) -> tuple[int, int]:
@@ -156,8 +154,9 @@ def q8(q: np.ndarray) -> np.ndarray:
 
 
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
-    """Batch 1 where the row fits the thread caches (4 x CACHE_VEC x BLOCK values): one
-    block of up to 1024 threads, q kept in registers between the passes. Up to SMALL_B
+    """Batch 1 where the row fits the thread caches (4 x CACHE_VEC x BLOCK values): act_one,
+    on a cluster of blocks (or one block: ``one_geometry``), q kept in registers between the
+    passes. Up to SMALL_B
     rows otherwise: act_small, one block, one launch. Otherwise pass 1: rows over at most
     STATS_BLOCKS blocks (vth, q to q8, q's range; the last block decides o and T), and
     pass 2: the planes from q8 (or from x, a block per row, when q is wider than int8, and
@@ -180,9 +179,7 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
     launch("act_stats", (min(b, stats_blocks), 1, 1), (block, 1, 1), bufs["x"], bufs["vth"],
            bufs["stats"], bufs["q8"], np.int32(b), np.int32(f), np.float32(p["k"]))
     flat = -(-b * f // (16 * block * units))  # one thread-step each over the flat q8
-    grid = max(flat, min(b, ENC_MIN_BLOCKS))
-    most = int(d.get("ENC_GRID", ENC_GRID))
-    launch("act_encode", (min(grid, most) if most > 0 else grid, 1, 1), (block, 1, 1), bufs["x"],
+    launch("act_encode", (max(flat, min(b, ENC_MIN_BLOCKS)), 1, 1), (block, 1, 1), bufs["x"],
            bufs["vth"], bufs["stats"], bufs["q8"], np.int32(b), np.int32(f), dest, q_wide)
 
 

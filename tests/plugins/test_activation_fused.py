@@ -64,7 +64,7 @@ def test_batch_one_takes_act_one_where_the_row_fits(st, batch, in_f, kernels) ->
     ("1", "2", 256, 1024, "act_one", (8, 32)),  # the cache's width, on the cluster
     ("1", "2", 256, 1028, "act_small", None),
     ("1", "0", 256, 1024, "act_one", (1, 256)),  # one block where the build asks for it
-    ("4", "1", 64, 1024, "act_one", (2, 128)),
+    ("4", "2", 64, 1024, "act_one", (2, 128)),
     ("4", "2", 512, 8192, "act_one", (1, 1024)),  # past 8 blocks: one block, at most 1024
     ("4", "2", 512, 8196, "act_small", None),
     ("4", "2", 96, 1536, "act_one", (3, 128)),
@@ -94,21 +94,6 @@ def test_act_one_cluster_rule_is_the_kernels() -> None:
             "CACHE_VEC <= 32)") in src
     assert "__cluster_dims__(ONE_CTAS, 1, 1) __launch_bounds__(32 * CACHE_VEC)" in src
     assert "#define ONE_CTAS (BLOCK / 32)" in src
-
-
-def test_pass_two_grid_follows_enc_grid(st) -> None:  # type: ignore[no-untyped-def]
-    """-D ENC_GRID caps pass 2's blocks (its loop grid-strides); 0 or none leaves one
-    thread-step a thread."""
-    v = st.variant("unidirectional")
-    p = st.point(v, batch=65536, in_f=3584)
-    grids = []
-    for extra in ((), (("ENC_GRID", "0"),), (("ENC_GRID", "1056"),)):
-        ve = dataclasses.replace(v, defines=v.defines + extra)
-        launch = RecordingLauncher(256)
-        st.enqueue(launch, {b: b for b in _BUFS}, p, ve)
-        assert launch.names == ["act_stats", "act_encode"]
-        grids.append(launch.calls[1][1][0])
-    assert grids == [65536 * 3584 // (16 * 256 * 2)] * 2 + [1056]
 
 
 @pytest.mark.parametrize(("small_b", "batch", "kernels"), [
