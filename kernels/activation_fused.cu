@@ -288,9 +288,10 @@ __device__ __forceinline__ void one_planes(out_t* __restrict__ out, int F, int n
 #error "ONE_CLUSTER is 0 (one block) or 2 (a cluster sharing through st.async)"
 #endif
 // The cluster build of act_one: one block for each warp of the BLOCK build's block_sum
-// (BLOCK / 32 of them, at most 8, the portable cluster size), each of CACHE_VEC warps (at most
-// 1024 threads), one float4 a thread. Elsewhere the one-block act_one below.
-#define ONE_CL (ONE_CLUSTER && BLOCK % 32 == 0 && BLOCK <= 256 && CACHE_VEC <= 32)
+// (BLOCK / 32 of them, at most 8, the portable cluster size), each of ceil(F / 4 / BLOCK)
+// warps (at most 32: rows up to 128 BLOCK values), one float4 a thread. Elsewhere the
+// one-block act_one below.
+#define ONE_CL (ONE_CLUSTER && BLOCK % 32 == 0 && BLOCK <= 256)
 
 #if ONE_CL
 #include <cooperative_groups.h>
@@ -298,10 +299,11 @@ __device__ __forceinline__ void one_planes(out_t* __restrict__ out, int F, int n
 #define ONE_CTAS (BLOCK / 32)
 
 // act_one on a cluster (see ONE_CL): the block of the BLOCK build spread over ONE_CTAS SMs, so
-// that each scheduler issues for one warp where the one-block kernel gives it eight
+// that each scheduler issues for a warp or a few where the one-block kernel gives it eight
 // (kernels/NOTES.md). Block c is warp c of the BLOCK build's row sum: its thread (warp r,
-// lane l) holds float4 32c + l + BLOCK r, the float4 that thread 32c + l of that build holds in
-// its cache slot r. So its warp 0 adds each lane's CACHE_VEC sums in the cache's order and
+// lane l) holds float4 32c + l + BLOCK r, the float4 that thread 32c + l of that build adds in
+// its r-th turn (its cache slot r, or past the cache its loop's step r - CACHE_VEC: both
+// ascending r, float4s past the row +0). So its warp 0 adds each lane's sums in that order and
 // sums the warp (block_sum's first stage, the same lanes), and every warp of every block adds
 // the ONE_CTAS warp sums in lanes 0..ONE_CTAS-1 with +0 in the rest, as block_sum's second
 // stage has them: the same bits as act_small. The q range is shared the same way (min and max
@@ -309,18 +311,19 @@ __device__ __forceinline__ void one_planes(out_t* __restrict__ out, int F, int n
 // and waits on its own mbarrier for the bytes it is owed: one cluster barrier in all (every
 // block's mbarriers initialised before the first send), and no block's shared memory is read
 // by another, so none waits for the others before it leaves.
-extern "C" __global__ void __cluster_dims__(ONE_CTAS, 1, 1) __launch_bounds__(32 * CACHE_VEC)
+extern "C" __global__ void __cluster_dims__(ONE_CTAS, 1, 1) __launch_bounds__(1024)
 act_one(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ stats,
         signed char* __restrict__ q8, int F, float k, out_t* __restrict__ out,
         int* __restrict__ q_wide) {
     namespace cg = cooperative_groups;
     namespace ptx = cuda::ptx;
     const cg::cluster_group cluster = cg::this_cluster();
-    __shared__ float sums[32 * CACHE_VEC];
-    __shared__ float sum_in[ONE_CTAS];               // block c's warp sum in slot c
-    __shared__ int2 range_in[ONE_CTAS * CACHE_VEC];  // (lo, hi) of block c's warp r in c C + r
-    __shared__ uint64_t owed[2];                     // the bytes of sum_in, of range_in
+    __shared__ float sums[1024];
+    __shared__ float sum_in[ONE_CTAS];         // block c's warp sum in slot c
+    __shared__ int2 range_in[ONE_CTAS * 32];   // (lo, hi) of block c's warp r in c R + r
+    __shared__ uint64_t owed[2];               // the bytes of sum_in, of range_in
     const int n4 = F >> 2, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int R = blockDim.x >> 5;  // a block's warps: the turns r of each BLOCK-build thread
     const int rank = (int)cluster.block_rank();
     const int idx = 32 * rank + lane + BLOCK * warp;
     const float4 c = load_or_zero(reinterpret_cast<const float4*>(x), n4, idx);
@@ -336,13 +339,12 @@ act_one(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ 
         ptx::mbarrier_arrive_expect_tx(ptx::sem_relaxed, ptx::scope_cluster, ptx::space_shared,
                                        &owed[0], (uint32_t)sizeof(sum_in));
         ptx::mbarrier_arrive_expect_tx(ptx::sem_relaxed, ptx::scope_cluster, ptx::space_shared,
-                                       &owed[1], (uint32_t)sizeof(range_in));
+                                       &owed[1], (uint32_t)(ONE_CTAS * R * sizeof(int2)));
     }
     ptx::barrier_cluster_wait();  // every block's mbarriers are ready
     if (warp == 0) {  // thread 32 rank + lane of the BLOCK build: its cache's sum, its warp's
         float partial = 0.0f;
-#pragma unroll
-        for (int j = 0; j < CACHE_VEC; ++j) partial += sums[lane + 32 * j];
+        for (int j = 0; j < R; ++j) partial += sums[lane + 32 * j];
         partial = warp_sum(partial);  // the same bits in every lane (a butterfly)
         if (lane < ONE_CTAS)
             ptx::st_async(cluster.map_shared_rank(&sum_in[rank], lane), partial,
@@ -358,13 +360,13 @@ act_one(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ 
     lo = __reduce_min_sync(0xffffffffu, lo);
     hi = __reduce_max_sync(0xffffffffu, hi);
     if (lane < ONE_CTAS)
-        ptx::st_async(cluster.map_shared_rank(&range_in[rank * CACHE_VEC + warp], lane),
+        ptx::st_async(cluster.map_shared_rank(&range_in[rank * R + warp], lane),
                       make_int2(lo, hi), cluster.map_shared_rank(&owed[1], lane));
     if (idx < n4) reinterpret_cast<unsigned*>(q8)[idx] = q8_word(q);
     while (!ptx::mbarrier_try_wait_parity(ptx::sem_acquire, ptx::scope_cluster, &owed[1], 0u)) {}
     lo = INT_MAX;
     hi = INT_MIN;
-    for (int i = lane; i < ONE_CTAS * CACHE_VEC; i += 32) {
+    for (int i = lane; i < ONE_CTAS * R; i += 32) {
         lo = min(lo, range_in[i].x);
         hi = max(hi, range_in[i].y);
     }

@@ -43,33 +43,43 @@ ENC_MIN_BLOCKS = 264
 #: -DSMALL_B, read back by ``enqueue``: the kernel's shared arrays hold that many rows): 1,
 #: since the two passes ran batches 2-4 in 8.3 µs against act_small's 9.9-16.4 (H200,
 #: statistics/h200/tuning/act-one/small-b2/). So act_small takes batch 1 where act_one does
-#: not (F % 4 != 0, or wider than the caches).
+#: not (F % 4 != 0, or wider than act_one holds: ``one_geometry``).
 SMALL_B = 1
 #: float4 of a row each thread of the one-block kernels holds in registers (the kernels'
-#: -DCACHE_VEC, common/threshold.cuh): at batch 1, rows up to 4 x CACHE_VEC x BLOCK values
-#: take act_one, on CACHE_VEC x BLOCK threads (at most 1024).
+#: -DCACHE_VEC, common/threshold.cuh): in a build without act_one's cluster, rows up to
+#: 4 x CACHE_VEC x BLOCK values take the one-block act_one, on CACHE_VEC x BLOCK threads
+#: (at most 1024).
 CACHE_VEC = 4
 #: act_one's most float4 slots (CACHE_VEC x BLOCK; the kernel's -DONE_MAX_SLOTS): its |x| sums
 #: fill shared memory past that, so a build whose caches hold more has no act_one.
 ONE_MAX_SLOTS = 8192
 #: act_one on a thread-block cluster (the kernel's -DONE_CLUSTER): 2 (the default) gives it
-#: BLOCK / 32 blocks of 32 x CACHE_VEC threads, one SM each, where the build allows (BLOCK a
-#: multiple of 32, at most 256, so at most 8 blocks, the portable cluster size; CACHE_VEC at
-#: most 32), sharing their partial sums and ranges through st.async into each other's shared
-#: memory; 0, one block. At batch 1 as a graph, 4.61 µs against one block's 5.12 (H200,
-#: statistics/h200/tuning/act-one/cluster/, where ONE_CLUSTER=1 is a build since removed).
+#: BLOCK / 32 blocks, one SM each, of ceil(F / 4 / BLOCK) warps, one float4 a thread, where
+#: the build allows (BLOCK a multiple of 32, at most 256, so at most 8 blocks, the portable
+#: cluster size), so rows up to 128 x BLOCK values (32 warps a block); the blocks share
+#: their partial sums and ranges through st.async into each other's shared memory. 0: one
+#: block, rows up to 4 x CACHE_VEC x BLOCK. At batch 1 as a graph, 4.61 µs against one
+#: block's 5.12 (H200, statistics/h200/tuning/act-one/cluster/, where ONE_CLUSTER=1 is a
+#: build since removed).
 ONE_CLUSTER = 2
 
 
-def one_geometry(defines: Mapping[str, str], block: int) -> tuple[int, int]:
-    """act_one's (blocks, threads a block) in the build of these defines: a cluster of
-    BLOCK / 32 blocks of 32 x CACHE_VEC threads where ONE_CLUSTER and the build allow it
-    (the kernel's ONE_CL), else one block of CACHE_VEC x BLOCK threads, at most 1024."""
-    cache_vec = int(defines["CACHE_VEC"])
-    if int(defines.get("ONE_CLUSTER", "0")) and block % 32 == 0 and block <= 256 \
-            and cache_vec <= 32:
-        return block // 32, 32 * cache_vec
-    return 1, min(cache_vec * block, 1024)
+def one_geometry(defines: Mapping[str, str], block: int, f: int) -> tuple[int, int] | None:
+    """act_one's (blocks, threads a block) for a row of ``f`` values in the build of these
+    defines, or None where act_one does not take it (F % 4 != 0, or wider than the build's
+    act_one holds). A cluster of BLOCK / 32 blocks of 32 x ceil(F / 4 / BLOCK) threads
+    where ONE_CLUSTER and the build allow it (the kernel's ONE_CL), up to 32 warps a block;
+    else one block of CACHE_VEC x BLOCK threads (at most 1024) holding up to 4 x CACHE_VEC
+    x BLOCK values, and none past ONE_MAX_SLOTS float4."""
+    if f % 4:
+        return None
+    if int(defines.get("ONE_CLUSTER", "0")) and block % 32 == 0 and block <= 256:
+        turns = -(-(f // 4) // block)
+        return (block // 32, 32 * turns) if turns <= 32 else None
+    slots = int(defines["CACHE_VEC"]) * block
+    if f > 4 * slots or slots > ONE_MAX_SLOTS:
+        return None
+    return 1, min(slots, 1024)
 
 
 def capacity(p: Point) -> int:
@@ -154,10 +164,10 @@ def q8(q: np.ndarray) -> np.ndarray:
 
 
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
-    """Batch 1 where the row fits the thread caches (4 x CACHE_VEC x BLOCK values): act_one,
-    on a cluster of blocks (or one block: ``one_geometry``), q kept in registers between the
-    passes. Up to SMALL_B
-    rows otherwise: act_small, one block, one launch. Otherwise pass 1: rows over at most
+    """Batch 1 where act_one holds the row (``one_geometry``: up to 128 x BLOCK values on a
+    cluster of blocks, or 4 x CACHE_VEC x BLOCK on one block), q kept in registers between
+    the passes. Up to SMALL_B rows otherwise: act_small, one block, one launch. Otherwise
+    pass 1: rows over at most
     STATS_BLOCKS blocks (vth, q to q8, q's range; the last block decides o and T), and
     pass 2: the planes from q8 (or from x, a block per row, when q is wider than int8, and
     then q to ``q_wide`` as well)."""
@@ -165,10 +175,9 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
     dest = bufs["packed"] if p["layout"] == "packed" else bufs["spikes"]
     q_wide = bufs.get("q_wide", 0)  # null: not written (packed, or a pipeline without it)
     d = dict(v.defines)  # read back, so that a -D build is launched as it was compiled
-    slots = int(d["CACHE_VEC"]) * block  # the float4 a row of the BLOCK build's caches holds
-    if b == 1 and f % 4 == 0 and f <= 4 * slots and slots <= ONE_MAX_SLOTS:
-        blocks, threads = one_geometry(d, block)
-        launch("act_one", (blocks, 1, 1), (threads, 1, 1), bufs["x"], bufs["vth"],
+    one = one_geometry(d, block, f) if b == 1 else None
+    if one is not None:
+        launch("act_one", (one[0], 1, 1), (one[1], 1, 1), bufs["x"], bufs["vth"],
                bufs["stats"], bufs["q8"], np.int32(f), np.float32(p["k"]), dest, q_wide)
         return
     if b <= int(d["SMALL_B"]):  # act_small's shared arrays hold SMALL_B rows
@@ -274,7 +283,9 @@ STAGE = Stage(
         {"batch": 1, "in_f": 3584, "k": 64.0},  # act_one, q wider than int8 (T > 8, q_wide)
         {"batch": 1, "in_f": 12},  # act_one: one packed word, most threads holding no value
         {"batch": 1, "in_f": 100},  # act_one: a packed row ending in a partial word
-        {"batch": 1, "in_f": 4100},  # act_small: wider than the cache
+        {"batch": 1, "in_f": 4100},  # act_one past the cache: five turns a thread
+        {"batch": 1, "in_f": 18944},  # act_one on the layer's widest row (19 turns)
+        {"batch": 1, "in_f": 32772},  # act_small: wider than act_one's 32 warps a block
         {"batch": 1, "in_f": 130},  # act_small: F % 4 != 0
         {"batch": 1, "in_f": 20003, "k": 64.0},  # act_small, q wider than int8, a long row
         {"batch": 2, "in_f": 3584, "k": 0.5},  # the two-pass path at its smallest, T <= 8
@@ -289,9 +300,9 @@ STAGE = Stage(
         {"batch": 9, "in_f": 96, "k": 64.0},  # the same, packed rows without padding
         {"batch": 33, "in_f": 96},  # flat packed at a few words; n % 16 == 0
     ),
-    # act_one's row at the cache's width, a packed row ending in a partial word, and most
-    # threads holding no value (the odd shapes reach it only at in_f 3584).
+    # act_one's row at the cache's width and one past it, a packed row ending in a partial
+    # word, and most threads holding no value (the odd shapes reach it only at in_f 3584).
     sanitize_shapes=({"batch": 1, "in_f": 4096}, {"batch": 1, "in_f": 100},
-                     {"batch": 1, "in_f": 12}),
+                     {"batch": 1, "in_f": 12}, {"batch": 1, "in_f": 4100}),
     default_sweep=axes.BATCH_SWEEP,
 )

@@ -39,12 +39,13 @@ def test_q_wide_is_the_last_argument_or_null(st, batch, in_f, kernels) -> None: 
 
 @pytest.mark.parametrize(("batch", "in_f", "kernels"), [
     (1, 3584, ["act_one"]), (1, 4096, ["act_one"]),  # the row fits the caches
-    (1, 4100, ["act_small"]), (1, 130, ["act_small"]),  # too wide; F % 4 != 0
+    (1, 4100, ["act_one"]), (1, 32768, ["act_one"]),  # past them: more warps a block
+    (1, 32772, ["act_small"]), (1, 130, ["act_small"]),  # too wide; F % 4 != 0
     (2, 3584, ["act_stats", "act_encode"]),
 ])
 def test_batch_one_takes_act_one_where_the_row_fits(st, batch, in_f, kernels) -> None:  # type: ignore[no-untyped-def]
-    """act_one takes batch 1 on rows of F % 4 == 0 up to 4 x CACHE_VEC x BLOCK values, on a
-    cluster of BLOCK / 32 blocks of 32 x CACHE_VEC threads, with act_small's trailing
+    """act_one takes batch 1 on rows of F % 4 == 0 up to 128 x BLOCK values, on a cluster of
+    BLOCK / 32 blocks of 32 x ceil(F / 4 / BLOCK) threads, with act_small's trailing
     outputs; anything else keeps the other paths."""
     for name in ("unidirectional", "packed_twos_complement"):
         v = st.variant(name)
@@ -54,29 +55,34 @@ def test_batch_one_takes_act_one_where_the_row_fits(st, batch, in_f, kernels) ->
         assert launch.names == kernels
         if kernels == ["act_one"]:
             _, grid, block, args, _ = launch.calls[0]
-            assert (grid, block) == ((8, 1, 1), (128, 1, 1))
+            turns = -(-in_f // 4 // 256)
+            assert (grid, block) == ((8, 1, 1), (32 * turns, 1, 1))
             dest = "packed" if name.startswith("packed") else "spikes"
             assert args[:4] == ("x", "vth", "stats", "q8") and args[-2:] == (dest, "q_wide")
             assert int(args[4]) == in_f and float(args[5]) == p["k"]
 
 
 @pytest.mark.parametrize(("cache_vec", "cluster", "block", "in_f", "kernel", "geometry"), [
-    ("1", "2", 256, 1024, "act_one", (8, 32)),  # the cache's width, on the cluster
-    ("1", "2", 256, 1028, "act_small", None),
+    ("4", "2", 256, 3584, "act_one", (8, 128)),  # four turns a BLOCK-build thread
+    ("1", "2", 256, 1028, "act_one", (8, 64)),  # the cluster does not stop at the cache
+    ("4", "2", 256, 100, "act_one", (8, 32)),  # one turn
+    ("4", "2", 256, 18944, "act_one", (8, 608)),  # nineteen
+    ("4", "2", 64, 8192, "act_one", (2, 1024)), ("4", "2", 64, 8196, "act_small", None),
     ("1", "0", 256, 1024, "act_one", (1, 256)),  # one block where the build asks for it
-    ("4", "2", 64, 1024, "act_one", (2, 128)),
+    ("1", "0", 256, 1028, "act_small", None),  # ... holding the cache's width at most
     ("4", "2", 512, 8192, "act_one", (1, 1024)),  # past 8 blocks: one block, at most 1024
     ("4", "2", 512, 8196, "act_small", None),
     ("4", "2", 96, 1536, "act_one", (3, 128)),
     ("4", "2", 100, 1600, "act_one", (1, 400)),  # BLOCK not a multiple of 32: one block
-    ("16", "2", 1024, 4096, "act_small", None),  # past ONE_MAX_SLOTS: no act_one in the build
+    ("16", "0", 1024, 4096, "act_small", None),  # past ONE_MAX_SLOTS: no one-block act_one
 ])
 def test_act_one_follows_the_build(st, cache_vec, cluster, block, in_f, kernel,  # type: ignore[no-untyped-def]
                                    geometry) -> None:
-    """A -D CACHE_VEC, BLOCK or ONE_CLUSTER build moves act_one's widest row (4 x CACHE_VEC x
-    BLOCK) and its launch with it: a cluster of BLOCK / 32 blocks of 32 x CACHE_VEC threads
+    """A -D CACHE_VEC, BLOCK or ONE_CLUSTER build moves act_one's launch and widest row with
+    it: a cluster of BLOCK / 32 blocks of 32 x ceil(F / 4 / BLOCK) threads (at most 1024)
     where the build allows one (the kernel's ONE_CL), else one block of CACHE_VEC x BLOCK
-    threads, at most 1024; past ONE_MAX_SLOTS the build has no act_one."""
+    threads (at most 1024) for rows up to 4 x CACHE_VEC x BLOCK; past ONE_MAX_SLOTS that
+    build has no act_one."""
     v = st.variant("unidirectional")
     new = {"CACHE_VEC": cache_vec, "ONE_CLUSTER": cluster}
     vc = dataclasses.replace(v, defines=tuple((k, new.get(k, x)) for k, x in v.defines))
@@ -90,9 +96,9 @@ def test_act_one_follows_the_build(st, cache_vec, cluster, block, in_f, kernel, 
 def test_act_one_cluster_rule_is_the_kernels() -> None:
     """one_geometry's test for a cluster is the kernel's ONE_CL, term for term."""
     src = (ROOT / "kernels" / "activation_fused.cu").read_text()
-    assert ("#define ONE_CL (ONE_CLUSTER && BLOCK % 32 == 0 && BLOCK <= 256 && "
-            "CACHE_VEC <= 32)") in src
-    assert "__cluster_dims__(ONE_CTAS, 1, 1) __launch_bounds__(32 * CACHE_VEC)" in src
+    assert "#define ONE_CL (ONE_CLUSTER && BLOCK % 32 == 0 && BLOCK <= 256)" in src
+    assert "__cluster_dims__(ONE_CTAS, 1, 1) __launch_bounds__(1024)" in src
+    assert "const int R = blockDim.x >> 5;" in src
     assert "#define ONE_CTAS (BLOCK / 32)" in src
 
 
