@@ -58,9 +58,9 @@ ONE_MAX_SLOTS = 8192
 #: the build allows (BLOCK a multiple of 32, at most 256, so at most 8 blocks, the portable
 #: cluster size), so rows up to 128 x BLOCK values (32 warps a block); the blocks share
 #: their partial sums and ranges through st.async into each other's shared memory. 0: one
-#: block, rows up to 4 x CACHE_VEC x BLOCK. At batch 1 as a graph, 4.61 µs against one
-#: block's 5.12 (H200, statistics/h200/tuning/act-one/cluster/, where ONE_CLUSTER=1 is a
-#: build since removed).
+#: block, rows up to 4 x CACHE_VEC x BLOCK. At batch 1 as a graph, 4.74 µs against one
+#: block's 5.07 on in_f 3584, and 5.79 against act_small's 15.82 on in_f 18944 (H200,
+#: statistics/h200/tuning/act-one/wide/).
 ONE_CLUSTER = 2
 
 
@@ -73,7 +73,7 @@ def one_geometry(defines: Mapping[str, str], block: int, f: int) -> tuple[int, i
     x BLOCK values, and none past ONE_MAX_SLOTS float4."""
     if f % 4:
         return None
-    if int(defines.get("ONE_CLUSTER", "0")) and block % 32 == 0 and block <= 256:
+    if int(defines["ONE_CLUSTER"]) and block % 32 == 0 and block <= 256:
         turns = -(-(f // 4) // block)
         return (block // 32, 32 * turns) if turns <= 32 else None
     slots = int(defines["CACHE_VEC"]) * block
@@ -279,12 +279,14 @@ STAGE = Stage(
     variants=tuple(variant(m, lay) for lay in LAYOUTS for m in spec.MODES),
     cases=(
         *cases.ACTIVATION[:4],  # act_one at batch 1; batch 3 (in_f 1) on the two passes
-        {"batch": 1, "in_f": 4096},  # act_one: the row fills the cache
+        {"batch": 1, "in_f": 4096},  # act_one: four turns a thread, every lane a value
         {"batch": 1, "in_f": 3584, "k": 64.0},  # act_one, q wider than int8 (T > 8, q_wide)
         {"batch": 1, "in_f": 12},  # act_one: one packed word, most threads holding no value
         {"batch": 1, "in_f": 100},  # act_one: a packed row ending in a partial word
         {"batch": 1, "in_f": 4100},  # act_one past the cache: five turns a thread
         {"batch": 1, "in_f": 18944},  # act_one on the layer's widest row (19 turns)
+        {"batch": 1, "in_f": 18944, "k": 64.0},  # ... with q wider than int8 (q_wide)
+        {"batch": 1, "in_f": 32768},  # act_one's widest: 32 warps a block
         {"batch": 1, "in_f": 32772},  # act_small: wider than act_one's 32 warps a block
         {"batch": 1, "in_f": 130},  # act_small: F % 4 != 0
         {"batch": 1, "in_f": 20003, "k": 64.0},  # act_small, q wider than int8, a long row
@@ -300,9 +302,11 @@ STAGE = Stage(
         {"batch": 9, "in_f": 96, "k": 64.0},  # the same, packed rows without padding
         {"batch": 33, "in_f": 96},  # flat packed at a few words; n % 16 == 0
     ),
-    # act_one's row at the cache's width and one past it, a packed row ending in a partial
-    # word, and most threads holding no value (the odd shapes reach it only at in_f 3584).
+    # act_one at four turns a thread and at five, at its widest (32 warps a block), a
+    # packed row ending in a partial word, and most threads holding no value (the odd
+    # shapes reach it only at in_f 3584).
     sanitize_shapes=({"batch": 1, "in_f": 4096}, {"batch": 1, "in_f": 100},
-                     {"batch": 1, "in_f": 12}, {"batch": 1, "in_f": 4100}),
+                     {"batch": 1, "in_f": 12}, {"batch": 1, "in_f": 4100},
+                     {"batch": 1, "in_f": 32768}),
     default_sweep=axes.BATCH_SWEEP,
 )

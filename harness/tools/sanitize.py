@@ -22,8 +22,8 @@ from harness.tools import child, process
 TOOLS = ("memcheck", "racecheck", "initcheck", "synccheck")
 #: Small and odd shapes: batch 1 and 3; in_f 1, 5 and 130 (none a multiple of 4, so the
 #: vector loads' tails run) and 3584; out_f like batch; and batches 3 and 9, past
-#: activation_fused's one-block kernels (batch 1), so that its two-pass kernels and workspace
-#: are watched too.
+#: activation_fused's batch-1 kernels, so that its two-pass kernels and workspace are watched
+#: too.
 SHAPES: tuple[dict[str, int], ...] = tuple(
     {"batch": b, "out_f": b, "in_f": f} for b in (1, 3, 9) for f in (1, 5, 130, 3584))
 

@@ -4,6 +4,7 @@ int8, in the launch, the reference and the trim."""
 from __future__ import annotations
 
 import dataclasses
+import re
 
 import numpy as np
 import pytest
@@ -94,12 +95,20 @@ def test_act_one_follows_the_build(st, cache_vec, cluster, block, in_f, kernel, 
 
 
 def test_act_one_cluster_rule_is_the_kernels() -> None:
-    """one_geometry's test for a cluster is the kernel's ONE_CL, term for term."""
+    """one_geometry takes the cluster exactly where the kernel's ONE_CL compiles one: the
+    macro's expression, evaluated for every BLOCK, against the geometry of a 4-value row
+    (a cluster gives 32 threads a block there, the one-block kernel CACHE_VEC x BLOCK)."""
     src = (ROOT / "kernels" / "activation_fused.cu").read_text()
-    assert "#define ONE_CL (ONE_CLUSTER && BLOCK % 32 == 0 && BLOCK <= 256)" in src
+    m = re.search(r"#define ONE_CL \((.*)\)\n", src)
+    assert m, "ONE_CL not found"
+    expr = m.group(1).replace("&&", " and ").replace("||", " or ")
     assert "__cluster_dims__(ONE_CTAS, 1, 1) __launch_bounds__(1024)" in src
-    assert "const int R = blockDim.x >> 5;" in src
     assert "#define ONE_CTAS (BLOCK / 32)" in src
+    for one_cluster in ("0", "2"):
+        for block in range(1, 1025):
+            cl = bool(eval(expr, {}, {"ONE_CLUSTER": int(one_cluster), "BLOCK": block}))
+            got = af.one_geometry({"CACHE_VEC": "4", "ONE_CLUSTER": one_cluster}, block, 4)
+            assert got == ((block // 32, 32) if cl else (1, min(4 * block, 1024))), block
 
 
 @pytest.mark.parametrize(("small_b", "batch", "kernels"), [
