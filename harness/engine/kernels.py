@@ -28,7 +28,7 @@ from harness.contract.registry import Registry
 from harness.contract.stage import Stage, Variant
 from harness.errors import BadInput, CompileError, HarnessError
 from harness.results import ledger
-from harness.results.readback import read_stage_rows
+from harness.results.readback import pipeline_files, read_checked, read_stage_rows
 
 
 @dataclass(frozen=True)
@@ -199,17 +199,26 @@ class OlderRows:
 
 
 def older_rows(reg: Registry, folder: Path) -> list[OlderRows]:
-    """The folder's ``pycuda`` stage rows whose ``kernel_hash`` is not their variant's
-    current one, grouped by stage, variant and hash. Rows of variants built with
-    ``--define`` (``int8[IG_X=1]``) or of stages the harness no longer has are not judged."""
+    """The folder's ``pycuda`` rows timed at another source than their variant's current
+    one, grouped by stage (or pipeline), variant and hash: a stage row's ``kernel_hash``
+    against its variant's, a pipeline row's ``kernel_hashes`` against the pipeline's hash
+    (over every kernel its steps build). Rows of variants built with ``--define``
+    (``int8[IG_X=1]``) or of stages and pipelines the harness no longer has are not
+    judged."""
     if not Path(folder).is_dir():
         raise BadInput(f"--rows {folder}: no such results folder")
     current = {(s.name, v.name): kernel_hash(s, v)
                for s in reg.stages.values() for v in s.variants}
+    for p in reg.pipelines.values():
+        h = ledger.pipeline_hash(p, reg.stages)
+        current.update({(p.name, v.name): h for v in p.variants})
+    timed = [(r, "kernel_hash") for r in read_stage_rows(folder)]
+    timed += [(r, "kernel_hashes") for f in pipeline_files(Path(folder))
+              for r in read_checked(f)]
     groups: dict[tuple[str, str, str], list[str]] = {}
-    for r in read_stage_rows(folder):
+    for r, column in timed:
         key = (r.get("stage", ""), r.get("variant", ""))
-        h = r.get("kernel_hash", "")
+        h = r.get(column, "")
         if r.get("backend") != "pycuda" or key not in current or not h or h == current[key]:
             continue
         groups.setdefault((*key, h), []).append(r.get("git_sha", ""))

@@ -159,3 +159,38 @@ def test_older_rows_name_the_rows_of_an_earlier_kernel(reg, tmp_path) -> None:  
     assert kernels.older_rows(reg, tmp_path) == []
     with pytest.raises(BadInput, match="no such results folder"):
         kernels.older_rows(reg, tmp_path / "none")
+
+
+def test_older_rows_judge_a_pipeline_row_by_its_pipeline_hash(reg, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A pipeline row carries the hash over every kernel its steps build (``kernel_hashes``):
+    rows at another one are named, rows at the current one are not."""
+    import csv
+    from pathlib import Path
+
+    from harness.results.ledger import pipeline_hash
+
+    src = Path(__file__).parents[2] / "statistics" / "h200" / "activation_path.csv"
+    with src.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    now = pipeline_hash(reg.pipelines["activation_path"], reg.stages)
+    for r in rows:
+        r["kernel_hashes"] = now
+    fused = [r for r in rows if r["variant"] == "fused"]
+    assert len(fused) >= 2
+    for r in fused[:2]:
+        r.update(kernel_hashes="0ld", git_sha="abc1234")
+
+    def write() -> None:
+        with (tmp_path / "activation_path.csv").open("w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows(rows)
+
+    write()
+    (older,) = kernels.older_rows(reg, tmp_path)
+    assert (older.stage, older.variant, older.row_hash, older.current_hash, older.rows,
+            older.git_shas) == ("activation_path", "fused", "0ld", now, 2, ("abc1234",))
+    for r in fused[:2]:
+        r["kernel_hashes"] = now
+    write()
+    assert kernels.older_rows(reg, tmp_path) == []
