@@ -99,7 +99,14 @@ def spec(where: str, workers: int | None = None, retries: int = 2,
         pairs.append((key.strip(), value.strip()))
     if pairs and w != "slurm":
         raise BadInput("--slurm sets up the jobs of --cluster slurm")
+    keys = [k for k, _ in pairs]
+    if len(set(keys)) < len(keys):
+        raise BadInput(f"--slurm {', '.join(sorted({k for k in keys if keys.count(k) > 1}))} "
+                       "given twice")
     require_dask(w == "slurm")
+    if w == "slurm" and shutil.which("sbatch") is None:  # its workers would never come
+        raise ClusterUnavailable("--cluster slurm: sbatch not found on PATH (run it where "
+                                 "Slurm's commands are)")
     return ClusterSpec(w, workers, retries, tuple(pairs))
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from harness import paths
 from harness.contract.stage import Stage, Variant
-from harness.errors import CompileError, HarnessError
+from harness.errors import BadInput, CompileError, HarnessError
 
 _INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
 #: Options every build gets: line info for Nsight Compute's source view; it costs no speed.
@@ -84,6 +84,19 @@ def library_versions(stage: Stage) -> list[str]:
     return out
 
 
+_ARCH = re.compile(r"sm_\d{2,3}a?")
+
+
+def check_arch(arch: str) -> str:
+    """``arch`` when it names a GPU target nvcc builds for (``sm_90``, ``sm_90a``); BadInput
+    otherwise, before any compile (nvcc would fail every kernel with it, each as a kernel
+    that does not compile)."""
+    if not _ARCH.fullmatch(arch):
+        raise BadInput(f"--arch {arch!r}: a GPU target such as sm_90 (sm_ and its compute "
+                       "capability)")
+    return arch
+
+
 def target_arch(stage: Stage, arch: str) -> str:
     """The arch a stage is built for on a device of ``arch`` (``sm_90``): the arch-specific
     target (``sm_90a``) for a stage that asks for it, the device's arch otherwise."""
@@ -110,7 +123,9 @@ def kernel_sources(stage: Stage) -> dict[Path, bytes]:
 
 
 _COMMENT = re.compile(r"//[^\n]*|/\*.*?\*/", re.DOTALL)
-_BOUNDS = re.compile(r"__launch_bounds__\s*\([^)]*\)")
+#: Attributes with arguments between ``void`` and a kernel's name (launch bounds, a
+#: cluster's shape), which the entry patterns below would otherwise take for the name.
+_BOUNDS = re.compile(r"(?:__launch_bounds__|__cluster_dims__)\s*\([^)]*\)")
 #: ``extern "C" __global__ void [ATTRIBUTES] name(``: an entry function, the extern on it.
 _EXTERN_ENTRY = re.compile(r'extern\s+"C"\s+__global__\s+void\s+(?:\w+\s+)*?(\w+)\s*\(')
 #: ``__global__ void [ATTRIBUTES] name(``, for the kernels inside an ``extern "C" { }`` block.
@@ -119,7 +134,8 @@ _EXTERN_BLOCK = re.compile(r'extern\s+"C"\s*\{')
 
 
 def _entry_functions(text: str) -> set[str]:
-    """The ``extern "C"`` kernels a source defines (comments and launch bounds ignored)."""
+    """The ``extern "C"`` kernels a source defines (comments, launch bounds and cluster
+    shapes ignored)."""
     code = _BOUNDS.sub(" ", _COMMENT.sub(" ", text))
     names = set(_EXTERN_ENTRY.findall(code))
     for m in _EXTERN_BLOCK.finditer(code):

@@ -9,11 +9,13 @@ where the target has the axis and the variant does not pin it. Stages may also b
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+import re
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from harness.contract.defines import one_build, parse_defines
+from harness.contract.kernel import kernel_sources
 from harness.contract.stage import Pipeline, Stage, Variant
 from harness.engine import sweep
 from harness.engine.targets import Target, fixed_axes, select_variants
@@ -60,17 +62,53 @@ def plan(targets: Sequence[Target], sweep_specs: Sequence[str],
         if stages and not any(axis in {a.name for a in st.axes} for st in stages):
             raise BadInput(f"no selected stage has an axis {axis!r}")
     jobs = []
+    named = bool(variants) and list(variants or []) != ["all"]
     for st in stages:
-        chosen = [t for v in select_variants(st, variants, opts) for t in tuned(v, tuning)]
+        check_defines(st, tuning)
+        base = select_variants(st, variants, opts)
+        if not named and swept_pins(st, grid):  # the sweep chooses among all the variants
+            base = select_variants(st, ["all"], opts)
+        chosen = [t for v in pinned_by_sweep(st, base, grid, named) for t in tuned(v, tuning)]
         for v in chosen:
             fixed = fixed_axes(st.axes, opts, v)
             jobs += [Job(st, v, p) for p in sweep.points(st, grid, fixed, v, lenient=True)]
     for pipe in pipes:
-        named = variants and list(variants) != ["all"]
-        for v in (select_variants(pipe, variants, opts) if named else pipe.variants):
+        base = select_variants(pipe, variants, opts) if named else list(pipe.variants)
+        for v in pinned_by_sweep(pipe, base, grid, named):
             fixed = fixed_axes(pipe.axes, opts, v)
             jobs += [Job(pipe, v, p) for p in sweep.points(pipe, grid, fixed, v)]  # type: ignore[arg-type]
     return jobs
+
+
+def swept_pins(t: Target, grid: Mapping[str, list[str]]) -> list[str]:
+    """The swept axes that some variant of ``t`` pins (a compiled-in mode, say)."""
+    return [k for k in grid if any(k == name for v in t.variants for name, _ in v.pins)]
+
+
+def pinned_by_sweep(t: Target, chosen: Sequence[Variant], grid: Mapping[str, list[str]],
+                    named: bool) -> list[Variant]:
+    """The variants whose pinned value of every swept axis is among the swept values: a
+    sweep over an axis the variants pin chooses variants, as ``--mode`` does, instead of
+    being overridden by the pin. A variant named on the command line that the sweep leaves
+    out, or a swept value no variant pins, is bad input."""
+    out = list(chosen)
+    for key in swept_pins(t, grid):
+        try:
+            wanted = {str(t.axis(key).parse(text)) for text in grid[key]}
+        except ValueError as exc:
+            raise BadInput(f"{t.name}: {exc}") from None
+        pins = {str(dict(v.pins)[key]) for v in t.variants if key in dict(v.pins)}
+        if wanted - pins:
+            raise BadInput(f"{t.name} has no variant with {key}="
+                           f"{','.join(sorted(wanted - pins))} (its variants pin {key} to "
+                           f"{', '.join(sorted(pins))})")
+        left = [v for v in out if key not in dict(v.pins) or str(dict(v.pins)[key]) in wanted]
+        if named and len(left) < len(out):
+            dropped = ", ".join(v.name for v in out if v not in left)
+            raise BadInput(f"{t.name}: --sweep {key}={','.join(grid[key])} leaves out the "
+                           f"variant(s) named ({dropped}), which pin another {key}")
+        out = left
+    return out
 
 
 def tuned(v: Variant, tuning: Mapping[str, list[str]]) -> list[Variant]:
@@ -82,12 +120,31 @@ def tuned(v: Variant, tuning: Mapping[str, list[str]]) -> list[Variant]:
             for combo in itertools.product(*tuning.values())]
 
 
+def check_defines(st: Target, names: Iterable[str]) -> None:
+    """BadInput for a ``--define`` name that neither the stage's kernel sources (the
+    ``.cu`` and the headers it includes) nor its variants' declared defines (the ones a
+    plugin reads back) mention: a misspelt macro compiles the same build under another
+    label, and a tuning sweep over it would time one kernel several times."""
+    names = list(names)
+    if not names or not isinstance(st, Stage):
+        return
+    text = b"\n".join(kernel_sources(st).values())
+    declared = {k for v in st.variants for k, _ in v.defines}
+    unread = [n for n in names
+              if n not in declared and not re.search(rb"\b" + re.escape(n.encode()) + rb"\b", text)]
+    if unread:
+        raise BadInput(f"--define {', '.join(unread)}: stage {st.name}'s kernel never reads "
+                       f"{'it' if len(unread) == 1 else 'them'} (a misspelt macro would "
+                       "build the same kernel under another name)")
+
+
 def one_variant(st: Target, variant: str | None, options: Mapping[str, str],
                 define_specs: Sequence[str] = ()) -> Variant:
     """The one build a command that looks at one build takes: the named variant (the first
     by default, or the one the options pin), with ``define_specs`` (``NAME=V``) over it."""
-    return select_variants(st, [variant] if variant else None, options)[0].tuned(
-        one_build(define_specs))
+    build = one_build(define_specs)
+    check_defines(st, build)
+    return select_variants(st, [variant] if variant else None, options)[0].tuned(build)
 
 
 def one_point(st: Stage, variant: str | None, options: Mapping[str, str],

@@ -23,7 +23,13 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.contract.kernel import KernelResources, kernel_hash, nvcc_report, target_arch
+from harness.contract.kernel import (
+    KernelResources,
+    check_arch,
+    kernel_hash,
+    nvcc_report,
+    target_arch,
+)
 from harness.contract.registry import Registry
 from harness.contract.stage import Stage, Variant
 from harness.errors import BadInput, CompileError, HarnessError
@@ -119,6 +125,7 @@ def check_run(reg: Registry, names: Sequence[str] | None, arch: str = "sm_90",
     variant that does not compile is reported and the others still run. With ``cache`` (a
     folder, see :func:`cache_dir`), a variant already checked at its kernel hash by the same
     nvcc is read from there. Unknown stages and a missing nvcc fail before any compile."""
+    check_arch(arch)
     stages = reg.select(names)
     store = CheckCache(cache, nvcc_version()) if cache is not None else None
     jobs = [(st, v) for st in stages for v in st.variants]

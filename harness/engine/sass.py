@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.contract.datasheet import TENSOR_CORE_RATES
-from harness.contract.kernel import compile_cubin, target_arch
+from harness.contract.kernel import check_arch, compile_cubin, target_arch
 from harness.contract.registry import Registry
 from harness.engine.jobs import one_variant
 from harness.errors import BadInput
@@ -37,6 +37,7 @@ def sass(reg: Registry, stage: str, *, variant: str | None = None,
          defines: Sequence[str] = (), arch: str = "sm_90") -> SassReport:
     """Compile the stage's variant (its first by default) with ``defines`` (``NAME=V``, one
     value each) for ``arch`` and count its entry points' instructions."""
+    check_arch(arch)
     st = reg.get(stage)
     v = one_variant(st, variant, {}, defines)
     exe = disasm.find()  # before the compile: a missing tool is said at once

@@ -61,7 +61,27 @@ def test_slurm_needs_dask_jobqueue(monkeypatch) -> None:  # type: ignore[no-unty
     assert connect.spec("local").kind == "local"  # the rest of the extra is enough there
 
 
-def test_good_specs() -> None:
+@pytest.fixture
+def sbatch(monkeypatch):  # type: ignore[no-untyped-def]
+    """Slurm's sbatch on PATH, as on a cluster's login node."""
+    real = connect.shutil.which
+    monkeypatch.setattr(connect.shutil, "which",
+                        lambda name: "/usr/bin/sbatch" if name == "sbatch" else real(name))
+
+
+def test_slurm_needs_sbatch_and_each_key_once(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Without sbatch the jobs' workers would never come (the run waited forever): one
+    line instead; a --slurm key given twice is bad input, not the last one winning."""
+    real = connect.shutil.which
+    monkeypatch.setattr(connect.shutil, "which",
+                        lambda name: None if name == "sbatch" else real(name))
+    with pytest.raises(connect.ClusterUnavailable, match="sbatch not found on PATH"):
+        connect.spec("slurm")
+    with pytest.raises(BadInput, match="--slurm queue given twice"):
+        connect.spec("slurm", slurm=["queue=a", "queue=b"])
+
+
+def test_good_specs(sbatch) -> None:  # type: ignore[no-untyped-def]
     s = connect.spec(" tcp://gpu-node:8786 ")
     assert (s.where, s.kind, s.retries, s.workers) == ("tcp://gpu-node:8786", "scheduler", 2,
                                                        None)
@@ -122,7 +142,7 @@ def test_two_workers_on_one_gpu_are_refused() -> None:
         connect.check_workers(client, {**ok, "tcp://a:2": ("a", "GPU-1")})
 
 
-def test_slurm_jobs_are_one_gpu_and_one_thread_each() -> None:
+def test_slurm_jobs_are_one_gpu_and_one_thread_each(sbatch) -> None:  # type: ignore[no-untyped-def]
     cs = connect.spec("slurm", 3, slurm=["queue=gpu", "account=lab", "gres=gpu:h200:1",
                                           "memory=64GB", "walltime=00:20:00"])
     cluster = connect.slurm_cluster(cs)

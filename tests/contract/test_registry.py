@@ -167,6 +167,8 @@ def test_workspace_that_reuses_an_output_name_is_a_problem(dirs: tuple[Path, Pat
 @pytest.mark.parametrize(("kernel", "found"), [
     (TOY_CU, True),
     ('extern "C" __global__ void __launch_bounds__(256, 4)\ntoy(float* y) {}\n', True),
+    ('extern "C" __global__ void __cluster_dims__(8, 1, 1) __launch_bounds__(1024)\n'
+     'toy(float* y) {}\n', True),  # a cluster's shape is not the kernel's name
     ('#include "toy.cuh"\n', True),  # defined in a header the kernel includes
     ('extern "C" {\n__global__ void toy(float* y) { if (y) { *y = 0; } }\n}\n', True),
     ('__global__ void toy(float* y) {}\n', False),  # C++ linkage: the name is mangled

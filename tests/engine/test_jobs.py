@@ -19,11 +19,13 @@ def test_plan_variants(reg) -> None:  # type: ignore[no-untyped-def]
 
 def test_plan_define_tunes_every_chosen_variant(reg) -> None:  # type: ignore[no-untyped-def]
     st = reg.get("dynamic_spikes")
-    got = jobs.plan([st], ["batch=1"], ["all"], define_specs=["BLOCK=128,512", "X=1"])
-    seen = {(j.variant.name, dict(j.variant.defines).get("BLOCK"), dict(j.variant.defines)["X"])
-            for j in got}
-    assert seen == {("default[BLOCK=128,X=1]", "128", "1"), ("default[BLOCK=512,X=1]", "512", "1"),
-                    ("away[BLOCK=128,X=1]", "128", "1"), ("away[BLOCK=512,X=1]", "512", "1")}
+    got = jobs.plan([st], ["batch=1"], ["all"], define_specs=["BLOCK=128,512", "CACHE_VEC=1"])
+    seen = {(j.variant.name, dict(j.variant.defines).get("BLOCK"),
+             dict(j.variant.defines)["CACHE_VEC"]) for j in got}
+    assert seen == {("default[BLOCK=128,CACHE_VEC=1]", "128", "1"),
+                    ("default[BLOCK=512,CACHE_VEC=1]", "512", "1"),
+                    ("away[BLOCK=128,CACHE_VEC=1]", "128", "1"),
+                    ("away[BLOCK=512,CACHE_VEC=1]", "512", "1")}
     away = next(j.variant for j in got if j.variant.name.startswith("away"))
     assert ("ROUNDING_AWAY", "1") in away.defines  # the variant's own defines are kept
     assert jobs.parse_defines(["N=1,1,2"]) == {"N": ["1", "2"]}
@@ -35,6 +37,43 @@ def test_options_fix_axes_and_pick_pinned_variants(reg) -> None:  # type: ignore
                                                  "group_size": "7"})
     assert {j.variant.name for j in got} == {"bidirectional"}
     assert [(j.point["batch"], j.point["k"]) for j in got] == [(1, 2.5), (2, 2.5)]
+
+
+def test_a_define_the_kernel_never_reads_is_refused(reg) -> None:  # type: ignore[no-untyped-def]
+    """A misspelt macro would compile the same kernel under another label; a name the
+    sources mention (in the .cu or a header it includes) or a variant declares is taken."""
+    st = reg.get("dynamic_spikes")
+    with pytest.raises(BadInput, match="--define CACHE_VECS, X: stage dynamic_spikes's "
+                                       "kernel never reads them"):
+        jobs.plan([st], ["batch=1"], define_specs=["CACHE_VECS=1", "X=1", "BLOCK=64"])
+    with pytest.raises(BadInput, match="--define UNITZ: stage find_min_max"):
+        jobs.one_variant(reg.get("find_min_max"), None, {}, ["UNITZ=2"])
+    assert jobs.one_variant(reg.get("find_min_max"), None, {}, ["UNITS=2"]).name \
+        == "default[UNITS=2]"
+
+
+def test_a_sweep_over_a_pinned_axis_chooses_the_variants(reg) -> None:  # type: ignore[no-untyped-def]
+    """--sweep mode=a,b over a stage whose variants pin the mode runs the variants pinned
+    to a and b (not the default variant, its pin overriding the sweep); a variant named
+    that the sweep leaves out, or a value no variant pins, is bad input."""
+    enc = reg.get("spike_encode")
+    got = jobs.plan([enc], ["batch=4", "mode=bidirectional,twos_complement"])
+    assert [(j.variant.name, j.point["mode"]) for j in got] == [
+        ("bidirectional", "bidirectional"), ("twos_complement", "twos_complement")]
+    got = jobs.plan([enc], ["batch=4", "mode=twos_complement"], ["all"])
+    assert [j.variant.name for j in got] == ["twos_complement"]
+    with pytest.raises(BadInput, match=r"leaves out the variant\(s\) named \(unidirectional\)"):
+        jobs.plan([enc], ["batch=4", "mode=bidirectional"], ["unidirectional"])
+    with pytest.raises(BadInput, match="unknown mode 'bogus'"):
+        jobs.plan([enc], ["batch=4", "mode=bogus"])
+    af = reg.get("activation_fused")  # two variants a mode: the layout is pinned too
+    got = jobs.plan([af], ["batch=4", "mode=bidirectional"])
+    assert sorted(j.variant.name for j in got) == ["bidirectional", "packed_bidirectional"]
+    with pytest.raises(BadInput, match="unknown layout 'wide'"):
+        jobs.plan([af], ["batch=4", "layout=wide"])
+    sl = reg.pipelines["spike_linear"]  # a pipeline whose variants all pin one mode
+    with pytest.raises(BadInput, match="spike_linear has no variant with mode=bidirectional"):
+        jobs.plan([sl], ["batch=8", "mode=bidirectional"])
 
 
 def test_stages_first_then_every_pipeline_variant(reg) -> None:  # type: ignore[no-untyped-def]

@@ -62,6 +62,11 @@ def test_list_shows_the_stages_and_the_pipeline() -> None:
     (["bench", "dynamic_spikes", "--graph", "--backend", "numpy"],
      "--graph times CUDA graph replays"),
     (["calibrate", "--kind", "read"], "unknown --kind 'read' (kinds: copy, write)"),
+    (["check", "find_min_max", "--arch", "sm_bogus"], "--arch 'sm_bogus': a GPU target"),
+    (["sass", "find_min_max", "--arch", "90"], "--arch '90': a GPU target"),
+    (["sass", "find_min_max", "--define", "UNITZ=2"], "--define UNITZ: stage find_min_max"),
+    (["bench", "spike_encode", "--backend", "numpy", "--variant", "unidirectional",
+      "--sweep", "mode=bidirectional"], "leaves out the variant(s) named (unidirectional)"),
 ])
 def test_bad_input_is_one_line_exit_2(args: list[str], text: str) -> None:
     one_line_error(run(*args), text)
@@ -90,12 +95,15 @@ def test_numpy_bench_writes_csv(tmp_path: Path) -> None:
 def test_define_sweeps_compiled_parameters(tmp_path: Path) -> None:
     """Each --define value is its own variant row, named after it (numpy: the reference
     stands in, so the rows differ only in name)."""
-    res = run("bench", "weight_quant_fused", "--backend", "numpy", "--define", "UNROLL=2,4",
+    res = run("bench", "weight_quant_fused", "--backend", "numpy", "--define", "BPS=2,4",
               "--sweep", "out_f=3", "--sweep", "in_f=8", "--budget", "0.02",
               "--out", str(tmp_path))
     assert res.exit_code == 0, res.output
     rows = results.read_rows(tmp_path / "weight_quant_fused.csv")
-    assert [r["variant"] for r in rows] == ["default[UNROLL=2]", "default[UNROLL=4]"]
+    assert [r["variant"] for r in rows] == ["default[BPS=2]", "default[BPS=4]"]
+    res = run("bench", "weight_quant_fused", "--backend", "numpy", "--define", "UNROLL=2,4",
+              "--sweep", "out_f=3", "--out", str(tmp_path / "b"))
+    assert res.exit_code == 2 and "kernel never reads it" in res.stderr
 
 
 def test_ledger_check(tmp_path: Path) -> None:
