@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -58,8 +59,17 @@ class Axis:
     choices: tuple[Any, ...] = ()
 
     def parse(self, text: str) -> Any:
-        """Convert a command-line value; ValueError when it is not of the kind or allowed."""
-        value = self.kind(text)
+        """Convert a command-line value; ValueError when it is not of the kind or allowed.
+        A float axis takes no NaN, and an infinity only where it is the default (the 'none'
+        of a clamp): a k of inf would write a row of nothing meaningful."""
+        try:
+            value = self.kind(text)
+        except ValueError:
+            raise ValueError(f"{self.name} takes {self.kind.__name__} values, got "
+                             f"{text!r}") from None
+        if isinstance(value, float) and (math.isnan(value) or (
+                math.isinf(value) and value != self.default)):
+            raise ValueError(f"{self.name} must be a finite number, got {text}")
         if self.minimum is not None and not value >= self.minimum:
             raise ValueError(f"{self.name} must be >= {self.minimum}, got {text}")
         if self.maximum is not None and not value <= self.maximum:

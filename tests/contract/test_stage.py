@@ -4,12 +4,13 @@ and the reference called with ``given`` only when it takes it."""
 from __future__ import annotations
 
 import dataclasses
+import re
 from typing import Any
 
 import numpy as np
 import pytest
 
-from harness.contract.stage import Stage, Variant, positional_arity
+from harness.contract.stage import Axis, Stage, Variant, positional_arity
 
 
 def toy(reference: Any) -> Stage:
@@ -79,3 +80,19 @@ def test_a_tuned_variant_is_named_after_every_value_set_over_the_declared_one() 
     # What the child rebuilds from the declared name and the values is the same build.
     assert v.tuned(dict(twice.tuning)) == twice
     assert v.tuned({}) is v and v.declared == "fp8[e4m3]"
+
+
+def test_an_axis_value_of_another_kind_or_not_finite_is_refused() -> None:
+    """A value that is not of the axis' kind says so in the axis' words (not Python's
+    int() message); a float axis takes no NaN, and infinity only where its default is
+    infinite (a clamp's 'none')."""
+    batch = Axis("batch", 1, int, minimum=1)
+    for text in ("abc", "4..", "1.5"):
+        with pytest.raises(ValueError, match=f"batch takes int values, got '{re.escape(text)}'"):
+            batch.parse(text)
+    k = Axis("k", 3.0, float, minimum=1e-30)
+    clamp = Axis("vth_max", float("inf"), float)
+    for axis, text in ((k, "inf"), (k, "nan"), (clamp, "nan"), (clamp, "-inf")):
+        with pytest.raises(ValueError, match=f"{axis.name} must be a finite number"):
+            axis.parse(text)
+    assert clamp.parse("inf") == float("inf") and k.parse("2.5") == 2.5
