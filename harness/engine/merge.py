@@ -35,10 +35,16 @@ def combine_runs(paths: Sequence[Path]) -> tuple[list[dict[str, str]], tuple[str
                                                   tuple[int, ...]]:
     """The merged rows (in the first file's order, then each later file's new points), the
     columns of the first file, and the number of processes behind each row. BadInput (one
-    line) for files that are not one command's processes: fewer than two, stage and pipeline
-    CSVs mixed, a point twice in one file, or one point measured at two sources."""
+    line) for files that are not one command's processes: fewer than two, a file given twice,
+    stage and pipeline CSVs mixed, a point twice in one file, a file sharing no point with
+    the first, or one point measured at two sources."""
     if len(paths) < 2:
         raise BadInput("harness merge takes the CSVs of at least two processes")
+    twice = {str(p) for p in paths if sum(Path(q).resolve() == Path(p).resolve()
+                                          for q in paths) > 1}
+    if twice:
+        raise BadInput(f"harness merge: {', '.join(sorted(twice))} given twice (one file is "
+                       "one process)")
     tables = [compare.read(p) for p in paths]
     schema = tables[0].schema
     if any(t.schema is not schema for t in tables):
@@ -53,6 +59,9 @@ def combine_runs(paths: Sequence[Path]) -> tuple[list[dict[str, str]], tuple[str
                                "merge takes one process's rows a file")
             seen.add(key)
             groups.setdefault(key, []).append(r)
+        if t is not tables[0] and not any(len(groups[k]) > 1 for k in seen):
+            raise BadInput(f"harness merge: {t.path} shares no point with the files before "
+                           "it: not processes of one command")
     for key, rs in groups.items():
         sources = {(r.get("git_sha", ""), r.get("kernel_hash", r.get("kernel_hashes", "")))
                    for r in rs}

@@ -79,3 +79,16 @@ def test_the_command_is_one_line_and_never_overwrites_unasked(tmp_path: Path) ->
     assert CliRunner().invoke(app, [*args, "--overwrite"]).exit_code == 0
     res = CliRunner().invoke(app, ["merge", str(paths[0]), "--out", str(out)])
     assert res.exit_code == 2 and len(res.output.strip().splitlines()) == 1
+
+
+def test_a_file_twice_or_sharing_no_point_is_not_one_commands_processes(
+        tmp_path: Path) -> None:
+    """The same file given twice would count one process as two; a file with none of the
+    others' points is another command's (its rows would be mixed into one CSV)."""
+    paths = _procs(tmp_path, [[10.0, 50.0], [12.0, 51.0]])
+    with pytest.raises(BadInput, match="given twice"):
+        merge.combine_runs([paths[0], paths[1], tmp_path / "." / paths[0].name])
+    other = stage_csv.write(tmp_path / "other.csv", [
+        stage_csv.stage_row("c", 5.0, cmd="harness bench t --out q")])
+    with pytest.raises(BadInput, match=r"other\.csv shares no point with the files before it"):
+        merge.combine_runs([paths[0], other])
