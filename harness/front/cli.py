@@ -494,9 +494,9 @@ def report_cmd(
         help="A results folder, e.g. statistics/h200; several: the GPU models side by "
         "side.")],
     batch: Annotated[list[int] | None, typer.Option(
-        help="Batch of the table's rows (repeat for more; default 16384).")] = None,
+        min=1, help="Batch of the table's rows (repeat for more; default 16384).")] = None,
     out_f: Annotated[int | None, typer.Option(
-        help="out_f of the weight stages' rows (default 18944; 0: every row).")] = None,
+        min=0, help="out_f of the weight stages' rows (default 18944; 0: every row).")] = None,
     stage: Annotated[list[str] | None, typer.Option(
         help="Only these stages' (or pipelines') rows (repeat).")] = None,
     readme: Annotated[Path | None, typer.Option(
@@ -509,6 +509,9 @@ def report_cmd(
 ) -> None:
     """Draw the folder's plots (PNG, under <folder>/plots/) and print its results table;
     given several folders (one a GPU model), print their medians side by side."""
+    if stage:
+        reg = _registry()
+        report.check_stages(folders, stage, {*reg.stages, *reg.pipelines})
     if len(folders) > 1:
         if readme is not None or out_dir is not None:
             raise BadInput("--readme and --out take one folder; several are compared only")

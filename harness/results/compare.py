@@ -295,22 +295,22 @@ def read(path: Path) -> Results:
             raise HarnessError(f"{path}, line {n}: {len(cells)} fields where the header has "
                                f"{len(header)} (a torn or mangled row)")
         row = dict(zip(header, cells, strict=True))
-        _check(row, schema, f"{path}, line {n}")
+        check_row(row, schema, f"{path}, line {n}")
         rows.append(row)
         lines.append(n)
     return Results(path, schema, tuple(rows), tuple(lines))
 
 
-def _check(row: dict[str, str], schema: Schema, where: str) -> None:
+def check_row(row: Mapping[str, str], schema: Schema, where: str) -> None:
     """A row whose status and numbers a verdict can rest on; HarnessError saying what is
-    wrong otherwise."""
-    status = row["status"]
+    wrong otherwise (also :mod:`.readback`'s rule for the rows a report shows)."""
+    status = row.get("status") or ""
     if status not in STATUSES:
         raise HarnessError(f"{where}: status {status!r} is not one of {', '.join(STATUSES)}")
     ok = status == "ok"
     times = (schema.time, *(schema.spread or ()))
     for col in (*times, schema.noise, *_CLOCKS, "throttled_samples"):
-        v = row.get(col, "").strip()
+        v = (row.get(col) or "").strip()
         if not v:
             if ok and col in (*times, schema.noise):
                 raise HarnessError(f"{where}: an ok row without {col}")

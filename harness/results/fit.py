@@ -13,6 +13,7 @@ value of the point's other key columns.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +22,7 @@ import numpy as np
 
 from harness.errors import BadInput
 from harness.results import compare
+from harness.results.readback import number
 
 #: The fewest distinct values of the axis a line is fitted to (two fix it exactly, with
 #: nothing left to say whether it holds).
@@ -80,7 +82,8 @@ class Line:
 def run(path: Path, axis: str) -> list[Line]:
     """A line per build and rest-of-point of ``path``'s ok rows along ``axis``, where one
     command measured at least MIN_POINTS values of it; BadInput (one line) for a pipeline
-    CSV, an axis that is not a numeric key column, or a file with no such sweep."""
+    CSV, an axis that is not a numeric key column, a value of it below 0 or not finite, or a
+    file with no such sweep."""
     res = compare.read(path)
     if res.schema is not compare.STAGE:
         raise BadInput(f"{path} holds pipeline rows: harness fit takes a stage's rows")
@@ -89,19 +92,25 @@ def run(path: Path, axis: str) -> list[Line]:
         raise BadInput(f"--axis {axis}: not a key column of {path} (key columns: "
                        f"{', '.join(keys)})")
     groups: dict[tuple[str, ...], list[dict[str, str]]] = {}
-    for r in res.rows:
+    for r, n in zip(res.rows, res.lines, strict=True):
         if r.get("status") != "ok" or not r.get(axis):
             continue
+        x = number(r[axis])
+        if x is None:
+            raise BadInput(f"--axis {axis}: its values in {path} are not numbers")
+        # t = a + b x holds at x = 0 too (t(0) = a, the fixed part alone): a zero is a
+        # point like any other. A negative x is no size (the fixed part's share of a + b x
+        # comes out above 100 % or below 0), and a NaN or an infinity leaves no line to fit.
+        if not (math.isfinite(x) and x >= 0):
+            raise BadInput(f"{path}, line {n}: {axis} is {r[axis]!r}; harness fit takes "
+                           f"values of {axis} that are finite and >= 0")
         rest = tuple(compare.STAGE.value(r, c) for c in keys if c != axis)
         key = (r.get("backend", ""), r.get("variant", ""), *rest, *compare.run_of(r))
         groups.setdefault(key, []).append(r)
     rest_cols = [c for c in keys if c != axis]
     lines = []
     for key, rows in groups.items():
-        try:
-            xs = np.array([float(r[axis]) for r in rows])
-        except ValueError:
-            raise BadInput(f"--axis {axis}: its values in {path} are not numbers") from None
+        xs = np.array([float(r[axis]) for r in rows])
         if len(set(xs.tolist())) < MIN_POINTS:
             continue
         ts = np.array([float(r["median_us"]) for r in rows])

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from harness.errors import BadInput
 from harness.results.compare import STAGE
-from harness.results.readback import read_stage_rows
+from harness.results.readback import read_stage_rows, results_folder
 
 
 def _model(rows: Sequence[dict[str, str]], folder: Path) -> str:
@@ -31,7 +31,8 @@ def side_by_side(folders: Sequence[Path], batches: Sequence[int],
         raise BadInput("side by side needs two results folders or more")
     models, medians = [], {}
     for folder in folders:
-        rows = [r for r in read_stage_rows(Path(folder), stages) if r.get("status") == "ok"]
+        rows = [r for r in read_stage_rows(results_folder(folder), stages)
+                if r.get("status") == "ok"]
         name = _model(rows, Path(folder))
         if name in models:
             raise BadInput(f"{folder}: {name} is already a column (one folder a model)")

@@ -20,6 +20,7 @@ from harness.results.readback import (
     number,
     pipeline_files,
     read_checked,
+    results_folder,
     stage_files,
     x_axis,
 )
@@ -32,12 +33,10 @@ def pipeline_shapes(rows: Sequence[dict[str, str]]) -> list[tuple[str, str]]:
     return sorted(pairs, key=lambda p: (int(p[0] or 0), int(p[1] or 0)))
 
 
-def _pipeline_plot(plt, path: Path, dest: Path) -> Path | None:  # type: ignore[no-untyped-def]
-    """``<stem>.png``: every measured interval against batch, per variant, one panel per
-    shape (:func:`pipeline_shapes`)."""
-    rows = [r for r in read_checked(path) if r["status"] == "ok"]
-    if not rows:
-        return None
+def _pipeline_plot(plt, path: Path, rows: Sequence[dict[str, str]],  # type: ignore[no-untyped-def]
+                   dest: Path) -> Path:
+    """``<stem>.png``: every measured interval of the ok ``rows`` against batch, per
+    variant, one panel per shape (:func:`pipeline_shapes`)."""
     shapes = pipeline_shapes(rows)
     variants = list(dict.fromkeys(r.get("variant", "") for r in rows))
     fig, axes = plt.subplots(1, len(shapes), figsize=(6 * len(shapes), 4), squeeze=False)
@@ -134,13 +133,13 @@ def plots(folder: Path, dest: Path | None = None) -> list[Path]:
         import matplotlib.pyplot as plt
     except ImportError as exc:
         raise HarnessError("harness report needs matplotlib: pip install '.[report]'") from exc
-    folder = Path(folder)
-    if not folder.is_dir():
-        raise HarnessError(f"no such folder: {folder}")
+    folder = results_folder(folder)
+    # Every CSV read and checked before anything is written: a bad cell draws no plot.
+    staged, piped = ([(p, [r for r in read_checked(p) if r["status"] == "ok"]) for p in ps]
+                     for ps in (stage_files(folder), pipeline_files(folder)))
     dest = files.folder(folder / "plots") if dest is None else files.folder(dest, "--out")
     written = []
-    for path in stage_files(folder):
-        rows = [r for r in read_checked(path) if r["status"] == "ok"]
+    for path, rows in staged:
         if not rows:
             continue
         xa = x_axis(rows)
@@ -170,10 +169,7 @@ def plots(folder: Path, dest: Path | None = None) -> list[Path]:
         _save(fig, out)
         plt.close(fig)
         written.append(out)
-    for path in pipeline_files(folder):
-        out = _pipeline_plot(plt, path, dest)
-        if out is not None:
-            written.append(out)
+    written += [_pipeline_plot(plt, path, rows, dest) for path, rows in piped if rows]
     return written
 
 

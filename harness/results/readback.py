@@ -1,6 +1,6 @@
 """Result CSVs read back for display: which files are stage or pipeline CSVs, and their rows
-checked (every time a finite number, an ok row's time positive) before a plot or a table
-shows them."""
+checked (every time and rate a finite number, an ok row's time positive, a size a positive
+whole number, and what ``harness compare`` checks) before a plot or a table shows them."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.results import pipeline_rows
+from harness.results import compare, pipeline_rows
 from harness.results import rows as results
 
 
@@ -39,27 +39,49 @@ def _csvs_with(folder: Path, columns: set[str]) -> list[Path]:
 
 #: The column an ok row's time is in: a stage row's median, a pipeline row's total.
 TIME = ("median_us", "total_us")
+#: The columns of a point's sizes, where a row has them: a plot's x axis, a table's point.
+SIZES = ("batch", "in_f", "out_f")
+#: The rates a table or a plot shows (a time, ``*_us``, is checked as one too).
+RATES = ("gbps", "pct_peak", "peak_gbps", "tops", "pct_datasheet_tops", "datasheet_tops",
+         "speedup_vs_best_peer")
+
+
+def results_folder(folder: Path) -> Path:
+    """``folder``, a results folder that exists; HarnessError otherwise."""
+    if not Path(folder).is_dir():
+        raise HarnessError(f"no such folder: {folder}")
+    return Path(folder)
 
 
 def read_checked(path: Path) -> list[dict[str, str]]:
-    """The rows of a results CSV, each time in it a finite number and an ok row's time a
-    positive one; HarnessError naming the file and line otherwise (a NaN, a zero or a
-    garbled cell would draw a wrong plot, or none)."""
+    """The rows of a results CSV, each time and rate in it a finite number, an ok row's
+    time a positive one, each size a positive whole number, and each row as
+    :func:`.compare.check_row` takes it (a status, a noise >= 0); HarnessError naming the
+    file and line otherwise (a NaN, a zero or a garbled cell would draw a wrong plot, or
+    none)."""
     try:
         rows = results.read_rows(path)
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise HarnessError(f"{path}: not a readable CSV ({type(exc).__name__})") from None
     for line, r in enumerate(rows, start=2):
         for col, text in r.items():
-            if not isinstance(col, str) or not col.endswith("_us") or text in ("", None):
+            if not isinstance(col, str) or not (col.endswith("_us") or col in RATES) \
+                    or text in ("", None):
                 continue
             v = number(text)
             positive = not (r.get("status") == "ok" and col in TIME) or (v or 0) > 0
             if v is None or not math.isfinite(v) or not positive:
                 raise HarnessError(f"{path}, line {line}: {col} is {text!r}, not a "
                                    f"{'positive' if col in TIME else 'finite'} number")
+        for col in SIZES:
+            text = r.get(col) or ""
+            if text and not (text.isascii() and text.isdigit() and int(text) > 0):
+                raise HarnessError(f"{path}, line {line}: {col} is {text!r}, not a positive "
+                                   "whole number")
         if r.get("status") == "ok" and not any(r.get(c) for c in TIME):
             raise HarnessError(f"{path}, line {line}: an ok row without a time")
+        schema = compare.STAGE if "median_us" in r else compare.PIPELINE
+        compare.check_row(r, schema, f"{path}, line {line}")
     return rows
 
 

@@ -8,11 +8,11 @@ Every number shown comes from a CSV row as the harness wrote it on the GPU (read
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.errors import HarnessError
+from harness.errors import BadInput, HarnessError
 from harness.results import files
 from harness.results.plots import plots
 from harness.results.readback import (
@@ -21,6 +21,7 @@ from harness.results.readback import (
     number,
     pipeline_files,
     read_checked,
+    results_folder,
     stage_files,
     x_axis,
 )
@@ -129,6 +130,9 @@ def _with_block(s: str, text: str, block: str, readme: Path) -> str:
     if begin not in s or end not in s:
         raise HarnessError(f"{readme} has no {begin} ... {end} block")
     head, rest = s.split(begin, 1)
+    if end not in rest:
+        raise HarnessError(f"{readme}: its {end} comes before {begin} (the block's markers "
+                           "are out of order)")
     _, tail = rest.split(end, 1)
     return f"{head}{begin}\n{text}\n{end}{tail}"
 
@@ -142,6 +146,20 @@ def check_readme(readme: Path, block: str = "results") -> None:
         raise HarnessError(f"no such README: {readme}") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise HarnessError(f"cannot read {readme}: {exc}") from None
+
+
+def check_stages(folders: Sequence[Path], stages: Sequence[str], known: Collection[str]) -> None:
+    """BadInput for a ``--stage`` that is neither a stage or pipeline the harness has
+    (``known``) nor the name of a CSV in the folders (one line, said before any plot is
+    drawn). A known stage without a CSV there is no error: the empty table says what the
+    folders hold (:func:`why_empty`)."""
+    have = {p.stem for f in folders
+            for p in (*stage_files(results_folder(f)), *pipeline_files(Path(f)))}
+    for name in stages:
+        if name not in known and name not in have:
+            raise BadInput(f"unknown stage {name!r}: no stage or pipeline of the harness, and "
+                           f"no CSV in {', '.join(map(str, folders))} (known: "
+                           f"{', '.join(sorted({*known, *have}))})")
 
 
 def _values(vals: set[str]) -> str:
@@ -210,8 +228,7 @@ def build(folder: Path, batches: Sequence[int] | None = None, out_f: int | None 
     plots and the table (``results.md``), instead of ``<folder>/plots/`` and no file."""
     if readme is not None:
         check_readme(readme, block)
-    if out is not None:
-        files.folder(out, "--out")  # a file or a read-only place: said before any work
+    # plots() checks every CSV, then --out (a file, a read-only place), before it draws.
     written = plots(folder, out)
     batches, out_f = list(batches or DEFAULT_BATCHES), None if out_f == 0 else \
         out_f or DEFAULT_OUT_F

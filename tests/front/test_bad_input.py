@@ -159,6 +159,9 @@ def test_missing_fields_and_missing_kernel(extra: Path) -> None:
                                 "equal to 0"),
     (["validate", "--seed", "-1"], "Invalid value for '--seed'"),
     (["run", "--batch", "0"], "Invalid value for '--batch'"),
+    (["report", "statistics/h200", "--batch", "0"], "Invalid value for '--batch'"),
+    (["report", "statistics/h200", "--batch", "-5"], "Invalid value for '--batch'"),
+    (["report", "statistics/h200", "--out-f", "-1"], "Invalid value for '--out-f'"),
 ])
 def test_a_parse_error_is_one_line(args: list[str], text: str) -> None:
     """Not typer's usage line, hint and boxed panel: one line, exit 2."""
@@ -207,6 +210,38 @@ def test_report_to_a_missing_readme_draws_nothing(tmp_path: Path) -> None:
 def test_report_over_a_bad_median_is_one_line(tmp_path: Path, median: str, text: str) -> None:
     p = _stage_csv(tmp_path, median)
     only_line(runner.invoke(app, ["report", str(tmp_path)]), f"{p}, {text}")
+
+
+def test_report_of_an_unknown_stage_is_one_line(tmp_path: Path) -> None:
+    """A name that is no stage or pipeline of the harness and no CSV of the folder is bad
+    input (one folder or several); a known stage the folder has no CSV of is a warning,
+    and --out-f 0 (every weight row) still runs."""
+    pytest.importorskip("matplotlib", reason="harness report needs matplotlib")
+    res = tmp_path / "res"
+    _stage_csv(res, "10")
+    for folders in ([res], [res, res]):
+        out = runner.invoke(app, ["report", *map(str, folders), "--stage", "bogus"])
+        only_line(out, "unknown stage 'bogus': no stage or pipeline of the harness")
+    assert not (res / "plots").exists()
+    known = runner.invoke(app, ["report", str(res), "--stage", "spike_encode", "--out-f", "0"])
+    assert known.exit_code == 0, known.output
+    assert "warning: the table is empty" in known.stderr and "of spike_encode" in known.stderr
+    toy = runner.invoke(app, ["report", str(res), "--stage", "toy", "--out-f", "0"])
+    assert toy.exit_code == 0 and "| toy | pycuda |" in toy.stdout, toy.output
+
+
+def test_report_of_several_folders_one_missing_is_one_line(tmp_path: Path) -> None:
+    _stage_csv(tmp_path / "res", "10")
+    only_line(runner.invoke(app, ["report", str(tmp_path / "res"), str(tmp_path / "none")]),
+              f"no such folder: {tmp_path / 'none'}")
+
+
+def test_report_to_a_readme_with_its_markers_out_of_order(tmp_path: Path) -> None:
+    _stage_csv(tmp_path / "res", "10")
+    (tmp_path / "R.md").write_text("<!-- results:end -->\n<!-- results:begin -->\n")
+    only_line(runner.invoke(app, ["report", str(tmp_path / "res"), "--readme",
+                                  str(tmp_path / "R.md")]), "markers are out of order")
+    assert not (tmp_path / "res" / "plots").exists()
 
 
 def test_report_over_garbage_is_one_line(tmp_path: Path) -> None:

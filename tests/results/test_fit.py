@@ -78,3 +78,24 @@ def test_the_bandwidth_past_the_fixed_part(tmp_path: Path) -> None:
     (plain,) = fit.run(g, "in_f")
     assert plain.marginal_gbps() is None and "past the fixed part" not in fit.summary(
         [plain], "in_f")[0]
+
+
+@pytest.mark.parametrize("bad", ["nan", "inf", "-4", "-1e400"])
+def test_an_axis_value_that_is_no_size_is_one_line(tmp_path: Path, bad: str) -> None:
+    """A NaN or an infinity leaves no line to fit; a negative size makes the fixed part's
+    share meaningless (above 100 % or below 0): one line naming the file and line."""
+    f = _write(tmp_path / "s.csv", [_row(64, 600.0, batch="1000"), _row(64, 1100.0, batch="2000"),
+                                    _row(64, 2100.0, batch=bad), _row(64, 2100.0, batch="4000")])
+    with pytest.raises(BadInput, match=f"s.csv, line 4: batch is '{bad}'; harness fit takes "
+                                       "values of batch that are finite and >= 0"):
+        fit.run(f, "batch")
+    res = CliRunner().invoke(app, ["fit", str(f), "--axis", "batch"])
+    assert res.exit_code == 2 and "finite and >= 0" in res.stderr
+    assert "Traceback" not in res.output and "Warning" not in res.output
+
+
+def test_a_zero_on_the_axis_is_the_fixed_part_alone(tmp_path: Path) -> None:
+    """t = a + b x holds at x = 0: the point there is the fixed part, its share 100 %."""
+    f = _write(tmp_path / "s.csv", [_row(x, 100 + 0.5 * x) for x in (0, 1000, 2000)])
+    (line,) = fit.run(f, "in_f")
+    assert line.fixed_us == pytest.approx(100.0) and line.fixed_share_pct(0) == 100.0

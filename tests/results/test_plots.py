@@ -7,8 +7,10 @@ from pathlib import Path
 
 import pytest
 
+from harness.errors import HarnessError
 from harness.results import plots
 from harness.results.readback import read_checked, x_axis
+from tests.results import stage_csv
 
 H200 = Path(__file__).parents[2] / "statistics" / "h200"
 
@@ -80,3 +82,14 @@ def test_plots_are_drawn(tmp_path: Path) -> None:
     assert sorted(p.name for p in written) == ["dynamic_spikes.png", "int_gemm.png",
                                                "spike_linear.png"]
     assert all(p.stat().st_size > 10_000 for p in written)
+
+
+def test_a_bad_cell_in_any_csv_draws_no_plot(tmp_path: Path) -> None:
+    """Every CSV is checked before the first plot is drawn: a batch that is no number in
+    the last CSV is one line, and no PNG (nor the --out folder) is left behind."""
+    pytest.importorskip("matplotlib", reason="harness report needs matplotlib")
+    shutil.copy(H200 / "dynamic_spikes.csv", tmp_path)
+    stage_csv.write(tmp_path / "z.csv", [stage_csv.stage_row("d", 5.0, batch="abc")])
+    with pytest.raises(HarnessError, match=r"z.csv, line 2: batch is 'abc', not a positive"):
+        plots.plots(tmp_path, tmp_path / "out")
+    assert not (tmp_path / "out").exists() and not (tmp_path / "plots").exists()

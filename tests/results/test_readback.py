@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import re
 import shutil
 from pathlib import Path
 
@@ -10,6 +11,7 @@ import pytest
 
 from harness.errors import HarnessError
 from harness.results import readback
+from tests.results import stage_csv
 
 H200 = Path(__file__).parents[2] / "statistics" / "h200"
 
@@ -42,3 +44,40 @@ def test_a_bad_time_is_named_by_file_and_line(tmp_path: Path) -> None:
         w.writerows([rows[0], {**rows[1], "median_us": "nan"}])
     with pytest.raises(HarnessError, match=r"dynamic_spikes.csv, line 3: median_us is 'nan'"):
         readback.read_checked(bad)
+
+
+@pytest.mark.parametrize(("column", "value", "text"), [
+    ("batch", "abc", "batch is 'abc', not a positive whole number"),
+    ("batch", "0", "batch is '0', not a positive whole number"),
+    ("in_f", "1.5", "in_f is '1.5', not a positive whole number"),
+    ("out_f", "-1", "out_f is '-1', not a positive whole number"),
+    ("noise_pct", "abc", "noise_pct is 'abc', not a number"),
+    ("noise_pct", "-1", "noise_pct is -1; it must be a non-negative number"),  # as compare
+    ("gbps", "fast", "gbps is 'fast', not a finite number"),
+])
+def test_a_bad_size_or_number_is_named_by_file_line_and_column(
+        tmp_path: Path, column: str, value: str, text: str) -> None:
+    """The cells a plot's axis, a table's point or its noise and rates come from."""
+    bad = stage_csv.write(tmp_path / "s.csv", [stage_csv.stage_row("d", 5.0),
+                                               stage_csv.stage_row("d", 6.0, **{column: value})])
+    with pytest.raises(HarnessError, match=re.escape(f"{bad}, line 3: {text}")):
+        readback.read_checked(bad)
+
+
+def test_a_pipeline_row_is_checked_as_compare_checks_it(tmp_path: Path) -> None:
+    with (H200 / "spike_linear.csv").open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    bad = tmp_path / "spike_linear.csv"
+    with bad.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows([rows[0], {**rows[1], "total_noise_pct": "-2"}])
+    with pytest.raises(HarnessError, match="line 3: total_noise_pct is -2; it must be a "
+                                           "non-negative number"):
+        readback.read_checked(bad)
+
+
+def test_a_missing_folder_is_one_line(tmp_path: Path) -> None:
+    assert readback.results_folder(tmp_path) == tmp_path
+    with pytest.raises(HarnessError, match="no such folder"):
+        readback.results_folder(tmp_path / "none")

@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import csv
+import re
 import shutil
 from pathlib import Path
 
 import pytest
 
-from harness.errors import HarnessError
+from harness.errors import BadInput, HarnessError
 from harness.results import report
+from tests.results import stage_csv
 
 pytest.importorskip("matplotlib", reason="harness report needs matplotlib")
 H200 = Path(__file__).parents[2] / "statistics" / "h200"
@@ -57,6 +60,18 @@ def test_readme_block_is_replaced(tmp_path: Path) -> None:
     r.write_text("no markers")
     with pytest.raises(HarnessError, match="no <!-- results:begin -->"):
         report.update_readme(r, "x")
+
+
+def test_readme_markers_out_of_order_are_one_line(tmp_path: Path) -> None:
+    """An end marker before the begin marker: said before any plot is drawn."""
+    r = tmp_path / "README.md"
+    r.write_text("a\n<!-- results:end -->\nb\n<!-- results:begin -->\n")
+    with pytest.raises(HarnessError, match="markers are out of order"):
+        report.update_readme(r, "x")
+    src = _two_stages(tmp_path / "src")
+    with pytest.raises(HarnessError, match=r"<!-- results:end --> comes before <!-- "):
+        report.build(src, readme=r, out=tmp_path / "out")
+    assert not (tmp_path / "out").exists() and not (src / "plots").exists()
 
 
 def test_missing_folder(tmp_path: Path) -> None:
@@ -115,6 +130,36 @@ def test_an_empty_table_says_which_points_the_folder_has(tmp_path: Path) -> None
     bare.mkdir()
     assert report.build(bare).empty == f"the table is empty: {bare} has no stage or " \
                                        "pipeline CSV"
+
+
+@pytest.mark.parametrize(("noise", "text"), [
+    ("abc", "noise_pct is 'abc', not a number"),
+    ("-1", "noise_pct is -1; it must be a non-negative number"),  # as compare and best say
+])
+def test_a_bad_noise_writes_nothing(tmp_path: Path, noise: str, text: str) -> None:
+    """The table reads each row's noise: a cell that is no number, or below 0, is one line
+    naming file, line and column, before a plot or the table is written."""
+    src, dest = _two_stages(tmp_path / "src"), tmp_path / "out"
+    with (src / "weight_quantize.csv").open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    rows[-1]["noise_pct"] = noise
+    stage_csv.write(src / "weight_quantize.csv", rows)
+    with pytest.raises(HarnessError,
+                       match=re.escape(f"weight_quantize.csv, line {len(rows) + 1}: {text}")):
+        report.build(src, out=dest)
+    assert not dest.exists() and not (src / "plots").exists()
+
+
+def test_an_unknown_stage_is_bad_input_a_known_one_without_a_csv_is_not(
+        tmp_path: Path) -> None:
+    src = _two_stages(tmp_path / "src")
+    with pytest.raises(BadInput, match="unknown stage 'bogus': no stage or pipeline of the "
+                                       "harness, and no CSV in"):
+        report.check_stages([src], ["dynamic_spikes", "bogus"], {"dynamic_spikes"})
+    report.check_stages([src], ["weight_quantize"], set())  # a CSV of it: its rows show
+    report.check_stages([src], ["spike_encode"], {"spike_encode"})  # known: the table says
+    with pytest.raises(HarnessError, match="no such folder"):
+        report.check_stages([src, tmp_path / "none"], ["dynamic_spikes"], set())
 
 
 def test_points_of_a_pipeline_and_long_lists(tmp_path: Path) -> None:
@@ -179,8 +224,8 @@ def test_several_folders_put_the_gpu_models_side_by_side(tmp_path) -> None:  # t
             w = csv.DictWriter(f, fieldnames=list(rows[0]))
             w.writeheader()
             for r in keep:
-                w.writerow({**r, "gpu": gpu, "median_us": repr(float(r["median_us"]) * factor)
-                            if r["median_us"] else ""})
+                w.writerow({**r, "gpu": gpu, **{c: repr(float(r[c]) * factor) if r[c] else ""
+                                                 for c in ("median_us", "p10_us", "p90_us")}})
     res = CliRunner().invoke(app, ["report", str(tmp_path / "h200"), str(tmp_path / "h100"),
                                    "--batch", "1", "--batch", "16384"])
     assert res.exit_code == 0, res.output
