@@ -5,8 +5,10 @@ sweep (``NAME=V1,V2``) or as one build (``NAME=V``); read the same way by ``benc
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
+from harness.contract.kernel import kernel_sources
+from harness.contract.stage import Pipeline, Stage
 from harness.errors import BadInput
 
 _DEFINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.+)$")
@@ -35,3 +37,21 @@ def one_build(specs: Sequence[str]) -> dict[str, str]:
     if several:
         raise BadInput(f"--define takes one value here (one build): {', '.join(several)}")
     return {k: v[0] for k, v in tuning.items()}
+
+
+def check_defines(st: Stage | Pipeline, names: Iterable[str]) -> None:
+    """BadInput for a ``--define`` name that neither the stage's kernel sources (the
+    ``.cu`` and the headers it includes) nor its variants' declared defines (the ones a
+    plugin reads back) mention: a misspelt macro compiles the same build under another
+    label, and a tuning sweep over it would time one kernel several times."""
+    names = list(names)
+    if not names or not isinstance(st, Stage):
+        return
+    text = b"\n".join(kernel_sources(st).values())
+    declared = {k for v in st.variants for k, _ in v.defines}
+    unread = [n for n in names
+              if n not in declared and not re.search(rb"\b" + re.escape(n.encode()) + rb"\b", text)]
+    if unread:
+        raise BadInput(f"--define {', '.join(unread)}: stage {st.name}'s kernel never reads "
+                       f"{'it' if len(unread) == 1 else 'them'} (a misspelt macro would "
+                       "build the same kernel under another name)")

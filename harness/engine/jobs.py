@@ -9,13 +9,11 @@ where the target has the axis and the variant does not pin it. Stages may also b
 from __future__ import annotations
 
 import itertools
-import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.contract.defines import one_build, parse_defines
-from harness.contract.kernel import kernel_sources
+from harness.contract.defines import check_defines, one_build, parse_defines
 from harness.contract.stage import Pipeline, Stage, Variant
 from harness.engine import sweep
 from harness.engine.targets import Target, fixed_axes, select_variants
@@ -118,24 +116,6 @@ def tuned(v: Variant, tuning: Mapping[str, list[str]]) -> list[Variant]:
         return [v]
     return [v.tuned(dict(zip(tuning, combo, strict=True)))
             for combo in itertools.product(*tuning.values())]
-
-
-def check_defines(st: Target, names: Iterable[str]) -> None:
-    """BadInput for a ``--define`` name that neither the stage's kernel sources (the
-    ``.cu`` and the headers it includes) nor its variants' declared defines (the ones a
-    plugin reads back) mention: a misspelt macro compiles the same build under another
-    label, and a tuning sweep over it would time one kernel several times."""
-    names = list(names)
-    if not names or not isinstance(st, Stage):
-        return
-    text = b"\n".join(kernel_sources(st).values())
-    declared = {k for v in st.variants for k, _ in v.defines}
-    unread = [n for n in names
-              if n not in declared and not re.search(rb"\b" + re.escape(n.encode()) + rb"\b", text)]
-    if unread:
-        raise BadInput(f"--define {', '.join(unread)}: stage {st.name}'s kernel never reads "
-                       f"{'it' if len(unread) == 1 else 'them'} (a misspelt macro would "
-                       "build the same kernel under another name)")
 
 
 def one_variant(st: Target, variant: str | None, options: Mapping[str, str],

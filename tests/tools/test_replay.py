@@ -173,3 +173,29 @@ def test_the_committed_gpu_rows_can_be_replayed() -> None:
         named = {a for c in cmds for a in c if a in stages}
         everything = any(not set(c[1:]) & stages for c in cmds)  # no stage named: all
         assert everything or named == stages, d
+
+
+def test_a_sweep_over_a_knob_the_kernel_no_longer_reads_is_left_out(tmp_path: Path,
+                                                                    monkeypatch,
+                                                                    capsys) -> None:  # type: ignore[no-untyped-def]
+    """A tuning sweep over a --define taken out of the kernel cannot be built again: the
+    replay says so and leaves it out (its child would refuse the define); the others run."""
+    d = tmp_path / "tuning"
+    d.mkdir()
+    gone = "harness bench int_gemm --define IG_GONE=0,1 --sweep batch=8 --out x"
+    kept = "harness bench int_gemm --define IG_PINGPONG=0,1 --sweep batch=8 --out x"
+    _csv(d / "int_gemm.csv", STAGE_HEADER, [
+        ["int_gemm", "pycuda", "int8[IG_GONE=0]", "8", "ok", "1.0", gone],
+        ["int_gemm", "pycuda", "int8[IG_PINGPONG=0]", "8", "ok", "1.0", kept]])
+    ran: list[list[str]] = []
+
+    def fake_run(cmd, check):  # type: ignore[no-untyped-def]
+        ran.append(cmd)
+        return subprocess.CompletedProcess(cmd, 0)
+
+    monkeypatch.setattr(replay.subprocess, "run", fake_run)
+    assert replay.main([str(d), str(tmp_path / "fresh")]) == 0
+    assert len(ran) == 1 and "IG_PINGPONG=0,1" in ran[0]
+    out = capsys.readouterr().out
+    assert "=== left out: harness bench int_gemm --define IG_GONE=0,1" in out
+    assert "--define IG_GONE: stage int_gemm's kernel never reads it" in out
