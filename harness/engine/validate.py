@@ -270,8 +270,10 @@ def units(reg: Registry, targets: Targets, variant: str, families: Sequence[str]
 def validation(reg: Registry, targets: Targets, backend: Backend, variant: str,
                families: Sequence[str] | None, seeds: int, seed: int,
                options: Mapping[str, str]) -> Iterator[ValidationSummary]:
-    """Validate every target variant (:func:`units`) on the backend."""
-    for u in units(reg, targets, variant, families, options):
+    """Validate every target variant (:func:`units`) on the backend. The units are all
+    resolved first, so that a variant or an option that cannot apply is bad input before
+    any case runs (not after the targets before it were validated)."""
+    for u in list(units(reg, targets, variant, families, options)):
         fams = list(u.families)
         yield ValidationSummary(
             u.target.name, u.variant.name, u.kernel_hash, fams,
@@ -310,6 +312,7 @@ def validate_targets(reg: Registry, names: Sequence[str] | None, *, variant: str
     tg = resolve(reg, names, with_pipelines=True)
     check_families(tg.all, families or [])
     check_options(tg.all, options or {})
+    list(units(reg, tg, variant, families, options or {}))  # bad input before the GPU
     # The ledger is locked and checked before any GPU work, and written after it.
     book = ledger.open_for_append() if record else None
     try:

@@ -5,6 +5,7 @@ whole number, and what ``harness compare`` checks) before a plot or a table show
 from __future__ import annotations
 
 import csv
+import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
@@ -80,6 +81,13 @@ def read_checked(path: Path) -> list[dict[str, str]]:
                                    "whole number")
         if r.get("status") == "ok" and not any(r.get(c) for c in TIME):
             raise HarnessError(f"{path}, line {line}: an ok row without a time")
+        if r.get("intervals"):  # a pipeline row's own intervals, which its table lists
+            try:
+                ok = isinstance(json.loads(r["intervals"]), dict)
+            except ValueError:
+                ok = False
+            if not ok:
+                raise HarnessError(f"{path}, line {line}: intervals is not a JSON object")
         schema = compare.STAGE if "median_us" in r else compare.PIPELINE
         compare.check_row(r, schema, f"{path}, line {line}")
     return rows

@@ -11,6 +11,7 @@ from harness.backends.numpy import NumpyRunner
 from harness.backends.pycuda.buffers import POISON32, poisoned
 from harness.contract.backend import RunResult
 from harness.engine import validate
+from harness.errors import BadInput
 
 Corrupt = Callable[[dict, dict], None]
 
@@ -338,3 +339,17 @@ def test_inputs_against_their_declaration_fail_a_case_without_running(st) -> Non
     assert ran == [] and all(not c.ok for c in out)
     b, f = out[0].point["batch"], out[0].point["in_f"]
     assert out[0].problems == (f"input x is float64[{b}, {f}], declared float32[{b}, {f}]",)
+
+
+def test_bad_input_is_said_before_the_gpu_opens_and_before_any_case(reg, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A variant one named target lacks, or an option value out of range, is bad input
+    before the GPU is opened: not after the targets before it were validated."""
+    def no_gpu(device):  # type: ignore[no-untyped-def]
+        raise AssertionError("the GPU was opened before the input was checked")
+
+    monkeypatch.setattr(validate, "open_gpu", no_gpu)
+    with pytest.raises(BadInput, match="stage find_min_max has no variant 'bidirectional'"):
+        validate.validate_targets(reg, ["spike_encode", "find_min_max"],
+                                  variant="bidirectional")
+    with pytest.raises(BadInput, match="k must be >= 1e-30"):
+        validate.validate_targets(reg, ["compute_scales", "spike_encode"], options={"k": "0"})

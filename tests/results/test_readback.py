@@ -77,6 +77,21 @@ def test_a_pipeline_row_is_checked_as_compare_checks_it(tmp_path: Path) -> None:
         readback.read_checked(bad)
 
 
+def test_a_pipeline_row_whose_intervals_are_no_json_object_is_one_line(tmp_path: Path) -> None:
+    """A pipeline table lists each row's intervals from that JSON cell (report crashed on
+    one that was not JSON)."""
+    with (H200 / "spike_linear.csv").open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    for cell in ("{not json", "[1, 2]"):
+        bad = tmp_path / "spike_linear.csv"
+        with bad.open("w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(rows[0]))
+            w.writeheader()
+            w.writerows([rows[0], {**rows[1], "intervals": cell}])
+        with pytest.raises(HarnessError, match="line 3: intervals is not a JSON object"):
+            readback.read_checked(bad)
+
+
 def test_a_missing_folder_is_one_line(tmp_path: Path) -> None:
     assert readback.results_folder(tmp_path) == tmp_path
     with pytest.raises(HarnessError, match="no such folder"):
