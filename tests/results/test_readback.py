@@ -34,14 +34,21 @@ def test_stage_and_pipeline_files(tmp_path: Path) -> None:
     assert "total" in readback.intervals(readback.read_checked(tmp_path / "spike_linear.csv"))
 
 
-def test_a_bad_time_is_named_by_file_and_line(tmp_path: Path) -> None:
-    with (H200 / "dynamic_spikes.csv").open(newline="") as f:
+def _committed_with_second_row(tmp_path: Path, name: str, **cells: str) -> Path:
+    """A copy of the committed ``statistics/h200/<name>`` with its first two rows, the
+    second changed by ``cells``."""
+    with (H200 / name).open(newline="") as f:
         rows = list(csv.DictReader(f))
-    bad = tmp_path / "dynamic_spikes.csv"
+    bad = tmp_path / name
     with bad.open("w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
-        w.writerows([rows[0], {**rows[1], "median_us": "nan"}])
+        w.writerows([rows[0], {**rows[1], **cells}])
+    return bad
+
+
+def test_a_bad_time_is_named_by_file_and_line(tmp_path: Path) -> None:
+    bad = _committed_with_second_row(tmp_path, "dynamic_spikes.csv", median_us="nan")
     with pytest.raises(HarnessError, match=r"dynamic_spikes.csv, line 3: median_us is 'nan'"):
         readback.read_checked(bad)
 
@@ -65,13 +72,7 @@ def test_a_bad_size_or_number_is_named_by_file_line_and_column(
 
 
 def test_a_pipeline_row_is_checked_as_compare_checks_it(tmp_path: Path) -> None:
-    with (H200 / "spike_linear.csv").open(newline="") as f:
-        rows = list(csv.DictReader(f))
-    bad = tmp_path / "spike_linear.csv"
-    with bad.open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows([rows[0], {**rows[1], "total_noise_pct": "-2"}])
+    bad = _committed_with_second_row(tmp_path, "spike_linear.csv", total_noise_pct="-2")
     with pytest.raises(HarnessError, match="line 3: total_noise_pct is -2; it must be a "
                                            "non-negative number"):
         readback.read_checked(bad)
@@ -80,14 +81,8 @@ def test_a_pipeline_row_is_checked_as_compare_checks_it(tmp_path: Path) -> None:
 def test_a_pipeline_row_whose_intervals_are_no_json_object_is_one_line(tmp_path: Path) -> None:
     """A pipeline table lists each row's intervals from that JSON cell (report crashed on
     one that was not JSON)."""
-    with (H200 / "spike_linear.csv").open(newline="") as f:
-        rows = list(csv.DictReader(f))
     for cell in ("{not json", "[1, 2]"):
-        bad = tmp_path / "spike_linear.csv"
-        with bad.open("w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0]))
-            w.writeheader()
-            w.writerows([rows[0], {**rows[1], "intervals": cell}])
+        bad = _committed_with_second_row(tmp_path, "spike_linear.csv", intervals=cell)
         with pytest.raises(HarnessError, match="line 3: intervals is not a JSON object"):
             readback.read_checked(bad)
 
