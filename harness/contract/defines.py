@@ -7,7 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
-from harness.contract.kernel import kernel_sources
+from harness.contract.kernel import code_of
 from harness.contract.stage import Pipeline, Stage
 from harness.errors import BadInput
 
@@ -15,7 +15,7 @@ _DEFINE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.+)$")
 
 
 def parse_defines(specs: Sequence[str]) -> dict[str, list[str]]:
-    """``["UNROLL=2,4"]`` -> ``{"UNROLL": ["2", "4"]}``; BadInput on a malformed spec."""
+    """``["LANES=2,4"]`` -> ``{"LANES": ["2", "4"]}``; BadInput on a malformed spec."""
     out: dict[str, list[str]] = {}
     for spec in specs:
         m = _DEFINE.match(spec.strip())
@@ -40,14 +40,14 @@ def one_build(specs: Sequence[str]) -> dict[str, str]:
 
 
 def check_defines(st: Stage | Pipeline, names: Iterable[str]) -> None:
-    """BadInput for a ``--define`` name that neither the stage's kernel sources (the
-    ``.cu`` and the headers it includes) nor its variants' declared defines (the ones a
-    plugin reads back) mention: a misspelt macro compiles the same build under another
+    """BadInput for a ``--define`` name that neither the stage's kernel code (the ``.cu``
+    and the headers it includes, comments left out) nor its variants' declared defines (the
+    ones a plugin reads back) mention: a misspelt macro compiles the same build under another
     label, and a tuning sweep over it would time one kernel several times."""
     names = list(names)
     if not names or not isinstance(st, Stage):
         return
-    text = b"\n".join(kernel_sources(st).values())
+    text = code_of(st)  # a name only a comment mentions changes no build
     declared = {k for v in st.variants for k, _ in v.defines}
     unread = [n for n in names
               if n not in declared and not re.search(rb"\b" + re.escape(n.encode()) + rb"\b", text)]

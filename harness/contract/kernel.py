@@ -133,6 +133,13 @@ _ENTRY = re.compile(r"__global__\s+void\s+(?:\w+\s+)*?(\w+)\s*\(")
 _EXTERN_BLOCK = re.compile(r'extern\s+"C"\s*\{')
 
 
+def code_of(stage: Stage) -> bytes:
+    """The stage's kernel sources (the ``.cu`` and the headers it includes) without their
+    comments: what the compiler reads."""
+    return b"\n".join(_COMMENT.sub(" ", t.decode("utf-8", "replace")).encode()
+                      for t in kernel_sources(stage).values())
+
+
 def _entry_functions(text: str) -> set[str]:
     """The ``extern "C"`` kernels a source defines (comments, launch bounds and cluster
     shapes ignored)."""

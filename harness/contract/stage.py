@@ -95,7 +95,7 @@ class Variant:
     #: Validation cases of this variant alone, run after the stage's.
     cases: tuple[Mapping[str, Any], ...] = ()
     #: The ``-D`` values a tuning run (``--define``) set over the declared variant's; the
-    #: name then carries them, ``default[UNROLL=4]``. Empty for a declared variant.
+    #: name then carries them, ``default[LANES=4]``. Empty for a declared variant.
     tuning: tuple[tuple[str, str], ...] = ()
     #: The declared variant's name, where ``name`` carries a tuning run's values.
     base: str = ""
@@ -107,9 +107,9 @@ class Variant:
 
     def tuned(self, over: Mapping[str, str]) -> Variant:
         """This variant with ``over``'s defines set (added, or replacing its own), named after
-        every value a tuning run set: ``default`` with ``{"UNROLL": "4"}`` is
-        ``default[UNROLL=4]``; tuned again with ``{"BLOCK": "64"}``,
-        ``default[UNROLL=4,BLOCK=64]``."""
+        every value a tuning run set: ``default`` with ``{"LANES": "4"}`` is
+        ``default[LANES=4]``; tuned again with ``{"BLOCK": "64"}``,
+        ``default[LANES=4,BLOCK=64]``."""
         if not over:
             return self
         tuning = {**dict(self.tuning), **over}

@@ -16,7 +16,7 @@ from typing import Any
 from harness.contract.defines import check_defines, one_build, parse_defines
 from harness.contract.stage import Pipeline, Stage, Variant
 from harness.engine import sweep
-from harness.engine.targets import Target, fixed_axes, select_variants
+from harness.engine.targets import Target, fixed_axes, flag, select_variants
 from harness.errors import BadInput
 
 
@@ -44,7 +44,8 @@ def plan(targets: Sequence[Target], sweep_specs: Sequence[str],
     a pipeline runs every variant side by side (staged vs fused, say) unless variants are
     named, and then those (a name it lacks is bad input, as for a stage). ``options``
     (``--mode``, ``--k``, ``--group-size``) apply to the targets that have the axis; where
-    a stage's variants pin that axis (a compiled-in mode), they choose the variant instead.
+    a stage's variants pin that axis (a compiled-in mode), they choose the variant instead,
+    and so does a ``--sweep`` of such an axis (:func:`pinned_by_sweep`).
     ``define_specs`` (``NAME=V1,V2``, ``--define``) compile each chosen stage variant once
     per combination of the values, a tuning sweep over the kernel's ``-D`` parameters.
     """
@@ -52,6 +53,9 @@ def plan(targets: Sequence[Target], sweep_specs: Sequence[str],
     pipes = [t for t in targets if isinstance(t, Pipeline)]
     opts = dict(options or {})
     grid = sweep.parse(sweep_specs)
+    both = [k for k in grid if k in opts]
+    if both:
+        raise BadInput(f"{flag(both[0])} and --sweep {both[0]}=... both set {both[0]}: give one")
     tuning = parse_defines(define_specs)
     if tuning and pipes:
         raise BadInput("--define tunes a stage's kernel; a pipeline's steps keep their "
@@ -96,7 +100,7 @@ def pinned_by_sweep(t: Target, chosen: Sequence[Variant], grid: Mapping[str, lis
         except ValueError as exc:
             raise BadInput(f"{t.name}: {exc}") from None
         pins = {str(dict(v.pins)[key]) for v in t.variants if key in dict(v.pins)}
-        if wanted - pins:
+        if wanted - pins and all(key in dict(v.pins) for v in out):
             raise BadInput(f"{t.name} has no variant with {key}="
                            f"{','.join(sorted(wanted - pins))} (its variants pin {key} to "
                            f"{', '.join(sorted(pins))})")
@@ -106,12 +110,15 @@ def pinned_by_sweep(t: Target, chosen: Sequence[Variant], grid: Mapping[str, lis
             raise BadInput(f"{t.name}: --sweep {key}={','.join(grid[key])} leaves out the "
                            f"variant(s) named ({dropped}), which pin another {key}")
         out = left
+    if not out:
+        raise BadInput(f"{t.name}: no variant left for --sweep "
+                       f"{' '.join(f'{k}={v}' for k, v in grid.items())} and the options given")
     return out
 
 
 def tuned(v: Variant, tuning: Mapping[str, list[str]]) -> list[Variant]:
     """``v`` once per combination of the tuning values (:meth:`Variant.tuned`: its defines
-    overridden or extended, named after them, ``default[UNROLL=4]``); ``[v]`` without."""
+    overridden or extended, named after them, ``default[LANES=4]``); ``[v]`` without."""
     if not tuning:
         return [v]
     return [v.tuned(dict(zip(tuning, combo, strict=True)))

@@ -36,8 +36,8 @@ def combine_runs(paths: Sequence[Path]) -> tuple[list[dict[str, str]], tuple[str
     """The merged rows (in the first file's order, then each later file's new points), the
     columns of the first file, and the number of processes behind each row. BadInput (one
     line) for files that are not one command's processes: fewer than two, a file given twice,
-    stage and pipeline CSVs mixed, a point twice in one file, a file sharing no point with
-    the first, or one point measured at two sources."""
+    stage and pipeline CSVs mixed, a point twice in one file, a file of rows sharing no
+    point with the files before it, or one point measured at two sources."""
     if len(paths) < 2:
         raise BadInput("harness merge takes the CSVs of at least two processes")
     twice = {str(p) for p in paths if sum(Path(q).resolve() == Path(p).resolve()
@@ -59,7 +59,7 @@ def combine_runs(paths: Sequence[Path]) -> tuple[list[dict[str, str]], tuple[str
                                "merge takes one process's rows a file")
             seen.add(key)
             groups.setdefault(key, []).append(r)
-        if t is not tables[0] and not any(len(groups[k]) > 1 for k in seen):
+        if t is not tables[0] and seen and not any(len(groups[k]) > 1 for k in seen):
             raise BadInput(f"harness merge: {t.path} shares no point with the files before "
                            "it: not processes of one command")
     for key, rs in groups.items():

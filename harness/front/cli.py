@@ -246,7 +246,7 @@ def bench_cmd(
              "pipeline.")] = None,
     define: Annotated[list[str] | None, typer.Option(
         help="NAME=V1,V2: compile each variant once per value of the kernel's -D NAME (a "
-             "tuning sweep; repeat for more names; rows name it, default[UNROLL=4]).")] = None,
+             "tuning sweep; repeat for more names; rows name it, default[LANES=4]).")] = None,
     family: Annotated[str, typer.Option(help="Input family.")] = "normal",
     backend: Annotated[str, typer.Option(help="pycuda, numpy, or auto.")] = "auto",
     peers: Annotated[str, typer.Option(

@@ -163,15 +163,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
     reg = discover()
-    worst = 0
+    worst, ran = 0, 0
     for args in todo:
         why = unbuildable(args, reg.stages)
         if why:  # a sweep over a knob since taken out: nothing of it can be measured again
             print(f"=== left out: harness {shlex.join(args)} ({why})", flush=True)
             continue
         print(f"=== harness {shlex.join(args)}", flush=True)
+        ran += 1
         worst = max(worst, subprocess.run([sys.executable, "-m", "harness", *args],
                                           check=False).returncode)
+    if not ran:
+        print(f"error: nothing to replay in {a.folder}: every command was left out (above)",
+              file=sys.stderr)
+        return 2
     return worst
 
 

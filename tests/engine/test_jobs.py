@@ -50,6 +50,9 @@ def test_a_define_the_kernel_never_reads_is_refused(reg) -> None:  # type: ignor
         jobs.one_variant(reg.get("find_min_max"), None, {}, ["UNITZ=2"])
     assert jobs.one_variant(reg.get("find_min_max"), None, {}, ["UNITS=2"]).name \
         == "default[UNITS=2]"
+    # A name that only a comment of its sources mentions changes no build either.
+    with pytest.raises(BadInput, match="--define REDUCE_BLOCKS: stage find_min_max"):
+        jobs.one_variant(reg.get("find_min_max"), None, {}, ["REDUCE_BLOCKS=64"])
 
 
 def test_a_sweep_over_a_pinned_axis_chooses_the_variants(reg) -> None:  # type: ignore[no-untyped-def]
@@ -71,9 +74,14 @@ def test_a_sweep_over_a_pinned_axis_chooses_the_variants(reg) -> None:  # type: 
     assert sorted(j.variant.name for j in got) == ["bidirectional", "packed_bidirectional"]
     with pytest.raises(BadInput, match="unknown layout 'wide'"):
         jobs.plan([af], ["batch=4", "layout=wide"])
-    sl = reg.pipelines["spike_linear"]  # a pipeline whose variants all pin one mode
+    sl = reg.pipelines["spike_linear"]  # only its packed variant pins the mode
+    got = jobs.plan([sl], ["batch=8", "mode=bidirectional"])
+    assert sorted(j.variant.name for j in got) == ["any", "default"]
+    assert all(j.point["mode"] == "bidirectional" for j in got)
     with pytest.raises(BadInput, match="spike_linear has no variant with mode=bidirectional"):
-        jobs.plan([sl], ["batch=8", "mode=bidirectional"])
+        jobs.plan([sl], ["batch=8", "mode=bidirectional"], ["packed"])
+    with pytest.raises(BadInput, match=r"--mode and --sweep mode=\.\.\. both set mode"):
+        jobs.plan([enc], ["batch=4", "mode=bidirectional"], None, {"mode": "unidirectional"})
 
 
 def test_stages_first_then_every_pipeline_variant(reg) -> None:  # type: ignore[no-untyped-def]

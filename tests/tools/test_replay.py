@@ -199,3 +199,9 @@ def test_a_sweep_over_a_knob_the_kernel_no_longer_reads_is_left_out(tmp_path: Pa
     out = capsys.readouterr().out
     assert "=== left out: harness bench int_gemm --define IG_GONE=0,1" in out
     assert "--define IG_GONE: stage int_gemm's kernel never reads it" in out
+    gone_only = tmp_path / "gone"
+    gone_only.mkdir()
+    _csv(gone_only / "int_gemm.csv", STAGE_HEADER,
+         [["int_gemm", "pycuda", "int8[IG_GONE=0]", "8", "ok", "1.0", gone]])
+    assert replay.main([str(gone_only), str(tmp_path / "fresh2")]) == 2
+    assert "nothing to replay" in capsys.readouterr().err
