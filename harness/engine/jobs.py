@@ -67,9 +67,9 @@ def plan(targets: Sequence[Target], sweep_specs: Sequence[str],
     named = bool(variants) and list(variants or []) != ["all"]
     for st in stages:
         check_defines(st, tuning)
-        base = select_variants(st, variants, opts)
-        if not named and swept_pins(st, grid):  # the sweep chooses among all the variants
-            base = select_variants(st, ["all"], opts)
+        # Unnamed, a sweep over a pinned axis chooses among all the variants.
+        base = select_variants(st, ["all"] if not named and swept_pins(st, grid) else variants,
+                               opts)
         chosen = [t for v in pinned_by_sweep(st, base, grid, named) for t in tuned(v, tuning)]
         for v in chosen:
             fixed = fixed_axes(st.axes, opts, v)

@@ -273,12 +273,19 @@ def validation(reg: Registry, targets: Targets, backend: Backend, variant: str,
     """Validate every target variant (:func:`units`) on the backend. The units are all
     resolved first, so that a variant or an option that cannot apply is bad input before
     any case runs (not after the targets before it were validated)."""
-    for u in list(units(reg, targets, variant, families, options)):
+    yield from summaries(list(units(reg, targets, variant, families, options)), backend,
+                         seeds, seed, reg.stages)
+
+
+def summaries(todo: Sequence[Unit], backend: Backend, seeds: int, seed: int,
+              stages: Mapping[str, Stage]) -> Iterator[ValidationSummary]:
+    """Validate each of the resolved units on the backend, in order."""
+    for u in todo:
         fams = list(u.families)
         yield ValidationSummary(
             u.target.name, u.variant.name, u.kernel_hash, fams,
             list(validate(u.target, u.variant, backend, fams, seeds, seed, u.overrides,
-                          reg.stages)))
+                          stages)))
 
 
 @dataclass(frozen=True)
@@ -312,12 +319,12 @@ def validate_targets(reg: Registry, names: Sequence[str] | None, *, variant: str
     tg = resolve(reg, names, with_pipelines=True)
     check_families(tg.all, families or [])
     check_options(tg.all, options or {})
-    list(units(reg, tg, variant, families, options or {}))  # bad input before the GPU
+    todo = list(units(reg, tg, variant, families, options or {}))  # bad input before the GPU
     # The ledger is locked and checked before any GPU work, and written after it.
     book = ledger.open_for_append() if record else None
     try:
         gpu = open_gpu(device)
-        sums = list(validation(reg, tg, gpu, variant, families, seeds, seed, options or {}))
+        sums = list(summaries(todo, gpu, seeds, seed, reg.stages))
         for s in sums if book is not None else ():
             book.write(s.ledger_row(gpu.device.info, seeds))
     finally:

@@ -158,11 +158,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             raise BadInput(f"replay: --repeats must be at least 1, not {a.repeats}")
         if any(a.out.glob("*.csv")):
             raise BadInput(f"{a.out} already holds CSVs: replay into an empty folder")
-        todo = commands(a.folder, a.out, a.peers, repeats=a.repeats)
+        reg = discover()
+        todo = commands(a.folder, a.out, a.peers, set(reg.stages), repeats=a.repeats)
     except HarnessError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return exc.exit_code
-    reg = discover()
     worst, ran = 0, 0
     for args in todo:
         why = unbuildable(args, reg.stages)
