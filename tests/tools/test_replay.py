@@ -6,6 +6,7 @@ from __future__ import annotations
 import csv
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -26,6 +27,18 @@ def _csv(path: Path, header: list[str], rows: list[list[str]]) -> Path:
         w.writerow(header)
         w.writerows(rows)
     return path
+
+
+def _children(monkeypatch, status: Callable[[list[str]], int]) -> list[list[str]]:  # type: ignore[no-untyped-def]
+    """The commands replay runs, recorded instead of run; each exits with ``status(cmd)``."""
+    ran: list[list[str]] = []
+
+    def fake_run(cmd, check):  # type: ignore[no-untyped-def]
+        ran.append(cmd)
+        return subprocess.CompletedProcess(cmd, status(cmd))
+
+    monkeypatch.setattr(replay.subprocess, "run", fake_run)
+    return ran
 
 
 @pytest.fixture
@@ -133,13 +146,7 @@ def test_what_cannot_be_replayed_is_one_line(tmp_path: Path) -> None:
 
 def test_main_runs_each_command_and_returns_the_worst_status(folder, monkeypatch,
                                                              capsys) -> None:  # type: ignore[no-untyped-def]
-    ran: list[list[str]] = []
-
-    def fake_run(cmd, check):  # type: ignore[no-untyped-def]
-        ran.append(cmd)
-        return subprocess.CompletedProcess(cmd, 1 if "--graph" in cmd else 0)
-
-    monkeypatch.setattr(replay.subprocess, "run", fake_run)
+    ran = _children(monkeypatch, lambda cmd: 1 if "--graph" in cmd else 0)
     assert replay.main([str(folder), str(folder / "fresh")]) == 1
     assert [c[:4] for c in ran] == [[sys.executable, "-m", "harness", "bench"]] * 3
     assert capsys.readouterr().out.count("=== harness bench ") == 3
@@ -187,13 +194,7 @@ def test_a_sweep_over_a_knob_the_kernel_no_longer_reads_is_left_out(tmp_path: Pa
     _csv(d / "int_gemm.csv", STAGE_HEADER, [
         ["int_gemm", "pycuda", "int8[IG_GONE=0]", "8", "ok", "1.0", gone],
         ["int_gemm", "pycuda", "int8[IG_PINGPONG=0]", "8", "ok", "1.0", kept]])
-    ran: list[list[str]] = []
-
-    def fake_run(cmd, check):  # type: ignore[no-untyped-def]
-        ran.append(cmd)
-        return subprocess.CompletedProcess(cmd, 0)
-
-    monkeypatch.setattr(replay.subprocess, "run", fake_run)
+    ran = _children(monkeypatch, lambda cmd: 0)
     assert replay.main([str(d), str(tmp_path / "fresh")]) == 0
     assert len(ran) == 1 and "IG_PINGPONG=0,1" in ran[0]
     out = capsys.readouterr().out
