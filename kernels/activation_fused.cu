@@ -19,12 +19,14 @@
 //               fit int8, that path also writes q as int32 to q_wide: the operand of the
 //               layer's exact path (int_gemm_general_unfit), which stats chooses on the
 //               device. Where q fits, q_wide is not written.
-//   act_small:  B <= SMALL_B (batch 1 where act_one does not fit): both passes in one block and one
-//               launch, no atomics; the same per-row code, so the same bits (q8 too).
-//   act_one:    batch 1 where the row fits the thread caches: a cluster of BLOCK / 32 blocks
-//               (one block of up to 1024 threads where the build allows no cluster), q kept
-//               in registers from pass 1 to pass 2 (x read once, each value quantised once),
-//               the row sum in act_small's order (the same bits).
+//   act_small:  B <= SMALL_B where act_one does not take the rows: both passes in one block
+//               and one launch, no atomics; the same per-row code, so the same bits (q8 too).
+//   act_one:    aligned rows (F % 4 == 0) of up to 128 BLOCK values, B of them where B R <=
+//               32 (R = ceil(F / 4 / BLOCK)): a cluster of BLOCK / 32 blocks, one float4 a
+//               thread (ONE_CL); where the build allows no cluster, batch 1 on one block of
+//               up to 1024 threads, rows up to 4 CACHE_VEC BLOCK values. q kept in
+//               registers from pass 1 to pass 2 (x read once, each value quantised once),
+//               each row's sum in act_small's order (the same bits).
 // q8 is an output: q as int8 (clamped where it does not fit, which stats tells), the operand
 // the integer GEMM (int_gemm) takes, so a layer needs no decode pass.
 // The module's three __device__ words make it one launch at a time per module (per variant).
@@ -234,11 +236,11 @@ act_small(const float* __restrict__ x, float* __restrict__ vth, int* __restrict_
     store_q_wide(x, s_vth, s_stats[0], s_stats[1], B, F, 0, 1, q_wide);
 }
 
-// act_one: batch 1 where the row fits the thread caches of the BLOCK build (F % 4 == 0,
-// F <= 4 ONE_SLOTS). The one-block kernel (the cluster build follows: ONE_CL) runs on
-// ONE_THREADS threads (up to 1024; the plugin counts both from the
-// variant's BLOCK and CACHE_VEC) that each hold ONE_V float4 of it:
-// four times act_small's threads at the defaults, so a quarter of the serial work a thread.
+// act_one: batch 1 on an aligned row (F % 4 == 0). The one-block kernel, for builds without
+// the cluster (ONE_CL, which follows), takes rows that fit the BLOCK build's thread caches
+// (F <= 4 ONE_SLOTS) and runs on ONE_THREADS threads (up to 1024; the plugin counts both
+// from the variant's BLOCK and CACHE_VEC) that each hold ONE_V float4 of it: four times
+// act_small's threads at the defaults, so a quarter of the serial work a thread.
 // Each q stays in registers from pass 1 to pass 2: x read once, each value quantised once
 // (act_small's encode_row reads x again and divides a second time). The row sum is
 // act_small's, bit for bit: the |x| sum of each float4 goes to shared memory, and thread t <
@@ -255,17 +257,17 @@ act_small(const float* __restrict__ x, float* __restrict__ vth, int* __restrict_
 #endif
 
 #if LAYOUT == 0
-// Float4 idx's planes (v = q - o of four values) into the int8 layout of one row.
-__device__ __forceinline__ void one_planes(out_t* __restrict__ out, int F, int n4, int idx,
-                                           int4 v, int T) {
-    if (idx < n4) put_planes(out, (size_t)F, idx, v, T);
+// Float4 idx's planes (v = q - o of four values) into the int8 layout [T, B, F], row b.
+__device__ __forceinline__ void one_planes(out_t* __restrict__ out, int B, int F, int b, int n4,
+                                           int idx, int4 v, int T) {
+    if (idx < n4) put_planes(out + (size_t)b * F, (size_t)B * F, idx, v, T);
 }
 #else
-// Float4 idx's bits in the packed words of one row: eight consecutive threads hold a word's
-// 32 values, so a plane's word is their four-bit pieces OR'ed across the eight lanes (every
-// lane calls it: the shuffles). Float4s past the row give 0 bits (the padding).
-__device__ __forceinline__ void one_planes(out_t* __restrict__ out, int F, int n4, int idx,
-                                           int4 v, int T) {
+// Float4 idx's bits in the packed words [P, B, W] of row b: eight consecutive threads hold a
+// word's 32 values, so a plane's word is their four-bit pieces OR'ed across the eight lanes
+// (every lane calls it: the shuffles). Float4s past the row give 0 bits (the padding).
+__device__ __forceinline__ void one_planes(out_t* __restrict__ out, int B, int F, int b, int n4,
+                                           int idx, int4 v, int T) {
     const int W = (F + 31) >> 5, P = MODE == 1 ? T + 1 : T;
     for (int p = 0; p < P; ++p) {
         unsigned w = 0u;
@@ -276,7 +278,7 @@ __device__ __forceinline__ void one_planes(out_t* __restrict__ out, int F, int n
         w |= __shfl_xor_sync(0xffffffffu, w, 1);
         w |= __shfl_xor_sync(0xffffffffu, w, 2);
         w |= __shfl_xor_sync(0xffffffffu, w, 4);
-        if ((idx & 7) == 0 && idx < n4) out[(size_t)p * W + (idx >> 3)] = w;
+        if ((idx & 7) == 0 && idx < n4) out[((size_t)p * B + b) * W + (idx >> 3)] = w;
     }
 }
 #endif
@@ -292,6 +294,9 @@ __device__ __forceinline__ void one_planes(out_t* __restrict__ out, int F, int n
 // warps (at most 32: rows up to 128 BLOCK values), one float4 a thread. Elsewhere the
 // one-block act_one below.
 #define ONE_CL (ONE_CLUSTER && BLOCK % 32 == 0 && BLOCK <= 256)
+#ifndef ONE_ROWS
+#define ONE_ROWS 32  // the most rows the cluster act_one takes: its sum_in holds them
+#endif
 
 #if ONE_CL
 #include <cooperative_groups.h>
@@ -299,34 +304,39 @@ __device__ __forceinline__ void one_planes(out_t* __restrict__ out, int F, int n
 #define ONE_CTAS (BLOCK / 32)
 
 // act_one on a cluster (see ONE_CL): the block of the BLOCK build spread over ONE_CTAS SMs, so
-// that each scheduler issues for a warp or a few where the one-block kernel gives it eight
-// (kernels/NOTES.md). Block c is warp c of the BLOCK build's row sum: its thread (warp r,
-// lane l) holds float4 32c + l + BLOCK r, the float4 that thread 32c + l of that build adds in
-// its r-th turn (its cache slot r, or past the cache its loop's step r - CACHE_VEC: both
-// ascending r, float4s past the row +0). So its warp 0 adds each lane's sums in that order and
-// sums the warp (block_sum's first stage, the same lanes), and every warp of every block adds
-// the ONE_CTAS warp sums in lanes 0..ONE_CTAS-1 with +0 in the rest, as block_sum's second
-// stage has them: the same bits as act_small. The q range is shared the same way (min and max
-// need no order). Each block pushes its values into every block's shared memory (st.async)
-// and waits on its own mbarrier for the bytes it is owed: one cluster barrier in all (every
-// block's mbarriers initialised before the first send), and no block's shared memory is read
-// by another, so none waits for the others before it leaves.
+// that each scheduler issues for a few warps where the one-block kernel gives it eight
+// (kernels/NOTES.md), and B rows at once where R B <= 32 (R = ceil(F / 4 / BLOCK), the turns
+// a row takes). Block c is warp c of the BLOCK build's row sum, for every row: its thread
+// (warp b R + r, lane l) holds float4 32c + l + BLOCK r of row b, the float4 that thread
+// 32c + l of that build adds in its r-th turn (its cache slot r, or past the cache its loop's
+// step r - CACHE_VEC: both ascending r, float4s past the row +0). So the row's first warp
+// (b R) adds each lane's sums in that order and sums the warp (block_sum's first stage, the
+// same lanes), and every warp of every block adds the row's ONE_CTAS warp sums in lanes
+// 0..ONE_CTAS-1 with +0 in the rest, as block_sum's second stage has them: the same bits as
+// act_small and act_stats. The q range is shared the same way, every warp's (lo, hi) (min
+// and max need no order). Each block pushes its values into every block's shared memory
+// (st.async) and waits on its own mbarrier for the bytes it is owed: one cluster barrier in
+// all (every block's mbarriers initialised before the first send). A block may leave as soon
+// as its own work is done: every st.async into its shared memory lands before its waits on
+// `owed` return, and it waits for all of them, so nothing is still arriving when it exits.
 extern "C" __global__ void __cluster_dims__(ONE_CTAS, 1, 1) __launch_bounds__(1024)
 act_one(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ stats,
-        signed char* __restrict__ q8, int F, float k, out_t* __restrict__ out,
+        signed char* __restrict__ q8, int B, int F, float k, out_t* __restrict__ out,
         int* __restrict__ q_wide) {
     namespace cg = cooperative_groups;
     namespace ptx = cuda::ptx;
     const cg::cluster_group cluster = cg::this_cluster();
     __shared__ float sums[1024];
-    __shared__ float sum_in[ONE_CTAS];         // block c's warp sum in slot c
-    __shared__ int2 range_in[ONE_CTAS * 32];   // (lo, hi) of block c's warp r in c R + r
+    __shared__ float sum_in[ONE_ROWS * ONE_CTAS];  // row b's warp sum from block c: b ONE_CTAS + c
+    __shared__ int2 range_in[ONE_CTAS * 32];   // (lo, hi) of block c's warp w in c R B + w
     __shared__ uint64_t owed[2];               // the bytes of sum_in, of range_in
     const int n4 = F >> 2, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int R = blockDim.x >> 5;  // a block's warps: the turns r of each BLOCK-build thread
+    const int W = blockDim.x >> 5;  // a block's warps: R B
+    const int R = W / B;            // a row's turns r of each BLOCK-build thread
+    const int b = warp / R, r = warp - b * R;
     const int rank = (int)cluster.block_rank();
-    const int idx = 32 * rank + lane + BLOCK * warp;
-    const float4 c = load_or_zero(reinterpret_cast<const float4*>(x), n4, idx);
+    const int idx = 32 * rank + lane + BLOCK * r;  // the float4 in row b
+    const float4 c = load_or_zero(reinterpret_cast<const float4*>(x + (size_t)b * F), n4, idx);
     if (threadIdx.x == 0) {
         ptx::mbarrier_init(&owed[0], 1);
         ptx::mbarrier_init(&owed[1], 1);
@@ -337,22 +347,22 @@ act_one(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ 
     __syncthreads();
     if (threadIdx.x == 0) {  // each mbarrier's one arrival, expecting the bytes it is owed
         ptx::mbarrier_arrive_expect_tx(ptx::sem_relaxed, ptx::scope_cluster, ptx::space_shared,
-                                       &owed[0], (uint32_t)sizeof(sum_in));
+                                       &owed[0], (uint32_t)(B * ONE_CTAS * sizeof(float)));
         ptx::mbarrier_arrive_expect_tx(ptx::sem_relaxed, ptx::scope_cluster, ptx::space_shared,
-                                       &owed[1], (uint32_t)(ONE_CTAS * R * sizeof(int2)));
+                                       &owed[1], (uint32_t)(ONE_CTAS * W * sizeof(int2)));
     }
     ptx::barrier_cluster_wait();  // every block's mbarriers are ready
-    if (warp == 0) {  // thread 32 rank + lane of the BLOCK build: its cache's sum, its warp's
+    if (r == 0) {  // row b's thread 32 rank + lane of the BLOCK build: its cache's sum, its warp's
         float partial = 0.0f;
-        for (int j = 0; j < R; ++j) partial += sums[lane + 32 * j];
+        for (int j = 0; j < R; ++j) partial += sums[lane + 32 * (warp + j)];
         partial = warp_sum(partial);  // the same bits in every lane (a butterfly)
         if (lane < ONE_CTAS)
-            ptx::st_async(cluster.map_shared_rank(&sum_in[rank], lane), partial,
+            ptx::st_async(cluster.map_shared_rank(&sum_in[b * ONE_CTAS + rank], lane), partial,
                           cluster.map_shared_rank(&owed[0], lane));
     }
     while (!ptx::mbarrier_try_wait_parity(ptx::sem_acquire, ptx::scope_cluster, &owed[0], 0u)) {}
-    const float total = warp_sum(lane < ONE_CTAS ? sum_in[lane] : 0.0f);
-    const float t = fminf(fmaxf(__fdiv_rn(__fdiv_rn(total, (float)F), k), 0.0f), INFINITY);
+    const float total = warp_sum(lane < ONE_CTAS ? sum_in[b * ONE_CTAS + lane] : 0.0f);
+    const float t = threshold_from_sum(total, F, k, 0.0f, INFINITY);
     const ReciprocalQ quant(t);
     const int4 q = quant.q4(c);
     int lo = INT_MAX, hi = INT_MIN;
@@ -360,32 +370,33 @@ act_one(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ 
     lo = __reduce_min_sync(0xffffffffu, lo);
     hi = __reduce_max_sync(0xffffffffu, hi);
     if (lane < ONE_CTAS)
-        ptx::st_async(cluster.map_shared_rank(&range_in[rank * R + warp], lane),
+        ptx::st_async(cluster.map_shared_rank(&range_in[rank * W + warp], lane),
                       make_int2(lo, hi), cluster.map_shared_rank(&owed[1], lane));
-    if (idx < n4) reinterpret_cast<unsigned*>(q8)[idx] = q8_word(q);
+    if (idx < n4) reinterpret_cast<unsigned*>(q8 + (size_t)b * F)[idx] = q8_word(q);
     while (!ptx::mbarrier_try_wait_parity(ptx::sem_acquire, ptx::scope_cluster, &owed[1], 0u)) {}
     lo = INT_MAX;
     hi = INT_MIN;
-    for (int i = lane; i < ONE_CTAS * R; i += 32) {
+    for (int i = lane; i < ONE_CTAS * W; i += 32) {
         lo = min(lo, range_in[i].x);
         hi = max(hi, range_in[i].y);
     }
     int dec[4];  // qmin, qmax, o, T
     decide(__reduce_min_sync(0xffffffffu, lo), __reduce_max_sync(0xffffffffu, hi), dec);
-    if (rank == 0 && threadIdx.x == 0) {
-        vth[0] = t;
-        for (int i = 0; i < 4; ++i) stats[i] = dec[i];
+    if (rank == 0 && r == 0 && lane == 0) {
+        vth[b] = t;
+        if (b == 0)
+            for (int i = 0; i < 4; ++i) stats[i] = dec[i];
     }
     const int o = dec[2], T = dec[3];
-    one_planes(out, F, n4, idx, make_int4(q.x - o, q.y - o, q.z - o, q.w - o), T);
+    one_planes(out, B, F, b, n4, idx, make_int4(q.x - o, q.y - o, q.z - o, q.w - o), T);
     if (LAYOUT == 0 && q_wide != nullptr && !fits_int8(dec[0], dec[1]) && idx < n4)
-        reinterpret_cast<int4*>(q_wide)[idx] = q;  // the layer's operand
+        reinterpret_cast<int4*>(q_wide + (size_t)b * F)[idx] = q;  // the layer's operand
 }
 #else
 extern "C" __global__ void __launch_bounds__(ONE_THREADS)
 act_one(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ stats,
-        signed char* __restrict__ q8, int F, float k, out_t* __restrict__ out,
-        int* __restrict__ q_wide) {
+        signed char* __restrict__ q8, int B, int F, float k, out_t* __restrict__ out,
+        int* __restrict__ q_wide) {  // B is 1: the plugin launches this build on batch 1 only
 #if ONE_SLOTS > ONE_MAX_SLOTS
     __trap();  // not launched: see ONE_MAX_SLOTS
 #else
@@ -406,7 +417,7 @@ act_one(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ 
 #pragma unroll
         for (int j = 0; j < CACHE_VEC; ++j) partial += sums[tid + j * BLOCK];
     }
-    // row_threshold (threshold.cuh; its formula restated here, bit for bit) with block_sum's
+    // row_threshold (threshold.cuh: block_sum, then threshold_from_sum) with block_sum's
     // two stages, the second done by every warp (the same lanes in the same order, so the
     // same bits in every thread): one barrier, not three.
     const int lane = tid & 31, warp = tid >> 5;
@@ -415,7 +426,7 @@ act_one(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ 
     if (lane == 0) scratch[warp] = partial;
     __syncthreads();
     const float total = warp_sum(lane < NW ? scratch[lane] : 0.0f);
-    const float t = fminf(fmaxf(__fdiv_rn(__fdiv_rn(total, (float)F), k), 0.0f), INFINITY);
+    const float t = threshold_from_sum(total, F, k, 0.0f, INFINITY);
     const ReciprocalQ quant(t);
     int4 q[ONE_V];
     int lo = INT_MAX, hi = INT_MIN;
@@ -446,7 +457,7 @@ act_one(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ 
 #pragma unroll
     for (int i = 0; i < ONE_V; ++i) {
         const int idx = tid + i * ONE_THREADS;
-        one_planes(out, F, n4, idx, make_int4(q[i].x - o, q[i].y - o, q[i].z - o, q[i].w - o), T);
+        one_planes(out, 1, F, 0, n4, idx, make_int4(q[i].x - o, q[i].y - o, q[i].z - o, q[i].w - o), T);
         if (wide && idx < n4) reinterpret_cast<int4*>(q_wide)[idx] = q[i];  // the layer's operand
     }
 #endif

@@ -56,28 +56,36 @@ ONE_MAX_SLOTS = 8192
 #: act_one on a thread-block cluster (the kernel's -DONE_CLUSTER): 2 (the default) gives it
 #: BLOCK / 32 blocks, one SM each, of ceil(F / 4 / BLOCK) warps, one float4 a thread, where
 #: the build allows (BLOCK a multiple of 32, at most 256, so at most 8 blocks, the portable
-#: cluster size), so rows up to 128 x BLOCK values (32 warps a block); the blocks share
-#: their partial sums and ranges through st.async into each other's shared memory. 0: one
-#: block, rows up to 4 x CACHE_VEC x BLOCK. At batch 1 as a graph, 4.74 µs against one
+#: cluster size), so rows up to 128 x BLOCK values (32 warps a block), and B rows at once
+#: where B x ceil(F / 4 / BLOCK) <= 32; the blocks share their partial sums and ranges
+#: through st.async into each other's shared memory. 0: one block, batch 1, rows up to
+#: 4 x CACHE_VEC x BLOCK. At batch 1 as a graph, 4.74 µs against one
 #: block's 5.07 on in_f 3584, and 5.79 against act_small's 15.82 on in_f 18944 (H200,
 #: statistics/h200/tuning/act-one/wide/).
 ONE_CLUSTER = 2
+#: The most rows the cluster act_one takes (the kernel's -DONE_ROWS: its shared array of
+#: the rows' sums holds that many), within its 32 warps a block: 32, so every batch whose
+#: warps fit. 1 keeps batches past 1 on the two passes (the A/B of the several-row build).
+ONE_ROWS = 32
 
 
-def one_geometry(defines: Mapping[str, str], block: int, f: int) -> tuple[int, int] | None:
-    """act_one's (blocks, threads a block) for a row of ``f`` values in the build of these
-    defines, or None where act_one does not take it (F % 4 != 0, or wider than the build's
-    act_one holds). A cluster of BLOCK / 32 blocks of 32 x ceil(F / 4 / BLOCK) threads
-    where ONE_CLUSTER and the build allow it (the kernel's ONE_CL), up to 32 warps a block;
-    else one block of CACHE_VEC x BLOCK threads (at most 1024) holding up to 4 x CACHE_VEC
-    x BLOCK values, and none past ONE_MAX_SLOTS float4."""
-    if f % 4:
+def one_geometry(defines: Mapping[str, str], block: int, f: int,
+                 b: int = 1) -> tuple[int, int] | None:
+    """act_one's (blocks, threads a block) for ``b`` rows of ``f`` values in the build of
+    these defines, or None where act_one does not take them (F % 4 != 0, or more than the
+    build's act_one holds). A cluster of BLOCK / 32 blocks of 32 x b x ceil(F / 4 / BLOCK)
+    threads where ONE_CLUSTER and the build allow it (the kernel's ONE_CL), up to 32 warps
+    a block, and at most ONE_ROWS rows; else, at batch 1 only, one block of CACHE_VEC x
+    BLOCK threads (at most 1024) holding up to 4 x CACHE_VEC x BLOCK values, and none past
+    ONE_MAX_SLOTS float4."""
+    if f % 4 or b < 1:
         return None
     if int(defines["ONE_CLUSTER"]) and block % 32 == 0 and block <= 256:
-        turns = -(-(f // 4) // block)
-        return (block // 32, 32 * turns) if turns <= 32 else None
+        warps = b * -(-(f // 4) // block)
+        fits = warps <= 32 and b <= int(defines["ONE_ROWS"])
+        return (block // 32, 32 * warps) if fits else None
     slots = int(defines["CACHE_VEC"]) * block
-    if f > 4 * slots or slots > ONE_MAX_SLOTS:
+    if b > 1 or f > 4 * slots or slots > ONE_MAX_SLOTS:
         return None
     return 1, min(slots, 1024)
 
@@ -164,10 +172,10 @@ def q8(q: np.ndarray) -> np.ndarray:
 
 
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
-    """Batch 1 where act_one holds the row (``one_geometry``: up to 128 x BLOCK values on a
-    cluster of blocks, or 4 x CACHE_VEC x BLOCK on one block), q kept in registers between
-    the passes. Up to SMALL_B rows otherwise: act_small, one block, one launch. Otherwise
-    pass 1: rows over at most
+    """Where act_one holds the rows (``one_geometry``: rows up to 128 x BLOCK values, as
+    many as 32 warps a block take, on a cluster of blocks; or batch 1 up to 4 x CACHE_VEC x
+    BLOCK on one block), q kept in registers between the passes. Up to SMALL_B rows
+    otherwise: act_small, one block, one launch. Otherwise pass 1: rows over at most
     STATS_BLOCKS blocks (vth, q to q8, q's range; the last block decides o and T), and
     pass 2: the planes from q8 (or from x, a block per row, when q is wider than int8, and
     then q to ``q_wide`` as well)."""
@@ -175,10 +183,11 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
     dest = bufs["packed"] if p["layout"] == "packed" else bufs["spikes"]
     q_wide = bufs.get("q_wide", 0)  # null: not written (packed, or a pipeline without it)
     d = dict(v.defines)  # read back, so that a -D build is launched as it was compiled
-    one = one_geometry(d, block, f) if b == 1 else None
+    one = one_geometry(d, block, f, b)
     if one is not None:
         launch("act_one", (one[0], 1, 1), (one[1], 1, 1), bufs["x"], bufs["vth"],
-               bufs["stats"], bufs["q8"], np.int32(f), np.float32(p["k"]), dest, q_wide)
+               bufs["stats"], bufs["q8"], np.int32(b), np.int32(f), np.float32(p["k"]), dest,
+               q_wide)
         return
     if b <= int(d["SMALL_B"]):  # act_small's shared arrays hold SMALL_B rows
         launch("act_small", (1, 1, 1), (block, 1, 1), bufs["x"], bufs["vth"], bufs["stats"],
@@ -237,6 +246,7 @@ def variant(mode: str, layout: str) -> Variant:
     return Variant(name, (("SMALL_B", str(SMALL_B)), ("CACHE_VEC", str(CACHE_VEC)),
                           ("STATS_BLOCKS", str(STATS_BLOCKS)), ("ENC_UNITS", str(ENC_UNITS)),
                           ("STATS_MINB", str(STATS_MINB)), ("ONE_CLUSTER", str(ONE_CLUSTER)),
+                          ("ONE_ROWS", str(ONE_ROWS)),
                           ("MODE", str(spec.check_mode(mode))),
                           ("LAYOUT", str(LAYOUTS.index(layout)))),
                    f"{mode}, {layout} planes", pins=(("mode", mode), ("layout", layout)))
@@ -278,7 +288,7 @@ STAGE = Stage(
     },
     variants=tuple(variant(m, lay) for lay in LAYOUTS for m in spec.MODES),
     cases=(
-        *cases.ACTIVATION[:4],  # act_one at batch 1; batch 3 (in_f 1) on the two passes
+        *cases.ACTIVATION[:4],  # act_one at batch 1 and 6; batch 3 (in_f 1) on the two passes
         {"batch": 1, "in_f": 4096},  # act_one: four turns a thread, every lane a value
         {"batch": 1, "in_f": 3584, "k": 64.0},  # act_one, q wider than int8 (T > 8, q_wide)
         {"batch": 1, "in_f": 12},  # act_one: one packed word, most threads holding no value
@@ -290,8 +300,14 @@ STAGE = Stage(
         {"batch": 1, "in_f": 32772},  # act_small: wider than act_one's 32 warps a block
         {"batch": 1, "in_f": 130},  # act_small: F % 4 != 0
         {"batch": 1, "in_f": 20003, "k": 64.0},  # act_small, q wider than int8, a long row
-        {"batch": 2, "in_f": 3584, "k": 0.5},  # the two-pass path at its smallest, T <= 8
-        {"batch": 4, "in_f": 4100},  # the two passes on a few rows wider than the cache
+        {"batch": 2, "in_f": 3584, "k": 0.5},  # act_one on two rows, T <= 8
+        {"batch": 8, "in_f": 3584},  # act_one's most rows at four turns: 32 warps a block
+        {"batch": 4, "in_f": 4100},  # act_one, four rows of five turns
+        {"batch": 32, "in_f": 1024},  # act_one, a row a warp
+        {"batch": 4, "in_f": 3584, "k": 64.0},  # act_one on rows, q wider than int8 (q_wide)
+        {"batch": 3, "in_f": 100},  # act_one, packed rows ending in partial words
+        {"batch": 2, "in_f": 18944, "k": 0.5},  # the two passes at their smallest, T <= 8
+        {"batch": 9, "in_f": 3584},  # the two passes: past act_one's 32 warps a block
         cases.ACTIVATION[4],
         {"batch": 12, "in_f": 4100},  # wider than the register cache
         {"batch": 2, "in_f": 20003},
@@ -299,14 +315,16 @@ STAGE = Stage(
         {"batch": 64, "in_f": 3584, "k": 4.0},
         {"batch": 8200, "in_f": 5},  # more rows than STATS_BLOCKS: blocks take several
         {"batch": 40, "in_f": 3584, "k": 64.0},  # q wider than int8: pass 2 from x
-        {"batch": 9, "in_f": 96, "k": 64.0},  # the same, packed rows without padding
+        {"batch": 33, "in_f": 96, "k": 64.0},  # the same, packed rows without padding
         {"batch": 33, "in_f": 96},  # flat packed at a few words; n % 16 == 0
     ),
     # act_one at four turns a thread and at five, at its widest (32 warps a block), a
-    # packed row ending in a partial word, and most threads holding no value (the odd
-    # shapes reach it only at in_f 3584).
+    # packed row ending in a partial word, most threads holding no value, and on several
+    # rows (eight of four turns; three packed rows ending in partial words). The odd shapes
+    # reach it only at in_f 3584.
     sanitize_shapes=({"batch": 1, "in_f": 4096}, {"batch": 1, "in_f": 100},
                      {"batch": 1, "in_f": 12}, {"batch": 1, "in_f": 4100},
-                     {"batch": 1, "in_f": 32768}),
+                     {"batch": 1, "in_f": 32768}, {"batch": 8, "in_f": 3584},
+                     {"batch": 3, "in_f": 100}),
     default_sweep=axes.BATCH_SWEEP,
 )

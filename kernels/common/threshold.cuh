@@ -91,12 +91,17 @@ struct ReciprocalQ {  // one multiply per value, the division only where quantis
     }
 };
 
+// vth from a row's |x| sum s: (s / F) / k, clamped to [vth_min, vth_max]. Every kernel that
+// forms vth goes through it, so the formula is written once.
+__device__ __forceinline__ float threshold_from_sum(float s, int F, float k, float vth_min,
+                                                    float vth_max) {
+    return fminf(fmaxf(__fdiv_rn(__fdiv_rn(s, (float)F), k), vth_min), vth_max);
+}
+
 __device__ __forceinline__ float row_threshold(float partial, int F, float k,
                                                float vth_min, float vth_max,
                                                float* scratch) {
-    const float s = block_sum(partial, scratch);
-    const float v = __fdiv_rn(__fdiv_rn(s, (float)F), k);
-    return fminf(fmaxf(v, vth_min), vth_max);
+    return threshold_from_sum(block_sum(partial, scratch), F, k, vth_min, vth_max);
 }
 
 // |x| summed over a float4, in the order every path of the row sum uses.

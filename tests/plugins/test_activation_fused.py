@@ -42,12 +42,17 @@ def test_q_wide_is_the_last_argument_or_null(st, batch, in_f, kernels) -> None: 
     (1, 3584, ["act_one"]), (1, 4096, ["act_one"]),  # the row fits the caches
     (1, 4100, ["act_one"]), (1, 32768, ["act_one"]),  # past them: more warps a block
     (1, 32772, ["act_small"]), (1, 130, ["act_small"]),  # too wide; F % 4 != 0
-    (2, 3584, ["act_stats", "act_encode"]),
+    (2, 3584, ["act_one"]), (8, 3584, ["act_one"]),  # rows of four turns: up to eight
+    (9, 3584, ["act_stats", "act_encode"]),  # 36 warps a block: past act_one
+    (4, 4100, ["act_one"]), (7, 4100, ["act_stats", "act_encode"]),  # five turns: 20, 35
+    (32, 1024, ["act_one"]), (33, 1024, ["act_stats", "act_encode"]),  # a warp a row
+    (2, 18944, ["act_stats", "act_encode"]),  # nineteen turns: batch 1 only
+    (2, 130, ["act_stats", "act_encode"]),  # F % 4 != 0
 ])
-def test_batch_one_takes_act_one_where_the_row_fits(st, batch, in_f, kernels) -> None:  # type: ignore[no-untyped-def]
-    """act_one takes batch 1 on rows of F % 4 == 0 up to 128 x BLOCK values, on a cluster of
-    BLOCK / 32 blocks of 32 x ceil(F / 4 / BLOCK) threads, with act_small's trailing
-    outputs; anything else keeps the other paths."""
+def test_act_one_takes_the_rows_it_holds(st, batch, in_f, kernels) -> None:  # type: ignore[no-untyped-def]
+    """act_one takes rows of F % 4 == 0 up to 128 x BLOCK values, as many as 32 warps a block
+    hold (batch x ceil(F / 4 / BLOCK) warps), on a cluster of BLOCK / 32 blocks, with the
+    batch and act_small's trailing outputs; anything else keeps the other paths."""
     for name in ("unidirectional", "packed_twos_complement"):
         v = st.variant(name)
         p = st.point(v, batch=batch, in_f=in_f)
@@ -57,10 +62,10 @@ def test_batch_one_takes_act_one_where_the_row_fits(st, batch, in_f, kernels) ->
         if kernels == ["act_one"]:
             _, grid, block, args, _ = launch.calls[0]
             turns = -(-in_f // 4 // 256)
-            assert (grid, block) == ((8, 1, 1), (32 * turns, 1, 1))
+            assert (grid, block) == ((8, 1, 1), (32 * batch * turns, 1, 1))
             dest = "packed" if name.startswith("packed") else "spikes"
             assert args[:4] == ("x", "vth", "stats", "q8") and args[-2:] == (dest, "q_wide")
-            assert int(args[4]) == in_f and float(args[5]) == p["k"]
+            assert (int(args[4]), int(args[5]), float(args[6])) == (batch, in_f, p["k"])
 
 
 @pytest.mark.parametrize(("cache_vec", "cluster", "block", "in_f", "kernel", "geometry"), [
@@ -107,7 +112,8 @@ def test_act_one_cluster_rule_is_the_kernels() -> None:
     for one_cluster in ("0", "2"):
         for block in range(1, 1025):
             cl = bool(eval(expr, {}, {"ONE_CLUSTER": int(one_cluster), "BLOCK": block}))
-            got = af.one_geometry({"CACHE_VEC": "4", "ONE_CLUSTER": one_cluster}, block, 4)
+            got = af.one_geometry({"CACHE_VEC": "4", "ONE_CLUSTER": one_cluster,
+                                   "ONE_ROWS": "32"}, block, 4)
             assert got == ((block // 32, 32) if cl else (1, min(4 * block, 1024))), block
 
 
@@ -133,6 +139,7 @@ def test_cache_default_agrees_with_the_kernel_source() -> None:
     shared arrays with the defines)."""
     assert kernel_define("kernels/common/threshold.cuh", "CACHE_VEC") == af.CACHE_VEC
     assert kernel_define("kernels/activation_fused.cu", "SMALL_B") == af.SMALL_B
+    assert kernel_define("kernels/activation_fused.cu", "ONE_ROWS") == af.ONE_ROWS
     assert kernel_define("kernels/activation_fused.cu", "ONE_MAX_SLOTS") == af.ONE_MAX_SLOTS
     assert kernel_define("kernels/activation_fused.cu", "ONE_CLUSTER") == af.ONE_CLUSTER
 
@@ -161,3 +168,32 @@ def test_q_wide_is_judged_only_where_q_does_not_fit_int8(st) -> None:  # type: i
             assert int(ref["q_wide"][1, 5]) == int(ref["stats"][1]) > 127
         got = {**ref, "q_wide": np.full((3, 64), -7, np.int32)}
         assert st.trim(got, p)["q_wide"].shape == ((0, 64) if fits else (3, 64))
+
+
+@pytest.mark.parametrize(("cluster", "batch", "geometry"), [
+    ("2", 2, (8, 256)), ("2", 8, (8, 1024)), ("2", 9, None),
+    ("0", 1, (1, 1024)), ("0", 2, None),  # the one-block build holds one row
+])
+def test_act_one_takes_rows_on_the_cluster_only(cluster, batch, geometry) -> None:  # type: ignore[no-untyped-def]
+    """The cluster build takes several rows (a warp a row's turn, 32 warps a block at most);
+    the one-block build, whose kernel holds one row, takes batch 1 only."""
+    got = af.one_geometry({"CACHE_VEC": "4", "ONE_CLUSTER": cluster, "ONE_ROWS": "32"}, 256,
+                          3584, batch)
+    assert got == geometry
+
+
+@pytest.mark.parametrize(("rows", "batch", "geometry"), [
+    ("1", 1, (8, 128)), ("1", 2, None), ("4", 4, (8, 512)), ("4", 5, None)])
+def test_act_one_rows_follow_the_one_rows_define(st, rows, batch, geometry) -> None:  # type: ignore[no-untyped-def]
+    """A -D ONE_ROWS build takes at most that many rows on act_one (its shared array of the
+    rows' sums holds that many); more go to the two passes, as the launch shows."""
+    v = st.variant("unidirectional")
+    vr = dataclasses.replace(v, defines=tuple((k, rows if k == "ONE_ROWS" else x)
+                                              for k, x in v.defines))
+    launch = RecordingLauncher(256)
+    st.enqueue(launch, {b: b for b in _BUFS}, st.point(vr, batch=batch, in_f=3584), vr)
+    if geometry is None:
+        assert launch.names == ["act_stats", "act_encode"]
+    else:
+        assert launch.names == ["act_one"]
+        assert launch.calls[0][1:3] == ((geometry[0], 1, 1), (geometry[1], 1, 1))
