@@ -330,22 +330,23 @@ act_one(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ 
     __shared__ float sum_in[ONE_ROWS * ONE_CTAS];  // row b's warp sum from block c: b ONE_CTAS + c
     __shared__ int2 range_in[ONE_CTAS * 32];   // (lo, hi) of block c's warp w in c R B + w
     __shared__ uint64_t owed[2];               // the bytes of sum_in, of range_in
-    const int n4 = F >> 2, lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-    const int W = blockDim.x >> 5;  // a block's warps: R B
-    const int R = W / B;            // a row's turns r of each BLOCK-build thread
-    const int b = warp / R, r = warp - b * R;
+    // The block is (32 R, B): row b = threadIdx.y, its turn r = warp threadIdx.x / 32, and
+    // the block's warp b R + r (a warp never spans two rows: blockDim.x is a multiple of 32).
+    const int tid = threadIdx.x + blockDim.x * threadIdx.y;
+    const int n4 = F >> 2, lane = threadIdx.x & 31, r = threadIdx.x >> 5, b = threadIdx.y;
+    const int R = blockDim.x >> 5, W = R * B, warp = tid >> 5;
     const int rank = (int)cluster.block_rank();
     const int idx = 32 * rank + lane + BLOCK * r;  // the float4 in row b
     const float4 c = load_or_zero(reinterpret_cast<const float4*>(x + (size_t)b * F), n4, idx);
-    if (threadIdx.x == 0) {
+    if (tid == 0) {
         ptx::mbarrier_init(&owed[0], 1);
         ptx::mbarrier_init(&owed[1], 1);
         ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);
     }
     ptx::barrier_cluster_arrive(ptx::sem_relaxed);  // waited for before the first send
-    sums[threadIdx.x] = abs_sum4(c);
+    sums[tid] = abs_sum4(c);
     __syncthreads();
-    if (threadIdx.x == 0) {  // each mbarrier's one arrival, expecting the bytes it is owed
+    if (tid == 0) {  // each mbarrier's one arrival, expecting the bytes it is owed
         ptx::mbarrier_arrive_expect_tx(ptx::sem_relaxed, ptx::scope_cluster, ptx::space_shared,
                                        &owed[0], (uint32_t)(B * ONE_CTAS * sizeof(float)));
         ptx::mbarrier_arrive_expect_tx(ptx::sem_relaxed, ptx::scope_cluster, ptx::space_shared,
@@ -382,7 +383,7 @@ act_one(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ 
     }
     int dec[4];  // qmin, qmax, o, T
     decide(__reduce_min_sync(0xffffffffu, lo), __reduce_max_sync(0xffffffffu, hi), dec);
-    if (rank == 0 && r == 0 && lane == 0) {
+    if (rank == 0 && threadIdx.x == 0) {
         vth[b] = t;
         if (b == 0)
             for (int i = 0; i < 4; ++i) stats[i] = dec[i];

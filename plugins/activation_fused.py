@@ -70,24 +70,24 @@ ONE_ROWS = 32
 
 
 def one_geometry(defines: Mapping[str, str], block: int, f: int,
-                 b: int = 1) -> tuple[int, int] | None:
-    """act_one's (blocks, threads a block) for ``b`` rows of ``f`` values in the build of
-    these defines, or None where act_one does not take them (F % 4 != 0, or more than the
-    build's act_one holds). A cluster of BLOCK / 32 blocks of 32 x b x ceil(F / 4 / BLOCK)
-    threads where ONE_CLUSTER and the build allow it (the kernel's ONE_CL), up to 32 warps
-    a block, and at most ONE_ROWS rows; else, at batch 1 only, one block of CACHE_VEC x
-    BLOCK threads (at most 1024) holding up to 4 x CACHE_VEC x BLOCK values, and none past
-    ONE_MAX_SLOTS float4."""
+                 b: int = 1) -> tuple[int, int, int] | None:
+    """act_one's (blocks, threads a row, rows) for ``b`` rows of ``f`` values in the build of
+    these defines, the block being (threads a row, rows); or None where act_one does not
+    take them (F % 4 != 0, or more than the build's act_one holds). A cluster of BLOCK / 32
+    blocks of 32 x ceil(F / 4 / BLOCK) threads a row where ONE_CLUSTER and the build allow
+    it (the kernel's ONE_CL), up to 32 warps a block and ONE_ROWS rows; else, at batch 1
+    only, one block of CACHE_VEC x BLOCK threads (at most 1024) holding up to 4 x CACHE_VEC
+    x BLOCK values, and none past ONE_MAX_SLOTS float4."""
     if f % 4 or b < 1:
         return None
     if int(defines["ONE_CLUSTER"]) and block % 32 == 0 and block <= 256:
-        warps = b * -(-(f // 4) // block)
-        fits = warps <= 32 and b <= int(defines["ONE_ROWS"])
-        return (block // 32, 32 * warps) if fits else None
+        turns = -(-(f // 4) // block)
+        fits = b * turns <= 32 and b <= int(defines["ONE_ROWS"])
+        return (block // 32, 32 * turns, b) if fits else None
     slots = int(defines["CACHE_VEC"]) * block
     if b > 1 or f > 4 * slots or slots > ONE_MAX_SLOTS:
         return None
-    return 1, min(slots, 1024)
+    return 1, min(slots, 1024), 1
 
 
 def capacity(p: Point) -> int:
@@ -185,7 +185,7 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
     d = dict(v.defines)  # read back, so that a -D build is launched as it was compiled
     one = one_geometry(d, block, f, b)
     if one is not None:
-        launch("act_one", (one[0], 1, 1), (one[1], 1, 1), bufs["x"], bufs["vth"],
+        launch("act_one", (one[0], 1, 1), (one[1], one[2], 1), bufs["x"], bufs["vth"],
                bufs["stats"], bufs["q8"], np.int32(b), np.int32(f), np.float32(p["k"]), dest,
                q_wide)
         return

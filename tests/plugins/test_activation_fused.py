@@ -51,8 +51,9 @@ def test_q_wide_is_the_last_argument_or_null(st, batch, in_f, kernels) -> None: 
 ])
 def test_act_one_takes_the_rows_it_holds(st, batch, in_f, kernels) -> None:  # type: ignore[no-untyped-def]
     """act_one takes rows of F % 4 == 0 up to 128 x BLOCK values, as many as 32 warps a block
-    hold (batch x ceil(F / 4 / BLOCK) warps), on a cluster of BLOCK / 32 blocks, with the
-    batch and act_small's trailing outputs; anything else keeps the other paths."""
+    hold (batch x ceil(F / 4 / BLOCK) warps), on a cluster of BLOCK / 32 blocks of (32 x
+    ceil(F / 4 / BLOCK), batch) threads, with the batch and act_small's trailing outputs;
+    anything else keeps the other paths."""
     for name in ("unidirectional", "packed_twos_complement"):
         v = st.variant(name)
         p = st.point(v, batch=batch, in_f=in_f)
@@ -62,7 +63,7 @@ def test_act_one_takes_the_rows_it_holds(st, batch, in_f, kernels) -> None:  # t
         if kernels == ["act_one"]:
             _, grid, block, args, _ = launch.calls[0]
             turns = -(-in_f // 4 // 256)
-            assert (grid, block) == ((8, 1, 1), (32 * batch * turns, 1, 1))
+            assert (grid, block) == ((8, 1, 1), (32 * turns, batch, 1))
             dest = "packed" if name.startswith("packed") else "spikes"
             assert args[:4] == ("x", "vth", "stats", "q8") and args[-2:] == (dest, "q_wide")
             assert (int(args[4]), int(args[5]), float(args[6])) == (batch, in_f, p["k"])
@@ -114,7 +115,7 @@ def test_act_one_cluster_rule_is_the_kernels() -> None:
             cl = bool(eval(expr, {}, {"ONE_CLUSTER": int(one_cluster), "BLOCK": block}))
             got = af.one_geometry({"CACHE_VEC": "4", "ONE_CLUSTER": one_cluster,
                                    "ONE_ROWS": "32"}, block, 4)
-            assert got == ((block // 32, 32) if cl else (1, min(4 * block, 1024))), block
+            assert got == ((block // 32, 32, 1) if cl else (1, min(4 * block, 1024), 1)), block
 
 
 @pytest.mark.parametrize(("small_b", "batch", "kernels"), [
@@ -171,8 +172,8 @@ def test_q_wide_is_judged_only_where_q_does_not_fit_int8(st) -> None:  # type: i
 
 
 @pytest.mark.parametrize(("cluster", "batch", "geometry"), [
-    ("2", 2, (8, 256)), ("2", 8, (8, 1024)), ("2", 9, None),
-    ("0", 1, (1, 1024)), ("0", 2, None),  # the one-block build holds one row
+    ("2", 2, (8, 128, 2)), ("2", 8, (8, 128, 8)), ("2", 9, None),
+    ("0", 1, (1, 1024, 1)), ("0", 2, None),  # the one-block build holds one row
 ])
 def test_act_one_takes_rows_on_the_cluster_only(cluster, batch, geometry) -> None:  # type: ignore[no-untyped-def]
     """The cluster build takes several rows (a warp a row's turn, 32 warps a block at most);
@@ -183,7 +184,7 @@ def test_act_one_takes_rows_on_the_cluster_only(cluster, batch, geometry) -> Non
 
 
 @pytest.mark.parametrize(("rows", "batch", "geometry"), [
-    ("1", 1, (8, 128)), ("1", 2, None), ("4", 4, (8, 512)), ("4", 5, None)])
+    ("1", 1, (8, 128, 1)), ("1", 2, None), ("4", 4, (8, 128, 4)), ("4", 5, None)])
 def test_act_one_rows_follow_the_one_rows_define(st, rows, batch, geometry) -> None:  # type: ignore[no-untyped-def]
     """A -D ONE_ROWS build takes at most that many rows on act_one (its shared array of the
     rows' sums holds that many); more go to the two passes, as the launch shows."""
@@ -196,4 +197,4 @@ def test_act_one_rows_follow_the_one_rows_define(st, rows, batch, geometry) -> N
         assert launch.names == ["act_stats", "act_encode"]
     else:
         assert launch.names == ["act_one"]
-        assert launch.calls[0][1:3] == ((geometry[0], 1, 1), (geometry[1], 1, 1))
+        assert launch.calls[0][1:3] == ((geometry[0], 1, 1), (geometry[1], geometry[2], 1))
