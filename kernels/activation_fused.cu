@@ -21,12 +21,13 @@
 //               device. Where q fits, q_wide is not written.
 //   act_small:  B <= SMALL_B where act_one does not take the rows: both passes in one block
 //               and one launch, no atomics; the same per-row code, so the same bits (q8 too).
-//   act_one:    aligned rows (F % 4 == 0) of up to 128 BLOCK values, B of them where B R <=
-//               32 (R = ceil(F / 4 / BLOCK)): a cluster of BLOCK / 32 blocks, one float4 a
-//               thread (ONE_CL); where the build allows no cluster, batch 1 on one block of
-//               up to 1024 threads, rows up to 4 CACHE_VEC BLOCK values. q kept in
-//               registers from pass 1 to pass 2 (x read once, each value quantised once),
-//               each row's sum in act_small's order (the same bits).
+//   act_one:    batch 1 on an aligned row (F % 4 == 0) of up to 128 BLOCK values: a cluster
+//               of BLOCK / 32 blocks, one float4 a thread (ONE_CL); where the build allows
+//               no cluster, one block of up to 1024 threads, rows up to 4 CACHE_VEC BLOCK
+//               values. q kept in registers from pass 1 to pass 2 (x read once, each value
+//               quantised once), the row sum in act_small's order (the same bits).
+//   act_rows:   the cluster act_one on B such rows at once where B R <= 32 warps a block
+//               (R = ceil(F / 4 / BLOCK)); the one-block build has none.
 // q8 is an output: q as int8 (clamped where it does not fit, which stats tells), the operand
 // the integer GEMM (int_gemm) takes, so a layer needs no decode pass.
 // The module's three __device__ words make it one launch at a time per module (per variant).
@@ -305,8 +306,8 @@ __device__ __forceinline__ void one_planes(out_t* __restrict__ out, int B, int F
 
 // act_one on a cluster (see ONE_CL): the block of the BLOCK build spread over ONE_CTAS SMs, so
 // that each scheduler issues for a few warps where the one-block kernel gives it eight
-// (kernels/NOTES.md), and B rows at once where R B <= 32 (R = ceil(F / 4 / BLOCK), the turns
-// a row takes). Block c is warp c of the BLOCK build's row sum, for every row: its thread
+// (kernels/NOTES.md), and (act_rows) B rows at once where R B <= 32 (R = ceil(F / 4 / BLOCK),
+// the turns a row takes). Block c is warp c of the BLOCK build's row sum, for every row: its thread
 // (warp b R + r, lane l) holds float4 32c + l + BLOCK r of row b, the float4 that thread
 // 32c + l of that build adds in its r-th turn (its cache slot r, or past the cache its loop's
 // step r - CACHE_VEC: both ascending r, float4s past the row +0). So the row's first warp
@@ -319,22 +320,28 @@ __device__ __forceinline__ void one_planes(out_t* __restrict__ out, int B, int F
 // all (every block's mbarriers initialised before the first send). A block may leave as soon
 // as its own work is done: every st.async into its shared memory lands before its waits on
 // `owed` return, and it waits for all of them, so nothing is still arriving when it exits.
-extern "C" __global__ void __cluster_dims__(ONE_CTAS, 1, 1) __launch_bounds__(1024)
-act_one(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ stats,
-        signed char* __restrict__ q8, int B, int F, float k, out_t* __restrict__ out,
-        int* __restrict__ q_wide) {
+// ROWS: B rows (act_rows); else batch 1 (act_one), where every row index folds to 0 at compile
+// time, so that the one-row build's code is what it was before the rows were added.
+template <bool ROWS>
+__device__ __forceinline__ void act_cluster(const float* __restrict__ x, float* __restrict__ vth,
+                                            int* __restrict__ stats, signed char* __restrict__ q8,
+                                            int B, int F, float k, out_t* __restrict__ out,
+                                            int* __restrict__ q_wide) {
     namespace cg = cooperative_groups;
     namespace ptx = cuda::ptx;
     const cg::cluster_group cluster = cg::this_cluster();
+    constexpr int MAX_ROWS = ROWS ? ONE_ROWS : 1;
     __shared__ float sums[1024];
-    __shared__ float sum_in[ONE_ROWS * ONE_CTAS];  // row b's warp sum from block c: b ONE_CTAS + c
+    __shared__ float sum_in[MAX_ROWS * ONE_CTAS];  // row b's warp sum from block c: b ONE_CTAS + c
     __shared__ int2 range_in[ONE_CTAS * 32];   // (lo, hi) of block c's warp w in c R B + w
     __shared__ uint64_t owed[2];               // the bytes of sum_in, of range_in
     // The block is (32 R, B): row b = threadIdx.y, its turn r = warp threadIdx.x / 32, and
     // the block's warp b R + r (a warp never spans two rows: blockDim.x is a multiple of 32).
-    const int tid = threadIdx.x + blockDim.x * threadIdx.y;
-    const int n4 = F >> 2, lane = threadIdx.x & 31, r = threadIdx.x >> 5, b = threadIdx.y;
-    const int R = blockDim.x >> 5, W = R * B, warp = tid >> 5;
+    if (!ROWS) B = 1;
+    const int b = ROWS ? (int)threadIdx.y : 0;
+    const int tid = ROWS ? (int)(threadIdx.x + blockDim.x * threadIdx.y) : (int)threadIdx.x;
+    const int n4 = F >> 2, lane = threadIdx.x & 31, r = threadIdx.x >> 5;
+    const int R = blockDim.x >> 5, W = R * B, warp = ROWS ? tid >> 5 : r;
     const int rank = (int)cluster.block_rank();
     const int idx = 32 * rank + lane + BLOCK * r;  // the float4 in row b
     const float4 c = load_or_zero(reinterpret_cast<const float4*>(x + (size_t)b * F), n4, idx);
@@ -355,7 +362,7 @@ act_one(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ 
     ptx::barrier_cluster_wait();  // every block's mbarriers are ready
     if (r == 0) {  // row b's thread 32 rank + lane of the BLOCK build: its cache's sum, its warp's
         float partial = 0.0f;
-        for (int j = 0; j < R; ++j) partial += sums[lane + 32 * (warp + j)];
+        for (int j = 0; j < R; ++j) partial += sums[lane + 32 * (b * R + j)];  // warp b R + j
         partial = warp_sum(partial);  // the same bits in every lane (a butterfly)
         if (lane < ONE_CTAS)
             ptx::st_async(cluster.map_shared_rank(&sum_in[b * ONE_CTAS + rank], lane), partial,
@@ -393,11 +400,34 @@ act_one(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ 
     if (LAYOUT == 0 && q_wide != nullptr && !fits_int8(dec[0], dec[1]) && idx < n4)
         reinterpret_cast<int4*>(q_wide + (size_t)b * F)[idx] = q;  // the layer's operand
 }
+
+extern "C" __global__ void __cluster_dims__(ONE_CTAS, 1, 1) __launch_bounds__(1024)
+act_one(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ stats,
+        signed char* __restrict__ q8, int F, float k, out_t* __restrict__ out,
+        int* __restrict__ q_wide) {
+    act_cluster<false>(x, vth, stats, q8, 1, F, k, out, q_wide);
+}
+
+// act_one on B rows at once: the block is (32 R, B), R B <= 32 warps, B <= ONE_ROWS.
+extern "C" __global__ void __cluster_dims__(ONE_CTAS, 1, 1) __launch_bounds__(1024)
+act_rows(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ stats,
+         signed char* __restrict__ q8, int B, int F, float k, out_t* __restrict__ out,
+         int* __restrict__ q_wide) {
+    act_cluster<true>(x, vth, stats, q8, B, F, k, out, q_wide);
+}
 #else
+// The one-block build has no act_rows: the plugin does not launch it there, and it traps.
+extern "C" __global__ void act_rows(const float* __restrict__ x, float* __restrict__ vth,
+                                    int* __restrict__ stats, signed char* __restrict__ q8, int B,
+                                    int F, float k, out_t* __restrict__ out,
+                                    int* __restrict__ q_wide) {
+    __trap();
+}
+
 extern "C" __global__ void __launch_bounds__(ONE_THREADS)
 act_one(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ stats,
-        signed char* __restrict__ q8, int B, int F, float k, out_t* __restrict__ out,
-        int* __restrict__ q_wide) {  // B is 1: the plugin launches this build on batch 1 only
+        signed char* __restrict__ q8, int F, float k, out_t* __restrict__ out,
+        int* __restrict__ q_wide) {
 #if ONE_SLOTS > ONE_MAX_SLOTS
     __trap();  // not launched: see ONE_MAX_SLOTS
 #else

@@ -173,21 +173,22 @@ def q8(q: np.ndarray) -> np.ndarray:
 
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
     """Where act_one holds the rows (``one_geometry``: rows up to 128 x BLOCK values, as
-    many as 32 warps a block take, on a cluster of blocks; or batch 1 up to 4 x CACHE_VEC x
-    BLOCK on one block), q kept in registers between the passes. Up to SMALL_B rows
-    otherwise: act_small, one block, one launch. Otherwise pass 1: rows over at most
-    STATS_BLOCKS blocks (vth, q to q8, q's range; the last block decides o and T), and
-    pass 2: the planes from q8 (or from x, a block per row, when q is wider than int8, and
-    then q to ``q_wide`` as well)."""
+    many as 32 warps a block take, on a cluster of blocks, act_rows past batch 1; or batch
+    1 up to 4 x CACHE_VEC x BLOCK on one block), q kept in registers between the passes.
+    Up to SMALL_B rows otherwise: act_small, one block, one launch. Otherwise pass 1: rows
+    over at most STATS_BLOCKS blocks (vth, q to q8, q's range; the last block decides o and
+    T), and pass 2: the planes from q8 (or from x, a block per row, when q is wider than
+    int8, and then q to ``q_wide`` as well)."""
     b, f, block = int(p["batch"]), int(p["in_f"]), launch.block
     dest = bufs["packed"] if p["layout"] == "packed" else bufs["spikes"]
     q_wide = bufs.get("q_wide", 0)  # null: not written (packed, or a pipeline without it)
     d = dict(v.defines)  # read back, so that a -D build is launched as it was compiled
     one = one_geometry(d, block, f, b)
-    if one is not None:
-        launch("act_one", (one[0], 1, 1), (one[1], one[2], 1), bufs["x"], bufs["vth"],
-               bufs["stats"], bufs["q8"], np.int32(b), np.int32(f), np.float32(p["k"]), dest,
-               q_wide)
+    if one is not None:  # batch 1: act_one; several rows: act_rows, the same code on (32 R, B)
+        rows = (np.int32(b),) if b > 1 else ()
+        launch("act_rows" if b > 1 else "act_one", (one[0], 1, 1), (one[1], one[2], 1),
+               bufs["x"], bufs["vth"], bufs["stats"], bufs["q8"], *rows, np.int32(f),
+               np.float32(p["k"]), dest, q_wide)
         return
     if b <= int(d["SMALL_B"]):  # act_small's shared arrays hold SMALL_B rows
         launch("act_small", (1, 1, 1), (block, 1, 1), bufs["x"], bufs["vth"], bufs["stats"],
@@ -254,7 +255,7 @@ def variant(mode: str, layout: str) -> Variant:
 
 STAGE = Stage(
     name="activation_fused",
-    entry_points=("act_stats", "act_encode", "act_small", "act_one"),
+    entry_points=("act_stats", "act_encode", "act_small", "act_one", "act_rows"),
     description="steps 1-3 fused: x -> vth, T planes, [qmin, qmax, o, T]; T on the device",
     axes=(
         axes.BATCH,

@@ -42,31 +42,32 @@ def test_q_wide_is_the_last_argument_or_null(st, batch, in_f, kernels) -> None: 
     (1, 3584, ["act_one"]), (1, 4096, ["act_one"]),  # the row fits the caches
     (1, 4100, ["act_one"]), (1, 32768, ["act_one"]),  # past them: more warps a block
     (1, 32772, ["act_small"]), (1, 130, ["act_small"]),  # too wide; F % 4 != 0
-    (2, 3584, ["act_one"]), (8, 3584, ["act_one"]),  # rows of four turns: up to eight
-    (9, 3584, ["act_stats", "act_encode"]),  # 36 warps a block: past act_one
-    (4, 4100, ["act_one"]), (7, 4100, ["act_stats", "act_encode"]),  # five turns: 20, 35
-    (32, 1024, ["act_one"]), (33, 1024, ["act_stats", "act_encode"]),  # a warp a row
+    (2, 3584, ["act_rows"]), (8, 3584, ["act_rows"]),  # rows of four turns: up to eight
+    (9, 3584, ["act_stats", "act_encode"]),  # 36 warps a block: past act_rows
+    (4, 4100, ["act_rows"]), (7, 4100, ["act_stats", "act_encode"]),  # five turns: 20, 35
+    (32, 1024, ["act_rows"]), (33, 1024, ["act_stats", "act_encode"]),  # a warp a row
     (2, 18944, ["act_stats", "act_encode"]),  # nineteen turns: batch 1 only
     (2, 130, ["act_stats", "act_encode"]),  # F % 4 != 0
 ])
 def test_act_one_takes_the_rows_it_holds(st, batch, in_f, kernels) -> None:  # type: ignore[no-untyped-def]
-    """act_one takes rows of F % 4 == 0 up to 128 x BLOCK values, as many as 32 warps a block
-    hold (batch x ceil(F / 4 / BLOCK) warps), on a cluster of BLOCK / 32 blocks of (32 x
-    ceil(F / 4 / BLOCK), batch) threads, with the batch and act_small's trailing outputs;
-    anything else keeps the other paths."""
+    """act_one takes a row of F % 4 == 0 up to 128 x BLOCK values, act_rows as many such
+    rows as 32 warps a block hold (batch x ceil(F / 4 / BLOCK) warps), on a cluster of
+    BLOCK / 32 blocks of (32 x ceil(F / 4 / BLOCK), batch) threads, act_rows with the batch,
+    both with act_small's trailing outputs; anything else keeps the other paths."""
     for name in ("unidirectional", "packed_twos_complement"):
         v = st.variant(name)
         p = st.point(v, batch=batch, in_f=in_f)
         launch = RecordingLauncher(256)
         st.enqueue(launch, {b: b for b in _BUFS} | {"q_wide": "q_wide"}, p, v)
         assert launch.names == kernels
-        if kernels == ["act_one"]:
+        if kernels in (["act_one"], ["act_rows"]):
             _, grid, block, args, _ = launch.calls[0]
             turns = -(-in_f // 4 // 256)
             assert (grid, block) == ((8, 1, 1), (32 * turns, batch, 1))
             dest = "packed" if name.startswith("packed") else "spikes"
             assert args[:4] == ("x", "vth", "stats", "q8") and args[-2:] == (dest, "q_wide")
-            assert (int(args[4]), int(args[5]), float(args[6])) == (batch, in_f, p["k"])
+            rows = (batch,) if batch > 1 else ()
+            assert tuple(float(a) for a in args[4:-2]) == (*rows, in_f, p["k"])
 
 
 @pytest.mark.parametrize(("cache_vec", "cluster", "block", "in_f", "kernel", "geometry"), [
@@ -196,5 +197,5 @@ def test_act_one_rows_follow_the_one_rows_define(st, rows, batch, geometry) -> N
     if geometry is None:
         assert launch.names == ["act_stats", "act_encode"]
     else:
-        assert launch.names == ["act_one"]
+        assert launch.names == ["act_rows" if batch > 1 else "act_one"]
         assert launch.calls[0][1:3] == ((geometry[0], 1, 1), (geometry[1], geometry[2], 1))
