@@ -45,8 +45,17 @@ for _c in (out, err):
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+
+def given_path(text: str) -> Path:
+    """A path option's or argument's value; an empty one is refused, where ``Path("")``
+    would quietly be the current folder."""
+    if not text.strip():
+        raise typer.BadParameter("an empty path names no file or folder")
+    return Path(text)
+
+
 Stages = Annotated[list[str] | None, typer.Argument(help="Stages (default: all).")]
-DeviceOpt = Annotated[int, typer.Option("--device", help="CUDA device index.")]
+DeviceOpt = Annotated[int, typer.Option("--device", min=0, help="CUDA device index.")]
 Mode = Annotated[str | None, typer.Option(help="Encoding mode, where a stage has one.")]
 K = Annotated[float | None, typer.Option("--k", help="Threshold divisor k.")]
 GroupSize = Annotated[int | None, typer.Option(help="Weight group size G.")]
@@ -269,7 +278,8 @@ def bench_cmd(
     k: K = None,
     group_size: GroupSize = None,
     out_dir: Annotated[Path | None, typer.Option(
-        "--out", help="Folder for <stage>.csv (default statistics/<gpu>/).")] = None,
+        "--out", parser=given_path,
+        help="Folder for <stage>.csv (default statistics/<gpu>/).")] = None,
     append: Annotated[bool, typer.Option(help="Append to existing CSVs.")] = False,
     overwrite: Annotated[bool, typer.Option(
         "--overwrite", help="Replace existing CSVs (else an existing one is an error).")]
@@ -402,7 +412,8 @@ def profile_cmd(
     k: K = None,
     group_size: GroupSize = None,
     sweep: Annotated[list[str] | None, typer.Option(help="Other axes, AXIS=V.")] = None,
-    out_dir: Annotated[Path | None, typer.Option("--out", help="Folder for <stage>.csv.")]
+    out_dir: Annotated[Path | None, typer.Option("--out", parser=given_path,
+                                                 help="Folder for <stage>.csv.")]
     = None,
     device: DeviceOpt = 0,
     define: BuildDefine = None,
@@ -430,7 +441,7 @@ def sass_cmd(
     define: BuildDefine = None,
     arch: Annotated[str, typer.Option(help="The device's arch (sm_90).")] = "sm_90",
     listing: Annotated[Path | None, typer.Option(
-        help="Write the whole cuobjdump -sass listing to this file.")] = None,
+        parser=given_path, help="Write the whole cuobjdump -sass listing to this file.")] = None,
 ) -> None:
     """Compile one build (no GPU) and count its entry points' machine instructions
     (cuobjdump -sass): what it runs, MMAs included."""
@@ -457,7 +468,8 @@ def sanitize_cmd(
         help="memcheck, racecheck, initcheck, synccheck (repeat; default all).")] = None,
     family: Annotated[str, typer.Option(help="Input family.")] = "normal",
     out_file: Annotated[Path | None, typer.Option(
-        "--out", help="Summary CSV (default statistics/<gpu>/sanitizer.csv).")] = None,
+        "--out", parser=given_path,
+        help="Summary CSV (default statistics/<gpu>/sanitizer.csv).")] = None,
     append: Annotated[bool, typer.Option(help="Append to an existing summary.")] = False,
     overwrite: Annotated[bool, typer.Option(
         "--overwrite", help="Replace an existing summary (else it is an error).")] = False,
@@ -491,6 +503,7 @@ def sanitize_cmd(
 @cli_errors
 def report_cmd(
     folders: Annotated[list[Path], typer.Argument(
+        parser=given_path,
         help="A results folder, e.g. statistics/h200; several: the GPU models side by "
         "side.")],
     batch: Annotated[list[int] | None, typer.Option(
@@ -500,11 +513,12 @@ def report_cmd(
     stage: Annotated[list[str] | None, typer.Option(
         help="Only these stages' (or pipelines') rows (repeat).")] = None,
     readme: Annotated[Path | None, typer.Option(
-        help="Write the table into this README's block.")] = None,
+        parser=given_path, help="Write the table into this README's block.")] = None,
     block: Annotated[str, typer.Option(help="The README block: <!-- BLOCK:begin -->.")]
     = "results",
     out_dir: Annotated[Path | None, typer.Option(
-        "--out", help="Folder for the plots and the table (results.md); default: the plots "
+        "--out", parser=given_path,
+        help="Folder for the plots and the table (results.md); default: the plots "
         "under <folder>/plots/, the table only printed.")] = None,
 ) -> None:
     """Draw the folder's plots (PNG, under <folder>/plots/) and print its results table;
@@ -532,8 +546,9 @@ def report_cmd(
 @app.command("compare")
 @cli_errors
 def compare_cmd(
-    old: Annotated[Path, typer.Argument(help="Baseline CSV.")],
-    new: Annotated[Path, typer.Argument(help="New CSV, of the same kind (stage or pipeline).")],
+    old: Annotated[Path, typer.Argument(parser=given_path, help="Baseline CSV.")],
+    new: Annotated[Path, typer.Argument(parser=given_path,
+                                        help="New CSV, of the same kind (stage or pipeline).")],
     preset: Preset = "default",
     threshold: Threshold = 2.0,
     z: Z = None,
@@ -555,7 +570,8 @@ def compare_cmd(
 @app.command("best")
 @cli_errors
 def best_cmd(
-    csv: Annotated[Path, typer.Argument(help="A stage CSV with several builds a point (a "
+    csv: Annotated[Path, typer.Argument(parser=given_path,
+                                        help="A stage CSV with several builds a point (a "
                                         "tuning sweep's, say).")],
     preset: Preset = "default",
     threshold: Threshold = 2.0,
@@ -574,7 +590,8 @@ def best_cmd(
 @app.command("fit")
 @cli_errors
 def fit_cmd(
-    csv: Annotated[Path, typer.Argument(help="A stage CSV with a sweep of one axis.")],
+    csv: Annotated[Path, typer.Argument(parser=given_path,
+                                        help="A stage CSV with a sweep of one axis.")],
     axis: Annotated[str, typer.Option(help="The swept key column (in_f, batch, ...).")],
 ) -> None:
     """Each build's time along one axis as a fixed part plus a part in proportion to the
@@ -588,9 +605,10 @@ def fit_cmd(
 @app.command("merge")
 @cli_errors
 def merge_cmd(
-    csvs: Annotated[list[Path], typer.Argument(help="One bench command's CSVs, one a "
+    csvs: Annotated[list[Path], typer.Argument(parser=given_path,
+                                               help="One bench command's CSVs, one a "
                                                     "process (each run with its own --out).")],
-    out: Annotated[Path, typer.Option(help="The merged CSV.")],
+    out: Annotated[Path, typer.Option(parser=given_path, help="The merged CSV.")],
     overwrite: Annotated[bool, typer.Option(help="Replace an existing file.")] = False,
 ) -> None:
     """Combine one bench command's rows from several processes, per point: the median
@@ -605,9 +623,10 @@ def merge_cmd(
 def ledger_cmd(
     check_: Annotated[bool, typer.Option("--check", help="Fail when a kernel's current "
                                          "source has no passing GPU validation.")] = False,
-    path: Annotated[Path | None, typer.Option(help="Ledger CSV.")] = None,
+    path: Annotated[Path | None, typer.Option(parser=given_path, help="Ledger CSV.")] = None,
     rows: Annotated[Path | None, typer.Option(
-        "--rows", help="Also list this results folder's timing rows measured at an "
+        "--rows", parser=given_path,
+        help="Also list this results folder's timing rows measured at an "
                        "earlier kernel source.")] = None,
 ) -> None:
     """Show, for every kernel variant at its current source, its GPU validation record."""

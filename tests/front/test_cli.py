@@ -67,6 +67,12 @@ def test_list_shows_the_stages_and_the_pipeline() -> None:
     (["sass", "find_min_max", "--define", "UNITZ=2"], "--define UNITZ: stage find_min_max"),
     (["bench", "spike_encode", "--backend", "numpy", "--variant", "unidirectional",
       "--sweep", "mode=bidirectional"], "leaves out the variant(s) named (unidirectional)"),
+    # An empty path is not the current folder; a device index is not negative.
+    (["bench", "dynamic_spikes", "--out", ""], "an empty path names no file or folder"),
+    (["compare", "", "b.csv"], "an empty path names no file or folder"),
+    (["merge", "a.csv", "", "--out", "m.csv"], "an empty path names no file or folder"),
+    (["report", "statistics/h200", "--readme", " "], "an empty path names no file or folder"),
+    (["bench", "dynamic_spikes", "--device", "-3"], "'--device'"),
 ])
 def test_bad_input_is_one_line_exit_2(args: list[str], text: str) -> None:
     one_line_error(run(*args), text)
