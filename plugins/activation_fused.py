@@ -43,7 +43,8 @@ ENC_MIN_BLOCKS = 264
 #: -DSMALL_B, read back by ``enqueue``: the kernel's shared arrays hold that many rows): 1,
 #: since the two passes ran batches 2-4 in 8.3 µs against act_small's 9.9-16.4 (H200,
 #: statistics/h200/tuning/act-one/small-b2/). So act_small takes batch 1 where act_one does
-#: not (F % 4 != 0, or wider than act_one holds: ``one_geometry``).
+#: not (F % 4 != 0, or wider than act_one holds: ``one_geometry``); act_one and act_rows are
+#: tried first at every batch.
 SMALL_B = 1
 #: float4 of a row each thread of the one-block kernels holds in registers (the kernels'
 #: -DCACHE_VEC, common/threshold.cuh): in a build without act_one's cluster, rows up to
@@ -63,9 +64,10 @@ ONE_MAX_SLOTS = 8192
 #: block's 5.07 on in_f 3584, and 5.79 against act_small's 15.82 on in_f 18944 (H200,
 #: statistics/h200/tuning/act-one/wide/).
 ONE_CLUSTER = 2
-#: The most rows the cluster act_one takes (the kernel's -DONE_ROWS: its shared array of
-#: the rows' sums holds that many), within its 32 warps a block: 32, so every batch whose
-#: warps fit. 1 keeps batches past 1 on the two passes (the A/B of the several-row build).
+#: The most rows act_rows (the cluster act_one on several rows) takes (the kernel's
+#: -DONE_ROWS: its shared array of the rows' sums holds that many), within its 32 warps a
+#: block: 32, so every batch whose warps fit. 1 keeps batches past 1 on the two passes (the
+#: A/B of the several-row build).
 ONE_ROWS = 32
 
 
@@ -289,7 +291,7 @@ STAGE = Stage(
     },
     variants=tuple(variant(m, lay) for lay in LAYOUTS for m in spec.MODES),
     cases=(
-        *cases.ACTIVATION[:4],  # act_one at batch 1 and 6; batch 3 (in_f 1) on the two passes
+        *cases.ACTIVATION[:4],  # act_one at batch 1, act_rows at 6; batch 3 (in_f 1): two passes
         {"batch": 1, "in_f": 4096},  # act_one: four turns a thread, every lane a value
         {"batch": 1, "in_f": 3584, "k": 64.0},  # act_one, q wider than int8 (T > 8, q_wide)
         {"batch": 1, "in_f": 12},  # act_one: one packed word, most threads holding no value
@@ -301,14 +303,14 @@ STAGE = Stage(
         {"batch": 1, "in_f": 32772},  # act_small: wider than act_one's 32 warps a block
         {"batch": 1, "in_f": 130},  # act_small: F % 4 != 0
         {"batch": 1, "in_f": 20003, "k": 64.0},  # act_small, q wider than int8, a long row
-        {"batch": 2, "in_f": 3584, "k": 0.5},  # act_one on two rows, T <= 8
-        {"batch": 8, "in_f": 3584},  # act_one's most rows at four turns: 32 warps a block
-        {"batch": 4, "in_f": 4100},  # act_one, four rows of five turns
-        {"batch": 32, "in_f": 1024},  # act_one, a row a warp
-        {"batch": 4, "in_f": 3584, "k": 64.0},  # act_one on rows, q wider than int8 (q_wide)
-        {"batch": 3, "in_f": 100},  # act_one, packed rows ending in partial words
+        {"batch": 2, "in_f": 3584, "k": 0.5},  # act_rows on two rows, T <= 8
+        {"batch": 8, "in_f": 3584},  # act_rows' most rows at four turns: 32 warps a block
+        {"batch": 4, "in_f": 4100},  # act_rows, four rows of five turns
+        {"batch": 32, "in_f": 1024},  # act_rows, a row a warp
+        {"batch": 4, "in_f": 3584, "k": 64.0},  # act_rows, q wider than int8 (q_wide)
+        {"batch": 3, "in_f": 100},  # act_rows, packed rows ending in partial words
         {"batch": 2, "in_f": 18944, "k": 0.5},  # the two passes at their smallest, T <= 8
-        {"batch": 9, "in_f": 3584},  # the two passes: past act_one's 32 warps a block
+        {"batch": 9, "in_f": 3584},  # the two passes: past act_rows' 32 warps a block
         cases.ACTIVATION[4],
         {"batch": 12, "in_f": 4100},  # wider than the register cache
         {"batch": 2, "in_f": 20003},
@@ -320,9 +322,9 @@ STAGE = Stage(
         {"batch": 33, "in_f": 96},  # flat packed at a few words; n % 16 == 0
     ),
     # act_one at four turns a thread and at five, at its widest (32 warps a block), a
-    # packed row ending in a partial word, most threads holding no value, and on several
-    # rows (eight of four turns; three packed rows ending in partial words). The odd shapes
-    # reach it only at in_f 3584.
+    # packed row ending in a partial word, most threads holding no value, and act_rows
+    # (eight rows of four turns; three packed rows ending in partial words). The odd shapes
+    # reach act_one only at in_f 3584 (batch 1) and act_rows at batch 3 there.
     sanitize_shapes=({"batch": 1, "in_f": 4096}, {"batch": 1, "in_f": 100},
                      {"batch": 1, "in_f": 12}, {"batch": 1, "in_f": 4100},
                      {"batch": 1, "in_f": 32768}, {"batch": 8, "in_f": 3584},

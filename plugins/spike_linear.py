@@ -196,8 +196,8 @@ STAGE = Pipeline(
     cases=(
         {"batch": 1, "in_f": 3584, "out_f": 384},          # act_one, GEMM small1
         {"batch": 1, "in_f": 18944, "out_f": 256},         # act_one past the cache
-        {"batch": 3, "in_f": 1024, "out_f": 200},          # act_one on rows, N odd tile
-        {"batch": 8, "in_f": 3584, "out_f": 256},          # act_one's most rows of 3584
+        {"batch": 3, "in_f": 1024, "out_f": 200},          # act_rows, N odd tile
+        {"batch": 8, "in_f": 3584, "out_f": 256},          # act_rows' most rows of 3584
         {"batch": 12, "in_f": 3584, "out_f": 256},         # two passes, GEMM small
         {"batch": 77, "in_f": 512, "out_f": 256},          # wgmma, M not a tile multiple
         {"batch": 300, "in_f": 1024, "out_f": 384},        # wgmma, several tiles

@@ -109,7 +109,8 @@ def test_act_one_cluster_rule_is_the_kernels() -> None:
     m = re.search(r"#define ONE_CL \((.*)\)\n", src)
     assert m, "ONE_CL not found"
     expr = m.group(1).replace("&&", " and ").replace("||", " or ")
-    assert "__cluster_dims__(ONE_CTAS, 1, 1) __launch_bounds__(1024)" in src
+    # act_one and act_rows, both on the cluster
+    assert src.count("__cluster_dims__(ONE_CTAS, 1, 1) __launch_bounds__(1024)") == 2
     assert "#define ONE_CTAS (BLOCK / 32)" in src
     for one_cluster in ("0", "2"):
         for block in range(1, 1025):
@@ -187,7 +188,7 @@ def test_act_one_takes_rows_on_the_cluster_only(cluster, batch, geometry) -> Non
 @pytest.mark.parametrize(("rows", "batch", "geometry"), [
     ("1", 1, (8, 128, 1)), ("1", 2, None), ("4", 4, (8, 128, 4)), ("4", 5, None)])
 def test_act_one_rows_follow_the_one_rows_define(st, rows, batch, geometry) -> None:  # type: ignore[no-untyped-def]
-    """A -D ONE_ROWS build takes at most that many rows on act_one (its shared array of the
+    """A -D ONE_ROWS build takes at most that many rows on act_rows (its shared array of the
     rows' sums holds that many); more go to the two passes, as the launch shows."""
     v = st.variant("unidirectional")
     vr = dataclasses.replace(v, defines=tuple((k, rows if k == "ONE_ROWS" else x)
