@@ -65,11 +65,15 @@ def bench(reg: Registry, names: Sequence[str] | None, *, cluster: ClusterSpec,
           peers: str = "none", hot: bool = False, graph: bool = False, budget: float = 2.0,
           verify: bool = True, seed: int = 0, options: Mapping[str, str] | None = None,
           out_dir: Path | None = None, append: bool = False, overwrite: bool = False,
-          session: Session | None = None, repeats: int = 1) -> ClusterRun:
+          session: Session | None = None, repeats: int = 1,
+          against: str | None = None) -> ClusterRun:
     """``harness bench --cluster``: as :func:`harness.engine.bench.bench`, each point on a
     worker of the cluster ``cluster`` names (or of ``session``, which the run then leaves
     open). Every input error is raised before a point is handed out."""
     existing = files.on_existing(append, overwrite)
+    if against is not None:  # its point is one process; workers would split the pair
+        raise BadInput("--against times two builds of a kernel in one process: not with "
+                       "--cluster")
     if repeats != 1:  # a point's repeats would land on different workers: not comparable
         raise BadInput("--repeats measures a point's rows in one process, in rotated "
                        "order; a --cluster run hands points to workers one by one: leave "

@@ -265,3 +265,41 @@ def nvcc_report(stage: Stage, variant: Variant, arch: str = "sm_90",
     with tempfile.TemporaryDirectory() as tmp:
         return parse_ptxas(compile_cubin(stage, variant, Path(tmp) / "k.cubin", arch, nvcc))
 
+
+
+#: A PTX entry's header: ``.entry NAME(`` and its parameter list up to ``)``.
+_ENTRY = re.compile(r"\.entry\s+([A-Za-z_$][\w$]*)\s*\((.*?)\)", re.S)
+#: One PTX parameter, its name dropped: ``.param .u64 .ptr .align 1 X`` -> ``.u64 .ptr
+#: .align 1``; an array (a struct by value) keeps its byte count, ``.b8 X[128]`` -> ``.b8[128]``.
+_PARAM = re.compile(r"\.param\s+(.*?)\s*([A-Za-z_$][\w$]*)\s*(\[\d+\])?\s*$")
+
+
+def parse_entry_params(ptx: str) -> dict[str, tuple[str, ...]]:
+    """Each ``.entry`` of a PTX text and its parameters' types, in order (names dropped)."""
+    out: dict[str, tuple[str, ...]] = {}
+    for m in _ENTRY.finditer(ptx):
+        params = []
+        for part in m.group(2).split(","):
+            if (p := _PARAM.search(part.strip())) is not None:
+                params.append(p.group(1) + (p.group(3) or ""))
+        out[m.group(1)] = tuple(params)
+    return out
+
+
+def entry_params(stage: Stage, variant: Variant, arch: str = "sm_90",
+                 nvcc: str | None = None) -> dict[str, tuple[str, ...]]:
+    """The variant's entry points and their parameters' types, from ``nvcc -ptx`` (no GPU
+    needed): what a launch must match. CompileError with the log where it does not
+    compile."""
+    exe = nvcc or shutil.which("nvcc")
+    if exe is None:
+        raise HarnessError("nvcc not found on PATH (needed to compile the kernels)")
+    with tempfile.TemporaryDirectory() as tmp:
+        ptx = Path(tmp) / "k.ptx"
+        cmd = [exe, "-ptx", f"-arch={target_arch(stage, arch)}", *options(stage, variant),
+               "-o", str(ptx), str(kernel_path(stage))]
+        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+        if proc.returncode != 0:
+            raise CompileError(f"{stage.name} [{variant.name}] does not compile (nvcc exit "
+                               f"{proc.returncode})", detail=proc.stdout + proc.stderr)
+        return parse_entry_params(ptx.read_text())

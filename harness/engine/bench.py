@@ -24,7 +24,7 @@ from harness.contract.backend import Backend
 from harness.contract.registry import Registry
 from harness.contract.stage import Stage
 from harness.contract.timing import TimingConfig
-from harness.engine import devices
+from harness.engine import baseline, devices
 from harness.engine.jobs import Job, plan
 from harness.engine.measure import BenchConfig, PointMemo, measure, speedup
 from harness.engine.repeats import combine, schedule, spacer
@@ -203,12 +203,15 @@ def bench(reg: Registry, names: Sequence[str] | None, *, sweep: Sequence[str] = 
           hot: bool = False, graph: bool = False, budget: float = 2.0, verify: bool = True,
           seed: int = 0, options: Mapping[str, str] | None = None,
           out_dir: Path | None = None, append: bool = False, overwrite: bool = False,
-          device: int = 0, repeats: int = 1) -> BenchRun:
+          device: int = 0, repeats: int = 1, against: str | None = None) -> BenchRun:
     """``harness bench``: plan the sweep of the named targets (default: every stage), open
     its backend and its result files (an existing one is added to with ``append``, replaced
     with ``overwrite``, else refused); every input error is raised here, before a row is
     measured. On the CPU fallback the default sweep keeps to points of at most
-    ``CPU_BYTES``. ``repeats``: each point measured that many times (see :func:`run`)."""
+    ``CPU_BYTES``. ``repeats``: each point measured that many times (see :func:`run`).
+    ``against``: a folder holding another revision's ``kernels/`` tree, or a git revision;
+    each stage job gets a twin built from it, measured beside it
+    (:mod:`harness.engine.baseline`)."""
     if repeats < 1:
         raise BadInput(f"--repeats must be at least 1, not {repeats}")
     existing = files.on_existing(append, overwrite)
@@ -220,8 +223,12 @@ def bench(reg: Registry, names: Sequence[str] | None, *, sweep: Sequence[str] = 
     jobs = plan(tg.all, sweep, variants, options or {}, defines)
     if not chosen.on_gpu and not sweep:
         jobs = [j for j in jobs if j.is_pipeline or j.target.bytes_moved(j.point) <= CPU_BYTES]
+    if against is not None:
+        jobs = baseline.with_twins(jobs, *baseline.kernels_from(against, paths.project_root()))
     if graph and not chosen.on_gpu:
         raise BadInput("--graph times CUDA graph replays: it needs the pycuda backend")
+    if against is not None and not chosen.on_gpu:
+        raise BadInput("--against times kernel builds: it needs the pycuda backend")
     if tg.pipelines and not chosen.on_gpu:
         raise GpuUnavailable(f"{tg.pipelines[0].name} is a pipeline of GPU streams: it needs "
                              f"a GPU ({chosen.note})")

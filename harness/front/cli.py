@@ -256,6 +256,11 @@ def bench_cmd(
     define: Annotated[list[str] | None, typer.Option(
         help="NAME=V1,V2: compile each variant once per value of the kernel's -D NAME (a "
              "tuning sweep; repeat for more names; rows name it, default[LANES=4]).")] = None,
+    against: Annotated[str | None, typer.Option(
+        help="A git revision, or a folder holding another revision's kernels/ tree: each "
+             "variant is also built from it and timed beside the current build in this "
+             "process (rows name it, default@REV); every entry point must take the same "
+             "parameters in both.")] = None,
     family: Annotated[str, typer.Option(help="Input family.")] = "normal",
     backend: Annotated[str, typer.Option(help="pycuda, numpy, or auto.")] = "auto",
     peers: Annotated[str, typer.Option(
@@ -298,7 +303,8 @@ def bench_cmd(
         family=family, backend=backend, peers=peers, hot=hot, graph=graph, budget=budget,
         verify=verify, seed=seed, options=targets.options(mode=mode, k=k,
                                                           group_size=group_size),
-        out_dir=out_dir, append=append, overwrite=overwrite, repeats=repeats)
+        out_dir=out_dir, append=append, overwrite=overwrite, repeats=repeats,
+        against=against)
     run = cluster_bench.bench(_registry(), stages, cluster=spec, **kw) if spec \
         else benches.bench(_registry(), stages, device=device, **kw)
     _notes(run.repaired)

@@ -73,6 +73,10 @@ def test_list_shows_the_stages_and_the_pipeline() -> None:
     (["merge", "a.csv", "", "--out", "m.csv"], "an empty path names no file or folder"),
     (["report", "statistics/h200", "--readme", " "], "an empty path names no file or folder"),
     (["bench", "dynamic_spikes", "--device", "-3"], "'--device'"),
+    (["bench", "find_min_max", "--against", "no-such-revision-anywhere"],
+     "not a folder, nor a revision"),
+    (["bench", "find_min_max", "--against", "HEAD", "--cluster", "local"],
+     "not with --cluster"),
 ])
 def test_bad_input_is_one_line_exit_2(args: list[str], text: str) -> None:
     one_line_error(run(*args), text)
