@@ -64,7 +64,7 @@ def kernels_from(spec: str, repo: Path) -> tuple[Path, str]:
         if hasattr(tarfile, "data_filter"):
             tar.extractall(dest, filter="data")
         else:  # pragma: no cover - Python before 3.10.12
-            tar.extractall(dest)  # noqa: S202
+            tar.extractall(dest)
     return dest / "kernels", _label(spec)
 
 
