@@ -1,7 +1,8 @@
 """``harness calibrate``: the device's memory bandwidth measured. The copy of ``COPY_BYTES``
 (bytes read plus bytes written over the median time) is the GPU's calibration, the peak that
-``pct_peak`` is a percentage of; any other size, or a fill (bytes written only: the ceiling
-of a kernel that mostly writes), is stored beside it and never replaces it
+``pct_peak`` is a percentage of; any other size, a fill (bytes written only: the ceiling of
+a kernel that mostly writes), or a mix (one read to ``writes`` writes: the ceiling of a
+pass with that traffic) is stored beside it and never replaces it
 (:mod:`harness.results.calibration`).
 """
 
@@ -35,7 +36,13 @@ KINDS = {
                  "bytes_each_way", "read + write"),
     "write": Kind("memset_d32_async, L2 flushed, bytes written over median",
                   "bytes_written", "bytes written"),
+    "mix": Kind("harness_mix kernel: each 16 bytes read written to `writes` planes, one "
+                "int4 a thread, L2 flushed, bytes read + written over median",
+                "bytes_read", "read + write"),
 }
+#: The writes a byte read of the mix by default: activation_fused's pass 2, q8 in and six
+#: int8 planes out (T = 6).
+MIX_WRITES = 6
 
 
 @dataclass(frozen=True)
@@ -61,19 +68,32 @@ def record(info: Any, kind: str, nbytes: int, t: Timing, gbps: float,
             "git_sha": provenance.git_sha()}
 
 
-def calibrate(device: int = 0, nbytes: int = COPY_BYTES, kind: str = "copy") -> Calibration:
-    """``harness calibrate``: time a copy or a fill of ``nbytes`` (L2 flushed before each
-    sample) and store its record: as the GPU's calibration for the copy of COPY_BYTES, else
-    in a file of its own beside it."""
+def calibrate(device: int = 0, nbytes: int = COPY_BYTES, kind: str = "copy",
+              writes: int | None = None) -> Calibration:
+    """``harness calibrate``: time a copy, a fill or a read/write mix of ``nbytes`` (the
+    bytes read, for the mix, each written ``writes`` times; L2 flushed before each sample)
+    and store its record: as the GPU's calibration for the copy of COPY_BYTES, else in a
+    file of its own beside it."""
     if kind not in KINDS:
         raise BadInput(f"unknown --kind {kind!r} (kinds: {', '.join(KINDS)})")
     if kind == "write" and nbytes % 4:
         raise BadInput(f"--bytes {nbytes}: a fill writes 32-bit words, so a multiple of 4")
+    if kind != "mix" and writes is not None:
+        raise BadInput(f"--writes sets the mix's writes a read: not for --kind {kind}")
+    if kind == "mix" and nbytes % 16:
+        raise BadInput(f"--bytes {nbytes}: the mix reads 16-byte units, so a multiple of 16")
+    w = MIX_WRITES if writes is None else writes
+    if kind == "mix" and w < 1:
+        raise BadInput(f"--writes {w}: at least 1")
     gpu = devices.open_gpu(device)
     cfg = TimingConfig(budget_s=3.0)
-    t, gbps = (gpu.copy_bandwidth if kind == "copy" else gpu.write_bandwidth)(nbytes, cfg)
+    if kind == "mix":
+        t, gbps = gpu.mix_bandwidth(nbytes, w, cfg)
+    else:
+        t, gbps = (gpu.copy_bandwidth if kind == "copy" else gpu.write_bandwidth)(nbytes, cfg)
     info = gpu.device.info
-    rec = record(info, kind, nbytes, t, gbps)
+    rec = record(info, kind, nbytes, t, gbps, **({"writes": w} if kind == "mix" else {}))
     is_peak = kind == "copy" and nbytes == COPY_BYTES
-    name = calibration.FILE if is_peak else calibration.beside(kind, nbytes)
+    label = f"mix{w}" if kind == "mix" else kind
+    name = calibration.FILE if is_peak else calibration.beside(label, nbytes)
     return Calibration(rec, calibration.save(rec, info.slug, name=name), is_peak)

@@ -380,15 +380,19 @@ def run_cmd(
 def calibrate(
     device: DeviceOpt = 0,
     nbytes: Annotated[int, typer.Option("--bytes", min=1 << 20,
-                                        help="Bytes copied (each way) or written.")]
+                                        help="Bytes copied (each way), written, or read (mix).")]
     = calibration.COPY_BYTES,
     kind: Annotated[str, typer.Option(
-        "--kind", help="copy (device to device, read + write counted) or write (a fill, "
-                       "bytes written counted).")] = "copy",
+        "--kind", help="copy (device to device, read + write counted), write (a fill, "
+                       "bytes written counted) or mix (--bytes read, each written --writes "
+                       "times, read + write counted).")] = "copy",
+    writes: Annotated[int | None, typer.Option(
+        min=1, help="--kind mix: writes a byte read (default 6: activation_fused's pass 2, "
+                    "q8 in, six int8 planes out).")] = None,
 ) -> None:
     """Measure the device's memory bandwidth and store it: the copy of the default size is
     the peak that % of peak refers to; any other size or kind is stored beside it."""
-    c = calibration.calibrate(device, nbytes, kind)
+    c = calibration.calibrate(device, nbytes, kind, writes)
     r = c.record
     role = "the peak" if c.is_peak else "beside the peak, which it does not replace"
     counted = calibration.KINDS[kind].counted

@@ -26,6 +26,10 @@ class FakeGpu:
         self.wrote = (nbytes, cfg.budget_s)
         return Timing(500.0, 490.0, 510.0, 0.1, 300, True), nbytes / 5e-4 / 1e9
 
+    def mix_bandwidth(self, nbytes, writes, cfg):  # type: ignore[no-untyped-def]
+        self.mixed = (nbytes, writes, cfg.budget_s)
+        return Timing(700.0, 690.0, 710.0, 0.1, 250, True), nbytes * (1 + writes) / 7e-4 / 1e9
+
 
 def test_calibrate_measures_and_stores_the_record(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
     from harness import paths
@@ -86,3 +90,30 @@ def test_an_unknown_kind_opens_no_gpu(monkeypatch, tmp_path) -> None:  # type: i
         calibrate.calibrate(0, 1 << 20, "read")
     with pytest.raises(BadInput, match="--bytes 1048577: a fill writes 32-bit words"):
         calibrate.calibrate(0, (1 << 20) + 1, "write")
+
+
+def test_the_mix_is_stored_beside_the_peak_with_its_writes(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    gpu = _gpu(monkeypatch, tmp_path)
+    c = calibrate.calibrate(0, 1 << 20, "mix")
+    assert gpu.mixed == (1 << 20, calibrate.MIX_WRITES, 3.0)
+    assert not c.is_peak and c.path.name == f"calibration-mix6-{1 << 20}.json"
+    r = c.record
+    assert r["kind"] == "mix" and r["bytes_read"] == 1 << 20 and r["writes"] == 6
+    assert r["method"].startswith("harness_mix")
+    c = calibrate.calibrate(0, 1 << 20, "mix", 2)
+    assert gpu.mixed[1] == 2 and c.path.name == f"calibration-mix2-{1 << 20}.json"
+
+
+def test_bad_mix_input_opens_no_gpu(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import pytest
+
+    from harness.engine import devices
+    from harness.errors import BadInput
+
+    monkeypatch.setattr(devices, "open_gpu", lambda device: pytest.fail("opened the GPU"))
+    with pytest.raises(BadInput, match="--writes sets the mix's writes a read: not for --kind"):
+        calibrate.calibrate(0, 1 << 20, "copy", 3)
+    with pytest.raises(BadInput, match="the mix reads 16-byte units"):
+        calibrate.calibrate(0, (1 << 20) + 4, "mix")
+    with pytest.raises(BadInput, match="--writes 0: at least 1"):
+        calibrate.calibrate(0, 1 << 20, "mix", 0)

@@ -1,6 +1,7 @@
 """The device's memory bandwidth, timed on the device (``harness calibrate``): a copy (the
-peak that a row's ``% of peak`` refers to) or a fill (writes only: the ceiling of a kernel
-that mostly writes)."""
+peak that a row's ``% of peak`` refers to), a fill (writes only: the ceiling of a kernel
+that mostly writes), or a read/write mix (``timing.cu``'s ``harness_mix``: one read to
+several writes, the ceiling of a pass that writes more than it reads)."""
 
 from __future__ import annotations
 
@@ -49,3 +50,28 @@ def write_bandwidth(drv: Any, stream: Any, sampler: Sampler, nbytes: int,
     finally:
         dst.free()
     return t, 4 * words / (t.median_us * 1e-6) / 1e9
+
+
+#: Threads a block of ``harness_mix``: one int4 each, one step a block.
+MIX_BLOCK = 256
+
+
+def mix_bandwidth(drv: Any, stream: Any, sampler: Sampler, kernel: Any, nbytes: int,
+                  writes: int, cfg: TimingConfig) -> tuple[Timing, float]:
+    """``nbytes`` read (whole 16-byte units) and each unit written ``writes`` times, to
+    planes ``nbytes`` apart, by ``kernel`` (``harness_mix``); returns the timing and GB/s
+    (bytes read + written)."""
+    import numpy as np
+
+    units = nbytes // 16
+    src, dst = alloc(drv, 16 * units), alloc(drv, 16 * units * writes)
+    grid = (-(-units // MIX_BLOCK), 1, 1)
+    try:
+        drv.memset_d8(src, 1, 16 * units)
+        t = _timed(sampler, lambda: kernel(src, dst, np.int64(units), np.int32(writes),
+                                           block=(MIX_BLOCK, 1, 1), grid=grid, stream=stream),
+                   stream, cfg)
+    finally:
+        src.free()
+        dst.free()
+    return t, 16 * units * (1 + writes) / (t.median_us * 1e-6) / 1e9

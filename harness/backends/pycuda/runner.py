@@ -17,9 +17,9 @@ from typing import Any
 
 import numpy as np
 
-from harness.backends.pycuda.bandwidth import copy_bandwidth, write_bandwidth
+from harness.backends.pycuda.bandwidth import copy_bandwidth, mix_bandwidth, write_bandwidth
 from harness.backends.pycuda.buffers import Buffers
-from harness.backends.pycuda.compile import ModuleCache
+from harness.backends.pycuda.compile import ModuleCache, compile_timing_kernels
 from harness.backends.pycuda.context import Device
 from harness.backends.pycuda.gate import Gate
 from harness.backends.pycuda.graphs import Graph
@@ -161,6 +161,13 @@ class GpuRunner:
     def write_bandwidth(self, nbytes: int, cfg: TimingConfig) -> tuple[Timing, float]:
         """A fill of ``nbytes`` by the driver's memset; the timing and GB/s (bytes written)."""
         return write_bandwidth(self.drv, self.stream, self.sampler, nbytes, cfg)
+
+    def mix_bandwidth(self, nbytes: int, writes: int,
+                      cfg: TimingConfig) -> tuple[Timing, float]:
+        """``nbytes`` read and written ``writes`` times (``timing.cu``'s ``harness_mix``);
+        the timing and GB/s (bytes read + written)."""
+        kernel = compile_timing_kernels(self.device.info.arch).get_function("harness_mix")
+        return mix_bandwidth(self.drv, self.stream, self.sampler, kernel, nbytes, writes, cfg)
 
     def pipeline(self, pipe: Pipeline, stages: Mapping[str, Stage],
                  inputs: Mapping[str, np.ndarray], point: Point, repeats: int, cold: bool,

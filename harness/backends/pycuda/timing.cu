@@ -67,3 +67,16 @@ extern "C" __global__ void harness_gate(volatile int* flags, unsigned long long 
         }
     }
 }
+
+// A read/write mix (`harness calibrate --kind mix`): int4 i of src, read once, written to
+// `writes` planes of dst (plane p at dst + p n), so 16 bytes read for each 16 x writes
+// written, in one pass of short blocks of one int4 a thread: the traffic of a pass that
+// reads one byte a value and writes several (activation_fused's pass 2: q8 in, T int8
+// planes out). What it reaches is that pass's ceiling, where the copy is the peak.
+extern "C" __global__ void harness_mix(const int4* __restrict__ src, int4* __restrict__ dst,
+                                       long long n, int writes) {
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const int4 v = src[i];
+    for (int p = 0; p < writes; ++p) dst[(long long)p * n + i] = v;
+}

@@ -43,3 +43,26 @@ def test_write_bandwidth_counts_bytes_written(drv: FakeDriver, runner: GpuRunner
     assert sum(1 for e in drv.log[:first_record]
                if e[0] == "memset_d32_async") == fills_before_samples
     assert [a.nbytes for a in drv.live()] == [16]  # freed; the clock probe keeps its own
+
+
+def test_mix_bandwidth_counts_the_read_and_every_write(drv: FakeDriver,
+                                                       runner: GpuRunner) -> None:
+    """The mix reads whole 16-byte units and writes each ``writes`` times: both counted, the
+    kernel launched a unit a thread over both buffers, both freed."""
+    from harness.backends.pycuda import bandwidth
+
+    calls: list[tuple[tuple, dict]] = []
+    cfg = TimingConfig(warmup=2, min_samples=20, max_samples=20, cold=False)
+    t, gbps = bandwidth.mix_bandwidth(runner.drv, runner.stream, runner.sampler,
+                                      lambda *a, **kw: calls.append((a, kw)), 16 * 1000 + 7,
+                                      6, cfg)
+    assert t.samples == 20
+    assert gbps == pytest.approx(16 * 1000 * 7 / (EVENT_MS * 1e-3) / 1e9)
+    src, dst = drv.allocs[:2]
+    assert (src.nbytes, dst.nbytes) == (16000, 96000)
+    assert drv.ops("memset_d8")[0] == ("memset_d8", int(src), 1, 16000)
+    assert len(calls) == 2 + 20  # warm-up outside the samples, then one a sample
+    args, kw = calls[0]
+    assert args[:2] == (src, dst) and (int(args[2]), int(args[3])) == (1000, 6)
+    assert kw["block"] == (bandwidth.MIX_BLOCK, 1, 1) and kw["grid"] == (4, 1, 1)
+    assert [a.nbytes for a in drv.live()] == [16]  # freed; the clock probe keeps its own

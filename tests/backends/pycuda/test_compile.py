@@ -3,6 +3,8 @@ kernel that does not compile is one CompileError carrying nvcc's log."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 from types import ModuleType, SimpleNamespace
@@ -70,3 +72,19 @@ def test_a_kernel_that_does_not_compile_is_one_error_with_the_log(
     with pytest.raises(CompileError, match=r"^double \[default\] does not compile$") as exc:
         compile_mod.compile_module(st, st.variants[0], "sm_90")
     assert exc.value.detail == "double.cu(3): error"
+
+
+@pytest.mark.skipif(shutil.which("nvcc") is None, reason="needs nvcc on PATH")
+def test_the_timing_kernels_compile(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """timing.cu (the delay, the L2 flush, the clock, the gate and the mix) compiles for
+    sm_90 with every entry point, as the backend builds it on the GPU machine."""
+    from harness import paths
+
+    src = paths.harness_cuda_dir() / "timing.cu"
+    proc = subprocess.run(["nvcc", "-cubin", "-arch=sm_90", "-Xptxas", "-v", "-o",
+                           str(tmp_path / "t.cubin"), str(src)],
+                          capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+    for name in ("harness_delay", "harness_flush", "harness_clock", "harness_gate",
+                 "harness_mix"):
+        assert f"Compiling entry function '{name}'" in proc.stdout + proc.stderr, name
