@@ -61,7 +61,7 @@ def test_list_shows_the_stages_and_the_pipeline() -> None:
     (["sanitize", "dynamic_spikes", "--define", "A=1", "--define", "A=2"], "'A' given twice"),
     (["bench", "dynamic_spikes", "--graph", "--backend", "numpy"],
      "--graph times CUDA graph replays"),
-    (["calibrate", "--kind", "read"], "unknown --kind 'read' (kinds: copy, write)"),
+    (["calibrate", "--kind", "read"], "unknown --kind 'read' (kinds: copy, write, mix)"),
     (["check", "find_min_max", "--arch", "sm_bogus"], "--arch 'sm_bogus': a GPU target"),
     (["sass", "find_min_max", "--arch", "90"], "--arch '90': a GPU target"),
     (["sass", "find_min_max", "--define", "UNITZ=2"], "--define UNITZ: stage find_min_max"),
