@@ -10,9 +10,10 @@ and checked against the same reference. Its row's ``kernel_hash`` is the earlier
 source's.
 
 The current plugin launches both builds, so each entry point must take the same
-parameters in both; that is checked before anything runs (``nvcc -ptx`` of each, no GPU
-needed), and a kernel whose launch changed is refused rather than launched with the wrong
-arguments.
+parameters in both: their number and PTX types are compared before anything runs (``nvcc
+-ptx`` of each, no GPU needed), and a kernel whose launch changed so is refused rather than
+launched with the wrong arguments. A twin shares its variant's reference and peers (the
+peers are measured once, beside the variant).
 """
 
 from __future__ import annotations
@@ -38,25 +39,36 @@ _LABEL = re.compile(r"[^\w.-]+")
 
 
 def kernels_from(spec: str, repo: Path) -> tuple[Path, str]:
-    """The folder holding the earlier ``kernels/`` tree, and the label of its rows, for
-    ``--against SPEC``: an existing folder (holding ``kernels/``, or being one), else a
-    revision of the git checkout ``repo``, whose ``kernels/`` tree is exported into a new
-    temporary folder."""
+    """The folder holding the earlier ``kernels/`` tree (absolute: PyCUDA compiles in a
+    folder of its own, where a relative include folder would find nothing and the current
+    headers would be used instead), and the label of its rows, for ``--against SPEC``: an
+    existing folder (holding ``kernels/``, or being one), named by its name; else a revision
+    of the git checkout that holds ``repo``, named by its short commit, whose ``kernels/``
+    tree is exported into a new temporary folder (removed when the process ends)."""
+    if not spec.strip():
+        raise BadInput("--against '': give a git revision or a folder")
     given = Path(spec)
     if given.is_dir():
-        if (given / "kernels").is_dir():
-            return given / "kernels", _label(given.resolve().name)
-        named = given.resolve()  # a kernels/ folder itself is named by what holds it
-        return given, _label(named.parent.name if named.name == "kernels" else named.name)
+        root = (given / "kernels" if (given / "kernels").is_dir() else given).resolve()
+        named = root.parent if root.name == "kernels" else root  # kernels/ by its holder
+        return root, _label(named.name)
     if shutil.which("git") is None:
         raise BadInput(f"--against {spec!r}: not a folder, and git is not here to read a "
                        "revision")
-    proc = subprocess.run(["git", "-C", str(repo), "archive", "--format=tar", spec, "kernels"],
+    # Run at the checkout's top, wherever in it ``repo`` lies (git archive of a tree
+    # narrows to the folder it is run in).
+    top = subprocess.run(["git", "-C", str(repo), "rev-parse", "--show-toplevel"],
+                         capture_output=True, text=True, check=False).stdout.strip() or repo
+    rev = subprocess.run(["git", "-C", str(top), "rev-parse", "--verify", "--quiet",
+                          "--short", f"{spec}^{{commit}}"],
+                         capture_output=True, text=True, check=False)
+    proc = subprocess.run(["git", "-C", str(top), "archive", "--format=tar",
+                           "--prefix=kernels/", f"{spec}:kernels"],
                           capture_output=True, check=False)
-    if proc.returncode != 0:
+    if rev.returncode != 0 or proc.returncode != 0:
         why = proc.stderr.decode(errors="replace").strip().splitlines()
         raise BadInput(f"--against {spec!r}: not a folder, nor a revision with kernels/ in "
-                       f"{repo} ({why[-1] if why else 'git archive failed'})")
+                       f"{repo} ({why[-1] if why else 'git knows no such commit'})")
     dest = Path(tempfile.mkdtemp(prefix="harness-against-"))
     atexit.register(shutil.rmtree, dest, ignore_errors=True)  # the process's own copy
     with tarfile.open(fileobj=io.BytesIO(proc.stdout)) as tar:
@@ -65,7 +77,7 @@ def kernels_from(spec: str, repo: Path) -> tuple[Path, str]:
             tar.extractall(dest, filter="data")
         else:  # pragma: no cover - Python before 3.10.12
             tar.extractall(dest)
-    return dest / "kernels", _label(spec)
+    return dest / "kernels", _label(rev.stdout.strip())
 
 
 def _label(text: str) -> str:
@@ -84,13 +96,14 @@ def twin(stage: Stage, kernels: Path) -> Stage:
     return dataclasses.replace(stage, kernel_dir=kernels)
 
 
-def check_launches(now: Stage, then: Stage, variants: Sequence[Variant],
-                   arch: str = "sm_90") -> None:
+def check_launches(now: Stage, then: Stage, variants: Sequence[Variant]) -> None:
     """Refuse the earlier build where one of the stage's entry points takes other
-    parameters than the current one (the current plugin launches both)."""
+    parameters than the current one (the current plugin launches both): their number and
+    their PTX types (a pointer is a 64-bit word there, so what it points to is not
+    compared)."""
     for v in variants:
         try:
-            a, b = entry_params(now, v, arch), entry_params(then, v, arch)
+            a, b = entry_params(now, v), entry_params(then, v)
         except HarnessError as exc:
             raise BadInput(f"--against: {now.name} [{v.name}]: {exc}") from exc
         for entry in now.entry_points:
@@ -101,10 +114,10 @@ def check_launches(now: Stage, then: Stage, variants: Sequence[Variant],
                                "the current plugin cannot launch it")
 
 
-def with_twins(jobs: Sequence[Job], kernels: Path, label: str,
-               arch: str = "sm_90") -> list[Job]:
-    """Each stage job followed by its twin from ``kernels`` (variant ``<name>@<label>``),
-    the launches checked first; a pipeline is refused (its steps are the registry's)."""
+def with_twins(jobs: Sequence[Job], kernels: Path, label: str) -> list[Job]:
+    """Each stage job followed by its twin from ``kernels`` (variant ``<name>@<label>``,
+    ``twin_of`` its variant), the launches checked first; a pipeline is refused (its steps
+    are the registry's)."""
     if any(j.is_pipeline for j in jobs):
         raise BadInput("--against times a stage's kernel beside its earlier source; a "
                        "pipeline's steps keep the current builds")
@@ -115,9 +128,9 @@ def with_twins(jobs: Sequence[Job], kernels: Path, label: str,
         if st.name not in twins:
             twins[st.name] = twin(st, kernels)
             builds = {j.variant.name: j.variant for j in jobs if j.target.name == st.name}
-            check_launches(st, twins[st.name], list(builds.values()), arch)
+            check_launches(st, twins[st.name], list(builds.values()))
     out: list[Job] = []
     for job in jobs:
         v = dataclasses.replace(job.variant, name=f"{job.variant.name}@{label}")
-        out += [job, Job(twins[job.target.name], v, job.point)]
+        out += [job, Job(twins[job.target.name], v, job.point, twin_of=job.variant.name)]
     return out

@@ -121,7 +121,10 @@ def run(jobs: Sequence[Job], backend: Backend, cfg: BenchConfig, meta: RunMeta,
 
 
 def _serving(peers: Sequence[Backend], job: Job) -> list[Backend]:
-    """The peers that run ``job``'s target."""
+    """The peers that run ``job``'s target (none for a twin of ``--against``: its
+    variant's job measures them)."""
+    if job.twin_of:
+        return []
     return [p for p in peers if devices.serves(p, job.target)]
 
 
@@ -224,11 +227,12 @@ def bench(reg: Registry, names: Sequence[str] | None, *, sweep: Sequence[str] = 
     if not chosen.on_gpu and not sweep:
         jobs = [j for j in jobs if j.is_pipeline or j.target.bytes_moved(j.point) <= CPU_BYTES]
     if against is not None:
-        jobs = baseline.with_twins(jobs, *baseline.kernels_from(against, paths.project_root()))
+        earlier = baseline.kernels_from(against, paths.project_root())
+        if not chosen.on_gpu:
+            raise BadInput("--against times kernel builds: it needs the pycuda backend")
+        jobs = baseline.with_twins(jobs, *earlier)
     if graph and not chosen.on_gpu:
         raise BadInput("--graph times CUDA graph replays: it needs the pycuda backend")
-    if against is not None and not chosen.on_gpu:
-        raise BadInput("--against times kernel builds: it needs the pycuda backend")
     if tg.pipelines and not chosen.on_gpu:
         raise GpuUnavailable(f"{tg.pipelines[0].name} is a pipeline of GPU streams: it needs "
                              f"a GPU ({chosen.note})")
@@ -236,7 +240,7 @@ def bench(reg: Registry, names: Sequence[str] | None, *, sweep: Sequence[str] = 
         budget_s=budget if chosen.on_gpu else min(budget, CPU_BUDGET_S), cold=not hot,
         graph=graph), verify)
     dest = out_dir or paths.statistics_dir() / chosen.slug
-    total = sum(1 + sum(devices.serves(p, j.target) for p in peer_backends) for j in jobs)
+    total = sum(1 + len(_serving(peer_backends, j)) for j in jobs)
     outputs = Outputs(jobs, dest, existing)
     return BenchRun(run(jobs, chosen.runner, cfg, chosen.meta, outputs, peers=peer_backends,
                         stages=reg.stages, repeats=repeats), total, dest, chosen.on_gpu,

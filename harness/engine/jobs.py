@@ -27,6 +27,9 @@ class Job:
     target: Target
     variant: Variant
     point: dict[str, Any]
+    #: For a build of the kernel's earlier source (``bench --against``): the variant it is
+    #: the twin of, whose reference and peers it shares; '' for any other job.
+    twin_of: str = ""
 
     @property
     def is_pipeline(self) -> bool:

@@ -104,10 +104,11 @@ class PointMemo:
     def reference_slot(self, job: Job, rows: np.ndarray | None
                        ) -> dict[str, np.ndarray] | None:
         """Where the build's reference at this point and rows is kept (empty until the
-        first check fills it); None for a reference that reads the kernel's outputs."""
+        first check fills it; a twin of ``bench --against`` shares its variant's); None for
+        a reference that reads the kernel's outputs."""
         if not isinstance(job.target, Stage) or job.target.reads_outputs:
             return None
-        key = (job.variant.name, repr(sorted(job.point.items())),
+        key = (job.twin_of or job.variant.name, repr(sorted(job.point.items())),
                None if rows is None else rows.tobytes())
         return self.references.setdefault(key, {})
 

@@ -46,11 +46,16 @@ def copy_kernels(dest: Path) -> Path:
     return dest / "kernels"
 
 
-def test_a_folder_names_its_rows(tmp_path: Path) -> None:
+def test_a_folder_names_its_rows(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     snap = tmp_path / "before change"
-    k = copy_kernels(snap)
-    assert baseline.kernels_from(str(snap), tmp_path) == (snap / "kernels", "before-change")
+    k = copy_kernels(snap).resolve()
+    assert baseline.kernels_from(str(snap), tmp_path) == (k, "before-change")
     assert baseline.kernels_from(str(k), tmp_path) == (k, "before-change")
+    # Given relative, the folder comes back absolute: PyCUDA compiles in a folder of its
+    # own, where a relative include folder would leave the current headers to be found.
+    monkeypatch.chdir(tmp_path)
+    got, _ = baseline.kernels_from("before change", tmp_path)
+    assert got.is_absolute() and got == k
 
 
 def test_a_revision_is_exported_from_git(tmp_path: Path) -> None:
@@ -61,11 +66,15 @@ def test_a_revision_is_exported_from_git(tmp_path: Path) -> None:
     folder, label = baseline.kernels_from(head, paths.project_root())
     assert label == head and (folder / "activation_fused.cu").is_file()
     assert (folder / "common" / "threshold.cuh").is_file()
+    # Named by the commit, however the revision was written, from anywhere in the checkout.
+    assert baseline.kernels_from("HEAD~0", paths.project_root() / "tests")[1] == head
 
 
 def test_neither_folder_nor_revision_is_refused(tmp_path: Path) -> None:
     with pytest.raises(BadInput, match="not a folder, nor a revision"):
         baseline.kernels_from("no-such-revision-anywhere", paths.project_root())
+    with pytest.raises(BadInput, match="give a git revision or a folder"):
+        baseline.kernels_from(" ", paths.project_root())
 
 
 @needs_nvcc
@@ -78,6 +87,17 @@ def test_twins_follow_each_job_and_name_their_source(reg, tmp_path: Path) -> Non
         ("default", 1), ("default@snap", 1), ("default", 8), ("default@snap", 8)]
     assert out[1].target.kernel_dir == k and out[0].target.kernel_dir != k
     assert out[1].target.name == st.name  # the same CSV, the same reference
+    assert [j.twin_of for j in out] == ["", "default", "", "default"]
+    # The twin's check uses its variant's reference, kept once for both.
+    from harness.engine.measure import PointMemo
+
+    memo = PointMemo()
+    assert memo.reference_slot(out[1], None) is memo.reference_slot(out[0], None)
+    # Its peers are measured once, beside the variant, not again beside the twin.
+    from harness.engine import bench
+
+    monkey_peer = object()
+    assert bench._serving([monkey_peer], out[1]) == []  # type: ignore[list-item]
 
 
 @needs_nvcc
