@@ -268,19 +268,19 @@ def nvcc_report(stage: Stage, variant: Variant, arch: str = "sm_90",
 
 
 #: A PTX entry's header: ``.entry NAME(`` and its parameter list up to ``)``.
-_ENTRY = re.compile(r"\.entry\s+([A-Za-z_$][\w$]*)\s*\((.*?)\)", re.S)
+_PTX_ENTRY = re.compile(r"\.entry\s+([A-Za-z_$][\w$]*)\s*\((.*?)\)", re.S)
 #: One PTX parameter, its name dropped: ``.param .u64 .ptr .align 1 X`` -> ``.u64 .ptr
 #: .align 1``; an array (a struct by value) keeps its byte count, ``.b8 X[128]`` -> ``.b8[128]``.
-_PARAM = re.compile(r"\.param\s+(.*?)\s*([A-Za-z_$][\w$]*)\s*(\[\d+\])?\s*$")
+_PTX_PARAM = re.compile(r"\.param\s+(.*?)\s*([A-Za-z_$][\w$]*)\s*(\[\d+\])?\s*$")
 
 
 def parse_entry_params(ptx: str) -> dict[str, tuple[str, ...]]:
     """Each ``.entry`` of a PTX text and its parameters' types, in order (names dropped)."""
     out: dict[str, tuple[str, ...]] = {}
-    for m in _ENTRY.finditer(ptx):
+    for m in _PTX_ENTRY.finditer(ptx):
         params = []
         for part in m.group(2).split(","):
-            if (p := _PARAM.search(part.strip())) is not None:
+            if (p := _PTX_PARAM.search(part.strip())) is not None:
                 params.append(p.group(1) + (p.group(3) or ""))
         out[m.group(1)] = tuple(params)
     return out
