@@ -28,7 +28,8 @@
 #             8192 on the first shape, the FP32 tiled gemm on the first shape (harness
 #             compare --ignore stage,variant,params against it), and spike_linear's sweep
 #             on the three shapes, into the GPU's folder (replacing those CSVs)
-#   ab        an A/B of kernel builds (`bench --define`) into the GPU folder's tuning/$AB_DIR:
+#   ab        an A/B of kernel builds (`bench --define`, and/or `bench --against` the
+#             kernels of $AB_AGAINST) into the GPU folder's tuning/$AB_DIR:
 #             each build first checked against the reference at $AB_CHECK, then each point
 #             of $AB_POINTS timed $TUNE_REPEATS times in rotated order with the check off
 #             (the builds' outputs were checked just before), then read with `harness best`
@@ -48,7 +49,9 @@
 # the commit the rows name when the tree arrives without git history; STAGES, the stages
 # and pipelines validate takes, and the stages of them sanitize takes (default: all); for
 # ab, AB_STAGE, AB_VARIANT, AB_DEFINES (its --define specs, space-separated: "NAME=V1,V2
-# NAME2=V1,V2"), AB_CHECK (the --sweep specs of the check), AB_POINTS (the timed points,
+# NAME2=V1,V2"), AB_AGAINST (a folder holding another revision's kernels/ tree, as `git
+# archive REV kernels | tar -x -C DIR` makes it: the machine has no git history), AB_CHECK
+# (the --sweep specs of the check), AB_POINTS (the timed points,
 # ';'-separated, each its --sweep specs), AB_FLAGS (more bench flags of the timed points,
 # say --graph) and AB_DIR (appended to where it holds rows).
 #
@@ -357,14 +360,15 @@ print(p.system(), p.python_implementation(), ".".join(p.python_version_tuple()[:
       fi
       ;;
     ab)
-      if [ -z "${AB_STAGE:-}" ] || [ -z "${AB_DEFINES:-}" ] || [ -z "${AB_CHECK:-}" ] \
-         || [ -z "${AB_POINTS:-}" ] || [ -z "${AB_DIR:-}" ]; then
-        skip ab "AB_STAGE, AB_DEFINES, AB_CHECK, AB_POINTS and AB_DIR must be set"
+      if [ -z "${AB_STAGE:-}" ] || [ -z "${AB_DEFINES:-}${AB_AGAINST:-}" ] \
+         || [ -z "${AB_CHECK:-}" ] || [ -z "${AB_POINTS:-}" ] || [ -z "${AB_DIR:-}" ]; then
+        skip ab "AB_STAGE, AB_DEFINES or AB_AGAINST, AB_CHECK, AB_POINTS and AB_DIR must be set"
         continue
       fi
-      read -r -a defs <<< "$AB_DEFINES"
+      read -r -a defs <<< "${AB_DEFINES:-}"
       build=(h bench "$AB_STAGE" --variant "${AB_VARIANT:-all}")
       for d in "${defs[@]}"; do build+=(--define "$d"); done
+      [ -z "${AB_AGAINST:-}" ] || build+=(--against "$AB_AGAINST")
       dir=$stats/tuning/$AB_DIR
       read -r -a chk <<< "$AB_CHECK"
       mapfile -t args < <(sweep_args "${chk[@]}")

@@ -202,6 +202,19 @@ def test_ab_flags_go_to_the_timed_points_only(tmp_path: Path) -> None:
     assert "--graph --sweep batch=1" in first and "--graph --sweep batch=65536" in second
 
 
+def test_ab_against_another_revision_checks_and_times_both_builds(tmp_path: Path) -> None:
+    """AB_AGAINST (a folder of another revision's kernels) reaches the check and every timed
+    bench as --against, with or without defines; neither set is refused."""
+    rc, summary, _ = _run(tmp_path, "ab", AB_STAGE="dynamic_spikes", AB_AGAINST="snap/k",
+                          AB_CHECK="batch=1", AB_POINTS="batch=1;batch=16384", AB_DIR="aa")
+    assert rc == 0, summary
+    for c in _benches(tmp_path):
+        assert "bench dynamic_spikes --variant all --against snap/k" in c and "--define" not in c
+    rc, summary, _ = _run(tmp_path, "ab", AB_STAGE="dynamic_spikes", AB_CHECK="batch=1",
+                          AB_POINTS="batch=1", AB_DIR="aa")
+    assert rc == 1 and "AB_DEFINES or AB_AGAINST" in summary
+
+
 def test_ab_appends_where_the_csv_is_there_and_fails_unset(tmp_path: Path) -> None:
     folder = tmp_path / "stats" / "h200" / "tuning" / "overlap"
     folder.mkdir(parents=True)
@@ -216,8 +229,8 @@ def test_ab_appends_where_the_csv_is_there_and_fails_unset(tmp_path: Path) -> No
                "AB_POINTS": "batch=8192", "AB_DIR": "overlap"}
         del env[unset]
         rc, summary, _ = _run(tmp_path, "ab", **env)
-        assert rc == 1 and ("not run: AB_STAGE, AB_DEFINES, AB_CHECK, AB_POINTS and AB_DIR "
-                            "must be set") in summary
+        assert rc == 1 and ("not run: AB_STAGE, AB_DEFINES or AB_AGAINST, AB_CHECK, "
+                            "AB_POINTS and AB_DIR must be set") in summary
 
 
 def test_ab_times_nothing_when_a_build_fails_its_check(tmp_path: Path) -> None:
