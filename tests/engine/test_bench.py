@@ -371,3 +371,44 @@ def test_repeats_are_refused_below_one_and_on_a_cluster(reg, tmp_path: Path) -> 
         cluster_bench.bench(reg, ["dynamic_spikes"], cluster=ClusterSpec("local"),
                             out_dir=tmp_path, repeats=2)
     assert not list(tmp_path.iterdir())
+
+
+@pytest.mark.skipif(__import__("shutil").which("nvcc") is None, reason="needs nvcc on PATH")
+def test_a_twin_of_against_lands_beside_its_variant(reg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """bench --against: each point's twin row (``default@snap``) lands in the same CSV right
+    after its variant's, with the earlier source's kernel hash, no peer measured for it and
+    so no speedup; the peers are measured once, beside the variant."""
+    import shutil
+
+    from harness import paths
+    from harness.contract.kernel import kernel_hash
+    from harness.engine import baseline
+
+    snap = tmp_path / "snap"
+    shutil.copytree(paths.kernels_dir(), snap / "kernels")
+    cu = snap / "kernels" / "dynamic_spikes.cu"
+    cu.write_text(cu.read_text() + "\n// an earlier source: another hash\n")
+    st = reg.get("dynamic_spikes")
+    jobs = baseline.with_twins(plan([st], ["batch=1,4", "in_f=64"]), snap / "kernels", "snap")
+    out = tmp_path / "out"
+
+    class Torch(FakeGpu):
+        backend = "torch"
+
+    got = list(bench.run(jobs, FakeGpu(), FAST, META, out, peers=[Torch()]))
+    assert [(m.row["backend"], m.row["variant"], m.job.twin_of) for m in got] == [
+        ("torch", "default", ""), ("pycuda", "default", ""),
+        ("pycuda", "default@snap", "default")] * 2
+    twin = got[2].row
+    assert twin["kernel_hash"] == kernel_hash(jobs[1].target, jobs[1].variant)
+    assert twin["kernel_hash"] != got[1].row["kernel_hash"] != ""
+    assert twin["status"] == "ok" and got[1].row["speedup_vs_best_peer"] not in ("", None)
+    assert twin["speedup_vs_best_peer"] in ("", None)
+    on_disk = results.read_rows(out / "dynamic_spikes.csv")
+    assert [r["variant"] for r in on_disk] == [m.row["variant"] for m in got]
+
+
+def test_against_needs_the_gpu_and_writes_nothing(reg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    with pytest.raises(BadInput, match="--against times kernel builds: it needs the pycuda"):
+        bench.bench(reg, ["dynamic_spikes"], backend="numpy", out_dir=tmp_path, against=".")
+    assert not list(tmp_path.iterdir())
