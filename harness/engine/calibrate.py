@@ -40,6 +40,9 @@ KINDS = {
                 "int4 a thread, L2 flushed, bytes read + written over median",
                 "bytes_read", "read + write"),
 }
+#: Device memory left beside a measurement's buffers: the L2 flush's buffer (a few times the
+#: L2) and the timing helpers' own, allocated at the first sample.
+HEADROOM = 512 << 20
 #: The writes a byte read of the mix by default: activation_fused's pass 2, q8 in and six
 #: int8 planes out (T = 6).
 MIX_WRITES = 6
@@ -86,6 +89,13 @@ def calibrate(device: int = 0, nbytes: int = COPY_BYTES, kind: str = "copy",
     if kind == "mix" and w < 1:
         raise BadInput(f"--writes {w}: at least 1")
     gpu = devices.open_gpu(device)
+    need = nbytes * {"copy": 2, "write": 1, "mix": 1 + w}[kind]
+    free = gpu.free_device_bytes()
+    if need + HEADROOM > free:  # refused whole, not an out-of-memory traceback mid-run
+        raise BadInput(f"--bytes {nbytes}{f' --writes {w}' if kind == 'mix' else ''}: the "
+                       f"{kind} needs {need / 2**30:.2f} GiB of device memory and "
+                       f"{HEADROOM >> 20} MiB beside it (the L2 flush's buffer), "
+                       f"{free / 2**30:.2f} GiB are free")
     cfg = TimingConfig(budget_s=3.0)
     if kind == "mix":
         t, gbps = gpu.mix_bandwidth(nbytes, w, cfg)

@@ -396,6 +396,8 @@ def calibrate(
     r = c.record
     role = "the peak" if c.is_peak else "beside the peak, which it does not replace"
     counted = calibration.KINDS[kind].counted
+    if "writes" in r:
+        counted += f", each byte read written {r['writes']} times"
     _line(f"{r['gpu']}: {kind} bandwidth {r['gbps']:.0f} GB/s ({counted}; median "
           f"{r['median_us']:.1f} µs ± {r['noise_pct']:.2f}%, {r['samples']} samples) -> "
           f"{c.path} ({role})")

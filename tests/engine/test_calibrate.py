@@ -17,6 +17,10 @@ class _Info:
 
 class FakeGpu:
     device = type("D", (), {"info": _Info()})()
+    free = 140 << 30  # an H200's
+
+    def free_device_bytes(self) -> int:
+        return self.free
 
     def copy_bandwidth(self, nbytes, cfg):  # type: ignore[no-untyped-def]
         self.asked = (nbytes, cfg.budget_s)
@@ -117,3 +121,23 @@ def test_bad_mix_input_opens_no_gpu(monkeypatch) -> None:  # type: ignore[no-unt
         calibrate.calibrate(0, (1 << 20) + 4, "mix")
     with pytest.raises(BadInput, match="--writes 0: at least 1"):
         calibrate.calibrate(0, 1 << 20, "mix", 0)
+
+
+def test_a_measurement_larger_than_the_free_memory_is_refused(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """What the kind needs (the copy 2 N, the fill N, the mix (1 + W) N) and the flush's
+    headroom, against the device's free memory: refused in one line before a buffer is
+    allocated, not an out-of-memory traceback mid-run."""
+    import pytest
+
+    from harness.errors import BadInput
+
+    gpu = _gpu(monkeypatch, tmp_path)
+    gpu.free = (7 << 30) + calibrate.HEADROOM  # the mix of 1 GiB at W = 6 just fits
+    calibrate.calibrate(0, 1 << 30, "mix")
+    with pytest.raises(BadInput, match=r"--bytes 1073741824 --writes 7: the mix needs 8\.00 GiB"):
+        calibrate.calibrate(0, 1 << 30, "mix", 7)
+    assert not hasattr(gpu, "asked")
+    gpu.free = 4 << 30
+    with pytest.raises(BadInput, match=r"the copy needs 4\.00 GiB"):
+        calibrate.calibrate(0, 2 << 30, "copy")
+    assert not hasattr(gpu, "asked")

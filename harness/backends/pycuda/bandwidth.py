@@ -64,7 +64,12 @@ def mix_bandwidth(drv: Any, stream: Any, sampler: Sampler, kernel: Any, nbytes: 
     import numpy as np
 
     units = nbytes // 16
-    src, dst = alloc(drv, 16 * units), alloc(drv, 16 * units * writes)
+    src = alloc(drv, 16 * units)
+    try:
+        dst = alloc(drv, 16 * units * writes)
+    except BaseException:
+        src.free()
+        raise
     grid = (-(-units // MIX_BLOCK), 1, 1)
     try:
         drv.memset_d8(src, 1, 16 * units)

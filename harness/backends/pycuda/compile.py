@@ -55,8 +55,8 @@ def compile_cubin(stage: Stage, variant: Variant, arch: str) -> bytes:
 
 
 def compile_timing_kernels(arch: str) -> Any:
-    """The module of the backend's own timing kernels (``timing.cu``: the stream hold and
-    the L2 flush)."""
+    """The module of the backend's own timing kernels (``timing.cu``: the stream hold, the
+    L2 flush, the clock probe, the gate and the read/write mix)."""
     from pycuda.compiler import SourceModule
 
     src = (paths.harness_cuda_dir() / "timing.cu").read_text()
