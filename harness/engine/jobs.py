@@ -16,7 +16,7 @@ from typing import Any
 from harness.contract.defines import check_defines, one_build, parse_defines
 from harness.contract.stage import Pipeline, Stage, Variant
 from harness.engine import sweep
-from harness.engine.targets import Target, fixed_axes, flag, select_variants
+from harness.engine.targets import Target, fixed_axes, flag, pin_values, pinned, select_variants
 from harness.errors import BadInput
 
 
@@ -98,16 +98,13 @@ def pinned_by_sweep(t: Target, chosen: Sequence[Variant], grid: Mapping[str, lis
     out, or a swept value no variant pins, is bad input."""
     out = list(chosen)
     for key in swept_pins(t, grid):
-        try:
-            wanted = {str(t.axis(key).parse(text)) for text in grid[key]}
-        except ValueError as exc:
-            raise BadInput(f"{t.name}: {exc}") from None
-        pins = {str(dict(v.pins)[key]) for v in t.variants if key in dict(v.pins)}
-        if wanted - pins and all(key in dict(v.pins) for v in out):
+        wanted = pin_values(t, key, grid[key])
+        pins = {p for v in t.variants if (p := pinned(v, key)) is not None}
+        if wanted - pins and all(pinned(v, key) is not None for v in out):
             raise BadInput(f"{t.name} has no variant with {key}="
                            f"{','.join(sorted(wanted - pins))} (its variants pin {key} to "
                            f"{', '.join(sorted(pins))})")
-        left = [v for v in out if key not in dict(v.pins) or str(dict(v.pins)[key]) in wanted]
+        left = [v for v in out if pinned(v, key) in wanted | {None}]
         if named and len(left) < len(out):
             dropped = ", ".join(v.name for v in out if v not in left)
             raise BadInput(f"{t.name}: --sweep {key}={','.join(grid[key])} leaves out the "

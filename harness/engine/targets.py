@@ -113,22 +113,33 @@ def select_variants(st: Target, names: Sequence[str] | None,
                                f"(variants: {known})") from None
     else:
         chosen = list(st.variants)
-        pinned = {k for v in chosen for k, _ in v.pins}
-        if not any(k in options for k in pinned):
+        if not any(k in options for v in chosen for k, _ in v.pins):
             return chosen[:1]
     for key, val in options.items():
         if any(key == k for v in chosen for k, _ in v.pins):
-            try:
-                st.axis(key).parse(str(val))
-            except ValueError as exc:
-                raise BadInput(f"{st.name}: {exc}") from None
-            chosen = [v for v in chosen if str(dict(v.pins).get(key)) == str(val)]
+            wanted = pin_values(st, key, [val])
+            chosen = [v for v in chosen if pinned(v, key) in wanted]
             if not chosen:
-                known = ", ".join(dict.fromkeys(str(dict(v.pins).get(key))
-                                                for v in st.variants))
+                known = ", ".join(dict.fromkeys(str(pinned(v, key)) for v in st.variants))
                 raise BadInput(f"{_kind(st)} {st.name} has no variant with {key}={val} "
                                f"(known: {known})")
     return chosen
+
+
+def pinned(v: Variant, key: str) -> str | None:
+    """The value ``v`` pins axis ``key`` to, as text; None where it leaves the axis free."""
+    pins = dict(v.pins)
+    return str(pins[key]) if key in pins else None
+
+
+def pin_values(t: Target, key: str, texts: Sequence[Any]) -> set[str]:
+    """The values ``texts`` give axis ``key`` of ``t``, parsed as the axis parses them and
+    written as a pin is (:func:`pinned`), so that an option or a sweep chooses the variants
+    that pin them; one that does not parse is bad input."""
+    try:
+        return {str(t.axis(key).parse(str(text))) for text in texts}
+    except ValueError as exc:
+        raise BadInput(f"{t.name}: {exc}") from None
 
 
 def _kind(t: Target) -> str:
