@@ -66,8 +66,8 @@ ONE_MAX_SLOTS = 8192
 ONE_CLUSTER = 2
 #: The most rows act_rows (the cluster act_one on several rows) takes (the kernel's
 #: -DONE_ROWS: its shared array of the rows' sums holds that many), within its 32 warps a
-#: block: 32, so every batch whose warps fit. 1 keeps batches past 1 on the two passes (the
-#: A/B of the several-row build).
+#: block: 32, so every batch whose warps fit. 1 keeps batches past 1 on the two passes (an
+#: A/B of act_rows against them).
 ONE_ROWS = 32
 
 

@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -238,22 +239,30 @@ def parse_ptxas(log: str) -> list[KernelResources]:
     return out
 
 
-def compile_cubin(stage: Stage, variant: Variant, cubin: Path, arch: str = "sm_90",
-                  nvcc: str | None = None) -> str:
-    """Compile the variant to ``cubin`` with ``nvcc -Xptxas -v`` (no GPU needed), as the
-    harness builds it for a device of ``arch``; nvcc's log. CompileError with the log when
-    the kernel does not compile."""
+def _nvcc(stage: Stage, variant: Variant, what: Sequence[str], out: Path, arch: str,
+          nvcc: str | None) -> str:
+    """nvcc with ``what`` (``-cubin``, ``-ptx``, ...) over the variant as the harness builds
+    it for a device of ``arch``, into ``out`` (no GPU needed); nvcc's log. CompileError with
+    the log when the kernel does not compile."""
     exe = nvcc or shutil.which("nvcc")
     if exe is None:
         raise HarnessError("nvcc not found on PATH (needed to compile the kernels)")
-    cmd = [exe, "-cubin", f"-arch={target_arch(stage, arch)}", "-Xptxas", "-v",
-           *options(stage, variant), "-o", str(cubin), str(kernel_path(stage))]
+    cmd = [exe, *what, f"-arch={target_arch(stage, arch)}", *options(stage, variant),
+           "-o", str(out), str(kernel_path(stage))]
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     log = proc.stdout + proc.stderr
     if proc.returncode != 0:
         raise CompileError(f"{stage.name} [{variant.name}] does not compile (nvcc exit "
                            f"{proc.returncode})", detail=log)
     return log
+
+
+def compile_cubin(stage: Stage, variant: Variant, cubin: Path, arch: str = "sm_90",
+                  nvcc: str | None = None) -> str:
+    """Compile the variant to ``cubin`` with ``nvcc -Xptxas -v`` (no GPU needed), as the
+    harness builds it for a device of ``arch``; nvcc's log. CompileError with the log when
+    the kernel does not compile."""
+    return _nvcc(stage, variant, ("-cubin", "-Xptxas", "-v"), cubin, arch, nvcc)
 
 
 def nvcc_report(stage: Stage, variant: Variant, arch: str = "sm_90",
@@ -264,7 +273,6 @@ def nvcc_report(stage: Stage, variant: Variant, arch: str = "sm_90",
     """
     with tempfile.TemporaryDirectory() as tmp:
         return parse_ptxas(compile_cubin(stage, variant, Path(tmp) / "k.cubin", arch, nvcc))
-
 
 
 #: A PTX entry's header: ``.entry NAME(`` and its parameter list up to ``)``.
@@ -291,15 +299,7 @@ def entry_params(stage: Stage, variant: Variant, arch: str = "sm_90",
     """The variant's entry points and their parameters' types, from ``nvcc -ptx`` (no GPU
     needed): what a launch must match. CompileError with the log where it does not
     compile."""
-    exe = nvcc or shutil.which("nvcc")
-    if exe is None:
-        raise HarnessError("nvcc not found on PATH (needed to compile the kernels)")
     with tempfile.TemporaryDirectory() as tmp:
         ptx = Path(tmp) / "k.ptx"
-        cmd = [exe, "-ptx", f"-arch={target_arch(stage, arch)}", *options(stage, variant),
-               "-o", str(ptx), str(kernel_path(stage))]
-        proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        if proc.returncode != 0:
-            raise CompileError(f"{stage.name} [{variant.name}] does not compile (nvcc exit "
-                               f"{proc.returncode})", detail=proc.stdout + proc.stderr)
+        _nvcc(stage, variant, ("-ptx",), ptx, arch, nvcc)
         return parse_entry_params(ptx.read_text())

@@ -1,13 +1,13 @@
 """A stage's kernel as it was, timed beside the current one (``harness bench --against``).
 
 Rows measured in different processes or machine sessions carry more than their own noise:
-on the H200 an unchanged kernel measured 4-6 % apart from one session to the next, as much
-as many kernel changes are worth. So an A/B of a kernel edit is read in one process: the
-earlier source is built from a folder holding the ``kernels/`` tree of another revision
-(a folder, or a git revision exported into one) and every chosen variant gets a twin,
-``<variant>@<label>``, built from it and measured beside it, rotated with ``--repeats``
-and checked against the same reference. Its row's ``kernel_hash`` is the earlier
-source's.
+on the H200 an unchanged kernel measured about 6 % apart from one session to the next
+(kernels/NOTES.md), as much as many kernel changes are worth. So an A/B of a kernel edit is
+read in one process: the earlier source is built from a folder holding the ``kernels/``
+tree of another revision (a folder, or a git revision exported into one) and every chosen
+variant gets a twin, ``<variant>@<label>``, built from it and measured beside it, rotated
+with ``--repeats`` and checked against the same reference. Its row's ``kernel_hash`` is the
+earlier source's.
 
 The current plugin launches both builds, so each entry point must take the same
 parameters in both: their number and PTX types are compared before anything runs (``nvcc

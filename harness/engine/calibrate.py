@@ -94,7 +94,8 @@ def calibrate(device: int = 0, nbytes: int = COPY_BYTES, kind: str = "copy",
     if need + HEADROOM > free:  # refused whole, not an out-of-memory traceback mid-run
         raise BadInput(f"--bytes {nbytes}{f' --writes {w}' if kind == 'mix' else ''}: the "
                        f"{kind} needs {need / 2**30:.2f} GiB of device memory and "
-                       f"{HEADROOM >> 20} MiB beside it (the L2 flush's buffer), "
+                       f"{HEADROOM >> 20} MiB beside it (the L2 flush's buffer and the "
+                       f"timing helpers'), "
                        f"{free / 2**30:.2f} GiB are free")
     cfg = TimingConfig(budget_s=3.0)
     if kind == "mix":

@@ -152,8 +152,8 @@ def fixed_axes(axes: Sequence[Axis], options: Mapping[str, str],
     """The option values for the axes a target has and ``variant`` does not pin, as text
     (what a sweep holds fixed)."""
     names = {a.name for a in axes}
-    pinned = dict(variant.pins)
-    return {k: v for k, v in options.items() if k in names and k not in pinned}
+    pins = dict(variant.pins)
+    return {k: v for k, v in options.items() if k in names and k not in pins}
 
 
 def parsed_options(axes: Sequence[Axis], options: Mapping[str, str],

@@ -27,7 +27,12 @@ def _timed(sampler: Sampler, work: Callable[[], None], stream: Any,
 def copy_bandwidth(drv: Any, stream: Any, sampler: Sampler, nbytes: int,
                    cfg: TimingConfig) -> tuple[Timing, float]:
     """Device-to-device copy of ``nbytes``; returns the timing and GB/s (read + write)."""
-    src, dst = alloc(drv, nbytes), alloc(drv, nbytes)
+    src = alloc(drv, nbytes)
+    try:
+        dst = alloc(drv, nbytes)
+    except BaseException:
+        src.free()
+        raise
     try:
         drv.memset_d8(src, 1, nbytes)
         t = _timed(sampler, lambda: drv.memcpy_dtod_async(dst, src, nbytes, stream), stream,
