@@ -121,3 +121,26 @@ def test_a_missing_kernel_or_a_pipeline_is_refused(reg, tmp_path: Path) -> None:
     with pytest.raises(BadInput, match="a pipeline's steps keep the current builds"):
         baseline.with_twins(plan([reg.pipelines["activation_path"]], ["batch=1"]),
                             tmp_path / "kernels", "x")
+
+
+@pytest.mark.gpu
+@needs_nvcc
+def test_a_twin_runs_on_the_gpu_beside_its_variant(reg, gpu_runner, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """On the GPU: find_min_max beside its twin built from a copy of the same kernels (an
+    A/A): both rows checked ok and timed, the same kernel hash (the same sources), and the
+    twin compiled from the copy (its module is another compile of the same text)."""
+    from harness.contract.kernel import kernel_hash
+    from harness.contract.timing import TimingConfig
+    from harness.engine import bench
+    from harness.engine.measure import BenchConfig
+    from harness.results.provenance import RunMeta
+
+    k = copy_kernels(tmp_path / "same")
+    jobs = baseline.with_twins(plan([reg.get("find_min_max")], ["batch=1,1024"]), k, "same")
+    cfg = BenchConfig(timing=TimingConfig(budget_s=0.05))
+    rows = [m.row for m in bench.run(jobs, gpu_runner, cfg, RunMeta(gpu="gpu"),
+                                     tmp_path / "out")]
+    assert [r["variant"] for r in rows] == ["default", "default@same"] * 2
+    assert all(r["status"] == "ok" and float(r["median_us"]) > 0 for r in rows), rows
+    assert rows[0]["kernel_hash"] == rows[1]["kernel_hash"] == kernel_hash(
+        jobs[1].target, jobs[1].variant)

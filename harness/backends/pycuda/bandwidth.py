@@ -64,8 +64,8 @@ MIX_BLOCK = 256
 def mix_bandwidth(drv: Any, stream: Any, sampler: Sampler, kernel: Any, nbytes: int,
                   writes: int, cfg: TimingConfig) -> tuple[Timing, float]:
     """``nbytes`` read (whole 16-byte units) and each unit written ``writes`` times, to
-    planes ``nbytes`` apart, by ``kernel`` (``harness_mix``); returns the timing and GB/s
-    (bytes read + written)."""
+    planes ``nbytes`` apart, by ``kernel`` (``harness_mix``, a prepared call like the
+    backend's other helpers); returns the timing and GB/s (bytes read + written)."""
     import numpy as np
 
     units = nbytes // 16
@@ -76,11 +76,12 @@ def mix_bandwidth(drv: Any, stream: Any, sampler: Sampler, kernel: Any, nbytes: 
         src.free()
         raise
     grid = (-(-units // MIX_BLOCK), 1, 1)
+    kernel.prepare("PPqi")
     try:
         drv.memset_d8(src, 1, 16 * units)
-        t = _timed(sampler, lambda: kernel(src, dst, np.int64(units), np.int32(writes),
-                                           block=(MIX_BLOCK, 1, 1), grid=grid, stream=stream),
-                   stream, cfg)
+        t = _timed(sampler, lambda: kernel.prepared_async_call(
+            grid, (MIX_BLOCK, 1, 1), stream, int(src), int(dst), np.int64(units),
+            np.int32(writes)), stream, cfg)
     finally:
         src.free()
         dst.free()

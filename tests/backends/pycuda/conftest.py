@@ -9,6 +9,7 @@ import pytest
 
 from harness.backends.pycuda import compile as compile_mod
 from harness.backends.pycuda import gate, l2, sampling
+from harness.backends.pycuda import runner as runner_mod
 from harness.backends.pycuda.runner import GpuRunner
 from harness.contract.stage import Stage
 from tests.backends.pycuda.fakes import (
@@ -38,6 +39,7 @@ def fake_compilers(drv: FakeDriver, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(l2, "compile_timing_kernels", timing)
     monkeypatch.setattr(sampling, "compile_timing_kernels", timing)
     monkeypatch.setattr(gate, "compile_timing_kernels", timing)
+    monkeypatch.setattr(runner_mod, "compile_timing_kernels", timing)
 
 
 @pytest.fixture

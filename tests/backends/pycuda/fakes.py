@@ -212,12 +212,24 @@ def clock_kernel(mhz: Callable[[], float]) -> Kernel:
     return kernel
 
 
+def mix_kernel(drv: FakeDriver, grid: Any, block: Any, src: int, dst: int, n: np.int64,
+               writes: np.int32) -> None:
+    """A fake ``harness_mix``: the ``n`` 16-byte units of ``src`` into each of ``writes``
+    planes of ``dst``, ``16 n`` bytes apart (the launch covering every unit)."""
+    assert grid[0] * block[0] >= int(n), (grid, block, n)
+    units = drv.array_at(src, 16 * int(n), np.uint8)
+    out = drv.array_at(dst, 16 * int(n) * int(writes), np.uint8)
+    out[:] = np.tile(units, int(writes))
+
+
 def timing_module(drv: FakeDriver) -> FakeModule:
     """The backend's timing kernels: the delay, the flush and the gate only show up in the
-    log (the host opens every gate in time), the clock kernel measures the nominal clock."""
+    log (the host opens every gate in time), the clock kernel measures the nominal clock,
+    the mix copies its source into each plane."""
     return FakeModule(drv, {"harness_delay": lambda *a: None, "harness_flush": lambda *a: None,
                             "harness_gate": lambda *a: None,
-                            "harness_clock": clock_kernel(lambda: SM_CLOCK_MHZ)})
+                            "harness_clock": clock_kernel(lambda: SM_CLOCK_MHZ),
+                            "harness_mix": mix_kernel})
 
 
 def fake_device(drv: FakeDriver, l2_bytes: int = 4096, sm_count: int = 2) -> Any:

@@ -47,22 +47,23 @@ def test_write_bandwidth_counts_bytes_written(drv: FakeDriver, runner: GpuRunner
 
 def test_mix_bandwidth_counts_the_read_and_every_write(drv: FakeDriver,
                                                        runner: GpuRunner) -> None:
-    """The mix reads whole 16-byte units and writes each ``writes`` times: both counted, the
-    kernel launched a unit a thread over both buffers, both freed."""
+    """The mix reads whole 16-byte units and writes each ``writes`` times: both counted; the
+    timing module's harness_mix launched a unit a thread over both buffers (every plane
+    holds the source after it), warmed up outside the samples; both buffers freed."""
     from harness.backends.pycuda import bandwidth
 
-    calls: list[tuple[tuple, dict]] = []
     cfg = TimingConfig(warmup=2, min_samples=20, max_samples=20, cold=False)
-    t, gbps = bandwidth.mix_bandwidth(runner.drv, runner.stream, runner.sampler,
-                                      lambda *a, **kw: calls.append((a, kw)), 16 * 1000 + 7,
-                                      6, cfg)
+    t, gbps = runner.mix_bandwidth(16 * 1000 + 7, 6, cfg)
     assert t.samples == 20
     assert gbps == pytest.approx(16 * 1000 * 7 / (EVENT_MS * 1e-3) / 1e9)
     src, dst = drv.allocs[:2]
     assert (src.nbytes, dst.nbytes) == (16000, 96000)
     assert drv.ops("memset_d8")[0] == ("memset_d8", int(src), 1, 16000)
-    assert len(calls) == 2 + 20  # warm-up outside the samples, then one a sample
-    args, kw = calls[0]
-    assert args[:2] == (src, dst) and (int(args[2]), int(args[3])) == (1000, 6)
-    assert kw["block"] == (bandwidth.MIX_BLOCK, 1, 1) and kw["grid"] == (4, 1, 1)
+    launches = [e for e in drv.log if e[0] == "launch" and e[1] == "harness_mix"]
+    assert len(launches) == 2 + 20  # warm-up outside the samples, then one a sample
+    _, _, grid, block, _, args = launches[0]
+    assert block == (bandwidth.MIX_BLOCK, 1, 1) and grid == (4, 1, 1)
+    assert args[:2] == (int(src), int(dst)) and (int(args[2]), int(args[3])) == (1000, 6)
+    first_record = drv.log.index(drv.ops("record")[0])
+    assert sum(1 for e in drv.log[:first_record] if e[:2] == ("launch", "harness_mix")) == 2
     assert [a.nbytes for a in drv.live()] == [16]  # freed; the clock probe keeps its own
