@@ -187,10 +187,9 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
     d = dict(v.defines)  # read back, so that a -D build is launched as it was compiled
     one = one_geometry(d, block, f, b)
     if one is not None:  # batch 1: act_one; several rows: act_rows, the same code on (32 R, B)
-        rows = (np.int32(b),) if b > 1 else ()
-        launch("act_rows" if b > 1 else "act_one", (one[0], 1, 1), (one[1], one[2], 1),
-               bufs["x"], bufs["vth"], bufs["stats"], bufs["q8"], *rows, np.int32(f),
-               np.float32(p["k"]), dest, q_wide)
+        name, rows = ("act_rows", (np.int32(b),)) if b > 1 else ("act_one", ())
+        launch(name, (one[0], 1, 1), (one[1], one[2], 1), bufs["x"], bufs["vth"],
+               bufs["stats"], bufs["q8"], *rows, np.int32(f), np.float32(p["k"]), dest, q_wide)
         return
     if b <= int(d["SMALL_B"]):  # act_small's shared arrays hold SMALL_B rows
         launch("act_small", (1, 1, 1), (block, 1, 1), bufs["x"], bufs["vth"], bufs["stats"],
