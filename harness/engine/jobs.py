@@ -87,7 +87,7 @@ def plan(targets: Sequence[Target], sweep_specs: Sequence[str],
 
 def swept_pins(t: Target, grid: Mapping[str, list[str]]) -> list[str]:
     """The swept axes that some variant of ``t`` pins (a compiled-in mode, say)."""
-    return [k for k in grid if any(k == name for v in t.variants for name, _ in v.pins)]
+    return [k for k in grid if any(pinned(v, k) is not None for v in t.variants)]
 
 
 def pinned_by_sweep(t: Target, chosen: Sequence[Variant], grid: Mapping[str, list[str]],

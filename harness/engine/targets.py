@@ -113,10 +113,10 @@ def select_variants(st: Target, names: Sequence[str] | None,
                                f"(variants: {known})") from None
     else:
         chosen = list(st.variants)
-        if not any(k in options for v in chosen for k, _ in v.pins):
+        if not any(pinned(v, key) is not None for v in chosen for key in options):
             return chosen[:1]
     for key, val in options.items():
-        if any(key == k for v in chosen for k, _ in v.pins):
+        if any(pinned(v, key) is not None for v in chosen):
             wanted = pin_values(st, key, [val])
             chosen = [v for v in chosen if pinned(v, key) in wanted]
             if not chosen:
