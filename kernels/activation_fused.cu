@@ -28,6 +28,13 @@
 //               quantised once), the row sum in act_small's order (the same bits).
 //   act_rows:   the cluster act_one on B such rows at once where B R <= 32 warps a block
 //               (R = ceil(F / 4 / BLOCK)); the one-block build has none.
+//   act_grid:   the two passes in one launch where every row fits a thread's cache (F % 4
+//               == 0, F <= 4 CACHE_VEC BLOCK) and the rows fit GRID_ROWS a block on a grid
+//               of at most GRID_MINB blocks an SM, all resident at once: each block keeps
+//               its rows' q in registers (as int8 words) between pass 1 and pass 2, the q
+//               range meets at a grid-wide barrier (the last block to arrive decides), so x
+//               is read once and q8 never read back. The row code is act_stats' (the same
+//               bits).
 // q8 is an output: q as int8 (clamped where it does not fit, which stats tells), the operand
 // the integer GEMM (int_gemm) takes, so a layer needs no decode pass.
 // The module's three __device__ words make it one launch at a time per module (per variant).
@@ -46,7 +53,7 @@
 #endif
 
 #ifndef SMALL_B
-#define SMALL_B 1  // act_small's rows: past batch 1 the two passes are faster (kernels/NOTES.md)
+#define SMALL_B 1  // act_small's rows: act_one, act_rows, act_grid or the two passes are faster past 1
 #endif
 #ifndef PREFETCH
 #define PREFETCH 1  // pass 1 loads a block's next row before this row's reduction
@@ -284,6 +291,125 @@ __device__ __forceinline__ void one_planes(out_t* __restrict__ out, int B, int F
 }
 #endif
 
+#ifndef GRID_ROWS
+#define GRID_ROWS 4  // act_grid: the most rows a block keeps in registers (0: no act_grid)
+#endif
+#ifndef GRID_MINB
+#define GRID_MINB 4  // act_grid's blocks an SM (__launch_bounds__): the plugin's grid cap
+#endif
+__device__ unsigned int g_round = 0;  // act_grid's barrier: bumped once a launch
+
+// Pass 1 on an aligned row that fits the thread's cache c (F <= 4 CACHE_VEC BLOCK): vth, q of
+// every value folded into lo/hi and written to q8r as int8, and kept in w (slot j: float4
+// threadIdx.x + j BLOCK, 0 past the row). quantise_row_vec's steps on a row with no tail, so
+// the same sum, vth and q as act_stats.
+__device__ __forceinline__ float stats_row_kept(const float4 (&c)[CACHE_VEC], int F, float k,
+                                                float* scratch, signed char* __restrict__ q8r,
+                                                int& lo, int& hi, unsigned (&w)[CACHE_VEC]) {
+    const int n4 = F >> 2;
+    const float t = row_threshold(cache_abs_sum(c), F, k, 0.0f, INFINITY, scratch);
+    const ReciprocalQ quant(t);
+#pragma unroll
+    for (int j = 0; j < CACHE_VEC; ++j) {
+        const int i = threadIdx.x + j * BLOCK;
+        const int4 q = quant.q4(c[j]);
+        w[j] = q8_word(q);
+        if (i < n4) {
+            fold4(q, lo, hi);
+            reinterpret_cast<unsigned*>(q8r)[i] = w[j];
+        }
+    }
+    return t;
+}
+
+// The q range of every block met at one grid-wide barrier, and SPEC's decision into dec (and
+// stats) for every thread. Thread 0 of each block adds the block's range to the global words
+// and takes a ticket; the last block decides, writes stats, resets the words for the next
+// launch and releases the round; the others wait for the round and read stats. Every block of
+// the grid must be resident at once (the plugin's grid: at most GRID_MINB blocks an SM).
+__device__ __forceinline__ void grid_decide(int lo, int hi, int* __restrict__ stats, int* s_lo,
+                                            int* s_hi, int* dec) {
+    block_min_max<BLOCK / 32>(lo, hi, s_lo, s_hi);
+    if (threadIdx.x == 0) {
+        volatile unsigned* round = &g_round;
+        const unsigned mine = *round;  // read before the ticket: the last bumps it after all
+        atomicMin(&g_qmin, lo);
+        atomicMax(&g_qmax, hi);
+        __threadfence();  // the read and the block's atomics before its ticket
+        if (atomicAdd(&g_ticket, 1u) == gridDim.x - 1u) {
+            __threadfence();
+            decide(atomicAdd(&g_qmin, 0), atomicAdd(&g_qmax, 0), dec);
+            for (int i = 0; i < 4; ++i) stats[i] = dec[i];
+            g_qmin = INT_MAX;  // ready for the next launch
+            g_qmax = INT_MIN;
+            g_ticket = 0u;
+            __threadfence();  // stats and the reset before the release
+            atomicAdd(&g_round, 1u);
+        } else {
+            while (*round == mine) __nanosleep(64);
+            __threadfence();
+            volatile int* vs = stats;
+            for (int i = 0; i < 4; ++i) dec[i] = vs[i];
+        }
+    }
+    __syncthreads();
+}
+
+// act_grid (see the header): rows b = blockIdx.x + j gridDim.x, j < GRID_ROWS, each row's
+// loads issued before the previous row's barriers (act_stats' prefetch).
+extern "C" __global__ void __launch_bounds__(BLOCK, GRID_MINB)
+act_grid(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ stats,
+         signed char* __restrict__ q8, int B, int F, float k, out_t* __restrict__ out,
+         int* __restrict__ q_wide) {
+#if GRID_ROWS < 1
+    __trap();  // not launched: the plugin reads GRID_ROWS back
+#else
+    __shared__ float scratch[32];
+    __shared__ int s_lo[32], s_hi[32], s_dec[4];
+    __shared__ float s_vth[GRID_ROWS];
+    const int n4 = F >> 2;
+    unsigned w[GRID_ROWS][CACHE_VEC];
+    int lo = INT_MAX, hi = INT_MIN;
+    float4 cur[CACHE_VEC];
+    if (blockIdx.x < B) load_row_cache(reinterpret_cast<const float4*>(x + (size_t)blockIdx.x * F), n4, cur);
+#pragma unroll
+    for (int j = 0; j < GRID_ROWS; ++j) {
+        const int b = blockIdx.x + j * gridDim.x;
+        float4 nxt[CACHE_VEC];
+        if (j + 1 < GRID_ROWS && b + (int)gridDim.x < B)
+            load_row_cache(reinterpret_cast<const float4*>(x + (size_t)(b + gridDim.x) * F), n4, nxt);
+        if (b < B) {  // the same for the whole block
+            const float t = stats_row_kept(cur, F, k, scratch, q8 + (size_t)b * F, lo, hi, w[j]);
+            if (threadIdx.x == 0) { vth[b] = t; s_vth[j] = t; }
+        }
+        if (j + 1 < GRID_ROWS) {
+#pragma unroll
+            for (int i = 0; i < CACHE_VEC; ++i) cur[i] = nxt[i];
+        }
+    }
+    grid_decide(lo, hi, stats, s_lo, s_hi, s_dec);
+    const int o = s_dec[2], T = s_dec[3];
+    if (fits_int8(s_dec[0], s_dec[1])) {  // every normal input: the planes from the kept q
+#pragma unroll
+        for (int j = 0; j < GRID_ROWS; ++j) {
+            const int b = blockIdx.x + j * gridDim.x;
+            if (b >= B) break;
+#pragma unroll
+            for (int i = 0; i < CACHE_VEC; ++i)
+                one_planes(out, B, F, b, n4, threadIdx.x + i * BLOCK, minus_o(w[j][i], o), T);
+        }
+        return;
+    }
+    // q wider than int8: the kept words are clamped, so the planes from x (act_encode's way),
+    // and q to q_wide.
+    for (int j = 0; j < GRID_ROWS; ++j) {
+        const int b = blockIdx.x + j * gridDim.x;
+        if (b < B) encode_row(x, s_vth[j], o, T, B, F, b, out);
+    }
+    store_q_wide(x, vth, s_dec[0], s_dec[1], B, F, blockIdx.x, gridDim.x, q_wide);
+#endif
+}
+
 #ifndef ONE_CLUSTER
 #define ONE_CLUSTER 2  // act_one on a cluster of BLOCK / 32 blocks where the build allows
 #endif
@@ -291,12 +417,12 @@ __device__ __forceinline__ void one_planes(out_t* __restrict__ out, int B, int F
 #error "ONE_CLUSTER is 0 (one block) or 2 (a cluster sharing through st.async)"
 #endif
 // The cluster build of act_one: one block for each warp of the BLOCK build's block_sum
-// (BLOCK / 32 of them, at most 8, the portable cluster size), each of ceil(F / 4 / BLOCK)
-// warps (at most 32: rows up to 128 BLOCK values), one float4 a thread. Elsewhere the
-// one-block act_one below.
+// (BLOCK / 32 of them, at most 8, the portable cluster size), each of R = ceil(F / 4 / BLOCK)
+// warps a row (R B <= 32 with act_rows' B rows: rows up to 128 BLOCK values), one float4 a
+// thread. Elsewhere the one-block act_one below.
 #define ONE_CL (ONE_CLUSTER && BLOCK % 32 == 0 && BLOCK <= 256)
 #ifndef ONE_ROWS
-#define ONE_ROWS 32  // the most rows the cluster act_one takes: its sum_in holds them
+#define ONE_ROWS 32  // the most rows act_rows takes: its sum_in holds them
 #endif
 
 #if ONE_CL
@@ -320,8 +446,9 @@ __device__ __forceinline__ void one_planes(out_t* __restrict__ out, int B, int F
 // all (every block's mbarriers initialised before the first send). A block may leave as soon
 // as its own work is done: every st.async into its shared memory lands before its waits on
 // `owed` return, and it waits for all of them, so nothing is still arriving when it exits.
-// ROWS: B rows (act_rows); else batch 1 (act_one), where every row index folds to 0 at compile
-// time, so that the one-row build's code is what it was before the rows were added.
+// ROWS: B rows (act_rows), B the block's y (a launch whose block disagrees traps rather than
+// wait forever for bytes no block sends); else batch 1 (act_one), where every row index folds
+// to 0 at compile time, so that its code carries no row offsets.
 template <bool ROWS>
 __device__ __forceinline__ void act_cluster(const float* __restrict__ x, float* __restrict__ vth,
                                             int* __restrict__ stats, signed char* __restrict__ q8,
@@ -337,7 +464,7 @@ __device__ __forceinline__ void act_cluster(const float* __restrict__ x, float* 
     __shared__ uint64_t owed[2];               // the bytes of sum_in, of range_in
     // The block is (32 R, B): row b = threadIdx.y, its turn r = warp threadIdx.x / 32, and
     // the block's warp b R + r (a warp never spans two rows: blockDim.x is a multiple of 32).
-    if (!ROWS) B = 1;
+    if (ROWS && B != (int)blockDim.y) __trap();
     const int b = ROWS ? (int)threadIdx.y : 0;
     const int tid = ROWS ? (int)(threadIdx.x + blockDim.x * threadIdx.y) : (int)threadIdx.x;
     const int n4 = F >> 2, lane = threadIdx.x & 31, r = threadIdx.x >> 5;

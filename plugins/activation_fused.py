@@ -1,6 +1,7 @@
 """SPEC steps 1-3 fused: ``x -> (vth, spikes, stats = [qmin, qmax, o, T], q8)`` in two
-kernels over x (one at batch 1), with the transform decision and ``T`` made on the device (no
-host round trip), so the launches capture as one CUDA graph.
+kernels over x (one where the rows fit on chip: act_one, act_rows, act_grid), with the
+transform decision and ``T`` made on the device (no host round trip), so the launches
+capture as one CUDA graph.
 
 Bit-identical to the staged path (dynamic_spikes, find_min_max, transform_absmax,
 spike_encode): the row threshold is the same code (``kernels/common/threshold.cuh``). The
@@ -69,6 +70,16 @@ ONE_CLUSTER = 2
 #: block: 32, so every batch whose warps fit. 1 keeps batches past 1 on the two passes (an
 #: A/B of act_rows against them).
 ONE_ROWS = 32
+#: act_grid, the two passes in one launch (pass 1's q kept in registers, the q range met at a
+#: grid-wide barrier), takes at most this many rows a block (the kernel's -DGRID_ROWS: its
+#: register array of kept q words); 0 keeps those batches on the two passes (an A/B).
+GRID_ROWS = 4
+#: act_grid's blocks an SM (the kernel's -DGRID_MINB, its ``__launch_bounds__`` minimum, so
+#: that many are resident by construction): its grid is at most this many an SM, every block
+#: resident at once, which the barrier needs.
+GRID_MINB = 4
+#: Threads an SM runs at once (every GPU this runs on: sm_70 to sm_90).
+SM_THREADS = 2048
 
 
 def one_geometry(defines: Mapping[str, str], block: int, f: int,
@@ -90,6 +101,24 @@ def one_geometry(defines: Mapping[str, str], block: int, f: int,
     if b > 1 or f > 4 * slots or slots > ONE_MAX_SLOTS:
         return None
     return 1, min(slots, 1024), 1
+
+
+def grid_geometry(defines: Mapping[str, str], block: int, sm_count: int, f: int,
+                  b: int) -> tuple[int, int] | None:
+    """act_grid's (blocks, rows a block) for ``b`` rows of ``f`` values, or None where it
+    does not take them: a row must fit a thread's cache (F % 4 == 0, F <= 4 x CACHE_VEC x
+    BLOCK: no tail read again), and the rows GRID_ROWS a block on at most GRID_MINB blocks
+    an SM (fewer where the SM's threads do not hold that many), every block resident at
+    once (the barrier waits for all of them). The rows are spread evenly: ceil(b / blocks)
+    a block."""
+    most = int(defines["GRID_ROWS"])
+    if most < 1 or b < 1 or f % 4 or f > 4 * int(defines["CACHE_VEC"]) * block:
+        return None
+    resident = min(int(defines["GRID_MINB"]), SM_THREADS // block) * sm_count
+    if resident < 1:
+        return None
+    rows = -(-b // resident)
+    return (-(-b // rows), rows) if rows <= most else None
 
 
 def capacity(p: Point) -> int:
@@ -177,7 +206,9 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
     """Where act_one holds the rows (``one_geometry``: rows up to 128 x BLOCK values, as
     many as 32 warps a block take, on a cluster of blocks, act_rows past batch 1; or batch
     1 up to 4 x CACHE_VEC x BLOCK on one block), q kept in registers between the passes.
-    Up to SMALL_B rows otherwise: act_small, one block, one launch. Otherwise pass 1: rows
+    Up to SMALL_B rows otherwise: act_small, one block, one launch. Where each row fits a
+    thread's cache and the rows fit GRID_ROWS a block on a grid resident at once
+    (``grid_geometry``): act_grid, both passes in one launch. Otherwise pass 1: rows
     over at most STATS_BLOCKS blocks (vth, q to q8, q's range; the last block decides o and
     T), and pass 2: the planes from q8 (or from x, a block per row, when q is wider than
     int8, and then q to ``q_wide`` as well)."""
@@ -194,6 +225,12 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
     if b <= int(d["SMALL_B"]):  # act_small's shared arrays hold SMALL_B rows
         launch("act_small", (1, 1, 1), (block, 1, 1), bufs["x"], bufs["vth"], bufs["stats"],
                bufs["q8"], np.int32(b), np.int32(f), np.float32(p["k"]), dest, q_wide)
+        return
+    grid = grid_geometry(d, block, launch.sm_count, f, b)
+    if grid is not None:  # both passes in one launch, q kept in registers
+        launch("act_grid", (grid[0], 1, 1), (block, 1, 1), bufs["x"], bufs["vth"],
+               bufs["stats"], bufs["q8"], np.int32(b), np.int32(f), np.float32(p["k"]), dest,
+               q_wide)
         return
     stats_blocks, units = int(d.get("STATS_BLOCKS", STATS_BLOCKS)), int(d["ENC_UNITS"])
     launch("act_stats", (min(b, stats_blocks), 1, 1), (block, 1, 1), bufs["x"], bufs["vth"],
@@ -248,7 +285,8 @@ def variant(mode: str, layout: str) -> Variant:
     return Variant(name, (("SMALL_B", str(SMALL_B)), ("CACHE_VEC", str(CACHE_VEC)),
                           ("STATS_BLOCKS", str(STATS_BLOCKS)), ("ENC_UNITS", str(ENC_UNITS)),
                           ("STATS_MINB", str(STATS_MINB)), ("ONE_CLUSTER", str(ONE_CLUSTER)),
-                          ("ONE_ROWS", str(ONE_ROWS)),
+                          ("ONE_ROWS", str(ONE_ROWS)), ("GRID_ROWS", str(GRID_ROWS)),
+                          ("GRID_MINB", str(GRID_MINB)),
                           ("MODE", str(spec.check_mode(mode))),
                           ("LAYOUT", str(LAYOUTS.index(layout)))),
                    f"{mode}, {layout} planes", pins=(("mode", mode), ("layout", layout)))
@@ -256,7 +294,7 @@ def variant(mode: str, layout: str) -> Variant:
 
 STAGE = Stage(
     name="activation_fused",
-    entry_points=("act_stats", "act_encode", "act_small", "act_one", "act_rows"),
+    entry_points=("act_stats", "act_encode", "act_small", "act_one", "act_rows", "act_grid"),
     description="steps 1-3 fused: x -> vth, T planes, [qmin, qmax, o, T]; T on the device",
     axes=(
         axes.BATCH,
@@ -309,24 +347,32 @@ STAGE = Stage(
         {"batch": 4, "in_f": 3584, "k": 64.0},  # act_rows, q wider than int8 (q_wide)
         {"batch": 3, "in_f": 100},  # act_rows, packed rows ending in partial words
         {"batch": 2, "in_f": 18944, "k": 0.5},  # the two passes at their smallest, T <= 8
-        {"batch": 9, "in_f": 3584},  # the two passes: past act_rows' 32 warps a block
-        cases.ACTIVATION[4],
-        {"batch": 12, "in_f": 4100},  # wider than the register cache
+        {"batch": 9, "in_f": 3584},  # act_grid: past act_rows' 32 warps a block
+        cases.ACTIVATION[4],  # the two passes: F % 4 != 0
+        {"batch": 12, "in_f": 4100},  # the two passes: wider than the register cache
         {"batch": 2, "in_f": 20003},
-        {"batch": 300, "in_f": 256, "k": 2.5},  # many blocks race for the last ticket
-        {"batch": 64, "in_f": 3584, "k": 4.0},
+        {"batch": 300, "in_f": 256, "k": 2.5},  # act_grid: 300 blocks at its barrier
+        {"batch": 64, "in_f": 3584, "k": 4.0},  # act_grid
         {"batch": 8200, "in_f": 5},  # more rows than STATS_BLOCKS: blocks take several
-        {"batch": 40, "in_f": 3584, "k": 64.0},  # q wider than int8: pass 2 from x
+        {"batch": 40, "in_f": 3584, "k": 64.0},  # act_grid, q wider than int8: planes from x
         {"batch": 33, "in_f": 96, "k": 64.0},  # the same, packed rows without padding
-        {"batch": 33, "in_f": 96},  # flat packed at a few words; n % 16 == 0
+        {"batch": 33, "in_f": 96},  # act_grid, packed words from the kept q
+        {"batch": 16, "in_f": 3584, "k": 0.5},  # act_grid, T <= 8
+        {"batch": 9, "in_f": 4096},  # act_grid, every slot of the cache a value
+        {"batch": 40, "in_f": 100},  # act_grid, packed rows ending in partial words
+        {"batch": 600, "in_f": 3584},  # act_grid, two rows a block (132 SMs)
+        {"batch": 2000, "in_f": 1024},  # act_grid, four rows a block (132 SMs)
+        {"batch": 2500, "in_f": 1024},  # the two passes: past act_grid's rows (<= 156 SMs)
     ),
     # act_one at four turns a thread and at five, at its widest (32 warps a block), a
-    # packed row ending in a partial word, most threads holding no value, and act_rows
-    # (eight rows of four turns; three packed rows ending in partial words). The odd shapes
+    # packed row ending in a partial word, most threads holding no value, act_rows
+    # (eight rows of four turns; three packed rows ending in partial words), and act_grid
+    # (packed rows ending in partial words; every cache slot a value). The odd shapes
     # reach act_one only at in_f 3584 (batch 1) and act_rows at batch 3 there.
     sanitize_shapes=({"batch": 1, "in_f": 4096}, {"batch": 1, "in_f": 100},
                      {"batch": 1, "in_f": 12}, {"batch": 1, "in_f": 4100},
                      {"batch": 1, "in_f": 32768}, {"batch": 8, "in_f": 3584},
-                     {"batch": 3, "in_f": 100}),
+                     {"batch": 3, "in_f": 100}, {"batch": 40, "in_f": 100},
+                     {"batch": 9, "in_f": 4096}),
     default_sweep=axes.BATCH_SWEEP,
 )

@@ -43,9 +43,9 @@ def test_q_wide_is_the_last_argument_or_null(st, batch, in_f, kernels) -> None: 
     (1, 4100, ["act_one"]), (1, 32768, ["act_one"]),  # past them: more warps a block
     (1, 32772, ["act_small"]), (1, 130, ["act_small"]),  # too wide; F % 4 != 0
     (2, 3584, ["act_rows"]), (8, 3584, ["act_rows"]),  # rows of four turns: up to eight
-    (9, 3584, ["act_stats", "act_encode"]),  # 36 warps a block: past act_rows
+    (9, 3584, ["act_grid"]),  # 36 warps a block: past act_rows
     (4, 4100, ["act_rows"]), (7, 4100, ["act_stats", "act_encode"]),  # five turns: 20, 35
-    (32, 1024, ["act_rows"]), (33, 1024, ["act_stats", "act_encode"]),  # a warp a row
+    (32, 1024, ["act_rows"]), (33, 1024, ["act_grid"]),  # a warp a row
     (2, 18944, ["act_stats", "act_encode"]),  # nineteen turns: batch 1 only
     (2, 130, ["act_stats", "act_encode"]),  # F % 4 != 0
 ])
@@ -145,6 +145,8 @@ def test_cache_default_agrees_with_the_kernel_source() -> None:
     assert kernel_define("kernels/activation_fused.cu", "ONE_ROWS") == af.ONE_ROWS
     assert kernel_define("kernels/activation_fused.cu", "ONE_MAX_SLOTS") == af.ONE_MAX_SLOTS
     assert kernel_define("kernels/activation_fused.cu", "ONE_CLUSTER") == af.ONE_CLUSTER
+    assert kernel_define("kernels/activation_fused.cu", "GRID_ROWS") == af.GRID_ROWS
+    assert kernel_define("kernels/activation_fused.cu", "GRID_MINB") == af.GRID_MINB
 
 
 def test_q_wide_is_declared_in_the_int8_layout_only(st) -> None:  # type: ignore[no-untyped-def]
@@ -189,14 +191,62 @@ def test_act_one_takes_rows_on_the_cluster_only(cluster, batch, geometry) -> Non
     ("1", 1, (8, 128, 1)), ("1", 2, None), ("4", 4, (8, 128, 4)), ("4", 5, None)])
 def test_act_one_rows_follow_the_one_rows_define(st, rows, batch, geometry) -> None:  # type: ignore[no-untyped-def]
     """A -D ONE_ROWS build takes at most that many rows on act_rows (its shared array of the
-    rows' sums holds that many); more go to the two passes, as the launch shows."""
+    rows' sums holds that many); more go to act_grid, as the launch shows."""
     v = st.variant("unidirectional")
     vr = dataclasses.replace(v, defines=tuple((k, rows if k == "ONE_ROWS" else x)
                                               for k, x in v.defines))
     launch = RecordingLauncher(256)
     st.enqueue(launch, {b: b for b in _BUFS}, st.point(vr, batch=batch, in_f=3584), vr)
     if geometry is None:
-        assert launch.names == ["act_stats", "act_encode"]
+        assert launch.names == ["act_grid"]
     else:
         assert launch.names == ["act_rows" if batch > 1 else "act_one"]
         assert launch.calls[0][1:3] == ((geometry[0], 1, 1), (geometry[1], geometry[2], 1))
+
+
+def _with(v, **defines):  # type: ignore[no-untyped-def]
+    return dataclasses.replace(v, defines=tuple((k, str(defines.get(k, x))) for k, x in v.defines))
+
+
+@pytest.mark.parametrize(("sm_count", "batch", "in_f", "geometry"), [
+    (132, 9, 3584, (9, 1)), (132, 528, 3584, (528, 1)),  # a block a row up to 4 an SM
+    (132, 529, 3584, (265, 2)), (132, 1024, 3584, (512, 2)),  # then rows spread evenly
+    (132, 2112, 3584, (528, 4)), (132, 2113, 3584, None),  # GRID_ROWS a block at most
+    (148, 2113, 3584, (529, 4)),  # more SMs hold more rows
+    (132, 64, 4096, (64, 1)), (132, 64, 4100, None),  # the row must fit the cache
+    (132, 64, 130, None),  # F % 4 != 0
+])
+def test_act_grid_takes_the_rows_its_resident_grid_holds(st, sm_count, batch, in_f,  # type: ignore[no-untyped-def]
+                                                         geometry) -> None:
+    """act_grid's grid is at most GRID_MINB blocks an SM (all resident: its barrier waits
+    for every block), each with at most GRID_ROWS rows, the rows spread evenly; rows that
+    do not fit a thread's cache, or more rows than that grid holds, take the two passes."""
+    v = st.variant("unidirectional")
+    assert af.grid_geometry(dict(v.defines), 256, sm_count, in_f, batch) == geometry
+    launch = RecordingLauncher(256, sm_count=sm_count)
+    st.enqueue(launch, {b: b for b in _BUFS} | {"q_wide": "q_wide"},
+               st.point(v, batch=batch, in_f=in_f), v)
+    if geometry is None:
+        assert "act_grid" not in launch.names
+        return
+    assert launch.names == ["act_grid"]
+    _, grid, block, args, _ = launch.calls[0]
+    assert (grid, block) == ((geometry[0], 1, 1), (256, 1, 1))
+    assert geometry[0] * geometry[1] >= batch > (geometry[0] - 1) * geometry[1]
+    assert args[:4] == ("x", "vth", "stats", "q8") and args[-2:] == ("spikes", "q_wide")
+    assert tuple(float(a) for a in args[4:-2]) == (batch, in_f, st.point(v, batch=batch)["k"])
+
+
+@pytest.mark.parametrize(("defines", "block", "geometry"), [
+    ({"GRID_ROWS": 0}, 256, None),  # the A/B build: those batches on the two passes
+    ({"GRID_ROWS": 2}, 256, (512, 2)),  # 1024 rows on 528 resident blocks: two a block
+    ({"GRID_MINB": 2}, 256, (256, 4)),  # 264 resident blocks: four rows a block
+    ({"GRID_MINB": 1}, 256, None),  # 132 blocks would need eight rows a block
+    ({}, 1024, (256, 4)),  # two blocks of 1024 an SM fill its 2048 threads, not four
+    ({}, 512, (512, 2)),  # four blocks of 512 do
+])
+def test_act_grid_follows_the_build(st, defines, block, geometry) -> None:  # type: ignore[no-untyped-def]
+    """GRID_ROWS, GRID_MINB and BLOCK move what act_grid takes at batch 1024 on 132 SMs,
+    from the build's defines; an SM never counts more of its blocks than its threads hold."""
+    v = _with(st.variant("unidirectional"), **defines)
+    assert af.grid_geometry(dict(v.defines), block, 132, 3584, 1024) == geometry

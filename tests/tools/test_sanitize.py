@@ -47,12 +47,13 @@ def test_points_cover_the_odd_shapes(reg) -> None:  # type: ignore[no-untyped-de
     assert {(p["out_f"], p["in_f"], p["group_size"]) for p in sanitize.points(w, w.variants[0])} \
         == {(o, f, 128) for o in (1, 3, 9) for f in (1, 5, 130, 3584)} | {(3, 516, 256)}
     # Each of activation_fused's paths is among the watched launches: act_one (batch 1,
-    # in_f 3584), act_rows (batch 3, in_f 3584), act_small (batch 1 on odd widths) and the
-    # two passes (batches 3 and 9 on odd widths, 9 at in_f 3584).
+    # in_f 3584), act_rows (batch 3, in_f 3584), act_small (batch 1 on odd widths),
+    # act_grid (batch 9 at in_f 3584) and the two passes (batches 3 and 9 on odd widths).
     fused = reg.get("activation_fused")
     launched = {k for p in sanitize.points(fused, fused.variants[0])
                 for k in ncu.launched_kernels(fused, fused.variants[0], p)}
-    assert launched == {"act_one", "act_rows", "act_small", "act_stats", "act_encode"}
+    assert launched == {"act_one", "act_rows", "act_small", "act_grid", "act_stats",
+                        "act_encode"}
 
 
 def test_every_entry_point_is_watched() -> None:
