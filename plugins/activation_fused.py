@@ -106,12 +106,16 @@ def one_geometry(defines: Mapping[str, str], block: int, f: int,
 def grid_geometry(defines: Mapping[str, str], block: int, sm_count: int, f: int,
                   b: int) -> tuple[int, int] | None:
     """act_grid's (blocks, rows a block) for ``b`` rows of ``f`` values, or None where it
-    does not take them: a row must fit a thread's cache (F % 4 == 0, F <= 4 x CACHE_VEC x
-    BLOCK: no tail read again), and the rows GRID_ROWS a block on at most GRID_MINB blocks
-    an SM (fewer where the SM's threads do not hold that many), every block resident at
-    once (the barrier waits for all of them). The rows are spread evenly: ceil(b / blocks)
-    a block."""
+    does not take them: the int8 planes layout only (the packed build has the kernel, but
+    its planes, packed across eight lanes by shuffles, made it 27-73 % slower than the two
+    passes: kernels/NOTES.md), a row must fit a thread's cache (F % 4 == 0, F <= 4 x
+    CACHE_VEC x BLOCK: no tail read again), and the rows GRID_ROWS a block on at most
+    GRID_MINB blocks an SM (fewer where the SM's threads do not hold that many), every
+    block resident at once (the barrier waits for all of them). The rows are spread
+    evenly: ceil(b / blocks) a block."""
     most = int(defines["GRID_ROWS"])
+    if int(defines["LAYOUT"]) != LAYOUTS.index("int8"):
+        return None
     if most < 1 or b < 1 or f % 4 or f > 4 * int(defines["CACHE_VEC"]) * block:
         return None
     resident = min(int(defines["GRID_MINB"]), SM_THREADS // block) * sm_count
@@ -206,12 +210,12 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
     """Where act_one holds the rows (``one_geometry``: rows up to 128 x BLOCK values, as
     many as 32 warps a block take, on a cluster of blocks, act_rows past batch 1; or batch
     1 up to 4 x CACHE_VEC x BLOCK on one block), q kept in registers between the passes.
-    Up to SMALL_B rows otherwise: act_small, one block, one launch. Where each row fits a
-    thread's cache and the rows fit GRID_ROWS a block on a grid resident at once
-    (``grid_geometry``): act_grid, both passes in one launch. Otherwise pass 1: rows
-    over at most STATS_BLOCKS blocks (vth, q to q8, q's range; the last block decides o and
-    T), and pass 2: the planes from q8 (or from x, a block per row, when q is wider than
-    int8, and then q to ``q_wide`` as well)."""
+    Up to SMALL_B rows otherwise: act_small, one block, one launch. In the int8 layout,
+    where each row fits a thread's cache and the rows fit GRID_ROWS a block on a grid
+    resident at once (``grid_geometry``): act_grid, the two passes in one launch.
+    Otherwise pass 1: rows over at most STATS_BLOCKS blocks (vth, q to q8, q's range; the
+    last block decides o and T), and pass 2: the planes from q8 (or from x, a block per
+    row, when q is wider than int8, and then q to ``q_wide`` as well)."""
     b, f, block = int(p["batch"]), int(p["in_f"]), launch.block
     dest = bufs["packed"] if p["layout"] == "packed" else bufs["spikes"]
     q_wide = bufs.get("q_wide", 0)  # null: not written (packed, or a pipeline without it)
@@ -355,11 +359,11 @@ STAGE = Stage(
         {"batch": 64, "in_f": 3584, "k": 4.0},  # act_grid
         {"batch": 8200, "in_f": 5},  # more rows than STATS_BLOCKS: blocks take several
         {"batch": 40, "in_f": 3584, "k": 64.0},  # act_grid, q wider than int8: planes from x
-        {"batch": 33, "in_f": 96, "k": 64.0},  # the same, packed rows without padding
-        {"batch": 33, "in_f": 96},  # act_grid, packed words from the kept q
+        {"batch": 33, "in_f": 96, "k": 64.0},  # packed: the two passes, rows without padding
+        {"batch": 33, "in_f": 96},  # packed: flat words from q8 at a few words
         {"batch": 16, "in_f": 3584, "k": 0.5},  # act_grid, T <= 8
         {"batch": 9, "in_f": 4096},  # act_grid, every slot of the cache a value
-        {"batch": 40, "in_f": 100},  # act_grid, packed rows ending in partial words
+        {"batch": 40, "in_f": 100},  # act_grid, short rows; packed: two passes, partial words
         {"batch": 600, "in_f": 3584},  # act_grid, two rows a block (132 SMs)
         {"batch": 2000, "in_f": 1024},  # act_grid, four rows a block (132 SMs)
         {"batch": 2500, "in_f": 1024},  # the two passes: past act_grid's rows (<= 156 SMs)
@@ -367,7 +371,7 @@ STAGE = Stage(
     # act_one at four turns a thread and at five, at its widest (32 warps a block), a
     # packed row ending in a partial word, most threads holding no value, act_rows
     # (eight rows of four turns; three packed rows ending in partial words), and act_grid
-    # (packed rows ending in partial words; every cache slot a value). The odd shapes
+    # (short rows, most threads holding no value; every cache slot a value). The odd shapes
     # reach act_one only at in_f 3584 (batch 1) and act_rows at batch 3 there.
     sanitize_shapes=({"batch": 1, "in_f": 4096}, {"batch": 1, "in_f": 100},
                      {"batch": 1, "in_f": 12}, {"batch": 1, "in_f": 4100},
