@@ -67,7 +67,7 @@ ONE_MAX_SLOTS = 8192
 ONE_CLUSTER = 2
 #: The most rows act_rows (the cluster act_one on several rows) takes (the kernel's
 #: -DONE_ROWS: its shared array of the rows' sums holds that many), within its 32 warps a
-#: block: 32, so every batch whose warps fit. 1 keeps batches past 1 on the two passes (an
+#: block: 32, so every batch whose warps fit. 1 sends batches past 1 to the other paths (an
 #: A/B of act_rows against them).
 ONE_ROWS = 32
 #: act_grid, the two passes in one launch (pass 1's q kept in registers, the q range met at a
@@ -78,7 +78,7 @@ GRID_ROWS = 4
 #: that many are resident by construction): its grid is at most this many an SM, every block
 #: resident at once, which the barrier needs.
 GRID_MINB = 4
-#: Threads an SM runs at once (every GPU this runs on: sm_70 to sm_90).
+#: Threads an SM runs at once on sm_80 and sm_90 (the kernel's cluster build needs sm_90).
 SM_THREADS = 2048
 
 
@@ -110,17 +110,20 @@ def grid_geometry(defines: Mapping[str, str], block: int, sm_count: int, f: int,
     its planes, packed across eight lanes by shuffles, made it 27-73 % slower than the two
     passes: kernels/NOTES.md), a row must fit a thread's cache (F % 4 == 0, F <= 4 x
     CACHE_VEC x BLOCK: no tail read again), and the rows GRID_ROWS a block on at most
-    GRID_MINB blocks an SM (fewer where the SM's threads do not hold that many), every
-    block resident at once (the barrier waits for all of them). The rows are spread
+    GRID_MINB blocks an SM, every block resident at once (the barrier waits for all of
+    them): the launch bounds hold that many by their registers only where GRID_MINB x
+    BLOCK fits an SM's threads, so a larger BLOCK has no act_grid. The rows are spread
     evenly: ceil(b / blocks) a block."""
-    most = int(defines["GRID_ROWS"])
+    most, minb = int(defines["GRID_ROWS"]), int(defines["GRID_MINB"])
     if int(defines["LAYOUT"]) != LAYOUTS.index("int8"):
         return None
     if most < 1 or b < 1 or f % 4 or f > 4 * int(defines["CACHE_VEC"]) * block:
         return None
-    resident = min(int(defines["GRID_MINB"]), SM_THREADS // block) * sm_count
-    if resident < 1:
+    # Past SM_THREADS ptxas ignores the launch bounds' minimum, so the registers no longer
+    # guarantee GRID_MINB blocks an SM (at BLOCK 1024: 64 registers, one block): no act_grid.
+    if minb < 1 or minb * block > SM_THREADS:
         return None
+    resident = minb * sm_count
     rows = -(-b // resident)
     return (-(-b // rows), rows) if rows <= most else None
 
@@ -371,12 +374,13 @@ STAGE = Stage(
     # act_one at four turns a thread and at five, at its widest (32 warps a block), a
     # packed row ending in a partial word, most threads holding no value, act_rows
     # (eight rows of four turns; three packed rows ending in partial words), and act_grid
-    # (short rows, most threads holding no value; every cache slot a value). The odd shapes
+    # (short rows, most threads holding no value; every cache slot a value; four rows a
+    # block on 132 SMs, several up to 400). The odd shapes
     # reach act_one only at in_f 3584 (batch 1) and act_rows at batch 3 there.
     sanitize_shapes=({"batch": 1, "in_f": 4096}, {"batch": 1, "in_f": 100},
                      {"batch": 1, "in_f": 12}, {"batch": 1, "in_f": 4100},
                      {"batch": 1, "in_f": 32768}, {"batch": 8, "in_f": 3584},
                      {"batch": 3, "in_f": 100}, {"batch": 40, "in_f": 100},
-                     {"batch": 9, "in_f": 4096}),
+                     {"batch": 9, "in_f": 4096}, {"batch": 1600, "in_f": 64}),
     default_sweep=axes.BATCH_SWEEP,
 )

@@ -198,7 +198,7 @@ STAGE = Pipeline(
         {"batch": 1, "in_f": 18944, "out_f": 256},         # act_one past the cache
         {"batch": 3, "in_f": 1024, "out_f": 200},          # act_rows, N odd tile
         {"batch": 8, "in_f": 3584, "out_f": 256},          # act_rows' most rows of 3584
-        {"batch": 12, "in_f": 3584, "out_f": 256},         # two passes, GEMM small
+        {"batch": 12, "in_f": 3584, "out_f": 256},         # act_grid (packed: two passes)
         {"batch": 77, "in_f": 512, "out_f": 256},          # wgmma, M not a tile multiple
         {"batch": 300, "in_f": 1024, "out_f": 384},        # wgmma, several tiles
         {"batch": 33, "in_f": 130, "out_f": 129, "group_size": 7},  # general: odd all

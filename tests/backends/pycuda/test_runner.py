@@ -256,11 +256,11 @@ def test_fused_activation_path_is_bit_identical_to_the_staged_kernels(
     for fam in ("normal", "llm", "ramp", "edge"):
         # act_one (a full cache, less, a partial packed word, past the cache), act_rows
         # (several rows, also past the cache), act_small (F % 4 != 0, wider than act_one's
-        # cluster), act_grid in the int8 layout (a row a block, short rows, two rows a
-        # block; the packed layout takes the two passes there), and the two passes
+        # cluster), act_grid in the int8 layout (a row a block, short rows, two and four
+        # rows a block; the packed layout takes the two passes there), and the two passes
         for b, f in ((1, 3584), (1, 4096), (1, 100), (1, 4100), (1, 130), (1, 32772),
                      (3, 3584), (8, 3584), (3, 100), (4, 4100), (9, 3584), (40, 100),
-                     (600, 3584), (300, 130), (64, 4100), (7, 5)):
+                     (600, 3584), (2000, 1024), (300, 130), (64, 4100), (7, 5)):
             at = {"batch": b, "in_f": f, "k": 3.0, "mode": mode}
             x = fused.make_inputs(np.random.default_rng([b, f]), fam,
                                   fused.point(fused.variant(mode), **at))["x"]
