@@ -97,6 +97,14 @@ def serves(peer: Backend, target: object) -> bool:
     return serves(peer.backend, target)
 
 
+def sm_count(device: int) -> int:
+    """The SMs of ``device``, without a CUDA context in this process (the driver's
+    attribute): a child process runs the kernels, this one predicts their launches."""
+    from harness.backends.pycuda import cudriver
+
+    return cudriver.multiprocessors(device)
+
+
 def device_meta(device: int) -> RunMeta:
     """The provenance of rows about a child process's run on ``device`` (profiles,
     sanitizer outcomes): the GPU's name (from nvidia-smi: no CUDA context here), the

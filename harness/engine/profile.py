@@ -18,7 +18,7 @@ from harness.contract.datasheet import TENSOR_CORE_RATES
 from harness.contract.registry import Registry
 from harness.contract.stage import Stage
 from harness.engine import rows
-from harness.engine.devices import device_meta
+from harness.engine.devices import device_meta, sm_count
 from harness.engine.jobs import one_point
 from harness.engine.targets import check_families, check_options
 from harness.results import files
@@ -65,7 +65,8 @@ def profile(reg: Registry, stage: str, *, variant: str | None = None,
     check_families([st], [family])
     check_options([st], options or {})
     job = one_point(st, variant, options or {}, sweep, defines)
-    cmd = ncu.command(st, job.variant, job.point, family, metrics, section_set, device)
+    cmd = ncu.command(st, job.variant, job.point, family, metrics, section_set, device,
+                      sm_count=sm_count(device))
     folder = files.folder(Path(out_dir or paths.statistics_dir() / "ncu"), "--out")
     # Locked and checked before ncu runs, written after it; a file of the earlier columns
     # is added to in those.

@@ -89,20 +89,23 @@ def parse_raw_csv(text: str) -> list[KernelProfile]:
     return out
 
 
-def launched_kernels(stage: Stage, variant: Variant, point: dict[str, Any]) -> list[str]:
-    """The kernels one call of the stage's ``enqueue`` launches at this point, in order (a
-    stage may pick among its entry points by shape): what ncu must skip and count."""
-    record = RecordingLauncher(stage.block_for(variant))
+def launched_kernels(stage: Stage, variant: Variant, point: dict[str, Any], *,
+                     sm_count: int) -> list[str]:
+    """The kernels one call of the stage's ``enqueue`` launches at this point on a device of
+    ``sm_count`` SMs, in order (a stage may pick among its entry points by shape and by the
+    grid the device holds at once): what ncu must skip and count."""
+    record = RecordingLauncher(stage.block_for(variant), sm_count=sm_count)
     stage.enqueue(record, collections.defaultdict(int), point, variant)
     return record.names
 
 
 def command(stage: Stage, variant: Variant, point: dict[str, Any], family: str,
             metrics: Sequence[str] | None, section_set: str | None, device: int, *,
-            seed: int = 0, python: str = sys.executable) -> list[str]:
+            sm_count: int, seed: int = 0, python: str = sys.executable) -> list[str]:
     """The ncu command line profiling one launch of the stage variant at the point, on the
-    inputs a sweep of this family and seed draws there (``harness bench``'s seed is 0)."""
-    launched = launched_kernels(stage, variant, point)
+    inputs a sweep of this family and seed draws there (``harness bench``'s seed is 0), on
+    ``device``, which has ``sm_count`` SMs."""
+    launched = launched_kernels(stage, variant, point, sm_count=sm_count)
     kernels = "|".join(dict.fromkeys(launched))
     n = len(launched)
     cmd = [find_ncu(), "--clock-control", "none", "--csv", "--page", "raw",

@@ -21,6 +21,7 @@ def recorded(monkeypatch):  # type: ignore[no-untyped-def]
     from harness.backends.pycuda import context
 
     monkeypatch.setattr(context, "smi_query", lambda index, field: "NVIDIA H200")
+    monkeypatch.setattr(profile, "sm_count", lambda device: 132)
     monkeypatch.setattr(ncu, "find_ncu", lambda: "ncu")
     cmds: list[list[str]] = []
 
@@ -116,3 +117,16 @@ def test_an_idle_tensor_pipe_in_a_tensor_core_stage_is_noted(  # type: ignore[no
     if noted:
         assert prof.notes[0].startswith("int_gemm int8: the tensor pipe was idle (0 %)")
         assert "\n" not in prof.notes[0]
+
+
+def test_the_launches_are_predicted_for_the_devices_sm_count(reg, recorded, monkeypatch,  # type: ignore[no-untyped-def]
+                                                              tmp_path) -> None:
+    """The ncu command counts the kernels the device launches: activation_fused at batch
+    2000 is act_grid on 132 SMs, the two passes on 114 (the SM count of the device asked)."""
+    asked = []
+    monkeypatch.setattr(profile, "sm_count", lambda device: asked.append(device) or 114)
+    profile.profile(reg, "activation_fused", options={"batch": "2000"}, device=0,
+                    out_dir=tmp_path)
+    cmd = recorded[-1]
+    assert asked == [0]
+    assert cmd[cmd.index("-k") + 1] == "regex:^(act_stats|act_encode)$"

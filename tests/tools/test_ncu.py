@@ -41,7 +41,8 @@ def test_units_are_converted() -> None:
 def test_command_line(reg, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setattr("shutil.which", lambda name: f"/opt/bin/{name}")
     st = reg.get("find_min_max")
-    cmd = ncu.command(st, st.variants[0], st.point(batch=16384), "normal", None, "basic", 0)
+    cmd = ncu.command(st, st.variants[0], st.point(batch=16384), "normal", None, "basic", 0,
+                      sm_count=132)
     assert cmd[:3] == ["/opt/bin/ncu", "--clock-control", "none"]
     assert "regex:^(find_min_max)$" in cmd
     i = cmd.index("--launch-skip")
@@ -54,11 +55,12 @@ def test_command_line(reg, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     assert child.parse(cmd[i + 1:]) == child.Launches(
         "find_min_max", st.variants[0].name, "normal", 0, (st.point(batch=16384),),
         ncu.WARMUP, 0)
-    seeded = ncu.command(st, st.variants[0], st.point(), "llm", None, None, 1, seed=5)
+    seeded = ncu.command(st, st.variants[0], st.point(), "llm", None, None, 1, sm_count=132,
+                         seed=5)
     job = child.parse(seeded[seeded.index(child.MODULE) + 1:])
     assert (job.family, job.seed, job.device) == ("llm", 5, 1)
     with pytest.raises(HarnessError, match="unknown --set"):
-        ncu.command(st, st.variants[0], st.point(), "normal", None, "huge", 0)
+        ncu.command(st, st.variants[0], st.point(), "normal", None, "huge", 0, sm_count=132)
 
 
 def test_missing_ncu_and_forbidden_counters(monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -75,13 +77,29 @@ def test_command_counts_the_kernels_one_launch_enqueues(reg, monkeypatch) -> Non
     monkeypatch.setattr(ncu, "find_ncu", lambda: "ncu")
     fused = reg.get("activation_fused")
     v = fused.variants[0]
-    assert ncu.launched_kernels(fused, v, fused.point(v, batch=1)) == ["act_one"]
-    assert ncu.launched_kernels(fused, v, fused.point(v, batch=1, in_f=130)) == ["act_small"]
+    assert ncu.launched_kernels(fused, v, fused.point(v, batch=1), sm_count=132) == ["act_one"]
+    assert ncu.launched_kernels(fused, v, fused.point(v, batch=1, in_f=130),
+                                sm_count=132) == ["act_small"]
     big = fused.point(v, batch=65536)
-    assert ncu.launched_kernels(fused, v, big) == ["act_stats", "act_encode"]
-    cmd = ncu.command(fused, v, big, "normal", None, None, 0)
+    assert ncu.launched_kernels(fused, v, big, sm_count=132) == ["act_stats", "act_encode"]
+    cmd = ncu.command(fused, v, big, "normal", None, None, 0, sm_count=132)
     assert cmd[cmd.index("-k") + 1] == "regex:^(act_stats|act_encode)$"
     assert cmd[cmd.index("--launch-skip") + 1] == str(ncu.WARMUP * 2)
     assert cmd[cmd.index("--launch-count") + 1] == "2"
     wq = reg.get("weight_quant_fused")
-    assert ncu.launched_kernels(wq, wq.variants[0], wq.point(out_f=18944)) == ["wq_vec1"]
+    assert ncu.launched_kernels(wq, wq.variants[0], wq.point(out_f=18944),
+                                sm_count=132) == ["wq_vec1"]
+
+
+def test_the_prediction_follows_the_devices_sm_count(reg, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """act_grid takes the rows its resident grid holds (4 rows a block, 4 blocks an SM), so
+    batch 2000 is one launch on 132 SMs and the two passes on 114: the command profiles
+    what the device it runs on launches."""
+    fused = reg.get("activation_fused")
+    v = fused.variants[0]
+    p = fused.point(v, batch=2000)
+    assert ncu.launched_kernels(fused, v, p, sm_count=132) == ["act_grid"]
+    assert ncu.launched_kernels(fused, v, p, sm_count=114) == ["act_stats", "act_encode"]
+    monkeypatch.setattr(ncu, "find_ncu", lambda: "ncu")
+    cmd = ncu.command(fused, v, p, "normal", None, None, 0, sm_count=114)
+    assert cmd[cmd.index("-k") + 1] == "regex:^(act_stats|act_encode)$"

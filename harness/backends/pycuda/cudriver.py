@@ -1,5 +1,6 @@
 """What PyCUDA does not wrap, from the CUDA driver through ctypes: TMA tensor maps
-(``cuTensorMapEncodeTiled``) and a kernel's parameter layout (``cuFuncGetParamInfo``).
+(``cuTensorMapEncodeTiled``), a kernel's parameter layout (``cuFuncGetParamInfo``), its
+occupancy, and a device's SM count without a context.
 
 A kernel that takes a ``const __grid_constant__ CUtensorMap`` (128 bytes, 64-byte aligned)
 gets its parameters at offsets ptxas chose, which need not be the packed offsets PyCUDA
@@ -38,6 +39,25 @@ def libcuda() -> Any:
         except OSError as exc:
             raise HarnessError(f"the CUDA driver library cannot be loaded: {exc}") from exc
     return _lib
+
+
+#: ``CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT``.
+_MULTIPROCESSOR_COUNT = 16
+
+
+def multiprocessors(device: int) -> int:
+    """The SMs of CUDA device ``device``, asked of the driver (``cuDeviceGetAttribute``)
+    without creating a context: what a parent process needs to predict the launches of a
+    stage whose kernels follow the SM count, before a child runs them."""
+    lib = libcuda()
+    if lib.cuInit(0) != 0:
+        raise HarnessError("the CUDA driver did not initialise (cuInit)")
+    dev, n = ctypes.c_int(0), ctypes.c_int(0)
+    if lib.cuDeviceGet(ctypes.byref(dev), ctypes.c_int(device)) != 0:
+        raise HarnessError(f"no CUDA device {device}")
+    if lib.cuDeviceGetAttribute(ctypes.byref(n), _MULTIPROCESSOR_COUNT, dev) != 0:
+        raise HarnessError(f"CUDA device {device} did not report its multiprocessors")
+    return int(n.value)
 
 
 def tensor_map_2d(ptr: int, dtype: np.dtype, rows: int, cols: int, box_rows: int,
