@@ -65,6 +65,7 @@ def profile(reg: Registry, stage: str, *, variant: str | None = None,
     check_families([st], [family])
     check_options([st], options or {})
     job = one_point(st, variant, options or {}, sweep, defines)
+    ncu.find_ncu()  # its one line first, where neither ncu nor a driver is installed
     cmd = ncu.command(st, job.variant, job.point, family, metrics, section_set, device,
                       sm_count=sm_count(device))
     folder = files.folder(Path(out_dir or paths.statistics_dir() / "ncu"), "--out")
