@@ -261,3 +261,21 @@ def test_act_grid_follows_the_build(st, defines, block, geometry) -> None:  # ty
     blocks: 64 registers and one block of 1024 in the default build), so no act_grid."""
     v = _with(st.variant("unidirectional"), **defines)
     assert af.grid_geometry(dict(v.defines), block, 132, 3584, 1024) == geometry
+
+
+@pytest.mark.skipif(__import__("shutil").which("nvcc") is None, reason="needs nvcc on PATH")
+@pytest.mark.parametrize("block", [256, 512])
+def test_act_grid_builds_hold_the_blocks_the_plugin_counts(st, block) -> None:  # type: ignore[no-untyped-def]
+    """Where grid_geometry gives act_grid a grid of GRID_MINB blocks an SM, ptxas must have
+    held the launch bounds: registers (in units of 8 a thread, 64K an SM) and static shared
+    memory (with the 1 KB an SM keeps a block) for that many blocks of BLOCK threads (the
+    barrier waits for every block, so a grid not all resident would hang)."""
+    from harness.contract.kernel import nvcc_report
+
+    v = st.variant("unidirectional")
+    vb = dataclasses.replace(v, defines=(*v.defines, ("BLOCK", str(block))))
+    minb = int(dict(v.defines)["GRID_MINB"])
+    assert af.grid_geometry(dict(vb.defines), block, 132, 1024, 64) is not None
+    res = {r.function: r for r in nvcc_report(st, vb)}["act_grid"]
+    assert minb * block * (-(-res.registers // 8) * 8) <= 65536, res
+    assert minb * (res.smem_bytes + 1024) <= 228 * 1024, res
