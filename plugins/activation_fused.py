@@ -222,29 +222,29 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
     b, f, block = int(p["batch"]), int(p["in_f"]), launch.block
     dest = bufs["packed"] if p["layout"] == "packed" else bufs["spikes"]
     q_wide = bufs.get("q_wide", 0)  # null: not written (packed, or a pipeline without it)
+    # Every kernel's arguments are these, in this order: act_one takes no B (batch 1),
+    # act_stats no outputs past q8, act_encode no k.
+    head = (bufs["x"], bufs["vth"], bufs["stats"], bufs["q8"])
+    bfk = (np.int32(b), np.int32(f), np.float32(p["k"]))
+    tail = (dest, q_wide)
     d = dict(v.defines)  # read back, so that a -D build is launched as it was compiled
     one = one_geometry(d, block, f, b)
     if one is not None:  # batch 1: act_one; several rows: act_rows, the same code on (32 R, B)
-        name, rows = ("act_rows", (np.int32(b),)) if b > 1 else ("act_one", ())
-        launch(name, (one[0], 1, 1), (one[1], one[2], 1), bufs["x"], bufs["vth"],
-               bufs["stats"], bufs["q8"], *rows, np.int32(f), np.float32(p["k"]), dest, q_wide)
+        name, shape = ("act_rows", bfk) if b > 1 else ("act_one", bfk[1:])
+        launch(name, (one[0], 1, 1), (one[1], one[2], 1), *head, *shape, *tail)
         return
     if b <= int(d["SMALL_B"]):  # act_small's shared arrays hold SMALL_B rows
-        launch("act_small", (1, 1, 1), (block, 1, 1), bufs["x"], bufs["vth"], bufs["stats"],
-               bufs["q8"], np.int32(b), np.int32(f), np.float32(p["k"]), dest, q_wide)
+        launch("act_small", (1, 1, 1), (block, 1, 1), *head, *bfk, *tail)
         return
     grid = grid_geometry(d, block, launch.sm_count, f, b)
     if grid is not None:  # both passes in one launch, q kept in registers
-        launch("act_grid", (grid[0], 1, 1), (block, 1, 1), bufs["x"], bufs["vth"],
-               bufs["stats"], bufs["q8"], np.int32(b), np.int32(f), np.float32(p["k"]), dest,
-               q_wide)
+        launch("act_grid", (grid[0], 1, 1), (block, 1, 1), *head, *bfk, *tail)
         return
     stats_blocks, units = int(d.get("STATS_BLOCKS", STATS_BLOCKS)), int(d["ENC_UNITS"])
-    launch("act_stats", (min(b, stats_blocks), 1, 1), (block, 1, 1), bufs["x"], bufs["vth"],
-           bufs["stats"], bufs["q8"], np.int32(b), np.int32(f), np.float32(p["k"]))
+    launch("act_stats", (min(b, stats_blocks), 1, 1), (block, 1, 1), *head, *bfk)
     flat = -(-b * f // (16 * block * units))  # one thread-step each over the flat q8
-    launch("act_encode", (max(flat, min(b, ENC_MIN_BLOCKS)), 1, 1), (block, 1, 1), bufs["x"],
-           bufs["vth"], bufs["stats"], bufs["q8"], np.int32(b), np.int32(f), dest, q_wide)
+    launch("act_encode", (max(flat, min(b, ENC_MIN_BLOCKS)), 1, 1), (block, 1, 1), *head,
+           *bfk[:2], *tail)
 
 
 def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
@@ -375,8 +375,8 @@ STAGE = Stage(
     # packed row ending in a partial word, most threads holding no value, act_rows
     # (eight rows of four turns; three packed rows ending in partial words), and act_grid
     # (short rows, most threads holding no value; every cache slot a value; four rows a
-    # block on 132 SMs, several up to 400). The odd shapes
-    # reach act_one only at in_f 3584 (batch 1) and act_rows at batch 3 there.
+    # block on 132 SMs, several up to 400). The odd shapes reach act_one only at in_f 3584
+    # (batch 1) and act_rows at batch 3 there.
     sanitize_shapes=({"batch": 1, "in_f": 4096}, {"batch": 1, "in_f": 100},
                      {"batch": 1, "in_f": 12}, {"batch": 1, "in_f": 4100},
                      {"batch": 1, "in_f": 32768}, {"batch": 8, "in_f": 3584},
