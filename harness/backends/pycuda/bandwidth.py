@@ -5,7 +5,8 @@ several writes, the ceiling of a pass that writes more than it reads)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from harness.backends.pycuda.buffers import alloc
@@ -24,22 +25,26 @@ def _timed(sampler: Sampler, work: Callable[[], None], stream: Any,
     return measure(sampler(work, cfg.cold), cfg)
 
 
+@contextlib.contextmanager
+def _allocated(drv: Any, *sizes: int) -> Iterator[list[Any]]:
+    """Device buffers of these sizes, every one freed on leaving, those already allocated
+    too when a later allocation fails."""
+    with contextlib.ExitStack() as stack:
+        bufs = []
+        for n in sizes:
+            buf = alloc(drv, n)
+            stack.callback(buf.free)
+            bufs.append(buf)
+        yield bufs
+
+
 def copy_bandwidth(drv: Any, stream: Any, sampler: Sampler, nbytes: int,
                    cfg: TimingConfig) -> tuple[Timing, float]:
     """Device-to-device copy of ``nbytes``; returns the timing and GB/s (read + write)."""
-    src = alloc(drv, nbytes)
-    try:
-        dst = alloc(drv, nbytes)
-    except BaseException:
-        src.free()
-        raise
-    try:
+    with _allocated(drv, nbytes, nbytes) as (src, dst):
         drv.memset_d8(src, 1, nbytes)
         t = _timed(sampler, lambda: drv.memcpy_dtod_async(dst, src, nbytes, stream), stream,
                    cfg)
-    finally:
-        src.free()
-        dst.free()
     return t, 2 * nbytes / (t.median_us * 1e-6) / 1e9
 
 
@@ -48,12 +53,9 @@ def write_bandwidth(drv: Any, stream: Any, sampler: Sampler, nbytes: int,
     """A fill of ``nbytes`` (rounded down to whole 32-bit words) by the driver's memset;
     returns the timing and GB/s (bytes written)."""
     words = nbytes // 4
-    dst = alloc(drv, 4 * words)
-    try:
+    with _allocated(drv, 4 * words) as (dst,):
         t = _timed(sampler, lambda: drv.memset_d32_async(dst, 0x3F800000, words, stream),
                    stream, cfg)
-    finally:
-        dst.free()
     return t, 4 * words / (t.median_us * 1e-6) / 1e9
 
 
@@ -69,20 +71,11 @@ def mix_bandwidth(drv: Any, stream: Any, sampler: Sampler, kernel: Any, nbytes: 
     import numpy as np
 
     units = nbytes // 16
-    src = alloc(drv, 16 * units)
-    try:
-        dst = alloc(drv, 16 * units * writes)
-    except BaseException:
-        src.free()
-        raise
     grid = (-(-units // MIX_BLOCK), 1, 1)
     kernel.prepare("PPqi")
-    try:
+    with _allocated(drv, 16 * units, 16 * units * writes) as (src, dst):
         drv.memset_d8(src, 1, 16 * units)
         t = _timed(sampler, lambda: kernel.prepared_async_call(
             grid, (MIX_BLOCK, 1, 1), stream, int(src), int(dst), np.int64(units),
             np.int32(writes)), stream, cfg)
-    finally:
-        src.free()
-        dst.free()
     return t, 16 * units * (1 + writes) / (t.median_us * 1e-6) / 1e9

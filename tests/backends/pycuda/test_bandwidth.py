@@ -67,3 +67,20 @@ def test_mix_bandwidth_counts_the_read_and_every_write(drv: FakeDriver,
     first_record = drv.log.index(drv.ops("record")[0])
     assert sum(1 for e in drv.log[:first_record] if e[:2] == ("launch", "harness_mix")) == 2
     assert [a.nbytes for a in drv.live()] == [16]  # freed; the clock probe keeps its own
+
+
+@pytest.mark.parametrize("kind", ["copy", "mix"])
+def test_a_buffer_already_allocated_is_freed_when_the_next_is_refused(
+        drv: FakeDriver, runner: GpuRunner, kind: str) -> None:
+    """The source fits and the destination does not: the source is freed, the error stands."""
+    before = [a.nbytes for a in drv.live()]
+    left = drv.mem.size - drv._next
+    nbytes = (left // 2 + 4096) // 16 * 16  # one fits, two do not
+    cfg = TimingConfig(min_samples=1, max_samples=1, cold=False)
+    with pytest.raises(drv.MemoryError):
+        if kind == "copy":
+            runner.copy_bandwidth(nbytes, cfg)
+        else:
+            runner.mix_bandwidth(nbytes, 1, cfg)
+    assert len(drv.allocs) == len(before) + 1  # the source was allocated, then freed
+    assert [a.nbytes for a in drv.live()] == before
