@@ -227,9 +227,10 @@ def bench(reg: Registry, names: Sequence[str] | None, *, sweep: Sequence[str] = 
     if not chosen.on_gpu and not sweep:
         jobs = [j for j in jobs if j.is_pipeline or j.target.bytes_moved(j.point) <= CPU_BYTES]
     if against is not None:
-        if not chosen.on_gpu:  # before a revision is exported for nothing
+        earlier = baseline.kernels_from(against, paths.project_root())
+        if not chosen.on_gpu:
             raise BadInput("--against times kernel builds: it needs the pycuda backend")
-        jobs = baseline.with_twins(jobs, *baseline.kernels_from(against, paths.project_root()))
+        jobs = baseline.with_twins(jobs, *earlier)
     if graph and not chosen.on_gpu:
         raise BadInput("--graph times CUDA graph replays: it needs the pycuda backend")
     if tg.pipelines and not chosen.on_gpu:
