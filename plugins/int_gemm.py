@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from harness.api import Axis, BadInput, Launcher, Peer, Point, Rows, Stage, Variant
-from harness.spikes import axes, families, geometry, inputs, spec
+from harness.spikes import axes, families, geometry, inputs, spec, torchmath
 from harness.spikes.tolerances import INT_GEMM_OUT
 
 #: The wgmma path's tile (BM = BN = BK) and group size.
@@ -282,9 +282,7 @@ def _x_rec(torch: Any, t: Mapping[str, Any]) -> Any:
 
 def _weights(torch: Any, t: Mapping[str, Any], p: Point) -> Any:
     """The weights dequantised, w_q * scale of each one's group, in fp32."""
-    g = int(p["group_size"])
-    s = t["scale"].repeat_interleave(g, dim=1)[:, : t["w_q"].shape[1]]
-    return t["w_q"].to(torch.float32) * s
+    return torchmath.dequantised(torch, t["w_q"], t["scale"], p["group_size"])
 
 
 def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:

@@ -25,6 +25,10 @@ two). Two variants (the ``q_path`` axis):
   tile load: no int8 planes and no q read by the GEMM (q8 is still the fused stage's
   workspace). Its GEMM is the general path, so this is the capability and its cost, not
   the fast layer. Exact where q fits int8, as ``default``.
+
+Its peers (``--peers linear_bf16,linear_fp32``) are the float layer it replaces, PyTorch's
+``F.linear`` on x itself with the weights dequantised beforehand: speed references timed
+beside each point, not judged (no spikes, so not this layer's outputs).
 """
 
 from __future__ import annotations
@@ -39,13 +43,14 @@ from harness.api import (
     Comparison,
     Exact,
     NormRel,
+    Peer,
     Pipeline,
     PipelineContext,
     PipelineTrace,
     Point,
     Variant,
 )
-from harness.spikes import axes, families, inputs, spec
+from harness.spikes import axes, families, inputs, spec, torchmath
 from harness.spikes.tolerances import VTH
 
 STEPS = ("activation_fused", "int_gemm", "int_gemm_packed")
@@ -104,6 +109,38 @@ def run(ctx: PipelineContext, bufs: Mapping[str, Any], p: Point) -> PipelineTrac
     intervals = {"activation": (("start", "act_end"),), "gemm": (("act_end", "end"),),
                  "total": (("start", "end"),)}
     return PipelineTrace(outputs, {}, intervals)
+
+
+def _float_weights(torch: Any, t: Mapping[str, Any], p: Point) -> dict[str, Any]:
+    """The weights as a float layer holds them, dequantised once (fp32 and bf16) with the
+    bias: made outside the timed region, as a deployment holds its weights."""
+    w = torchmath.dequantised(torch, t["w_q"], t["scale"], p["group_size"])
+    return {"w_fp32": w, "w_bf16": w.to(torch.bfloat16),
+            "bias_bf16": t["bias"].to(torch.bfloat16)}
+
+
+def linear_fp32(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
+    """The float layer this one replaces: ``F.linear`` on x in fp32 (TF32 off)."""
+    return {"out": torch.nn.functional.linear(t["x"], t["w_fp32"], t["bias"])}
+
+
+def linear_bf16(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
+    """The float layer this one replaces in bf16: x cast to bf16 in the call, the weights
+    and bias beforehand; the output stays bf16."""
+    x = t["x"].to(torch.bfloat16)
+    return {"out": torch.nn.functional.linear(x, t["w_bf16"], t["bias_bf16"])}
+
+
+#: The same layer without spikes, as PyTorch runs it from the same x and weights
+#: (``--peers``): what the spike layer is set against. Speed references: neither quantises
+#: the activations, so neither gives this layer's outputs.
+PEERS = {
+    "linear_fp32": Peer(linear_fp32, judged=False, prepare=_float_weights,
+                        note="the float layer on x itself (no spikes): fp32 F.linear, TF32 "
+                             "off"),
+    "linear_bf16": Peer(linear_bf16, judged=False, prepare=_float_weights,
+                        note="the float layer on x itself (no spikes), in bf16"),
+}
 
 
 def planes_output(p: Point) -> str:
@@ -206,6 +243,7 @@ STAGE = Pipeline(
         {"batch": 20, "in_f": 256, "out_f": 64, "mode": "twos_complement"},
     ),
     default_sweep={"batch": (1, 4, 16, 64, 256, 1024, 4096, 8192), "out_f": (18944, 3584)},
+    peers=PEERS,
     variants=(
         # The int8 GEMM alone: families whose q fits int8 (the llm family's outliers do not).
         Variant("default", help="q8 into int_gemm's int8 variant", pins=(("q_path", "int8"),),

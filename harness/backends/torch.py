@@ -1,6 +1,8 @@
 """PyTorch peers: each stage's ``torch_impl`` run eagerly (``torch``) or through
 ``torch.compile`` (``torch_compile``), and the peers a stage names (``Stage.peers``: a
-library call, another precision), validated and timed exactly as our kernels are.
+library call, another precision), validated and timed exactly as our kernels are; and the
+peers a pipeline names (``Pipeline.peers``: the same result from the same inputs another
+way), timed as speed references beside it.
 
 A named peer's ``prepare`` runs once per run or timing, on the first tensors and outside
 the timed region (weights cast once, as a deployment holds them).
@@ -42,10 +44,15 @@ def load_torch() -> Any:
 
 
 def serves(peer: str, target: object) -> bool:
-    """Whether the peer called ``peer`` runs ``target`` (a pipeline has no peers)."""
+    """Whether the peer called ``peer`` runs ``target``: ``torch`` and ``torch_compile`` a
+    stage with a ``torch_impl``, a named peer the stage or pipeline that names it."""
     if peer in BACKENDS:
         return getattr(target, "torch_impl", None) is not None
     return peer in getattr(target, "peers", {})
+
+
+def _kind(target: object) -> str:
+    return "pipeline" if isinstance(target, Pipeline) else "stage"
 
 
 class TorchRunner:
@@ -67,19 +74,20 @@ class TorchRunner:
             self.stream = torch.cuda.ExternalStream(int(gpu.stream.handle))
             torch.backends.cuda.matmul.allow_tf32 = False  # FP32 as SPEC's GEMM asks
 
-    def _fn(self, stage: Stage, variant: Variant, point: Point) -> Any:
+    def _fn(self, stage: Stage | Pipeline, variant: Variant, point: Point) -> Any:
         torch = self.torch
         if self.backend not in BACKENDS:
             peer = stage.peers.get(self.backend)
             if peer is None:
-                raise HarnessError(f"stage {stage.name} has no peer {self.backend!r}")
+                raise HarnessError(f"{_kind(stage)} {stage.name} has no peer "
+                                   f"{self.backend!r}")
             if peer.skip is not None and (why := peer.skip(point)):
                 raise HarnessError(f"peer {self.backend}: {why}")
             named = peer.fn
             return lambda t: named(torch, t, point, variant)
-        if stage.torch_impl is None:
-            raise HarnessError(f"stage {stage.name} has no torch peer")
-        impl = stage.torch_impl
+        impl = getattr(stage, "torch_impl", None)
+        if impl is None:
+            raise HarnessError(f"{_kind(stage)} {stage.name} has no torch peer")
 
         def fn(t: Mapping[str, Any]) -> dict[str, Any]:
             return impl(torch, t, point, variant)
@@ -97,7 +105,8 @@ class TorchRunner:
         return {k: self.torch.from_numpy(np.ascontiguousarray(a)).to(self.device)
                 for k, a in inputs.items()}
 
-    def _prepared(self, stage: Stage, point: Point, tins: Mapping[str, Any]) -> dict[str, Any]:
+    def _prepared(self, stage: Stage | Pipeline, point: Point,
+                  tins: Mapping[str, Any]) -> dict[str, Any]:
         """What a named peer's ``prepare`` derives from the inputs (nothing for the others):
         made once, outside the timed region."""
         peer = stage.peers.get(self.backend) if self.backend not in BACKENDS else None
@@ -105,24 +114,28 @@ class TorchRunner:
             return {}
         return dict(peer.prepare(self.torch, tins, point))
 
-    def _result(self, stage: Stage, point: Point, outs: Mapping[str, Any],
+    def _result(self, stage: Stage | Pipeline, point: Point, outs: Mapping[str, Any],
                 tins: Mapping[str, Any]) -> RunResult:
-        specs = stage.outputs(point)
+        inputs_after = {k: t.detach().cpu().numpy() for k, t in tins.items()}
+        if isinstance(stage, Pipeline):  # no declared outputs: each one as the peer gave it
+            return RunResult({k: self._numpy(t) for k, t in outs.items()}, inputs_after)
         got = {}
-        for k, (shape, dtype) in specs.items():
-            t = outs[k].detach()
-            if t.dtype == self.torch.bfloat16:  # NumPy has no bf16: read it back widened
-                t = t.float()
-            a = t.cpu().numpy()
+        for k, (shape, dtype) in stage.outputs(point).items():
+            a = self._numpy(outs[k])
             if np.dtype(dtype) == np.uint32 and a.dtype == np.int64:  # torch has no uint32
                 a = a.astype(np.uint32)  # words built in int64 (exact below 2**32)
             # A stage whose kernel decides an extent (``trim``) returns only that much.
             got[k] = a if stage.trim is not None and a.size != int(np.prod(shape)) \
                 else a.reshape(shape)
-        return RunResult(got, {k: t.detach().cpu().numpy() for k, t in tins.items()})
+        return RunResult(got, inputs_after)
 
-    def run(self, stage: Stage, variant: Variant, inputs: Mapping[str, np.ndarray],
-            point: Point) -> RunResult:
+    def _numpy(self, t: Any) -> np.ndarray:
+        """A tensor read back to the host; bf16 widened to fp32 (NumPy has no bf16)."""
+        t = t.detach()
+        return (t.float() if t.dtype == self.torch.bfloat16 else t).cpu().numpy()
+
+    def run(self, stage: Stage | Pipeline, variant: Variant,
+            inputs: Mapping[str, np.ndarray], point: Point) -> RunResult:
         """One call on fresh tensors, outputs and inputs read back."""
         fn = self._fn(stage, variant, point)
         with self._ctx():
@@ -132,8 +145,9 @@ class TorchRunner:
                 self.gpu.stream.synchronize()
             return self._result(stage, point, outs, tins)
 
-    def time(self, stage: Stage, variant: Variant, inputs: Mapping[str, np.ndarray],
-             point: Point, cfg: TimingConfig) -> tuple[RunResult, Timing]:
+    def time(self, stage: Stage | Pipeline, variant: Variant,
+             inputs: Mapping[str, np.ndarray], point: Point,
+             cfg: TimingConfig) -> tuple[RunResult, Timing]:
         """A named peer's ``prepare`` once, the first call read back for checking
         (compilation happens there), inputs restored, warm-up, then the harness's own event
         sampler on the same stream."""
@@ -193,5 +207,6 @@ class TorchRunner:
                  inputs: Mapping[str, np.ndarray], point: Point, repeats: int, cold: bool,
                  warmup: int = 1, spacer_bytes: int = 0,
                  ) -> tuple[dict[str, np.ndarray], dict[str, Any], dict[str, list[float]]]:
-        """Pipelines are streams of CUDA kernels: only the pycuda backend runs them."""
+        """Pipelines are streams of CUDA kernels: only the pycuda backend runs their steps
+        (a pipeline's named peer is timed by :meth:`time`)."""
         raise no_pipelines(pipe, self.backend)

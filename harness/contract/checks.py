@@ -62,6 +62,12 @@ def check_pipeline(p: Pipeline, expected_name: str | None = None) -> list[str]:
         problems.append("no validation cases declared")
     if not p.families:
         problems.append("no input families declared")
+    for pname, peer in p.peers.items():
+        problems += [f"peer {pname!r}: {why}" for why in _peer_problems(pname, peer)]
+        if isinstance(peer, Peer) and peer.judged:
+            problems.append(f"peer {pname!r}: a pipeline's peer is a speed reference "
+                            "(judged=False, its note saying why): the pipeline's check "
+                            "judges intermediates a peer does not make")
     return problems
 
 

@@ -206,6 +206,14 @@ def _check_declarations(kind: str, name: str, axes: tuple[Axis, ...], rows: Rows
         raise ValueError(f"{kind} {name}: {'; '.join(why)}")
 
 
+def _peer_lines(peers: Mapping[str, Peer]) -> list[str]:
+    """``harness list --verbose``'s line for each peer: its name, whether it is judged, why
+    not."""
+    return [f"  peer {n}" + ("" if p.judged else " (not judged)") + (f": {p.note}" if p.note
+                                                                   else "")
+            for n, p in peers.items()]
+
+
 MakeInputs = Callable[[np.random.Generator, str, Point], dict[str, np.ndarray]]
 #: ``reference(inputs, point, variant, given=None)``; most references leave ``given`` out.
 Reference = Callable[..., dict[str, np.ndarray]]
@@ -371,9 +379,7 @@ class Stage(_Parametrised):
     def _details(self) -> list[str]:
         return [f"  kernel {self.kernel_file} ({', '.join(self.entry_points)}), "
                 f"block {self.block}"] + \
-            [f"  peer {n}" + ("" if p.judged else " (not judged)") + (f": {p.note}" if p.note
-                                                                   else "")
-             for n, p in self.peers.items()] + \
+            _peer_lines(self.peers) + \
             ([f"  rows along {self.rows.axis} (a large point is checked on a sample of them)"]
              if self.rows is not None else []) + \
             ([f"  compute peak: the datasheet's {self.compute_peak}"]
@@ -480,12 +486,16 @@ class Pipeline(_Parametrised):
     #: Pipeline-specific bad input: ``check_inputs(inputs, point)`` returns why, or None
     #: (a point its steps would answer wrongly without a word, say).
     check_inputs: Callable[[Mapping[str, np.ndarray], Point], str | None] | None = None
+    #: PyTorch's ways to the same result from the same inputs (``--peers NAME``), timed
+    #: beside the pipeline in the same process: speed references only (``judged=False``),
+    #: since ``check`` judges the steps' intermediates, which a peer does not make.
+    peers: Mapping[str, Peer] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         _check_declarations("pipeline", self.name, self.axes, self.rows, None)
 
     def _details(self) -> list[str]:
-        return [f"  steps {' -> '.join(self.steps)}"]
+        return [f"  steps {' -> '.join(self.steps)}", *_peer_lines(self.peers)]
 
     def variant_of(self, point: Point) -> Variant:
         """The variant whose pinned axes the point has (the first one without pins

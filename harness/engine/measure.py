@@ -13,6 +13,7 @@ produce a number (a wrong answer is a ``failed`` row that keeps its time).
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -154,7 +155,12 @@ def _measure(job: Job, backend: Backend, cfg: BenchConfig, meta: RunMeta,
         pristine = {k: v.copy() for k, v in inputs.items()} \
             if cfg.verify and not job.is_pipeline else inputs
         got: pipeline.PipelineRun | RunResult
-        if isinstance(job.target, Pipeline):
+        if isinstance(job.target, Pipeline) and _peer(job, backend.backend) is not None:
+            # A pipeline's peer is one PyTorch call, timed as the pipeline is: stream
+            # launches (a pipeline's run is never a graph replay here), the same sampler.
+            got, timing = backend.time(job.target, job.variant, inputs, job.point,
+                                       dataclasses.replace(cfg.timing, graph=False))
+        elif isinstance(job.target, Pipeline):
             got = pipeline.sample(backend, job.target, stages or {}, inputs, job.point,
                                   cfg.timing)
             timing = got.total
@@ -197,6 +203,8 @@ def _measure(job: Job, backend: Backend, cfg: BenchConfig, meta: RunMeta,
         ("ok", "; ".join(reasons))
     if isinstance(got, pipeline.PipelineRun):
         return {**row, "status": status, "reason": reason, **rows.pipeline_timed(got.timing)}
+    if isinstance(job.target, Pipeline):  # a pipeline's peer: its one interval, the total
+        return {**row, "status": status, "reason": reason, **rows.pipeline_peer_timed(timing)}
     assert isinstance(job.target, Stage)
     return {**row, "status": status, "reason": reason,
             **rows.stage_timed(row, job.target, job.point, timing,
@@ -204,8 +212,8 @@ def _measure(job: Job, backend: Backend, cfg: BenchConfig, meta: RunMeta,
 
 
 def _peer(job: Job, backend: str) -> Peer | None:
-    """The stage's named peer that ``backend`` is, if it is one."""
-    return job.target.peers.get(backend) if isinstance(job.target, Stage) else None
+    """The stage's or pipeline's named peer that ``backend`` is, if it is one."""
+    return job.target.peers.get(backend)
 
 
 def _rows_rng(job: Job, cfg: BenchConfig) -> np.random.Generator:

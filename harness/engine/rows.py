@@ -58,7 +58,9 @@ def _pipeline_base(job: Job, backend: str, family: str, cold: bool, meta: RunMet
         **{k: job.point.get(k, "") for k in own},
         "family": family, "params": _params(job.point, own),
         "l2": "cold" if cold else "hot",
-        "kernel_hashes": pipeline_hash(job.target, stages), **meta.columns(),
+        # A peer's row ran none of the steps' kernels.
+        "kernel_hashes": pipeline_hash(job.target, stages) if backend == "pycuda" else "",
+        **meta.columns(),
     }
 
 
@@ -104,6 +106,12 @@ def clock_columns(t: Timing) -> dict[str, Any]:
         return {}
     return {"clock_mhz_median": c.median_mhz, "clock_mhz_min": c.min_mhz,
             "clock_mhz_nominal": c.nominal_mhz, "throttled_samples": c.throttled}
+
+
+def pipeline_peer_timed(timing: Timing) -> dict[str, Any]:
+    """The timed columns of a pipeline peer's row: one call, so one interval, the total."""
+    return {"samples": timing.samples, "total_us": timing.median_us,
+            "total_noise_pct": timing.noise_pct}
 
 
 def pipeline_timed(timing: PipelineTiming) -> dict[str, Any]:

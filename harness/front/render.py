@@ -176,6 +176,12 @@ def _f1(r: dict[str, Any], k: str) -> str:
     return f"{v:.1f}" if isinstance(v, float) else "-"
 
 
+def _pipeline_name(r: dict[str, Any]) -> str:
+    """The pipeline's name, and the peer's where a peer measured the row."""
+    backend = str(r.get("backend") or "pycuda")
+    return str(r["stage"]) + ("" if backend == "pycuda" else f" ({backend})")
+
+
 def pipeline_rows(rows: Sequence[dict[str, Any]], width: int | None = None) -> Table:
     """``harness bench``: the pipeline rows, total and the seed's intervals and shares.
 
@@ -185,7 +191,7 @@ def pipeline_rows(rows: Sequence[dict[str, Any]], width: int | None = None) -> T
     t = Table("pipeline", "batch", "out_f", "T", "total µs", "dyn µs", "enc kern µs",
               "enc total µs", "wq µs", "enc %", "wq %", "status")
     for r in rows:
-        t.add_row(str(r["stage"]), str(r["batch"]), str(r["out_f"]), str(r.get("planes", "")),
+        t.add_row(_pipeline_name(r), str(r["batch"]), str(r["out_f"]), str(r.get("planes", "")),
                   f"{_f1(r, 'total_us')} ±{_f1(r, 'total_noise_pct')}%",
                   _f1(r, "dynamic_spikes_us"), _f1(r, "encoding_kernels_us"),
                   _f1(r, "encoding_total_us"), _f1(r, "weight_quant_us"),
@@ -204,7 +210,7 @@ def pipeline_rows(rows: Sequence[dict[str, Any]], width: int | None = None) -> T
                 pct = _f1(r, share) if share else "-"
                 parts.append(f"{label} {_f1(r, key)}" + (f", {pct}%" if pct != "-" else ""))
         cells.append([
-            str(r["stage"]),
+            _pipeline_name(r),
             "\n".join(f"{a} {r[k]}" for a, k in (("batch", "batch"), ("out_f", "out_f"),
                                                  ("T", "planes")) if r.get(k, "") != ""),
             f"{_f1(r, 'total_us')}\n±{_f1(r, 'total_noise_pct')}%"

@@ -34,27 +34,59 @@ DEFAULT_OUT_F = 18944
 
 def pipeline_table(folder: Path, names: Sequence[str], batches: Sequence[int]) -> str:
     """A Markdown table of the named pipelines' rows at some batches: every measured
-    interval, the total with its noise, the planes T."""
-    lines = ["| pipeline | variant | point | T | total µs | noise | intervals µs | status |",
-             "|---|---|---|---|---|---|---|---|"]
+    interval, the total with its noise, the planes T, and each of our rows set against the
+    pipeline's peers measured beside it (:func:`peer_ratios`)."""
+    lines = ["| pipeline | backend | variant | point | T | total µs | noise | intervals µs "
+             "| vs peers | status |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     wanted = {str(b) for b in batches}
     for path in pipeline_files(Path(folder)):
         if path.stem not in names:
             continue
-        rows = [r for r in read_checked(path) if r["batch"] in wanted]
-        for r in rows:
+        every = read_checked(path)
+        ratios = peer_ratios(every)
+        for i, r in enumerate(every):
+            if r["batch"] not in wanted:
+                continue
             parts = [f"{k} {float(r[f'{k}_us']):.1f}" for k in intervals([r]) if k != "total"]
             parts += [f"{k} {float(v['median_us']):.1f}"
                       for k, v in sorted(json.loads(r.get("intervals") or "{}").items())]
             total, noise = number(r.get("total_us", "")), number(r.get("total_noise_pct", ""))
+            vs = ", ".join(f"{b} {x:.2f}x" for b, x in ratios.get(i, {}).items())
             lines.append(
-                f"| {r['stage']} | {r.get('variant') or '-'} | batch={r['batch']} "
-                f"in_f={r['in_f']}"
+                f"| {r['stage']} | {r.get('backend') or '-'} | {r.get('variant') or '-'} "
+                f"| batch={r['batch']} in_f={r['in_f']}"
                 f"{' out_f=' + r['out_f'] if r.get('out_f') else ''} | {r.get('planes') or '-'}"
                 f" | {'-' if total is None else f'{total:.1f}'} | "
                 f"{'-' if noise is None else f'{noise:.2f} %'} | {', '.join(parts) or '-'} | "
-                f"{r['status']} |")
+                f"{vs or '-'} | {r['status']} |")
     return "\n".join(lines)
+
+
+#: What makes two pipeline rows one measurement's: the same pipeline, variant and point,
+#: on the same inputs and L2 state, written by the same command at the same commit.
+_SAME_RUN = ("stage", "variant", "batch", "in_f", "out_f", "mode", "params", "family", "l2",
+             "git_sha", "command")
+
+
+def peer_ratios(rows: Sequence[dict[str, str]]) -> dict[int, dict[str, float]]:
+    """Each ok ``pycuda`` row (by its index in the file) against the peers measured beside
+    it: for every peer backend, its total over ours, from that backend's latest ok row of
+    the same run (``_SAME_RUN``) written after our previous one of that run and before
+    this one (a bench writes a point's peer rows just before its own, so a peer row is set
+    against one row of ours only). Above 1: ours is faster."""
+    latest: dict[tuple[str, ...], dict[str, float]] = {}
+    out: dict[int, dict[str, float]] = {}
+    for i, r in enumerate(rows):
+        total = number(r.get("total_us", ""))
+        if r.get("status") != "ok" or total is None or total <= 0:
+            continue
+        key = tuple(r.get(c, "") for c in _SAME_RUN)
+        if r.get("backend") != "pycuda":
+            latest.setdefault(key, {})[r.get("backend", "")] = total
+        elif found := latest.pop(key, None):  # each peer row serves one row of ours
+            out[i] = {b: t / total for b, t in found.items()}
+    return out
 
 
 def _tops(r: dict[str, str]) -> str:

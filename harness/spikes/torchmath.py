@@ -46,3 +46,10 @@ def encode(torch: Any, v: Any, t_planes: int, mode: str) -> Any:
     if m == 2:
         planes[0] = -planes[0]
     return planes
+
+
+def dequantised(torch: Any, w_q: Any, scale: Any, group_size: int) -> Any:
+    """Step B undone: the weights ``w_q * scale`` of each one's group, in fp32 (what a
+    float layer holds for the quantised weights)."""
+    s = scale.repeat_interleave(int(group_size), dim=1)[:, : w_q.shape[1]]
+    return w_q.to(torch.float32) * s

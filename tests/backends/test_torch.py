@@ -363,3 +363,61 @@ def test_a_peer_off_the_harness_stream_is_not_timed(reg) -> None:  # type: ignor
         runner.time(job.target, job.variant, measure.job_inputs(job, FAST), job.point,
                     FAST.timing)
     assert asked == [False] and gpu.samples == 0
+
+
+def _layer_job(reg, **point) -> Job:  # type: ignore[no-untyped-def]
+    pipe = reg.pipelines["spike_linear"]
+    v = pipe.variant("default")
+    return Job(pipe, v, pipe.point(v, **point))
+
+
+def test_a_pipeline_serves_its_own_peers_only(reg) -> None:  # type: ignore[no-untyped-def]
+    from harness.backends.torch import serves
+
+    layer = reg.pipelines["spike_linear"]
+    assert serves("linear_bf16", layer) and serves("linear_fp32", layer)
+    assert not serves("torch", layer) and not serves("int_mm", layer)
+    assert "linear_bf16" in devices.named_peers([layer])
+
+
+def test_a_pipeline_peer_must_be_a_speed_reference(reg) -> None:  # type: ignore[no-untyped-def]
+    layer = reg.pipelines["spike_linear"]
+    fn = layer.peers["linear_fp32"].fn
+    bad = dataclasses.replace(layer, peers={"judged": Peer(fn), "quiet": Peer(fn, judged=False),
+                                            "torch": Peer(fn, judged=False, note="n")})
+    problems = "\n".join(check_stage(bad))
+    assert "peer 'judged': a pipeline's peer is a speed reference" in problems
+    assert "peer 'quiet': a peer that is not judged must say why" in problems
+    assert "peer 'torch': the name is reserved" in problems
+    assert not check_stage(layer)
+
+
+def test_the_layers_peers_compute_the_float_layer_on_x(reg) -> None:  # type: ignore[no-untyped-def]
+    from harness.backends.torch import TorchRunner
+
+    job = _layer_job(reg, batch=5, in_f=200, out_f=24, group_size=64)
+    ins = measure.job_inputs(job, FAST)
+    w = ins["w_q"].astype(np.float64) * np.repeat(ins["scale"], 64, axis=1)[:, :200]
+    want = ins["x"].astype(np.float64) @ w.T + ins["bias"]
+    for name, tol in (("linear_fp32", 1e-5), ("linear_bf16", 2e-2)):
+        got = TorchRunner(name, named=list(job.target.peers)).run(
+            job.target, job.variant, ins, job.point).outputs["out"]
+        assert got.shape == (5, 24) and got.dtype == np.float32
+        assert np.linalg.norm(got - want) / np.linalg.norm(want) < tol, name
+
+
+def test_a_pipeline_peer_row_has_the_pipeline_columns(reg) -> None:  # type: ignore[no-untyped-def]
+    from harness.backends.torch import TorchRunner
+
+    job = _layer_job(reg, batch=4, in_f=128, out_f=16)
+    runner = TorchRunner("linear_bf16", named=list(job.target.peers))
+    gpu = _timed_on_cpu(runner)
+    graphed = dataclasses.replace(FAST, timing=dataclasses.replace(FAST.timing, graph=True))
+    row = measure.measure(job, runner, graphed, META)
+    assert row["status"] == "ok" and row["verified"] == measure.NOT_JUDGED, row
+    assert "the float layer on x itself" in row["reason"]
+    assert row["backend"] == "linear_bf16" and row["stage"] == "spike_linear"
+    assert row["total_us"] == 10.0 and row["samples"] == gpu.samples == 5
+    assert row["kernel_hashes"] == ""  # it ran none of the steps' kernels
+    from harness.results.pipeline_rows import COLUMNS
+    assert set(row) <= set(COLUMNS), set(row) - set(COLUMNS)

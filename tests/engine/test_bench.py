@@ -412,3 +412,28 @@ def test_against_needs_the_gpu_and_writes_nothing(reg, tmp_path: Path) -> None: 
     with pytest.raises(BadInput, match="--against times kernel builds: it needs the pycuda"):
         bench.bench(reg, ["dynamic_spikes"], backend="numpy", out_dir=tmp_path, against=".")
     assert not list(tmp_path.iterdir())
+
+
+def test_a_pipeline_s_peers_land_before_its_row_and_the_report_pairs_them(
+        reg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """spike_linear beside its PyTorch peers in one sweep: each point's peer rows, then
+    ours, in the pipeline's CSV; the report sets ours against the peers of its own point."""
+    pytest.importorskip("torch", reason="the peers need PyTorch (CI installs the CPU build)")
+    pytest.importorskip("matplotlib", reason="harness report needs matplotlib")
+    from harness.backends.torch import TorchRunner
+    from harness.results import report
+    from tests.backends.test_torch import _timed_on_cpu
+
+    pipe = reg.pipelines["spike_linear"]
+    js = plan([pipe], ["batch=2,3", "in_f=128", "out_f=16"], ["default"])
+    peer = TorchRunner("linear_bf16", named=list(pipe.peers))
+    _timed_on_cpu(peer)  # its fake sampler says 10 µs
+    ours = HostRunner(times=lambda i: 4.0)
+    got = list(bench.run(js, ours, bench.BenchConfig(family="normal", timing=FAST.timing),
+                         META, tmp_path, peers=[peer], stages=reg.stages))
+    assert [(m.row["backend"], m.row["batch"]) for m in got] == [
+        ("linear_bf16", 2), ("pycuda", 2), ("linear_bf16", 3), ("pycuda", 3)]
+    assert all(m.row["status"] == "ok" for m in got), [m.row["reason"] for m in got]
+    table = report.pipeline_table(tmp_path, ["spike_linear"], [2, 3]).splitlines()[2:]
+    assert [ln.split(" | ")[1] for ln in table] == ["linear_bf16", "pycuda"] * 2
+    assert all(ln.endswith("| linear_bf16 2.50x | ok |") for ln in table[1::2]), table

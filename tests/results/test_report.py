@@ -41,9 +41,10 @@ def test_pipeline_table(tmp_path: Path) -> None:
         shutil.copy(p, tmp_path)
     text = report.tables(tmp_path, [65536], None, ["activation_path"])
     head, *rows = text.splitlines()[2:] and text.splitlines()
-    assert head.startswith("| pipeline | variant |") and "| stage |" not in text
+    assert head.startswith("| pipeline | backend | variant |") and "| stage |" not in text
     body = rows[1:]
-    assert {ln.split(" | ")[1] for ln in body} == {"staged", "fused"}
+    assert {ln.split(" | ")[2] for ln in body} == {"staged", "fused"}
+    assert {ln.split(" | ")[1] for ln in body} == {"pycuda"}
     staged = next(ln for ln in body if " staged " in ln)
     assert "dynamic_spikes " in staged and "encoding_kernels " in staged  # its intervals
     both = report.tables(tmp_path, [65536], None, ["activation_fused", "activation_path"])
@@ -240,3 +241,38 @@ def test_several_folders_put_the_gpu_models_side_by_side(tmp_path) -> None:  # t
     assert body[0].endswith(f"| {float(first['median_us']):.2f} | {want_b} |")
     same = CliRunner().invoke(app, ["report", str(tmp_path / "h200"), str(tmp_path / "h200")])
     assert same.exit_code == 2 and "already a column" in same.output
+
+
+def _run_row(backend: str, total: float, batch: int = 16, command: str = "bench a",
+             status: str = "ok") -> dict[str, str]:
+    return {"stage": "spike_linear", "backend": backend, "variant": "default",
+            "batch": str(batch), "in_f": "64", "out_f": "32", "mode": "unidirectional",
+            "params": "{}", "family": "normal", "l2": "cold", "git_sha": "abc",
+            "command": command, "status": status, "total_us": str(total),
+            "total_noise_pct": "0.5", "samples": "20"}
+
+
+def test_peer_ratios_pair_each_row_with_the_peers_written_just_before_it() -> None:
+    rows = [_run_row("linear_bf16", 30.0), _run_row("linear_fp32", 90.0),
+            _run_row("pycuda", 15.0),                                   # 2: both peers
+            _run_row("pycuda", 10.0),                                   # 3: peers used up
+            _run_row("linear_bf16", 40.0, batch=32), _run_row("pycuda", 20.0, batch=32),
+            _run_row("linear_bf16", 8.0, command="bench b"),            # another command
+            _run_row("pycuda", 16.0),                                   # 7: not its peer
+            _run_row("linear_bf16", 5.0, status="failed"), _run_row("pycuda", 4.0)]
+    got = report.peer_ratios(rows)
+    assert got == {2: {"linear_bf16": 2.0, "linear_fp32": 6.0}, 5: {"linear_bf16": 2.0}}
+
+
+def test_pipeline_table_shows_the_peers_beside_our_row(tmp_path: Path) -> None:
+    rows = [_run_row("linear_bf16", 30.0), _run_row("pycuda", 15.0)]
+    cols = [*rows[0], "in_f", "planes", "intervals", "kernel_hashes"]
+    with (tmp_path / "spike_linear.csv").open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(dict.fromkeys(cols)), restval="")
+        w.writeheader()
+        w.writerows(rows)
+    body = report.pipeline_table(tmp_path, ["spike_linear"], [16]).splitlines()[2:]
+    assert body[0].startswith("| spike_linear | linear_bf16 | default |")
+    assert body[0].endswith("| 30.0 | 0.50 % | - | - | ok |")
+    assert body[1].startswith("| spike_linear | pycuda | default |")
+    assert body[1].endswith("| linear_bf16 2.00x | ok |")
