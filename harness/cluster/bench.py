@@ -179,6 +179,7 @@ def _failed(job: Job, why: str, ident: Identity, died_there: bool, setup: Setup,
     and GPU model of ``ident``, with the reason and, where its worker died
     (``died_there``), that worker's columns."""
     meta = RunMeta(gpu=ident.gpu, git_sha=provenance.git_sha(), command=setup.command)
-    row = rows.base(job, ident.backend, cfg.family, cfg.timing.cold, meta, reg.stages)
+    row = rows.base(job, ident.backend, cfg.family, cfg.timing.cold, meta, reg.stages,
+                    cfg.timing.graph)
     return {**row, "status": "failed", "reason": why[:REASON_CHARS],
             **(ident.columns() if died_there else {})}

@@ -121,7 +121,8 @@ def measure(job: Job, backend: Backend, cfg: BenchConfig, meta: RunMeta,
     pipeline runs through its steps, the registry's ``stages``). ``guard`` refuses a job
     that would not fit in memory, and learns from each job's peak; ``memo`` shares a
     point's inputs and references between its repeats (:class:`PointMemo`)."""
-    row = rows.base(job, backend.backend, cfg.family, cfg.timing.cold, meta, stages)
+    row = rows.base(job, backend.backend, cfg.family, cfg.timing.cold, meta, stages,
+                    cfg.timing.graph)
     if not job.variant.accepts(cfg.family):
         return {**row, "status": "skipped",
                 "reason": f"variant {job.variant.name} takes the families "

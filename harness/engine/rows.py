@@ -31,9 +31,11 @@ def _params(point: Mapping[str, Any], own: tuple[str, ...]) -> str:
 
 
 def base(job: Job, backend: str, family: str, cold: bool, meta: RunMeta,
-         stages: Mapping[str, Stage] | None = None) -> dict[str, Any]:
+         stages: Mapping[str, Stage] | None = None, graph: bool = False) -> dict[str, Any]:
     """The columns of a job's row known before measuring (a pipeline's kernel hash is
-    over its steps' kernels, the registry's ``stages``)."""
+    over its steps' kernels, the registry's ``stages``). A stage row's ``launch`` is the
+    mode asked for (``graph``), so that a row that fails before it is timed stays at its
+    point; a timed row's is how it ran (:func:`stage_timed`)."""
     if isinstance(job.target, Pipeline):
         return _pipeline_base(job, backend, family, cold, meta, stages or {})
     st, p = job.target, job.point
@@ -41,7 +43,7 @@ def base(job: Job, backend: str, family: str, cold: bool, meta: RunMeta,
         "stage": st.name, "backend": backend, "variant": job.variant.name,
         **{c: p.get(c, "") for c in POINT_COLUMNS},
         "family": family, "params": _params(p, POINT_COLUMNS),
-        "l2": "cold" if cold else "hot",
+        "l2": "cold" if cold else "hot", "launch": "graph" if graph else "stream",
         "bytes": int(st.bytes_moved(p)), "flops": int(st.flops(p)),
         "kernel_hash": kernel_hash(st, job.variant) if backend == "pycuda" else "",
         **meta.columns(),

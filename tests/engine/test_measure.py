@@ -226,3 +226,31 @@ def test_host_memory_running_out_is_oom_on_any_backend(jobs) -> None:  # type: i
 
     row = m.measure(jobs[0], Strict(raise_exc=MemoryError("Unable to allocate")), FAST, META)
     assert row["status"] == "oom" and row["reason"] == "out of memory: Unable to allocate"
+
+
+def test_a_row_that_fails_before_it_is_timed_keeps_the_launch_asked_for(jobs, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """A --graph point whose launch raises is a failed row at the graph point, so that the
+    gate sets it against the ok graph row before (exit 1), not against nothing."""
+    import dataclasses
+
+    from harness.results import compare
+    from harness.results.rows import CsvWriter
+
+    graph = dataclasses.replace(FAST, timing=dataclasses.replace(FAST.timing, graph=True))
+
+    class Graphed(FakeGpu):
+        def time(self, *a, **k):  # type: ignore[no-untyped-def]
+            res, t = super().time(*a, **k)
+            return res, dataclasses.replace(t, launch="graph")
+
+    ok = m.measure(jobs[0], Graphed(), graph, META)
+    bad = m.measure(jobs[0], FakeGpu(raise_exc=RuntimeError("cuGraphInstantiate failed")),
+                    graph, META)
+    assert (ok["launch"], bad["launch"], bad["status"]) == ("graph", "graph", "failed")
+    assert m.measure(jobs[0], FakeGpu(raise_exc=RuntimeError("x")), FAST, META)["launch"] \
+        == "stream"
+    for name, row in (("old.csv", ok), ("new.csv", bad)):
+        with CsvWriter(tmp_path / name) as w:
+            w.write(row)
+    report = compare.run(tmp_path / "old.csv", tmp_path / "new.csv")
+    assert [v.new_status for v in report.rows] == ["failed"] and report.exit_code == 1
