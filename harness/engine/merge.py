@@ -34,10 +34,12 @@ class Merged:
 def combine_runs(paths: Sequence[Path]) -> tuple[list[dict[str, str]], tuple[str, ...],
                                                   tuple[int, ...]]:
     """The merged rows (in the first file's order, then each later file's new points), the
-    columns of the first file, and the number of processes behind each row. BadInput (one
-    line) for files that are not one command's processes: fewer than two, a file given twice,
+    columns of every file (the first file's, then any other's it lacks: a cluster CSV's
+    worker columns, say), and the number of processes behind each row. BadInput (one line)
+    for files that are not one command's processes: fewer than two, a file given twice,
     stage and pipeline CSVs mixed, a point twice in one file, a file of rows sharing no
-    point with the files before it, or one point measured at two sources."""
+    point with the files before it, or one point measured at two sources or on two GPU
+    models."""
     if len(paths) < 2:
         raise BadInput("harness merge takes the CSVs of at least two processes")
     twice = {str(p) for p in paths if sum(Path(q).resolve() == Path(p).resolve()
@@ -68,9 +70,15 @@ def combine_runs(paths: Sequence[Path]) -> tuple[list[dict[str, str]], tuple[str
         if len(sources) > 1:
             raise BadInput(f"harness merge: {_label(schema, key)} was measured at "
                            f"{len(sources)} sources (commit, kernel hash): not one command")
+        gpus = sorted({r.get("gpu", "") for r in rs})
+        if len(gpus) > 1:
+            raise BadInput(f"harness merge: {_label(schema, key)} was measured on "
+                           f"{' and '.join(repr(g) for g in gpus)}: one point's processes "
+                           "run on one GPU model")
     pipeline = schema is compare.PIPELINE
     merged = [combine(rs, pipeline=pipeline, unit="process") for rs in groups.values()]
-    return merged, tuple(tables[0].rows[0]), tuple(len(rs) for rs in groups.values())
+    columns = tuple(dict.fromkeys(c for t in tables for c in t.rows[0]))
+    return merged, columns, tuple(len(rs) for rs in groups.values())
 
 
 def _label(schema: compare.Schema, key: tuple[str, ...]) -> str:

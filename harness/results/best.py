@@ -2,8 +2,9 @@
 rows show that it is the fastest.
 
 A tuning sweep (``bench --define``) or a run of several variants writes a row per build at
-each point. Only rows that one command measured in one run are set against each other (the
-same ``command`` and ``git_sha``), because rows from different processes differ by more than
+each point. Only rows that one command measured in one process are set against each other
+(the same ``command`` and ``git_sha``, on a cluster the same worker; a command run twice and
+appended counts as two runs), because rows from different processes differ by more than
 their noise (README, "How a time is measured"). At each point the ``ok`` rows of our own
 kernels (``pycuda``) are ranked by median. The fastest is then set against each of the others
 by the rule of ``harness compare`` (:mod:`.verdict`):
@@ -34,6 +35,9 @@ _REPEATS = re.compile(r"median of (\d+) repeats")
 #: The columns of a point as compare matches rows, less the build (``variant``) and the
 #: backend; a column that came later is read with the value rows had before it.
 _POINT = tuple(c for c in compare.STAGE.key if c not in ("backend", "variant"))
+#: The columns that tell a cluster's worker processes apart (empty in a plain run's CSV):
+#: one command's rows from two workers are two processes' rows, not one run's.
+_PROCESS = ("host", "gpu_uuid", "worker")
 
 
 @dataclass(frozen=True)
@@ -99,11 +103,17 @@ def run(path: Path, preset: str = "default", threshold_pct: float = 2.0,
     res = compare.read(path)
     if res.schema is not compare.STAGE:
         raise HarnessError(f"{path} holds pipeline rows: harness best ranks a stage's builds")
-    groups: dict[tuple[str, ...], list[Mapping[str, str]]] = {}
+    groups: dict[tuple[object, ...], list[Mapping[str, str]]] = {}
+    seen: dict[tuple[object, ...], int] = {}
     for r in res.rows:
         if r.get("backend") == "pycuda" and r["status"] == "ok":
-            key = (*(compare.STAGE.value(r, c) for c in _POINT), *compare.run_of(r))
-            groups.setdefault(key, []).append(r)
+            run = (*(compare.STAGE.value(r, c) for c in _POINT), *compare.run_of(r),
+                   *(r.get(c, "") for c in _PROCESS))
+            # The same command run twice at one commit and appended: its k-th row of a
+            # build belongs with the k-th rows of the others, never beside its own twin.
+            k = seen.get((*run, r["variant"]), 0)
+            seen[(*run, r["variant"])] = k + 1
+            groups.setdefault((*run, k), []).append(r)
     out = []
     for key, rows in groups.items():
         if len({r["variant"] for r in rows}) < 2:
@@ -116,8 +126,9 @@ def run(path: Path, preset: str = "default", threshold_pct: float = 2.0,
             d = decide(best, s, p, threshold_pct / 100)
             builds.append(Build(r["variant"], s.time_us, 100 * s.noise, d.verdict,
                                 d.change_pct, d.reason))
-        out.append(PointBest(dict(zip(_POINT, key[:len(_POINT)], strict=True)), key[-2],
-                             key[-1], tuple(builds), rows[0]["variant"],
+        sha, command = compare.run_of(rows[0])
+        out.append(PointBest(dict(zip(_POINT, key[:len(_POINT)], strict=True)), sha,
+                             command, tuple(builds), rows[0]["variant"],
                              min(_repeats(r) for r in rows)))
     if not out:
         raise HarnessError(f"no point of {path} has two builds that one command measured "

@@ -92,3 +92,32 @@ def test_a_file_twice_or_sharing_no_point_is_not_one_commands_processes(
         stage_csv.stage_row("c", 5.0, cmd="harness bench t --out q")])
     with pytest.raises(BadInput, match=r"other\.csv shares no point with the files before it"):
         merge.combine_runs([paths[0], other])
+
+
+def test_files_with_more_columns_merge_under_every_column(tmp_path: Path) -> None:
+    """A cluster CSV has worker columns a plain one lacks: the merged file has the union, so
+    no row is refused half-way (an --overwrite would have cut the old file first)."""
+    import csv
+
+    paths = _procs(tmp_path, [[10.0, 50.0], [12.0, 51.0]])
+    wide = tmp_path / "w.csv"
+    with wide.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=[*stage_csv.COLUMNS, "host", "worker"])
+        w.writeheader()
+        w.writerows([{**stage_csv.stage_row("a", 11.0), "host": "h1", "worker": "0"},
+                     {**stage_csv.stage_row("b", 52.0), "host": "h1", "worker": "0"}])
+    old = stage_csv.write(tmp_path / "m.csv", [stage_csv.stage_row("z", 1.0)])
+    merged = merge.run([*paths, wide], old, overwrite=True)
+    rows = compare.read(old).rows
+    assert merged.points == 2 and [r["variant"] for r in rows] == ["a", "b"]
+    assert list(rows[0])[-2:] == ["host", "worker"]
+    assert rows[0]["median_us"] == "11.0" and rows[0]["host"] == "h1"  # the median process's
+
+
+def test_one_point_on_two_gpu_models_is_not_one_commands_processes(tmp_path: Path) -> None:
+    paths = _procs(tmp_path, [[10.0, 50.0], [12.0, 51.0]], gpu="NVIDIA H200")
+    other = stage_csv.write(tmp_path / "h100.csv", [
+        stage_csv.stage_row("a", 11.0, gpu="NVIDIA H100 80GB HBM3"),
+        stage_csv.stage_row("b", 52.0, gpu="NVIDIA H100 80GB HBM3")])
+    with pytest.raises(BadInput, match="measured on 'NVIDIA H100 80GB HBM3' and 'NVIDIA H200'"):
+        merge.combine_runs([*paths, other])

@@ -54,6 +54,26 @@ def test_runs_and_commands_are_never_set_against_each_other(tmp_path: Path) -> N
     assert "order effect" in got[1].summary()
 
 
+def test_one_command_run_twice_or_on_two_workers_is_two_runs(tmp_path: Path) -> None:
+    """Appended twice at one commit, a build is never ranked against its own twin; on a
+    cluster, builds measured by different workers (processes) are not ranked at all."""
+    import csv
+
+    f = _write(tmp_path / "s.csv", [_row("d[X=1]", 100.0), _row("d[X=2]", 130.0),
+                                    _row("d[X=1]", 120.0), _row("d[X=2]", 90.0)])
+    got = best.run(f)
+    assert [[b.variant for b in p.builds] for p in got] == [["d[X=1]", "d[X=2]"],
+                                                           ["d[X=2]", "d[X=1]"]]
+    wide = tmp_path / "cluster.csv"
+    with wide.open("w", newline="") as out:
+        w = csv.DictWriter(out, fieldnames=[*stage_csv.COLUMNS, "host", "gpu_uuid", "worker"])
+        w.writeheader()
+        w.writerows([{**_row("d[X=1]", 100.0), "host": "a", "gpu_uuid": "u0", "worker": "0"},
+                     {**_row("d[X=2]", 130.0), "host": "a", "gpu_uuid": "u1", "worker": "1"}])
+    with pytest.raises(HarnessError, match=r"no point of .* has two builds"):
+        best.run(wide)
+
+
 def test_enough_repeats_drop_the_order_caveat(tmp_path: Path) -> None:
     rep = "median of 3 repeats (1, 2, 3 µs; spread 4 %)"
     f = _write(tmp_path / "s.csv", [_row("d[X=1]", 130.0, reason=rep),
