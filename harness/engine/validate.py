@@ -39,6 +39,7 @@ from harness.engine.targets import (
     resolve,
     select_variants,
 )
+from harness.errors import BadInput
 from harness.results import ledger
 from harness.results import provenance as meta
 
@@ -319,6 +320,9 @@ def validate_targets(reg: Registry, names: Sequence[str] | None, *, variant: str
     tg = resolve(reg, names, with_pipelines=True)
     check_families(tg.all, families or [])
     check_options(tg.all, options or {})
+    if record and options:  # the ledger has no column for them: the record would overclaim
+        raise BadInput(f"--record keeps whole validations: {', '.join(sorted(options))} "
+                       "narrows the cases and would not be recorded (run it without)")
     todo = list(units(reg, tg, variant, families, options or {}))  # bad input before the GPU
     # The ledger is locked and checked before any GPU work, and written after it.
     book = ledger.open_for_append() if record else None

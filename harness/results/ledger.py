@@ -55,6 +55,10 @@ def read(path: Path | None = None) -> list[dict[str, str]]:
     lacking = [c for c in NEEDED if c not in (header or NEEDED)]
     if lacking:
         raise BadInput(f"{p} is not a ledger CSV: no {', '.join(lacking)} column(s)")
+    for i, r in enumerate(rows):
+        if None in r or None in r.values():  # more or fewer fields than the header
+            raise BadInput(f"{p}: row {i + 1} has {'more' if None in r else 'fewer'} fields "
+                           "than the header (a torn or mangled row)")
     return rows
 
 
@@ -100,19 +104,38 @@ def pipeline_hash(pipe: Pipeline, stages: Mapping[str, Stage]) -> str:
     return hashlib.sha256(";".join(parts).encode()).hexdigest()[:16]
 
 
+#: The seeds a full validation runs (``harness validate``'s default): a record of fewer is
+#: a narrowed run, kept in the ledger but not counted by the check.
+FULL_SEEDS = 3
+
+
+def full_pass(row: Mapping[str, str], families: Iterable[str]) -> bool:
+    """Whether a ledger row records a whole validation that passed on a GPU: status pass,
+    every case passed (at least one), every family of the target and the full seeds."""
+    try:
+        cases, passed, seeds = int(row["cases"]), int(row["passed"]), int(row["seeds"])
+    except (KeyError, TypeError, ValueError):
+        return False
+    return (row["status"] == "pass" and row["gpu"] not in ("", "cpu")
+            and 0 < cases == passed and seeds >= FULL_SEEDS
+            and set(families) <= set((row.get("families") or "").split(",")))
+
+
 def check(stages: Iterable[Stage], rows: list[dict[str, str]],
           pipelines: Iterable[Pipeline] = (),
           by_name: Mapping[str, Stage] | None = None) -> list[LedgerStatus]:
-    """The ledger status of every variant of every stage (and of every pipeline)."""
+    """The ledger status of every variant of every stage (and of every pipeline): ok where
+    a row of its current hash records a full validation that passed (:func:`full_pass`)."""
     stages = list(stages)
     names = dict(by_name or {s.name: s for s in stages})
-    items = [(st.name, v.name, kernel_hash(st, v)) for st in stages for v in st.variants]
-    items += [(p.name, v.name, pipeline_hash(p, names)) for p in pipelines for v in p.variants]
+    items = [(st.name, v.name, kernel_hash(st, v), st.families)
+             for st in stages for v in st.variants]
+    items += [(p.name, v.name, pipeline_hash(p, names), p.families)
+              for p in pipelines for v in p.variants]
     out = []
-    for name, vname, h in items:
+    for name, vname, h, fams in items:
         match = [r for r in rows
                  if r["stage"] == name and r["variant"] == vname
-                 and r["kernel_hash"] == h and r["status"] == "pass"
-                 and r["gpu"] not in ("", "cpu")]
+                 and r["kernel_hash"] == h and full_pass(r, fams)]
         out.append(LedgerStatus(name, vname, h, bool(match), match[-1] if match else None))
     return out

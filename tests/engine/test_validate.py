@@ -295,6 +295,13 @@ def test_validate_targets_records_one_ledger_row_per_variant(reg, monkeypatch, t
                                      seeds=1).recorded is None
     with pytest.raises(BadInput, match="unknown input family 'zipf'"):
         validate.validate_targets(reg, ["dynamic_spikes"], families=["zipf"])
+    with pytest.raises(BadInput, match="--record keeps whole validations: k narrows"):
+        validate.validate_targets(reg, ["dynamic_spikes"], options={"k": "4"}, record=True)
+    assert len(ledger.read(rep.recorded)) == 2  # nothing recorded by the refused run
+    # A narrowed run (one family, one seed) is recorded as it was, but is not what the
+    # check counts.
+    st = reg.get("dynamic_spikes")
+    assert not any(s.ok for s in ledger.check([st], rows))
 
 
 def test_a_failed_case_is_the_reports_verdict(reg) -> None:  # type: ignore[no-untyped-def]

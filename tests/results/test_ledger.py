@@ -11,9 +11,10 @@ from harness.errors import BadInput
 from harness.results import ledger
 
 
-def row(stage, variant, h, status="pass", gpu="NVIDIA H200"):  # type: ignore[no-untyped-def]
+def row(stage, variant, h, status="pass", gpu="NVIDIA H200", **kw):  # type: ignore[no-untyped-def]
     return {"stage": stage, "variant": variant, "kernel_hash": h, "status": status,
-            "gpu": gpu, "date": "2026-12-02", "cases": 1, "passed": 1, "worst_error": "0"}
+            "gpu": gpu, "date": "2026-12-02", "cases": 1, "passed": 1, "worst_error": "0",
+            "families": "normal,llm,ramp,edge", "seeds": 3, **kw}
 
 
 def test_check_needs_a_passing_gpu_row_at_the_current_hash(reg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -29,6 +30,33 @@ def test_check_needs_a_passing_gpu_row_at_the_current_hash(reg, tmp_path: Path) 
     assert "NO passing GPU validation" in status["away"].describe()
     ledger.append([row(st.name, "away", hashes["away"])], p)
     assert all(s.ok for s in ledger.check([st], ledger.read(p)))
+
+
+def test_only_a_whole_validation_counts(reg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A record narrowed by --family or --seeds, or with a case short, is kept but is not
+    the validation CI asks for."""
+    st = reg.get("dynamic_spikes")
+    h = compiler.kernel_hash(st, st.variant("default"))
+    p = tmp_path / "l.csv"
+    narrowed = [row(st.name, "default", h, families="normal"),
+                row(st.name, "default", h, seeds=1),
+                row(st.name, "default", h, cases=5, passed=4),
+                row(st.name, "default", h, cases=0, passed=0),
+                row(st.name, "default", h, seeds="")]
+    ledger.append(narrowed, p)
+    assert not ledger.check([st], ledger.read(p))[0].ok
+    ledger.append([row(st.name, "default", h, cases=120, passed=120)], p)
+    assert ledger.check([st], ledger.read(p))[0].ok
+
+
+def test_a_torn_or_mangled_ledger_row_is_bad_input(tmp_path: Path) -> None:
+    p = tmp_path / "l.csv"
+    p.write_text(",".join(ledger.COLUMNS) + "\ndynamic_spikes,default,abc,pass\n")
+    with pytest.raises(BadInput, match=r"row 1 has fewer fields than the header"):
+        ledger.read(p)
+    p.write_text(",".join(ledger.COLUMNS) + "\n" + ",".join(["x"] * 16) + "\n")
+    with pytest.raises(BadInput, match=r"row 1 has more fields than the header"):
+        ledger.read(p)
 
 
 def test_missing_ledger_reads_empty(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
