@@ -34,7 +34,8 @@
 #             of $AB_POINTS timed $TUNE_REPEATS times in rotated order with the check off
 #             (the builds' outputs were checked just before), then read with `harness best`
 #   tune      the tuning sweeps of statistics/<gpu>/tuning/ (`bench --define`), measured
-#             again with their own commands into that folder, each point $TUNE_REPEATS
+#             again with their own commands, their rows added to that folder's CSVs (the
+#             earlier rows kept), each point $TUNE_REPEATS
 #             times in rotated order (bench --repeats; where a point has more builds than
 #             that, some are never measured first). A new one is first run by hand:
 #             harness bench STAGE --define NAME=V1,V2 --repeats 3 --out "$(harness where)/tuning"
@@ -395,13 +396,11 @@ print(p.system(), p.python_implementation(), ".".join(p.python_version_tuple()[:
         skip tune "no tuning sweeps in $stats/tuning to measure again"
         continue
       fi
-      tuned=$work/tuning
-      step tune python3 -m harness.tools.replay "$stats/tuning" "$tuned" \
+      # The rows are added to the committed files: a sweep over a knob since taken out is
+      # left out of the replay, and its rows (cited in kernels/NOTES.md) stay.
+      step tune python3 -m harness.tools.replay "$stats/tuning" "$stats/tuning" --append \
         --repeats "$tune_repeats"
-      if compgen -G "$tuned/*.csv" >/dev/null; then
-        cp "$tuned"/*.csv "$stats/tuning/"
-        pack
-      fi
+      pack
       ;;
   esac
 done

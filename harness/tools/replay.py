@@ -11,10 +11,12 @@ asked for. Pipeline CSVs are not replayed.
 
     python -m harness.tools.replay FOLDER OUT [--peers none|all|NAME,...] (as bench takes them)
 
-runs them, one ``harness bench`` child each, into OUT (which must hold no CSV yet); its exit
-status is the worst of theirs (1: some row failed), or 2 with one line when there is nothing
-to replay. A tuning sweep over a ``--define`` the kernel no longer reads (a knob taken out
-after it lost) is left out, with a line saying so: it cannot be built again.
+runs them, one ``harness bench`` child each, into OUT (which must hold no CSV yet, unless
+``--append``: then the rows are added to OUT's CSVs, whose earlier rows stay, as a tuning
+folder measured again in place keeps the rows of the sweeps that can no longer be built);
+its exit status is the worst of theirs (1: some row failed), or 2 with one line when there
+is nothing to replay. A tuning sweep over a ``--define`` the kernel no longer reads (a knob
+taken out after it lost) is left out, with a line saying so: it cannot be built again.
 """
 
 from __future__ import annotations
@@ -152,12 +154,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     ap.add_argument("out", type=Path)
     ap.add_argument("--peers", default="none")
     ap.add_argument("--repeats", type=int, default=None)
+    ap.add_argument("--append", action="store_true",
+                    help="add the rows to OUT's CSVs (OUT may be FOLDER itself)")
     try:
         a = ap.parse_args(sys.argv[1:] if argv is None else argv)
         if a.repeats is not None and a.repeats < 1:
             raise BadInput(f"replay: --repeats must be at least 1, not {a.repeats}")
-        if any(a.out.glob("*.csv")):
-            raise BadInput(f"{a.out} already holds CSVs: replay into an empty folder")
+        if not a.append and any(a.out.glob("*.csv")):
+            raise BadInput(f"{a.out} already holds CSVs: replay into an empty folder, or "
+                           "add the rows to them with --append")
         reg = discover()
         todo = commands(a.folder, a.out, a.peers, set(reg.stages), repeats=a.repeats)
     except HarnessError as exc:

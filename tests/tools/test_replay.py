@@ -155,12 +155,22 @@ def test_main_runs_each_command_and_returns_the_worst_status(folder, monkeypatch
 def test_main_refuses_a_folder_with_csvs_and_bad_arguments(folder, capsys) -> None:  # type: ignore[no-untyped-def]
     assert replay.main([str(folder), str(folder)]) == 2
     assert capsys.readouterr().err == f"error: {folder} already holds CSVs: replay into an " \
-                                      "empty folder\n"
+                                      "empty folder, or add the rows to them with --append\n"
     assert replay.main([str(folder)]) == 2
     assert capsys.readouterr().err.startswith("error: replay: the following arguments are "
                                               "required: out")
     assert replay.main([str(folder), str(folder / "fresh"), "--repeats", "0"]) == 2
     assert capsys.readouterr().err == "error: replay: --repeats must be at least 1, not 0\n"
+
+
+def test_append_measures_a_folder_again_in_place(folder, monkeypatch, capsys) -> None:  # type: ignore[no-untyped-def]
+    """The tuning folder measured again into itself: each child appends to the CSVs there,
+    so their earlier rows (a sweep that can no longer be built among them) stay."""
+    before = {p.name: p.read_text() for p in folder.glob("*.csv")}
+    ran = _children(monkeypatch, lambda cmd: 0)
+    assert replay.main([str(folder), str(folder), "--append"]) == 0
+    assert len(ran) == 3 and all(c[-3:] == ["--out", str(folder), "--append"] for c in ran)
+    assert {p.name: p.read_text() for p in folder.glob("*.csv")} == before  # nothing cut
 
 
 def _gpu_folders() -> list[Path]:
