@@ -104,7 +104,7 @@ def one_geometry(defines: Mapping[str, str], block: int, f: int,
 
 
 def grid_geometry(defines: Mapping[str, str], block: int, sm_count: int, f: int,
-                  b: int) -> tuple[int, int] | None:
+                  b: int, per_sm: int | None = None) -> tuple[int, int] | None:
     """act_grid's (blocks, rows a block) for ``b`` rows of ``f`` values, or None where it
     does not take them: the int8 planes layout only (the packed build has the kernel, but
     its planes, packed across eight lanes by shuffles, made it 27-73 % slower than the two
@@ -112,8 +112,10 @@ def grid_geometry(defines: Mapping[str, str], block: int, sm_count: int, f: int,
     CACHE_VEC x BLOCK: no tail read again), and the rows GRID_ROWS a block on at most
     GRID_MINB blocks an SM, every block resident at once (the barrier waits for all of
     them): the launch bounds hold that many by their registers only where GRID_MINB x
-    BLOCK fits an SM's threads, so a larger BLOCK has no act_grid. The rows are spread
-    evenly: ceil(b / blocks) a block."""
+    BLOCK fits an SM's threads, so a larger BLOCK has no act_grid. ``per_sm``: the blocks
+    of act_grid an SM of the device holds, as the driver counts them for this build (None:
+    as the launch bounds promise); the grid takes the lesser. The rows are spread evenly:
+    ceil(b / blocks) a block."""
     most, minb = int(defines["GRID_ROWS"]), int(defines["GRID_MINB"])
     if int(defines["LAYOUT"]) != LAYOUTS.index("int8"):
         return None
@@ -123,7 +125,9 @@ def grid_geometry(defines: Mapping[str, str], block: int, sm_count: int, f: int,
     # guarantee GRID_MINB blocks an SM (at BLOCK 1024: 64 registers, one block): no act_grid.
     if minb < 1 or minb * block > SM_THREADS:
         return None
-    resident = minb * sm_count
+    resident = min(minb, minb if per_sm is None else per_sm) * sm_count
+    if resident < 1:
+        return None
     rows = -(-b // resident)
     return (-(-b // rows), rows) if rows <= most else None
 
@@ -237,6 +241,9 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
         launch("act_small", (1, 1, 1), (block, 1, 1), *head, *bfk, *tail)
         return
     grid = grid_geometry(d, block, launch.sm_count, f, b)
+    if grid is not None:  # the residency the build promises, checked with the driver
+        grid = grid_geometry(d, block, launch.sm_count, f, b,
+                             launch.max_active_blocks("act_grid", block))
     if grid is not None:  # both passes in one launch, q kept in registers
         launch("act_grid", (grid[0], 1, 1), (block, 1, 1), *head, *bfk, *tail)
         return

@@ -49,6 +49,18 @@ class Launcher(Protocol):
         driver's occupancy query: SMs a cluster cannot span are left out)."""
         ...
 
+    def max_active_blocks(self, name: str, threads: int, shared: int = 0) -> int:
+        """How many blocks of kernel ``name``, each ``threads`` threads and ``shared`` bytes
+        of dynamic shared memory, one SM of the device holds at once (the driver's occupancy
+        query, for this build on this device): the grid of a kernel whose blocks must all be
+        resident at once (a grid-wide barrier)."""
+        ...
+
+
+#: An SM's threads on the GPUs the harness is built for (sm_80, sm_90): what a
+#: :class:`RecordingLauncher` assumes, where a run asks the driver.
+RECORDED_SM_THREADS = 2048
+
 
 class RecordingLauncher:
     """A :class:`Launcher` that launches nothing and records each launch: the kernels an
@@ -76,6 +88,11 @@ class RecordingLauncher:
     def max_active_clusters(self, name: str, cluster: int, threads: int, shared: int) -> int:
         """Every SM in a cluster (nothing runs)."""
         return max(1, self.sm_count // cluster)
+
+    def max_active_blocks(self, name: str, threads: int, shared: int = 0) -> int:
+        """As many as an SM's threads allow (``RECORDED_SM_THREADS``; nothing is compiled,
+        so registers and shared memory are not counted)."""
+        return max(1, RECORDED_SM_THREADS // threads)
 
     @property
     def names(self) -> list[str]:

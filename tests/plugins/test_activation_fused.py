@@ -263,6 +263,39 @@ def test_act_grid_follows_the_build(st, defines, block, geometry) -> None:  # ty
     assert af.grid_geometry(dict(v.defines), block, 132, 3584, 1024) == geometry
 
 
+def test_act_grid_takes_no_more_blocks_than_the_driver_counts(st) -> None:  # type: ignore[no-untyped-def]
+    """Where the device holds fewer blocks of this build than the launch bounds promise
+    (an SM of fewer threads, registers the bound did not get), the grid is cut to what the
+    driver's occupancy query counts, so every block is resident at once, or act_grid is
+    not taken."""
+    v = st.variant("unidirectional")
+    d = dict(v.defines)
+    assert af.grid_geometry(d, 256, 132, 3584, 1024, per_sm=4) == (512, 2)
+    assert af.grid_geometry(d, 256, 132, 3584, 1024, per_sm=2) == (256, 4)
+    assert af.grid_geometry(d, 256, 132, 3584, 1024, per_sm=1) is None
+    assert af.grid_geometry(d, 256, 132, 3584, 1024, per_sm=0) is None
+    assert af.grid_geometry(d, 256, 132, 3584, 1024, per_sm=8) == (512, 2)  # bounds' 4
+
+    class Fewer(RecordingLauncher):
+        def __init__(self, block: int, sm_count: int) -> None:
+            super().__init__(block, sm_count)
+            self.asked: list[tuple[str, int]] = []
+
+        def max_active_blocks(self, name: str, threads: int, shared: int = 0) -> int:
+            self.asked.append((name, threads))
+            return 2
+
+    launch = Fewer(256, sm_count=132)
+    st.enqueue(launch, {b: b for b in _BUFS} | {"q_wide": "q_wide"},
+               st.point(v, batch=1024, in_f=3584), v)
+    assert launch.asked == [("act_grid", 256)] and launch.calls[0][1] == (256, 1, 1)
+    launch = Fewer(256, sm_count=132)
+    st.enqueue(launch, {b: b for b in _BUFS} | {"q_wide": "q_wide"},
+               st.point(v, batch=4, in_f=3584), v)
+    assert launch.asked == [] and "act_grid" not in launch.names  # not asked where not taken
+    assert RecordingLauncher(256).max_active_blocks("act_grid", 256) == 8
+
+
 @pytest.mark.skipif(__import__("shutil").which("nvcc") is None, reason="needs nvcc on PATH")
 @pytest.mark.parametrize("block", [256, 512])
 def test_act_grid_builds_hold_the_blocks_the_plugin_counts(st, block) -> None:  # type: ignore[no-untyped-def]

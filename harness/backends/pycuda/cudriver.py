@@ -174,6 +174,24 @@ def max_active_clusters(cubin: bytes, name: str, cluster: int, threads: int,
         return int(n.value)
 
 
+def max_active_blocks(cubin: bytes, name: str, threads: int, shared: int) -> int:
+    """How many blocks of kernel ``name`` of ``threads`` threads and ``shared`` bytes of
+    dynamic shared memory one SM of the device holds at once
+    (``cuOccupancyMaxActiveBlocksPerMultiprocessor``: its registers, shared memory and the
+    SM's threads, as this build and this device have them)."""
+    lib = libcuda()
+    with _function(cubin, name, "ask its occupancy") as fn:
+        if lib.cuFuncSetAttribute(fn, _MAX_DYNAMIC_SHARED, ctypes.c_int(shared)) != 0:
+            raise HarnessError(f"{name}: {shared} bytes of dynamic shared memory refused")
+        n = ctypes.c_int(0)
+        err = lib.cuOccupancyMaxActiveBlocksPerMultiprocessor(
+            ctypes.byref(n), fn, ctypes.c_int(threads), ctypes.c_size_t(shared))
+        if err != 0:
+            raise HarnessError(f"cuOccupancyMaxActiveBlocksPerMultiprocessor failed (CUresult "
+                               f"{err}) for {name} in blocks of {threads}")
+        return int(n.value)
+
+
 def pack_params(layout: Sequence[tuple[int, int]], values: Sequence[bytes]) -> np.void:
     """One parameter block laid out as the kernel expects, as an ``np.void``."""
     if len(layout) != len(values):

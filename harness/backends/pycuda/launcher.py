@@ -111,6 +111,17 @@ class ModuleLauncher:
             self._constants[key] = np.array([n], dtype=np.int32)
         return int(self._constants[key][0])
 
+    def max_active_blocks(self, name: str, threads: int, shared: int = 0) -> int:
+        """Blocks of ``name`` one SM holds at once (see ``harness.api.Launcher``), asked of
+        the driver once per shape."""
+        key = ("blocks", name, threads, shared)
+        if key not in self._constants:
+            if self._cubin is None:
+                raise HarnessError(f"{self._stage.name}: no cubin to ask {name}'s occupancy")
+            n = cudriver.max_active_blocks(self._cubin(), name, threads, shared)
+            self._constants[key] = np.array([n], dtype=np.int32)
+        return int(self._constants[key][0])
+
     def tensor_map(self, buf: Any, dtype: Any, rows: int, cols: int, box_rows: int,
                    box_cols: int, swizzle: int = 128) -> np.void:
         """A CUtensorMap over device buffer ``buf`` (see ``harness.api.Launcher``), encoded

@@ -40,6 +40,11 @@ class Lib:
     def cuFuncSetAttribute(self, fn: Any, attr: int, value: Any) -> int:
         return 0
 
+    def cuOccupancyMaxActiveBlocksPerMultiprocessor(self, n: Any, fn: Any, threads: Any,
+                                                    shared: Any) -> int:
+        ctypes.cast(n, ctypes.POINTER(ctypes.c_int))[0] = 2048 // threads.value
+        return 0
+
     def cuOccupancyMaxActiveClusters(self, n: Any, fn: Any, cfg: Any) -> int:
         c = ctypes.cast(cfg, ctypes.POINTER(cudriver._LaunchConfig))[0]
         ctypes.cast(n, ctypes.POINTER(ctypes.c_int))[0] = 132 // c.gridDimX
@@ -51,7 +56,8 @@ def test_queries_read_back_and_unload_their_module(monkeypatch) -> None:  # type
     monkeypatch.setattr(cudriver, "libcuda", lambda: lib)
     assert cudriver.param_layout(b"cubin", "k", 2) == [(0x70, 128), (0xF0, 128)]
     assert cudriver.max_active_clusters(b"cubin", "k", 4, 384, 200_000) == 33
-    assert lib.calls == ["load", "unload", "load", "unload"]
+    assert cudriver.max_active_blocks(b"cubin", "k", 512, 0) == 4
+    assert lib.calls == ["load", "unload", "load", "unload", "load", "unload"]
 
 
 def test_a_missing_kernel_is_one_line_and_its_module_unloaded(monkeypatch) -> None:  # type: ignore[no-untyped-def]
