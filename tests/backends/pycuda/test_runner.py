@@ -237,6 +237,18 @@ def test_event_timing_agrees_with_ncu(reg, gpu_runner, tmp_path, batch: int) -> 
 
 
 @pytest.mark.gpu
+def test_the_device_holds_the_act_grid_blocks_the_launch_bounds_promise(reg, gpu_runner) -> None:  # type: ignore[no-untyped-def]
+    """The driver's occupancy count of act_grid's default build is at least GRID_MINB blocks
+    an SM (the plugin's grid is the lesser of the two, so on this device it is the one
+    the launch bounds promise)."""
+    st = reg.get("activation_fused")
+    v = st.variant("unidirectional")
+    launcher = gpu_runner.launcher(st, v)
+    minb = int(dict(v.defines)["GRID_MINB"])
+    assert launcher.max_active_blocks("act_grid", st.block_for(v)) >= minb
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("mode", ("unidirectional", "bidirectional", "twos_complement"))
 def test_fused_activation_path_is_bit_identical_to_the_staged_kernels(
         reg, gpu_runner, mode: str) -> None:  # type: ignore[no-untyped-def]
