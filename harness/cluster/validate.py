@@ -25,7 +25,14 @@ from harness.engine.targets import (
     check_options,
     resolve,
 )
-from harness.engine.validate import CaseResult, ValidationReport, ValidationSummary, units
+from harness.engine.validate import (
+    CaseResult,
+    Unit,
+    ValidationReport,
+    ValidationSummary,
+    check_recordable,
+    units,
+)
 from harness.results import ledger, provenance
 
 
@@ -35,6 +42,8 @@ class _Unit:
 
     task: ValidationTask
     kernel_hash: str
+    #: The plain run's unit it was made from.
+    unit: Unit
 
 
 def _units(reg: Registry, names: Sequence[str] | None, variant: str,
@@ -46,7 +55,7 @@ def _units(reg: Registry, names: Sequence[str] | None, variant: str,
     check_families(tg.all, families or [])
     check_options(tg.all, options)
     return [_Unit(ValidationTask(i, u.target.name, u.variant, u.families, seeds, seed,
-                                 u.overrides), u.kernel_hash)
+                                 u.overrides), u.kernel_hash, u)
             for i, u in enumerate(units(reg, tg, variant, families, options))]
 
 
@@ -59,6 +68,8 @@ def validate_targets(reg: Registry, names: Sequence[str] | None, *, cluster: Clu
     each target variant on a worker (``backend``: the GPU's, or ``numpy`` to try the flow
     without one); with ``record``, a ledger row per target variant, naming its GPU."""
     units = _units(reg, names, variant, families, seeds, seed, options or {})
+    if record:
+        check_recordable([u.unit for u in units])
     book = ledger.open_for_append() if record else None
     s: Session | None = None
     try:

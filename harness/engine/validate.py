@@ -268,6 +268,16 @@ def units(reg: Registry, targets: Targets, variant: str, families: Sequence[str]
                        h if isinstance(t, Pipeline) else kernel_hash(t, v))
 
 
+def check_recordable(todo: Sequence[Unit]) -> None:
+    """BadInput where ``--record`` would write a row the ledger cannot qualify: an option
+    that replaces an axis in a unit's cases (``--k 4``) narrows them, and the ledger has no
+    column to say so (a ``--mode`` that only picks the variants pinning it is fine)."""
+    narrowed = sorted({k for u in todo for k in u.overrides})
+    if narrowed:
+        raise BadInput(f"--record keeps whole validations: {', '.join(narrowed)} replaces an "
+                       "axis of the cases and would not be recorded (run it without)")
+
+
 def validation(reg: Registry, targets: Targets, backend: Backend, variant: str,
                families: Sequence[str] | None, seeds: int, seed: int,
                options: Mapping[str, str]) -> Iterator[ValidationSummary]:
@@ -320,10 +330,9 @@ def validate_targets(reg: Registry, names: Sequence[str] | None, *, variant: str
     tg = resolve(reg, names, with_pipelines=True)
     check_families(tg.all, families or [])
     check_options(tg.all, options or {})
-    if record and options:  # the ledger has no column for them: the record would overclaim
-        raise BadInput(f"--record keeps whole validations: {', '.join(sorted(options))} "
-                       "narrows the cases and would not be recorded (run it without)")
     todo = list(units(reg, tg, variant, families, options or {}))  # bad input before the GPU
+    if record:
+        check_recordable(todo)
     # The ledger is locked and checked before any GPU work, and written after it.
     book = ledger.open_for_append() if record else None
     try:

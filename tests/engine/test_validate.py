@@ -295,9 +295,13 @@ def test_validate_targets_records_one_ledger_row_per_variant(reg, monkeypatch, t
                                      seeds=1).recorded is None
     with pytest.raises(BadInput, match="unknown input family 'zipf'"):
         validate.validate_targets(reg, ["dynamic_spikes"], families=["zipf"])
-    with pytest.raises(BadInput, match="--record keeps whole validations: k narrows"):
+    with pytest.raises(BadInput, match="--record keeps whole validations: k replaces an axis"):
         validate.validate_targets(reg, ["dynamic_spikes"], options={"k": "4"}, record=True)
-    assert len(ledger.read(rep.recorded)) == 2  # nothing recorded by the refused run
+    # --mode that only picks the variants pinning it narrows no case: recorded.
+    fused = validate.validate_targets(reg, ["spike_encode"], options={"mode": "bidirectional"},
+                                      families=["normal"], seeds=1, record=True)
+    assert [s.variant for s in fused.summaries] == ["bidirectional"]
+    assert len(ledger.read(rep.recorded)) == 3  # the refused run recorded nothing
     # A narrowed run (one family, one seed) is recorded as it was, but is not what the
     # check counts.
     st = reg.get("dynamic_spikes")
