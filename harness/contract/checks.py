@@ -62,13 +62,7 @@ def check_pipeline(p: Pipeline, expected_name: str | None = None) -> list[str]:
         problems.append("no validation cases declared")
     if not p.families:
         problems.append("no input families declared")
-    for pname, peer in p.peers.items():
-        problems += [f"peer {pname!r}: {why}" for why in _peer_problems(pname, peer)]
-        if isinstance(peer, Peer) and peer.judged:
-            problems.append(f"peer {pname!r}: a pipeline's peer is a speed reference "
-                            "(judged=False, its note saying why): the pipeline's check "
-                            "judges intermediates a peer does not make")
-    return problems
+    return problems + _peers_problems(p.peers, judged_allowed=False)
 
 
 #: Fields that must be callables, checked when a plugin is loaded.
@@ -109,8 +103,7 @@ def check_stage(stage: object, expected_name: str | None = None) -> list[str]:
     for out, tol in stage.tolerances.items():
         if not getattr(tol, "reason", ""):
             problems.append(f"tolerance of {out!r} gives no reason")
-    for pname, peer in stage.peers.items():
-        problems += [f"peer {pname!r}: {why}" for why in _peer_problems(pname, peer)]
+    problems += _peers_problems(stage.peers)
     vnames = [v.name for v in stage.variants]
     if not vnames or len(set(vnames)) != len(vnames):
         problems.append("variants must be non-empty with unique names")
@@ -130,6 +123,21 @@ def check_stage(stage: object, expected_name: str | None = None) -> list[str]:
         if clash:
             problems.append(f"workspace reuses output name(s) {', '.join(sorted(clash))}")
     return problems
+
+
+def _peers_problems(peers: Mapping[str, object], judged_allowed: bool = True) -> list[str]:
+    """What is wrong with the declared peers, each line naming its peer; a pipeline's
+    (``judged_allowed=False``) must be speed references: its check judges intermediates a
+    peer does not make."""
+    out = []
+    for name, peer in peers.items():
+        why = _peer_problems(name, peer)
+        if not judged_allowed and isinstance(peer, Peer) and peer.judged:
+            why.append("a pipeline's peer is a speed reference (judged=False, its note "
+                       "saying why): the pipeline's check judges intermediates a peer does "
+                       "not make")
+        out += [f"peer {name!r}: {w}" for w in why]
+    return out
 
 
 def _peer_problems(name: str, peer: object) -> list[str]:
