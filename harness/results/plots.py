@@ -33,23 +33,36 @@ def pipeline_shapes(rows: Sequence[dict[str, str]]) -> list[tuple[str, str]]:
     return sorted(pairs, key=lambda p: (int(p[0] or 0), int(p[1] or 0)))
 
 
+def pipeline_series(rows: Sequence[dict[str, str]], out_f: str,
+                    in_f: str) -> dict[str, list[tuple[int, float | None]]]:
+    """The lines of one panel (a shape): every measured interval of each variant's rows,
+    and of each peer's (its total alone), against batch. A line is labelled by its
+    interval, and by its variant (a peer's: ``peer (variant)``) where there are several."""
+    runs = list(dict.fromkeys((r.get("backend") or "pycuda", r.get("variant", ""))
+                              for r in rows))
+    out: dict[str, list[tuple[int, float | None]]] = {}
+    for backend, v in runs:
+        sel = sorted((r for r in rows if r.get("out_f", "") == out_f
+                      and r.get("in_f", "") == in_f and r.get("variant", "") == v
+                      and (r.get("backend") or "pycuda") == backend),
+                     key=lambda r: int(r["batch"]))
+        who = v if backend == "pycuda" else f"{backend} ({v})"
+        for k in intervals(sel):
+            label = pipeline_rows.LABELS[k][:40]
+            out[label if len(runs) == 1 else f"{who}: {label}"] = [
+                (int(r["batch"]), number(r.get(f"{k}_us", ""))) for r in sel]
+    return out
+
+
 def _pipeline_plot(plt, path: Path, rows: Sequence[dict[str, str]],  # type: ignore[no-untyped-def]
                    dest: Path) -> Path:
-    """``<stem>.png``: every measured interval of the ok ``rows`` against batch, per
-    variant, one panel per shape (:func:`pipeline_shapes`)."""
+    """``<stem>.png``: :func:`pipeline_series`, one panel per shape
+    (:func:`pipeline_shapes`)."""
     shapes = pipeline_shapes(rows)
-    variants = list(dict.fromkeys(r.get("variant", "") for r in rows))
     fig, axes = plt.subplots(1, len(shapes), figsize=(6 * len(shapes), 4), squeeze=False)
     for ax, (of, inf) in zip(axes[0], shapes, strict=True):
-        for v in variants:
-            sel = sorted((r for r in rows if r.get("out_f", "") == of
-                          and r.get("in_f", "") == inf and r.get("variant", "") == v),
-                         key=lambda r: int(r["batch"]))
-            xs = [int(r["batch"]) for r in sel]
-            for k in intervals(sel):
-                label = pipeline_rows.LABELS[k][:40]
-                ax.plot(xs, [number(r.get(f"{k}_us", "")) for r in sel], marker="o",
-                        label=label if len(variants) == 1 else f"{v}: {label}")
+        for label, pts in pipeline_series(rows, of, inf).items():
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", label=label)
         ax.set_xscale("log", base=2)
         ax.set_yscale("log")
         ax.set_xlabel("batch")

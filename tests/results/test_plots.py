@@ -74,6 +74,24 @@ def test_a_pipeline_gets_a_panel_per_shape() -> None:
                                            ("18944", "3584")]
 
 
+def test_a_pipeline_s_peer_is_a_line_of_its_own() -> None:
+    """A peer's rows share the pipeline's variant: drawn as their own line (one line
+    through both would zigzag between them), their total only."""
+    def row(backend: str, batch: int, total: float) -> dict[str, str]:
+        return {"backend": backend, "variant": "default", "batch": str(batch),
+                "in_f": "64", "out_f": "32", "total_us": str(total), "gemm_us": ""}
+
+    rows = [row("linear_bf16", 1, 30.0), row("pycuda", 1, 15.0),
+            row("linear_bf16", 2, 31.0), row("pycuda", 2, 16.0)]
+    lines = plots.pipeline_series(rows, "32", "64")
+    assert {k: [p[1] for p in v] for k, v in lines.items()} == {
+        "default: End to end (both streams joined)": [15.0, 16.0],
+        "linear_bf16 (default): End to end (both streams joined)": [30.0, 31.0]}
+    committed = [r for r in read_checked(H200 / "spike_linear.csv") if r["status"] == "ok"]
+    assert {k.split(":")[0] for k in plots.pipeline_series(committed, "18944", "3584")} == {
+        "default", "any", "packed"}
+
+
 def test_plots_are_drawn(tmp_path: Path) -> None:
     pytest.importorskip("matplotlib", reason="harness report needs matplotlib")
     for name in ("int_gemm.csv", "spike_linear.csv", "dynamic_spikes.csv"):
