@@ -72,8 +72,12 @@ class PipelineCsv:
         return "; ".join(w.repaired for w in (self.main, *self.views.values()) if w.repaired)
 
     def write(self, r: dict[str, Any]) -> None:
-        """Write the row, then its projection into each summary."""
+        """Write the row, then its projection into each summary: our own rows only (the
+        summaries have no backend column: they are the seed program's report, and a peer's
+        row would read as ours there)."""
         self.main.write(r)
+        if r.get("backend", "pycuda") != "pycuda":
+            return
         for w in self.views.values():
             w.write({c: r.get(c, "") for c in w.columns})
 

@@ -33,3 +33,16 @@ def test_rows_and_their_summaries(tmp_path: Path) -> None:
     w.write(row)
     w.close()
     assert [f.name for f in alone.glob("*.csv")] == ["p.csv"]
+
+
+def test_a_peer_s_row_stays_out_of_the_seed_summaries(tmp_path: Path) -> None:
+    """The summaries have no backend column: a peer's row there would read as ours."""
+    w = pipeline_rows.PipelineCsv(tmp_path, "p")
+    w.write({"stage": "p", "backend": "linear_bf16", "batch": 4, "status": "ok",
+             "total_us": 30.0, "samples": 20})
+    w.write({"stage": "p", "backend": "pycuda", "batch": 4, "status": "ok", "total_us": 10.0,
+             "samples": 20})
+    w.close()
+    assert [r["backend"] for r in results.read_rows(tmp_path / "p.csv")] == ["linear_bf16",
+                                                                           "pycuda"]
+    assert [r["total_us"] for r in results.read_rows(tmp_path / "seed_e2e.csv")] == ["10"]
