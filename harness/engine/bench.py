@@ -147,8 +147,8 @@ def _repeated(jobs: Sequence[Job], backend: Backend, cfg: BenchConfig, meta: Run
         rows = iter(got)
         for job in group:
             peer_rows = []
-            for _ in _serving(peers, job):
-                peer_rows.append(combine(next(rows)))
+            for _ in _serving(peers, job):  # a pipeline's peer rows are pipeline rows
+                peer_rows.append(combine(next(rows), job.is_pipeline))
                 outputs.write(job, peer_rows[-1])
                 yield Measured(job, peer_rows[-1])
             row = combine(next(rows), job.is_pipeline)

@@ -437,3 +437,10 @@ def test_a_pipeline_s_peers_land_before_its_row_and_the_report_pairs_them(
     table = report.pipeline_table(tmp_path, ["spike_linear"], [2, 3]).splitlines()[2:]
     assert [ln.split(" | ")[1] for ln in table] == ["linear_bf16", "pycuda"] * 2
     assert all(ln.endswith("| linear_bf16 2.50x | ok |") for ln in table[1::2]), table
+    # With repeats, the peer's rows are combined as the pipeline's rows are (total_us).
+    again = tmp_path / "repeats"
+    got = list(bench.run(js[:1], ours, bench.BenchConfig(family="normal", timing=FAST.timing),
+                         META, again, peers=[peer], stages=reg.stages, repeats=3))
+    assert [(m.row["backend"], m.row["status"]) for m in got] == [("linear_bf16", "ok"),
+                                                                  ("pycuda", "ok")]
+    assert "median of 3 repeats (10, 10, 10 µs" in got[0].row["reason"]
