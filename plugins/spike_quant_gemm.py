@@ -74,16 +74,18 @@ def run(ctx: PipelineContext, bufs: Mapping[str, Any], p: Point) -> PipelineTrac
         qd = ctx.alloc((b, f), np.int32)
         x_rec = ctx.alloc((b, f), np.float32)
         out = ctx.alloc((b, o_f), np.float32)
+        ctx.mark("dr_start", 0)
         ctx.step("spike_decode", "default", 0, {"spikes": spikes, "o": off, "q": qd},
                  planes=planes, **at)
         ctx.step("dynamic_spikes_reverse", "default", 0,
                  {"q": qd, "vth": vth, "x_rec": x_rec}, **at)
+        ctx.mark("dr_end", 0)  # before the join: the wait for the weight path is not theirs
         ctx.wait("wq_end", 0)  # the GEMM needs the weight path
         ctx.mark("gemm_start", 0)
         ctx.step("int_gemm", "wide", 0, {"q": qd, "w_q": w_q, "scale": scale, "vth": vth,
                                          "bias": bufs["bias"], "out": out}, **at)
         ctx.mark("gemm_end", 0)
-        intervals["decode_reverse"] = (("enc_end", "gemm_start"),)
+        intervals["decode_reverse"] = (("dr_start", "dr_end"),)
         intervals["gemm"] = (("gemm_start", "gemm_end"),)
         outputs.update({"qd": (qd, (b, f), np.dtype(np.int32)),
                         "x_rec": (x_rec, (b, f), np.dtype(np.float32)),

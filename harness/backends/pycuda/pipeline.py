@@ -1,6 +1,15 @@
 """Pipelines on the GPU: the context a pipeline's ``run`` gets (stage launchers on two
 streams, named events, pooled scratch memory), and the checked run followed by the timed
-repetitions."""
+repetitions.
+
+Each timed run starts behind a hold, so the host enqueues its first steps while the stream
+is busy. Once the stream has caught up with the host (a host read synchronised it, or its
+last event has completed), the host's launch time would land inside the next interval: so
+an interval's first mark on stream 0 enqueued then goes behind the gate (``gate.py``), which
+opens when the interval's last mark is enqueued (or when ``run`` returns). The kernels of an
+interval then run back to back, and the host's time lies between intervals, in the totals
+that span them (the seed's "host-side decision included"), never in a kernel interval.
+"""
 
 from __future__ import annotations
 
@@ -11,9 +20,11 @@ import numpy as np
 
 from harness.backends.pycuda.buffers import alloc, poison
 from harness.backends.pycuda.compile import ModuleCache
+from harness.backends.pycuda.gate import TIMEOUT_NS, Gate
 from harness.backends.pycuda.l2 import FlushAndHold
 from harness.backends.pycuda.launcher import ModuleLauncher
 from harness.contract.stage import Pipeline, Point, Stage, Variant, workspace
+from harness.errors import HarnessError
 
 #: How long the stream is held before each timed pipeline run (not inside any interval).
 PIPELINE_HOLD_NS = 1_000_000
@@ -24,8 +35,17 @@ class GpuPipelineContext:
     given (the runner's), stream 1 a new one."""
 
     def __init__(self, drv: Any, stream: Any, modules: ModuleCache,
-                 stages: Mapping[str, Stage], sm_count: int) -> None:
+                 stages: Mapping[str, Stage], sm_count: int, gate: Gate | None = None) -> None:
         self.drv = drv
+        #: The gate of stream 0 (None: never gated).
+        self.gate = gate
+        #: Gates that opened by themselves (the host took longer than the gate waits).
+        self.gates_timed_out = 0
+        self._since_mark = [0, 0]  # steps enqueued on each stream since its last mark
+        self._caught_up = [False, False]  # a host read has just synchronised the stream
+        self._last: list[Any] = [None, None]  # each stream's last event of this run
+        self._gated = False  # the gate is closed now
+        self._closed = False  # a gate was closed in this run
         #: Multiprocessors of the device: what a step's persistent grid is sized by.
         self.sm_count = sm_count
         self.streams = [stream, drv.Stream()]
@@ -75,6 +95,8 @@ class GpuPipelineContext:
             bufs = {**bufs, **{n: self._zeroed(key, n, spec) if n in st.zeroed
                                else self.alloc(*spec) for n, spec in missing.items()}}
         st.enqueue(launcher, bufs, point, v)
+        self._since_mark[stream] += 1
+        self._caught_up[stream] = False
 
     def _zeroed(self, key: tuple[Any, ...], name: str,
                 spec: tuple[tuple[int, ...], Any]) -> Any:
@@ -126,14 +148,65 @@ class GpuPipelineContext:
             host = self._pinned[key] = self.drv.pagelocked_empty(shape, dtype)
         self.drv.memcpy_dtoh_async(host, buf, self.streams[stream])
         self.streams[stream].synchronize()
+        self._caught_up[stream] = True
         return np.array(host)
 
     def mark(self, name: str, stream: int) -> None:
-        """Record the event ``name`` on a stream."""
+        """Record the event ``name`` on a stream. On stream 0, an interval's first mark (no
+        step since the last mark) enqueued once the stream has caught up with the host goes
+        behind the gate, and the next mark after a step opens it (module docstring)."""
         ev = self.events.get(name)
         if ev is None:
             ev = self.events[name] = self.drv.Event()
+        first = self._since_mark[stream] == 0
+        if stream == 0 and first and self.gate is not None and not self._gated \
+                and self._idle(0):
+            self._count_timeout()  # the last gate, done since the stream is idle
+            self.gate.close()
+            self._gated = self._closed = True
         ev.record(self.streams[stream])
+        if stream == 0 and not first:
+            self.release()
+        self._since_mark[stream] = 0
+        self._last[stream] = ev
+
+    def _idle(self, stream: int) -> bool:
+        """Whether the stream has done all that was enqueued on it: a host read has just
+        synchronised it, or its last event of this run has completed."""
+        return self._caught_up[stream] or \
+            (self._last[stream] is not None and self._last[stream].query())
+
+    def release(self) -> None:
+        """Open the gate if it is closed (``run`` has enqueued what it held back)."""
+        if self._gated:
+            assert self.gate is not None
+            self.gate.open()
+            self._gated = False
+
+    def _count_timeout(self) -> None:
+        """Count the run's last gate if it opened by itself (read once it is done)."""
+        if self._closed and self.gate is not None and self.gate.opened_by_itself():
+            self.gates_timed_out += 1
+
+    def run(self, pipe: Pipeline, bufs: Mapping[str, Any], point: Point) -> Any:
+        """One run of ``pipe``, its gate opened once ``run`` has enqueued everything, the
+        streams synchronised; HarnessError where a gate opened by itself (its kernel
+        intervals would hold host time)."""
+        self._since_mark, self._caught_up, self._last = [0, 0], [False, False], [None, None]
+        self._closed, self.gates_timed_out = False, 0
+        try:
+            trace = pipe.run(self, bufs, point)
+        finally:
+            self.release()
+        for s in self.streams:
+            s.synchronize()
+        self._count_timeout()
+        if self.gates_timed_out:
+            raise HarnessError(f"{pipe.name}: a gate after the stream caught up with the host "
+                               f"opened by itself (the host took more than "
+                               f"{TIMEOUT_NS // 1_000_000} ms): its intervals would hold "
+                               "host time")
+        return trace
 
     def wait(self, name: str, stream: int) -> None:
         """Make a stream wait for the event ``name``."""
@@ -147,19 +220,21 @@ class GpuPipelineContext:
 def run_pipeline(drv: Any, stream: Any, modules: ModuleCache, prelude: FlushAndHold,
                  pipe: Pipeline, stages: Mapping[str, Stage], inputs: Mapping[str, np.ndarray],
                  point: Point, repeats: int, cold: bool, warmup: int = 1, *, sm_count: int,
+                 gate: Gate | None = None,
                  ) -> tuple[dict[str, np.ndarray], dict[str, Any], dict[str, list[float]]]:
     """Run a pipeline once with poisoned scratch memory and read its outputs back, then
-    ``warmup`` + ``repeats`` more times, timing its named intervals with events."""
-    ctx = GpuPipelineContext(drv, stream, modules, stages, sm_count)
+    ``warmup`` + ``repeats`` more times, timing its named intervals with events (``gate``:
+    stream 0's, for the intervals enqueued after the stream caught up with the host; a
+    timed run in which one opened by itself is an error, its kernel intervals holding host
+    time)."""
+    ctx = GpuPipelineContext(drv, stream, modules, stages, sm_count, gate)
     dev_in = {k: alloc(drv, a.nbytes) for k, a in inputs.items()}
     try:
         for k, a in inputs.items():
             drv.memcpy_htod(dev_in[k], np.ascontiguousarray(a))
         ctx.poison = True
-        trace = pipe.run(ctx, dev_in, point)
+        trace = ctx.run(pipe, dev_in, point)
         ctx.poison = False
-        for s in ctx.streams:
-            s.synchronize()
         outs = {}
         for name, (buf, shape, dtype) in trace.outputs.items():
             outs[name] = np.empty(shape, dtype=dtype)
@@ -172,9 +247,7 @@ def run_pipeline(drv: Any, stream: Any, modules: ModuleCache, prelude: FlushAndH
             # Hold the stream while the host enqueues the run up to its first host-side
             # decision, so the intervals before it hold no Python launch gaps.
             prelude.hold(PIPELINE_HOLD_NS)
-            tr = pipe.run(ctx, dev_in, point)
-            for s in ctx.streams:
-                s.synchronize()
+            tr = ctx.run(pipe, dev_in, point)
             if r >= warmup:
                 for k, pairs in tr.intervals.items():
                     per_rep.setdefault(k, []).append(

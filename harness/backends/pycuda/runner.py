@@ -181,7 +181,7 @@ class GpuRunner:
         with self._spacer(spacer_bytes):
             return run_pipeline(self.drv, self.stream, self.modules, self.prelude, pipe,
                                 stages, inputs, point, repeats, cold, warmup,
-                                sm_count=self.device.info.sm_count)
+                                sm_count=self.device.info.sm_count, gate=self.gate)
 
     @contextlib.contextmanager
     def _spacer(self, nbytes: int) -> Iterator[None]:

@@ -16,6 +16,7 @@ from harness.backends.pycuda.compile import ModuleCache
 from harness.backends.pycuda.pipeline import PIPELINE_HOLD_NS, GpuPipelineContext
 from harness.backends.pycuda.runner import GpuRunner
 from harness.contract.stage import PipelineTrace, Stage
+from harness.errors import HarnessError
 from tests.backends.pycuda.fakes import EVENT_MS, FakeDriver, double_stage
 
 N = 5
@@ -211,3 +212,84 @@ def test_the_spike_linear_layer_captures_as_one_graph(reg, gpu_runner) -> None: 
             ctx.free()
             for b in dev.values():
                 b.free()
+
+
+def staged_like(seen: list[Any]) -> Any:
+    """A pipeline shaped as the seed's: two kernels under the hold, a host read, then an
+    interval of one kernel, the join, an interval of two kernels, the end."""
+
+    def run(ctx: Any, bufs: Any, point: Any) -> PipelineTrace:
+        y = ctx.alloc((N,), np.float32)
+        ctx.mark("start", 0)
+        ctx.step("double", "default", 0, {"x": bufs["x"], "y": y}, n=N)
+        ctx.mark("first_end", 0)
+        seen.append(ctx.read(y, (N,), np.float32, 0))  # the host's decision
+        ctx.mark("enc_start", 0)
+        ctx.step("double", "default", 0, {"x": y, "y": y}, n=N)
+        ctx.mark("enc_end", 0)
+        ctx.mark("pair_start", 0)
+        ctx.step("double", "default", 0, {"x": y, "y": y}, n=N)
+        ctx.step("double", "default", 0, {"x": y, "y": y}, n=N)
+        ctx.mark("pair_end", 0)
+        ctx.mark("end", 0)
+        return PipelineTrace({"y": (y, (N,), np.dtype(np.float32))}, {},
+                             {"total": (("start", "end"),), "enc": (("enc_start", "enc_end"),),
+                              "pair": (("pair_start", "pair_end"),)})
+
+    return SimpleNamespace(name="staged_like", run=run)
+
+
+def _stream0_order(drv: FakeDriver, runner: GpuRunner, marks: dict[str, str]) -> list[str]:
+    """Stream 0's launches and records of the last run, by kernel and mark name."""
+    stream = runner.stream.handle
+    ops = [e for e in drv.log if e[0] in ("launch", "record", "gate_open")
+           and (e[0] == "gate_open" or (e[2] if e[0] == "record" else e[4]) == stream)]
+    last = max(i for i, e in enumerate(ops) if e[0] == "launch" and e[1] == "harness_delay")
+    return [marks.get(e[1], e[1]) if e[0] == "record" else
+            "open" if e[0] == "gate_open" else e[1] for e in ops[last + 1:]]
+
+
+@pytest.mark.parametrize("caught_up", [True, False])
+def test_an_interval_after_the_host_caught_up_runs_behind_the_gate(
+        drv: FakeDriver, runner: GpuRunner, double: Stage, monkeypatch: pytest.MonkeyPatch,
+        caught_up: bool) -> None:
+    """After the host read, the next interval's first mark waits behind the gate, opened
+    once its kernel is enqueued and its last mark recorded: the host's launch time falls
+    between intervals, not inside one. Where the stream has not caught up (its last event
+    not done), nothing is gated; after a read it always has."""
+    drv.caught_up = caught_up
+    monkeypatch.setattr(runner.gate, "open", lambda: drv.log.append(("gate_open",)))
+    x = np.arange(N, dtype=np.float32) + 1
+    outs, _, per = runner.pipeline(staged_like([]), {"double": double}, {"x": x}, {},
+                                   repeats=2, cold=False, warmup=1)
+    assert outs["y"].tolist() == (16 * x).tolist() and len(per["enc"]) == 2
+    marks = {ev.name: name for name, ev in _events(runner, drv).items()}
+    order = _stream0_order(drv, runner, marks)
+    if caught_up:  # pair_start: enc_end has completed; end: pair_end has
+        assert order == ["start", "double", "first_end",
+                         "harness_gate", "enc_start", "double", "enc_end", "open",
+                         "harness_gate", "pair_start", "double", "double", "pair_end", "open",
+                         "harness_gate", "end", "open"]
+    else:  # only the read's catch-up is known
+        assert order == ["start", "double", "first_end",
+                         "harness_gate", "enc_start", "double", "enc_end", "open",
+                         "pair_start", "double", "double", "pair_end", "end"]
+
+
+def _events(runner: GpuRunner, drv: FakeDriver) -> dict[str, Any]:
+    """The pipeline context's named events, found by their record entries' order (the
+    last run records every mark once, in the order of ``staged_like``)."""
+    names = ["start", "first_end", "enc_start", "enc_end", "pair_start", "pair_end", "end"]
+    recorded = [e[1] for e in drv.log if e[0] == "record"][-len(names):]
+    return {n: next(ev for ev in drv.events if ev.name == r) for n, r in zip(names, recorded,
+                                                                         strict=True)}
+
+
+def test_a_gate_that_opened_by_itself_fails_the_run(drv: FakeDriver, runner: GpuRunner,
+                                                    double: Stage,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(runner.gate, "opened_by_itself", lambda: True)
+    with pytest.raises(HarnessError, match="a gate after the stream caught up with the host "
+                                           "opened by itself"):
+        runner.pipeline(staged_like([]), {"double": double},
+                        {"x": np.ones(N, np.float32)}, {}, repeats=1, cold=False)
