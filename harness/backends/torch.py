@@ -67,11 +67,14 @@ class TorchRunner:
         self.backend = backend
         self.torch = load_torch()
         self.gpu = gpu
-        self.device = "cuda" if gpu is not None else "cpu"
+        # The harness's device by its index (``--device N``): torch's "cuda" alone is its
+        # current device, another GPU than the harness's stream and events where N > 0.
+        self.device = f"cuda:{gpu.device.info.index}" if gpu is not None else "cpu"
         if gpu is not None:
             torch = self.torch
+            torch.cuda.set_device(self.device)
             # The harness's stream, seen by torch: same context, same events.
-            self.stream = torch.cuda.ExternalStream(int(gpu.stream.handle))
+            self.stream = torch.cuda.ExternalStream(int(gpu.stream.handle), device=self.device)
             torch.backends.cuda.matmul.allow_tf32 = False  # FP32 as SPEC's GEMM asks
 
     def _fn(self, stage: Stage | Pipeline, variant: Variant, point: Point) -> Any:
@@ -190,7 +193,7 @@ class TorchRunner:
     def _check_stream(self) -> None:
         """Refuse to time unless torch's current stream is the harness's: the events are
         recorded there, so work enqueued anywhere else would not be inside them."""
-        if self.device != "cuda":
+        if not self.device.startswith("cuda"):
             return
         current = self.torch.cuda.current_stream().cuda_stream
         if current != self.stream.cuda_stream:

@@ -331,6 +331,27 @@ def test_a_failed_capture_leaves_the_harness_stream_current() -> None:
     assert runner._graph(lambda t: None, {}) is not None  # a capturable one: a replay
 
 
+def test_the_peers_run_on_the_harness_s_device(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """With --device 1, torch's tensors and stream are on GPU 1, where the harness's
+    stream and events are: torch's "cuda" alone is its current device."""
+    from harness.backends import torch as backend
+
+    calls: list[tuple[str, Any]] = []
+    cuda = type("C", (), {
+        "set_device": staticmethod(lambda d: calls.append(("set_device", d))),
+        "ExternalStream": staticmethod(lambda h, device=None: calls.append(("stream", (h, device)))
+                                       or "stream")})
+    fake = type("T", (), {"cuda": cuda, "backends": type("B", (), {"cuda": type("M", (), {
+        "matmul": type("X", (), {"allow_tf32": True})()})()})()})()
+    monkeypatch.setattr(backend, "load_torch", lambda: fake)
+    gpu = type("G", (), {"stream": type("S", (), {"handle": 0x99})(),
+                         "device": type("D", (), {"info": type("I", (), {"index": 1})()})()})()
+    runner = backend.TorchRunner("torch", gpu)  # type: ignore[arg-type]
+    assert runner.device == "cuda:1" and runner.stream == "stream"
+    assert calls == [("set_device", "cuda:1"), ("stream", (0x99, "cuda:1"))]
+    assert fake.backends.cuda.matmul.allow_tf32 is False
+
+
 def test_timing_off_the_harness_stream_is_refused() -> None:
     from harness.backends.torch import TorchRunner
 
