@@ -66,7 +66,7 @@ def bench(reg: Registry, names: Sequence[str] | None, *, cluster: ClusterSpec,
           verify: bool = True, seed: int = 0, options: Mapping[str, str] | None = None,
           out_dir: Path | None = None, append: bool = False, overwrite: bool = False,
           session: Session | None = None, repeats: int = 1,
-          against: str | None = None) -> ClusterRun:
+          against: str | None = None, resume: bool = False) -> ClusterRun:
     """``harness bench --cluster``: as :func:`harness.engine.bench.bench`, each point on a
     worker of the cluster ``cluster`` names (or of ``session``, which the run then leaves
     open). Every input error is raised before a point is handed out."""
@@ -74,6 +74,9 @@ def bench(reg: Registry, names: Sequence[str] | None, *, cluster: ClusterSpec,
     if against is not None:  # its point is one process; workers would split the pair
         raise BadInput("--against times two builds of a kernel in one process: not with "
                        "--cluster")
+    if resume:  # which worker measured what is the run's own record, not the files'
+        raise BadInput("--resume continues one process's sweep from its files: not with "
+                       "--cluster (a cluster run already hands a dead worker's points on)")
     if repeats != 1:  # a point's repeats would land on different workers: not comparable
         raise BadInput("--repeats measures a point's rows in one process, in rotated "
                        "order; a --cluster run hands points to workers one by one: leave "

@@ -24,16 +24,17 @@ from harness.contract.backend import Backend
 from harness.contract.registry import Registry
 from harness.contract.stage import Stage
 from harness.contract.timing import TimingConfig
-from harness.engine import baseline, devices
+from harness.engine import baseline, devices, rows
 from harness.engine.jobs import Job, plan
 from harness.engine.measure import BenchConfig, PointMemo, measure, speedup
 from harness.engine.repeats import combine, schedule, spacer
+from harness.engine.resume import pending
 from harness.engine.targets import check_families, check_options, resolve
 from harness.errors import BadInput, GpuUnavailable
 from harness.results import files
 from harness.results.pipeline_rows import PipelineCsv
 from harness.results.provenance import RunMeta
-from harness.results.rows import CsvWriter
+from harness.results.rows import CsvWriter, read_rows
 
 #: On the CPU fallback, the default sweep keeps points moving at most this many bytes.
 CPU_BYTES = 1 << 26
@@ -186,6 +187,8 @@ class BenchRun:
     repaired: list[str] = dataclasses.field(default_factory=list)
     #: The result files, open and locked until the rows are drawn or :meth:`close`.
     outputs: Outputs | None = None
+    #: Points left as they were: measured already by this command (``--resume``).
+    resumed: int = 0
 
     def written(self) -> int | None:
         """Rows in the files so far (None where the run keeps no count). A row is written
@@ -206,7 +209,8 @@ def bench(reg: Registry, names: Sequence[str] | None, *, sweep: Sequence[str] = 
           hot: bool = False, graph: bool = False, budget: float = 2.0, verify: bool = True,
           seed: int = 0, options: Mapping[str, str] | None = None,
           out_dir: Path | None = None, append: bool = False, overwrite: bool = False,
-          device: int = 0, repeats: int = 1, against: str | None = None) -> BenchRun:
+          device: int = 0, repeats: int = 1, against: str | None = None,
+          resume: bool = False) -> BenchRun:
     """``harness bench``: plan the sweep of the named targets (default: every stage), open
     its backend and its result files (an existing one is added to with ``append``, replaced
     with ``overwrite``, else refused); every input error is raised here, before a row is
@@ -214,10 +218,14 @@ def bench(reg: Registry, names: Sequence[str] | None, *, sweep: Sequence[str] = 
     ``CPU_BYTES``. ``repeats``: each point measured that many times (see :func:`run`).
     ``against``: a folder holding another revision's ``kernels/`` tree, or a git revision;
     each stage job gets a twin built from it, measured beside it
-    (:mod:`harness.engine.baseline`)."""
+    (:mod:`harness.engine.baseline`). ``resume``: the points this command has measured
+    already (:mod:`harness.engine.resume`) are left as they are, the rest appended."""
     if repeats < 1:
         raise BadInput(f"--repeats must be at least 1, not {repeats}")
-    existing = files.on_existing(append, overwrite)
+    if resume and overwrite:
+        raise BadInput("--resume and --overwrite exclude each other: keep the rows measured "
+                       "so far, or replace them")
+    existing = files.on_existing(append or resume, overwrite)
     tg = resolve(reg, names, with_pipelines=False)
     check_families(tg.all, [family])
     check_options(tg.all, options or {})
@@ -240,8 +248,19 @@ def bench(reg: Registry, names: Sequence[str] | None, *, sweep: Sequence[str] = 
         budget_s=budget if chosen.on_gpu else min(budget, CPU_BUDGET_S), cold=not hot,
         graph=graph), verify)
     dest = out_dir or paths.statistics_dir() / chosen.slug
-    total = sum(1 + len(_serving(peer_backends, j)) for j in jobs)
     outputs = Outputs(jobs, dest, existing)
+    done = 0
+    if resume:  # read once the files are locked and a torn last row is cut away
+        def expected(job: Job) -> list[dict[str, Any]]:
+            return [rows.base(job, b.backend, family, not hot, chosen.meta, reg.stages, graph)
+                    for b in [*_serving(peer_backends, job), chosen.runner]]
+
+        def existing_rows(job: Job) -> list[dict[str, str]]:
+            path = outputs.dir / f"{job.target.name}.csv"
+            return read_rows(path) if path.is_file() else []
+
+        jobs, done = pending(_points(jobs), expected, existing_rows)
+    total = sum(1 + len(_serving(peer_backends, j)) for j in jobs)
     return BenchRun(run(jobs, chosen.runner, cfg, chosen.meta, outputs, peers=peer_backends,
                         stages=reg.stages, repeats=repeats), total, dest, chosen.on_gpu,
-                    chosen.note, outputs.repaired, outputs)
+                    chosen.note, outputs.repaired, outputs, resumed=done)

@@ -289,6 +289,10 @@ def bench_cmd(
     overwrite: Annotated[bool, typer.Option(
         "--overwrite", help="Replace existing CSVs (else an existing one is an error).")]
     = False,
+    resume: Annotated[bool, typer.Option(
+        "--resume", help="Measure only the points this command has not measured yet at "
+                         "this commit and source (a point whose every row, builds and "
+                         "peers, is in the --out files and ok); appends.")] = False,
     device: DeviceOpt = 0,
     cluster: ClusterOpt = None,
     workers: WorkersOpt = None,
@@ -304,10 +308,13 @@ def bench_cmd(
         verify=verify, seed=seed, options=targets.options(mode=mode, k=k,
                                                           group_size=group_size),
         out_dir=out_dir, append=append, overwrite=overwrite, repeats=repeats,
-        against=against)
+        against=against, resume=resume)
     run = cluster_bench.bench(_registry(), stages, cluster=spec, **kw) if spec \
         else benches.bench(_registry(), stages, device=device, **kw)
     _notes(run.repaired)
+    if getattr(run, "resumed", 0):
+        _line(f"resumed: {run.resumed} point(s) measured already by this command at this "
+              "commit and source, left as they are")
     if run.note:
         err.print(f"[yellow]{escape(run.note)}" + ("" if run.on_gpu else
                   ": timing the NumPy references on the CPU instead (backend=numpy, no GPU "

@@ -444,3 +444,58 @@ def test_a_pipeline_s_peers_land_before_its_row_and_the_report_pairs_them(
     assert [(m.row["backend"], m.row["status"]) for m in got] == [("linear_bf16", "ok"),
                                                                   ("pycuda", "ok")]
     assert "median of 3 repeats (10, 10, 10 µs" in got[0].row["reason"]
+
+
+def test_resume_measures_only_the_points_not_yet_measured(reg, tmp_path: Path) -> None:
+    """The same command again with --resume: a point whose rows are all there and ok is left
+    as it is; a point with a row missing, failed, or of another source is measured again
+    whole; nothing already measured is lost."""
+    from harness.results import rows as files_rows
+
+    def sweep(**kw):  # type: ignore[no-untyped-def]
+        run = bench.bench(reg, ["dynamic_spikes"], sweep=["batch=1,2,4", "in_f=64"],
+                          backend="numpy", budget=0.05, out_dir=tmp_path, **kw)
+        got = list(run.rows)
+        return run, [(m.row["batch"], m.row["status"]) for m in got]
+
+    first, got = sweep()
+    assert [b for b, _ in got] == [1, 2, 4] and first.resumed == 0
+    again, got = sweep(resume=True)
+    assert got == [] and again.resumed == 3 and again.total == 0
+    path = tmp_path / "dynamic_spikes.csv"
+    kept = files_rows.read_rows(path)
+    assert len(kept) == 3
+    # batch 2's row failed, batch 4's is of another commit: both measured again, appended
+    kept[1]["status"], kept[1]["reason"] = "failed", "out: 1 mismatch"
+    kept[2]["git_sha"] = "0000000"
+    with files_rows.CsvWriter(path, "overwrite") as w:
+        for r in kept:
+            w.write({k: v for k, v in r.items()})
+    third, got = sweep(resume=True)
+    assert [b for b, _ in got] == [2, 4] and third.resumed == 1
+    assert len(files_rows.read_rows(path)) == 5
+    with pytest.raises(BadInput, match="--resume and --overwrite exclude each other"):
+        bench.bench(reg, ["dynamic_spikes"], backend="numpy", out_dir=tmp_path, resume=True,
+                    overwrite=True)
+
+
+def test_resume_keeps_a_point_s_builds_together(reg, tmp_path: Path) -> None:
+    """A point whose one build's row is missing is measured again with all its builds (and
+    the command's own rows are recognised whatever --resume or --append it had)."""
+    from harness.engine import resume
+    from harness.results import rows as files_rows
+
+    kw = dict(sweep=["batch=1,2", "in_f=64"], backend="numpy", budget=0.05, out_dir=tmp_path,
+              defines=["BLOCK=64,128"])
+    list(bench.bench(reg, ["dynamic_spikes"], **kw).rows)
+    path = tmp_path / "dynamic_spikes.csv"
+    kept = [r for r in files_rows.read_rows(path)
+            if not (r["batch"] == "2" and r["variant"] == "default[BLOCK=128]")]
+    with files_rows.CsvWriter(path, "overwrite") as w:
+        for r in kept:
+            w.write(r)
+    run = bench.bench(reg, ["dynamic_spikes"], resume=True, **kw)
+    got = [(m.row["batch"], m.row["variant"]) for m in run.rows]
+    assert got == [(2, "default[BLOCK=64]"), (2, "default[BLOCK=128]")] and run.resumed == 1
+    assert resume.same_command("harness bench s --resume --append --out x") == \
+        "harness bench s --out x"

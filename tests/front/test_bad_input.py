@@ -51,6 +51,8 @@ def only_line(res, text: str) -> None:  # type: ignore[no-untyped-def]
     (["bench", "--sweep", "batch=1..x"], "bad value"),
     (["bench", "--sweep", "batch"], "bad --sweep 'batch'"),
     (["run", "--family", "zipf"], "unknown input family 'zipf'"),
+    (["bench", "--resume", "--overwrite"], "--resume and --overwrite exclude each other"),
+    (["bench", "--cluster", "local", "--resume"], "--resume continues one process's sweep"),
 ])
 def test_bad_values(args: list[str], text: str) -> None:
     one_line(runner.invoke(app, args), text)
@@ -73,6 +75,16 @@ def test_device_index_out_of_range(monkeypatch) -> None:  # type: ignore[no-unty
     monkeypatch.setitem(sys.modules, "pycuda.driver", drv)
     one_line(runner.invoke(app, ["validate", "--device", "3"]),
              "device index 3 is out of range: 1 CUDA device(s), 0..0")
+
+
+def test_resume_says_what_it_left(tmp_path: Path) -> None:
+    args = ["bench", "dynamic_spikes", "--backend", "numpy", "--sweep", "batch=1,2",
+            "--sweep", "in_f=64", "--out", str(tmp_path), "--budget", "0.05"]
+    assert runner.invoke(app, args).exit_code == 0
+    res = runner.invoke(app, [*args, "--resume"])
+    assert res.exit_code == 0, res.output
+    assert "resumed: 2 point(s) measured already by this command" in res.stdout
+    assert len(results.read_rows(tmp_path / "dynamic_spikes.csv")) == 2
 
 
 def test_q_overflow_is_a_skipped_row(tmp_path: Path) -> None:
