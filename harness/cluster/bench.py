@@ -118,8 +118,8 @@ def bench(reg: Registry, names: Sequence[str] | None, *, cluster: ClusterSpec,
         shown = outputs.folder(slugs[0]) if len(slugs) == 1 else outputs.root
         gen = _rows(s.client, setup, cfg, jobs, outputs, idents, cluster.retries, reg)
         return ClusterRun(gen, total, shown, on_gpu, _note(s, idents, on_gpu),
-                          outputs.repaired, None, outputs,
-                          s if session is None else None)
+                          repaired=outputs.repaired, outputs=None, files=outputs,
+                          session=s if session is None else None)
     except BaseException:
         if outputs is not None:
             outputs.close()
