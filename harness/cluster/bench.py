@@ -74,6 +74,7 @@ def bench(reg: Registry, names: Sequence[str] | None, *, cluster: ClusterSpec,
     if against is not None:  # its point is one process; workers would split the pair
         raise BadInput("--against times two builds of a kernel in one process: not with "
                        "--cluster")
+    plain.check_budget(budget)
     if resume:  # which worker measured what is the run's own record, not the files'
         raise BadInput("--resume continues one process's sweep from its files: not with "
                        "--cluster (a cluster run already hands a dead worker's points on)")

@@ -14,6 +14,7 @@ of them (judged peers that passed: :func:`harness.engine.measure.speedup`).
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -171,6 +172,13 @@ def _points(jobs: Sequence[Job]) -> list[list[Job]]:
     return list(groups.values())
 
 
+def check_budget(budget: float) -> None:
+    """BadInput for a sampling budget that is not a finite number of seconds (``inf``
+    passes the option's minimum; a sweep's chunks are sized by it)."""
+    if not math.isfinite(budget):
+        raise BadInput(f"--budget must be a finite number of seconds, not {budget}")
+
+
 @dataclass
 class BenchRun:
     """A planned sweep: iterate ``rows`` to measure it (each row written as it lands)."""
@@ -222,6 +230,7 @@ def bench(reg: Registry, names: Sequence[str] | None, *, sweep: Sequence[str] = 
     already (:mod:`harness.engine.resume`) are left as they are, the rest appended."""
     if repeats < 1:
         raise BadInput(f"--repeats must be at least 1, not {repeats}")
+    check_budget(budget)
     if resume and overwrite:
         raise BadInput("--resume and --overwrite exclude each other: keep the rows measured "
                        "so far, or replace them")

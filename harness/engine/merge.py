@@ -88,6 +88,10 @@ def _label(schema: compare.Schema, key: tuple[str, ...]) -> str:
 def run(paths: Sequence[Path], out: Path, overwrite: bool = False) -> Merged:
     """``harness merge``: combine the processes' CSVs and write the rows to ``out`` (an
     existing file is refused unless ``overwrite``)."""
+    mine = [str(p) for p in paths if Path(p).resolve() == Path(out).resolve()]
+    if mine:  # --overwrite would cut one of the processes' files before the merge is written
+        raise BadInput(f"harness merge: --out {out} is one of the CSVs merged ({mine[0]}): "
+                       "write the merge to another file")
     rows, columns, counts = combine_runs(paths)
     with CsvWriter(out, files.OVERWRITE if overwrite else files.REFUSE, columns=columns,
                    require_status=False) as w:

@@ -42,6 +42,9 @@ def parse(specs: Sequence[str]) -> dict[str, list[str]]:
     """``["batch=1..4", "in_f=5,7"]`` -> ``{"batch": ["1","2","4"], "in_f": ["5","7"]}``."""
     out: dict[str, list[str]] = {}
     for raw in specs:
+        if not raw.replace(";", "").strip():  # else the stage's default sweep would run
+            raise BadInput(f"bad --sweep {raw!r}: empty; expected AXIS=V1,V2,... or "
+                           "AXIS=LO..HI (powers of two)")
         for spec in (s for s in raw.split(";") if s.strip()):
             m = _SPEC.match(spec)
             if not m:

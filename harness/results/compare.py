@@ -156,6 +156,8 @@ def run(old: Path, new: Path, preset: str = "default", threshold_pct: float = 2.
                                f"{', '.join(a.schema.key)})")
         schema = dataclasses.replace(a.schema,
                                      key=tuple(c for c in a.schema.key if c not in ignore))
+        for side in (a, b):  # rows the ignored columns told apart would pair by file order
+            _one_row_a_key(side, a.schema, schema, ignore)
         a, b = dataclasses.replace(a, schema=schema), dataclasses.replace(b, schema=schema)
     rows = compare(a, b, p, threshold_pct / 100)
     if not any(r.verdict not in (NEW, GONE) for r in rows):
@@ -165,6 +167,25 @@ def run(old: Path, new: Path, preset: str = "default", threshold_pct: float = 2.
     if not any(r.verdict not in (NEW, GONE, FAILED) for r in rows) and not report.exit_code:
         raise HarnessError(f"no row is ok in both {old} and {new}: nothing was timed twice")
     return report
+
+
+def _one_row_a_key(side: Results, full: Schema, narrow: Schema,
+                   ignore: tuple[str, ...]) -> None:
+    """HarnessError where two rows of one file are one point only once the ``ignore``d
+    columns are left out (a peer's row and ours, say, with ``--ignore backend``): matched by
+    their order in the file, they would be set against the other file's rows at random."""
+    seen: dict[tuple[str, ...], tuple[str, ...]] = {}
+    for row, line in zip(side.rows, side.lines, strict=True):
+        key = tuple(narrow.value(row, c) for c in narrow.key)
+        whole = tuple(full.value(row, c) for c in full.key)
+        if key in seen and seen[key] != whole:
+            told = [c for c in ignore if row.get(c, "") != dict(zip(full.key, seen[key],
+                                                                    strict=True)).get(c, "")]
+            raise HarnessError(
+                f"{side.path}, line {line}: with --ignore {', '.join(ignore)}, two rows are "
+                f"one point (they differ in {', '.join(told) or 'an ignored column'} only): "
+                "compare files that hold one row a point once those columns are left out")
+        seen.setdefault(key, whole)
 
 
 def evidence(preset: str, threshold_pct: float, z: float | None) -> Preset:

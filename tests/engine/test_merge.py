@@ -121,3 +121,11 @@ def test_one_point_on_two_gpu_models_is_not_one_commands_processes(tmp_path: Pat
         stage_csv.stage_row("b", 52.0, gpu="NVIDIA H100 80GB HBM3")])
     with pytest.raises(BadInput, match="measured on 'NVIDIA H100 80GB HBM3' and 'NVIDIA H200'"):
         merge.combine_runs([*paths, other])
+
+
+def test_the_merge_is_never_written_over_one_of_its_inputs(tmp_path: Path) -> None:
+    paths = _procs(tmp_path, [[10.0, 50.0], [12.0, 51.0]])
+    before = paths[0].read_text()
+    with pytest.raises(BadInput, match=r"--out .*p0\.csv is one of the CSVs merged"):
+        merge.run(paths, tmp_path / "." / "p0.csv", overwrite=True)
+    assert paths[0].read_text() == before

@@ -52,6 +52,10 @@ def only_line(res, text: str) -> None:  # type: ignore[no-untyped-def]
     (["bench", "--sweep", "batch"], "bad --sweep 'batch'"),
     (["run", "--family", "zipf"], "unknown input family 'zipf'"),
     (["bench", "--resume", "--overwrite"], "--resume and --overwrite exclude each other"),
+    (["bench", "dynamic_spikes", "--sweep", ""], "bad --sweep '': empty"),
+    (["bench", "dynamic_spikes", "--sweep", " ; "], "bad --sweep ' ; ': empty"),
+    (["bench", "dynamic_spikes", "--budget", "inf"], "--budget must be a finite number"),
+    (["bench", "--cluster", "local", "--budget", "inf"], "--budget must be a finite number"),
     (["bench", "--cluster", "local", "--resume"], "--resume continues one process's sweep"),
 ])
 def test_bad_values(args: list[str], text: str) -> None:

@@ -385,3 +385,15 @@ def test_ignore_matches_one_kernel_against_another_at_the_same_shapes(tmp_path: 
     keyed = [r for r in rep.rows if r.verdict not in (compare.NEW, compare.GONE)]
     assert keyed and all(r.verdict == compare.FASTER for r in keyed)
     one_line(cli(old, new, "--ignore", "median_us"), "not a key column")
+
+
+def test_ignore_that_makes_two_rows_one_point_is_refused(tmp_path: Path) -> None:
+    """``--ignore backend`` on a file with a peer's row and ours at each point: the two
+    would be paired with the other file's by their order in the file (torch's time against
+    ours), so it is one line, exit 2; without --ignore the same files compare."""
+    rows = [r for r in load("dynamic_spikes.csv") if r["status"] == "ok"]
+    assert len({r["backend"] for r in rows}) > 1
+    old, new = write(tmp_path / "a.csv", rows), write(tmp_path / "b.csv", rows[::-1])
+    one_line(cli(old, new, "--ignore", "backend"),
+             "with --ignore backend, two rows are one point (they differ in backend only)")
+    assert cli(old, new).exit_code == 0
