@@ -56,9 +56,7 @@ def plan(targets: Sequence[Target], sweep_specs: Sequence[str],
     pipes = [t for t in targets if isinstance(t, Pipeline)]
     opts = dict(options or {})
     grid = sweep.parse(sweep_specs)
-    both = [k for k in grid if k in opts]
-    if both:
-        raise BadInput(f"{flag(both[0])} and --sweep {both[0]}=... both set {both[0]}: give one")
+    _set_once(grid, opts)
     tuning = parse_defines(define_specs)
     if tuning and pipes:
         raise BadInput("--define tunes a stage's kernel; a pipeline's steps keep their "
@@ -134,13 +132,22 @@ def one_variant(st: Target, variant: str | None, options: Mapping[str, str],
     return select_variants(st, [variant] if variant else None, options)[0].tuned(build)
 
 
+def _set_once(grid: Mapping[str, Any], options: Mapping[str, str]) -> None:
+    """BadInput where an option (``--k``, ``--batch``) and a ``--sweep`` set one axis: the
+    option would win in silence."""
+    both = [k for k in grid if k in options]
+    if both:
+        raise BadInput(f"{flag(both[0])} and --sweep {both[0]}=... both set {both[0]}: give one")
+
+
 def one_point(st: Stage, variant: str | None, options: Mapping[str, str],
               sweep_specs: Sequence[str], define_specs: Sequence[str] = ()) -> Job:
     """The one job ``harness profile`` looks at: the axes' defaults, changed by the options
     and ``AXIS=V`` sweeps of one value; ``define_specs`` (``NAME=V``) compile that build."""
     v = one_variant(st, variant, options, define_specs)
-    pts = sweep.points(st, sweep.parse(sweep_specs), fixed_axes(st.axes, options, v), v,
-                       default_sweep=False)
+    grid = sweep.parse(sweep_specs)
+    _set_once(grid, options)
+    pts = sweep.points(st, grid, fixed_axes(st.axes, options, v), v, default_sweep=False)
     if len(pts) != 1:
         raise BadInput(f"harness profile takes one point; the options give {len(pts)}")
     return Job(st, v, pts[0])

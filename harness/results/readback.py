@@ -29,7 +29,7 @@ def _csvs_with(folder: Path, columns: set[str]) -> list[Path]:
     out = []
     for p in sorted(folder.glob("*.csv")):
         try:
-            with p.open() as f:
+            with p.open(encoding="utf-8-sig") as f:  # a BOM is no part of the header
                 header = f.readline()
         except (OSError, UnicodeDecodeError) as exc:
             raise HarnessError(f"{p}: not a readable CSV ({type(exc).__name__})") from None

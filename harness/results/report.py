@@ -161,6 +161,8 @@ def _with_block(s: str, text: str, block: str, readme: Path) -> str:
     begin, end = f"<!-- {block}:begin -->", f"<!-- {block}:end -->"
     if begin not in s or end not in s:
         raise HarnessError(f"{readme} has no {begin} ... {end} block")
+    if s.count(begin) > 1 or s.count(end) > 1:  # which one is meant cannot be told
+        raise HarnessError(f"{readme} has the {block} block's markers more than once")
     head, rest = s.split(begin, 1)
     if end not in rest:
         raise HarnessError(f"{readme}: its {end} comes before {begin} (the block's markers "
@@ -271,5 +273,7 @@ def build(folder: Path, batches: Sequence[int] | None = None, out_f: int | None 
     if out is not None:
         table_path = files.replace(Path(out) / TABLE_FILE, (text + "\n").encode("utf-8"))
     if readme is not None:
+        if empty is not None:  # an empty table would replace the block's rows
+            raise HarnessError(f"{empty}; {readme}'s {block} block is left as it was")
         update_readme(readme, text, block)
     return Report(written, text, readme, table_path, empty)

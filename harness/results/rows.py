@@ -81,5 +81,5 @@ def _fmt(v: Any) -> Any:
 
 def read_rows(path: Path) -> list[dict[str, str]]:
     """Rows of a results CSV as dicts of strings."""
-    with Path(path).open(newline="") as f:
+    with Path(path).open(newline="", encoding="utf-8-sig") as f:  # a BOM, as compare reads
         return list(csv.DictReader(f))

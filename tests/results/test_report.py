@@ -133,6 +133,22 @@ def test_an_empty_table_says_which_points_the_folder_has(tmp_path: Path) -> None
                                        "pipeline CSV"
 
 
+def test_an_empty_table_leaves_the_readme_as_it_was(tmp_path: Path) -> None:
+    """--readme with a table of no row is one line and the block keeps its rows; a README
+    with the block's markers twice is refused (which one is meant cannot be told)."""
+    src = _two_stages(tmp_path / "src")
+    r = tmp_path / "README.md"
+    r.write_text("head\n<!-- results:begin -->\n| old rows |\n<!-- results:end -->\n")
+    before = r.read_text()
+    with pytest.raises(HarnessError, match=r"the table is empty: no row at batch 3 .*"
+                                           r"README\.md's results block is left as it was"):
+        report.build(src, [3], 5, readme=r)
+    assert r.read_text() == before
+    r.write_text(before + before)
+    with pytest.raises(HarnessError, match="has the results block's markers more than once"):
+        report.build(src, readme=r)
+
+
 @pytest.mark.parametrize(("noise", "text"), [
     ("abc", "noise_pct is 'abc', not a number"),
     ("-1", "noise_pct is -1; it must be a non-negative number"),  # as compare and best say
@@ -276,3 +292,12 @@ def test_pipeline_table_shows_the_peers_beside_our_row(tmp_path: Path) -> None:
     assert body[0].endswith("| 30.0 | 0.50 % | - | - | ok |")
     assert body[1].startswith("| spike_linear | pycuda | default |")
     assert body[1].endswith("| linear_bf16 2.00x | ok |")
+
+
+def test_a_csv_saved_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    """A spreadsheet's UTF-8 BOM before the header: the file is a results CSV still (as
+    compare reads it), not left out of the table in silence."""
+    src = _two_stages(tmp_path / "src")
+    p = src / "dynamic_spikes.csv"
+    p.write_bytes(b"\xef\xbb\xbf" + p.read_bytes())
+    assert "| dynamic_spikes | pycuda | default | batch=16384" in report.table(src)
