@@ -9,6 +9,7 @@ recomputes.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import shutil
@@ -95,7 +96,26 @@ def check_arch(arch: str) -> str:
     if not _ARCH.fullmatch(arch):
         raise BadInput(f"--arch {arch!r}: a GPU target such as sm_90 (sm_ and its compute "
                        "capability)")
+    known = nvcc_targets()
+    if known and arch.removesuffix("a") not in known:
+        raise BadInput(f"--arch {arch}: not a target this nvcc builds for (it builds "
+                       f"{', '.join(known)})")
     return arch
+
+
+@functools.cache
+def nvcc_targets() -> tuple[str, ...]:
+    """The GPU targets the nvcc on PATH builds for (``nvcc --list-gpu-code``), or () where
+    there is no nvcc or it cannot say (the compile then says what is wrong)."""
+    exe = shutil.which("nvcc")
+    if exe is None:
+        return ()
+    try:
+        out = subprocess.run([exe, "--list-gpu-code"], capture_output=True, text=True,
+                             timeout=60, check=False).stdout
+    except (OSError, subprocess.SubprocessError):
+        return ()
+    return tuple(w for w in out.split() if _ARCH.fullmatch(w))
 
 
 def target_arch(stage: Stage, arch: str) -> str:

@@ -101,3 +101,20 @@ def test_builtin_entry_points_are_extern_c_kernels(reg) -> None:  # type: ignore
         assert set(st.entry_points) <= compiler.entry_functions(st)
     gone = dataclasses.replace(reg.get("find_min_max"), entry_points=("find_min_max", "nope"))
     assert compiler.missing_entry_points(gone) == ["nope"]
+
+
+def test_an_arch_nvcc_does_not_build_for_is_bad_input(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """``--arch sm_999`` is one line before any compile (nvcc would fail every kernel with
+    it, each reported as a kernel that does not compile, exit 1); the arch-specific target
+    of a known one passes; without nvcc only the form is checked."""
+    from harness.contract import kernel as k
+    from harness.errors import BadInput
+
+    monkeypatch.setattr(k, "nvcc_targets", lambda: ("sm_80", "sm_90"))
+    assert k.check_arch("sm_90") == "sm_90" and k.check_arch("sm_90a") == "sm_90a"
+    with pytest.raises(BadInput, match="--arch sm_999: not a target this nvcc builds for"):
+        k.check_arch("sm_999")
+    with pytest.raises(BadInput, match="a GPU target such as sm_90"):
+        k.check_arch("gfx90a")
+    monkeypatch.setattr(k, "nvcc_targets", lambda: ())
+    assert k.check_arch("sm_999") == "sm_999"

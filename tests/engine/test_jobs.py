@@ -123,7 +123,7 @@ def test_one_point(reg) -> None:  # type: ignore[no-untyped-def]
     assert j.variant.name == "twos_complement" and (j.point["batch"], j.point["in_f"]) == (8, 32)
     with pytest.raises(BadInput, match="takes one point; the options give 2"):
         jobs.one_point(st, None, {}, ["in_f=32,64"])
-    with pytest.raises(BadInput, match="--batch and --sweep batch=... both set batch"):
+    with pytest.raises(BadInput, match=r"--batch and --sweep batch=\.\.\. both set batch"):
         jobs.one_point(st, None, {"batch": "2"}, ["batch=1"])  # --batch would win in silence
 
 
