@@ -467,6 +467,9 @@ def sass_cmd(
     if listing is not None and not (listing.parent.is_dir()
                                     and os.access(listing.parent, os.W_OK)):
         raise BadInput(f"cannot write --listing {listing}: its folder is not a writable folder")
+    if listing is not None and (listing.exists() or listing.is_symlink()):
+        raise BadInput(f"--listing {listing} exists: a listing is written to a new file, "
+                       "never over one (a results file, say)")
     rep = sass.sass(_registry(), stage, variant=variant, defines=define or [], arch=arch)
     if listing is not None:
         try:

@@ -287,3 +287,8 @@ def test_sass_prints_the_counts_the_note_and_writes_the_listing(  # type: ignore
     assert out.read_text() == WGMMA_REMOVED
     one_line_error(run("sass", "int_gemm", "--listing", str(tmp_path / "no" / "k.sass")),
                    "cannot write --listing")
+    kept = tmp_path / "int_gemm.csv"
+    kept.write_text("stage,backend\n")
+    one_line_error(run("sass", "int_gemm", "--listing", str(kept)), "exists: a listing is "
+                   "written to a new file")
+    assert kept.read_text() == "stage,backend\n"
