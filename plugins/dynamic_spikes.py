@@ -34,7 +34,11 @@ def reference(inputs: Mapping[str, np.ndarray], p: Point, v: Variant,
 
 
 def check_inputs(inputs: Mapping[str, np.ndarray], p: Point) -> str | None:
-    """A clamped vth can make |q| overflow int32 (SPEC: bad input, a clear error)."""
+    """A clamp whose bounds are inverted holds no value, and a clamped vth can make |q|
+    overflow int32 (SPEC: bad input, a clear error)."""
+    if p["vth_min"] > p["vth_max"]:
+        return (f"bad input: the clamp [vth_min, vth_max] = [{p['vth_min']}, {p['vth_max']}] "
+                "holds no value (vth_min above vth_max)")
     x = inputs["x"]
     vth = spec.threshold64(x, p["k"], p["vth_min"], p["vth_max"])
     with np.errstate(divide="ignore", invalid="ignore"):

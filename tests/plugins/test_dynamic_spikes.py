@@ -57,6 +57,17 @@ def test_clamp_applies(st) -> None:
     assert (out["q"] == 1).all()  # 0.3 / 0.5 = 0.6 -> 1
 
 
+def test_an_inverted_clamp_is_bad_input(st) -> None:
+    """[vth_min, vth_max] with vth_min above vth_max holds no value: said, not clamped to
+    whichever bound the kernel's min/max order happens to favour."""
+    x = np.full((1, 8), 0.3, dtype=np.float32)
+    why = st.check_inputs({"x": x}, st.point(batch=1, in_f=8, vth_min=5.0, vth_max=1.0))
+    assert why is not None and why.startswith("bad input: the clamp [vth_min, vth_max] = "
+                                              "[5.0, 1.0] holds no value")
+    assert st.check_inputs({"x": x}, st.point(batch=1, in_f=8, vth_min=0.5,
+                                              vth_max=0.5)) is None
+
+
 def test_ties_row_of_the_edge_family_is_all_ties(st) -> None:
     x = families.activations(np.random.default_rng(0), "edge", 6, 3584, 3.0)
     row = x[families.EDGE_ROWS.index("ties")][None, :]
