@@ -87,9 +87,13 @@ class Registry:
         return "\n".join(found[n].describe() for n in sorted(found))
 
     def select(self, names: Sequence[str] | None) -> list[Stage]:
-        """The named stages in the order given, or every stage (sorted) when none is named."""
+        """The named stages in the order given, or every stage (sorted) when none is named;
+        BadInput for a name given twice (its rows would be listed twice)."""
         if not names:
             return [self.stages[n] for n in sorted(self.stages)]
+        twice = sorted({n for n in names if list(names).count(n) > 1})
+        if twice:
+            raise BadInput(f"stage {', '.join(twice)} named twice")
         return [self.get(n) for n in names]
 
     def _add(self, stage: Stage | Pipeline, source: str) -> None:

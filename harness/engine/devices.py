@@ -83,6 +83,8 @@ def peers(chosen: Chosen, which: str, named: Sequence[str] = ()) -> list[Backend
     known = (*BACKENDS, *named)
     names = {"none": (), "all": known}.get(which, tuple(which.split(",")))
     for n in names:
+        if n in ("none", "all"):  # a list of peers names peers
+            raise BadInput(f"--peers {which}: {n} stands alone, not in a list of peers")
         if n not in known:
             raise BadInput(f"unknown peer {n!r} (known: none, all, {', '.join(known)})")
     if names and not chosen.on_gpu:

@@ -99,6 +99,9 @@ def check_families(targets: Sequence[Target], families: Sequence[str]) -> None:
 def select_variants(st: Target, names: Sequence[str] | None,
                     options: Mapping[str, str]) -> list[Variant]:
     """The variants named (or the default, or all); options that match pins filter them."""
+    if names and "all" in names and len(names) > 1 and "all" not in \
+            {v.name for v in st.variants}:
+        raise BadInput("--variant all stands alone: it names every variant")
     if names and list(names) == ["all"]:
         chosen = list(st.variants)
     elif names:

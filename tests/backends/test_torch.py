@@ -178,6 +178,8 @@ def test_peers_parses_the_stages_names(reg, monkeypatch) -> None:  # type: ignor
         devices.peers(gpu, "int_mm", [])
     with pytest.raises(BadInput, match="unknown peer 'bf16'"):
         devices.peers(gpu, "torch,bf16", named)
+    with pytest.raises(BadInput, match="--peers none,torch: none stands alone"):
+        devices.peers(gpu, "none,torch", named)
 
 
 def test_a_peer_serves_only_the_stages_that_have_it(reg) -> None:  # type: ignore[no-untyped-def]
