@@ -50,7 +50,11 @@ PRELOAD = "harness.cluster.preload"
 WORKER_CONFIG = {"distributed.worker.profile.enabled": False}
 #: The settings of every cluster started here (see the module's docstring).
 CONFIG = {"distributed.scheduler.allowed-failures": 0,
-          "distributed.scheduler.worker-saturation": 1.0, **WORKER_CONFIG}
+          "distributed.scheduler.worker-saturation": 1.0,
+          # A task no worker is left to run fails after this long instead of waiting forever
+          # (the driver's own waits have no time limit).
+          "distributed.scheduler.no-workers-timeout": f"{WORKERS_S}s",
+          **WORKER_CONFIG}
 
 
 class ClusterUnavailable(HarnessError):
@@ -246,13 +250,29 @@ def _local(cs: ClusterSpec, backend: str) -> Session:
     scheduler = {"cls": Scheduler, "options": {"host": "127.0.0.1", "port": 0,
                                                "dashboard": False,
                                                "dashboard_address": "127.0.0.1:0"}}
-    cluster = SpecCluster(scheduler=scheduler, workers=workers, silence_logs=logging.CRITICAL)
+    cluster = _nanny_cluster(SpecCluster)(scheduler=scheduler, workers=workers,
+                                          silence_logs=logging.CRITICAL)
     try:
         client = Client(cluster)
     except BaseException:
         cluster.close()
         raise
     return Session(client, cluster, what, len(workers), bool(gpus))
+
+
+def _nanny_cluster(spec_cluster: Any) -> Any:
+    """SpecCluster that leaves a dead worker to its nanny, which starts it again.
+    SpecCluster closes, for good, the nanny of a worker that is not back within
+    ``distributed.deploy.lost-worker-timeout`` (15 s) of a removal, a rule for batch jobs;
+    on a loaded machine two workers restarting at once can take that long, and with every
+    nanny closed the sweep's points wait for a worker that never comes."""
+    from distributed.deploy.cluster import Cluster
+
+    class NannyCluster(spec_cluster):  # type: ignore[misc, valid-type]
+        def _update_worker_status(self, op: str, msg: Any) -> None:
+            Cluster._update_worker_status(self, op, msg)  # not SpecCluster's close
+
+    return NannyCluster
 
 
 def _local_cuda(gpus: Sequence[Gpu]) -> Session | None:

@@ -165,3 +165,21 @@ def test_local_workers_leave_the_timing_thread_and_ctrl_c_alone(session) -> None
     info = session.client.scheduler_info(n_workers=-1)["workers"]
     assert [w["nthreads"] for w in info.values()] == [1, 1]
     assert session.cluster.scheduler.allowed_failures == 0
+
+
+def test_a_dead_worker_is_left_to_its_nanny() -> None:
+    """SpecCluster closes, for good, the nanny of a worker not back within 15 s of a
+    removal; the local cluster's removal only updates what it knows, so the nanny starts
+    the worker again however long that takes (a loaded machine: the hang this mends)."""
+    from distributed import SpecCluster
+
+    from harness.cluster.connect import CONFIG, WORKERS_S, _nanny_cluster
+
+    cls = _nanny_cluster(SpecCluster)
+    assert issubclass(cls, SpecCluster)
+    assert cls._update_worker_status is not SpecCluster._update_worker_status
+    c = object.__new__(cls)
+    c.scheduler_info = {"workers": {"tcp://w0": {"name": 0}, "tcp://w1": {"name": 1}}}
+    c._update_worker_status("remove", "tcp://w0")  # SpecCluster's would need a running loop
+    assert c.scheduler_info["workers"] == {"tcp://w1": {"name": 1}}
+    assert CONFIG["distributed.scheduler.no-workers-timeout"] == f"{WORKERS_S}s"
