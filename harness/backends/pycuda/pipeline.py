@@ -146,6 +146,7 @@ class GpuPipelineContext:
         host = self._pinned.get(key)
         if host is None:  # page-locking is slow (~1 ms): once per shape, not per run
             host = self._pinned[key] = self.drv.pagelocked_empty(shape, dtype)
+        self.release()  # the read waits for what is enqueued: nothing may wait for the host
         self.drv.memcpy_dtoh_async(host, buf, self.streams[stream])
         self.streams[stream].synchronize()
         self._caught_up[stream] = True

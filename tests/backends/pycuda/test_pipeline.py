@@ -293,3 +293,24 @@ def test_a_gate_that_opened_by_itself_fails_the_run(drv: FakeDriver, runner: Gpu
                                            "opened by itself"):
         runner.pipeline(staged_like([]), {"double": double},
                         {"x": np.ones(N, np.float32)}, {}, repeats=1, cold=False)
+
+
+def test_a_host_read_behind_a_closed_gate_opens_it_first(drv: FakeDriver, fake_compilers: None,
+                                                         tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A read right after an interval's first mark and step (before its last mark) would
+    wait for a stream the gate holds: the gate is opened before the read's copy."""
+    from harness.backends.pycuda.gate import Gate
+
+    st = double_stage(tmp_path)
+    main = drv.Stream()
+    gate = Gate(drv, main, "sm_90")
+    monkeypatch.setattr(gate, "open", lambda: drv.log.append(("gate_open",)))
+    ctx = GpuPipelineContext(drv, main, ModuleCache("sm_90"), {"double": st}, 132, gate)
+    y = ctx.alloc((N,), np.float32)
+    ctx._caught_up[0] = True  # as after an earlier read
+    ctx.mark("a", 0)
+    ctx.step("double", "default", 0, {"x": y, "y": y}, n=N)
+    ctx.read(y, (N,), np.float32, 0)
+    ops = [e[0] if e[0] != "launch" else e[1] for e in drv.log
+           if e[0] in ("launch", "gate_open", "sync")]
+    assert ops[-4:] == ["harness_gate", "double", "gate_open", "sync"], ops
