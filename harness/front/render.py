@@ -176,6 +176,17 @@ def _f1(r: dict[str, Any], k: str) -> str:
     return f"{v:.1f}" if isinstance(v, float) else "-"
 
 
+def _other_intervals(r: dict[str, Any]) -> list[str]:
+    """The row's intervals of the pipeline's own names (the ``intervals`` JSON column), as
+    ``name median``: spike_linear's activation and gemm, say."""
+    try:
+        got = json.loads(r.get("intervals") or "{}")
+    except (TypeError, ValueError):
+        return []
+    return [f"{k} {float(v['median_us']):.1f}" for k, v in sorted(got.items())
+            if isinstance(v, dict) and isinstance(v.get("median_us"), int | float)]
+
+
 def _pipeline_name(r: dict[str, Any]) -> str:
     """The pipeline's name, and the peer's where a peer measured the row."""
     backend = str(r.get("backend") or "pycuda")
@@ -188,16 +199,20 @@ def pipeline_rows(rows: Sequence[dict[str, Any]], width: int | None = None) -> T
     One column per value when they fit in ``width`` terminal columns (or no width is given);
     else five columns of several lines (the point's sizes, the total over its noise, each
     interval with its share), so that no number is cut at 80 columns."""
-    t = Table("pipeline", "batch", "out_f", "T", "total µs", "dyn µs", "enc kern µs",
-              "enc total µs", "wq µs", "enc %", "wq %", "status")
-    for r in rows:
+    others = [_other_intervals(r) for r in rows]
+    heads = ["pipeline", "batch", "out_f", "T", "total µs", "dyn µs", "enc kern µs",
+             "enc total µs", "wq µs", "enc %", "wq %"]
+    if any(others):  # a pipeline's intervals of its own names (spike_linear's activation)
+        heads.append("other µs")
+    t = Table(*heads, "status")
+    for r, other in zip(rows, others, strict=True):
         t.add_row(_pipeline_name(r), str(r["batch"]), str(r["out_f"]), str(r.get("planes", "")),
                   f"{_f1(r, 'total_us')} ±{_f1(r, 'total_noise_pct')}%",
                   _f1(r, "dynamic_spikes_us"), _f1(r, "encoding_kernels_us"),
                   _f1(r, "encoding_total_us"), _f1(r, "weight_quant_us"),
                   _f1(r, "encoding_share_pct"), _f1(r, "weight_quant_share_pct"),
-                  _status(r, 50))
-    if width is None or _fits(t, width, wrapping=(11,)):
+                  *([", ".join(other) or "-"] if len(heads) > 11 else []), _status(r, 50))
+    if width is None or _fits(t, width, wrapping=(len(heads),)):
         return t
     cells = []
     for r in rows:
@@ -209,6 +224,7 @@ def pipeline_rows(rows: Sequence[dict[str, Any]], width: int | None = None) -> T
             if _f1(r, key) != "-":
                 pct = _f1(r, share) if share else "-"
                 parts.append(f"{label} {_f1(r, key)}" + (f", {pct}%" if pct != "-" else ""))
+        parts += _other_intervals(r)
         cells.append([
             _pipeline_name(r),
             "\n".join(f"{a} {r[k]}" for a, k in (("batch", "batch"), ("out_f", "out_f"),

@@ -90,3 +90,21 @@ def test_pipeline_table_is_whole_at_80_columns() -> None:
         assert value in words, value
     wide = render.pipeline_rows(_pipeline_rows(), 200)
     assert len(wide.columns) == 12 and len(render.pipeline_rows(_pipeline_rows()).columns) == 12
+
+
+def test_a_pipeline_s_own_intervals_are_shown() -> None:
+    """spike_linear's intervals have names the seed has no column for (the ``intervals``
+    JSON): an "other µs" column where a row has them, and in the narrow layout's cell."""
+    row = {"stage": "spike_linear", "backend": "pycuda", "batch": 1024, "out_f": 18944,
+           "planes": "", "status": "ok", "reason": "", "total_us": 178.6,
+           "total_noise_pct": 0.08,
+           "intervals": '{"activation": {"median_us": 18.5, "noise_pct": 0.1}, '
+                        '"gemm": {"median_us": 160.0, "noise_pct": 0.1}}'}
+    wide = render.pipeline_rows([row], 200)
+    assert len(wide.columns) == 13 and wide.columns[11].header == "other µs"
+    for width in (200, 80):
+        buf = io.StringIO()
+        Console(file=buf, width=width).print(render.pipeline_rows([row], width))
+        words = _words(buf.getvalue())
+        assert "activation 18.5" in words and "gemm 160.0" in words, words
+    assert len(render.pipeline_rows(_pipeline_rows(), 200).columns) == 12  # none: no column
