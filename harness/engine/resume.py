@@ -3,11 +3,12 @@
 A device lease can end in the middle of a long sweep; every finished row is on disk (rows
 land as they are measured), and the same command run again with ``--resume`` measures only
 what is missing. A point is done when every row it would write is in the output files,
-``ok``, and of the same run as the one now asked for: the same command (less ``--resume``
-and ``--append``), commit and kernel source, at the same point, family, L2 state and launch
-mode. The point is the unit, not the row: a point's variants, ``--define`` builds and
-peers are set against each other (``speedup_vs_best_peer``, ``harness best``) only when one
-process measured them, so a point with any row missing is measured again whole.
+``ok`` (or ``skipped`` by a rule of the point), and of the same run as the one now asked
+for: the same command (less ``--resume``, ``--append`` and ``--overwrite``), commit, kernel
+source and GPU model, at the same point, family and L2 state. The point is the unit, not
+the row: a point's variants, ``--define`` builds and peers are set against each other
+(``speedup_vs_best_peer``, ``harness best``) only when one process measured them, so a
+point with any row missing is measured again whole.
 """
 
 from __future__ import annotations
@@ -18,13 +19,18 @@ from typing import Any
 
 from harness.engine.jobs import Job
 
-#: The columns that make a row the one a job would write now (besides the command).
+#: The columns that make a row the one a job would write now, besides the command (which
+#: holds the launch mode asked for: a torch peer that could not be captured says
+#: ``stream`` where ``--graph`` was asked, and is the same row).
 _STAGE = ("stage", "backend", "variant", "batch", "in_f", "out_f", "family", "params", "l2",
-          "launch", "kernel_hash", "git_sha")
+          "kernel_hash", "git_sha", "gpu")
 _PIPELINE = ("stage", "backend", "variant", "batch", "in_f", "out_f", "mode", "family",
-             "params", "l2", "kernel_hashes", "git_sha")
+             "params", "l2", "kernel_hashes", "git_sha", "gpu")
 #: Options that say where the rows go, not what is measured.
-_WHERE = frozenset({"--resume", "--append", "--no-append", "--no-resume"})
+_WHERE = frozenset({"--resume", "--append", "--no-append", "--no-resume", "--overwrite"})
+#: The statuses of a row that is done: measured, or skipped by a rule of the point (a
+#: variant that does not take the family, a peer outside its shape rules) that holds again.
+DONE = ("ok", "skipped")
 
 
 def same_command(command: str) -> str:
@@ -59,7 +65,7 @@ def pending(groups: Sequence[Sequence[Job]], expected: Callable[[Job], Iterable[
             name = job.target.name
             if name not in have:
                 have[name] = {_identity(r, job.is_pipeline) for r in existing(job)
-                              if r.get("status") == "ok"}
+                              if r.get("status") in DONE}
             if any(_identity(r, job.is_pipeline) not in have[name] for r in expected(job)):
                 complete = False
                 break

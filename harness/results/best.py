@@ -106,13 +106,16 @@ def run(path: Path, preset: str = "default", threshold_pct: float = 2.0,
     groups: dict[tuple[object, ...], list[Mapping[str, str]]] = {}
     seen: dict[tuple[object, ...], int] = {}
     for r in res.rows:
-        if r.get("backend") == "pycuda" and r["status"] == "ok":
-            run = (*(compare.STAGE.value(r, c) for c in _POINT), *compare.run_of(r),
-                   *(r.get(c, "") for c in _PROCESS))
-            # The same command run twice at one commit and appended: its k-th row of a
-            # build belongs with the k-th rows of the others, never beside its own twin.
-            k = seen.get((*run, r["variant"]), 0)
-            seen[(*run, r["variant"])] = k + 1
+        if r.get("backend") != "pycuda":
+            continue
+        run = (*(compare.STAGE.value(r, c) for c in _POINT), *compare.run_of(r),
+               *(r.get(c, "") for c in _PROCESS))
+        # The same command run twice at one commit and appended: its k-th row of a build
+        # (whatever its status) belongs with the k-th rows of the others, never beside its
+        # own twin.
+        k = seen.get((*run, r["variant"]), 0)
+        seen[(*run, r["variant"])] = k + 1
+        if r["status"] == "ok":
             groups.setdefault((*run, k), []).append(r)
     out = []
     for key, rows in groups.items():

@@ -78,14 +78,16 @@ def peer_ratios(rows: Sequence[dict[str, str]]) -> dict[int, dict[str, float]]:
     latest: dict[tuple[str, ...], dict[str, float]] = {}
     out: dict[int, dict[str, float]] = {}
     for i, r in enumerate(rows):
-        total = number(r.get("total_us", ""))
-        if r.get("status") != "ok" or total is None or total <= 0:
-            continue
         key = tuple(r.get(c, "") for c in _SAME_RUN)
+        total = number(r.get("total_us", ""))
+        ok = r.get("status") == "ok" and total is not None and total > 0
         if r.get("backend") != "pycuda":
-            latest.setdefault(key, {})[r.get("backend", "")] = total
-        elif found := latest.pop(key, None):  # each peer row serves one row of ours
-            out[i] = {b: t / total for b, t in found.items()}
+            if ok:
+                latest.setdefault(key, {})[r.get("backend", "")] = total
+            continue
+        found = latest.pop(key, None)  # each peer row serves the next row of ours, ok or not
+        if ok and found:
+            out[i] = {b: t / total for b, t in found.items()}  # type: ignore[operator]
     return out
 
 

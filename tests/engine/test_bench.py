@@ -499,3 +499,15 @@ def test_resume_keeps_a_point_s_builds_together(reg, tmp_path: Path) -> None:
     assert got == [(2, "default[BLOCK=64]"), (2, "default[BLOCK=128]")] and run.resumed == 1
     assert resume.same_command("harness bench s --resume --append --out x") == \
         "harness bench s --out x"
+    assert resume.same_command("harness bench s --overwrite") == "harness bench s"
+
+
+def test_resume_counts_a_row_skipped_by_a_rule_of_the_point_as_done(reg, tmp_path: Path) -> None:
+    """int_gemm's int8 variant does not take the llm family: its row is skipped, again
+    whenever asked, so the point is done and not measured (and appended) again."""
+    kw = dict(variants=["all"], family="llm", sweep=["batch=2", "in_f=64", "out_f=16"],
+              backend="numpy", budget=0.05, out_dir=tmp_path)
+    first = [m.row["status"] for m in bench.bench(reg, ["int_gemm"], **kw).rows]
+    assert "skipped" in first and "ok" in first
+    again = bench.bench(reg, ["int_gemm"], resume=True, **kw)
+    assert list(again.rows) == [] and again.resumed == 1

@@ -74,6 +74,17 @@ def test_one_command_run_twice_or_on_two_workers_is_two_runs(tmp_path: Path) -> 
         best.run(wide)
 
 
+def test_a_failed_row_still_counts_its_run(tmp_path: Path) -> None:
+    """The first run's X=2 failed; the command ran again and was appended: the second run's
+    X=2 is ranked beside the second run's X=1, not the first run's."""
+    f = _write(tmp_path / "s.csv", [
+        _row("d[X=1]", 100.0), _row("d[X=2]", 1.0, status="failed", reason="out: wrong"),
+        _row("d[X=1]", 120.0), _row("d[X=2]", 90.0)])
+    (p,) = best.run(f)
+    assert [(b.variant, b.median_us) for b in p.builds] == [("d[X=2]", 90.0),
+                                                          ("d[X=1]", 120.0)]
+
+
 def test_enough_repeats_drop_the_order_caveat(tmp_path: Path) -> None:
     rep = "median of 3 repeats (1, 2, 3 µs; spread 4 %)"
     f = _write(tmp_path / "s.csv", [_row("d[X=1]", 130.0, reason=rep),

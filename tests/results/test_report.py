@@ -278,6 +278,11 @@ def test_peer_ratios_pair_each_row_with_the_peers_written_just_before_it() -> No
             _run_row("linear_bf16", 5.0, status="failed"), _run_row("pycuda", 4.0)]
     got = report.peer_ratios(rows)
     assert got == {2: {"linear_bf16": 2.0, "linear_fp32": 6.0}, 5: {"linear_bf16": 2.0}}
+    # A failed row of ours takes its peers with it: the next run's row is not set against
+    # them.
+    stale = [_run_row("linear_bf16", 30.0), _run_row("pycuda", 15.0, status="failed"),
+             _run_row("pycuda", 10.0)]
+    assert report.peer_ratios(stale) == {}
 
 
 def test_pipeline_table_shows_the_peers_beside_our_row(tmp_path: Path) -> None:

@@ -3,12 +3,14 @@ streams, named events, pooled scratch memory), and the checked run followed by t
 repetitions.
 
 Each timed run starts behind a hold, so the host enqueues its first steps while the stream
-is busy. Once the stream has caught up with the host (a host read synchronised it, or its
-last event has completed), the host's launch time would land inside the next interval: so
-an interval's first mark on stream 0 enqueued then goes behind the gate (``gate.py``), which
-opens when the interval's last mark is enqueued (or when ``run`` returns). The kernels of an
-interval then run back to back, and the host's time lies between intervals, in the totals
-that span them (the seed's "host-side decision included"), never in a kernel interval.
+is busy. A host read (the seed's decision on ``T``) lets stream 0 run dry: from then on the
+host's launch time would land inside the next interval, so each interval's first mark on
+stream 0 goes behind the gate (``gate.py``), which opens once the interval's last mark is
+enqueued, or at a host read, or when ``run`` returns. The kernels of an interval then run
+back to back, and the host's time lies between intervals, in the totals that span them (the
+seed's "host-side decision included"), never in a kernel interval. Where the device has not
+yet passed the last gate it is behind the host, and the interval needs none. The checked
+run (each module's first use compiles it) is never gated.
 """
 
 from __future__ import annotations
@@ -42,8 +44,9 @@ class GpuPipelineContext:
         #: Gates that opened by themselves (the host took longer than the gate waits).
         self.gates_timed_out = 0
         self._since_mark = [0, 0]  # steps enqueued on each stream since its last mark
-        self._caught_up = [False, False]  # a host read has just synchronised the stream
-        self._last: list[Any] = [None, None]  # each stream's last event of this run
+        self._gating = False  # this run is gated after its first host read on stream 0
+        self._read = False  # a host read on stream 0 has let the stream run dry
+        self._passed: Any = None  # recorded just after the run's last gate
         self._gated = False  # the gate is closed now
         self._closed = False  # a gate was closed in this run
         #: Multiprocessors of the device: what a step's persistent grid is sized by.
@@ -96,7 +99,6 @@ class GpuPipelineContext:
                                else self.alloc(*spec) for n, spec in missing.items()}}
         st.enqueue(launcher, bufs, point, v)
         self._since_mark[stream] += 1
-        self._caught_up[stream] = False
 
     def _zeroed(self, key: tuple[Any, ...], name: str,
                 spec: tuple[tuple[int, ...], Any]) -> Any:
@@ -149,33 +151,32 @@ class GpuPipelineContext:
         self.release()  # the read waits for what is enqueued: nothing may wait for the host
         self.drv.memcpy_dtoh_async(host, buf, self.streams[stream])
         self.streams[stream].synchronize()
-        self._caught_up[stream] = True
+        self._read = self._read or stream == 0
         return np.array(host)
 
     def mark(self, name: str, stream: int) -> None:
-        """Record the event ``name`` on a stream. On stream 0, an interval's first mark (no
-        step since the last mark) enqueued once the stream has caught up with the host goes
-        behind the gate, and the next mark after a step opens it (module docstring)."""
+        """Record the event ``name`` on a stream. On stream 0, after the run's first host
+        read, an interval's first mark (no step since the last mark) goes behind the gate,
+        and the next mark after a step opens it (module docstring)."""
         ev = self.events.get(name)
         if ev is None:
             ev = self.events[name] = self.drv.Event()
         first = self._since_mark[stream] == 0
-        if stream == 0 and first and self.gate is not None and not self._gated \
-                and self._idle(0):
-            self._count_timeout()  # the last gate, done since the stream is idle
+        if stream == 0 and first and self._gating and self._read and not self._gated \
+                and (self._passed is None or self._passed.query()):
+            # The last gate is passed (its flags free to reuse); else the device is behind
+            # the host and this interval needs no gate.
+            assert self.gate is not None
+            self._count_timeout()
             self.gate.close()
+            if self._passed is None:
+                self._passed = self.drv.Event()
+            self._passed.record(self.streams[0])
             self._gated = self._closed = True
         ev.record(self.streams[stream])
         if stream == 0 and not first:
             self.release()
         self._since_mark[stream] = 0
-        self._last[stream] = ev
-
-    def _idle(self, stream: int) -> bool:
-        """Whether the stream has done all that was enqueued on it: a host read has just
-        synchronised it, or its last event of this run has completed."""
-        return self._caught_up[stream] or \
-            (self._last[stream] is not None and self._last[stream].query())
 
     def release(self) -> None:
         """Open the gate if it is closed (``run`` has enqueued what it held back)."""
@@ -189,11 +190,13 @@ class GpuPipelineContext:
         if self._closed and self.gate is not None and self.gate.opened_by_itself():
             self.gates_timed_out += 1
 
-    def run(self, pipe: Pipeline, bufs: Mapping[str, Any], point: Point) -> Any:
-        """One run of ``pipe``, its gate opened once ``run`` has enqueued everything, the
-        streams synchronised; HarnessError where a gate opened by itself (its kernel
-        intervals would hold host time)."""
-        self._since_mark, self._caught_up, self._last = [0, 0], [False, False], [None, None]
+    def run(self, pipe: Pipeline, bufs: Mapping[str, Any], point: Point,
+            gated: bool = True) -> Any:
+        """One run of ``pipe`` (``gated``: its intervals after a host read behind the gate,
+        opened once ``run`` has enqueued everything), the streams synchronised; HarnessError
+        where a gate opened by itself (its kernel intervals would hold host time)."""
+        self._since_mark, self._read, self._passed = [0, 0], False, None
+        self._gating = gated and self.gate is not None
         self._closed, self.gates_timed_out = False, 0
         try:
             trace = pipe.run(self, bufs, point)
@@ -234,7 +237,7 @@ def run_pipeline(drv: Any, stream: Any, modules: ModuleCache, prelude: FlushAndH
         for k, a in inputs.items():
             drv.memcpy_htod(dev_in[k], np.ascontiguousarray(a))
         ctx.poison = True
-        trace = ctx.run(pipe, dev_in, point)
+        trace = ctx.run(pipe, dev_in, point, gated=False)  # modules compile on first use
         ctx.poison = False
         outs = {}
         for name, (buf, shape, dtype) in trace.outputs.items():

@@ -239,50 +239,56 @@ def staged_like(seen: list[Any]) -> Any:
     return SimpleNamespace(name="staged_like", run=run)
 
 
-def _stream0_order(drv: FakeDriver, runner: GpuRunner, marks: dict[str, str]) -> list[str]:
-    """Stream 0's launches and records of the last run, by kernel and mark name."""
+def _stream0_order(drv: FakeDriver, runner: GpuRunner, ctx: Any) -> list[str]:
+    """Stream 0's launches, event records (by mark name; ``passed`` for the event after a
+    gate) and gate openings in the last run."""
+    names = {ev.name: n for n, ev in ctx.events.items()}
+    if ctx._passed is not None:
+        names[ctx._passed.name] = "passed"
     stream = runner.stream.handle
     ops = [e for e in drv.log if e[0] in ("launch", "record", "gate_open")
            and (e[0] == "gate_open" or (e[2] if e[0] == "record" else e[4]) == stream)]
     last = max(i for i, e in enumerate(ops) if e[0] == "launch" and e[1] == "harness_delay")
-    return [marks.get(e[1], e[1]) if e[0] == "record" else
+    return [names.get(e[1], e[1]) if e[0] == "record" else
             "open" if e[0] == "gate_open" else e[1] for e in ops[last + 1:]]
 
 
 @pytest.mark.parametrize("caught_up", [True, False])
-def test_an_interval_after_the_host_caught_up_runs_behind_the_gate(
+def test_an_interval_after_the_host_read_runs_behind_the_gate(
         drv: FakeDriver, runner: GpuRunner, double: Stage, monkeypatch: pytest.MonkeyPatch,
         caught_up: bool) -> None:
-    """After the host read, the next interval's first mark waits behind the gate, opened
-    once its kernel is enqueued and its last mark recorded: the host's launch time falls
-    between intervals, not inside one. Where the stream has not caught up (its last event
-    not done), nothing is gated; after a read it always has."""
+    """After the host read, each interval's first mark waits behind the gate, opened once
+    its kernels are enqueued and its last mark recorded: the host's launch time falls
+    between intervals, not inside one. Where the device has not yet passed the last gate
+    (``caught_up`` False: it is behind the host), the next interval needs none. Before the
+    read (the hold) and in the checked run nothing is gated."""
+    from harness.backends.pycuda import pipeline as pl
+
     drv.caught_up = caught_up
+    made: list[Any] = []
+
+    class Kept(pl.GpuPipelineContext):
+        def __init__(self, *a: Any, **k: Any) -> None:
+            super().__init__(*a, **k)
+            made.append(self)
+
+    monkeypatch.setattr(pl, "GpuPipelineContext", Kept)
     monkeypatch.setattr(runner.gate, "open", lambda: drv.log.append(("gate_open",)))
     x = np.arange(N, dtype=np.float32) + 1
     outs, _, per = runner.pipeline(staged_like([]), {"double": double}, {"x": x}, {},
                                    repeats=2, cold=False, warmup=1)
     assert outs["y"].tolist() == (16 * x).tolist() and len(per["enc"]) == 2
-    marks = {ev.name: name for name, ev in _events(runner, drv).items()}
-    order = _stream0_order(drv, runner, marks)
-    if caught_up:  # pair_start: enc_end has completed; end: pair_end has
-        assert order == ["start", "double", "first_end",
-                         "harness_gate", "enc_start", "double", "enc_end", "open",
-                         "harness_gate", "pair_start", "double", "double", "pair_end", "open",
-                         "harness_gate", "end", "open"]
-    else:  # only the read's catch-up is known
-        assert order == ["start", "double", "first_end",
-                         "harness_gate", "enc_start", "double", "enc_end", "open",
-                         "pair_start", "double", "double", "pair_end", "end"]
-
-
-def _events(runner: GpuRunner, drv: FakeDriver) -> dict[str, Any]:
-    """The pipeline context's named events, found by their record entries' order (the
-    last run records every mark once, in the order of ``staged_like``)."""
-    names = ["start", "first_end", "enc_start", "enc_end", "pair_start", "pair_end", "end"]
-    recorded = [e[1] for e in drv.log if e[0] == "record"][-len(names):]
-    return {n: next(ev for ev in drv.events if ev.name == r) for n, r in zip(names, recorded,
-                                                                         strict=True)}
+    order = _stream0_order(drv, runner, made[0])
+    head = ["start", "double", "first_end",
+            "harness_gate", "passed", "enc_start", "double", "enc_end", "open"]
+    if caught_up:
+        assert order == [*head, "harness_gate", "passed", "pair_start", "double", "double",
+                         "pair_end", "open", "harness_gate", "passed", "end", "open"]
+    else:
+        assert order == [*head, "pair_start", "double", "double", "pair_end", "end"]
+    launches = [e[1] for e in drv.ops("launch")]
+    checked = launches[:launches.index("harness_delay")]  # the checked run, before any hold
+    assert "harness_gate" not in checked and checked.count("double") == 4
 
 
 def test_a_gate_that_opened_by_itself_fails_the_run(drv: FakeDriver, runner: GpuRunner,
@@ -307,10 +313,11 @@ def test_a_host_read_behind_a_closed_gate_opens_it_first(drv: FakeDriver, fake_c
     monkeypatch.setattr(gate, "open", lambda: drv.log.append(("gate_open",)))
     ctx = GpuPipelineContext(drv, main, ModuleCache("sm_90"), {"double": st}, 132, gate)
     y = ctx.alloc((N,), np.float32)
-    ctx._caught_up[0] = True  # as after an earlier read
+    ctx._gating, ctx._read = True, True  # a timed run, after its first read
     ctx.mark("a", 0)
     ctx.step("double", "default", 0, {"x": y, "y": y}, n=N)
     ctx.read(y, (N,), np.float32, 0)
     ops = [e[0] if e[0] != "launch" else e[1] for e in drv.log
            if e[0] in ("launch", "gate_open", "sync")]
     assert ops[-4:] == ["harness_gate", "double", "gate_open", "sync"], ops
+    assert ctx._passed is not None  # the gate's own event, recorded after it
