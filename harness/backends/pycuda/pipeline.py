@@ -46,7 +46,8 @@ class GpuPipelineContext:
         self._since_mark = [0, 0]  # steps enqueued on each stream since its last mark
         self._gating = False  # this run is gated after its first host read on stream 0
         self._read = False  # a host read on stream 0 has let the stream run dry
-        self._passed: Any = None  # recorded just after the run's last gate
+        self._passed: Any = None  # recorded just after the run's last gate (None: no gate yet)
+        self._passed_event: Any = None  # that event, made once
         self._gated = False  # the gate is closed now
         self._closed = False  # a gate was closed in this run
         #: Multiprocessors of the device: what a step's persistent grid is sized by.
@@ -169,8 +170,9 @@ class GpuPipelineContext:
             assert self.gate is not None
             self._count_timeout()
             self.gate.close()
-            if self._passed is None:
-                self._passed = self.drv.Event()
+            if self._passed_event is None:
+                self._passed_event = self.drv.Event()
+            self._passed = self._passed_event
             self._passed.record(self.streams[0])
             self._gated = self._closed = True
         ev.record(self.streams[stream])
