@@ -63,9 +63,10 @@ def pending(groups: Sequence[Sequence[Job]], expected: Callable[[Job], Iterable[
         complete = True
         for job in group:
             name = job.target.name
-            if name not in have:
-                have[name] = {_identity(r, job.is_pipeline) for r in existing(job)
-                              if r.get("status") in DONE}
+            if name not in have:  # each row as its last run left it: a later failed row
+                last = {_identity(r, job.is_pipeline): r.get("status")  # of a build undoes
+                        for r in existing(job)}                          # its earlier ok one
+                have[name] = {k for k, status in last.items() if status in DONE}
             if any(_identity(r, job.is_pipeline) not in have[name] for r in expected(job)):
                 complete = False
                 break

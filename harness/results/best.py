@@ -104,19 +104,22 @@ def run(path: Path, preset: str = "default", threshold_pct: float = 2.0,
     if res.schema is not compare.STAGE:
         raise HarnessError(f"{path} holds pipeline rows: harness best ranks a stage's builds")
     groups: dict[tuple[object, ...], list[Mapping[str, str]]] = {}
-    seen: dict[tuple[object, ...], int] = {}
+    builds: dict[tuple[object, ...], set[str]] = {}  # the builds of each run's open group
+    count: dict[tuple[object, ...], int] = {}
     for r in res.rows:
         if r.get("backend") != "pycuda":
             continue
         run = (*(compare.STAGE.value(r, c) for c in _POINT), *compare.run_of(r),
                *(r.get(c, "") for c in _PROCESS))
-        # The same command run twice at one commit and appended: its k-th row of a build
-        # (whatever its status) belongs with the k-th rows of the others, never beside its
-        # own twin.
-        k = seen.get((*run, r["variant"]), 0)
-        seen[(*run, r["variant"])] = k + 1
+        # One command appended again (a rerun, a --resume cut mid-point): a build met a
+        # second time (whatever its status) starts the next run's group, so no build is
+        # ranked beside another run's.
+        if r["variant"] in builds.setdefault(run, set()):
+            count[run] = count.get(run, 0) + 1
+            builds[run] = set()
+        builds[run].add(r["variant"])
         if r["status"] == "ok":
-            groups.setdefault((*run, k), []).append(r)
+            groups.setdefault((*run, count.get(run, 0)), []).append(r)
     out = []
     for key, rows in groups.items():
         if len({r["variant"] for r in rows}) < 2:

@@ -82,8 +82,10 @@ def peer_ratios(rows: Sequence[dict[str, str]]) -> dict[int, dict[str, float]]:
         total = number(r.get("total_us", ""))
         ok = r.get("status") == "ok" and total is not None and total > 0
         if r.get("backend") != "pycuda":
+            got = latest.setdefault(key, {})
+            got.pop(r.get("backend", ""), None)  # a peer row that is not ok: none to set
             if ok:
-                latest.setdefault(key, {})[r.get("backend", "")] = total
+                got[r.get("backend", "")] = total
             continue
         found = latest.pop(key, None)  # each peer row serves the next row of ours, ok or not
         if ok and found:

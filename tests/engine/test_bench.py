@@ -474,6 +474,12 @@ def test_resume_measures_only_the_points_not_yet_measured(reg, tmp_path: Path) -
     third, got = sweep(resume=True)
     assert [b for b, _ in got] == [2, 4] and third.resumed == 1
     assert len(files_rows.read_rows(path)) == 5
+    # A later failed row of batch 1 undoes its earlier ok one: measured again.
+    kept = files_rows.read_rows(path)
+    with files_rows.CsvWriter(path, "append") as w:
+        w.write({**kept[0], "status": "failed", "reason": "out: 1 mismatch"})
+    fourth, got = sweep(resume=True)
+    assert [b for b, _ in got] == [1] and fourth.resumed == 2
     with pytest.raises(BadInput, match="--resume and --overwrite exclude each other"):
         bench.bench(reg, ["dynamic_spikes"], backend="numpy", out_dir=tmp_path, resume=True,
                     overwrite=True)

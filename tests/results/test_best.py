@@ -85,6 +85,18 @@ def test_a_failed_row_still_counts_its_run(tmp_path: Path) -> None:
                                                           ("d[X=1]", 120.0)]
 
 
+def test_a_run_cut_mid_point_is_not_ranked_with_the_next(tmp_path: Path) -> None:
+    """A resumed run died after X=1; the next one (the same command) measured X=1 and X=2:
+    X=2 is ranked beside the second X=1, not the first."""
+    cmd = "harness bench s --define X=1,2 --resume"
+    f = _write(tmp_path / "s.csv", [_row("d[X=1]", 200.0, cmd=cmd),
+                                    _row("d[X=1]", 120.0, cmd=cmd),
+                                    _row("d[X=2]", 100.0, cmd=cmd)])
+    (p,) = best.run(f)
+    assert [(b.variant, b.median_us) for b in p.builds] == [("d[X=2]", 100.0),
+                                                          ("d[X=1]", 120.0)]
+
+
 def test_enough_repeats_drop_the_order_caveat(tmp_path: Path) -> None:
     rep = "median of 3 repeats (1, 2, 3 µs; spread 4 %)"
     f = _write(tmp_path / "s.csv", [_row("d[X=1]", 130.0, reason=rep),

@@ -283,6 +283,10 @@ def test_peer_ratios_pair_each_row_with_the_peers_written_just_before_it() -> No
     stale = [_run_row("linear_bf16", 30.0), _run_row("pycuda", 15.0, status="failed"),
              _run_row("pycuda", 10.0)]
     assert report.peer_ratios(stale) == {}
+    # A peer's failed row in the later run: the earlier run's peer total is not used.
+    failed_peer = [_run_row("linear_bf16", 30.0), _run_row("linear_bf16", 1.0, status="failed"),
+                   _run_row("pycuda", 10.0)]
+    assert report.peer_ratios(failed_peer) == {}
 
 
 def test_pipeline_table_shows_the_peers_beside_our_row(tmp_path: Path) -> None:

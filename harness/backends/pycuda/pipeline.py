@@ -8,9 +8,9 @@ host's launch time would land inside the next interval, so each interval's first
 stream 0 goes behind the gate (``gate.py``), which opens once the interval's last mark is
 enqueued, or at a host read, or when ``run`` returns. The kernels of an interval then run
 back to back, and the host's time lies between intervals, in the totals that span them (the
-seed's "host-side decision included"), never in a kernel interval. Where the device has not
-yet passed the last gate it is behind the host, and the interval needs none. The checked
-run (each module's first use compiles it) is never gated.
+seed's "host-side decision included"), never in a kernel interval. Before a gate is closed
+the host waits until the device has passed the last one (already opened), since the two
+share their flags. The checked run (each module's first use compiles it) is never gated.
 """
 
 from __future__ import annotations
@@ -163,11 +163,10 @@ class GpuPipelineContext:
         if ev is None:
             ev = self.events[name] = self.drv.Event()
         first = self._since_mark[stream] == 0
-        if stream == 0 and first and self._gating and self._read and not self._gated \
-                and (self._passed is None or self._passed.query()):
-            # The last gate is passed (its flags free to reuse); else the device is behind
-            # the host and this interval needs no gate.
+        if stream == 0 and first and self._gating and self._read and not self._gated:
             assert self.gate is not None
+            if self._passed is not None:  # the last gate, opened already, must be passed
+                self._passed.synchronize()  # before its flags are used again (no race)
             self._count_timeout()
             self.gate.close()
             if self._passed_event is None:

@@ -60,9 +60,6 @@ class FakeDriver:
         #: Mapped host memory by device pointer (``pagelocked_zeros`` with ``DEVICEMAP``).
         self.host: dict[int, np.ndarray] = {}
         self.log: list[tuple[Any, ...]] = []
-        #: What an event's ``query`` says: whether the device has done all it was given
-        #: (True: the host is behind the device, as a slow host at a small batch is).
-        self.caught_up = True
         self._next = 256
         drv = self
 
@@ -90,10 +87,6 @@ class FakeDriver:
 
             def time_till(self, other: Any) -> float:
                 return EVENT_MS
-
-            def query(self) -> bool:
-                drv.log.append(("query", self.name))
-                return drv.caught_up
 
         self.streams: list[Any] = []
         self.events: list[Any] = []

@@ -253,18 +253,16 @@ def _stream0_order(drv: FakeDriver, runner: GpuRunner, ctx: Any) -> list[str]:
             "open" if e[0] == "gate_open" else e[1] for e in ops[last + 1:]]
 
 
-@pytest.mark.parametrize("caught_up", [True, False])
 def test_an_interval_after_the_host_read_runs_behind_the_gate(
-        drv: FakeDriver, runner: GpuRunner, double: Stage, monkeypatch: pytest.MonkeyPatch,
-        caught_up: bool) -> None:
+        drv: FakeDriver, runner: GpuRunner, double: Stage,
+        monkeypatch: pytest.MonkeyPatch) -> None:
     """After the host read, each interval's first mark waits behind the gate, opened once
     its kernels are enqueued and its last mark recorded: the host's launch time falls
-    between intervals, not inside one. Where the device has not yet passed the last gate
-    (``caught_up`` False: it is behind the host), the next interval needs none. Before the
-    read (the hold) and in the checked run nothing is gated."""
+    between intervals, not inside one. Before a gate is closed the host waits for the
+    device to pass the last one (they share their flags). Before the read (the hold) and in
+    the checked run nothing is gated."""
     from harness.backends.pycuda import pipeline as pl
 
-    drv.caught_up = caught_up
     made: list[Any] = []
 
     class Kept(pl.GpuPipelineContext):
@@ -278,14 +276,18 @@ def test_an_interval_after_the_host_read_runs_behind_the_gate(
     outs, _, per = runner.pipeline(staged_like([]), {"double": double}, {"x": x}, {},
                                    repeats=2, cold=False, warmup=1)
     assert outs["y"].tolist() == (16 * x).tolist() and len(per["enc"]) == 2
-    order = _stream0_order(drv, runner, made[0])
-    head = ["start", "double", "first_end",
-            "harness_gate", "passed", "enc_start", "double", "enc_end", "open"]
-    if caught_up:
-        assert order == [*head, "harness_gate", "passed", "pair_start", "double", "double",
-                         "pair_end", "open", "harness_gate", "passed", "end", "open"]
-    else:
-        assert order == [*head, "pair_start", "double", "double", "pair_end", "end"]
+    ctx = made[0]
+    assert _stream0_order(drv, runner, ctx) == [
+        "start", "double", "first_end",
+        "harness_gate", "passed", "enc_start", "double", "enc_end", "open",
+        "harness_gate", "passed", "pair_start", "double", "double", "pair_end", "open",
+        "harness_gate", "passed", "end", "open"]
+    # Each gate after the first of a run waited for the last one to be passed.
+    last_run = drv.log[max(i for i, e in enumerate(drv.log)
+                           if e[0] == "launch" and e[1] == "harness_delay"):]
+    waits = [e for e in last_run if e == ("event_sync", ctx._passed.name)]
+    gates = [e for e in last_run if e[0] == "launch" and e[1] == "harness_gate"]
+    assert len(gates) == 3 and len(waits) == 2
     launches = [e[1] for e in drv.ops("launch")]
     checked = launches[:launches.index("harness_delay")]  # the checked run, before any hold
     assert "harness_gate" not in checked and checked.count("double") == 4
