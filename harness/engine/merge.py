@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.engine.repeats import combine
+from harness.engine.resume import same_command
 from harness.errors import BadInput
 from harness.results import compare, files
 from harness.results.rows import CsvWriter
@@ -38,8 +39,8 @@ def combine_runs(paths: Sequence[Path]) -> tuple[list[dict[str, str]], tuple[str
     worker columns, say), and the number of processes behind each row. BadInput (one line)
     for files that are not one command's processes: fewer than two, a file given twice,
     stage and pipeline CSVs mixed, a point twice in one file, a file of rows sharing no
-    point with the files before it, or one point measured at two sources or on two GPU
-    models."""
+    point with the files before it, or one point measured at two sources, by two commands
+    (their ``--out`` aside) or on two GPU models."""
     if len(paths) < 2:
         raise BadInput("harness merge takes the CSVs of at least two processes")
     twice = {str(p) for p in paths if sum(Path(q).resolve() == Path(p).resolve()
@@ -70,6 +71,11 @@ def combine_runs(paths: Sequence[Path]) -> tuple[list[dict[str, str]], tuple[str
         if len(sources) > 1:
             raise BadInput(f"harness merge: {_label(schema, key)} was measured at "
                            f"{len(sources)} sources (commit, kernel hash): not one command")
+        commands = sorted({same_command(r.get("command", ""), out=True) for r in rs})
+        if len(commands) > 1:
+            raise BadInput(f"harness merge: {_label(schema, key)} was measured by "
+                           f"{len(commands)} commands ({commands[0]!r}, {commands[1]!r}): "
+                           "merge takes one command's processes")
         gpus = sorted({r.get("gpu", "") for r in rs})
         if len(gpus) > 1:
             raise BadInput(f"harness merge: {_label(schema, key)} was measured on "

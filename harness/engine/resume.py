@@ -33,14 +33,24 @@ _WHERE = frozenset({"--resume", "--append", "--no-append", "--no-resume", "--ove
 DONE = ("ok", "skipped")
 
 
-def same_command(command: str) -> str:
-    """The command with ``--resume`` and ``--append`` taken out: a resumed run's rows and the
-    first run's are one command's."""
+def same_command(command: str, out: bool = False) -> str:
+    """The command with ``--resume``, ``--append`` and ``--overwrite`` taken out (and with
+    ``out``, ``--out`` and its folder too: the processes of one command, each with its own
+    ``--out``, that ``harness merge`` combines): a resumed run's rows and the first run's
+    are one command's."""
     try:
         words = shlex.split(command)
     except ValueError:
         return command
-    return shlex.join(w for w in words if w not in _WHERE)
+    kept, skip = [], False
+    for w in words:
+        if skip:
+            skip = False
+        elif out and w == "--out":
+            skip = True
+        elif not (w in _WHERE or (out and w.startswith("--out="))):
+            kept.append(w)
+    return shlex.join(kept)
 
 
 def _identity(row: Mapping[str, Any], pipeline: bool) -> tuple[str, ...]:

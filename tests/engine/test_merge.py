@@ -129,3 +129,15 @@ def test_the_merge_is_never_written_over_one_of_its_inputs(tmp_path: Path) -> No
     with pytest.raises(BadInput, match=r"--out .*p0\.csv is one of the CSVs merged"):
         merge.run(paths, tmp_path / "." / "p0.csv", overwrite=True)
     assert paths[0].read_text() == before
+
+
+def test_one_point_of_two_commands_is_not_one_commands_processes(tmp_path: Path) -> None:
+    """Two commands that differ in more than their --out (a budget, a flag) measured the
+    point differently: not merged."""
+    paths = _procs(tmp_path, [[10.0, 50.0], [12.0, 51.0]])
+    other = stage_csv.write(tmp_path / "b.csv", [
+        stage_csv.stage_row("a", 11.0, cmd="harness bench s --budget 9 --out=p9"),
+        stage_csv.stage_row("b", 52.0, cmd="harness bench s --budget 9 --out=p9")])
+    with pytest.raises(BadInput, match=r"measured by 2 commands \('harness bench s', "
+                                       r"'harness bench s --budget 9'\)"):
+        merge.combine_runs([*paths, other])
