@@ -155,6 +155,16 @@ class _LaunchConfig(ctypes.Structure):
 _MAX_DYNAMIC_SHARED = 8
 
 
+@contextlib.contextmanager
+def _occupancy_of(cubin: bytes, name: str, shared: int) -> Iterator[ctypes.c_void_p]:
+    """Kernel ``name``, loaded to ask its occupancy at ``shared`` bytes of dynamic shared
+    memory (set on it first: the driver counts what the launch would take)."""
+    with _function(cubin, name, "ask its occupancy") as fn:
+        if libcuda().cuFuncSetAttribute(fn, _MAX_DYNAMIC_SHARED, ctypes.c_int(shared)) != 0:
+            raise HarnessError(f"{name}: {shared} bytes of dynamic shared memory refused")
+        yield fn
+
+
 def max_active_clusters(cubin: bytes, name: str, cluster: int, threads: int,
                         shared: int) -> int:
     """How many clusters of kernel ``name`` (its cluster size fixed at compile time,
@@ -162,9 +172,7 @@ def max_active_clusters(cubin: bytes, name: str, cluster: int, threads: int,
     the device runs at once (``cuOccupancyMaxActiveClusters``): a persistent grid of more
     would leave the rest to run after the first ones finish."""
     lib = libcuda()
-    with _function(cubin, name, "ask its occupancy") as fn:
-        if lib.cuFuncSetAttribute(fn, _MAX_DYNAMIC_SHARED, ctypes.c_int(shared)) != 0:
-            raise HarnessError(f"{name}: {shared} bytes of dynamic shared memory refused")
+    with _occupancy_of(cubin, name, shared) as fn:
         cfg = _LaunchConfig(cluster, 1, 1, threads, 1, 1, shared, None, None, 0)
         n = ctypes.c_int(0)
         err = lib.cuOccupancyMaxActiveClusters(ctypes.byref(n), fn, ctypes.byref(cfg))
@@ -180,9 +188,7 @@ def max_active_blocks(cubin: bytes, name: str, threads: int, shared: int) -> int
     (``cuOccupancyMaxActiveBlocksPerMultiprocessor``: its registers, shared memory and the
     SM's threads, as this build and this device have them)."""
     lib = libcuda()
-    with _function(cubin, name, "ask its occupancy") as fn:
-        if lib.cuFuncSetAttribute(fn, _MAX_DYNAMIC_SHARED, ctypes.c_int(shared)) != 0:
-            raise HarnessError(f"{name}: {shared} bytes of dynamic shared memory refused")
+    with _occupancy_of(cubin, name, shared) as fn:
         n = ctypes.c_int(0)
         err = lib.cuOccupancyMaxActiveBlocksPerMultiprocessor(
             ctypes.byref(n), fn, ctypes.c_int(threads), ctypes.c_size_t(shared))

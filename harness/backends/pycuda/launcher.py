@@ -103,23 +103,24 @@ class ModuleLauncher:
     def max_active_clusters(self, name: str, cluster: int, threads: int, shared: int) -> int:
         """Clusters of ``name`` the device runs at once (see ``harness.api.Launcher``), asked
         of the driver once per shape."""
-        key = ("clusters", name, cluster, threads, shared)
-        if key not in self._constants:
-            if self._cubin is None:
-                raise HarnessError(f"{self._stage.name}: no cubin to ask {name}'s occupancy")
-            n = cudriver.max_active_clusters(self._cubin(), name, cluster, threads, shared)
-            self._constants[key] = np.array([n], dtype=np.int32)
-        return int(self._constants[key][0])
+        return self._occupancy(("clusters", name, cluster, threads, shared), name,
+                               lambda cubin: cudriver.max_active_clusters(
+                                   cubin, name, cluster, threads, shared))
 
     def max_active_blocks(self, name: str, threads: int, shared: int = 0) -> int:
         """Blocks of ``name`` one SM holds at once (see ``harness.api.Launcher``), asked of
         the driver once per shape."""
-        key = ("blocks", name, threads, shared)
+        return self._occupancy(("blocks", name, threads, shared), name,
+                               lambda cubin: cudriver.max_active_blocks(
+                                   cubin, name, threads, shared))
+
+    def _occupancy(self, key: tuple[Any, ...], name: str, ask: Callable[[bytes], int]) -> int:
+        """A count the driver gives for this module's ``name`` (``ask`` of its cubin), asked
+        once a key and kept."""
         if key not in self._constants:
             if self._cubin is None:
                 raise HarnessError(f"{self._stage.name}: no cubin to ask {name}'s occupancy")
-            n = cudriver.max_active_blocks(self._cubin(), name, threads, shared)
-            self._constants[key] = np.array([n], dtype=np.int32)
+            self._constants[key] = np.array([ask(self._cubin())], dtype=np.int32)
         return int(self._constants[key][0])
 
     def tensor_map(self, buf: Any, dtype: Any, rows: int, cols: int, box_rows: int,
