@@ -22,6 +22,7 @@ from harness.engine.validate import ValidationSummary, worst_errors
 from harness.results import best as bests
 from harness.results import compare
 from harness.results import fit as fits
+from harness.results.readback import own_intervals
 from harness.tools.sanitize import Outcome
 
 
@@ -176,17 +177,6 @@ def _f1(r: dict[str, Any], k: str) -> str:
     return f"{v:.1f}" if isinstance(v, float) else "-"
 
 
-def _other_intervals(r: dict[str, Any]) -> list[str]:
-    """The row's intervals of the pipeline's own names (the ``intervals`` JSON column), as
-    ``name median``: spike_linear's activation and gemm, say."""
-    try:
-        got = json.loads(r.get("intervals") or "{}")
-    except (TypeError, ValueError):
-        return []
-    return [f"{k} {float(v['median_us']):.1f}" for k, v in sorted(got.items())
-            if isinstance(v, dict) and isinstance(v.get("median_us"), int | float)]
-
-
 def _pipeline_name(r: dict[str, Any]) -> str:
     """The pipeline's name, and the peer's where a peer measured the row."""
     backend = str(r.get("backend") or "pycuda")
@@ -199,7 +189,7 @@ def pipeline_rows(rows: Sequence[dict[str, Any]], width: int | None = None) -> T
     One column per value when they fit in ``width`` terminal columns (or no width is given);
     else five columns of several lines (the point's sizes, the total over its noise, each
     interval with its share), so that no number is cut at 80 columns."""
-    others = [_other_intervals(r) for r in rows]
+    others = [own_intervals(r) for r in rows]
     heads = ["pipeline", "batch", "out_f", "T", "total µs", "dyn µs", "enc kern µs",
              "enc total µs", "wq µs", "enc %", "wq %"]
     if any(others):  # a pipeline's intervals of its own names (spike_linear's activation)
@@ -224,7 +214,7 @@ def pipeline_rows(rows: Sequence[dict[str, Any]], width: int | None = None) -> T
             if _f1(r, key) != "-":
                 pct = _f1(r, share) if share else "-"
                 parts.append(f"{label} {_f1(r, key)}" + (f", {pct}%" if pct != "-" else ""))
-        parts += _other_intervals(r)
+        parts += own_intervals(r)
         cells.append([
             _pipeline_name(r),
             "\n".join(f"{a} {r[k]}" for a, k in (("batch", "batch"), ("out_f", "out_f"),

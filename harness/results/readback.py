@@ -9,6 +9,7 @@ import json
 import math
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from harness.errors import HarnessError
 from harness.results import compare, pipeline_rows
@@ -120,6 +121,20 @@ def intervals(rows: Sequence[dict[str, str]]) -> list[str]:
     keys = [k for k in pipeline_rows.LABELS if any(number(r.get(f"{k}_us", "")) is not None
                                               for r in rows)]
     return sorted(keys, key=lambda k: k != "total")
+
+
+def own_intervals(row: dict[str, Any]) -> list[str]:
+    """A pipeline row's intervals of its own names (the ``intervals`` JSON column:
+    spike_linear's activation and gemm, say) as ``name median``, by name; none where the
+    column is empty or not such an object."""
+    try:
+        got = json.loads(row.get("intervals") or "{}")
+    except (TypeError, ValueError):
+        return []
+    if not isinstance(got, dict):
+        return []
+    return [f"{k} {float(v['median_us']):.1f}" for k, v in sorted(got.items())
+            if isinstance(v, dict) and isinstance(v.get("median_us"), int | float)]
 
 
 def x_axis(rows: Sequence[dict[str, str]]) -> str:

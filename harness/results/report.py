@@ -7,7 +7,6 @@ Every number shown comes from a CSV row as the harness wrote it on the GPU (read
 
 from __future__ import annotations
 
-import json
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,6 +18,7 @@ from harness.results.readback import (
     TIME,
     intervals,
     number,
+    own_intervals,
     pipeline_files,
     read_checked,
     results_folder,
@@ -49,8 +49,7 @@ def pipeline_table(folder: Path, names: Sequence[str], batches: Sequence[int]) -
             if r["batch"] not in wanted:
                 continue
             parts = [f"{k} {float(r[f'{k}_us']):.1f}" for k in intervals([r]) if k != "total"]
-            parts += [f"{k} {float(v['median_us']):.1f}"
-                      for k, v in sorted(json.loads(r.get("intervals") or "{}").items())]
+            parts += own_intervals(r)
             total, noise = number(r.get("total_us", "")), number(r.get("total_noise_pct", ""))
             vs = ", ".join(f"{b} {x:.2f}x" for b, x in ratios.get(i, {}).items())
             lines.append(
