@@ -91,9 +91,7 @@ class Registry:
         BadInput for a name given twice (its rows would be listed twice)."""
         if not names:
             return [self.stages[n] for n in sorted(self.stages)]
-        twice = sorted({n for n in names if list(names).count(n) > 1})
-        if twice:
-            raise BadInput(f"stage {', '.join(twice)} named twice")
+        named_once("stage", names)
         return [self.get(n) for n in names]
 
     def _add(self, stage: Stage | Pipeline, source: str) -> None:
@@ -107,6 +105,14 @@ class Registry:
         else:
             self.stages[stage.name] = stage
         self.sources[stage.name] = source
+
+
+def named_once(kind: str, names: Sequence[str]) -> None:
+    """BadInput when a name is given twice (its rows would be measured or listed twice,
+    under one key)."""
+    twice = sorted({n for n in names if list(names).count(n) > 1})
+    if twice:
+        raise BadInput(f"{kind} {', '.join(twice)} named twice")
 
 
 def _load_file(path: Path) -> object:

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.contract.registry import Registry
+from harness.contract.registry import Registry, named_once
 from harness.contract.stage import Axis, Pipeline, Stage, Variant
 from harness.errors import BadInput
 
@@ -32,21 +32,13 @@ class Targets:
         return [*self.stages, *self.pipelines]
 
 
-def _once(kind: str, names: Sequence[str]) -> None:
-    """BadInput when a name is given twice (its rows would be measured twice, under one
-    key)."""
-    twice = sorted({n for n in names if list(names).count(n) > 1})
-    if twice:
-        raise BadInput(f"{kind} {', '.join(twice)} named twice")
-
-
 def resolve(reg: Registry, names: Sequence[str] | None, with_pipelines: bool) -> Targets:
     """Named stages and pipelines; none named: every stage, and every pipeline if asked.
     A name given twice is BadInput."""
     if not names:
         pipes = [reg.pipelines[n] for n in sorted(reg.pipelines)] if with_pipelines else []
         return Targets(reg.select(None), pipes)
-    _once("stage", names)
+    named_once("stage", names)
     stages, pipes = [], []
     for n in names:
         if n in reg.pipelines:
@@ -83,7 +75,7 @@ def check_options(targets: Sequence[Target], options: Mapping[str, str]) -> None
 def check_families(targets: Sequence[Target], families: Sequence[str]) -> None:
     """BadInput unless every chosen target accepts every family asked for (each target
     declares its own ``families``), each asked for once."""
-    _once("family", families)
+    named_once("family", families)
     for fam in families:
         lacking = [t for t in targets if fam not in t.families]
         if not lacking:
@@ -105,7 +97,7 @@ def select_variants(st: Target, names: Sequence[str] | None,
     if names and list(names) == ["all"]:
         chosen = list(st.variants)
     elif names:
-        _once(f"{st.name}: variant", names)
+        named_once(f"{st.name}: variant", names)
         chosen = []
         for name in names:
             try:
