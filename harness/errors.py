@@ -34,3 +34,10 @@ class ValidationFailed(HarnessError):
     """At least one validation case failed."""
 
     exit_code = 1
+
+
+class CheckFailed(HarnessError):
+    """A check ran on good input and found a fault (``ledger --check``): exit status 1,
+    as a failed validation, where bad input is 2."""
+
+    exit_code = 1

@@ -28,7 +28,7 @@ from harness.contract import registry
 from harness.engine import bench as benches
 from harness.engine import calibrate as calibration
 from harness.engine import kernels, merge, pipeline, profile, sanitize, sass, targets, validate
-from harness.errors import BadInput, HarnessError, ValidationFailed
+from harness.errors import BadInput, CheckFailed, HarnessError, ValidationFailed
 from harness.front import render, signals, terminal
 from harness.results import best, compare, fit, models, report
 from harness.tools import where
@@ -661,7 +661,7 @@ def ledger_cmd(
     for o in older:
         out.print("[yellow]older[/]   " + escape(o.describe()), soft_wrap=True)
     if check_ and rep.failure:
-        raise HarnessError(rep.failure)
+        raise CheckFailed(rep.failure)
 
 
 def main() -> None:

@@ -301,10 +301,11 @@ def replace(path: Path, data: bytes, root: Path | None = None) -> Path:
 
 def edit(path: Path, change: Callable[[str], str], root: Path | None = None) -> Path:
     """Rewrite the text file ``path`` through ``change`` under its lock, atomically (no
-    other run's edit is lost between the read and the write)."""
+    other run's edit is lost between the read and the write). ``change`` sees the file's
+    own line endings (no newline translation), so a CRLF file can stay CRLF."""
     with locked(path, root) as real:
         try:
-            text = real.read_text(encoding="utf-8")
+            text = real.read_bytes().decode("utf-8")
         except FileNotFoundError:
             raise ResultFileError(f"no such file: {path}") from None
         except (OSError, UnicodeDecodeError) as exc:

@@ -171,7 +171,9 @@ def _with_block(s: str, text: str, block: str, readme: Path) -> str:
         raise HarnessError(f"{readme}: its {end} comes before {begin} (the block's markers "
                            "are out of order)")
     _, tail = rest.split(end, 1)
-    return f"{head}{begin}\n{text}\n{end}{tail}"
+    nl = "\r\n" if "\r\n" in s else "\n"  # the README's own line endings, kept
+    text = text.replace("\r\n", "\n").replace("\n", nl)
+    return f"{head}{begin}{nl}{text}{nl}{end}{tail}"
 
 
 def check_readme(readme: Path, block: str = "results") -> None:

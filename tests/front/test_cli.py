@@ -120,8 +120,12 @@ def test_ledger_check(tmp_path: Path) -> None:
     assert run("ledger", "--check").exit_code == 0
     (tmp_path / "empty.csv").write_text("")
     res = run("ledger", "--check", "--path", str(tmp_path / "empty.csv"))
-    assert res.exit_code == 2 and "without a passing GPU validation" in res.stderr
+    # A check that found a fault is exit 1 (as a failed validation); bad input stays 2.
+    assert res.exit_code == 1 and "without a passing GPU validation" in res.stderr
     assert "MISSING" in res.stdout
+    torn = tmp_path / "torn.csv"
+    torn.write_text("stage,variant\nx,y,z\n")
+    assert run("ledger", "--check", "--path", str(torn)).exit_code == 2
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")

@@ -63,6 +63,15 @@ def test_readme_block_is_replaced(tmp_path: Path) -> None:
         report.update_readme(r, "x")
 
 
+def test_readme_block_keeps_crlf_line_endings(tmp_path: Path) -> None:
+    """A README written with CRLF endings keeps them, the new block's lines too."""
+    r = tmp_path / "README.md"
+    r.write_bytes(b"head\r\n<!-- results:begin -->\r\nold\r\n<!-- results:end -->\r\ntail\r\n")
+    report.update_readme(r, "| a |\n| - |")
+    assert r.read_bytes() == (b"head\r\n<!-- results:begin -->\r\n| a |\r\n| - |\r\n"
+                              b"<!-- results:end -->\r\ntail\r\n")
+
+
 def test_readme_markers_out_of_order_are_one_line(tmp_path: Path) -> None:
     """An end marker before the begin marker: said before any plot is drawn."""
     r = tmp_path / "README.md"
