@@ -162,9 +162,9 @@ def _sweep(reg, fail_after: int | None = None, status: str = "ok"):  # type: ign
 
 @pytest.mark.parametrize("status, code", [("ok", 0), ("failed", 1)])
 def test_bench_shows_stage_and_pipeline_rows_apart(reg, monkeypatch, status, code) -> None:  # type: ignore[no-untyped-def]
-    from harness.front import cli
+    from harness.engine import bench as benches
 
-    monkeypatch.setattr(cli.benches, "bench", lambda *a, **k: _sweep(reg, status=status))
+    monkeypatch.setattr(benches, "bench", lambda *a, **k: _sweep(reg, status=status))
     res = run("bench")
     assert res.exit_code == code, res.output
     stage_table, pipe_table = res.stdout.split("enc kern µs")[0], res.stdout
@@ -176,9 +176,9 @@ def test_bench_shows_stage_and_pipeline_rows_apart(reg, monkeypatch, status, cod
 
 
 def test_an_interrupted_bench_keeps_its_rows_and_says_so(reg, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    from harness.front import cli
+    from harness.engine import bench as benches
 
-    monkeypatch.setattr(cli.benches, "bench", lambda *a, **k: _sweep(reg, fail_after=1))
+    monkeypatch.setattr(benches, "bench", lambda *a, **k: _sweep(reg, fail_after=1))
     res = run("bench")
     assert res.exit_code == 130
     assert "interrupted: 1 finished row(s) kept in out/" in res.stderr
@@ -189,7 +189,7 @@ def test_a_row_written_before_an_interrupt_is_counted(reg, monkeypatch) -> None:
     """A row is written before it is handed out: an interrupt between the two keeps it in
     the file, and the message counts the file's rows, not the rows drawn."""
     from harness.engine.bench import BenchRun
-    from harness.front import cli
+    from harness.engine import bench as benches
 
     class Written(BenchRun):
         def written(self) -> int | None:
@@ -199,7 +199,7 @@ def test_a_row_written_before_an_interrupt_is_counted(reg, monkeypatch) -> None:
         s = _sweep(reg, fail_after=1)
         return Written(s.rows, s.total, s.out_dir, s.on_gpu, s.note)
 
-    monkeypatch.setattr(cli.benches, "bench", sweep)
+    monkeypatch.setattr(benches, "bench", sweep)
     res = run("bench")
     assert res.exit_code == 130
     assert "interrupted: 2 finished row(s) kept in out/" in res.stderr

@@ -1,0 +1,145 @@
+"""The commands over result files: report, compare, best, fit, merge."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.markup import escape
+
+from harness.engine import merge
+from harness.errors import BadInput
+from harness.front import render
+from harness.front.app import (
+    Preset,
+    Threshold,
+    Z,
+    app,
+    cli_errors,
+    discover,
+    err,
+    given_path,
+    out,
+    say,
+)
+from harness.results import best, compare, fit, models, report
+
+
+@app.command("report")
+@cli_errors
+def report_cmd(
+    folders: Annotated[list[Path], typer.Argument(
+        parser=given_path,
+        help="A results folder, e.g. statistics/h200; several: the GPU models side by "
+        "side.")],
+    batch: Annotated[list[int] | None, typer.Option(
+        min=1, help="Batch of the table's rows (repeat for more; default 16384).")] = None,
+    out_f: Annotated[int | None, typer.Option(
+        min=0, help="out_f of the weight stages' rows (default 18944; 0: every row).")] = None,
+    stage: Annotated[list[str] | None, typer.Option(
+        help="Only these stages' (or pipelines') rows (repeat).")] = None,
+    readme: Annotated[Path | None, typer.Option(
+        parser=given_path, help="Write the table into this README's block.")] = None,
+    block: Annotated[str, typer.Option(help="The README block: <!-- BLOCK:begin -->.")]
+    = "results",
+    out_dir: Annotated[Path | None, typer.Option(
+        "--out", parser=given_path,
+        help="Folder for the plots and the table (results.md); default: the plots "
+        "under <folder>/plots/, the table only printed.")] = None,
+) -> None:
+    """Draw the folder's plots (PNG, under <folder>/plots/) and print its results table;
+    given several folders (one a GPU model), print their medians side by side."""
+    if stage:
+        reg = discover()
+        report.check_stages(folders, stage, {*reg.stages, *reg.pipelines})
+    if len(folders) > 1:
+        if readme is not None or out_dir is not None:
+            raise BadInput("--readme and --out take one folder; several are compared only")
+        say(models.side_by_side(folders, batch or report.DEFAULT_BATCHES, stage))
+        return
+    rep = report.build(folders[0], batch, out_f, stage, readme, block, out_dir)
+    for p in rep.plots:
+        say(f"wrote {p}")
+    say(rep.text)
+    if rep.empty:
+        err.print(f"[yellow]warning:[/] {escape(rep.empty)}", soft_wrap=True)
+    if rep.table_path is not None:
+        say(f"wrote {rep.table_path}")
+    if rep.readme is not None:
+        say(f"updated {rep.readme}")
+
+
+@app.command("compare")
+@cli_errors
+def compare_cmd(
+    old: Annotated[Path, typer.Argument(parser=given_path, help="Baseline CSV.")],
+    new: Annotated[Path, typer.Argument(parser=given_path,
+                                        help="New CSV, of the same kind (stage or pipeline).")],
+    preset: Preset = "default",
+    threshold: Threshold = 2.0,
+    z: Z = None,
+    explain: Annotated[bool, typer.Option("--explain", help="Say why each row got its "
+                                          "verdict.")] = False,
+    ignore: Annotated[list[str] | None, typer.Option(help="A key column to match rows "
+                                                     "without (repeat): stage, variant, "
+                                                     "params compare kernels.")] = None,
+) -> None:
+    """Compare two result CSVs row by row: exit 1 when a row is slower or no longer ok (a
+    CI gate), 2 when the files cannot be compared."""
+    rep = compare.run(old, new, preset, threshold, z, tuple(ignore or ()))
+    out.print(render.verdicts(rep, explain))
+    say(render.counts(rep))
+    if rep.exit_code:
+        raise typer.Exit(rep.exit_code)
+
+
+@app.command("best")
+@cli_errors
+def best_cmd(
+    csv: Annotated[Path, typer.Argument(parser=given_path,
+                                        help="A stage CSV with several builds a point (a "
+                                        "tuning sweep's, say).")],
+    preset: Preset = "default",
+    threshold: Threshold = 2.0,
+    z: Z = None,
+    explain: Annotated[bool, typer.Option("--explain", help="Say why each build got its "
+                                          "verdict.")] = False,
+) -> None:
+    """The fastest build of each point one command measured, and whether its rows show it
+    (each other build set against it by compare's rule)."""
+    points = best.run(csv, preset, threshold, z)
+    out.print(render.best_builds(points, explain))
+    for line in best.rank_text(points):
+        say(line)
+
+
+@app.command("fit")
+@cli_errors
+def fit_cmd(
+    csv: Annotated[Path, typer.Argument(parser=given_path,
+                                        help="A stage CSV with a sweep of one axis.")],
+    axis: Annotated[str, typer.Option(help="The swept key column (in_f, batch, ...).")],
+) -> None:
+    """Each build's time along one axis as a fixed part plus a part in proportion to the
+    axis (least squares over the rows one command measured), and the fixed part's share."""
+    lines = fit.run(csv, axis)
+    out.print(render.fit_lines(lines, axis))
+    for line in fit.summary(lines, axis):
+        say(line)
+
+
+@app.command("merge")
+@cli_errors
+def merge_cmd(
+    csvs: Annotated[list[Path], typer.Argument(parser=given_path,
+                                               help="One bench command's CSVs, one a "
+                                                    "process (each run with its own --out).")],
+    out: Annotated[Path, typer.Option(parser=given_path, help="The merged CSV.")],
+    overwrite: Annotated[bool, typer.Option(help="Replace an existing file.")] = False,
+) -> None:
+    """Combine one bench command's rows from several processes, per point: the median
+    process's row, its noise widened to the standard error across the processes."""
+    m = merge.run(csvs, out, overwrite)
+    say(f"merged {m.points} point(s) from {len(csvs)} CSVs into {m.path} "
+          f"({min(m.processes)}-{max(m.processes)} processes a point)")
