@@ -11,11 +11,12 @@ never writes a file: the driver writes what it returns.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import socket
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -88,8 +89,8 @@ class State:
     peers: list[Backend]
     meta: RunMeta
     ident: Identity
-    #: The thread it was built on: the one thread of a worker, where its CUDA context is
-    #: current.
+    #: The thread it was built on: the one thread of a worker, the one its tasks run on
+    #: (one point at a time on its GPU).
     thread: int = field(default_factory=threading.get_ident)
 
     def job(self, target: str, variant: Variant, point: Mapping[str, Any]) -> Job:
@@ -113,8 +114,8 @@ def state(setup: Setup) -> State:
         _STATES.clear()
         st = _STATES[setup] = _build(setup)
     if st.thread != threading.get_ident():
-        raise HarnessError("a worker task ran on another thread than the one holding the "
-                           "worker's CUDA context: start workers with one thread")
+        raise HarnessError("a worker task ran on another thread than the worker's first: "
+                           "start workers with one thread (one point at a time on a GPU)")
     return st
 
 
@@ -137,7 +138,23 @@ def _build(setup: Setup) -> State:
                      tuple(p.backend for p in peers),
                      chosen.runner.device.info if chosen.on_gpu else None,  # type: ignore[attr-defined]
                      bus)
+    if chosen.on_gpu:  # off the thread between tasks (see _current)
+        chosen.runner.device.suspend()  # type: ignore[attr-defined]
     return State(reg, chosen.runner, peers, meta, ident)
+
+
+@contextlib.contextmanager
+def _current(st: State) -> Iterator[None]:
+    """The worker's CUDA context current on this thread for one task, and off its stack
+    again after it: Dask ends the task thread when the worker closes, and PyCUDA aborts a
+    process whose thread ends with a context on its stack (a worker's last words were its
+    abort message). The NumPy references have no context."""
+    device = getattr(st.runner, "device", None)
+    if device is None:
+        yield
+        return
+    with device.current():
+        yield
 
 
 def _worker() -> tuple[str, str]:
@@ -237,11 +254,12 @@ def run_point(setup: Setup, cfg: BenchConfig, task: PointTask) -> Done:
     """Measure one point on this worker (on the peers first, then ours, with the speedup),
     the rows made as a plain sweep makes them."""
     st = state(setup)
-    check_context(st)
-    job = st.job(task.target, task.variant, task.point)
-    got = bench.run([job], st.runner, cfg, st.meta, _Rows(), peers=st.peers,
-                    stages=st.reg.stages)
-    return Done(st.ident, [m.row for m in got])
+    with _current(st):
+        check_context(st)
+        job = st.job(task.target, task.variant, task.point)
+        got = bench.run([job], st.runner, cfg, st.meta, _Rows(), peers=st.peers,
+                        stages=st.reg.stages)
+        return Done(st.ident, [m.row for m in got])
 
 
 @dataclass(frozen=True)
@@ -260,8 +278,9 @@ class ValidationTask:
 def run_validation(setup: Setup, task: ValidationTask) -> Done:
     """Every validation case of one target variant on this worker's backend."""
     st = state(setup)
-    check_context(st)
-    job = st.job(task.target, task.variant, {})
-    cases = list(validate(job.target, task.variant, st.runner, task.families, task.seeds,
-                          task.seed, task.overrides, st.reg.stages))
-    return Done(st.ident, cases=cases)
+    with _current(st):
+        check_context(st)
+        job = st.job(task.target, task.variant, {})
+        cases = list(validate(job.target, task.variant, st.runner, task.families, task.seeds,
+                              task.seed, task.overrides, st.reg.stages))
+        return Done(st.ident, cases=cases)

@@ -3,6 +3,7 @@ context ending the process (so that its nanny starts a fresh one), the identity 
 
 from __future__ import annotations
 
+import contextlib
 import types
 
 import pytest
@@ -69,6 +70,53 @@ def test_the_state_is_built_once_per_setup(reg, monkeypatch) -> None:  # type: i
         st.job("nope", v, {})
 
 
+class _Context:
+    """A stand-in device whose context stack on the task thread is counted."""
+
+    def __init__(self, info=None) -> None:  # type: ignore[no-untyped-def]
+        self.info = info
+        self.depth = 1  # the context is pushed when the device opens, as Device does
+        self.seen: list[int] = []
+
+    def suspend(self) -> None:
+        self.depth -= 1
+
+    @contextlib.contextmanager
+    def current(self):  # type: ignore[no-untyped-def]
+        self.depth += 1
+        try:
+            yield
+        finally:
+            self.depth -= 1
+
+
+def test_a_gpu_worker_holds_its_context_only_while_a_task_runs(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """PyCUDA aborts a process whose thread ends with a context on its stack; Dask ends the
+    task thread when a worker closes. So the stack is empty once the state is built and
+    after every task, and holds the context while a task measures."""
+    from harness.engine import devices
+    from harness.results.provenance import RunMeta
+
+    ctx = _Context()
+    gpu = types.SimpleNamespace(backend="pycuda", device=ctx)
+    chosen = devices.Chosen(gpu, RunMeta("NVIDIA H200", "580.1", "13.0", "abc", "argv",  # type: ignore[arg-type]
+                                         3800.0), "h200")
+    monkeypatch.setattr(devices, "choose", lambda backend, device: chosen)
+    monkeypatch.setattr(worker, "_gpu_ids", lambda runner: ("GPU-1", ""))
+    monkeypatch.setattr(worker, "check_context", lambda st: ctx.seen.append(ctx.depth))
+    monkeypatch.setattr(worker.bench, "run", lambda *a, **k: ctx.seen.append(ctx.depth) or [])
+    monkeypatch.setattr(worker, "validate", lambda *a, **k: ctx.seen.append(ctx.depth) or [])
+    monkeypatch.setattr(worker, "_STATES", {})
+    setup = worker.Setup("auto", calibrate=False)
+    st = worker.state(setup)
+    assert ctx.depth == 0  # built, and off the thread
+    st.reg = types.SimpleNamespace(pipelines={}, stages={"s": object()})  # type: ignore[assignment]
+    v = worker.Variant("default")
+    worker.run_point(setup, None, worker.PointTask(0, "s", v, {}))  # type: ignore[arg-type]
+    worker.run_validation(setup, worker.ValidationTask(1, "s", v, ("normal",), 1, 0, {}))
+    assert ctx.seen == [1, 1, 1, 1] and ctx.depth == 0
+
+
 def test_a_gpu_worker_calibrates_once_and_names_its_gpu(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """The GPU branch with a stand-in GPU: the copy bandwidth measured once, as the peak
     of the worker's rows and as the record the driver keeps; the UUID the local cluster
@@ -84,7 +132,7 @@ def test_a_gpu_worker_calibrates_once_and_names_its_gpu(monkeypatch) -> None:  #
 
     class Gpu:
         backend = "pycuda"
-        device = types.SimpleNamespace(info=info)
+        device = _Context(info)
 
         def copy_bandwidth(self, nbytes, cfg):  # type: ignore[no-untyped-def]
             copies.append(nbytes)

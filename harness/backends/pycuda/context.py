@@ -12,6 +12,7 @@ import contextlib
 import re
 import shutil
 import subprocess
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from types import ModuleType
 from typing import Any
@@ -112,6 +113,8 @@ class Device:
         self._ctx = dev.retain_primary_context()
         self._ctx.push()
         self._open = True
+        #: Whether the context is on this thread's context stack (``suspend``, ``current``).
+        self._pushed = True
         atexit.register(self.close)
         a = dev.get_attributes()
         att = drv.device_attribute
@@ -131,8 +134,34 @@ class Device:
         """Pop the context (idempotent)."""
         if self._open:
             self._open = False
-            with contextlib.suppress(Exception):  # already torn down at interpreter exit
-                self._ctx.pop()
+            if self._pushed:
+                self._pushed = False
+                with contextlib.suppress(Exception):  # already torn down at interpreter exit
+                    self._ctx.pop()
+
+    def suspend(self) -> None:
+        """Pop the context off this thread's stack, leaving it open; :meth:`current` makes it
+        current again for a block. PyCUDA aborts the process when a thread ends with a
+        context on its stack, and a Dask worker's task thread ends when the worker closes:
+        so a worker holds its context on the thread only while a task runs."""
+        if self._open and self._pushed:
+            self._ctx.pop()
+            self._pushed = False
+
+    @contextlib.contextmanager
+    def current(self) -> Iterator[None]:
+        """The context current on this thread for the block (pushed and popped again when
+        :meth:`suspend` had taken it off; as it is otherwise)."""
+        if self._pushed or not self._open:
+            yield
+            return
+        self._ctx.push()
+        self._pushed = True
+        try:
+            yield
+        finally:
+            self._pushed = False
+            self._ctx.pop()
 
     def __enter__(self) -> Device:
         return self
