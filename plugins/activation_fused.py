@@ -201,11 +201,12 @@ def reference(inputs: Mapping[str, np.ndarray], p: Point, v: Variant,
 
 
 def check_inputs(inputs: Mapping[str, np.ndarray], p: Point) -> str | None:
-    """A buffer of more than 31 planes would be needed for some row of this width and k."""
+    """A buffer of more than 31 planes would be needed for some row of this width and k;
+    step 1 must be well defined in float32 (``spec.threshold_problem``)."""
     if capacity(p) > spec.MAX_PLANES:
         return (f"bad input: k={p['k']} and in_f={p['in_f']} allow |q| up to "
                 f"{p['k'] * p['in_f']:.3g}, more than {spec.MAX_PLANES} planes hold")
-    return None
+    return spec.threshold_problem(inputs["x"], p["k"])
 
 
 def q8(q: np.ndarray) -> np.ndarray:

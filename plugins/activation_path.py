@@ -100,6 +100,12 @@ def check(ins: Mapping[str, np.ndarray], p: Point, got: Mapping[str, np.ndarray]
     return comps
 
 
+
+def check_inputs(ins: Mapping[str, np.ndarray], p: Point) -> str | None:
+    """Step 1 must be well defined in float32 (``spec.threshold_problem``)."""
+    return spec.threshold_problem(ins["x"], p["k"])
+
+
 STAGE = Pipeline(
     name="activation_path",
     steps=STEPS,
@@ -114,6 +120,7 @@ STAGE = Pipeline(
     ),
     families=families.NAMES,
     make_inputs=make_inputs,
+    check_inputs=check_inputs,
     run=run,
     check=check,
     reference=reference,

@@ -34,20 +34,13 @@ def reference(inputs: Mapping[str, np.ndarray], p: Point, v: Variant,
 
 
 def check_inputs(inputs: Mapping[str, np.ndarray], p: Point) -> str | None:
-    """A clamp whose bounds are inverted holds no value, and a clamped vth can make |q|
-    overflow int32 (SPEC: bad input, a clear error)."""
+    """A clamp whose bounds are inverted holds no value; step 1 must be well defined in
+    float32 (:func:`harness.spikes.spec.threshold_problem`: a clamped vth can make |q|
+    overflow int32, SPEC's bad input)."""
     if p["vth_min"] > p["vth_max"]:
         return (f"bad input: the clamp [vth_min, vth_max] = [{p['vth_min']}, {p['vth_max']}] "
                 "holds no value (vth_min above vth_max)")
-    x = inputs["x"]
-    vth = spec.threshold64(x, p["k"], p["vth_min"], p["vth_max"])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        qmax = np.where(vth > 0, np.abs(x).max(axis=1, initial=0) / vth, 0.0)
-    worst = float(qmax.max(initial=0.0))
-    if worst >= 2**31 - 1:
-        return (f"bad input: |q| would reach {worst:.3g}, beyond int32 (vth clamped to "
-                f"[{p['vth_min']}, {p['vth_max']}])")
-    return None
+    return spec.threshold_problem(inputs["x"], p["k"], p["vth_min"], p["vth_max"])
 
 
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:

@@ -146,7 +146,7 @@ def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np
     when it does not), int32 for ``wide``."""
     _, vth, q = inputs.activation_chain(rng, family, p["batch"], p["in_f"], p["k"])
     _, scale, w_q = inputs.weight_chain(rng, family, p["out_f"], p["in_f"], p["group_size"])
-    if p["q_type"] == "int8" and (q.size == 0 or np.abs(q).max() <= 127):
+    if p["q_type"] == "int8" and (q.size == 0 or spec.fits_int8(int(q.min()), int(q.max()))):
         q = q.astype(np.int8)
     return {"q": q.astype(np.int32) if p["q_type"] == "int32" else q, "w_q": w_q,
             "scale": scale, "vth": vth, "bias": families.bias(rng, family, p["out_f"])}
@@ -157,7 +157,8 @@ def check_inputs(ins: Mapping[str, np.ndarray], p: Point) -> str | None:
     q = ins["q"]
     big = int(np.abs(q.astype(np.int64)).max()) if q.size else 0
     if p["q_type"] == "int8" and q.dtype != np.int8:
-        return f"bad input: q reaches {big}, beyond int8: the wide variant takes it"
+        return (f"bad input: q spans [{int(q.min())}, {int(q.max())}], beyond int8: the wide "
+                "variant takes it")
     if big * 127 * min(int(p["group_size"]), int(p["in_f"])) >= 2**31 or big >= 2**23:
         return f"bad input: q reaches {big}: a group sum could leave int32"
     return None

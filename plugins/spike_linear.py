@@ -190,12 +190,12 @@ def check(ins: Mapping[str, np.ndarray], p: Point, got: Mapping[str, np.ndarray]
 
 def check_inputs(ins: Mapping[str, np.ndarray], p: Point) -> str | None:
     """The ``any`` path is exact while k * in_f stays under ``ANY_KF`` and 127 (k + 1/2)
-    in_f under 2^31."""
+    in_f under 2^31; step 1 must be well defined in float32 (``spec.threshold_problem``)."""
     k, f = float(p["k"]), int(p["in_f"])
     if p["q_path"] == "any" and (k * f >= ANY_KF or 127 * (k + 0.5) * f >= 2**31):
         return (f"bad input: k * in_f = {k * f:.4g} allows |q| or a group sum beyond what the "
                 f"exact path holds (k * in_f < {ANY_KF}, 127 (k + 1/2) in_f < 2^31)")
-    return None
+    return spec.threshold_problem(ins["x"], k)
 
 
 def bytes_moved(p: Point) -> int:

@@ -6,7 +6,10 @@
 - ``ramp``: the seed program's synthetic tensors, ``x[i] = i + 1``, ``w[i] = 0.1 * (i + 1)``,
   ``bias = 0.5`` (flat index, float32 as the C code computes it).
 - ``edge``: rows cycling through all zeros, all negative, a single non-zero, constant, exact
-  .5 ties after quantisation, and plain normal rows.
+  .5 ties after quantisation, and plain normal rows, from a kind drawn for each tensor (so
+  that batch 1 meets every kind over the draws); one draw in seven makes every row negative
+  instead (the whole tensor below zero: qmax < 0, where the device's transform decision
+  and its min/max start values are tried).
 
 Every spike-domain stage and pipeline declares ``families=NAMES``.
 """
@@ -67,10 +70,13 @@ def activations(rng: np.random.Generator, family: str, rows: int, cols: int,
 
 def _edge(rng: np.random.Generator, rows: int, cols: int, single: float, const: float,
           ties: Callable[[], np.ndarray]) -> np.ndarray:
-    """Normal rows with EDGE_ROWS' kinds cycled over them."""
+    """Normal rows with EDGE_ROWS' kinds cycled over them from a drawn start; or, for the
+    seventh start, every row negative."""
     a = rng.standard_normal((rows, cols), dtype=np.float32)
+    start = int(rng.integers(len(EDGE_ROWS) + 1))
     for r in range(rows):
-        kind = EDGE_ROWS[r % len(EDGE_ROWS)]
+        kind = "negative" if start == len(EDGE_ROWS) else \
+            EDGE_ROWS[(r + start) % len(EDGE_ROWS)]
         if kind == "zeros":
             a[r] = 0.0
         elif kind == "negative":

@@ -36,12 +36,69 @@ def threshold64(x: np.ndarray, k: float, vth_min: float = 0.0,
 
 
 def quantise(x: np.ndarray, vth: np.ndarray, away: bool = False) -> np.ndarray:
-    """``round(x / vth)`` as int32 in float32 arithmetic; rows with ``vth == 0`` give 0."""
+    """``round(x / vth)`` as int32 in float32 arithmetic; rows with ``vth == 0`` give 0.
+    A quotient past int32 saturates, as the kernels' conversion does (such input is bad
+    input, which :func:`threshold_problem` says before any reference runs)."""
     vth = vth.astype(np.float32)
     with np.errstate(divide="ignore", invalid="ignore"):
         r = spec_round(x / vth[:, None], away)
     r[vth == 0] = 0
+    if r.size and (r.max() >= 2.0**31 or r.min() < -(2.0**31)):  # rare: no copy otherwise
+        np.clip(r, -(2.0**31), 2.0**31, out=r)
+        over = r >= 2.0**31  # 2^31 - 1 is no float32: set after the conversion
+        q = np.where(over, 0, r).astype(np.int32)
+        q[over] = 2**31 - 1
+        return q
     return r.astype(np.int32)
+
+
+#: float32's largest finite value and smallest normal one.
+F32_MAX = float(np.finfo(np.float32).max)
+F32_TINY = float(np.finfo(np.float32).tiny)
+#: How near a limit float32 may land from its float64 value: the validation's rtol on vth.
+LIMIT_RTOL = 1e-5
+
+
+def threshold_problem(x: np.ndarray, k: float, vth_min: float = 0.0,
+                      vth_max: float = float("inf")) -> str | None:
+    """Why step 1 in float32 is not well defined on finite ``x`` (bad input), or None.
+
+    - a row whose ``sum |x|``, or ``vth`` before its clamp, overflows float32: ``vth`` would
+      be inf, q 0 and x_rec NaN;
+    - a row whose mean ``|x|`` or ``vth`` is subnormal in float32 (and not clamped up to
+      ``vth_min``): float32 keeps only a few bits there, so ``vth`` cannot be within rtol
+      1e-5 of its float64 value, and q can pass the planes' bound ``k F`` (a kernel would
+      write planes past its buffer);
+    - ``|x| / vth`` reaching 2^31 (possible with a clamp): q beyond int32.
+
+    Each limit counts as reached within :data:`LIMIT_RTOL`, as the kernel's float32 sum may
+    land on either side of it."""
+    x = np.asarray(x)
+    if x.size == 0:
+        return None
+    s = np.abs(x.astype(np.float64)).sum(axis=1)
+    mean = s / x.shape[1]
+    raw = mean / k
+    near = 1.0 + LIMIT_RTOL
+    if ((s * near >= F32_MAX) | ((raw * near >= F32_MAX) & (vth_max * near >= raw))).any():
+        return ("bad input: a row's sum |x| or its vth overflows float32 (vth would be inf; "
+                "the largest float32 is 3.4e38)")
+    kept = raw >= vth_min / near  # rows the clamp does not lift to vth_min
+    tiny = ((mean > 0) & (mean < F32_TINY * near)) | ((raw > 0) & (raw < F32_TINY * near))
+    if (tiny & kept).any():
+        rows = int((tiny & kept).sum())
+        return (f"bad input: {rows} row(s) with a subnormal mean |x| or vth (below "
+                f"{F32_TINY:.3g}): float32 cannot hold vth to rtol 1e-5 there, and q "
+                "could pass its bound k * in_f")
+    vth = np.clip(raw, vth_min, vth_max)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        worst = np.where(vth > 0, np.abs(x.astype(np.float64)).max(axis=1) / vth, 0.0)
+    big = float(worst.max(initial=0.0))
+    if big * near >= 2.0**31:
+        clamp = (f" (vth clamped to [{vth_min}, {vth_max}])"
+                 if vth_min > 0 or vth_max < float("inf") else "")
+        return f"bad input: |q| would reach {big:.3g}, beyond int32{clamp}"
+    return None
 
 
 def dynamic_spikes(x: np.ndarray, k: float = 3.0) -> tuple[np.ndarray, np.ndarray]:

@@ -188,8 +188,8 @@ def test_an_interrupted_bench_keeps_its_rows_and_says_so(reg, monkeypatch) -> No
 def test_a_row_written_before_an_interrupt_is_counted(reg, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A row is written before it is handed out: an interrupt between the two keeps it in
     the file, and the message counts the file's rows, not the rows drawn."""
-    from harness.engine.bench import BenchRun
     from harness.engine import bench as benches
+    from harness.engine.bench import BenchRun
 
     class Written(BenchRun):
         def written(self) -> int | None:

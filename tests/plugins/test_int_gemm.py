@@ -143,6 +143,26 @@ def test_q_beyond_int8_is_bad_input_for_the_int8_variant(st) -> None:  # type: i
     assert not st.variant("int8").accepts("llm") and st.variant("wide").accepts("llm")
 
 
+def test_q_of_minus_128_is_int8(st, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """int8 holds [-128, 127] (spec.fits_int8, as the fused stage decides): a q reaching
+    -128 goes to the int8 variant, one reaching 128 does not."""
+    from harness.spikes import inputs
+
+    p = st.point(st.variant("int8"), batch=2, out_f=4, in_f=8)
+    real = inputs.activation_chain
+    for edge, kept in ((-128, np.int8), (128, np.int32)):
+        def chain(*a, edge=edge, **k):  # type: ignore[no-untyped-def]
+            x, vth, q = real(*a, **k)
+            q = q.astype(np.int32)
+            q[0, 0] = edge
+            return x, vth, q
+
+        monkeypatch.setattr(inputs, "activation_chain", chain)
+        ins = st.make_inputs(np.random.default_rng(0), "normal", p)
+        assert ins["q"].dtype == kept and int(ins["q"][0, 0]) == edge
+        assert (st.check_inputs(ins, p) is None) == (kept == np.int8)
+
+
 def test_group_sums_that_could_leave_int32_are_bad_input(st) -> None:  # type: ignore[no-untyped-def]
     p = st.point(st.variant("wide"), batch=2, out_f=4, in_f=256)
     ins = st.make_inputs(np.random.default_rng(1), "normal", p)

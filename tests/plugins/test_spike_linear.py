@@ -89,7 +89,7 @@ def test_the_any_path_refuses_k_times_in_f_past_its_bound(pipe) -> None:  # type
     for variant, k, refused in (("any", 64.0, False), ("any", mod.ANY_KF / 3584, True),
                                 ("default", mod.ANY_KF / 3584, False)):
         p = pipe.point(pipe.variant(variant), batch=1, in_f=3584, out_f=64, k=k)
-        why = pipe.check_inputs({}, p)
+        why = pipe.check_inputs({"x": np.ones((1, 3584), np.float32)}, p)
         assert (why is not None) == refused, (variant, k)
         if refused:
             assert why.startswith("bad input: k * in_f")

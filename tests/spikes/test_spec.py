@@ -144,3 +144,41 @@ def test_plane_bound_covers_the_widest_row() -> None:
         o = spec.offset(int(mm[0]), int(mm[1]), mode)
         _, amax = spec.transform(q, o)
         assert spec.planes(amax, mode) <= spec.plane_bound(k, f, mode)
+
+
+def test_step_one_past_float32_is_bad_input() -> None:
+    """Finite x on which step 1 in float32 is not well defined is said, not computed: a
+    row sum past float32's largest value, a subnormal vth (float32 keeps a few bits there,
+    so q passes its bound k * F: a kernel would write planes past its buffer), and |q|
+    reaching 2^31 by the float32 quotient where the float64 one stays under it."""
+    ok = np.ones((2, 8), dtype=np.float32)
+    assert spec.threshold_problem(ok, 3.0) is None
+    assert spec.threshold_problem(np.zeros((3, 4), np.float32), 3.0) is None  # vth 0: q 0
+    big = np.array([[3e38, -3e38, 1.0]], dtype=np.float32)
+    assert "overflows float32" in (spec.threshold_problem(big, 3.0) or "")
+    # mean |x| fine, vth = mean / k past float32's largest
+    assert "overflows" in (spec.threshold_problem(np.full((1, 4), 1e38, np.float32), 0.1)
+                           or "")
+    tiny = np.zeros((1, 700), dtype=np.float32)
+    tiny[0, 0] = np.float32(1040 * 2.0**-149)  # a subnormal, alone in a wide row
+    why = spec.threshold_problem(tiny, 0.7)
+    assert why is not None and why.startswith("bad input: 1 row(s) with a subnormal")
+    # the float32 literal gives more planes than the bound: what the check keeps out
+    vth32 = np.float32(np.float32(tiny.sum(dtype=np.float32) / np.float32(700)) /
+                       np.float32(0.7))
+    assert spec.planes(int(spec.quantise(tiny, np.array([vth32]))[0].max()),
+                       "unidirectional") > spec.plane_bound(0.7, 700, "unidirectional") - 1
+    # lifted by a clamp, the subnormal vth is not used
+    assert spec.threshold_problem(tiny, 0.7, vth_min=1e-30) is None
+    # the float64 quotient 2147483611 is under 2^31 - 1; float32 rounds it to 2^31
+    x = np.array([[1503238528.0]], dtype=np.float32)
+    why = spec.threshold_problem(x, 3.0, vth_max=0.7)
+    assert why is not None and "beyond int32 (vth clamped to [0.0, 0.7])" in why
+    unclamped = spec.threshold_problem(np.array([[1.0, 2.0]], np.float32), 1e-12)
+    assert unclamped is None
+
+
+def test_quantise_saturates_as_the_kernels_do() -> None:
+    """A quotient past int32 saturates (the kernels' float-to-int conversion), not wraps."""
+    q = spec.quantise(np.array([[3e9, -3e9, 1.0]], np.float32), np.array([1.0], np.float32))
+    assert q.tolist() == [[2**31 - 1, -(2**31), 1]]
