@@ -26,6 +26,10 @@ class RunResult:
     inputs_after: dict[str, np.ndarray] = field(default_factory=dict)
     #: Output -> how many bytes of the poisoned guard band past its end were overwritten.
     guard_damage: dict[str, int] = field(default_factory=dict)
+    #: The outputs of the same run repeated on the same inputs under another poison (empty
+    #: where the backend ran once): where an element differs from ``outputs``, the kernel
+    #: left it unwritten (it held each run's poison) or is not deterministic.
+    again: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 @runtime_checkable

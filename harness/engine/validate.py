@@ -99,6 +99,23 @@ def case_rng(base_seed: int, stage: str, family: str, case_index: int,
          seed_index])
 
 
+def _unsettled(outs: Mapping[str, np.ndarray], again: Mapping[str, np.ndarray],
+               expected: Mapping[str, Any]) -> list[str]:
+    """The outputs whose elements differ between a run and its repeat under another
+    poison: left unwritten (each run's poison stayed), or not deterministic."""
+    problems = []
+    for name in expected:
+        a, b = outs.get(name), again.get(name)
+        if a is None or b is None or a.shape != b.shape or a.dtype != b.dtype or not a.size:
+            continue
+        rows = (np.ascontiguousarray(a).view(np.uint8).reshape(a.size, a.itemsize)
+                != np.ascontiguousarray(b).view(np.uint8).reshape(b.size, b.itemsize))
+        if n := int(rows.any(axis=1).sum()):
+            problems.append(f"output {name}: {n} element(s) differ between two runs under "
+                            "different poisons (left unwritten, or not deterministic)")
+    return problems
+
+
 def judge(stage: Stage, variant: Variant, point: Point, inputs: Mapping[str, np.ndarray],
           result: RunResult, rows: np.ndarray | None = None,
           keep: dict[str, np.ndarray] | None = None
@@ -124,6 +141,9 @@ def judge(stage: Stage, variant: Variant, point: Point, inputs: Mapping[str, np.
         if got is not None and (got.shape != tuple(shape) or got.dtype != dtype):
             problems.append(f"output {name} is {got.dtype}{list(got.shape)}, "
                             f"declared {np.dtype(dtype)}{list(shape)}")
+    if result.again and not missing:
+        problems += _unsettled(outs, stage.trim(result.again, point)
+                               if stage.trim is not None else result.again, expected)
     for name, nbytes in result.guard_damage.items():
         if nbytes:
             problems.append(f"wrote past the end of {name}: {nbytes} byte(s) of the guard "

@@ -211,6 +211,61 @@ def test_a_kernel_decided_extent_is_judged_on_what_it_wrote(reg, corrupt, ok, te
         assert text in cases[0].describe()
 
 
+class TwoPoisons:
+    """A GPU run as the pycuda runner returns it: the outputs under the first poison and
+    ``again`` under the second, the reference's values where the kernel wrote; activation
+    _fused's planes past T keep each poison; ``skip(name, array)`` picks an element the
+    kernel leaves unwritten (None: none)."""
+
+    def __init__(self, skip=None) -> None:  # type: ignore[no-untyped-def]
+        self.skip = skip
+        self.skipped: list[int] = []
+
+    def run(self, stage, variant, inputs, point) -> RunResult:  # type: ignore[no-untyped-def]
+        ref = NumpyRunner().run(stage, variant, inputs, point).outputs
+        runs = []
+        for pattern in (0, 1):
+            outs = {k: v.copy() for k, v in ref.items()}
+            if "spikes" in outs and stage.name == "activation_fused":
+                shape, dtype = stage.outputs(point)["spikes"]
+                buf = poisoned(shape, dtype, pattern)
+                buf[: outs["spikes"].shape[0]] = outs["spikes"]
+                outs["spikes"] = buf
+            for name, arr in outs.items():
+                i = self.skip(name, arr) if self.skip else None
+                if i is not None:
+                    if pattern == 0:
+                        self.skipped.append(int(arr.flat[i]))
+                    arr.flat[i] = poisoned((1,), arr.dtype, pattern)[0]
+            runs.append(outs)
+        return RunResult(runs[0], {k: v.copy() for k, v in inputs.items()}, again=runs[1])
+
+
+def test_an_unwritten_element_fails_even_where_the_poison_is_its_value(reg) -> None:  # type: ignore[no-untyped-def]
+    """The first poison of an int8 output is -91, a value a quantised weight rightly
+    holds: a kernel that leaves such an element unwritten matches the reference in the
+    first run, and only the run repeated under the second poison tells. Planes past the
+    kernel's T keep each poison and are not judged."""
+    wq = reg.get("weight_quantize")
+    v = wq.variants[0]
+
+    def at_minus_91(name, arr):  # type: ignore[no-untyped-def]
+        hits = np.flatnonzero(arr == -91) if name == "w_q" else ()
+        return int(hits[0]) if len(hits) else None
+
+    runner = TwoPoisons(at_minus_91)
+    cases = list(validate.validate(wq, v, runner, ["normal"], seeds=1))
+    assert runner.skipped and set(runner.skipped) == {-91}  # equal to the first poison
+    failed = [c for c in cases if not c.ok]
+    assert len(failed) == len(runner.skipped)
+    assert "w_q: 1 element(s) differ between two runs under different poisons" in \
+        failed[0].describe()
+    assert all(c.ok for c in validate.validate(wq, v, TwoPoisons(), ["normal"], seeds=1))
+    fused = reg.get("activation_fused")
+    assert all(c.ok for c in validate.validate(fused, fused.variants[0], TwoPoisons(),
+                                               ["normal"], seeds=1))
+
+
 def test_pipelines_go_through_the_same_loop(reg) -> None:  # type: ignore[no-untyped-def]
     """A pipeline's cases run through the backend's pipeline run and its own check."""
     from tests.engine.host import HostRunner

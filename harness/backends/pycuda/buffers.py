@@ -20,6 +20,12 @@ from harness.contract.stage import Point, Stage, workspace
 #: valid range for int32, -91 for int8. An element the kernel does not write fails validation.
 POISON32 = 0x7FA5A5A5
 POISON8 = 0xA5
+#: The second poison (``pattern=1``), of another value in every byte (a NaN again, 90 for
+#: int8): a run repeated under it differs from the first wherever the kernel left an
+#: element unwritten, even where the first poison is a value the element may rightly hold
+#: (-91 as an int8 weight, any 32-bit word of packed planes).
+POISONS32 = (POISON32, 0x7FDA5A5A)
+POISONS8 = (POISON8, 0x5A)
 #: Poisoned bytes allocated past the end of every output: a write there is reported.
 GUARD = 4096
 
@@ -29,37 +35,40 @@ def alloc(drv: Any, nbytes: int) -> Any:
     return drv.mem_alloc(max(int(nbytes), 1))
 
 
-def poison(drv: Any, buf: Any, dtype: Any, nbytes: int, stream: Any = None) -> None:
-    """Fill ``nbytes`` of ``buf``, which holds ``dtype`` elements, with the poison: 32-bit
-    words for 4-byte types, bytes otherwise. Enqueued on ``stream``, or done at once (before
-    any stream touches the buffer) when ``stream`` is None."""
+def poison(drv: Any, buf: Any, dtype: Any, nbytes: int, stream: Any = None,
+           pattern: int = 0) -> None:
+    """Fill ``nbytes`` of ``buf``, which holds ``dtype`` elements, with the poison (the
+    second one for ``pattern=1``): 32-bit words for 4-byte types, bytes otherwise. Enqueued
+    on ``stream``, or done at once (before any stream touches the buffer) when ``stream``
+    is None."""
     if np.dtype(dtype).itemsize == 4:
         if stream is None:
-            drv.memset_d32(buf, POISON32, nbytes // 4)
+            drv.memset_d32(buf, POISONS32[pattern], nbytes // 4)
         else:
-            drv.memset_d32_async(buf, POISON32, nbytes // 4, stream)
+            drv.memset_d32_async(buf, POISONS32[pattern], nbytes // 4, stream)
     elif stream is None:
-        drv.memset_d8(buf, POISON8, nbytes)
+        drv.memset_d8(buf, POISONS8[pattern], nbytes)
     else:
-        drv.memset_d8_async(buf, POISON8, nbytes, stream)
+        drv.memset_d8_async(buf, POISONS8[pattern], nbytes, stream)
 
 
-def poisoned_bytes(dtype: Any, nbytes: int) -> np.ndarray:
+def poisoned_bytes(dtype: Any, nbytes: int, pattern: int = 0) -> np.ndarray:
     """The bytes :func:`poison` leaves in ``nbytes`` of memory holding ``dtype``."""
     if np.dtype(dtype).itemsize == 4:
-        return np.full(nbytes // 4, POISON32, dtype="<u4").view(np.uint8)
-    return np.full(nbytes, POISON8, dtype=np.uint8)
+        return np.full(nbytes // 4, POISONS32[pattern], dtype="<u4").view(np.uint8)
+    return np.full(nbytes, POISONS8[pattern], dtype=np.uint8)
 
 
-def poisoned(shape: tuple[int, ...], dtype: Any) -> np.ndarray:
+def poisoned(shape: tuple[int, ...], dtype: Any, pattern: int = 0) -> np.ndarray:
     """A host array of ``shape`` and ``dtype`` holding what :func:`poison` writes."""
     dt = np.dtype(dtype)
-    return poisoned_bytes(dt, int(np.prod(shape)) * dt.itemsize).view(dt).reshape(shape)
+    return poisoned_bytes(dt, int(np.prod(shape)) * dt.itemsize, pattern).view(dt).reshape(
+        shape)
 
 
-def guard_pattern(dtype: np.dtype) -> np.ndarray:
+def guard_pattern(dtype: np.dtype, pattern: int = 0) -> np.ndarray:
     """The bytes of an untouched guard band after an output of ``dtype``."""
-    return poisoned_bytes(dtype, GUARD)
+    return poisoned_bytes(dtype, GUARD, pattern)
 
 
 def _nbytes(shape: tuple[int, ...], dtype: Any) -> int:
@@ -116,16 +125,17 @@ class Buffers:
         for name, arr in inputs.items():
             self.drv.memcpy_htod(self.inputs[name], np.ascontiguousarray(arr))
 
-    def poison(self, stream: Any) -> None:
-        """Enqueue the poison over every allocated output and its guard band."""
+    def poison(self, stream: Any, pattern: int = 0) -> None:
+        """Enqueue the poison (the second one for ``pattern=1``) over every allocated
+        output and its guard band."""
         for name, (shape, dtype) in self.specs.items():
             if name not in self.aliased:
                 poison(self.drv, self.outputs[name], dtype, _nbytes(shape, dtype) + GUARD,
-                       stream)
+                       stream, pattern)
 
-    def download(self, inputs: Mapping[str, np.ndarray]) -> RunResult:
-        """Outputs and inputs read back, with the damage to each guard band (synchronous:
-        call it after the stream is synchronised)."""
+    def download(self, inputs: Mapping[str, np.ndarray], pattern: int = 0) -> RunResult:
+        """Outputs and inputs read back, with the damage to each guard band (poisoned with
+        ``pattern``; synchronous: call it after the stream is synchronised)."""
         outs, damage = {}, {}
         for name, (shape, dtype) in self.specs.items():
             outs[name] = np.empty(shape, dtype=dtype)
@@ -133,7 +143,7 @@ class Buffers:
             if name not in self.aliased:
                 tail = np.empty(GUARD, dtype=np.uint8)
                 self.drv.memcpy_dtoh(tail, int(self.outputs[name]) + outs[name].nbytes)
-                damage[name] = int((tail != guard_pattern(np.dtype(dtype))).sum())
+                damage[name] = int((tail != guard_pattern(np.dtype(dtype), pattern)).sum())
         after = {}
         for name, arr in inputs.items():
             after[name] = np.empty_like(arr)

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from harness.backends.pycuda import graphs
-from harness.backends.pycuda.buffers import POISON32
+from harness.backends.pycuda.buffers import POISON32, POISONS32
 from harness.backends.pycuda.runner import GpuRunner
 from harness.contract.stage import Stage
 from harness.contract.timing import TimingConfig
@@ -34,8 +34,12 @@ def test_a_run_is_poisoned_launched_and_read_back(drv: FakeDriver, runner: GpuRu
     res = runner.run(double, double.variant("default"), {"x": x}, double.point())
     assert res.outputs["y"].tolist() == (2 * x).tolist()
     assert res.inputs_after["x"].tolist() == x.tolist() and res.guard_damage == {"y": 0}
-    order = [e[0] for e in drv.log if e[0] in ("memset_d32_async", "launch", "sync", "dtoh")]
-    assert order == ["memset_d32_async", "launch", "sync", "dtoh", "dtoh", "dtoh"]
+    assert res.again["y"].tolist() == res.outputs["y"].tolist()
+    order = [e[0] for e in drv.log if e[0] in ("memset_d32_async", "launch", "sync", "dtoh",
+                                                "htod")]
+    # the run, then again on the inputs uploaded anew under the second poison
+    once = ["memset_d32_async", "launch", "sync", "dtoh", "dtoh", "dtoh"]
+    assert order == ["htod", *once, "htod", *once]
     assert drv.live() == []
 
 
@@ -44,6 +48,11 @@ def test_an_unwritten_element_keeps_the_poison_and_an_overrun_hits_the_guard(
     x = np.ones(8, dtype=np.float32)
     short = runner.run(double, double.variant("skips_last"), {"x": x}, double.point())
     assert short.outputs["y"][-1:].view(np.uint32).tolist() == [POISON32]
+    assert short.again["y"][-1:].view(np.uint32).tolist() == [POISONS32[1]] != [POISON32]
+    _, problems = validate.judge(double, double.variant("skips_last"), double.point(),
+                                 {"x": x}, short)
+    assert problems == ("output y: 1 element(s) differ between two runs under different "
+                        "poisons (left unwritten, or not deterministic)",)
     over = runner.run(double, double.variant("overruns"), {"x": x}, double.point())
     assert over.guard_damage == {"y": 4}
     _, problems = validate.judge(double, double.variant("overruns"), double.point(),
