@@ -4,12 +4,15 @@
 - ``llm``: heavy-tailed values with a few outlier channels and rows of varied scale, as real
   LLM activations and weights are.
 - ``ramp``: the seed program's synthetic tensors, ``x[i] = i + 1``, ``w[i] = 0.1 * (i + 1)``,
-  ``bias = 0.5`` (flat index, float32 as the C code computes it).
+  ``bias = 0.5`` (flat index; as C computes them into float arrays: ``i + 1`` converted,
+  ``0.1 * (i + 1)`` a double product rounded once).
 - ``edge``: rows cycling through all zeros, all negative, a single non-zero, constant, exact
   .5 ties after quantisation, and plain normal rows, from a kind drawn for each tensor (so
   that batch 1 meets every kind over the draws); one draw in seven makes every row negative
   instead (the whole tensor below zero: qmax < 0, where the device's transform decision
-  and its min/max start values are tried).
+  and its min/max start values are tried). Weights past the first six rows have one row
+  scaled by 2^-140: its group scales are subnormal, where the quantiser's clamp to
+  [-127, 127] can act.
 
 Every spike-domain stage and pipeline declares ``families=NAMES``.
 """
@@ -98,9 +101,9 @@ def weights(rng: np.random.Generator, family: str, rows: int, cols: int) -> np.n
         return (rng.standard_normal((rows, cols), dtype=np.float32) * np.float32(0.02))
     if family == "llm":
         return _heavy(rng, rows, cols) * np.float32(0.02)
-    if family == "ramp":
-        idx = np.arange(1, rows * cols + 1, dtype=np.float64).astype(np.float32)
-        return (np.float32(0.1) * idx).reshape(rows, cols)
+    if family == "ramp":  # C's 0.1 * (i + 1): a double product, stored as float
+        idx = np.arange(1, rows * cols + 1, dtype=np.float64)
+        return (0.1 * idx).astype(np.float32).reshape(rows, cols)
 
     def ties() -> np.ndarray:
         # Group max 127 gives scale exactly 1, so j + 0.5 lands on a tie.
@@ -108,7 +111,10 @@ def weights(rng: np.random.Generator, family: str, rows: int, cols: int) -> np.n
         row[::64] = 127.0
         return row
 
-    return _edge(rng, rows, cols, 1.0, 1.0, ties)
+    w = _edge(rng, rows, cols, 1.0, 1.0, ties)
+    if rows > len(EDGE_ROWS):  # past the cycle's first turn: a row of subnormal scales
+        w[len(EDGE_ROWS)] *= np.float32(2.0**-140)
+    return w
 
 
 def bias(rng: np.random.Generator, family: str, rows: int) -> np.ndarray:

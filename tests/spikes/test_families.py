@@ -25,8 +25,11 @@ def test_ramp_family_is_the_seed_programs_tensors() -> None:
     rng = np.random.default_rng(0)
     x = families.activations(rng, "ramp", 2, 3)
     assert x.ravel().tolist() == [1, 2, 3, 4, 5, 6]
-    w = families.weights(rng, "ramp", 1, 3)
-    assert w.ravel().tolist() == [np.float32(0.1) * np.float32(i) for i in (1, 2, 3)]
+    w = families.weights(rng, "ramp", 1, 9)
+    # C's 0.1 * (i + 1) is a double product rounded once to float: 0.9 at i = 8, where a
+    # float32 product would give 0.90000004
+    assert w.ravel().tolist() == [np.float32(0.1 * i) for i in range(1, 10)]
+    assert w[0, 8] == np.float32(0.9) != np.float32(0.1) * np.float32(9)
     assert (families.bias(rng, "ramp", 4) == 0.5).all()
 
 
@@ -70,3 +73,23 @@ def test_llm_family_has_outlier_channels() -> None:
 def test_unknown_family() -> None:
     with pytest.raises(BadInput, match="unknown input family 'zipf'"):
         families.activations(np.random.default_rng(0), "zipf", 1, 1)
+
+
+def test_edge_weights_reach_subnormal_and_zero_scales_and_the_clamp() -> None:
+    """Past the first six rows, one weight row is scaled by 2^-140: its group scales are
+    subnormal (or 0 for non-zero weights), where w / scale can round past 127.5 and the
+    quantiser's clamp acts; over a few draws each happens."""
+    from harness.spikes import spec
+
+    clamped = zero_scale = subnormal = 0
+    for seed in range(8):
+        w = families.weights(np.random.default_rng(seed), "edge", 13, 130)
+        sc = spec.scales(w, 128)
+        row = sc[len(families.EDGE_ROWS)]
+        subnormal += int(((row > 0) & (row < np.finfo(np.float32).tiny)).sum())
+        group_max = np.array([np.abs(w[6, :128]).max(), np.abs(w[6, 128:]).max()])
+        zero_scale += int(((row == 0) & (group_max > 0)).sum())
+        s = np.repeat(row, 128)[:130]
+        with np.errstate(all="ignore"):
+            clamped += int((np.abs(np.rint(w[6] / s))[s > 0] > 127).sum())
+    assert subnormal and zero_scale and clamped
