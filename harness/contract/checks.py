@@ -103,6 +103,7 @@ def check_stage(stage: object, expected_name: str | None = None) -> list[str]:
     for out, tol in stage.tolerances.items():
         if not getattr(tol, "reason", ""):
             problems.append(f"tolerance of {out!r} gives no reason")
+    problems += _untolerated(stage)
     problems += _peers_problems(stage.peers)
     vnames = [v.name for v in stage.variants]
     if not vnames or len(set(vnames)) != len(vnames):
@@ -123,6 +124,29 @@ def check_stage(stage: object, expected_name: str | None = None) -> list[str]:
         if clash:
             problems.append(f"workspace reuses output name(s) {', '.join(sorted(clash))}")
     return problems
+
+
+def _untolerated(stage: Stage) -> list[str]:
+    """Each variant's outputs at its default point that no tolerance judges: a validation
+    would pass them whatever the kernel wrote (``untolerated`` says it again at each case's
+    own point)."""
+    if not callable(stage.outputs) or not isinstance(stage.tolerances, Mapping):
+        return []
+    problems = []
+    for v in stage.variants:
+        try:
+            names = untolerated(stage, stage.point(v))
+        except Exception:  # a point the declarations cannot make: reported elsewhere
+            continue
+        if names:
+            problems.append(f"variant {v.name}: output(s) {', '.join(names)} have no "
+                            "tolerance, so no validation would judge them")
+    return problems
+
+
+def untolerated(stage: Stage, point: Point) -> list[str]:
+    """The stage's outputs at ``point`` that no tolerance judges."""
+    return sorted(set(stage.outputs(point)) - set(stage.tolerances))
 
 
 def _peers_problems(peers: Mapping[str, object], judged_allowed: bool = True) -> list[str]:

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from harness.contract.backend import Backend, RunResult
-from harness.contract.checks import input_problems, reference_problems
+from harness.contract.checks import input_problems, reference_problems, untolerated
 from harness.contract.kernel import kernel_hash
 from harness.contract.registry import Registry
 from harness.contract.stage import Pipeline, Point, Stage, Variant
@@ -130,6 +130,9 @@ def judge(stage: Stage, variant: Variant, point: Point, inputs: Mapping[str, np.
     missing = sorted(set(expected) - set(result.outputs))
     if missing:
         problems.append(f"outputs not returned: {', '.join(missing)}")
+    if loose := untolerated(stage, point):  # a case with nothing to judge them would pass
+        problems.append(f"output(s) {', '.join(loose)} have no tolerance: nothing judges "
+                        "them")
     outs = result.outputs
     if stage.trim is not None and not missing:
         outs = stage.trim(outs, point)

@@ -38,6 +38,27 @@ def test_every_name_of_a_stage_is_checked(reg) -> None:  # type: ignore[no-untyp
         "pipeline name 'Path' is not")
 
 
+def test_an_output_without_a_tolerance_is_refused(reg) -> None:  # type: ignore[no-untyped-def]
+    """An output no tolerance judges would pass any validation whatever the kernel wrote:
+    a plugin that declares one is broken at load, and a case whose point gives one fails
+    (the built-ins judge every output of every variant at every case)."""
+    from harness.backends.numpy import NumpyRunner
+    from harness.engine import validate
+
+    st = reg.get("transform_absmax")
+    loose = dataclasses.replace(st, tolerances={k: t for k, t in st.tolerances.items()
+                                                if k != "amax"})
+    assert any(p.endswith("output(s) amax have no tolerance, so no validation would judge "
+                          "them") for p in checks.check_stage(loose))
+    case = next(validate.validate(loose, loose.variants[0], NumpyRunner(), ["normal"], 1))
+    assert not case.ok and "output(s) amax have no tolerance: nothing judges them" in \
+        case.problems
+    for s in reg.stages.values():
+        for v in s.variants:
+            for fam, _ci, _si, point in validate.cases(s, v, None, 1):
+                assert checks.untolerated(s, point) == [], (s.name, v.name, fam, point)
+
+
 def test_every_builtin_declares_what_it_draws_and_gives_it(reg) -> None:  # type: ignore[no-untyped-def]
     """Each stage's inputs and reference outputs match its declarations at every validation
     case and family: the checks hold on the built-ins (and so cannot refuse good runs)."""
