@@ -45,7 +45,9 @@
 # ("batch=1,1024,16384,65536 out_f=3584,18944", each stage capped as above); PROFILE_BATCH
 # (16384); LAYER_BATCHES ("1,4,16,64,256,1024,4096,8192"); TUNE_REPEATS (3); REGRESS_REPEATS,
 # each regress point's repeats (1; 3 takes three times as long and keeps a process's order
-# effect out of the gate: README, "How a time is measured"); REGRESS_LEAVE, stages whose
+# effect out of the gate: README, "How a time is measured"); REGRESS_SAVE=1, the
+# pytest-benchmark run also saved as the next baseline (commit it: a stage the newest
+# baseline lacks fails regress until one holds it); REGRESS_LEAVE, stages whose
 # rows regress leaves out (measured by another phase of the same run, say); HARNESS_GIT_SHA,
 # the commit the rows name when the tree arrives without git history; STAGES, the stages
 # and pipelines validate takes, and the stages of them sanitize takes (default: all); for
@@ -87,6 +89,7 @@ read -r -a regress_leave <<< "${REGRESS_LEAVE:-}"
 tune_repeats=${TUNE_REPEATS:-3}
 read -r -a only_stages <<< "${STAGES:-}"
 regress_repeats=${REGRESS_REPEATS:-1}
+regress_save=${REGRESS_SAVE:-0}
 work=$(mktemp -d)
 logs=$work/logs
 mkdir -p "$out" "$logs"
@@ -145,6 +148,19 @@ if sys.argv[1] == "pipelines":
 else:
     print(*(f"{n} {v.name} {','.join(a.name for a in s.axes)}"
             for n, s in sorted(reg.stages.items()) for v in s.variants), sep="\n")
+EOF
+}
+bench_missing() {  # bench_missing JSON: the stages the registry finds that a saved
+  # pytest-benchmark run holds no benchmark of, space-separated
+  python3 - "$1" <<'EOF'
+import json
+import sys
+
+from harness.contract.registry import discover
+
+with open(sys.argv[1], encoding="utf-8") as f:
+    held = {b["name"] for b in json.load(f)["benchmarks"]}
+print(*(n for n in sorted(discover().stages) if f"test_stage[{n}]" not in held))
 EOF
 }
 peer_plan() {  # peer_plan SPEC...: the stages grouped by the sweep each takes in `peers`,
@@ -351,13 +367,29 @@ for phase in "${asked[@]}"; do
       machine=$(python3 -c 'import platform as p
 print(p.system(), p.python_implementation(), ".".join(p.python_version_tuple()[:2]),
       p.architecture()[0], sep="-")')
+      save=()
+      [ "$regress_save" = 1 ] && save=(--benchmark-save="${HARNESS_GIT_SHA:-run}")
       if compgen -G "$stats/pytest-benchmark/$machine/*.json" >/dev/null; then
+        # It compares against the newest saved run, and only the names that run holds: a
+        # stage added since would pass unjudged, so it is said, and fails the phase.
+        newest=$(printf '%s\n' "$stats/pytest-benchmark/$machine"/*.json | sort | tail -n 1)
+        if ! missing=$(bench_missing "$newest"); then
+          skip regress-benchmarks-names "the harness could not list its stages"
+        elif [ -n "$missing" ]; then
+          skip regress-benchmarks-names "no entry in $(basename "$newest") for: $missing\
+ (REGRESS_SAVE=1 saves this run's as the next baseline)"
+        fi
         step regress-benchmarks python3 -m pytest -m gpu -p no:cacheprovider tests/bench \
           --benchmark-enable --benchmark-storage="file://$stats/pytest-benchmark" \
           --benchmark-compare --benchmark-compare-fail=median:10% \
-          --benchmark-json="$logs/pytest-benchmark.json"
+          --benchmark-json="$logs/pytest-benchmark.json" "${save[@]}"
       else
         skip regress-benchmarks "no pytest-benchmark baseline for $machine in $stats"
+        if [ "$regress_save" = 1 ]; then
+          step regress-benchmarks-save python3 -m pytest -m gpu -p no:cacheprovider \
+            tests/bench --benchmark-enable \
+            --benchmark-storage="file://$stats/pytest-benchmark" "${save[@]}"
+        fi
       fi
       ;;
     ab)

@@ -19,8 +19,10 @@ from harness import paths
 SCRIPT = paths.project_root() / "scripts" / "gpu-check.sh"
 
 #: ``python3`` for the script: ``-m harness where`` prints $FAKE_STATS (or fails with
-#: $FAKE_WHERE_FAIL), other ``-m`` modules are logged and succeed, the registry listing
-#: (``python3 -``) fails with $FAKE_FOUND_FAIL, anything else is the real interpreter.
+#: $FAKE_WHERE_FAIL), replay copies the baseline's CSVs as its fresh rows, ``harness
+#: compare`` fails with $FAKE_COMPARE_FAIL, other ``-m`` modules are logged and succeed,
+#: the registry listing (``python3 -``) fails with $FAKE_FOUND_FAIL, anything else is the
+#: real interpreter.
 PYTHON3 = """#!/usr/bin/env bash
 if [ "$1" = "-m" ]; then
   echo "$*" >> "$FAKE_LOG"
@@ -39,6 +41,12 @@ if [ "$1" = "-m" ]; then
       *" --no-verify "*) ;;
       *) [ -z "${FAKE_CHECK_FAIL:-}" ] || exit 1 ;;  # a checked bench with a wrong build
     esac
+  fi
+  if [ "$2" = "harness.tools.replay" ]; then  # measured again: the same rows, in FRESH
+    mkdir -p "$4" && cp "$3"/*.csv "$4"/
+  fi
+  if [ "$2 $3" = "harness compare" ] && [ -n "${FAKE_COMPARE_FAIL:-}" ]; then
+    exit 1  # a slower row
   fi
   exit 0
 fi
@@ -263,3 +271,64 @@ def test_a_name_in_stages_that_is_nothing_fails_sanitize(tmp_path: Path) -> None
     assert rc == 1 and "sanitize-int_gem" in summary and "no stage or pipeline" in summary
     assert not [c for c in (tmp_path / "calls.log").read_text().splitlines()
                 if c.startswith("-m harness sanitize")]
+
+
+def _machine() -> str:
+    import platform as p
+
+    return "-".join((p.system(), p.python_implementation(),
+                     ".".join(p.python_version_tuple()[:2]), p.architecture()[0]))
+
+
+def _baseline(tmp_path: Path, names: list[str]) -> None:
+    """A saved pytest-benchmark run holding these stages' benchmarks."""
+    import json
+
+    folder = tmp_path / "stats" / "h200" / "pytest-benchmark" / _machine()
+    folder.mkdir(parents=True)
+    (folder / "0001_run.json").write_text(json.dumps(
+        {"benchmarks": [{"name": f"test_stage[{n}]"} for n in names]}))
+
+
+def test_regress_compares_the_committed_rows_first_and_fails_on_a_slower_one(
+        tmp_path: Path) -> None:
+    """`harness compare OLD NEW`: the rows as committed first, the fresh ones second (the
+    other way round a slowdown reads as a speed-up); a slower row fails the phase."""
+    from harness.contract.registry import discover
+
+    (tmp_path / "stats" / "h200").mkdir(parents=True)
+    (tmp_path / "stats" / "h200" / "find_min_max.csv").write_text("rows\n")
+    _baseline(tmp_path, sorted(discover(entry_points=False).stages))
+    rc, summary, _ = _run(tmp_path, "regress")
+    assert rc == 0, summary
+    calls = (tmp_path / "calls.log").read_text().splitlines()
+    compare = [c.split() for c in calls if c.startswith("-m harness compare")]
+    assert len(compare) == 1
+    old, new = compare[0][3:5]
+    assert old.endswith("/baseline/find_min_max.csv") and new.endswith(
+        "/regress/find_min_max.csv")
+    bench = [c for c in calls if c.startswith("-m pytest")]
+    assert len(bench) == 1 and "--benchmark-compare-fail=median:10%" in bench[0]
+    assert "--benchmark-compare" in bench[0].split() and "--benchmark-save" not in bench[0]
+    rc, summary, _ = _run(tmp_path, "regress", FAKE_COMPARE_FAIL="1")
+    assert rc == 1
+    assert any(line.startswith("regress-find_min_max ") and " exit 1 " in line
+               for line in summary.splitlines()), summary
+
+
+def test_regress_without_a_full_benchmark_baseline_fails_and_says_so(tmp_path: Path) -> None:
+    """pytest-benchmark passes where it has nothing to compare: no baseline, or a stage
+    the newest baseline lacks, is a step not run (the phase fails), with how to save one."""
+    (tmp_path / "stats" / "h200").mkdir(parents=True)
+    rc, summary, _ = _run(tmp_path, "regress")
+    assert rc == 1 and "regress-benchmarks" in summary and "not run: no pytest-benchmark " \
+        "baseline" in summary
+    _baseline(tmp_path, ["find_min_max"])
+    rc, summary, _ = _run(tmp_path, "regress")
+    assert rc == 1
+    line = next(x for x in summary.splitlines() if x.startswith("regress-benchmarks-names"))
+    assert "not run: no entry in 0001_run.json for: " in line and " int_gemm " in line
+    assert "find_min_max" not in line and "REGRESS_SAVE=1" in line
+    rc, summary, _ = _run(tmp_path, "regress", REGRESS_SAVE="1", HARNESS_GIT_SHA="abc1234")
+    calls = (tmp_path / "calls.log").read_text().splitlines()
+    assert "--benchmark-save=abc1234" in [c for c in calls if c.startswith("-m pytest")][-1]
