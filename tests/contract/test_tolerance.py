@@ -43,3 +43,14 @@ def test_normrel() -> None:
     nan = ref.astype(np.float32)
     nan[3] = np.nan
     assert not t.compare("o", nan, ref).ok
+
+
+def test_normrel_against_a_zero_reference_needs_zero() -> None:
+    """A zero reference has no norm to be relative to: any difference is infinitely
+    relative and fails, and only zeros pass (an unwritten or wrong output of a stage whose
+    true answer is zero must not pass)."""
+    t = NormRel(1e-6, "r")
+    c = t.compare("o", np.ones(4), np.zeros(4))
+    assert c.ok is False and c.worst == float("inf") and c.mismatches == 4
+    same = t.compare("o", np.zeros(4), np.zeros(4))
+    assert same.ok and same.worst == 0.0

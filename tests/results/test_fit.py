@@ -99,3 +99,15 @@ def test_a_zero_on_the_axis_is_the_fixed_part_alone(tmp_path: Path) -> None:
     f = _write(tmp_path / "s.csv", [_row(x, 100 + 0.5 * x) for x in (0, 1000, 2000)])
     (line,) = fit.run(f, "in_f")
     assert line.fixed_us == pytest.approx(100.0) and line.fixed_share_pct(0) == 100.0
+
+
+def test_a_rerun_row_is_no_new_point_on_the_line(tmp_path: Path) -> None:
+    """Three rows but two values of the axis (the first measured again, its row appended):
+    two points fix a line exactly and leave nothing to say whether it holds, so it is
+    refused like any sweep of fewer than three values; a third value makes it a line."""
+    rows = [_row(1000, 600.0), _row(1000, 602.0), _row(2000, 1100.0)]
+    f = _write(tmp_path / "s.csv", rows)
+    with pytest.raises(BadInput, match="3 or more values of in_f"):
+        fit.run(f, "in_f")
+    (line,) = fit.run(_write(tmp_path / "t.csv", [*rows, _row(4000, 2100.0)]), "in_f")
+    assert [s.x for s in line.samples] == [1000.0, 1000.0, 2000.0, 4000.0]

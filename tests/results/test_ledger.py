@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import pytest
 
 from harness.contract import kernel as compiler
+from harness.contract import registry
 from harness.errors import BadInput
 from harness.results import ledger
 
@@ -79,4 +81,32 @@ def test_missing_ledger_reads_empty(tmp_path: Path, monkeypatch) -> None:  # typ
 def test_committed_ledger_covers_every_builtin_kernel(reg) -> None:  # type: ignore[no-untyped-def]
     """What CI's `harness ledger --check` enforces, as a test too."""
     bad = [s.describe() for s in ledger.check(reg.select(None), ledger.read()) if not s.ok]
+    assert not bad, bad
+
+
+def test_a_pipelines_hash_covers_its_last_step(reg: registry.Registry) -> None:
+    """A define of the LAST step's kernel changes the pipeline's hash, so the pipeline's
+    ledger record at the old hash no longer passes: an edit to any step's kernel needs the
+    pipeline validated again, not only an edit to its first."""
+    pipe = reg.pipelines["spike_linear"]
+    last = reg.stages[pipe.steps[-1]]
+    v0 = last.variants[0]
+    edited = dataclasses.replace(v0, defines=(*v0.defines, ("EDITED", "1")))
+    stages = {**reg.stages, last.name: dataclasses.replace(
+        last, variants=(edited, *last.variants[1:]))}
+    before = ledger.pipeline_hash(pipe, reg.stages)
+    assert ledger.pipeline_hash(pipe, stages) != before
+    rows = [row(pipe.name, v.name, before) for v in pipe.variants]
+    assert all(s.ok for s in ledger.check([], rows, [pipe], reg.stages))
+    assert not any(s.ok for s in ledger.check([], rows, [pipe], stages))
+
+
+def test_committed_ledger_covers_every_builtin_pipeline(reg: registry.Registry) -> None:
+    """What CI's `harness ledger --check` enforces of the pipelines: every variant of each
+    has a passing GPU record at its current hash (over every step's kernels)."""
+    pipes = [reg.pipelines[n] for n in sorted(reg.pipelines)]
+    status = ledger.check([], ledger.read(), pipes, reg.stages)
+    assert {s.stage for s in status} == set(reg.pipelines)
+    assert len(status) == sum(len(p.variants) for p in pipes)
+    bad = [s.describe() for s in status if not s.ok]
     assert not bad, bad

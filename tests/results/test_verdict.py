@@ -92,6 +92,15 @@ def test_a_slowdown_the_clock_explains_is_throttled() -> None:
     assert "1980 MHz before, 1650 MHz now" in d.reason and "37 samples throttled now" in d.reason
 
 
+def test_a_clear_slowdown_in_time_under_the_threshold_in_cycles_is_throttled() -> None:
+    """100 µs at 1980 MHz, then 103 µs at 1940 MHz: +3 % in time and clear of the noise in
+    cycles too, but only +0.9 % in cycles, under the 2 % threshold. A change must pass the
+    threshold in cycles as well as in time, so this is throttled, not slower."""
+    d = decide(side(100.0, 0.02, clock_mhz=1980.0), side(103.0, 0.02, clock_mhz=1940.0),
+               DEFAULT, 0.02)
+    assert d.verdict == AMBIGUOUS and d.reason.startswith("throttled: "), d
+    assert "slower by 3.0 % in time but +0.9 % in cycles" in d.reason
+
 def test_a_slowdown_that_holds_in_cycles_is_slower() -> None:
     d = decide(side(100.0, clock_mhz=1980.0), side(120.0, clock_mhz=1980.0), DEFAULT, 0.02)
     assert d.verdict == SLOWER and "holds in clock cycles too (+20.0 %)" in d.reason

@@ -182,3 +182,21 @@ def test_quantise_saturates_as_the_kernels_do() -> None:
     """A quotient past int32 saturates (the kernels' float-to-int conversion), not wraps."""
     q = spec.quantise(np.array([[3e9, -3e9, 1.0]], np.float32), np.array([1.0], np.float32))
     assert q.tolist() == [[2**31 - 1, -(2**31), 1]]
+
+
+def test_fits_int8_is_the_whole_int8_range() -> None:
+    """int8 holds [-128, 127], both ends included: the int8 GEMM paths are exact there and
+    only there."""
+    assert spec.fits_int8(-128, 127)
+    assert not spec.fits_int8(-129, 0)
+    assert not spec.fits_int8(0, 128)
+
+
+@pytest.mark.parametrize("t", [1, 3, 6])
+def test_bidirectional_holds_both_ends_of_t_planes(t: int) -> None:
+    """Bidirectional T planes hold |v| <= 2^T - 1 on either side of zero, the ends
+    included, and nothing past them."""
+    top = (1 << t) - 1
+    for v, fits in ((-top, True), (top, True), (-top - 1, False), (top + 1, False)):
+        got = spec.representable(np.array([[v, 0]], np.int32), t, "bidirectional")
+        assert got is fits, (t, v)
