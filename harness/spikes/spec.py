@@ -57,6 +57,8 @@ F32_MAX = float(np.finfo(np.float32).max)
 F32_TINY = float(np.finfo(np.float32).tiny)
 #: How near a limit float32 may land from its float64 value: the validation's rtol on vth.
 LIMIT_RTOL = 1e-5
+#: Rows :func:`threshold_problem` reads at a time (its temporary: 4096 rows of |x|).
+_CHUNK_ROWS = 4096
 
 
 def threshold_problem(x: np.ndarray, k: float, vth_min: float = 0.0,
@@ -76,7 +78,11 @@ def threshold_problem(x: np.ndarray, k: float, vth_min: float = 0.0,
     x = np.asarray(x)
     if x.size == 0:
         return None
-    s = np.abs(x.astype(np.float64)).sum(axis=1)
+    s, top = np.empty(x.shape[0]), np.empty(x.shape[0])
+    for r in range(0, x.shape[0], _CHUNK_ROWS):  # no float64 copy of a whole large x
+        a = np.abs(x[r:r + _CHUNK_ROWS])
+        s[r:r + _CHUNK_ROWS] = a.sum(axis=1, dtype=np.float64)
+        top[r:r + _CHUNK_ROWS] = a.max(axis=1)
     mean = s / x.shape[1]
     raw = mean / k
     near = 1.0 + LIMIT_RTOL
@@ -92,7 +98,7 @@ def threshold_problem(x: np.ndarray, k: float, vth_min: float = 0.0,
                 "could pass its bound k * in_f")
     vth = np.clip(raw, vth_min, vth_max)
     with np.errstate(divide="ignore", invalid="ignore"):
-        worst = np.where(vth > 0, np.abs(x.astype(np.float64)).max(axis=1) / vth, 0.0)
+        worst = np.where(vth > 0, top / vth, 0.0)
     big = float(worst.max(initial=0.0))
     if big * near >= 2.0**31:
         clamp = (f" (vth clamped to [{vth_min}, {vth_max}])"
