@@ -243,6 +243,9 @@ def _local(cs: ClusterSpec, backend: str) -> Session:
         what = f"local cluster of {len(gpus)} GPU worker(s)"
     else:  # no GPU is shown to them: two workers never share one nvidia-smi did not list
         n = cs.workers or CPU_WORKERS
+        if cs.workers is not None and n > (cores := os.cpu_count() or 1):
+            raise BadInput(f"--workers {n}: CPU workers time the NumPy references, a core "
+                           f"each, and this machine has {cores}")
         workers = {i: _nanny({"CUDA_VISIBLE_DEVICES": ""}, i) for i in range(n)}
         what = f"local cluster of {n} CPU worker(s)" + \
             ("" if backend == "numpy" else " (nvidia-smi lists no GPU here)")

@@ -120,6 +120,15 @@ def test_more_local_workers_than_gpus_is_refused(tmp_path: Path, monkeypatch) ->
         connect.open_session(connect.spec("local", workers=2))
 
 
+def test_more_cpu_workers_than_cores_is_refused(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A CPU worker times the NumPy references on a core of its own: more than the machine
+    has is one line, before any worker starts (not a machine filled with processes)."""
+    monkeypatch.setattr(connect.os, "cpu_count", lambda: 2)
+    with pytest.raises(BadInput, match="--workers 64: CPU workers time the NumPy references, "
+                                       "a core each, and this machine has 2"):
+        connect.open_session(connect.spec("local", workers=64), "numpy")
+
+
 class _Client:
     def __init__(self, threads: dict[str, int]) -> None:
         self.threads = threads
