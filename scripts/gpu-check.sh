@@ -160,7 +160,9 @@ from harness.contract.registry import discover
 
 with open(sys.argv[1], encoding="utf-8") as f:
     held = {b["name"] for b in json.load(f)["benchmarks"]}
-print(*(n for n in sorted(discover().stages) if f"test_stage[{n}]" not in held))
+# the stages tests/bench benchmarks: the built-in ones (an installed package's are not)
+print(*(n for n in sorted(discover(entry_points=False).stages)
+        if f"test_stage[{n}]" not in held))
 EOF
 }
 peer_plan() {  # peer_plan SPEC...: the stages grouped by the sweep each takes in `peers`,

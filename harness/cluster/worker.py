@@ -128,18 +128,20 @@ def _build(setup: Setup) -> State:
     meta = dataclasses.replace(chosen.meta, command=setup.command)
     record = None
     uuid = bus = ""
-    if chosen.on_gpu:
-        uuid, bus = _gpu_ids(chosen.runner)
-        if setup.calibrate:
-            record = _calibrate(chosen.runner, uuid)
-            meta = dataclasses.replace(meta, peak_gbps=record["gbps"])
+    try:
+        if chosen.on_gpu:
+            uuid, bus = _gpu_ids(chosen.runner)
+            if setup.calibrate:
+                record = _calibrate(chosen.runner, uuid)
+                meta = dataclasses.replace(meta, peak_gbps=record["gbps"])
+    finally:  # off the thread between tasks (see _current), a failed build's too
+        if chosen.on_gpu:
+            chosen.runner.device.suspend()  # type: ignore[attr-defined]
     ident = Identity(socket.gethostname(), *_worker(), uuid, chosen.runner.backend,
                      chosen.slug, meta.gpu, chosen.note, record,
                      tuple(p.backend for p in peers),
                      chosen.runner.device.info if chosen.on_gpu else None,  # type: ignore[attr-defined]
                      bus)
-    if chosen.on_gpu:  # off the thread between tasks (see _current)
-        chosen.runner.device.suspend()  # type: ignore[attr-defined]
     return State(reg, chosen.runner, peers, meta, ident)
 
 

@@ -86,7 +86,9 @@ def threshold_problem(x: np.ndarray, k: float, vth_min: float = 0.0,
     mean = s / x.shape[1]
     raw = mean / k
     near = 1.0 + LIMIT_RTOL
-    if ((s * near >= F32_MAX) | ((raw * near >= F32_MAX) & (vth_max * near >= raw))).any():
+    # (a vth_max below the row's vth decides it whatever float32's sum gave: inf is
+    # clamped to vth_max as the float64 value is)
+    if (((s * near >= F32_MAX) | (raw * near >= F32_MAX)) & (vth_max * near >= raw)).any():
         return ("bad input: a row's sum |x| or its vth overflows float32 (vth would be inf; "
                 "the largest float32 is 3.4e38)")
     kept = raw >= vth_min / near  # rows the clamp does not lift to vth_min

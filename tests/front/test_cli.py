@@ -296,3 +296,14 @@ def test_sass_prints_the_counts_the_note_and_writes_the_listing(  # type: ignore
     one_line_error(run("sass", "int_gemm", "--listing", str(kept)), "exists: a listing is "
                    "written to a new file")
     assert kept.read_text() == "stage,backend\n"
+
+
+def test_help_lists_the_commands_in_their_order() -> None:
+    """From finding a kernel to reading its rows, whichever module a command lives in."""
+    from harness.front import cli
+
+    res = run("--help")
+    listed = [line.split()[1] for line in res.stdout.splitlines()
+              if line.startswith("│ ") and len(line.split()) > 1 and line.split()[1] in
+              cli.ORDER]
+    assert listed == list(cli.ORDER)

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from harness.contract.stage import Axis, Stage, Variant
+from harness.contract.tolerance import Exact
 
 #: What every fake event pair measures, in ms (so every sample is 12.5 µs).
 EVENT_MS = 0.0125
@@ -269,7 +270,8 @@ def double_stage(kernel_dir: Path, **changes: Any) -> Stage:
         outputs=lambda p: {"y": ((p["n"],), np.dtype(np.float32))},
         reference=lambda ins, p, v: {"y": 2 * ins["x"]},
         enqueue=enqueue, bytes_moved=lambda p: 8 * p["n"], flops=lambda p: p["n"],
-        tolerances={}, cases=(), variants=tuple(Variant(n) for n in DOUBLE_KERNELS),
+        tolerances={"y": Exact("2 x in float32: one exact doubling")}, cases=(),
+        variants=tuple(Variant(n) for n in DOUBLE_KERNELS),
         kernel_dir=kernel_dir)
     return dataclasses.replace(st, **changes)
 
