@@ -156,9 +156,10 @@ def test_step_one_past_float32_is_bad_input() -> None:
     assert spec.threshold_problem(np.zeros((3, 4), np.float32), 3.0) is None  # vth 0: q 0
     big = np.array([[3e38, -3e38, 1.0]], dtype=np.float32)
     assert "overflows float32" in (spec.threshold_problem(big, 3.0) or "")
-    # a vth_max below the row's vth decides it (the kernel's inf is clamped to it too);
-    # |x| / vth_max past 2^31 is then the problem, said as such
-    assert "beyond int32" in (spec.threshold_problem(big, 3.0, vth_max=1e30) or "")
+    # a vth_max below the row's vth decides it (the kernel's inf is clamped to it too): well
+    # defined, until |x| / vth_max passes 2^31
+    assert spec.threshold_problem(big, 3.0, vth_max=1e30) is None
+    assert "beyond int32" in (spec.threshold_problem(big, 3.0, vth_max=1e29) or "")
     # mean |x| fine, vth = mean / k past float32's largest
     assert "overflows" in (spec.threshold_problem(np.full((1, 4), 1e38, np.float32), 0.1)
                            or "")
