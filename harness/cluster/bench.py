@@ -161,8 +161,9 @@ def _rows(client: Any, setup: Setup, cfg: BenchConfig, jobs: Sequence[Job],
                     if ident.calibration is not None:
                         outputs.calibration(ident.slug, ident.calibration)
                 got = [_retried(r, out.attempts) | ident.columns() for r in out.done.rows]
+            for row in got:  # every row of the point in its file before any is handed on:
+                outputs.write(ident.slug, job, row)  # an interrupt at a yield loses none
             for row in got:
-                outputs.write(ident.slug, job, row)
                 yield plain.Measured(job, row)
     finally:
         with contextlib.suppress(Exception):

@@ -129,3 +129,38 @@ def test_ctrl_c_stops_the_run_and_keeps_its_rows(toys: Path, tmp_path: Path) -> 
         time.sleep(0.2)
     else:
         pytest.fail("worker processes outlived the interrupted run")
+
+
+def test_an_interrupt_between_a_points_rows_keeps_them_all(reg, tmp_path: Path,
+                                                           monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A point comes back with several rows (its peers' and ours): all of them are in the
+    file before the first is handed on, so Ctrl-C while the progress bar draws that one
+    loses none (no cluster needed: the hand-out is a stand-in)."""
+    from harness.cluster import bench as cluster_bench
+    from harness.cluster import driver
+    from harness.cluster.outputs import ClusterOutputs
+    from harness.cluster.worker import Done, Identity, Setup, _Rows
+    from harness.contract.timing import TimingConfig
+    from harness.engine import devices
+    from harness.engine.jobs import plan
+    from harness.engine.measure import BenchConfig
+
+    jobs = plan([reg.stages["dynamic_spikes"]], ["batch=2", "in_f=8"], None, {}, ())
+    chosen = devices.choose("numpy", 0)
+    cfg = BenchConfig("normal", 0, TimingConfig(budget_s=0.02), True)
+    row = next(iter(plain.run(jobs, chosen.runner, cfg, chosen.meta, _Rows(), peers=[],
+                              stages=reg.stages))).row
+    made = [dict(row, backend=b) for b in ("torch", "torch_compile", "numpy")]
+    ident = Identity("vm", "0", "tcp://w:1", "", "numpy", "cpu", "cpu")
+
+    def hand_out(*a, **k):  # type: ignore[no-untyped-def]
+        yield driver.Outcome(a[3][0], Done(ident, made))
+
+    monkeypatch.setattr(cluster_bench, "hand_out", hand_out)
+    out = ClusterOutputs(jobs, tmp_path, False)
+    gen = cluster_bench._rows(None, Setup("numpy"), cfg, jobs, out, {"tcp://w:1": ident}, 2,
+                              reg)
+    next(gen)  # the first row drawn; the interrupt lands here
+    gen.close()
+    assert [r["backend"] for r in read_rows(tmp_path / "dynamic_spikes.csv")] == \
+        ["torch", "torch_compile", "numpy"]
