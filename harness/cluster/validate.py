@@ -85,6 +85,11 @@ def validate_targets(reg: Registry, names: Sequence[str] | None, *, cluster: Clu
         for u in units:
             out = got[u.task.index]
             cases = out.done.cases if out.done is not None else [_lost(u.task, out.error)]
+            if out.done is not None and out.done.kernel_hash != u.kernel_hash:
+                cases = [_lost(u.task, f"worker {out.done.ident.worker} on "
+                                       f"{out.done.ident.host} built {out.done.kernel_hash}, "
+                                       f"where this source hashes {u.kernel_hash}: its "
+                                       "plugins or kernels differ from the driver's")]
             sums.append(ValidationSummary(u.task.target, u.task.variant.name, u.kernel_hash,
                                           list(u.task.families), cases))
             device = _device(out, idents)
@@ -99,7 +104,7 @@ def validate_targets(reg: Registry, names: Sequence[str] | None, *, cluster: Clu
 
 
 def _lost(task: ValidationTask, why: str) -> CaseResult:
-    """The one failed case of a unit that got no result."""
+    """The one failed case of a unit that got no result (or one of another source)."""
     return CaseResult(task.target, task.variant.name, ",".join(task.families), 0, {}, (),
                       (f"not validated: {why}",))
 

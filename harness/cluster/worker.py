@@ -27,7 +27,7 @@ from harness.contract.timing import TimingConfig
 from harness.engine import bench, calibrate, devices
 from harness.engine.jobs import Job
 from harness.engine.measure import BenchConfig
-from harness.engine.validate import CaseResult, validate
+from harness.engine.validate import CaseResult, target_hash, validate
 from harness.errors import HarnessError
 from harness.results.provenance import RunMeta
 
@@ -219,6 +219,9 @@ class Done:
     ident: Identity
     rows: list[dict[str, Any]] = field(default_factory=list)
     cases: list[CaseResult] = field(default_factory=list)
+    #: A validation unit's hash as this worker built it (its own plugins and kernels): what
+    #: the driver's ledger row may name only where the driver's source hashes the same.
+    kernel_hash: str = ""
 
 
 class _Rows(bench.Outputs):
@@ -285,4 +288,5 @@ def run_validation(setup: Setup, task: ValidationTask) -> Done:
         job = st.job(task.target, task.variant, {})
         cases = list(validate(job.target, task.variant, st.runner, task.families, task.seeds,
                               task.seed, task.overrides, st.reg.stages))
-        return Done(st.ident, cases=cases)
+        return Done(st.ident, cases=cases,
+                    kernel_hash=target_hash(job.target, task.variant, st.reg.stages))

@@ -282,13 +282,20 @@ def units(reg: Registry, targets: Targets, variant: str, families: Sequence[str]
     for t in targets.all:
         fams = tuple(families or t.families)
         if isinstance(t, Pipeline):
-            chosen, h = list(t.variants), ledger.pipeline_hash(t, reg.stages)
+            chosen = list(t.variants)
         else:
             chosen = select_variants(t, ["all"] if variant == "all" else [variant], options)
         for v in chosen:
             over = {} if isinstance(t, Pipeline) else parsed_options(t.axes, options, v)
-            yield Unit(t, v, fams, dict(over),
-                       h if isinstance(t, Pipeline) else kernel_hash(t, v))
+            yield Unit(t, v, fams, dict(over), target_hash(t, v, reg.stages))
+
+
+def target_hash(target: Target, variant: Variant, stages: Mapping[str, Stage]) -> str:
+    """What a ledger row of ``target`` ``variant`` names: the stage variant's kernel hash,
+    or the pipeline's hash over every kernel its steps build."""
+    if isinstance(target, Pipeline):
+        return ledger.pipeline_hash(target, stages)
+    return kernel_hash(target, variant)
 
 
 def check_recordable(todo: Sequence[Unit]) -> None:

@@ -34,3 +34,31 @@ def test_a_validation_unit_whose_worker_dies_is_a_failed_case(toy_reg, session, 
     assert "not validated: the worker running it died 1 time(s)" in \
         rep.failures[0].problems[0]
     session.client.wait_for_workers(2, timeout=60)
+
+
+def test_a_unit_built_from_another_source_is_a_failed_case(reg, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A worker whose plugins or kernels differ from the driver's validates another kernel:
+    its cases cannot stand for the driver's source, so the unit is a failed case naming both
+    hashes (a recorded row would certify the driver's hash on another kernel's run). No
+    cluster needed: the hand-out is a stand-in."""
+    from harness.cluster import driver
+    from harness.cluster.worker import Done, Identity
+
+    ident = Identity("far", "3", "tcp://far:1", "", "numpy", "cpu", "cpu")
+    ok = plain_validate.CaseResult("dynamic_spikes", "default", "normal", 0, {}, (), ())
+
+    def hand_out(client, fn, args, tasks, retries, window):  # type: ignore[no-untyped-def]
+        for t in tasks:
+            yield driver.Outcome(t, Done(ident, cases=[ok], kernel_hash="0123456789abcdef"))
+
+    monkeypatch.setattr(validate, "greet", lambda client, setup: {ident.address: ident})
+    monkeypatch.setattr(validate, "hand_out", hand_out)
+    session = type("S", (), {"client": None, "close": lambda self: None})()
+    rep = validate.validate_targets(reg, ["dynamic_spikes"], cluster=connect.spec("local"),
+                                    variant="default", seeds=1, backend="numpy",
+                                    session=session)
+    (s,) = rep.summaries
+    assert s.passed == 0 and len(s.cases) == 1
+    why = s.cases[0].problems[0]
+    assert why.startswith("not validated: worker 3 on far built 0123456789abcdef, where this "
+                          f"source hashes {s.kernel_hash}: its plugins or kernels differ")

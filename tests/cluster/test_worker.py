@@ -106,6 +106,7 @@ def test_a_gpu_worker_holds_its_context_only_while_a_task_runs(monkeypatch) -> N
     monkeypatch.setattr(worker, "check_context", lambda st: ctx.seen.append(ctx.depth))
     monkeypatch.setattr(worker.bench, "run", lambda *a, **k: ctx.seen.append(ctx.depth) or [])
     monkeypatch.setattr(worker, "validate", lambda *a, **k: ctx.seen.append(ctx.depth) or [])
+    monkeypatch.setattr(worker, "target_hash", lambda *a: "h")
     monkeypatch.setattr(worker, "_STATES", {})
     setup = worker.Setup("auto", calibrate=False)
     st = worker.state(setup)
