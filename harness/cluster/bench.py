@@ -22,7 +22,7 @@ from harness import paths
 from harness.backends.torch import serves
 from harness.cluster import connect
 from harness.cluster.connect import ClusterSpec, Session
-from harness.cluster.driver import greet, hand_out
+from harness.cluster.driver import check_joined, greet, hand_out
 from harness.cluster.outputs import ClusterOutputs
 from harness.cluster.worker import Identity, PointTask, Setup, run_point
 from harness.contract import registry
@@ -157,7 +157,7 @@ def _rows(client: Any, setup: Setup, cfg: BenchConfig, jobs: Sequence[Job],
             else:
                 ident = out.done.ident
                 if ident.address not in idents:  # a worker that joined, or replaced one
-                    idents[ident.address] = ident
+                    check_joined(client, idents, ident)
                     if ident.calibration is not None:
                         outputs.calibration(ident.slug, ident.calibration)
                 got = [_retried(r, out.attempts) | ident.columns() for r in out.done.rows]

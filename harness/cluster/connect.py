@@ -32,7 +32,9 @@ from harness.errors import BadInput, HarnessError
 #: The one line a cluster option gives where the extra is not installed.
 INSTALL = "cluster mode needs the cluster extra: pip install 'spike-harness[cluster]'"
 #: A scheduler's address: a Dask protocol, a host and a port.
-_ADDRESS = re.compile(r"^(tcp|tls|ucx|ws|wss)://[^\s/]+:\d+$")
+#: A running scheduler's address: TCP (tls, ucx and websockets need settings or packages
+#: the harness does not pass on), its port 1-65535.
+_ADDRESS = re.compile(r"^tcp://[^\s/]+:(\d{1,5})$")
 #: ``--slurm`` keys and their defaults (None: Slurm's own, or dask-jobqueue's).
 SLURM_KEYS: dict[str, str | None] = {
     "queue": None, "account": None, "walltime": "01:00:00", "memory": "32GB",
@@ -85,7 +87,8 @@ def spec(where: str, workers: int | None = None, retries: int = 2,
     """The cluster options, checked (BadInput, one line); the extra's presence is checked
     here too, before any work (ClusterUnavailable)."""
     w = where.strip()
-    if w not in ("local", "slurm") and not _ADDRESS.match(w):
+    m = _ADDRESS.match(w)
+    if w not in ("local", "slurm") and not (m and 1 <= int(m.group(1)) <= 65535):
         raise BadInput(f"bad --cluster {where!r}: local (every GPU of this machine), slurm, "
                        "or a running scheduler's address, tcp://HOST:PORT")
     if workers is not None and workers < 1:

@@ -20,6 +20,7 @@ from typing import Any
 
 from harness.cluster.connect import ClusterUnavailable, check_workers
 from harness.cluster.worker import Done, Identity, hello
+from harness.errors import HarnessError
 
 
 @dataclass(frozen=True)
@@ -98,9 +99,29 @@ def greet(client: Any, setup: Any) -> dict[str, Identity]:
                for i, a in enumerate(addresses)]
     try:
         idents = [f.result() for f in futures]
+    except HarnessError:  # the worker's own one line (no GPU, an unknown peer)
+        client.cancel(futures, force=True)
+        raise
+    except Exception as exc:  # a worker that died starting (KilledWorker), or lost
+        client.cancel(futures, force=True)
+        raise ClusterUnavailable(f"a worker failed while it started ({type(exc).__name__}: "
+                                 f"{exc}); its log says why (a plugin that ends the "
+                                 "process, a broken GPU)") from None
     except BaseException:
         client.cancel(futures, force=True)
         raise
     out = {i.address or a: i for a, i in zip(addresses, idents, strict=True)}
     check_workers(client, {a: (i.host, i.gpu_uuid or i.pci_bus) for a, i in out.items()})
     return out
+
+
+def check_joined(client: Any, idents: dict[str, Identity], new: Identity) -> None:
+    """A worker met for the first time in a point's result (one that joined after the
+    start, or a dead one's replacement): added to ``idents``, then the live workers checked
+    again as at the start (:func:`check_workers`: one thread each, no two on one GPU), so
+    that a late worker cannot time beside another on its GPU. ClusterUnavailable (one
+    line) where they fail; the new worker's result is then not written."""
+    idents[new.address] = new
+    live = set(client.scheduler_info(n_workers=-1)["workers"]) | {new.address}
+    check_workers(client, {a: (i.host, i.gpu_uuid or i.pci_bus) for a, i in idents.items()
+                           if a in live})

@@ -104,15 +104,20 @@ class State:
 
 #: The state of this process, for the run it serves (one at a time).
 _STATES: dict[Setup, State] = {}
+#: Held while a state is looked up or built: two tasks that start together on a worker of
+#: several threads (refused, but possibly after a task has started) build one state, not
+#: two contexts timing at once.
+_BUILDING = threading.Lock()
 
 
 def state(setup: Setup) -> State:
     """This worker process's state for ``setup``, built by the first call (a worker that
     outlives a run, on a scheduler of its own, lets the last run's state go)."""
-    st = _STATES.get(setup)
-    if st is None:
-        _STATES.clear()
-        st = _STATES[setup] = _build(setup)
+    with _BUILDING:
+        st = _STATES.get(setup)
+        if st is None:
+            _STATES.clear()
+            st = _STATES[setup] = _build(setup)
     if st.thread != threading.get_ident():
         raise HarnessError("a worker task ran on another thread than the worker's first: "
                            "start workers with one thread (one point at a time on a GPU)")

@@ -7,6 +7,8 @@ from __future__ import annotations
 import signal
 from pathlib import Path
 
+import pytest
+
 from harness.results.rows import read_rows
 from tests.cluster.conftest import sweep, worker_settings
 
@@ -37,3 +39,73 @@ def test_past_the_retries_a_point_is_a_failed_row(toy_reg, session, toys: Path, 
     on_disk = read_rows(tmp_path / "doomtoy.csv")
     assert sorted(r["status"] for r in on_disk) == ["failed", "ok"]
     session.client.wait_for_workers(2, timeout=60)
+
+
+
+class _Future:
+    def __init__(self, exc: BaseException | None = None, value: object = None) -> None:
+        self.exc, self.value = exc, value
+
+    def result(self) -> object:
+        if self.exc is not None:
+            raise self.exc
+        return self.value
+
+
+class _Client:
+    """Enough of a Dask client: workers by address with their thread counts, and hello
+    tasks whose futures raise ``exc``."""
+
+    def __init__(self, threads: dict[str, int], exc: BaseException | None = None) -> None:
+        self.threads, self.exc, self.cancelled = threads, exc, 0
+
+    def scheduler_info(self, n_workers: int = 5) -> dict:  # type: ignore[type-arg]
+        return {"workers": {a: {"nthreads": n} for a, n in self.threads.items()}}
+
+    def submit(self, *a, **k) -> _Future:  # type: ignore[no-untyped-def]
+        return _Future(self.exc)
+
+    def cancel(self, futures, force: bool = False) -> None:  # type: ignore[no-untyped-def]
+        self.cancelled += len(futures)
+
+
+def test_a_worker_that_dies_while_it_starts_is_one_line() -> None:
+    """Dask's KilledWorker (or any error but the worker's own one line) from the greeting
+    is ClusterUnavailable, not a traceback; the other greetings are cancelled."""
+    from harness.cluster import driver
+    from harness.cluster.connect import ClusterUnavailable
+    from harness.cluster.worker import Setup
+    from harness.errors import GpuUnavailable
+
+    client = _Client({"tcp://a:1": 1, "tcp://b:1": 1}, RuntimeError("KilledWorker: hello-0"))
+    with pytest.raises(ClusterUnavailable, match=r"a worker failed while it started "
+                                                 r"\(RuntimeError: KilledWorker"):
+        driver.greet(client, Setup("numpy"))
+    assert client.cancelled == 2
+    own = _Client({"tcp://a:1": 1}, GpuUnavailable("no CUDA device is visible"))
+    with pytest.raises(GpuUnavailable, match="no CUDA device"):  # said as the worker said it
+        driver.greet(own, Setup("numpy"))
+
+
+def test_a_worker_met_late_is_checked_as_those_at_the_start() -> None:
+    """A worker first met in a point's result (joined later, or a dead one's replacement)
+    must keep the rules: one thread, and no live worker on its GPU; a dead worker's GPU is
+    its replacement's."""
+    from harness.cluster import driver
+    from harness.cluster.connect import ClusterUnavailable
+    from harness.cluster.worker import Identity
+
+    def ident(addr: str, uuid: str) -> Identity:
+        return Identity("h", addr[-1], addr, uuid, "pycuda", "h200", "NVIDIA H200")
+
+    first = ident("tcp://h:1", "GPU-a")
+    idents = {first.address: first}
+    # the first worker died; its replacement on the same GPU is fine
+    driver.check_joined(_Client({"tcp://h:2": 1}), idents, ident("tcp://h:2", "GPU-a"))
+    assert set(idents) == {"tcp://h:1", "tcp://h:2"}
+    with pytest.raises(ClusterUnavailable, match="share the GPU GPU-a"):
+        driver.check_joined(_Client({"tcp://h:2": 1, "tcp://h:3": 1}), idents,
+                            ident("tcp://h:3", "GPU-a"))
+    with pytest.raises(ClusterUnavailable, match="runs 2 threads"):
+        driver.check_joined(_Client({"tcp://h:2": 1, "tcp://h:4": 2}), idents,
+                            ident("tcp://h:4", "GPU-b"))
