@@ -77,32 +77,36 @@ def validate_targets(reg: Registry, names: Sequence[str] | None, *, cluster: Clu
         setup = Setup(backend, command=provenance.command_line(),
                       no_external=not registry.external_allowed(), calibrate=False)
         idents = greet(s.client, setup)
-        got: dict[int, Outcome] = {}
+        done: dict[int, ValidationSummary] = {}
         for out in hand_out(s.client, run_validation, (setup,), [u.task for u in units],
                             cluster.retries, 2 * len(idents)):
             if out.done is not None and out.done.ident.address not in idents:
                 check_joined(s.client, idents, out.done.ident)  # a late or new worker
-            got[out.task.index] = out
-        sums = []
-        for u in units:
-            out = got[u.task.index]
-            cases = out.done.cases if out.done is not None else [_lost(u.task, out.error)]
-            if out.done is not None and out.done.kernel_hash != u.kernel_hash:
-                cases = [_lost(u.task, f"worker {out.done.ident.worker} on "
-                                       f"{out.done.ident.host} built {out.done.kernel_hash}, "
-                                       f"where this source hashes {u.kernel_hash}: its "
-                                       "plugins or kernels differ from the driver's")]
-            sums.append(ValidationSummary(u.task.target, u.task.variant.name, u.kernel_hash,
-                                          list(u.task.families), cases))
+            u = units[out.task.index]
+            done[u.task.index] = _summary(u, out)
             device = _device(out, idents)
-            if book is not None and device is not None:
-                book.write(sums[-1].ledger_row(device, seeds))
+            if book is not None and device is not None:  # as it lands: an interrupt keeps it
+                book.write(done[u.task.index].ledger_row(device, seeds))
+        sums = [done[u.task.index] for u in units]
     finally:
         if book is not None:
             book.close()
         if s is not None and session is None:
             s.close()
     return ValidationReport(sums, book.path if book else None, book.repaired if book else "")
+
+
+def _summary(u: _Unit, out: Outcome) -> ValidationSummary:
+    """A unit's summary from its outcome: its cases, or one failed case where it got no
+    result or was built from another source than the driver's."""
+    cases = out.done.cases if out.done is not None else [_lost(u.task, out.error)]
+    if out.done is not None and out.done.kernel_hash != u.kernel_hash:
+        cases = [_lost(u.task, f"worker {out.done.ident.worker} on {out.done.ident.host} "
+                               f"built {out.done.kernel_hash}, where this source hashes "
+                               f"{u.kernel_hash}: its plugins or kernels differ from the "
+                               "driver's")]
+    return ValidationSummary(u.task.target, u.task.variant.name, u.kernel_hash,
+                             list(u.task.families), cases)
 
 
 def _lost(task: ValidationTask, why: str) -> CaseResult:

@@ -363,13 +363,16 @@ def validate_targets(reg: Registry, names: Sequence[str] | None, *, variant: str
     todo = list(units(reg, tg, variant, families, options or {}))  # bad input before the GPU
     if record:
         check_recordable(todo)
-    # The ledger is locked and checked before any GPU work, and written after it.
+    # The ledger is locked and checked before any GPU work, and each target variant's row
+    # written as its validation ends: an interrupt keeps the rows of those that ended.
     book = ledger.open_for_append() if record else None
+    sums: list[ValidationSummary] = []
     try:
         gpu = open_gpu(device)
-        sums = list(summaries(todo, gpu, seeds, seed, reg.stages))
-        for s in sums if book is not None else ():
-            book.write(s.ledger_row(gpu.device.info, seeds))
+        for s in summaries(todo, gpu, seeds, seed, reg.stages):
+            sums.append(s)
+            if book is not None:
+                book.write(s.ledger_row(gpu.device.info, seeds))
     finally:
         if book is not None:
             book.close()

@@ -62,3 +62,41 @@ def test_a_unit_built_from_another_source_is_a_failed_case(reg, monkeypatch) -> 
     why = s.cases[0].problems[0]
     assert why.startswith("not validated: worker 3 on far built 0123456789abcdef, where this "
                           f"source hashes {s.kernel_hash}: its plugins or kernels differ")
+
+
+def test_an_interrupted_cluster_validation_keeps_the_units_that_landed(
+        reg, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A unit's ledger row is written as its result lands: Ctrl-C before the next keeps it
+    (the hand-out is a stand-in)."""
+    import dataclasses
+
+    import pytest
+
+    from harness.backends.pycuda.context import DeviceInfo
+    from harness.cluster import driver
+    from harness.cluster.worker import Done, Identity
+    from harness.results import ledger
+
+    book = tmp_path / "ledger.csv"
+    monkeypatch.setattr(ledger, "default_path", lambda: book)
+    info = DeviceInfo(0, "NVIDIA H200", (9, 0), 132, 60 << 20, 141 << 30, "580.1", "13.0",
+                      1980, 3201, 6144)
+    ident = dataclasses.replace(Identity("h", "0", "tcp://h:1", "GPU-a", "pycuda", "h200",
+                                         "NVIDIA H200"), device=info)
+    ok = plain_validate.CaseResult("dynamic_spikes", "default", "normal", 0, {}, (), ())
+
+    def hand_out(client, fn, args, tasks, retries, window):  # type: ignore[no-untyped-def]
+        first = tasks[0]
+        st = reg.stages[first.target]
+        yield driver.Outcome(first, Done(ident, cases=[ok], kernel_hash=plain_validate
+                                         .target_hash(st, first.variant, reg.stages)))
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(validate, "greet", lambda client, setup: {ident.address: ident})
+    monkeypatch.setattr(validate, "hand_out", hand_out)
+    session = type("S", (), {"client": None, "close": lambda self: None})()
+    with pytest.raises(KeyboardInterrupt):
+        validate.validate_targets(reg, ["dynamic_spikes"], cluster=connect.spec("local"),
+                                  seeds=1, record=True, backend="numpy", session=session)
+    assert [(r["variant"], r["status"], r["gpu"]) for r in ledger.read(book)] == \
+        [("default", "pass", "NVIDIA H200")]

@@ -422,3 +422,34 @@ def test_bad_input_is_said_before_the_gpu_opens_and_before_any_case(reg, monkeyp
                                   variant="bidirectional")
     with pytest.raises(BadInput, match="k must be >= 1e-30"):
         validate.validate_targets(reg, ["compute_scales", "spike_encode"], options={"k": "0"})
+
+
+def test_an_interrupted_validation_keeps_the_rows_of_the_variants_it_ended(
+        reg, tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Each target variant's ledger row is written as its validation ends: Ctrl-C during
+    the second keeps the first's (the GPU stands in as the NumPy references)."""
+    import types
+
+    from harness.backends.pycuda.context import DeviceInfo
+    from harness.results import ledger
+
+    book = tmp_path / "ledger.csv"
+    monkeypatch.setattr(ledger, "default_path", lambda: book)
+    info = DeviceInfo(0, "NVIDIA H200", (9, 0), 132, 60 << 20, 141 << 30, "580.1", "13.0",
+                      1980, 3201, 6144)
+    runner = NumpyRunner()
+    monkeypatch.setattr(validate, "open_gpu", lambda device: types.SimpleNamespace(
+        run=runner.run, device=types.SimpleNamespace(info=info)))
+    real = validate.validate
+
+    def cases(target, variant, *a, **k):  # type: ignore[no-untyped-def]
+        if variant.name == "away":
+            raise KeyboardInterrupt
+        return real(target, variant, *a, **k)
+
+    monkeypatch.setattr(validate, "validate", cases)
+    with pytest.raises(KeyboardInterrupt):
+        validate.validate_targets(reg, ["dynamic_spikes"], seeds=1, record=True)
+    rows = ledger.read(book)
+    assert [(r["stage"], r["variant"], r["status"]) for r in rows] == \
+        [("dynamic_spikes", "default", "pass")]
