@@ -22,7 +22,7 @@ from harness import paths
 from harness.backends.torch import serves
 from harness.cluster import connect
 from harness.cluster.connect import ClusterSpec, Session
-from harness.cluster.driver import check_joined, greet, hand_out
+from harness.cluster.driver import check_joined, greet, hand_out, per_worker
 from harness.cluster.outputs import ClusterOutputs
 from harness.cluster.worker import Identity, PointTask, Setup, run_point
 from harness.contract import registry
@@ -148,7 +148,7 @@ def _rows(client: Any, setup: Setup, cfg: BenchConfig, jobs: Sequence[Job],
     tasks = [PointTask(n, j.target.name, j.variant, j.point) for n, j in enumerate(jobs)]
     try:
         for out in hand_out(client, run_point, (setup, cfg), tasks, retries,
-                            2 * len(idents)):
+                            per_worker(client)):
             job = jobs[out.task.index]
             if out.done is None:
                 died = idents.get(out.died_on)

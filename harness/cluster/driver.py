@@ -1,13 +1,13 @@
 """The driver's loop: tasks handed out to the workers with back-pressure, results taken as
 they come, a task whose worker died handed out again a bounded number of times.
 
-At most ``window`` tasks are out at once (twice the workers: one running on each, one
-ready behind it), so the driver never queues a whole sweep on the scheduler and an
-interrupted run has little to cancel. A task whose worker died while running it (a crashed
-process, a lost node: Dask's ``KilledWorker``) is handed out again, up to ``retries`` more
-times; then it is an outcome with the reason and no result. Any other error a task raises
-is its outcome at once (a worker's own problem, not a death). When the loop is left, by
-the end, an error or Ctrl-C, every task still out is cancelled.
+At most ``window`` tasks are out at once (twice the workers the scheduler has, asked again
+each time: one running on each, one ready behind it), so the driver never queues a whole
+sweep on the scheduler and an interrupted run has little to cancel. A task whose worker died
+while running it (a crashed process, a lost node: Dask's ``KilledWorker``) is handed out
+again, up to ``retries`` more times; then it is an outcome with the reason and no result.
+Any other error a task raises is its outcome at once (a worker's own problem, not a death).
+When the loop is left, by the end, an error or Ctrl-C, every task still out is cancelled.
 """
 
 from __future__ import annotations
@@ -38,9 +38,13 @@ class Outcome:
 
 
 def hand_out(client: Any, fn: Callable[..., Done], args: tuple[Any, ...],
-             tasks: Sequence[Any], retries: int, window: int) -> Iterator[Outcome]:
+             tasks: Sequence[Any], retries: int,
+             window: int | Callable[[], int]) -> Iterator[Outcome]:
     """Run ``fn(*args, task)`` for every task (each has an ``index``) on the cluster and
-    yield each outcome as it lands (in the order they finish)."""
+    yield each outcome as it lands (in the order they finish). ``window``: how many tasks
+    may be out at once, or a function asked each time the run tops them up (two a live
+    worker: workers that join later get points too)."""
+    size = window if callable(window) else (lambda: window)
     from distributed import KilledWorker, as_completed
 
     queue = deque(tasks)
@@ -57,7 +61,7 @@ def hand_out(client: Any, fn: Callable[..., Done], args: tuple[Any, ...],
         finished.add(f)
 
     try:
-        while queue and len(live) < max(1, window):
+        while queue and len(live) < max(1, size()):
             submit(queue.popleft())
         for f in finished:
             _, task = live.pop(f.key)
@@ -80,12 +84,21 @@ def hand_out(client: Any, fn: Callable[..., Done], args: tuple[Any, ...],
                               died.get(task.index, ""))
             finally:
                 f.release()
-            while queue and len(live) < window:
+            top = size() if queue else 0
+            while queue and len(live) < top:
                 submit(queue.popleft())
             yield out
     finally:
         if live:
             client.cancel([f for f, _ in live.values()], force=True)
+
+
+def per_worker(client: Any, each: int = 2) -> Callable[[], int]:
+    """A hand-out window of ``each`` tasks a worker the scheduler has now (at least one
+    worker's): one running and one ready on each, as the cluster grows or shrinks."""
+    def size() -> int:
+        return each * max(1, len(client.scheduler_info(n_workers=-1)["workers"]))
+    return size
 
 
 def greet(client: Any, setup: Any) -> dict[str, Identity]:

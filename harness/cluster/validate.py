@@ -16,7 +16,7 @@ from typing import Any
 
 from harness.cluster import connect
 from harness.cluster.connect import ClusterSpec, Session
-from harness.cluster.driver import Outcome, check_joined, greet, hand_out
+from harness.cluster.driver import Outcome, check_joined, greet, hand_out, per_worker
 from harness.cluster.worker import Setup, ValidationTask, run_validation
 from harness.contract import registry
 from harness.contract.registry import Registry
@@ -79,7 +79,7 @@ def validate_targets(reg: Registry, names: Sequence[str] | None, *, cluster: Clu
         idents = greet(s.client, setup)
         done: dict[int, ValidationSummary] = {}
         for out in hand_out(s.client, run_validation, (setup,), [u.task for u in units],
-                            cluster.retries, 2 * len(idents)):
+                            cluster.retries, per_worker(s.client)):
             if out.done is not None and out.done.ident.address not in idents:
                 check_joined(s.client, idents, out.done.ident)  # a late or new worker
             u = units[out.task.index]

@@ -109,3 +109,17 @@ def test_a_worker_met_late_is_checked_as_those_at_the_start() -> None:
     with pytest.raises(ClusterUnavailable, match="runs 2 threads"):
         driver.check_joined(_Client({"tcp://h:2": 1, "tcp://h:4": 2}), idents,
                             ident("tcp://h:4", "GPU-b"))
+
+
+def test_the_hand_out_window_follows_the_workers_there_are_now() -> None:
+    """Two points a worker the scheduler has at the time asked (workers that join later
+    get points too); one worker's two while none is there."""
+    from harness.cluster import driver
+
+    client = _Client({"tcp://a:1": 1})
+    size = driver.per_worker(client)
+    assert size() == 2
+    client.threads.update({"tcp://b:1": 1, "tcp://c:1": 1, "tcp://d:1": 1})
+    assert size() == 8
+    client.threads.clear()
+    assert size() == 2
