@@ -345,11 +345,12 @@ def check_workers(client: Any, gpus: Mapping[str, tuple[str, str]]) -> None:
     """HarnessError (one line) unless every worker runs one thread and no two share a GPU
     (``gpus``: worker address -> (host, the GPU's UUID or PCI bus id, '' without a GPU)):
     a GPU times one point at a time."""
-    info = client.scheduler_info(n_workers=-1)["workers"]
-    for addr, w in info.items():
-        if w.get("nthreads", 1) != 1:
+    # The scheduler asked directly: scheduler_info's worker table is a cache the client's
+    # timer refreshes, and it can come back empty (then nothing would be checked).
+    for addr, threads in client.nthreads().items():
+        if threads != 1:
             raise ClusterUnavailable(
-                f"worker {addr} runs {w['nthreads']} threads: start each worker with "
+                f"worker {addr} runs {threads} threads: start each worker with "
                 "--nthreads 1 (one point at a time on its GPU)")
     seen: dict[tuple[str, str], str] = {}
     for addr, (host, uuid) in gpus.items():

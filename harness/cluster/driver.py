@@ -61,7 +61,8 @@ def hand_out(client: Any, fn: Callable[..., Done], args: tuple[Any, ...],
         finished.add(f)
 
     try:
-        while queue and len(live) < max(1, size()):
+        top = max(1, size())  # asked once a fill
+        while queue and len(live) < top:
             submit(queue.popleft())
         for f in finished:
             _, task = live.pop(f.key)
@@ -84,7 +85,7 @@ def hand_out(client: Any, fn: Callable[..., Done], args: tuple[Any, ...],
                               died.get(task.index, ""))
             finally:
                 f.release()
-            top = size() if queue else 0
+            top = max(1, size()) if queue else 0
             while queue and len(live) < top:
                 submit(queue.popleft())
             yield out
@@ -97,7 +98,7 @@ def per_worker(client: Any, each: int = 2) -> Callable[[], int]:
     """A hand-out window of ``each`` tasks a worker the scheduler has now (at least one
     worker's): one running and one ready on each, as the cluster grows or shrinks."""
     def size() -> int:
-        return each * max(1, len(client.scheduler_info(n_workers=-1)["workers"]))
+        return each * max(1, len(client.nthreads()))
     return size
 
 
@@ -106,7 +107,7 @@ def greet(client: Any, setup: Any) -> dict[str, Identity]:
     calibrated) and check that the cluster times honestly (:func:`check_workers`); the
     workers by address. A worker's error (no GPU where pycuda is asked for, an unknown
     peer) is raised here, as it is, before any point is handed out."""
-    addresses = list(client.scheduler_info(n_workers=-1)["workers"])
+    addresses = list(client.nthreads())
     futures = [client.submit(hello, setup, key=f"hello-{i}", workers=[a],
                              allow_other_workers=False, pure=False)
                for i, a in enumerate(addresses)]
@@ -131,10 +132,11 @@ def greet(client: Any, setup: Any) -> dict[str, Identity]:
 def check_joined(client: Any, idents: dict[str, Identity], new: Identity) -> None:
     """A worker met for the first time in a point's result (one that joined after the
     start, or a dead one's replacement): added to ``idents``, then the live workers checked
-    again as at the start (:func:`check_workers`: one thread each, no two on one GPU), so
-    that a late worker cannot time beside another on its GPU. ClusterUnavailable (one
-    line) where they fail; the new worker's result is then not written."""
+    again as at the start (:func:`check_workers`: one thread each, no two on one GPU).
+    ClusterUnavailable (one line) where they fail: the run stops and the late worker's rows
+    are not written. A late worker is checked only when its first point comes back (Dask
+    may hand it a point as soon as it joins): start every worker before the run."""
     idents[new.address] = new
-    live = set(client.scheduler_info(n_workers=-1)["workers"]) | {new.address}
+    live = set(client.nthreads()) | {new.address}
     check_workers(client, {a: (i.host, i.gpu_uuid or i.pci_bus) for a, i in idents.items()
                            if a in live})

@@ -78,6 +78,7 @@ def validate_targets(reg: Registry, names: Sequence[str] | None, *, cluster: Clu
                       no_external=not registry.external_allowed(), calibrate=False)
         idents = greet(s.client, setup)
         done: dict[int, ValidationSummary] = {}
+        written = 0
         for out in hand_out(s.client, run_validation, (setup,), [u.task for u in units],
                             cluster.retries, per_worker(s.client)):
             if out.done is not None and out.done.ident.address not in idents:
@@ -85,15 +86,20 @@ def validate_targets(reg: Registry, names: Sequence[str] | None, *, cluster: Clu
             u = units[out.task.index]
             done[u.task.index] = _summary(u, out)
             device = _device(out, idents)
-            if book is not None and device is not None:  # as it lands: an interrupt keeps it
+            # As it lands (an interrupt keeps it); none for a unit of another source: no
+            # validation of this one ran.
+            foreign = out.done is not None and out.done.kernel_hash != u.kernel_hash
+            if book is not None and device is not None and not foreign:
                 book.write(done[u.task.index].ledger_row(device, seeds))
+                written += 1
         sums = [done[u.task.index] for u in units]
     finally:
         if book is not None:
             book.close()
         if s is not None and session is None:
             s.close()
-    return ValidationReport(sums, book.path if book else None, book.repaired if book else "")
+    return ValidationReport(sums, book.path if book else None, book.repaired if book else "",
+                            written)
 
 
 def _summary(u: _Unit, out: Outcome) -> ValidationSummary:

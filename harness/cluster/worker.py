@@ -125,8 +125,12 @@ def state(setup: Setup) -> State:
 
 
 def _build(setup: Setup) -> State:
+    # Set or cleared for each run's state: a worker that outlives a run (on a scheduler of
+    # its own) takes the next run's choice, not the last one's.
     if setup.no_external:
         os.environ[registry.NO_EXTERNAL_ENV] = "1"
+    else:
+        os.environ.pop(registry.NO_EXTERNAL_ENV, None)
     reg = registry.discover()
     chosen = devices.choose(setup.backend, 0)  # the one GPU this worker sees
     peers = devices.peers(chosen, setup.peers, setup.named)

@@ -338,6 +338,8 @@ class ValidationReport:
     recorded: Path | None = None
     #: What was cut from the ledger before appending (a torn last row; '' when nothing).
     repaired: str = ""
+    #: Ledger rows written (a cluster unit of unknown GPU or of another source has none).
+    rows: int = 0
 
     @property
     def failures(self) -> list[CaseResult]:
@@ -376,4 +378,5 @@ def validate_targets(reg: Registry, names: Sequence[str] | None, *, variant: str
     finally:
         if book is not None:
             book.close()
-    return ValidationReport(sums, book.path if book else None, book.repaired if book else "")
+    return ValidationReport(sums, book.path if book else None, book.repaired if book else "",
+                            len(sums) if book else 0)

@@ -118,7 +118,7 @@ def validate_cmd(
         err.print(f"... and {len(rep.failures) - 10} more failed cases", markup=False)
     if rep.recorded is not None:
         warn([rep.repaired] if rep.repaired else [])
-        say(f"recorded {len(rep.summaries)} rows in {rep.recorded}")
+        say(f"recorded {rep.rows} rows in {rep.recorded}")
     if rep.failure:
         raise ValidationFailed(rep.failure)
 

@@ -137,8 +137,8 @@ class _Client:
     def __init__(self, threads: dict[str, int]) -> None:
         self.threads = threads
 
-    def scheduler_info(self, n_workers: int = 5) -> dict:  # type: ignore[type-arg]
-        return {"workers": {a: {"nthreads": n} for a, n in self.threads.items()}}
+    def nthreads(self) -> dict[str, int]:
+        return dict(self.threads)
 
 
 def test_a_worker_of_several_threads_is_refused() -> None:

@@ -36,15 +36,25 @@ def test_a_validation_unit_whose_worker_dies_is_a_failed_case(toy_reg, session, 
     session.client.wait_for_workers(2, timeout=60)
 
 
-def test_a_unit_built_from_another_source_is_a_failed_case(reg, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def test_a_unit_built_from_another_source_is_a_failed_case(reg, tmp_path: Path,
+                                                           monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A worker whose plugins or kernels differ from the driver's validates another kernel:
     its cases cannot stand for the driver's source, so the unit is a failed case naming both
     hashes (a recorded row would certify the driver's hash on another kernel's run). No
     cluster needed: the hand-out is a stand-in."""
+    import dataclasses
+
+    from harness.backends.pycuda.context import DeviceInfo
     from harness.cluster import driver
     from harness.cluster.worker import Done, Identity
+    from harness.results import ledger
 
-    ident = Identity("far", "3", "tcp://far:1", "", "numpy", "cpu", "cpu")
+    book = tmp_path / "ledger.csv"
+    monkeypatch.setattr(ledger, "default_path", lambda: book)
+    info = DeviceInfo(0, "NVIDIA H200", (9, 0), 132, 60 << 20, 141 << 30, "580.1", "13.0",
+                      1980, 3201, 6144)
+    ident = dataclasses.replace(Identity("far", "3", "tcp://far:1", "", "numpy", "cpu",
+                                         "cpu"), device=info)
     ok = plain_validate.CaseResult("dynamic_spikes", "default", "normal", 0, {}, (), ())
 
     def hand_out(client, fn, args, tasks, retries, window):  # type: ignore[no-untyped-def]
@@ -56,8 +66,9 @@ def test_a_unit_built_from_another_source_is_a_failed_case(reg, monkeypatch) -> 
     session = type("S", (), {"client": None, "close": lambda self: None})()
     rep = validate.validate_targets(reg, ["dynamic_spikes"], cluster=connect.spec("local"),
                                     variant="default", seeds=1, backend="numpy",
-                                    session=session)
+                                    session=session, record=True)
     (s,) = rep.summaries
+    assert rep.rows == 0 and ledger.read(book) == []  # no row: no validation of this source
     assert s.passed == 0 and len(s.cases) == 1
     why = s.cases[0].problems[0]
     assert why.startswith("not validated: worker 3 on far built 0123456789abcdef, where this "

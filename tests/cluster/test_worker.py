@@ -159,3 +159,16 @@ def test_a_gpu_worker_calibrates_once_and_names_its_gpu(monkeypatch) -> None:  #
     cold = worker._build(worker.Setup("auto", calibrate=False))  # validation: no copy
     assert copies == [2 << 30] and cold.ident.calibration is None
     assert cold.meta.peak_gbps == 3800.0  # the stored calibration, as a plain run has it
+
+
+def test_each_runs_state_takes_its_own_external_plugins_choice(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A worker that outlives a run (on a scheduler of its own): a --no-external-plugins
+    run's choice does not stay for the next run, which allows them."""
+    from harness.contract import registry
+
+    monkeypatch.setattr(worker, "_STATES", {})
+    monkeypatch.delenv(registry.NO_EXTERNAL_ENV, raising=False)
+    worker.state(worker.Setup("numpy", no_external=True))
+    assert not registry.external_allowed()
+    worker.state(worker.Setup("numpy", no_external=False))
+    assert registry.external_allowed()
