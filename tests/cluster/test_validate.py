@@ -36,34 +36,43 @@ def test_a_validation_unit_whose_worker_dies_is_a_failed_case(toy_reg, session, 
     session.client.wait_for_workers(2, timeout=60)
 
 
-def test_a_unit_built_from_another_source_is_a_failed_case(reg, tmp_path: Path,
-                                                           monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """A worker whose plugins or kernels differ from the driver's validates another kernel:
-    its cases cannot stand for the driver's source, so the unit is a failed case naming both
-    hashes (a recorded row would certify the driver's hash on another kernel's run). No
-    cluster needed: the hand-out is a stand-in."""
+def _stand_in(monkeypatch, tmp_path: Path, hand_out):  # type: ignore[no-untyped-def]
+    """A cluster of one H200 worker whose hand-out is ``hand_out``, the ledger in
+    ``tmp_path``: (the worker's identity, a passing case, the ledger's path, a session)."""
     import dataclasses
 
     from harness.backends.pycuda.context import DeviceInfo
-    from harness.cluster import driver
-    from harness.cluster.worker import Done, Identity
+    from harness.cluster.worker import Identity
     from harness.results import ledger
 
     book = tmp_path / "ledger.csv"
     monkeypatch.setattr(ledger, "default_path", lambda: book)
     info = DeviceInfo(0, "NVIDIA H200", (9, 0), 132, 60 << 20, 141 << 30, "580.1", "13.0",
                       1980, 3201, 6144)
-    ident = dataclasses.replace(Identity("far", "3", "tcp://far:1", "", "numpy", "cpu",
-                                         "cpu"), device=info)
+    ident = dataclasses.replace(Identity("far", "3", "tcp://far:1", "GPU-a", "pycuda",
+                                         "h200", "NVIDIA H200"), device=info)
     ok = plain_validate.CaseResult("dynamic_spikes", "default", "normal", 0, {}, (), ())
+    monkeypatch.setattr(validate, "greet", lambda client, setup: {ident.address: ident})
+    monkeypatch.setattr(validate, "hand_out", lambda *a: hand_out(ident, ok, *a))
+    session = type("S", (), {"client": None, "close": lambda self: None})()
+    return book, session
 
-    def hand_out(client, fn, args, tasks, retries, window):  # type: ignore[no-untyped-def]
+
+def test_a_unit_built_from_another_source_is_a_failed_case(reg, tmp_path: Path,
+                                                           monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A worker whose plugins or kernels differ from the driver's validates another kernel:
+    its cases cannot stand for the driver's source, so the unit is a failed case naming both
+    hashes (a recorded row would certify the driver's hash on another kernel's run). No
+    cluster needed: the hand-out is a stand-in."""
+    from harness.cluster import driver
+    from harness.cluster.worker import Done
+    from harness.results import ledger
+
+    def hand_out(ident, ok, client, fn, args, tasks, retries, window):  # type: ignore[no-untyped-def]
         for t in tasks:
             yield driver.Outcome(t, Done(ident, cases=[ok], kernel_hash="0123456789abcdef"))
 
-    monkeypatch.setattr(validate, "greet", lambda client, setup: {ident.address: ident})
-    monkeypatch.setattr(validate, "hand_out", hand_out)
-    session = type("S", (), {"client": None, "close": lambda self: None})()
+    book, session = _stand_in(monkeypatch, tmp_path, hand_out)
     rep = validate.validate_targets(reg, ["dynamic_spikes"], cluster=connect.spec("local"),
                                     variant="default", seeds=1, backend="numpy",
                                     session=session, record=True)
@@ -79,33 +88,20 @@ def test_an_interrupted_cluster_validation_keeps_the_units_that_landed(
         reg, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A unit's ledger row is written as its result lands: Ctrl-C before the next keeps it
     (the hand-out is a stand-in)."""
-    import dataclasses
-
     import pytest
 
-    from harness.backends.pycuda.context import DeviceInfo
     from harness.cluster import driver
-    from harness.cluster.worker import Done, Identity
+    from harness.cluster.worker import Done
     from harness.results import ledger
 
-    book = tmp_path / "ledger.csv"
-    monkeypatch.setattr(ledger, "default_path", lambda: book)
-    info = DeviceInfo(0, "NVIDIA H200", (9, 0), 132, 60 << 20, 141 << 30, "580.1", "13.0",
-                      1980, 3201, 6144)
-    ident = dataclasses.replace(Identity("h", "0", "tcp://h:1", "GPU-a", "pycuda", "h200",
-                                         "NVIDIA H200"), device=info)
-    ok = plain_validate.CaseResult("dynamic_spikes", "default", "normal", 0, {}, (), ())
-
-    def hand_out(client, fn, args, tasks, retries, window):  # type: ignore[no-untyped-def]
+    def hand_out(ident, ok, client, fn, args, tasks, retries, window):  # type: ignore[no-untyped-def]
         first = tasks[0]
         st = reg.stages[first.target]
         yield driver.Outcome(first, Done(ident, cases=[ok], kernel_hash=plain_validate
                                          .target_hash(st, first.variant, reg.stages)))
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(validate, "greet", lambda client, setup: {ident.address: ident})
-    monkeypatch.setattr(validate, "hand_out", hand_out)
-    session = type("S", (), {"client": None, "close": lambda self: None})()
+    book, session = _stand_in(monkeypatch, tmp_path, hand_out)
     with pytest.raises(KeyboardInterrupt):
         validate.validate_targets(reg, ["dynamic_spikes"], cluster=connect.spec("local"),
                                   seeds=1, record=True, backend="numpy", session=session)
