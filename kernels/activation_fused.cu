@@ -37,7 +37,8 @@
 //               bits).
 // q8 is an output: q as int8 (clamped where it does not fit, which stats tells), the operand
 // the integer GEMM (int_gemm) takes, so a layer needs no decode pass.
-// The module's three __device__ words make it one launch at a time per module (per variant).
+// The module's __device__ words (g_qmin, g_qmax, g_ticket, and act_grid's g_round and
+// g_range) make it one launch at a time per module (per variant).
 #include "threshold.cuh"
 #include "reduce_int.cuh"
 #include "decision.cuh"
@@ -297,7 +298,15 @@ __device__ __forceinline__ void one_planes(out_t* __restrict__ out, int B, int F
 #ifndef GRID_MINB
 #define GRID_MINB 4  // act_grid's blocks an SM (__launch_bounds__): the plugin's grid cap
 #endif
-__device__ unsigned int g_round = 0;  // act_grid's barrier: bumped once a launch
+__device__ unsigned int g_round = 0;  // act_grid's launches, counted: which slot of g_range
+// act_grid's result: the tensor's (qmin, qmax) packed in one word, in the slot of the launch's
+// round parity; lo > hi (INT_MAX, INT_MIN) marks a slot not yet written.
+#define RANGE_UNSET 0x7fffffff80000000ULL
+// act_grid's waiters give up after this many polls (seconds, at 32 ns or more a poll): a grid
+// that is not all resident (another kernel or process holding SMs) then ends in an error,
+// not a hang.
+#define GRID_SPINS (1u << 26)
+__device__ unsigned long long g_range[2] = {RANGE_UNSET, RANGE_UNSET};
 
 // Pass 1 on an aligned row that fits the thread's cache c (F <= 4 CACHE_VEC BLOCK): vth, q of
 // every value folded into lo/hi and written to q8r as int8, and kept in w (slot j: float4
@@ -322,35 +331,51 @@ __device__ __forceinline__ float stats_row_kept(const float4 (&c)[CACHE_VEC], in
     return t;
 }
 
-// The q range of every block met at one grid-wide barrier, and SPEC's decision into dec (and
-// stats) for every thread. Thread 0 of each block adds the block's range to the global words
-// and takes a ticket; the last block decides, writes stats, resets the words for the next
-// launch and releases the round; the others wait for the round and read stats. Every block of
-// the grid must be resident at once (the plugin's grid: at most GRID_MINB blocks an SM).
+// The q range of every block met at one grid-wide barrier, and SPEC's decision into dec for
+// every thread (the last block also writes stats). Thread 0 of each block adds the block's
+// range to the two global words (reductions, no return) and takes a ticket with release and
+// acquire order (no separate fence); the last block reads the words, resets them, the ticket
+// and the other slot for the next launch, and publishes (qmin, qmax) in its round's slot with
+// one release store; the others wait on that slot (acquire) and decide from it themselves
+// (decide is a function of qmin and qmax). Every block of the grid must be resident at
+// once (the plugin's grid: at most GRID_MINB blocks an SM).
 __device__ __forceinline__ void grid_decide(int lo, int hi, int* __restrict__ stats, int* s_lo,
                                             int* s_hi, int* dec) {
+    // Read before the block's ticket, so before the last block can bump it; its latency under
+    // the block's reduction.
+    const unsigned round = threadIdx.x == 0 ? *(volatile unsigned*)&g_round : 0u;
     block_min_max<BLOCK / 32>(lo, hi, s_lo, s_hi);
     if (threadIdx.x == 0) {
-        volatile unsigned* round = &g_round;
-        const unsigned mine = *round;  // read before the ticket: the last bumps it after all
         atomicMin(&g_qmin, lo);
         atomicMax(&g_qmax, hi);
-        __threadfence();  // the read and the block's atomics before its ticket
-        if (atomicAdd(&g_ticket, 1u) == gridDim.x - 1u) {
-            __threadfence();
-            decide(atomicAdd(&g_qmin, 0), atomicAdd(&g_qmax, 0), dec);
-            for (int i = 0; i < 4; ++i) stats[i] = dec[i];
+        unsigned ticket;
+        asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;"
+                     : "=r"(ticket) : "l"(&g_ticket) : "memory");
+        unsigned long long* slot = &g_range[round & 1u];
+        unsigned long long got;
+        const bool last = ticket == gridDim.x - 1u;
+        if (last) {
+            int qmin, qmax;
+            asm volatile("ld.relaxed.gpu.global.s32 %0, [%1];" : "=r"(qmin) : "l"(&g_qmin) : "memory");
+            asm volatile("ld.relaxed.gpu.global.s32 %0, [%1];" : "=r"(qmax) : "l"(&g_qmax) : "memory");
             g_qmin = INT_MAX;  // ready for the next launch
             g_qmax = INT_MIN;
             g_ticket = 0u;
-            __threadfence();  // stats and the reset before the release
-            atomicAdd(&g_round, 1u);
+            g_range[(round + 1u) & 1u] = RANGE_UNSET;
+            g_round = round + 1u;
+            got = (unsigned long long)(unsigned)qmin << 32 | (unsigned)qmax;
+            asm volatile("st.release.gpu.global.u64 [%0], %1;" :: "l"(slot), "l"(got) : "memory");
         } else {
-            while (*round == mine) __nanosleep(64);
-            __threadfence();
-            volatile int* vs = stats;
-            for (int i = 0; i < 4; ++i) dec[i] = vs[i];
+            for (unsigned spins = 0;; ++spins) {
+                asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(got) : "l"(slot) : "memory");
+                if ((int)(got >> 32) <= (int)(unsigned)got) break;
+                if (spins == GRID_SPINS) __trap();
+                __nanosleep(32);
+            }
         }
+        decide((int)(got >> 32), (int)(unsigned)got, dec);
+        if (last)
+            for (int i = 0; i < 4; ++i) stats[i] = dec[i];
     }
     __syncthreads();
 }
