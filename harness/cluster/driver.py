@@ -39,12 +39,11 @@ class Outcome:
 
 def hand_out(client: Any, fn: Callable[..., Done], args: tuple[Any, ...],
              tasks: Sequence[Any], retries: int,
-             window: int | Callable[[], int]) -> Iterator[Outcome]:
+             window: Callable[[], int]) -> Iterator[Outcome]:
     """Run ``fn(*args, task)`` for every task (each has an ``index``) on the cluster and
-    yield each outcome as it lands (in the order they finish). ``window``: how many tasks
-    may be out at once, or a function asked each time the run tops them up (two a live
-    worker: workers that join later get points too)."""
-    size = window if callable(window) else (lambda: window)
+    yield each outcome as it lands (in the order they finish). ``window()``: how many tasks
+    may be out at once, asked each time the run tops them up (:func:`per_worker`: two a
+    live worker, so that workers that join later get points too)."""
     from distributed import KilledWorker, as_completed
 
     queue = deque(tasks)
@@ -61,7 +60,7 @@ def hand_out(client: Any, fn: Callable[..., Done], args: tuple[Any, ...],
         finished.add(f)
 
     try:
-        top = max(1, size())  # asked once a fill
+        top = max(1, window())  # asked once a fill
         while queue and len(live) < top:
             submit(queue.popleft())
         for f in finished:
@@ -85,7 +84,7 @@ def hand_out(client: Any, fn: Callable[..., Done], args: tuple[Any, ...],
                               died.get(task.index, ""))
             finally:
                 f.release()
-            top = max(1, size()) if queue else 0
+            top = max(1, window()) if queue else 0
             while queue and len(live) < top:
                 submit(queue.popleft())
             yield out
