@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from harness import paths
+from harness.backends.pycuda.context import gpu_slug
 from harness.backends.torch import serves
 from harness.cluster import connect
 from harness.cluster.connect import ClusterSpec, Session
 from harness.cluster.driver import check_joined, greet, hand_out, per_worker
-from harness.cluster.outputs import ClusterOutputs
+from harness.cluster.outputs import ClusterOutputs, refuse_existing
 from harness.cluster.worker import Identity, PointTask, Setup, run_point
 from harness.contract import registry
 from harness.contract.registry import Registry
@@ -90,10 +91,13 @@ def bench(reg: Registry, names: Sequence[str] | None, *, cluster: ClusterSpec,
     jobs = plan(tg.all, sweep, variants, options or {}, defines)
     setup = Setup(backend, peers, tuple(devices.named_peers(tg.all)),
                   provenance.command_line(), not registry.external_allowed())
+    # A file the run would refuse is refused now, as a plain run refuses it before its first
+    # point, not once the cluster's workers are up (Slurm jobs may queue for long).
+    refuse_existing(jobs, _known_folders(cluster, backend, out_dir), existing)
     s = session or connect.open_session(cluster, backend)
     outputs = None
     try:
-        idents = greet(s.client, setup)
+        idents = greet(s.client, setup, cluster.limit_s)
         on_gpu = any(i.backend != "numpy" for i in idents.values())
         if not on_gpu and not sweep:
             jobs = [j for j in jobs if j.is_pipeline
@@ -117,7 +121,8 @@ def bench(reg: Registry, names: Sequence[str] | None, *, cluster: ClusterSpec,
         named = {p for i in idents.values() for p in i.peers}
         total = sum(1 + sum(serves(p, j.target) for p in named) for j in jobs)
         shown = outputs.folder(slugs[0]) if len(slugs) == 1 else outputs.root
-        gen = _rows(s.client, setup, cfg, jobs, outputs, idents, cluster.retries, reg)
+        gen = _rows(s.client, setup, cfg, jobs, outputs, idents, cluster.retries, reg,
+                    cluster.limit_s)
         return ClusterRun(gen, total, shown, on_gpu, _note(s, idents, on_gpu),
                           repaired=outputs.repaired, outputs=None, files=outputs,
                           session=s if session is None else None)
@@ -127,6 +132,30 @@ def bench(reg: Registry, names: Sequence[str] | None, *, cluster: ClusterSpec,
         if session is None:
             s.close()
         raise
+
+
+def _known_folders(cluster: ClusterSpec, backend: str, out_dir: Path | None) -> list[Path]:
+    """The folders the run will write its CSVs in, as far as they are known before its
+    cluster starts (a folder is a GPU model's, and the models are the workers'). On this
+    machine (``local``) they are: the NumPy references' ``cpu``, or the models nvidia-smi
+    lists for the workers to start. A scheduler's or Slurm's models are known once their
+    workers are greeted; with ``--out`` the folder is still known where the cluster has one
+    model, the usual case, and taken to be that: an existing CSV in it is refused before
+    the workers start even if they turn out to be of several models (whose files go under
+    ``--out``'s subfolders instead). Without ``--out`` their CSVs are checked once the
+    workers are up."""
+    slugs: list[str] = []
+    if cluster.kind == "local":
+        gpus = [] if backend == "numpy" else connect.local_gpus()[:cluster.workers]
+        if gpus:
+            slugs = sorted({gpu_slug(g.name) for g in gpus})
+        elif backend != "pycuda":  # (pycuda without a GPU: the workers refuse to start)
+            slugs = ["cpu"]
+    if out_dir is None:
+        return [paths.statistics_dir() / slug for slug in slugs]
+    if len(slugs) > 1:
+        return [out_dir / slug for slug in slugs]
+    return [out_dir]
 
 
 def _note(s: Session, idents: Mapping[str, Identity], on_gpu: bool) -> str:
@@ -143,17 +172,18 @@ def _note(s: Session, idents: Mapping[str, Identity], on_gpu: bool) -> str:
 
 def _rows(client: Any, setup: Setup, cfg: BenchConfig, jobs: Sequence[Job],
           outputs: ClusterOutputs, idents: dict[str, Identity], retries: int,
-          reg: Registry) -> Iterator[plain.Measured]:
+          reg: Registry, wait_s: float = connect.WORKERS_S) -> Iterator[plain.Measured]:
     """Hand the points out and write each one's rows as they land, then yield them."""
     tasks = [PointTask(n, j.target.name, j.variant, j.point) for n, j in enumerate(jobs)]
+    first = next(iter(idents.values()))
     try:
         for out in hand_out(client, run_point, (setup, cfg), tasks, retries,
-                            per_worker(client)):
+                            per_worker(client), wait_s):
             job = jobs[out.task.index]
             if out.done is None:
-                died = idents.get(out.died_on)
-                ident = died or next(iter(idents.values()))
-                got = [_failed(job, out.error, ident, died is not None, setup, cfg, reg)]
+                ran = idents.get(out.died_on)  # None: which worker ran it is not known
+                got = [_failed(job, out.error, ran, setup, cfg, reg, first)]
+                ident = ran or first  # the file of its model, else of the first model
             else:
                 ident = out.done.ident
                 if ident.address not in idents:  # a worker that joined, or replaced one
@@ -178,13 +208,17 @@ def _retried(row: dict[str, Any], attempts: int) -> dict[str, Any]:
     return {**row, "reason": "; ".join(r for r in (row.get("reason"), note) if r)}
 
 
-def _failed(job: Job, why: str, ident: Identity, died_there: bool, setup: Setup,
-            cfg: BenchConfig, reg: Registry) -> dict[str, Any]:
-    """The ``failed`` row of a point that got no result: the engine's row on the backend
-    and GPU model of ``ident``, with the reason and, where its worker died
-    (``died_there``), that worker's columns."""
-    meta = RunMeta(gpu=ident.gpu, git_sha=provenance.git_sha(), command=setup.command)
-    row = rows.base(job, ident.backend, cfg.family, cfg.timing.cold, meta, reg.stages,
-                    cfg.timing.graph)
+def _failed(job: Job, why: str, ident: Identity | None, setup: Setup, cfg: BenchConfig,
+            reg: Registry, first: Identity) -> dict[str, Any]:
+    """The ``failed`` row of a point that got no result: the engine's row with the reason,
+    on the worker ``ident`` that ran it (the one it last died on), its GPU model and its
+    columns. Where that worker is not known (a task that failed without a result, or died
+    on a worker never met: a replacement that died before its first point came back), the
+    row's ``gpu`` and the worker columns are left empty rather than borrowed from another
+    worker; it is on the run's backend (``first``'s) and goes in the first model's file."""
+    meta = RunMeta(gpu=ident.gpu if ident is not None else "", git_sha=provenance.git_sha(),
+                   command=setup.command)
+    row = rows.base(job, (ident or first).backend, cfg.family, cfg.timing.cold, meta,
+                    reg.stages, cfg.timing.graph)
     return {**row, "status": "failed", "reason": why[:REASON_CHARS],
-            **(ident.columns() if died_there else {})}
+            **(ident.columns() if ident is not None else {})}

@@ -10,14 +10,19 @@ same by index). The schedulers started here fail a task at once when its worker 
 worker one task at a time (``worker-saturation`` 1.0: a worker's death takes only the
 point it was running with it).
 
-A little past 300 lines: the three ways to a cluster share the option checks and the
-one-worker-a-GPU rule, kept together here.
+No wait for workers is without a limit (``ClusterSpec.limit_s``, $HARNESS_CLUSTER_WAIT_S),
+and while a session is open Dask's own logging is held back (what became of the run is the
+harness's one line).
+
+Past 400 lines: the three ways to a cluster share the option checks, the wait for workers,
+the session's quiet and the one-worker-a-GPU rule, kept together here.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import os
 import re
 import shutil
@@ -40,9 +45,16 @@ SLURM_KEYS: dict[str, str | None] = {
     "queue": None, "account": None, "walltime": "01:00:00", "memory": "32GB",
     "gres": "gpu:1", "interface": None, "python": None,
 }
-#: Seconds to wait for a running scheduler to answer, and for its first worker.
+#: Seconds to wait for a running scheduler to answer.
 CONNECT_S = 30
+#: Seconds a run waits, by default, while its cluster has no worker for it: for the first
+#: one to join, and mid-run once every worker is gone (a lost host, a job past its
+#: walltime); a Slurm cluster waits longer, for its first job to leave the queue. Past it
+#: the run stops in one line, every row written so far kept. WAIT_ENV sets another wait
+#: for a command (the library's callers may set ``ClusterSpec.wait_s`` instead).
 WORKERS_S = 120
+SLURM_S = 600
+WAIT_ENV = "HARNESS_CLUSTER_WAIT_S"
 #: Worker processes of a local cluster without a GPU (the NumPy references).
 CPU_WORKERS = 2
 #: What every local worker process loads first: it leaves Ctrl-C to the driver.
@@ -53,10 +65,13 @@ WORKER_CONFIG = {"distributed.worker.profile.enabled": False}
 #: The settings of every cluster started here (see the module's docstring).
 CONFIG = {"distributed.scheduler.allowed-failures": 0,
           "distributed.scheduler.worker-saturation": 1.0,
-          # A task no worker is left to run fails after this long instead of waiting forever
-          # (the driver's own waits have no time limit).
-          "distributed.scheduler.no-workers-timeout": f"{WORKERS_S}s",
           **WORKER_CONFIG}
+#: The scheduler's own limit on a task no worker is left to run, as a multiple of the
+#: driver's wait (:func:`config`).
+BACKSTOP = 2
+#: What a run says when its scheduler no longer answers.
+LOST = ("lost the Dask scheduler (its process ended, or its host is out of reach): the run "
+        "stops here; what it wrote so far is kept")
 
 
 class ClusterUnavailable(HarnessError):
@@ -75,17 +90,34 @@ class ClusterSpec:
     retries: int = 2
     #: ``--slurm KEY=VALUE`` settings.
     slurm: tuple[tuple[str, str], ...] = ()
+    #: Seconds the run waits while it has no worker (None: the default, :attr:`limit_s`).
+    wait_s: float | None = None
 
     @property
     def kind(self) -> str:
         """``local``, ``slurm`` or ``scheduler``."""
         return self.where if self.where in ("local", "slurm") else "scheduler"
 
+    @property
+    def limit_s(self) -> float:
+        """Seconds the run waits while its cluster has no worker for it (for the first one,
+        and mid-run once all are gone): ``wait_s``, else WORKERS_S (a Slurm cluster
+        SLURM_S: its jobs may queue for a while first)."""
+        if self.wait_s is not None:
+            return self.wait_s
+        return SLURM_S if self.kind == "slurm" else WORKERS_S
+
 
 def spec(where: str, workers: int | None = None, retries: int = 2,
-         slurm: Sequence[str] = ()) -> ClusterSpec:
+         slurm: Sequence[str] = (), wait_s: float | None = None) -> ClusterSpec:
     """The cluster options, checked (BadInput, one line); the extra's presence is checked
-    here too, before any work (ClusterUnavailable)."""
+    here too, before any work (ClusterUnavailable). ``wait_s`` (None: $HARNESS_CLUSTER_WAIT_S
+    where it is set, else the default) bounds the waits for a worker."""
+    if wait_s is None:
+        wait_s = wait_from_env()
+    if wait_s is not None and not (math.isfinite(wait_s) and wait_s > 0):
+        raise BadInput(f"a wait for the cluster's workers of {wait_s} s: a number of seconds "
+                       "above 0")
     w = where.strip()
     m = _ADDRESS.match(w)
     if w not in ("local", "slurm") and not (m and 1 <= int(m.group(1)) <= 65535):
@@ -114,7 +146,45 @@ def spec(where: str, workers: int | None = None, retries: int = 2,
     if w == "slurm" and shutil.which("sbatch") is None:  # its workers would never come
         raise ClusterUnavailable("--cluster slurm: sbatch not found on PATH (run it where "
                                  "Slurm's commands are)")
-    return ClusterSpec(w, workers, retries, tuple(pairs))
+    return ClusterSpec(w, workers, retries, tuple(pairs), wait_s)
+
+
+def wait_from_env() -> float | None:
+    """The wait $HARNESS_CLUSTER_WAIT_S sets (None where it is unset or empty); BadInput,
+    one line, for a value that is not a number of seconds above 0. A variable, not an
+    option: a command's wait is the machine's concern (a queue's usual delay), seldom one
+    run's."""
+    raw = os.environ.get(WAIT_ENV, "").strip()
+    if not raw:
+        return None
+    try:
+        value = float(raw)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise BadInput(f"{WAIT_ENV}={raw!r}: the seconds a cluster run waits for a worker, "
+                       "a number above 0")
+    return value
+
+
+def config(cs: ClusterSpec) -> dict[str, Any]:
+    """The settings of a cluster started here for ``cs``: CONFIG, and the scheduler's own
+    limit on a task no worker is left to run, BACKSTOP times the driver's wait. The driver
+    stops first (:func:`harness.cluster.driver.Patience`); a task the scheduler failed
+    there would be a failed row, so its limit is only a backstop."""
+    return {**CONFIG, "distributed.scheduler.no-workers-timeout": f"{BACKSTOP * cs.limit_s:g}s"}
+
+
+def workers(client: Any) -> dict[str, int]:
+    """The scheduler's workers now, by address, with their threads (asked directly:
+    ``scheduler_info``'s table is a cache the client's timer refreshes, and it can come back
+    empty). ClusterUnavailable (LOST, one line) where the scheduler does not answer: Dask's
+    client raises OSError while it tries to reach it again, and, once it has given up and
+    closed, an AttributeError of its own."""
+    try:
+        return dict(client.nthreads())
+    except Exception:
+        raise ClusterUnavailable(LOST) from None
 
 
 def require_dask(slurm: bool = False) -> None:
@@ -178,9 +248,12 @@ class Session:
     #: Whether the local workers were given a GPU each (else: the NumPy references).
     gpus: bool = False
     closed: bool = field(default=False, repr=False)
+    #: Dask's logging held back while the session is open (:func:`_quiet`).
+    quiet: contextlib.ExitStack = field(default_factory=contextlib.ExitStack, repr=False)
 
     def close(self) -> None:
-        """Close the client, and the cluster it started (again: nothing)."""
+        """Close the client, and the cluster it started (again: nothing); then Dask's
+        logging is as it was (closing a client whose scheduler is lost logs too)."""
         if self.closed:
             return
         self.closed = True
@@ -189,6 +262,7 @@ class Session:
         if self.cluster is not None:
             with contextlib.suppress(Exception):
                 self.cluster.close()
+        self.quiet.close()
 
 
 def open_session(cs: ClusterSpec, backend: str = "auto") -> Session:
@@ -197,26 +271,64 @@ def open_session(cs: ClusterSpec, backend: str = "auto") -> Session:
     require_dask(cs.kind == "slurm")
     import dask
 
-    with dask.config.set(CONFIG):
-        if cs.kind == "local":
-            s = _local(cs, backend)
-        elif cs.kind == "slurm":
-            s = _slurm(cs)
-        else:
-            s = _scheduler(cs)
+    quiet = _quiet()
     try:
-        s.client.wait_for_workers(s.expected, timeout=None if cs.kind == "slurm"
-                                  else WORKERS_S)
-    except TimeoutError:
+        with dask.config.set(config(cs)):
+            if cs.kind == "local":
+                s = _local(cs, backend)
+            elif cs.kind == "slurm":
+                s = _slurm(cs)
+            else:
+                s = _scheduler(cs)
+    except BaseException:
+        quiet.close()
+        raise
+    s.quiet = quiet
+    try:
+        s.client.wait_for_workers(s.expected, timeout=cs.limit_s)
+    except TimeoutError:  # a Slurm cluster's close cancels its jobs, queued ones too
         s.close()
-        hint = " (start them with: dask worker ADDRESS --nthreads 1, one per GPU, each " \
-               "with its GPU in CUDA_VISIBLE_DEVICES)" if cs.kind == "scheduler" else ""
-        raise ClusterUnavailable(f"{s.what}: no worker joined within {WORKERS_S} s{hint}") \
-            from None
+        raise ClusterUnavailable(_none_joined(cs, s.what)) from None
     except BaseException:
         s.close()
         raise
     return s
+
+
+def _none_joined(cs: ClusterSpec, what: str) -> str:
+    """The one line of a cluster whose first worker did not come within its wait."""
+    longer = f"{WAIT_ENV}=SECONDS waits longer"
+    if cs.kind == "slurm":
+        return (f"{what}: no job started within {cs.limit_s:g} s (still queued? squeue says; "
+                f"its jobs are cancelled; {longer})")
+    if cs.kind == "scheduler":
+        return (f"{what}: no worker joined within {cs.limit_s:g} s (start them with: dask "
+                "worker ADDRESS --nthreads 1, one per GPU, each with its GPU in "
+                f"CUDA_VISIBLE_DEVICES; {longer})")
+    return f"{what}: no worker joined within {cs.limit_s:g} s ({longer})"
+
+
+#: The loggers of Dask's logging configuration (its client's and comms', tornado's event
+#: loop's, bokeh's).
+DASK_LOGGERS = ("distributed", "tornado", "bokeh")
+
+
+def _quiet() -> contextlib.ExitStack:
+    """Dask's own log lines held back until the session closes: a lost scheduler's
+    reconnection tracebacks, a lost worker's warnings. What became of the run is the
+    harness's one line, and what became of a point its row's reason. Its loggers are set
+    to CRITICAL (each one with a level of its own: ``distributed.client`` has one), so that
+    nothing reaches any handler, Dask's own on stderr or one an embedding program set up;
+    a local cluster's ``silence_logs`` does as much for its handlers. Closing the stack
+    puts the levels back."""
+    names = {n for n in logging.Logger.manager.loggerDict if n.split(".")[0] in DASK_LOGGERS}
+    stack = contextlib.ExitStack()
+    for name in sorted({*DASK_LOGGERS, *names}):
+        log = logging.getLogger(name)
+        if name in DASK_LOGGERS or log.level != logging.NOTSET:  # the rest inherit
+            stack.callback(log.setLevel, log.level)
+            log.setLevel(logging.CRITICAL)
+    return stack
 
 
 def _nanny(env: Mapping[str, str], name: int) -> dict[str, Any]:
@@ -345,9 +457,7 @@ def check_workers(client: Any, gpus: Mapping[str, tuple[str, str]]) -> None:
     """HarnessError (one line) unless every worker runs one thread and no two share a GPU
     (``gpus``: worker address -> (host, the GPU's UUID or PCI bus id, '' without a GPU)):
     a GPU times one point at a time."""
-    # The scheduler asked directly: scheduler_info's worker table is a cache the client's
-    # timer refreshes, and it can come back empty (then nothing would be checked).
-    for addr, threads in client.nthreads().items():
+    for addr, threads in workers(client).items():  # asked directly, not a cache
         if threads != 1:
             raise ClusterUnavailable(
                 f"worker {addr} runs {threads} threads: start each worker with "

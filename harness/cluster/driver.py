@@ -8,17 +8,33 @@ while running it (a crashed process, a lost node: Dask's ``KilledWorker``) is ha
 again, up to ``retries`` more times; then it is an outcome with the reason and no result.
 Any other error a task raises is its outcome at once (a worker's own problem, not a death).
 When the loop is left, by the end, an error or Ctrl-C, every task still out is cancelled.
+
+No wait here is without a limit (:class:`Patience`): while nothing lands the driver asks
+the scheduler for its workers about once a second, and once the cluster has had no worker
+for the run's wait (``ClusterSpec.limit_s``: every worker lost, a Slurm job past its
+walltime) the run stops in one line, ClusterUnavailable; so does a run whose scheduler no
+longer answers (``connect.LOST``). A point that merely runs long is waited for: time with a
+worker there never counts.
 """
 
 from __future__ import annotations
 
 import concurrent.futures
+import contextlib
+import time
 from collections import Counter, deque
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.cluster.connect import ClusterUnavailable, check_workers
+from harness.cluster.connect import (
+    LOST,
+    WAIT_ENV,
+    WORKERS_S,
+    ClusterUnavailable,
+    check_workers,
+    workers,
+)
 from harness.cluster.worker import Done, Identity, hello
 from harness.errors import HarnessError
 
@@ -37,13 +53,75 @@ class Outcome:
     died_on: str = ""
 
 
+#: Seconds between two looks at what has landed while nothing has, and between two
+#: questions to the scheduler about its workers meanwhile.
+POLL_S = 0.02
+LOOK_S = 1.0
+
+
+class Patience:
+    """A wait on the cluster with a limit on the time it goes without what it needs.
+
+    :meth:`until` returns once ``ready()``; meanwhile, about every LOOK_S, the scheduler is
+    asked for its workers, and once ``needs(workers)`` has been false for ``limit_s`` in a
+    row the wait ends in ClusterUnavailable (``why``, one line). Time with what it needs
+    never counts, however long a point takes; the count carries over from one wait to the
+    next (a run left without workers does not get ``limit_s`` anew for each point it
+    hands out). A scheduler that does not answer is ClusterUnavailable at once
+    (``connect.LOST``)."""
+
+    def __init__(self, client: Any, limit_s: float) -> None:
+        self.client = client
+        self.limit_s = limit_s
+        #: Since when ``needs`` has been false (None: it held at the last look).
+        self.since: float | None = None
+        self.looked = -LOOK_S
+
+    def until(self, ready: Callable[[], bool], needs: Callable[[Mapping[str, int]], bool],
+              why: str) -> None:
+        """Wait (polling every POLL_S: Dask's own as_completed polls too) until
+        ``ready()``, within the limit on going without ``needs``."""
+        while not ready():
+            now = time.monotonic()
+            if now - self.looked >= LOOK_S:
+                self.looked = now
+                if needs(workers(self.client)):
+                    self.since = None
+                elif self.since is None:
+                    self.since = now
+                elif now - self.since >= self.limit_s:
+                    raise ClusterUnavailable(why)
+            time.sleep(POLL_S)
+
+
+def _no_worker(limit_s: float) -> str:
+    """The one line of a run whose cluster has had no worker for its wait."""
+    return (f"the cluster has had no worker for {limit_s:g} s (every worker lost, or none "
+            f"joined): the run stops here; what it wrote so far is kept ({WAIT_ENV}=SECONDS "
+            "waits longer)")
+
+
+def _landed(finished: Any, patience: Patience) -> Iterator[Any]:
+    """The futures of ``finished`` (an as_completed) as they land, until none is left out;
+    while none has landed, within the run's limit on having no worker."""
+    why = _no_worker(patience.limit_s)
+    while True:
+        patience.until(lambda: finished.has_ready() or finished.is_empty(), bool, why)
+        try:
+            yield next(finished)
+        except StopIteration:
+            return
+
+
 def hand_out(client: Any, fn: Callable[..., Done], args: tuple[Any, ...],
-             tasks: Sequence[Any], retries: int,
-             window: Callable[[], int]) -> Iterator[Outcome]:
+             tasks: Sequence[Any], retries: int, window: Callable[[], int],
+             wait_s: float = WORKERS_S) -> Iterator[Outcome]:
     """Run ``fn(*args, task)`` for every task (each has an ``index``) on the cluster and
     yield each outcome as it lands (in the order they finish). ``window()``: how many tasks
     may be out at once, asked each time the run tops them up (:func:`per_worker`: two a
-    live worker, so that workers that join later get points too)."""
+    live worker, so that workers that join later get points too). ``wait_s``: how long the
+    run waits while the cluster has no worker (:class:`Patience`) before it stops,
+    ClusterUnavailable; so does a lost scheduler (its tasks cancelled, or no answer)."""
     from distributed import KilledWorker, as_completed
 
     queue = deque(tasks)
@@ -51,6 +129,7 @@ def hand_out(client: Any, fn: Callable[..., Done], args: tuple[Any, ...],
     died: dict[int, str] = {}
     live: dict[str, tuple[Any, Any]] = {}
     finished = as_completed()
+    patience = Patience(client, wait_s)
 
     def submit(task: Any) -> None:
         attempts[task.index] += 1
@@ -63,7 +142,7 @@ def hand_out(client: Any, fn: Callable[..., Done], args: tuple[Any, ...],
         top = max(1, window())  # asked once a fill
         while queue and len(live) < top:
             submit(queue.popleft())
-        for f in finished:
+        for f in _landed(finished, patience):
             _, task = live.pop(f.key)
             n = attempts[task.index]
             try:
@@ -76,9 +155,8 @@ def hand_out(client: Any, fn: Callable[..., Done], args: tuple[Any, ...],
                 out = Outcome(task, None, f"the worker running it died {n} time(s) (a "
                               "crashed process or a lost node); not handed out again",
                               n, died[task.index])
-            except concurrent.futures.CancelledError:
-                raise ClusterUnavailable("the cluster cancelled the run's tasks (the "
-                                         "scheduler was lost?)") from None
+            except concurrent.futures.CancelledError:  # what a lost scheduler does to them
+                raise ClusterUnavailable(LOST) from None
             except Exception as exc:
                 out = Outcome(task, None, f"{type(exc).__name__}: {exc}", n,
                               died.get(task.index, ""))
@@ -90,38 +168,59 @@ def hand_out(client: Any, fn: Callable[..., Done], args: tuple[Any, ...],
             yield out
     finally:
         if live:
-            client.cancel([f for f, _ in live.values()], force=True)
+            _cancel(client, [f for f, _ in live.values()])
+
+
+def _cancel(client: Any, futures: Sequence[Any]) -> None:
+    """Cancel the tasks still out. A lost scheduler's client may fail at it too: the error
+    that ended the wait is the one said."""
+    with contextlib.suppress(Exception):
+        client.cancel(list(futures), force=True)
 
 
 def per_worker(client: Any, each: int = 2) -> Callable[[], int]:
     """A hand-out window of ``each`` tasks a worker the scheduler has now (at least one
     worker's): one running and one ready on each, as the cluster grows or shrinks."""
     def size() -> int:
-        return each * max(1, len(client.nthreads()))
+        return each * max(1, len(workers(client)))
     return size
 
 
-def greet(client: Any, setup: Any) -> dict[str, Identity]:
+def greet(client: Any, setup: Any, wait_s: float = WORKERS_S) -> dict[str, Identity]:
     """Build every worker's state now (a task pinned to each: its backend opened, its GPU
     calibrated) and check that the cluster times honestly (:func:`check_workers`); the
     workers by address. A worker's error (no GPU where pycuda is asked for, an unknown
-    peer) is raised here, as it is, before any point is handed out."""
-    addresses = list(client.nthreads())
+    peer) is raised here, as it is, before any point is handed out. A worker that leaves
+    before its greeting ran (its task, pinned to it, would wait for it forever) and is not
+    back within ``wait_s`` is ClusterUnavailable, as no worker at all is."""
+    addresses = list(workers(client))
+    if not addresses:  # those waited for left before they were greeted
+        raise ClusterUnavailable("the cluster's workers left before the run began (every "
+                                 "worker lost): nothing was run")
     futures = [client.submit(hello, setup, key=f"hello-{i}", workers=[a],
                              allow_other_workers=False, pure=False)
                for i, a in enumerate(addresses)]
+    patience = Patience(client, wait_s)
     try:
-        idents = [f.result() for f in futures]
-    except HarnessError:  # the worker's own one line (no GPU, an unknown peer)
-        client.cancel(futures, force=True)
+        idents = []
+        for a, f in zip(addresses, futures, strict=True):
+            patience.until(f.done, lambda now, a=a: a in now,
+                           f"worker {a} left before it was ready and is not back after "
+                           f"{wait_s:g} s ({WAIT_ENV}=SECONDS waits longer)")
+            idents.append(f.result())
+    except HarnessError:  # the worker's own one line (no GPU, an unknown peer), or ours
+        _cancel(client, futures)
         raise
+    except concurrent.futures.CancelledError:  # what a lost scheduler does to them
+        _cancel(client, futures)
+        raise ClusterUnavailable(LOST) from None
     except Exception as exc:  # a worker that died starting (KilledWorker), or lost
-        client.cancel(futures, force=True)
+        _cancel(client, futures)
         raise ClusterUnavailable(f"a worker failed while it started ({type(exc).__name__}: "
                                  f"{exc}); its log says why (a plugin that ends the "
                                  "process, a broken GPU)") from None
     except BaseException:
-        client.cancel(futures, force=True)
+        _cancel(client, futures)
         raise
     out = {i.address or a: i for a, i in zip(addresses, idents, strict=True)}
     check_workers(client, {a: (i.host, i.gpu_uuid or i.pci_bus) for a, i in out.items()})
@@ -136,6 +235,6 @@ def check_joined(client: Any, idents: dict[str, Identity], new: Identity) -> Non
     are not written. A late worker is checked only when its first point comes back (Dask
     may hand it a point as soon as it joins): start every worker before the run."""
     idents[new.address] = new
-    live = set(client.nthreads()) | {new.address}
+    live = set(workers(client)) | {new.address}
     check_workers(client, {a: (i.host, i.gpu_uuid or i.pci_bus) for a, i in idents.items()
                            if a in live})

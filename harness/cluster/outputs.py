@@ -8,13 +8,17 @@ one model, ``<out>/<gpu>/`` for each model otherwise). The files of the models k
 the run starts are opened (locked, checked) before the first point, by the rules of
 :mod:`harness.results.files`; a model that only joins later gets its files when its
 first row lands. Each GPU's copy-bandwidth record, as its worker measured it, is kept as
-``<folder>/calibration/<uuid>.json``.
+``<folder>/calibration/<uuid>.json`` (a later record of the same GPU in the same run beside
+it, see :meth:`ClusterOutputs.calibration`). A file the run would refuse is refused before
+its cluster starts where its folder is known then (:func:`refuse_existing`).
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+import os
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +46,8 @@ class ClusterOutputs:
         self.writers: dict[tuple[str, str], CsvWriter | PipelineCsv] = {}
         #: Rows written so far: what an interrupted run keeps, counted where they land.
         self.written = 0
+        #: Calibration records kept by this run, by the file of a GPU's first one.
+        self.records: Counter[Path] = Counter()
 
     def folder(self, slug: str) -> Path:
         """The model's folder (its files opened the first time it is asked for)."""
@@ -78,14 +84,49 @@ class ClusterOutputs:
         self.written += 1
 
     def calibration(self, slug: str, record: dict[str, Any]) -> Path:
-        """Keep a GPU's copy-bandwidth record, as its worker measured it."""
+        """Keep a GPU's copy-bandwidth record, as its worker measured it, in
+        ``calibration/<uuid>.json`` (a GPU whose UUID is unknown: its host's name); the
+        path it went to.
+
+        Every record of the run is kept, none over another: a worker that replaces a dead
+        one on the same GPU measures it again, and the rows it measures refer to that
+        record's peak while the rows measured before refer to the first one's (two GPUs of
+        a host without UUIDs share a name too). So a name's first record of the run is
+        ``<name>.json``, replacing an earlier run's as ``harness calibrate`` replaces its
+        own, and its later ones go beside it as ``<name>-2.json``, ``<name>-3.json``..."""
         name = "".join(c if c.isalnum() or c in "-_" else "-" for c in
                        record.get("gpu_uuid") or record.get("host", "gpu"))
         d = files.folder(self.folder(slug) / CALIBRATIONS)
+        first = d / f"{name}.json"
+        self.records[first] += 1
+        n = self.records[first]
         data = (json.dumps(record, indent=2, sort_keys=True) + "\n").encode()
-        return files.replace(d / f"{name}.json", data, root=d)
+        return files.replace(first if n == 1 else d / f"{name}-{n}.json", data, root=d)
 
     def close(self) -> None:
         """Close every file and release its lock (again: nothing)."""
         for w in self.writers.values():
             w.close()
+
+
+def refuse_existing(jobs: Sequence[Job], folders: Iterable[Path], existing: str) -> None:
+    """Before the cluster starts: refuse, as the run itself would once its workers are up,
+    a result file in ``folders`` that holds rows where ``existing`` refuses such a file (no
+    ``--append`` or ``--overwrite``), or that another run holds. The run's own writers do
+    it (the plain run's check and its one line, ResultFileError): the files of each target
+    whose CSV exists are opened as the run opens them and closed at once, the CSV
+    untouched. A target without a CSV there is left to the run (no file is made for it
+    here), and so are ``--append``'s checks (they cut a torn last row away, which the run
+    reports when it opens the file)."""
+    if existing != files.REFUSE:
+        return
+    for d in folders:
+        there = [j for j in jobs if os.path.lexists(d / f"{j.target.name}.csv")]
+        if there:
+            # Not per model and no model's folder open yet: the first model asked for (any
+            # name) writes into ``d`` itself.
+            check = ClusterOutputs(there, d, per_model=False, existing=existing)
+            try:
+                check.folder("check")
+            finally:
+                check.close()

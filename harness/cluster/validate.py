@@ -76,11 +76,11 @@ def validate_targets(reg: Registry, names: Sequence[str] | None, *, cluster: Clu
         s = session or connect.open_session(cluster, backend)
         setup = Setup(backend, command=provenance.command_line(),
                       no_external=not registry.external_allowed(), calibrate=False)
-        idents = greet(s.client, setup)
+        idents = greet(s.client, setup, cluster.limit_s)
         done: dict[int, ValidationSummary] = {}
         written = 0
         for out in hand_out(s.client, run_validation, (setup,), [u.task for u in units],
-                            cluster.retries, per_worker(s.client)):
+                            cluster.retries, per_worker(s.client), cluster.limit_s):
             if out.done is not None and out.done.ident.address not in idents:
                 check_joined(s.client, idents, out.done.ident)  # a late or new worker
             u = units[out.task.index]

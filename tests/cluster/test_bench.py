@@ -6,6 +6,7 @@ error said before any point, and Ctrl-C stopping the run with every finished row
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -164,3 +165,165 @@ def test_an_interrupt_between_a_points_rows_keeps_them_all(reg, tmp_path: Path,
     gen.close()
     assert [r["backend"] for r in read_rows(tmp_path / "dynamic_spikes.csv")] == \
         ["torch", "torch_compile", "numpy"]
+
+
+def test_an_existing_csv_is_refused_before_a_cluster_starts(toy_reg, tmp_path: Path,
+                                                            monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Without --append or --overwrite, a CSV with rows where the run would write is
+    refused in the plain run's one line before any worker is started (Slurm jobs may
+    queue for long): in --out whatever the cluster, and in statistics/<model>/ where the
+    model is known before the workers start (CPU workers on this machine: cpu). The file
+    is left as it was; --append still goes on to start the cluster."""
+    from harness import paths
+    from harness.cluster import bench as cluster_bench
+    from harness.cluster import connect
+
+    def started(*a, **k):  # type: ignore[no-untyped-def]
+        raise AssertionError("a cluster was started")
+
+    monkeypatch.setattr(connect, "open_session", started)
+    run = plain.bench(toy_reg, ["slowtoy"], sweep=["batch=1"], backend="numpy", budget=0.05,
+                      out_dir=tmp_path / "out")
+    list(run.rows)
+    run.close()
+    csv = tmp_path / "out" / "slowtoy.csv"
+    before = csv.read_bytes()
+    for where in ("local", "tcp://127.0.0.1:8786", "slurm"):
+        cs = connect.ClusterSpec(where)
+        with pytest.raises(files.ResultFileError, match=re.escape(
+                f"{csv} exists: --append adds to it, --overwrite replaces it")):
+            cluster_bench.bench(toy_reg, ["slowtoy"], cluster=cs, sweep=["batch=2"],
+                                backend="numpy", out_dir=tmp_path / "out")
+    monkeypatch.setattr(paths, "statistics_dir", lambda: tmp_path / "statistics")
+    (tmp_path / "statistics" / "cpu").mkdir(parents=True)
+    (tmp_path / "statistics" / "cpu" / "slowtoy.csv").write_bytes(before)
+    with pytest.raises(files.ResultFileError, match=re.escape("statistics/cpu/slowtoy.csv exists")):
+        cluster_bench.bench(toy_reg, ["slowtoy"], cluster=connect.ClusterSpec("local"),
+                            sweep=["batch=2"], backend="numpy")
+    assert csv.read_bytes() == before
+    with pytest.raises(AssertionError, match="a cluster was started"):
+        cluster_bench.bench(toy_reg, ["slowtoy"], cluster=connect.ClusterSpec("local"),
+                            sweep=["batch=2"], backend="numpy", out_dir=tmp_path / "out",
+                            append=True)
+
+
+def test_the_folders_known_before_the_cluster_starts(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Where the run's CSVs go, as far as it is known before any worker: this machine's
+    GPU models by nvidia-smi (or cpu), --out itself where the cluster is taken to be of one
+    model; a scheduler's or Slurm's models only once their workers are up."""
+    from harness import paths
+    from harness.cluster import bench as cluster_bench
+    from harness.cluster.connect import ClusterSpec
+
+    smi = tmp_path / "bin" / "nvidia-smi"
+    smi.parent.mkdir()
+    smi.write_text("#!/bin/sh\ncat <<'END'\n0, GPU-a, NVIDIA H200\n1, GPU-b, NVIDIA H100 80GB "
+                   "HBM3\nEND\n")
+    smi.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{smi.parent}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    monkeypatch.setattr(paths, "statistics_dir", lambda: tmp_path / "st")
+    out = tmp_path / "out"
+
+    def known(where: str, backend: str = "auto", workers: int | None = None,
+              out_dir: Path | None = None) -> list[Path]:
+        return cluster_bench._known_folders(ClusterSpec(where, workers), backend, out_dir)
+
+    assert known("local") == [tmp_path / "st" / "h100-80gb-hbm3", tmp_path / "st" / "h200"]
+    assert known("local", out_dir=out) == [out / "h100-80gb-hbm3", out / "h200"]
+    assert known("local", workers=1, out_dir=out) == [out]  # the first GPU alone: one model
+    assert known("local", "numpy") == [tmp_path / "st" / "cpu"]
+    assert known("tcp://h:1") == known("slurm") == []
+    assert known("tcp://h:1", out_dir=out) == known("slurm", out_dir=out) == [out]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "")  # no GPU shown: CPU workers, unless
+    assert known("local") == [tmp_path / "st" / "cpu"]
+    assert known("local", "pycuda") == []  # pycuda is asked for (they refuse to start)
+
+
+def _stand_in_rows(reg, tmp_path: Path, monkeypatch, outcomes, idents, live=None):  # type: ignore[no-untyped-def]
+    """The rows ``_rows`` writes (in per-model folders under ``tmp_path``) for a hand-out
+    that yields ``outcomes(tasks)``, the workers at ``live`` addresses (default: those of
+    ``idents``); no cluster needed."""
+    from harness.cluster import bench as cluster_bench
+    from harness.cluster.outputs import ClusterOutputs
+    from harness.cluster.worker import Setup
+    from harness.contract.timing import TimingConfig
+    from harness.engine.jobs import plan
+    from harness.engine.measure import BenchConfig
+
+    jobs = plan([reg.stages["dynamic_spikes"]], ["batch=2,4", "in_f=8"], None, {}, ())
+    monkeypatch.setattr(cluster_bench, "hand_out", lambda *a, **k: iter(outcomes(a[3])))
+    out = ClusterOutputs(jobs, tmp_path, True)
+    for i in idents.values():
+        if i.calibration is not None:  # as the run keeps them at its start
+            out.calibration(i.slug, i.calibration)
+    cfg = BenchConfig("normal", 0, TimingConfig(budget_s=0.02), True)
+    client = _Workers(list(idents) if live is None else live)
+    return [m.row for m in cluster_bench._rows(client, Setup("numpy"), cfg, jobs, out, idents,
+                                               2, reg)]
+
+
+class _Workers:
+    """Enough of a Dask client for a worker met late: the workers by address."""
+
+    def __init__(self, addresses: list[str]) -> None:
+        self.addresses = addresses
+
+    def nthreads(self) -> dict[str, int]:
+        return dict.fromkeys(self.addresses, 1)
+
+
+def test_a_failed_row_names_only_the_gpu_that_ran_it(reg, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A point that got no result from a worker not known (an error with no result) has an
+    empty gpu and no worker columns, not the first worker's GPU; one whose worker is known
+    (it died there) names that worker's GPU, and is in its model's file."""
+    from harness.cluster import driver
+    from harness.cluster.worker import Identity
+
+    h100 = Identity("a", "0", "tcp://a:1", "GPU-a", "pycuda", "h100", "NVIDIA H100")
+    h200 = Identity("b", "1", "tcp://b:1", "GPU-b", "pycuda", "h200", "NVIDIA H200")
+
+    def outcomes(tasks):  # type: ignore[no-untyped-def]
+        return [driver.Outcome(tasks[0], None, "OSError: its result could not be read"),
+                driver.Outcome(tasks[1], None, "the worker running it died 3 time(s)", 3,
+                               h200.address)]
+
+    unknown, died = _stand_in_rows(reg, tmp_path, monkeypatch, outcomes,
+                                   {h100.address: h100, h200.address: h200})
+    assert (unknown["status"], unknown["gpu"], unknown["backend"]) == ("failed", "", "pycuda")
+    assert not any(unknown.get(c) for c in ("host", "gpu_uuid", "worker"))
+    assert (died["gpu"], died["gpu_uuid"], died["host"]) == ("NVIDIA H200", "GPU-b", "b")
+    first = read_rows(tmp_path / "h100" / "dynamic_spikes.csv")  # the first model's file
+    assert [(r["gpu"], r["gpu_uuid"]) for r in first] == [("", "")]
+    assert [r["gpu"] for r in read_rows(tmp_path / "h200" / "dynamic_spikes.csv")] == \
+        ["NVIDIA H200"]
+
+
+def test_a_replaced_workers_calibration_is_kept_beside_the_first(reg, tmp_path: Path,
+                                                                 monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The worker that replaces a dead one on the same GPU measures it again: its record
+    goes beside the first, which the rows measured before refer to, not over it."""
+    import dataclasses
+    import json
+
+    from harness.cluster import driver
+    from harness.cluster.worker import Done, Identity
+
+    first = Identity("a", "0", "tcp://a:1", "GPU-a", "numpy", "h200", "NVIDIA H200",
+                     calibration={"gpu_uuid": "GPU-a", "host": "a", "gbps": 4000.0})
+    again = dataclasses.replace(first, address="tcp://a:2",
+                                calibration={"gpu_uuid": "GPU-a", "host": "a", "gbps": 3900.0})
+    row = {"stage": "dynamic_spikes", "backend": "numpy", "variant": "default",
+           "status": "ok", "median_us": 1.0}
+
+    def outcomes(tasks):  # type: ignore[no-untyped-def]
+        return [driver.Outcome(tasks[0], Done(first, [row])),
+                driver.Outcome(tasks[1], Done(again, [row]), attempts=2)]
+
+    got = _stand_in_rows(reg, tmp_path, monkeypatch, outcomes, {first.address: first},
+                         live=[again.address])  # the first is dead
+    assert len(got) == 2
+    kept = tmp_path / "h200" / "calibration"
+    assert sorted(p.name for p in kept.glob("*.json")) == ["GPU-a-2.json", "GPU-a.json"]
+    assert json.loads((kept / "GPU-a.json").read_text())["gbps"] == 4000.0
+    assert json.loads((kept / "GPU-a-2.json").read_text())["gbps"] == 3900.0

@@ -186,7 +186,7 @@ def test_a_dead_worker_is_left_to_its_nanny() -> None:
     the worker again however long that takes (a loaded machine: the hang this mends)."""
     from distributed import SpecCluster
 
-    from harness.cluster.connect import CONFIG, WORKERS_S, _nanny_cluster
+    from harness.cluster.connect import _nanny_cluster
 
     cls = _nanny_cluster(SpecCluster)
     assert issubclass(cls, SpecCluster)
@@ -195,4 +195,83 @@ def test_a_dead_worker_is_left_to_its_nanny() -> None:
     c.scheduler_info = {"workers": {"tcp://w0": {"name": 0}, "tcp://w1": {"name": 1}}}
     c._update_worker_status("remove", "tcp://w0")  # SpecCluster's would need a running loop
     assert c.scheduler_info["workers"] == {"tcp://w1": {"name": 1}}
-    assert CONFIG["distributed.scheduler.no-workers-timeout"] == f"{WORKERS_S}s"
+
+
+def test_the_wait_for_workers_has_a_limit_the_variable_sets(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A cluster run waits for a worker a bounded time: WORKERS_S by default (a Slurm
+    cluster SLURM_S, for its queue), or what $HARNESS_CLUSTER_WAIT_S says; a value that is
+    not a number of seconds above 0 is bad input, one line, before any work."""
+    monkeypatch.delenv(connect.WAIT_ENV, raising=False)
+    assert connect.spec("local").limit_s == connect.WORKERS_S
+    assert connect.ClusterSpec("slurm").limit_s == connect.SLURM_S > connect.WORKERS_S
+    monkeypatch.setenv(connect.WAIT_ENV, "7.5")
+    assert connect.spec("tcp://h:1").limit_s == 7.5
+    assert connect.spec("local", wait_s=3).limit_s == 3  # the library's callers' own
+    for bad in ("0", "-1", "soon", "inf", "nan"):
+        monkeypatch.setenv(connect.WAIT_ENV, bad)
+        with pytest.raises(BadInput, match=f"HARNESS_CLUSTER_WAIT_S='{bad}': the seconds"):
+            connect.spec("local")
+    only_line(runner.invoke(app, ["bench", "--cluster", "local"]),
+              "HARNESS_CLUSTER_WAIT_S='nan'")
+    with pytest.raises(BadInput, match="of 0 s: a number of seconds above 0"):
+        connect.spec("local", wait_s=0)
+
+
+def test_slurm_jobs_that_never_start_end_the_wait(sbatch, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Jobs that stay queued no longer hold the run forever: past its wait the run stops
+    in one line, and the cluster is closed (its jobs cancelled). No Slurm needed: the
+    cluster is a stand-in whose first worker never comes."""
+    closed = []
+
+    class Client:
+        def wait_for_workers(self, n: int, timeout: float | None = None) -> None:
+            if timeout is None:
+                raise AssertionError("the run waits for the first job without a limit")
+            raise TimeoutError
+
+        def close(self) -> None:
+            closed.append("client")
+
+    class Cluster:
+        def close(self) -> None:
+            closed.append("cluster")
+
+    monkeypatch.setattr(connect, "_slurm", lambda cs: connect.Session(
+        Client(), Cluster(), f"Slurm cluster of {cs.workers} job(s)"))
+    with pytest.raises(connect.ClusterUnavailable,
+                       match=r"^Slurm cluster of 2 job\(s\): no job started within 5 s "
+                             r"\(still queued\? squeue says; its jobs are cancelled; "
+                             r"HARNESS_CLUSTER_WAIT_S=SECONDS waits longer\)$"):
+        monkeypatch.setenv("HARNESS_CLUSTER_WAIT_S", "5")
+        connect.open_session(connect.spec("slurm", 2))
+    assert closed == ["client", "cluster"]
+
+
+def test_the_schedulers_own_limit_comes_after_the_drivers(session) -> None:  # type: ignore[no-untyped-def]
+    """A cluster started here fails a task no worker is left to run only well after the
+    driver has stopped the run (a task it failed first would be a failed row)."""
+    cs = connect.ClusterSpec("local", wait_s=30)
+    assert connect.config(cs)["distributed.scheduler.no-workers-timeout"] == "60s"
+    assert connect.config(cs)["distributed.scheduler.allowed-failures"] == 0
+    assert session.cluster.scheduler.no_workers_timeout == \
+        connect.BACKSTOP * connect.spec("local").limit_s
+
+
+def test_dasks_logging_is_held_back_while_a_session_is_open() -> None:
+    """Dask's log lines (a lost scheduler's reconnection tracebacks, logged by its client)
+    are not emitted while a session is open, and are as they were once it is closed."""
+    import logging
+
+    import distributed  # noqa: F401  (its logging is set up as it is imported)
+
+    client, nanny = logging.getLogger("distributed.client"), logging.getLogger("distributed.nanny")
+    old, nanny_was = client.level, nanny.getEffectiveLevel()  # (another session may be open)
+    client.setLevel(logging.WARNING)
+    try:
+        s = connect.Session(object(), None, "a stand-in", quiet=connect._quiet())
+        assert not client.isEnabledFor(logging.ERROR) and not nanny.isEnabledFor(logging.ERROR)
+        assert not logging.getLogger("tornado.application").isEnabledFor(logging.ERROR)
+        s.close()
+        assert client.level == logging.WARNING and nanny.getEffectiveLevel() == nanny_was
+    finally:
+        client.setLevel(old)

@@ -5,6 +5,7 @@ nanny puts a fresh worker, with the same settings, in the dead one's place."""
 from __future__ import annotations
 
 import signal
+import time
 from pathlib import Path
 
 import pytest
@@ -45,6 +46,9 @@ def test_past_the_retries_a_point_is_a_failed_row(toy_reg, session, toys: Path, 
 class _Future:
     def __init__(self, exc: BaseException | None = None, value: object = None) -> None:
         self.exc, self.value = exc, value
+
+    def done(self) -> bool:
+        return True
 
     def result(self) -> object:
         if self.exc is not None:
@@ -123,3 +127,70 @@ def test_the_hand_out_window_follows_the_workers_there_are_now() -> None:
     assert size() == 8
     client.threads.clear()
     assert size() == 2
+
+
+class _Never:
+    """A task that never lands (its worker left before it ran it)."""
+
+    def done(self) -> bool:
+        return False
+
+    def result(self) -> object:
+        raise AssertionError("the run waited on a task that never lands")
+
+
+def test_a_wait_without_workers_ends_past_its_limit(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A wait with no worker on the cluster ends in one line once the limit has passed;
+    with a worker there time never counts (a long point is waited for); a scheduler that
+    no longer answers (Dask's client, closed, raises an AttributeError of its own) is one
+    line at once."""
+    from harness.cluster import connect, driver
+    from harness.cluster.connect import ClusterUnavailable
+
+    monkeypatch.setattr(driver, "LOOK_S", 0.02)
+    start = time.monotonic()
+    with pytest.raises(ClusterUnavailable, match=r"^nobody$"):
+        driver.Patience(_Client({}), 0.2).until(lambda: False, bool, "nobody")
+    assert 0.2 <= time.monotonic() - start < 10
+    polls = iter(range(1000))
+    driver.Patience(_Client({"tcp://a:1": 1}), 0.01).until(lambda: next(polls) == 30, bool,
+                                                            "nobody")  # 0.6 s, no error
+
+    class Gone(_Client):
+        def nthreads(self) -> dict[str, int]:
+            raise AttributeError("'NoneType' object has no attribute 'ncores'")
+
+    with pytest.raises(ClusterUnavailable, match=r"^lost the Dask scheduler"):
+        driver.Patience(Gone({}), 60).until(lambda: False, bool, "nobody")
+    with pytest.raises(ClusterUnavailable, match=r"^lost the Dask scheduler"):
+        driver.per_worker(Gone({}))()
+    assert connect.LOST.endswith("the run stops here; what it wrote so far is kept")
+
+
+def test_a_worker_that_leaves_before_its_greeting_ends_the_wait(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A greeting is pinned to its worker: one whose worker left would wait for it forever.
+    Past the limit the run stops in one line, its greetings cancelled; a cluster whose
+    workers all left before the greeting is one line at once."""
+    from harness.cluster import driver
+    from harness.cluster.connect import ClusterUnavailable
+    from harness.cluster.worker import Identity, Setup
+
+    monkeypatch.setattr(driver, "LOOK_S", 0.02)
+    here = Identity("h", "0", "tcp://a:1", "", "numpy", "cpu", "cpu")
+
+    class Leaving(_Client):
+        def nthreads(self) -> dict[str, int]:  # both at the greeting, then b is gone
+            now = dict(self.threads)
+            self.threads.pop("tcp://b:1", None)
+            return now
+
+        def submit(self, *a, **k) -> object:  # type: ignore[no-untyped-def]
+            return _Future(value=here) if k["workers"] == ["tcp://a:1"] else _Never()
+
+    client = Leaving({"tcp://a:1": 1, "tcp://b:1": 1})
+    with pytest.raises(ClusterUnavailable, match=r"^worker tcp://b:1 left before it was ready "
+                                                 r"and is not back after 0.2 s"):
+        driver.greet(client, Setup("numpy"), 0.2)
+    assert client.cancelled == 2
+    with pytest.raises(ClusterUnavailable, match="workers left before the run began"):
+        driver.greet(_Client({}), Setup("numpy"))

@@ -64,3 +64,25 @@ def test_existing_rows_are_refused_before_a_point(reg, tmp_path: Path) -> None: 
     again.write("h200", jobs[0], _row(jobs[0], "NVIDIA H200", "GPU-c"))
     again.close()
     assert len(read_rows(tmp_path / "h200" / "dynamic_spikes.csv")) == 2
+
+
+def test_every_calibration_record_of_a_run_is_kept(reg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A GPU measured again in the same run (the worker that replaced a dead one), or two
+    GPUs of a host without UUIDs: each record is kept, the first under its name, the later
+    ones beside it; the next run's first record replaces the first, as harness calibrate
+    replaces its own."""
+    out = ClusterOutputs(_jobs(reg), tmp_path, per_model=False)
+    kept = [out.calibration("h200", {"gpu_uuid": "GPU-a", "gbps": 4000.0}),
+            out.calibration("h200", {"gpu_uuid": "GPU-a", "gbps": 3900.0}),
+            out.calibration("h200", {"gpu_uuid": "GPU-a", "gbps": 3950.0}),
+            out.calibration("h200", {"host": "n1", "gbps": 1.0}),
+            out.calibration("h200", {"gpu_uuid": "", "host": "n1", "gbps": 2.0})]
+    out.close()
+    assert [p.name for p in kept] == ["GPU-a.json", "GPU-a-2.json", "GPU-a-3.json", "n1.json",
+                                      "n1-2.json"]
+    assert [json.loads(p.read_text())["gbps"] for p in kept] == [4000.0, 3900.0, 3950.0, 1.0,
+                                                                  2.0]
+    again = ClusterOutputs(_jobs(reg), tmp_path, per_model=False, existing=files.APPEND)
+    assert again.calibration("h200", {"gpu_uuid": "GPU-a", "gbps": 4100.0}) == kept[0]
+    again.close()
+    assert json.loads(kept[0].read_text())["gbps"] == 4100.0

@@ -52,7 +52,7 @@ def _stand_in(monkeypatch, tmp_path: Path, hand_out):  # type: ignore[no-untyped
     ident = dataclasses.replace(Identity("far", "3", "tcp://far:1", "GPU-a", "pycuda",
                                          "h200", "NVIDIA H200"), device=info)
     ok = plain_validate.CaseResult("dynamic_spikes", "default", "normal", 0, {}, (), ())
-    monkeypatch.setattr(validate, "greet", lambda client, setup: {ident.address: ident})
+    monkeypatch.setattr(validate, "greet", lambda client, setup, wait_s: {ident.address: ident})
     monkeypatch.setattr(validate, "hand_out", lambda *a: hand_out(ident, ok, *a))
     session = type("S", (), {"client": None, "close": lambda self: None})()
     return book, session
@@ -68,7 +68,7 @@ def test_a_unit_built_from_another_source_is_a_failed_case(reg, tmp_path: Path,
     from harness.cluster.worker import Done
     from harness.results import ledger
 
-    def hand_out(ident, ok, client, fn, args, tasks, retries, window):  # type: ignore[no-untyped-def]
+    def hand_out(ident, ok, client, fn, args, tasks, retries, window, wait_s):  # type: ignore[no-untyped-def]
         for t in tasks:
             yield driver.Outcome(t, Done(ident, cases=[ok], kernel_hash="0123456789abcdef"))
 
@@ -94,7 +94,7 @@ def test_an_interrupted_cluster_validation_keeps_the_units_that_landed(
     from harness.cluster.worker import Done
     from harness.results import ledger
 
-    def hand_out(ident, ok, client, fn, args, tasks, retries, window):  # type: ignore[no-untyped-def]
+    def hand_out(ident, ok, client, fn, args, tasks, retries, window, wait_s):  # type: ignore[no-untyped-def]
         first = tasks[0]
         st = reg.stages[first.target]
         yield driver.Outcome(first, Done(ident, cases=[ok], kernel_hash=plain_validate
