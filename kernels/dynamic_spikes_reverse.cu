@@ -7,9 +7,11 @@
 // (a row of 3584 is one block), fewer past it (more, shorter blocks: the slots of an SM turn
 // over sooner). The loads' registers are sized by UNITS at compile time.
 // FLAT=1 (a tuning build): the blocks split the whole tensor, not each row, so no block holds
-// a row's short tail; each unit finds its row by a division. STREAMING=1 (a tuning build):
-// loads and stores carry the evict-first hint (ld/st.global.cs), the values used once.
+// a row's short tail; each unit finds its row by a division. EVICT_FIRST=1 (a tuning build,
+// common/loads.cuh): loads and stores carry the evict-first hint (ld/st.global.cs).
 // __fmul_rn keeps the product a single rounding, whatever contraction the compiler would like.
+#include "loads.cuh"  // load_once
+
 #ifndef BLOCK
 #define BLOCK 256
 #endif
@@ -18,9 +20,6 @@
 #endif
 #ifndef FLAT
 #define FLAT 0
-#endif
-#ifndef STREAMING
-#define STREAMING 0
 #endif
 // Blocks an SM holds: its threads (Hopper's 2048) over the block, at most 32 (its most
 // blocks). The bounds keep that many resident (at most 32 registers at BLOCK 256); the
@@ -34,18 +33,10 @@ __device__ __forceinline__ float4 scale(int4 v, float t) {
     return make_float4(scale(v.x, t), scale(v.y, t), scale(v.z, t), scale(v.w, t));
 }
 
-template <class T>
-__device__ __forceinline__ T load_once(const T* p) {
-#if STREAMING
-    return __ldcs(p);
-#else
-    return __ldg(p);
-#endif
-}
-
+// A store of a value written once, with load_once's hint (EVICT_FIRST: st.global.cs).
 template <class T>
 __device__ __forceinline__ void store_once(T* p, T v) {
-#if STREAMING
+#if EVICT_FIRST
     __stcs(p, v);
 #else
     *p = v;
