@@ -59,11 +59,18 @@ __device__ __forceinline__ void reverse_chunk(const In* __restrict__ in, Out* __
 }
 
 // The flat split: elements i0, i0 + BLOCK, ... (at most `units`, those below total) of the
-// whole tensor in, each scaled by its row's vth (row = element / n, n elements a row).
+// whole tensor in, each scaled by its row's vth (n elements a row). The block's first row
+// is found once (a 64-bit division only past 2^32 elements, and before any load, so no
+// loaded value is held across its call); each unit's row from there by a 32-bit one (its
+// offset from that row's start is below n + BLOCK * UNITS).
 template <class In, class Out>
 __device__ __forceinline__ void reverse_flat(const In* __restrict__ in, Out* __restrict__ out,
                                              const float* __restrict__ vth, long long i0,
                                              long long total, int n, int units) {
+    const long long base = i0 - threadIdx.x;  // the block's first element
+    const long long rb = base < 0xffffffffLL ? (long long)((unsigned)base / (unsigned)n)
+                                             : base / n;
+    const unsigned rem = (unsigned)(base - rb * n) + threadIdx.x;
     In v[UNITS];
     float t[UNITS];
 #pragma unroll
@@ -71,7 +78,7 @@ __device__ __forceinline__ void reverse_flat(const In* __restrict__ in, Out* __r
         const long long i = i0 + (long long)j * BLOCK;
         if (j < units && i < total) {
             v[j] = load_once(in + i);
-            t[j] = __ldg(vth + (i < 0xffffffffLL ? (long long)((unsigned)i / (unsigned)n) : i / n));
+            t[j] = __ldg(vth + rb + (rem + (unsigned)(j * BLOCK)) / (unsigned)n);
         }
     }
 #pragma unroll

@@ -69,7 +69,7 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
     load issued before any store; the block's units by ``launch_units``."""
     b, f = int(p["batch"]), int(p["in_f"])
     d = dict(v.defines)
-    flat = d.get("FLAT", "0") != "0"
+    flat = int(d.get("FLAT", "0")) != 0
     u = launch_units(b, f, launch.block, launch.sm_count, int(d.get("UNITS", UNITS)), flat)
     c = chunks(f, launch.block, u)
     launch("dynamic_spikes_reverse", (grid_blocks(b, f, launch.block, u, flat), 1, 1),

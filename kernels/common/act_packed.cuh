@@ -57,22 +57,25 @@ __device__ __forceinline__ bool encode_from_q8(const signed char* __restrict__ q
     if (!q8_usable(qmin, qmax, T) || (F & 31) != 0) return false;
     constexpr int U = ENC_UNITS / 2 > 0 ? ENC_UNITS / 2 : 1;
     const size_t words = (size_t)B * (size_t)(F >> 5);
-    const int P = MODE == 1 ? T + 1 : T;
     const uint4* src = reinterpret_cast<const uint4*>(q8);
+#if PACK_TRANSPOSE && MODE != 1
     const unsigned o4 = (unsigned)(o & 0xFF) * 0x01010101u;  // o in each byte
+#endif
     for_each_unit<U>(
         words, [=](size_t wi) { return Q8Word{__ldg(src + 2 * wi), __ldg(src + 2 * wi + 1)}; },
         [=](size_t wi, Q8Word w) {
             const unsigned q[8] = {w.lo.x, w.lo.y, w.lo.z, w.lo.w, w.hi.x, w.hi.y, w.hi.z, w.hi.w};
-            unsigned m[8], g[8];
 #if PACK_TRANSPOSE
+            unsigned m[8];
+#if MODE == 1
+            unsigned g[8];
+#endif
 #pragma unroll
             for (int i = 0; i < 8; ++i) {
 #if MODE == 1
                 byte_planes(minus_o(q[i], o), m[i], g[i]);
 #else
                 m[i] = __vsub4(q[i], o4);  // (q - o) mod 256 a byte: v's low 8 bits
-                g[i] = 0u;
 #endif
             }
 #pragma unroll
@@ -96,6 +99,8 @@ __device__ __forceinline__ bool encode_from_q8(const signed char* __restrict__ q
             packed[(size_t)T * words + wi] = sign;
 #endif
 #else
+            const int P = MODE == 1 ? T + 1 : T;
+            unsigned m[8], g[8];
 #pragma unroll
             for (int i = 0; i < 8; ++i) byte_planes(minus_o(q[i], o), m[i], g[i]);
             for (int p = 0; p < P; ++p) {
