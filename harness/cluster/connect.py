@@ -289,6 +289,9 @@ def open_session(cs: ClusterSpec, backend: str = "auto") -> Session:
     except TimeoutError:  # a Slurm cluster's close cancels its jobs, queued ones too
         s.close()
         raise ClusterUnavailable(_none_joined(cs, s.what)) from None
+    except OSError:  # the scheduler lost while it was waited on (Dask's reconnection)
+        s.close()
+        raise ClusterUnavailable(LOST) from None
     except BaseException:
         s.close()
         raise
@@ -305,7 +308,7 @@ def _none_joined(cs: ClusterSpec, what: str) -> str:
         return (f"{what}: no worker joined within {cs.limit_s:g} s (start them with: dask "
                 "worker ADDRESS --nthreads 1, one per GPU, each with its GPU in "
                 f"CUDA_VISIBLE_DEVICES; {longer})")
-    return f"{what}: no worker joined within {cs.limit_s:g} s ({longer})"
+    return f"{what}: its workers had not all started within {cs.limit_s:g} s ({longer})"
 
 
 #: The loggers of Dask's logging configuration (its client's and comms', tornado's event

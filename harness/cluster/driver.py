@@ -49,7 +49,8 @@ class Outcome:
     error: str = ""
     #: Times it was handed out.
     attempts: int = 1
-    #: Address of the last worker that died running it ('' when none did).
+    #: Address of the last worker that died running it ('' when none did; also when a
+    #: later attempt raised an error: the worker that raised it is not known).
     died_on: str = ""
 
 
@@ -157,15 +158,21 @@ def hand_out(client: Any, fn: Callable[..., Done], args: tuple[Any, ...],
                               n, died[task.index])
             except concurrent.futures.CancelledError:  # what a lost scheduler does to them
                 raise ClusterUnavailable(LOST) from None
-            except Exception as exc:
-                out = Outcome(task, None, f"{type(exc).__name__}: {exc}", n,
-                              died.get(task.index, ""))
+            except Exception as exc:  # raised on a worker the future does not name: not
+                # the one it may have died on before, so no worker is named
+                out = Outcome(task, None, f"{type(exc).__name__}: {exc}", n)
             finally:
                 f.release()
-            top = max(1, window()) if queue else 0
-            while queue and len(live) < top:
-                submit(queue.popleft())
+            lost: ClusterUnavailable | None = None
+            try:  # topped up before the outcome is handed on, so the workers stay busy...
+                top = max(1, window()) if queue else 0
+                while queue and len(live) < top:
+                    submit(queue.popleft())
+            except ClusterUnavailable as exc:  # ...but a lost scheduler loses no result
+                lost = exc
             yield out
+            if lost is not None:
+                raise lost
     finally:
         if live:
             _cancel(client, [f for f, _ in live.values()])

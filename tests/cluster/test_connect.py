@@ -247,6 +247,25 @@ def test_slurm_jobs_that_never_start_end_the_wait(sbatch, monkeypatch) -> None: 
     assert closed == ["client", "cluster"]
 
 
+def test_a_scheduler_lost_while_workers_are_awaited_is_one_line(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Dask's client raises OSError when its scheduler goes away during the first wait: the
+    run's one line (LOST), the session closed, not a traceback."""
+    closed = []
+
+    class Client:
+        def wait_for_workers(self, n: int, timeout: float | None = None) -> None:
+            raise OSError("Timed out trying to connect to tcp://head:8786 after 30 s")
+
+        def close(self) -> None:
+            closed.append("client")
+
+    monkeypatch.setattr(connect, "_scheduler", lambda cs: connect.Session(
+        Client(), None, f"the Dask scheduler at {cs.where}"))
+    with pytest.raises(connect.ClusterUnavailable) as lost:
+        connect.open_session(connect.spec("tcp://head:8786"))
+    assert str(lost.value) == connect.LOST and closed == ["client"]
+
+
 def test_the_schedulers_own_limit_comes_after_the_drivers(session) -> None:  # type: ignore[no-untyped-def]
     """A cluster started here fails a task no worker is left to run only well after the
     driver has stopped the run (a task it failed first would be a failed row)."""

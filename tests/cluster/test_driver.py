@@ -194,3 +194,117 @@ def test_a_worker_that_leaves_before_its_greeting_ends_the_wait(monkeypatch) -> 
     assert client.cancelled == 2
     with pytest.raises(ClusterUnavailable, match="workers left before the run began"):
         driver.greet(_Client({}), Setup("numpy"))
+
+
+class _Landed:
+    """A landed future: its key, its result (or the error it raises), let go of."""
+
+    def __init__(self, key: str, value: object = None, exc: BaseException | None = None):
+        self.key, self.value, self.exc = key, value, exc
+
+    def result(self) -> object:
+        if self.exc is not None:
+            raise self.exc
+        return self.value
+
+    def release(self) -> None:
+        pass
+
+
+class _AsCompleted:
+    """distributed.as_completed over futures that have all landed, in the order added."""
+
+    def __init__(self) -> None:
+        import collections
+
+        self.q: collections.deque[_Landed] = collections.deque()
+
+    def add(self, f: _Landed) -> None:
+        self.q.append(f)
+
+    def has_ready(self) -> bool:
+        return bool(self.q)
+
+    def is_empty(self) -> bool:
+        return not self.q
+
+    def __next__(self) -> _Landed:
+        if not self.q:
+            raise StopIteration
+        return self.q.popleft()
+
+
+class _HandOutClient:
+    """A client whose scheduler answers ``answers`` questions about its workers, then is
+    lost; its tasks land at once with ``result(task index)``."""
+
+    def __init__(self, answers: int, result) -> None:  # type: ignore[no-untyped-def]
+        self.answers, self.result, self.submitted = answers, result, 0
+
+    def nthreads(self) -> dict[str, int]:
+        self.answers -= 1
+        if self.answers < 0:
+            raise OSError("scheduler gone")
+        return {"tcp://a:1": 1}
+
+    def submit(self, fn, *a, key: str, pure: bool) -> _Landed:  # type: ignore[no-untyped-def]
+        self.submitted += 1
+        index = a[-1].index
+        try:
+            return _Landed(key, self.result(index))
+        except Exception as exc:  # the task's error, raised when its result is asked for
+            return _Landed(key, exc=exc)
+
+    def cancel(self, futures, force: bool = False) -> None:  # type: ignore[no-untyped-def]
+        pass
+
+
+def test_a_result_that_landed_is_handed_on_when_the_scheduler_is_lost(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The scheduler lost while the run tops its tasks up after a result landed: that
+    result is still yielded (its rows written), then the run stops in one line."""
+    import collections
+
+    import distributed
+
+    from harness.cluster import driver
+    from harness.cluster.connect import LOST, ClusterUnavailable
+
+    monkeypatch.setattr(distributed, "as_completed", _AsCompleted)
+    Task = collections.namedtuple("Task", "index")
+    client = _HandOutClient(1, lambda i: f"done {i}")
+    got = []
+    with pytest.raises(ClusterUnavailable) as lost:
+        for out in driver.hand_out(client, lambda *a: None, (), [Task(i) for i in range(5)],
+                                   0, driver.per_worker(client)):
+            got.append(out.done)
+    assert got == ["done 0"] and str(lost.value) == LOST
+
+
+def test_an_error_after_a_death_names_no_worker(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A point that died on one worker and then raised on another: its outcome names no
+    worker (the one that raised is not known), not the one it died on."""
+    import collections
+
+    import distributed
+
+    from harness.cluster import driver
+
+    monkeypatch.setattr(distributed, "as_completed", _AsCompleted)
+    Task = collections.namedtuple("Task", "index")
+    calls = collections.Counter()
+
+    def result(i: int) -> str:
+        calls[i] += 1
+        if calls[i] == 1:
+            raise distributed.KilledWorker("task", _Dead(), 0)
+        raise ValueError("a wrong answer")
+
+    client = _HandOutClient(99, result)
+    (out,) = driver.hand_out(client, lambda *a: None, (), [Task(0)], 1,
+                             driver.per_worker(client))
+    assert out.done is None and out.attempts == 2 and "ValueError" in out.error
+    assert out.died_on == ""
+
+
+class _Dead:
+    address = "tcp://dead:1"

@@ -82,7 +82,13 @@ def test_every_calibration_record_of_a_run_is_kept(reg, tmp_path: Path) -> None:
                                       "n1-2.json"]
     assert [json.loads(p.read_text())["gbps"] for p in kept] == [4000.0, 3900.0, 3950.0, 1.0,
                                                                   2.0]
+    other = kept[0].parent / "n1-3.json"  # a host of that name: not a record of n1's
+    other.write_text(json.dumps({"host": "n1-3", "gbps": 3.0}))
     again = ClusterOutputs(_jobs(reg), tmp_path, per_model=False, existing=files.APPEND)
     assert again.calibration("h200", {"gpu_uuid": "GPU-a", "gbps": 4100.0}) == kept[0]
+    assert again.calibration("h200", {"host": "n1", "gbps": 5.0}) == kept[3]
     again.close()
     assert json.loads(kept[0].read_text())["gbps"] == 4100.0
+    # The earlier run's later records went with its first; the other host's stays.
+    assert sorted(p.name for p in kept[0].parent.glob("*.json")) == ["GPU-a.json", "n1-3.json",
+                                                                 "n1.json"]
