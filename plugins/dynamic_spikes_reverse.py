@@ -42,39 +42,23 @@ def chunks(f: int, block: int, units: int) -> int:
     return max(1, -(-n // (block * units)))
 
 
-def flat_blocks(b: int, f: int, block: int, units: int) -> int:
-    """Blocks of the flat split (the kernel's FLAT build): the ``b`` rows' elements (16-byte
-    units where the row is a multiple of 4) in runs of ``block x units``."""
-    n = f // 4 if f % 4 == 0 else f
-    return max(1, -(-(b * n) // (block * units)))
-
-
-def grid_blocks(b: int, f: int, block: int, units: int, flat: bool) -> int:
-    """The launch's blocks: ``b x chunks`` (a row's chunks), or the flat split's."""
-    return flat_blocks(b, f, block, units) if flat else b * chunks(f, block, units)
-
-
-def launch_units(b: int, f: int, block: int, sm_count: int, most: int,
-                 flat: bool = False) -> int:
+def launch_units(b: int, f: int, block: int, sm_count: int, most: int) -> int:
     """The units a block takes at ``b`` rows of ``f``: ``most`` (the kernel's UNITS) where
-    the grid of ``most`` units a block is one wave (every block resident at once, so each
-    is one round trip), else PAST_WAVE_UNITS (at most ``most``)."""
+    the grid of ``b x chunks`` blocks is one wave (every block resident at once, so each is
+    one round trip), else PAST_WAVE_UNITS (at most ``most``)."""
     wave = sm_count * min(32, SM_THREADS // block)
-    one_wave = grid_blocks(b, f, block, most, flat) <= wave
-    return most if one_wave else min(PAST_WAVE_UNITS, most)
+    return most if b * chunks(f, block, most) <= wave else min(PAST_WAVE_UNITS, most)
 
 
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
-    """A block per chunk of a row (or, in the FLAT build, per run of the whole tensor), every
-    load issued before any store; the block's units by ``launch_units``."""
+    """A block per chunk of a row, every load issued before any store; the chunk's units
+    by ``launch_units``."""
     b, f = int(p["batch"]), int(p["in_f"])
-    d = dict(v.defines)
-    flat = int(d.get("FLAT", "0")) != 0
-    u = launch_units(b, f, launch.block, launch.sm_count, int(d.get("UNITS", UNITS)), flat)
+    u = launch_units(b, f, launch.block, launch.sm_count,
+                     int(dict(v.defines).get("UNITS", UNITS)))
     c = chunks(f, launch.block, u)
-    launch("dynamic_spikes_reverse", (grid_blocks(b, f, launch.block, u, flat), 1, 1),
-           (launch.block, 1, 1), bufs["q"], bufs["vth"], np.int32(b), np.int32(f),
-           np.int32(c), np.int32(u), bufs["x_rec"])
+    launch("dynamic_spikes_reverse", (b * c, 1, 1), (launch.block, 1, 1), bufs["q"],
+           bufs["vth"], np.int32(b), np.int32(f), np.int32(c), np.int32(u), bufs["x_rec"])
 
 
 def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:

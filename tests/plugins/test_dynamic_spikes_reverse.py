@@ -90,30 +90,3 @@ def test_cases_take_both_unit_counts(reg, sm_count: int) -> None:  # type: ignor
         seen.add((u, c > 1, f % 4 == 0))
     assert {(u, True, aligned) for u in (dsr.UNITS, dsr.PAST_WAVE_UNITS)
             for aligned in (True, False)} <= seen
-
-
-@pytest.mark.parametrize(("batch", "in_f", "block", "units", "blocks"), [
-    (16384, 3584, 256, 2, 28672),   # 896 units a row: 14.68 M units in runs of 512
-    (5, 4100, 256, 4, 6),           # 5125 units in runs of 1024: the last run short
-    (3, 5, 256, 4, 1),              # single values, all in one run
-    (600, 1030, 256, 2, 1208),      # 618000 values in runs of 512
-])
-def test_the_flat_split_covers_the_tensor_once(batch: int, in_f: int, block: int, units: int,
-                                               blocks: int) -> None:
-    """FLAT builds: runs of ``block x units`` over every row's elements, none left over and no
-    block without work."""
-    assert dsr.flat_blocks(batch, in_f, block, units) == blocks
-    n = in_f // 4 if in_f % 4 == 0 else in_f
-    assert (blocks - 1) * block * units < batch * n <= blocks * block * units
-
-
-def test_a_flat_build_launches_the_flat_grid(reg) -> None:  # type: ignore[no-untyped-def]
-    """``--define FLAT=1`` launches the flat split, its units by the flat grid's wave."""
-    st = reg.get("dynamic_spikes_reverse")
-    v = st.variant("default").tuned({"FLAT": "1"})
-    for batch, units in ((1024, 4), (16384, 2)):
-        launch = RecordingLauncher(256, 132)
-        st.enqueue(launch, collections.defaultdict(int), st.point(v, batch=batch, in_f=3584), v)
-        (_, grid, _, args, _), = launch.calls
-        assert grid == (dsr.flat_blocks(batch, 3584, 256, units), 1, 1)
-        assert int(args[5]) == units
