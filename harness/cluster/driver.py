@@ -124,6 +124,7 @@ def hand_out(client: Any, fn: Callable[..., Done], args: tuple[Any, ...],
     run waits while the cluster has no worker (:class:`Patience`) before it stops,
     ClusterUnavailable; so does a lost scheduler (its tasks cancelled, or no answer)."""
     from distributed import KilledWorker, as_completed
+    from distributed.client import ClosedClientError
 
     queue = deque(tasks)
     attempts: Counter[int] = Counter()
@@ -134,8 +135,11 @@ def hand_out(client: Any, fn: Callable[..., Done], args: tuple[Any, ...],
 
     def submit(task: Any) -> None:
         attempts[task.index] += 1
-        f = client.submit(fn, *args, task, pure=False,
-                          key=f"{fn.__name__}-{task.index}-{attempts[task.index]}")
+        try:
+            f = client.submit(fn, *args, task, pure=False,
+                              key=f"{fn.__name__}-{task.index}-{attempts[task.index]}")
+        except ClosedClientError:  # the client gave up on a lost scheduler
+            raise ClusterUnavailable(LOST) from None
         live[f.key] = (f, task)
         finished.add(f)
 
@@ -158,8 +162,11 @@ def hand_out(client: Any, fn: Callable[..., Done], args: tuple[Any, ...],
                               n, died[task.index])
             except concurrent.futures.CancelledError:  # what a lost scheduler does to them
                 raise ClusterUnavailable(LOST) from None
-            except Exception as exc:  # raised on a worker the future does not name: not
-                # the one it may have died on before, so no worker is named
+            except Exception as exc:
+                if getattr(f, "status", "error") != "error":  # not the task's own error: its
+                    raise ClusterUnavailable(LOST) from None  # result could not be fetched
+                # Raised on a worker the future does not name (not the one it may have died
+                # on before), so no worker is named.
                 out = Outcome(task, None, f"{type(exc).__name__}: {exc}", n)
             finally:
                 f.release()

@@ -93,21 +93,20 @@ class ClusterOutputs:
         record's peak while the rows measured before refer to the first one's (two GPUs of
         a host without UUIDs share a name too). So a name's first record of the run is
         ``<name>.json``, replacing an earlier run's as ``harness calibrate`` replaces its
-        own, and its later ones go beside it as ``<name>-2.json``, ``<name>-3.json``...
-        An earlier run's later records go with its first (left, they would read as this
-        run's)."""
+        own, and its later ones go beside it as ``<name>.2.json``, ``<name>.3.json``... (a
+        name holds no dot, so no other GPU's or host's file has that form). An earlier
+        run's later records go with its first (left, they would read as this run's)."""
         name = _record_name(record)
         d = files.folder(self.folder(slug) / CALIBRATIONS)
         first = d / f"{name}.json"
         self.records[first] += 1
         n = self.records[first]
-        if n == 1:  # an earlier run's later records of this GPU (not of a host "<name>-2")
-            for stale in d.glob(f"{name}-*.json"):
-                if stale.name[len(name) + 1:-len(".json")].isdigit() and \
-                        _record_name(_read_json(stale)) == name:
+        if n == 1:  # an earlier run's later records of this GPU
+            for stale in d.glob(f"{name}.*.json"):
+                if stale.name[len(name) + 1:-len(".json")].isdigit():
                     stale.unlink(missing_ok=True)
         data = (json.dumps(record, indent=2, sort_keys=True) + "\n").encode()
-        return files.replace(first if n == 1 else d / f"{name}-{n}.json", data, root=d)
+        return files.replace(first if n == 1 else d / f"{name}.{n}.json", data, root=d)
 
     def close(self) -> None:
         """Close every file and release its lock (again: nothing)."""
@@ -116,18 +115,10 @@ class ClusterOutputs:
 
 
 def _record_name(record: dict[str, Any]) -> str:
-    """The file name of a calibration record: its GPU's UUID, else its host's name."""
+    """The file name of a calibration record: its GPU's UUID, else its host's name (letters,
+    digits, '-' and '_' only)."""
     return "".join(c if c.isalnum() or c in "-_" else "-" for c in
                    record.get("gpu_uuid") or record.get("host", "gpu"))
-
-
-def _read_json(path: Path) -> dict[str, Any]:
-    """A record as stored ({} where it cannot be read: then it is not taken for one)."""
-    try:
-        got = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
-    return got if isinstance(got, dict) else {}
 
 
 def refuse_existing(jobs: Sequence[Job], folders: Iterable[Path], existing: str) -> None:

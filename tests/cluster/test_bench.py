@@ -324,6 +324,6 @@ def test_a_replaced_workers_calibration_is_kept_beside_the_first(reg, tmp_path: 
                          live=[again.address])  # the first is dead
     assert len(got) == 2
     kept = tmp_path / "h200" / "calibration"
-    assert sorted(p.name for p in kept.glob("*.json")) == ["GPU-a-2.json", "GPU-a.json"]
+    assert sorted(p.name for p in kept.glob("*.json")) == ["GPU-a.2.json", "GPU-a.json"]
     assert json.loads((kept / "GPU-a.json").read_text())["gbps"] == 4000.0
-    assert json.loads((kept / "GPU-a-2.json").read_text())["gbps"] == 3900.0
+    assert json.loads((kept / "GPU-a.2.json").read_text())["gbps"] == 3900.0

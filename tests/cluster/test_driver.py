@@ -308,3 +308,57 @@ def test_an_error_after_a_death_names_no_worker(monkeypatch) -> None:  # type: i
 
 class _Dead:
     address = "tcp://dead:1"
+
+
+def test_a_result_that_cannot_be_fetched_is_no_failed_row(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A finished task whose result the client cannot fetch (the scheduler out of reach)
+    is not the task's error: no failed row, the run's one line."""
+    import collections
+
+    import distributed
+
+    from harness.cluster import driver
+    from harness.cluster.connect import LOST, ClusterUnavailable
+
+    class Unfetched(_Landed):
+        status = "finished"
+
+    class Client(_HandOutClient):
+        def submit(self, fn, *a, key: str, pure: bool) -> _Landed:  # type: ignore[no-untyped-def]
+            return Unfetched(key, exc=OSError("Timed out trying to connect"))
+
+    monkeypatch.setattr(distributed, "as_completed", _AsCompleted)
+    Task = collections.namedtuple("Task", "index")
+    client = Client(99, None)
+    with pytest.raises(ClusterUnavailable) as lost:
+        list(driver.hand_out(client, lambda *a: None, (), [Task(0)], 0,
+                             driver.per_worker(client)))
+    assert str(lost.value) == LOST
+
+
+def test_a_closed_client_is_the_lost_scheduler(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Topping up on a client that closed itself (it gave up on its scheduler): the result
+    that landed is handed on, then the run's one line, not Dask's ClosedClientError."""
+    import collections
+
+    import distributed
+    from distributed.client import ClosedClientError
+
+    from harness.cluster import driver
+    from harness.cluster.connect import LOST, ClusterUnavailable
+
+    class Client(_HandOutClient):
+        def submit(self, fn, *a, key: str, pure: bool) -> _Landed:  # type: ignore[no-untyped-def]
+            if self.submitted:
+                raise ClosedClientError("the client was closed")
+            return super().submit(fn, *a, key=key, pure=pure)
+
+    monkeypatch.setattr(distributed, "as_completed", _AsCompleted)
+    Task = collections.namedtuple("Task", "index")
+    client = Client(99, lambda i: f"done {i}")
+    got = []
+    with pytest.raises(ClusterUnavailable) as lost:
+        for out in driver.hand_out(client, lambda *a: None, (), [Task(0), Task(1)], 0,
+                                   lambda: 1):
+            got.append(out.done)
+    assert got == ["done 0"] and str(lost.value) == LOST

@@ -78,17 +78,21 @@ def test_every_calibration_record_of_a_run_is_kept(reg, tmp_path: Path) -> None:
             out.calibration("h200", {"host": "n1", "gbps": 1.0}),
             out.calibration("h200", {"gpu_uuid": "", "host": "n1", "gbps": 2.0})]
     out.close()
-    assert [p.name for p in kept] == ["GPU-a.json", "GPU-a-2.json", "GPU-a-3.json", "n1.json",
-                                      "n1-2.json"]
+    assert [p.name for p in kept] == ["GPU-a.json", "GPU-a.2.json", "GPU-a.3.json", "n1.json",
+                                      "n1.2.json"]
     assert [json.loads(p.read_text())["gbps"] for p in kept] == [4000.0, 3900.0, 3950.0, 1.0,
                                                                   2.0]
-    other = kept[0].parent / "n1-3.json"  # a host of that name: not a record of n1's
-    other.write_text(json.dumps({"host": "n1-3", "gbps": 3.0}))
+    folder = kept[0].parent
+    # A host named n1-2 (its first record is n1-2.json, never n1's second), and a file
+    # of n1's name not numbered: neither is n1's, and both stay.
+    assert out.calibration("h200", {"host": "n1-2", "gbps": 3.0}).name == "n1-2.json"
+    (folder / "n1.x.json").write_text("{}")
     again = ClusterOutputs(_jobs(reg), tmp_path, per_model=False, existing=files.APPEND)
     assert again.calibration("h200", {"gpu_uuid": "GPU-a", "gbps": 4100.0}) == kept[0]
     assert again.calibration("h200", {"host": "n1", "gbps": 5.0}) == kept[3]
     again.close()
     assert json.loads(kept[0].read_text())["gbps"] == 4100.0
-    # The earlier run's later records went with its first; the other host's stays.
-    assert sorted(p.name for p in kept[0].parent.glob("*.json")) == ["GPU-a.json", "n1-3.json",
-                                                                 "n1.json"]
+    assert json.loads((folder / "n1-2.json").read_text())["gbps"] == 3.0
+    # The earlier run's later records went with its first; the others stay.
+    assert sorted(p.name for p in folder.glob("*.json")) == ["GPU-a.json", "n1-2.json",
+                                                             "n1.json", "n1.x.json"]
