@@ -8,6 +8,7 @@ time it runs batch 1.
 from __future__ import annotations
 
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -107,3 +108,20 @@ def worker_settings() -> tuple[object, object, object]:
 
     return (dask.config.get("distributed.worker.profile.enabled"),
             signal.getsignal(signal.SIGINT), os.environ.get("CUDA_VISIBLE_DEVICES"))
+
+
+def until(done, what: str, timeout: float = 60) -> None:  # type: ignore[no-untyped-def]
+    """Poll ``done()`` every 0.1 s; the test fails, saying ``what``, past ``timeout``."""
+    deadline = time.monotonic() + timeout
+    while not done():
+        if time.monotonic() > deadline:
+            pytest.fail(f"{what} within {timeout} s")
+        time.sleep(0.1)
+
+
+def until_rows(proc, csv: Path, rows: int = 2) -> None:  # type: ignore[no-untyped-def]
+    """Wait until the command running as ``proc`` has written ``rows`` rows to ``csv``
+    (beside its header), still running: the moment a test stops it or its cluster."""
+    until(lambda: proc.poll() is not None or
+          (csv.exists() and csv.read_text().count("\n") >= rows + 1), f"no {rows} rows")
+    assert proc.poll() is None, proc.communicate()

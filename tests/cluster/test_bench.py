@@ -19,7 +19,7 @@ from harness.contract import registry
 from harness.engine import bench as plain
 from harness.results import compare, files, provenance
 from harness.results.rows import CLUSTER_COLUMNS, COLUMNS, read_rows
-from tests.cluster.conftest import sweep
+from tests.cluster.conftest import sweep, until_rows
 
 
 def _no_writes() -> None:
@@ -98,13 +98,7 @@ def test_ctrl_c_stops_the_run_and_keeps_its_rows(toys: Path, tmp_path: Path) -> 
                             start_new_session=True, cwd=tmp_path,
                             env={**os.environ, "COLUMNS": "1000"})  # one line each
     try:
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and proc.poll() is None:
-            csv = out / "slowtoy.csv"
-            if csv.exists() and csv.read_text().count("\n") >= 3:  # the header, two rows
-                break
-            time.sleep(0.1)
-        assert proc.poll() is None, proc.communicate()
+        until_rows(proc, out / "slowtoy.csv")
         os.killpg(proc.pid, signal.SIGINT)
         _, stderr = proc.communicate(timeout=60)
     finally:

@@ -11,7 +11,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -19,6 +18,7 @@ import pytest
 
 from harness.cluster.connect import WAIT_ENV
 from harness.results import compare, files
+from tests.cluster.conftest import until, until_rows
 
 Proc = subprocess.Popen[bytes]
 
@@ -26,14 +26,6 @@ def _started(args: list[str], log: Path, env: dict[str, str]) -> Proc:
     with log.open("wb") as f:  # the child holds its own copy of the descriptor
         return subprocess.Popen([sys.executable, "-m", *args], stdout=f, stderr=f, env=env,
                                 start_new_session=True)
-
-
-def _until(done, what: str, timeout: float = 60) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while not done():
-        if time.monotonic() > deadline:
-            pytest.fail(f"{what} within {timeout} s")
-        time.sleep(0.1)
 
 
 @pytest.fixture
@@ -49,13 +41,13 @@ def scheduler(toys: Path, tmp_path: Path) -> Iterator[tuple[str, dict[str, Proc]
             ["distributed.cli.dask_scheduler", "--scheduler-file", str(address_file),
              "--host", "127.0.0.1", "--port", "0", "--no-dashboard"],
             tmp_path / "scheduler.log", env)
-        _until(address_file.exists, "no scheduler started")
+        until(address_file.exists, "no scheduler started")
         log = tmp_path / "worker.log"
         procs["worker"] = _started(
             ["distributed.cli.dask_worker", "--scheduler-file", str(address_file),
              "--nthreads", "1", "--no-nanny", "--no-dashboard", "--host", "127.0.0.1"],
             log, env)
-        _until(lambda: "Registered to" in log.read_text(errors="replace"),
+        until(lambda: "Registered to" in log.read_text(errors="replace"),
                "no worker joined the scheduler")
         yield json.loads(address_file.read_text())["address"], procs
     finally:
@@ -77,11 +69,7 @@ def _lose(address: str, doomed: Proc, out: Path,
                             start_new_session=True, cwd=tmp_path,
                             env={**os.environ, "COLUMNS": "1000", WAIT_ENV: "2"})
     try:
-        csv = out / "slowtoy.csv"
-        _until(lambda: proc.poll() is not None or
-               (csv.exists() and csv.read_text().count("\n") >= 3),  # the header, two rows
-               "no two rows")
-        assert proc.poll() is None, proc.communicate()
+        until_rows(proc, out / "slowtoy.csv")
         os.killpg(doomed.pid, signal.SIGKILL)
         _, stderr = proc.communicate(timeout=60)
     finally:
