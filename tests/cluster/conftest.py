@@ -7,9 +7,13 @@ time it runs batch 1.
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 import textwrap
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 
 import pytest
@@ -125,3 +129,28 @@ def until_rows(proc, csv: Path, rows: int = 2) -> None:  # type: ignore[no-untyp
     until(lambda: proc.poll() is not None or
           (csv.exists() and csv.read_text().count("\n") >= rows + 1), f"no {rows} rows")
     assert proc.poll() is None, proc.communicate()
+
+
+def stopped_sweep(cluster: Sequence[str], out: Path, cwd: Path,
+                  stop: Callable[[subprocess.Popen[str]], None],
+                  env: Mapping[str, str] | None = None) -> tuple[int, str, int]:
+    """``harness bench slowtoy`` in a process of its own over 2000 points (far longer than
+    a test lasts), ``cluster`` its cluster options; once two rows are written ``stop(proc)``
+    (a signal to it, or the loss of its scheduler or workers): its exit status, its stderr
+    and its process id (its process group's).
+    A run still going a minute later is killed, and fails the test's own asserts."""
+    points = ",".join(str(b) for b in range(1, 2001))
+    cmd = [sys.executable, "-m", "harness", "bench", "slowtoy", *cluster, "--backend",
+           "numpy", "--sweep", f"batch={points}", "--budget", "0.05", "--out", str(out)]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, cwd=cwd,  # one line each:
+                            env={**os.environ, "COLUMNS": "1000", **(env or {})})
+    try:
+        until_rows(proc, out / "slowtoy.csv")
+        stop(proc)
+        _, stderr = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    return proc.returncode, stderr, proc.pid

@@ -8,8 +8,6 @@ from __future__ import annotations
 import os
 import re
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -19,7 +17,7 @@ from harness.contract import registry
 from harness.engine import bench as plain
 from harness.results import compare, files, provenance
 from harness.results.rows import CLUSTER_COLUMNS, COLUMNS, read_rows
-from tests.cluster.conftest import sweep, until_rows
+from tests.cluster.conftest import stopped_sweep, sweep
 
 
 def _no_writes() -> None:
@@ -90,22 +88,9 @@ def test_ctrl_c_stops_the_run_and_keeps_its_rows(toys: Path, tmp_path: Path) -> 
     # see two rows and interrupt (the run is interrupted, so its length costs nothing; with
     # 120 points, and again with 400 under a full parallel test load, the run ended between
     # the check and the signal).
-    points = ",".join(str(b) for b in range(1, 2001))
-    cmd = [sys.executable, "-m", "harness", "bench", "slowtoy", "--cluster", "local",
-           "--workers", "2", "--backend", "numpy", "--sweep", f"batch={points}", "--budget",
-           "0.05", "--out", str(out)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, cwd=tmp_path,
-                            env={**os.environ, "COLUMNS": "1000"})  # one line each
-    try:
-        until_rows(proc, out / "slowtoy.csv")
-        os.killpg(proc.pid, signal.SIGINT)
-        _, stderr = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    assert proc.returncode == 130, stderr
+    rc, stderr, pid = stopped_sweep(["--cluster", "local", "--workers", "2"], out, tmp_path,
+                                    lambda proc: os.killpg(proc.pid, signal.SIGINT))
+    assert rc == 130, stderr
     said = [ln for ln in stderr.splitlines() if ln.startswith("interrupted:")]
     assert len(said) == 1 and said[0].endswith(f"finished row(s) kept in {out}/"), stderr
     assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
@@ -118,7 +103,7 @@ def test_ctrl_c_stops_the_run_and_keeps_its_rows(toys: Path, tmp_path: Path) -> 
     deadline = time.monotonic() + 30  # and its workers are gone with it
     while time.monotonic() < deadline:
         try:
-            os.killpg(proc.pid, 0)
+            os.killpg(pid, 0)
         except ProcessLookupError:
             break
         time.sleep(0.2)

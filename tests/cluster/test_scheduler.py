@@ -18,7 +18,7 @@ import pytest
 
 from harness.cluster.connect import WAIT_ENV
 from harness.results import compare, files
-from tests.cluster.conftest import until, until_rows
+from tests.cluster.conftest import stopped_sweep, until
 
 Proc = subprocess.Popen[bytes]
 
@@ -61,22 +61,10 @@ def _lose(address: str, doomed: Proc, out: Path,
           tmp_path: Path) -> tuple[int, str]:
     """Run a long sweep on the scheduler, kill ``doomed`` once two rows are written, and
     return the run's exit status and stderr (a run still going a minute later fails)."""
-    points = ",".join(str(b) for b in range(1, 2001))  # far longer than the test lasts
-    cmd = [sys.executable, "-m", "harness", "bench", "slowtoy", "--cluster", address,
-           "--backend", "numpy", "--sweep", f"batch={points}", "--budget", "0.05", "--out",
-           str(out)]
-    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            start_new_session=True, cwd=tmp_path,
-                            env={**os.environ, "COLUMNS": "1000", WAIT_ENV: "2"})
-    try:
-        until_rows(proc, out / "slowtoy.csv")
-        os.killpg(doomed.pid, signal.SIGKILL)
-        _, stderr = proc.communicate(timeout=60)
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
-    return proc.returncode, stderr
+    rc, stderr, _ = stopped_sweep(["--cluster", address], out, tmp_path,
+                                  lambda proc: os.killpg(doomed.pid, signal.SIGKILL),
+                                  {WAIT_ENV: "2"})
+    return rc, stderr
 
 
 def _one_line(rc: int, stderr: str, text: str, out: Path) -> None:
