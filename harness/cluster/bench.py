@@ -22,8 +22,9 @@ from harness import paths
 from harness.backends.pycuda.context import gpu_slug
 from harness.backends.torch import serves
 from harness.cluster import connect
-from harness.cluster.connect import ClusterSpec, Session
+from harness.cluster.connect import Session
 from harness.cluster.driver import check_joined, greet, hand_out, per_worker
+from harness.cluster.options import WORKERS_S, ClusterSpec
 from harness.cluster.outputs import ClusterOutputs, refuse_existing
 from harness.cluster.worker import Identity, PointTask, Setup, run_point
 from harness.contract import registry
@@ -172,7 +173,7 @@ def _note(s: Session, idents: Mapping[str, Identity], on_gpu: bool) -> str:
 
 def _rows(client: Any, setup: Setup, cfg: BenchConfig, jobs: Sequence[Job],
           outputs: ClusterOutputs, idents: dict[str, Identity], retries: int,
-          reg: Registry, wait_s: float = connect.WORKERS_S) -> Iterator[plain.Measured]:
+          reg: Registry, wait_s: float = WORKERS_S) -> Iterator[plain.Measured]:
     """Hand the points out and write each one's rows as they land, then yield them."""
     tasks = [PointTask(n, j.target.name, j.variant, j.point) for n, j in enumerate(jobs)]
     first = next(iter(idents.values()))

@@ -27,14 +27,8 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.cluster.connect import (
-    LOST,
-    WAIT_ENV,
-    WORKERS_S,
-    ClusterUnavailable,
-    check_workers,
-    workers,
-)
+from harness.cluster.connect import LOST, check_workers, workers
+from harness.cluster.options import WAIT_ENV, WORKERS_S, ClusterUnavailable
 from harness.cluster.worker import Done, Identity, hello
 from harness.errors import HarnessError
 

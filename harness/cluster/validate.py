@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.cluster import connect
-from harness.cluster.connect import ClusterSpec, Session
+from harness.cluster.connect import Session
 from harness.cluster.driver import Outcome, check_joined, greet, hand_out, per_worker
+from harness.cluster.options import ClusterSpec
 from harness.cluster.worker import Setup, ValidationTask, run_validation
 from harness.contract import registry
 from harness.contract.registry import Registry

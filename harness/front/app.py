@@ -18,7 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 
 import harness
-from harness.cluster import connect as clusters
+from harness.cluster import options as clusters
 from harness.contract import registry
 from harness.errors import BadInput, HarnessError
 from harness.front import signals, terminal

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cluster import bench, connect
+from harness.cluster import bench, connect, options
 from harness.contract import registry
 
 TOYS = '''
@@ -78,7 +78,7 @@ def toys(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
 @pytest.fixture(scope="package")
 def session(toys: Path) -> Iterator[connect.Session]:
     """Two local CPU worker processes, shared by the tests of this folder."""
-    s = connect.open_session(connect.spec("local", workers=2), backend="numpy")
+    s = connect.open_session(options.spec("local", workers=2), backend="numpy")
     yield s
     s.close()
 
@@ -94,7 +94,7 @@ def toy_reg(toys: Path) -> registry.Registry:
 def sweep(reg, session, stage: str, points: str, out: Path, retries: int = 2,  # type: ignore[no-untyped-def]
           **kw) -> list[dict]:  # type: ignore[type-arg]
     """The rows of a cluster sweep of ``stage`` on the shared session, drawn whole."""
-    run = bench.bench(reg, [stage], cluster=connect.spec("local", retries=retries),
+    run = bench.bench(reg, [stage], cluster=options.spec("local", retries=retries),
                       sweep=[points], backend="numpy", budget=0.05, out_dir=out,
                       session=session, **kw)
     try:

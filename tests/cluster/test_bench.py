@@ -155,7 +155,7 @@ def test_an_existing_csv_is_refused_before_a_cluster_starts(toy_reg, tmp_path: P
     is left as it was; --append still goes on to start the cluster."""
     from harness import paths
     from harness.cluster import bench as cluster_bench
-    from harness.cluster import connect
+    from harness.cluster import connect, options
 
     def started(*a, **k):  # type: ignore[no-untyped-def]
         raise AssertionError("a cluster was started")
@@ -168,7 +168,7 @@ def test_an_existing_csv_is_refused_before_a_cluster_starts(toy_reg, tmp_path: P
     csv = tmp_path / "out" / "slowtoy.csv"
     before = csv.read_bytes()
     for where in ("local", "tcp://127.0.0.1:8786", "slurm"):
-        cs = connect.ClusterSpec(where)
+        cs = options.ClusterSpec(where)
         with pytest.raises(files.ResultFileError, match=re.escape(
                 f"{csv} exists: --append adds to it, --overwrite replaces it")):
             cluster_bench.bench(toy_reg, ["slowtoy"], cluster=cs, sweep=["batch=2"],
@@ -177,11 +177,11 @@ def test_an_existing_csv_is_refused_before_a_cluster_starts(toy_reg, tmp_path: P
     (tmp_path / "statistics" / "cpu").mkdir(parents=True)
     (tmp_path / "statistics" / "cpu" / "slowtoy.csv").write_bytes(before)
     with pytest.raises(files.ResultFileError, match=re.escape("statistics/cpu/slowtoy.csv exists")):
-        cluster_bench.bench(toy_reg, ["slowtoy"], cluster=connect.ClusterSpec("local"),
+        cluster_bench.bench(toy_reg, ["slowtoy"], cluster=options.ClusterSpec("local"),
                             sweep=["batch=2"], backend="numpy")
     assert csv.read_bytes() == before
     with pytest.raises(AssertionError, match="a cluster was started"):
-        cluster_bench.bench(toy_reg, ["slowtoy"], cluster=connect.ClusterSpec("local"),
+        cluster_bench.bench(toy_reg, ["slowtoy"], cluster=options.ClusterSpec("local"),
                             sweep=["batch=2"], backend="numpy", out_dir=tmp_path / "out",
                             append=True)
 
@@ -192,7 +192,7 @@ def test_the_folders_known_before_the_cluster_starts(tmp_path: Path, monkeypatch
     model; a scheduler's or Slurm's models only once their workers are up."""
     from harness import paths
     from harness.cluster import bench as cluster_bench
-    from harness.cluster.connect import ClusterSpec
+    from harness.cluster.options import ClusterSpec
 
     smi = tmp_path / "bin" / "nvidia-smi"
     smi.parent.mkdir()

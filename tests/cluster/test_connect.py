@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from harness.cluster import connect
+from harness.cluster import connect, options
 from harness.errors import BadInput
 from harness.front.cli import app
 from tests.cluster.conftest import worker_settings
@@ -53,16 +53,16 @@ def test_bad_cluster_options_are_one_line(args: list[str], text: str) -> None:
 @pytest.mark.parametrize("command", ["bench", "validate"])
 def test_without_the_extra_the_option_says_how_to_install_it(monkeypatch, command) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setitem(sys.modules, "distributed", None)  # import distributed fails
-    only_line(runner.invoke(app, [command, "--cluster", "local"]), connect.INSTALL)
-    assert connect.INSTALL == ("cluster mode needs the cluster extra: pip install "
+    only_line(runner.invoke(app, [command, "--cluster", "local"]), options.INSTALL)
+    assert options.INSTALL == ("cluster mode needs the cluster extra: pip install "
                                "'spike-harness[cluster]'")
 
 
 def test_slurm_needs_dask_jobqueue(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     monkeypatch.setitem(sys.modules, "dask_jobqueue", None)
-    with pytest.raises(connect.ClusterUnavailable, match="pip install 'spike-harness"):
-        connect.spec("slurm")
-    assert connect.spec("local").kind == "local"  # the rest of the extra is enough there
+    with pytest.raises(options.ClusterUnavailable, match="pip install 'spike-harness"):
+        options.spec("slurm")
+    assert options.spec("local").kind == "local"  # the rest of the extra is enough there
 
 
 @pytest.fixture
@@ -79,21 +79,21 @@ def test_slurm_needs_sbatch_and_each_key_once(monkeypatch) -> None:  # type: ign
     real = connect.shutil.which
     monkeypatch.setattr(connect.shutil, "which",
                         lambda name: None if name == "sbatch" else real(name))
-    with pytest.raises(connect.ClusterUnavailable, match="sbatch not found on PATH"):
-        connect.spec("slurm")
+    with pytest.raises(options.ClusterUnavailable, match="sbatch not found on PATH"):
+        options.spec("slurm")
     with pytest.raises(BadInput, match="--slurm queue given twice"):
-        connect.spec("slurm", slurm=["queue=a", "queue=b"])
+        options.spec("slurm", slurm=["queue=a", "queue=b"])
 
 
 def test_good_specs(sbatch) -> None:  # type: ignore[no-untyped-def]
-    s = connect.spec(" tcp://gpu-node:8786 ")
+    s = options.spec(" tcp://gpu-node:8786 ")
     assert (s.where, s.kind, s.retries, s.workers) == ("tcp://gpu-node:8786", "scheduler", 2,
                                                        None)
-    s = connect.spec("slurm", 4, 0, ["queue=gpu", "walltime=00:30:00"])
+    s = options.spec("slurm", 4, 0, ["queue=gpu", "walltime=00:30:00"])
     assert s.kind == "slurm" and s.workers == 4 and s.retries == 0
     assert dict(s.slurm) == {"queue": "gpu", "walltime": "00:30:00"}
     with pytest.raises(BadInput, match="--retries -1"):
-        connect.spec("local", retries=-1)
+        options.spec("local", retries=-1)
 
 
 def _fake_smi(tmp_path: Path, monkeypatch, text: str) -> None:  # type: ignore[no-untyped-def]
@@ -121,7 +121,7 @@ def test_more_local_workers_than_gpus_is_refused(tmp_path: Path, monkeypatch) ->
     _fake_smi(tmp_path, monkeypatch, "0, GPU-aaaa, NVIDIA H200\n")
     monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
     with pytest.raises(BadInput, match="shows 1 GPU"):
-        connect.open_session(connect.spec("local", workers=2))
+        connect.open_session(options.spec("local", workers=2))
 
 
 def test_more_cpu_workers_than_cores_is_refused(monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -130,7 +130,7 @@ def test_more_cpu_workers_than_cores_is_refused(monkeypatch) -> None:  # type: i
     monkeypatch.setattr(connect.os, "cpu_count", lambda: 2)
     with pytest.raises(BadInput, match="--workers 64: CPU workers time the NumPy references, "
                                        "a core each, and this machine has 2"):
-        connect.open_session(connect.spec("local", workers=64), "numpy")
+        connect.open_session(options.spec("local", workers=64), "numpy")
 
 
 class _Client:
@@ -142,7 +142,7 @@ class _Client:
 
 
 def test_a_worker_of_several_threads_is_refused() -> None:
-    with pytest.raises(connect.ClusterUnavailable, match="runs 4 threads"):
+    with pytest.raises(options.ClusterUnavailable, match="runs 4 threads"):
         connect.check_workers(_Client({"tcp://a:1": 1, "tcp://b:1": 4}), {})
 
 
@@ -151,12 +151,12 @@ def test_two_workers_on_one_gpu_are_refused() -> None:
     ok = {"tcp://a:1": ("a", "GPU-1"), "tcp://a:2": ("a", "GPU-2"), "tcp://b:1": ("b", "GPU-1")}
     connect.check_workers(client, ok)  # the same UUID on two hosts cannot be one GPU
     connect.check_workers(client, {a: ("a", "") for a in ok})  # CPU workers share no GPU
-    with pytest.raises(connect.ClusterUnavailable, match="share the GPU GPU-1 on a"):
+    with pytest.raises(options.ClusterUnavailable, match="share the GPU GPU-1 on a"):
         connect.check_workers(client, {**ok, "tcp://a:2": ("a", "GPU-1")})
 
 
 def test_slurm_jobs_are_one_gpu_and_one_thread_each(sbatch) -> None:  # type: ignore[no-untyped-def]
-    cs = connect.spec("slurm", 3, slurm=["queue=gpu", "account=lab", "gres=gpu:h200:1",
+    cs = options.spec("slurm", 3, slurm=["queue=gpu", "account=lab", "gres=gpu:h200:1",
                                           "memory=64GB", "walltime=00:20:00"])
     cluster = connect.slurm_cluster(cs)
     try:
@@ -201,20 +201,20 @@ def test_the_wait_for_workers_has_a_limit_the_variable_sets(monkeypatch) -> None
     """A cluster run waits for a worker a bounded time: WORKERS_S by default (a Slurm
     cluster SLURM_S, for its queue), or what $HARNESS_CLUSTER_WAIT_S says; a value that is
     not a number of seconds above 0 is bad input, one line, before any work."""
-    monkeypatch.delenv(connect.WAIT_ENV, raising=False)
-    assert connect.spec("local").limit_s == connect.WORKERS_S
-    assert connect.ClusterSpec("slurm").limit_s == connect.SLURM_S > connect.WORKERS_S
-    monkeypatch.setenv(connect.WAIT_ENV, "7.5")
-    assert connect.spec("tcp://h:1").limit_s == 7.5
-    assert connect.spec("local", wait_s=3).limit_s == 3  # the library's callers' own
+    monkeypatch.delenv(options.WAIT_ENV, raising=False)
+    assert options.spec("local").limit_s == options.WORKERS_S
+    assert options.ClusterSpec("slurm").limit_s == options.SLURM_S > options.WORKERS_S
+    monkeypatch.setenv(options.WAIT_ENV, "7.5")
+    assert options.spec("tcp://h:1").limit_s == 7.5
+    assert options.spec("local", wait_s=3).limit_s == 3  # the library's callers' own
     for bad in ("0", "-1", "soon", "inf", "nan"):
-        monkeypatch.setenv(connect.WAIT_ENV, bad)
+        monkeypatch.setenv(options.WAIT_ENV, bad)
         with pytest.raises(BadInput, match=f"HARNESS_CLUSTER_WAIT_S='{bad}': the seconds"):
-            connect.spec("local")
+            options.spec("local")
     only_line(runner.invoke(app, ["bench", "--cluster", "local"]),
               "HARNESS_CLUSTER_WAIT_S='nan'")
     with pytest.raises(BadInput, match="of 0 s: a number of seconds above 0"):
-        connect.spec("local", wait_s=0)
+        options.spec("local", wait_s=0)
 
 
 def test_slurm_jobs_that_never_start_end_the_wait(sbatch, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -238,12 +238,12 @@ def test_slurm_jobs_that_never_start_end_the_wait(sbatch, monkeypatch) -> None: 
 
     monkeypatch.setattr(connect, "_slurm", lambda cs: connect.Session(
         Client(), Cluster(), f"Slurm cluster of {cs.workers} job(s)"))
-    with pytest.raises(connect.ClusterUnavailable,
+    with pytest.raises(options.ClusterUnavailable,
                        match=r"^Slurm cluster of 2 job\(s\): no job started within 5 s "
                              r"\(still queued\? squeue says; its jobs are cancelled; "
                              r"HARNESS_CLUSTER_WAIT_S=SECONDS waits longer\)$"):
         monkeypatch.setenv("HARNESS_CLUSTER_WAIT_S", "5")
-        connect.open_session(connect.spec("slurm", 2))
+        connect.open_session(options.spec("slurm", 2))
     assert closed == ["client", "cluster"]
 
 
@@ -261,19 +261,19 @@ def test_a_scheduler_lost_while_workers_are_awaited_is_one_line(monkeypatch) -> 
 
     monkeypatch.setattr(connect, "_scheduler", lambda cs: connect.Session(
         Client(), None, f"the Dask scheduler at {cs.where}"))
-    with pytest.raises(connect.ClusterUnavailable) as lost:
-        connect.open_session(connect.spec("tcp://head:8786"))
+    with pytest.raises(options.ClusterUnavailable) as lost:
+        connect.open_session(options.spec("tcp://head:8786"))
     assert str(lost.value) == connect.LOST and closed == ["client"]
 
 
 def test_the_schedulers_own_limit_comes_after_the_drivers(session) -> None:  # type: ignore[no-untyped-def]
     """A cluster started here fails a task no worker is left to run only well after the
     driver has stopped the run (a task it failed first would be a failed row)."""
-    cs = connect.ClusterSpec("local", wait_s=30)
+    cs = options.ClusterSpec("local", wait_s=30)
     assert connect.config(cs)["distributed.scheduler.no-workers-timeout"] == "60s"
     assert connect.config(cs)["distributed.scheduler.allowed-failures"] == 0
     assert session.cluster.scheduler.no_workers_timeout == \
-        connect.BACKSTOP * connect.spec("local").limit_s
+        connect.BACKSTOP * options.spec("local").limit_s
 
 
 def test_dasks_logging_is_held_back_while_a_session_is_open() -> None:

@@ -77,7 +77,7 @@ def test_a_worker_that_dies_while_it_starts_is_one_line() -> None:
     """Dask's KilledWorker (or any error but the worker's own one line) from the greeting
     is ClusterUnavailable, not a traceback; the other greetings are cancelled."""
     from harness.cluster import driver
-    from harness.cluster.connect import ClusterUnavailable
+    from harness.cluster.options import ClusterUnavailable
     from harness.cluster.worker import Setup
     from harness.errors import GpuUnavailable
 
@@ -96,7 +96,7 @@ def test_a_worker_met_late_is_checked_as_those_at_the_start() -> None:
     must keep the rules: one thread, and no live worker on its GPU; a dead worker's GPU is
     its replacement's."""
     from harness.cluster import driver
-    from harness.cluster.connect import ClusterUnavailable
+    from harness.cluster.options import ClusterUnavailable
     from harness.cluster.worker import Identity
 
     def ident(addr: str, uuid: str) -> Identity:
@@ -145,7 +145,7 @@ def test_a_wait_without_workers_ends_past_its_limit(monkeypatch) -> None:  # typ
     no longer answers (Dask's client, closed, raises an AttributeError of its own) is one
     line at once."""
     from harness.cluster import connect, driver
-    from harness.cluster.connect import ClusterUnavailable
+    from harness.cluster.options import ClusterUnavailable
 
     monkeypatch.setattr(driver, "LOOK_S", 0.02)
     start = time.monotonic()
@@ -172,7 +172,7 @@ def test_a_worker_that_leaves_before_its_greeting_ends_the_wait(monkeypatch) -> 
     Past the limit the run stops in one line, its greetings cancelled; a cluster whose
     workers all left before the greeting is one line at once."""
     from harness.cluster import driver
-    from harness.cluster.connect import ClusterUnavailable
+    from harness.cluster.options import ClusterUnavailable
     from harness.cluster.worker import Identity, Setup
 
     monkeypatch.setattr(driver, "LOOK_S", 0.02)
@@ -267,7 +267,8 @@ def test_a_result_that_landed_is_handed_on_when_the_scheduler_is_lost(monkeypatc
     import distributed
 
     from harness.cluster import driver
-    from harness.cluster.connect import LOST, ClusterUnavailable
+    from harness.cluster.connect import LOST
+    from harness.cluster.options import ClusterUnavailable
 
     monkeypatch.setattr(distributed, "as_completed", _AsCompleted)
     Task = collections.namedtuple("Task", "index")
@@ -318,7 +319,8 @@ def test_a_result_that_cannot_be_fetched_is_no_failed_row(monkeypatch) -> None: 
     import distributed
 
     from harness.cluster import driver
-    from harness.cluster.connect import LOST, ClusterUnavailable
+    from harness.cluster.connect import LOST
+    from harness.cluster.options import ClusterUnavailable
 
     class Unfetched(_Landed):
         status = "finished"
@@ -345,7 +347,8 @@ def test_a_closed_client_is_the_lost_scheduler(monkeypatch) -> None:  # type: ig
     from distributed.client import ClosedClientError
 
     from harness.cluster import driver
-    from harness.cluster.connect import LOST, ClusterUnavailable
+    from harness.cluster.connect import LOST
+    from harness.cluster.options import ClusterUnavailable
 
     class Client(_HandOutClient):
         def submit(self, fn, *a, key: str, pure: bool) -> _Landed:  # type: ignore[no-untyped-def]

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cluster.connect import WAIT_ENV
+from harness.cluster.options import WAIT_ENV
 from harness.results import compare, files
 from tests.cluster.conftest import stopped_sweep, until
 

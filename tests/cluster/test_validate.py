@@ -6,14 +6,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.cluster import connect, validate
+from harness.cluster import options, validate
 from harness.engine import validate as plain_validate
 from harness.engine.targets import resolve
 
 
 def test_validation_runs_on_the_workers(toy_reg, session) -> None:  # type: ignore[no-untyped-def]
     rep = validate.validate_targets(toy_reg, ["slowtoy", "dynamic_spikes"],
-                                    cluster=connect.spec("local"), families=["normal"],
+                                    cluster=options.spec("local"), families=["normal"],
                                     seeds=1, backend="numpy", session=session)
     from harness.backends.numpy import NumpyRunner
 
@@ -27,7 +27,7 @@ def test_validation_runs_on_the_workers(toy_reg, session) -> None:  # type: igno
 
 def test_a_validation_unit_whose_worker_dies_is_a_failed_case(toy_reg, session, toys: Path) -> None:  # type: ignore[no-untyped-def]
     before = (toys / "doomed").read_text().count("\n") if (toys / "doomed").exists() else 0
-    rep = validate.validate_targets(toy_reg, ["doomtoy"], cluster=connect.spec("local", retries=0),
+    rep = validate.validate_targets(toy_reg, ["doomtoy"], cluster=options.spec("local", retries=0),
                                     backend="numpy", session=session)
     assert (toys / "doomed").read_text().count("\n") == before + 1
     assert rep.failure == "1 validation case(s) failed"
@@ -73,7 +73,7 @@ def test_a_unit_built_from_another_source_is_a_failed_case(reg, tmp_path: Path,
             yield driver.Outcome(t, Done(ident, cases=[ok], kernel_hash="0123456789abcdef"))
 
     book, session = _stand_in(monkeypatch, tmp_path, hand_out)
-    rep = validate.validate_targets(reg, ["dynamic_spikes"], cluster=connect.spec("local"),
+    rep = validate.validate_targets(reg, ["dynamic_spikes"], cluster=options.spec("local"),
                                     variant="default", seeds=1, backend="numpy",
                                     session=session, record=True)
     (s,) = rep.summaries
@@ -103,7 +103,7 @@ def test_an_interrupted_cluster_validation_keeps_the_units_that_landed(
 
     book, session = _stand_in(monkeypatch, tmp_path, hand_out)
     with pytest.raises(KeyboardInterrupt):
-        validate.validate_targets(reg, ["dynamic_spikes"], cluster=connect.spec("local"),
+        validate.validate_targets(reg, ["dynamic_spikes"], cluster=options.spec("local"),
                                   seeds=1, record=True, backend="numpy", session=session)
     assert [(r["variant"], r["status"], r["gpu"]) for r in ledger.read(book)] == \
         [("default", "pass", "NVIDIA H200")]

@@ -363,7 +363,7 @@ def test_a_non_array_input_is_named_with_repeats_too(reg, tmp_path: Path) -> Non
 
 def test_repeats_are_refused_below_one_and_on_a_cluster(reg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     from harness.cluster import bench as cluster_bench
-    from harness.cluster.connect import ClusterSpec
+    from harness.cluster.options import ClusterSpec
 
     with pytest.raises(BadInput, match="--repeats must be at least 1"):
         bench.bench(reg, ["dynamic_spikes"], backend="numpy", out_dir=tmp_path, repeats=0)
