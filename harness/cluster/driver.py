@@ -137,10 +137,14 @@ def hand_out(client: Any, fn: Callable[..., Done], args: tuple[Any, ...],
         live[f.key] = (f, task)
         finished.add(f)
 
-    try:
-        top = max(1, window())  # asked once a fill
+    def fill() -> None:
+        """Tasks handed out up to the window (asked once a fill, and only while any wait)."""
+        top = max(1, window()) if queue else 0
         while queue and len(live) < top:
             submit(queue.popleft())
+
+    try:
+        fill()
         for f in _landed(finished, patience):
             _, task = live.pop(f.key)
             n = attempts[task.index]
@@ -166,9 +170,7 @@ def hand_out(client: Any, fn: Callable[..., Done], args: tuple[Any, ...],
                 f.release()
             lost: ClusterUnavailable | None = None
             try:  # topped up before the outcome is handed on, so the workers stay busy...
-                top = max(1, window()) if queue else 0
-                while queue and len(live) < top:
-                    submit(queue.popleft())
+                fill()
             except ClusterUnavailable as exc:  # ...but a lost scheduler loses no result
                 lost = exc
             yield out
@@ -216,23 +218,26 @@ def greet(client: Any, setup: Any, wait_s: float = WORKERS_S) -> dict[str, Ident
                            f"worker {a} left before it was ready and is not back after "
                            f"{wait_s:g} s ({WAIT_ENV}=SECONDS waits longer)")
             idents.append(f.result())
-    except HarnessError:  # the worker's own one line (no GPU, an unknown peer), or ours
+    except BaseException as exc:
         _cancel(client, futures)
-        raise
-    except concurrent.futures.CancelledError:  # what a lost scheduler does to them
-        _cancel(client, futures)
-        raise ClusterUnavailable(LOST) from None
-    except Exception as exc:  # a worker that died starting (KilledWorker), or lost
-        _cancel(client, futures)
-        raise ClusterUnavailable(f"a worker failed while it started ({type(exc).__name__}: "
-                                 f"{exc}); its log says why (a plugin that ends the "
-                                 "process, a broken GPU)") from None
-    except BaseException:
-        _cancel(client, futures)
+        if isinstance(exc, concurrent.futures.CancelledError):  # a lost scheduler's doing
+            raise ClusterUnavailable(LOST) from None
+        if isinstance(exc, Exception) and not isinstance(exc, HarnessError):
+            # A worker that died starting (KilledWorker), or lost; a HarnessError is the
+            # worker's own one line (no GPU, an unknown peer), or ours, and Ctrl-C is Ctrl-C.
+            raise ClusterUnavailable(f"a worker failed while it started ({type(exc).__name__}"
+                                     f": {exc}); its log says why (a plugin that ends the "
+                                     "process, a broken GPU)") from None
         raise
     out = {i.address or a: i for a, i in zip(addresses, idents, strict=True)}
-    check_workers(client, {a: (i.host, i.gpu_uuid or i.pci_bus) for a, i in out.items()})
+    check_workers(client, _gpus(out))
     return out
+
+
+def _gpus(idents: Mapping[str, Identity]) -> dict[str, tuple[str, str]]:
+    """What :func:`check_workers` checks of each worker: its host and its GPU (UUID, else
+    PCI bus id)."""
+    return {a: (i.host, i.gpu_uuid or i.pci_bus) for a, i in idents.items()}
 
 
 def check_joined(client: Any, idents: dict[str, Identity], new: Identity) -> None:
@@ -244,5 +249,4 @@ def check_joined(client: Any, idents: dict[str, Identity], new: Identity) -> Non
     may hand it a point as soon as it joins): start every worker before the run."""
     idents[new.address] = new
     live = set(workers(client)) | {new.address}
-    check_workers(client, {a: (i.host, i.gpu_uuid or i.pci_bus) for a, i in idents.items()
-                           if a in live})
+    check_workers(client, _gpus({a: i for a, i in idents.items() if a in live}))

@@ -89,8 +89,7 @@ def validate_targets(reg: Registry, names: Sequence[str] | None, *, cluster: Clu
             device = _device(out, idents)
             # As it lands (an interrupt keeps it); none for a unit of another source: no
             # validation of this one ran.
-            foreign = out.done is not None and out.done.kernel_hash != u.kernel_hash
-            if book is not None and device is not None and not foreign:
+            if book is not None and device is not None and not _foreign(u, out):
                 book.write(done[u.task.index].ledger_row(device, seeds))
                 written += 1
         sums = [done[u.task.index] for u in units]
@@ -107,13 +106,19 @@ def _summary(u: _Unit, out: Outcome) -> ValidationSummary:
     """A unit's summary from its outcome: its cases, or one failed case where it got no
     result or was built from another source than the driver's."""
     cases = out.done.cases if out.done is not None else [_lost(u.task, out.error)]
-    if out.done is not None and out.done.kernel_hash != u.kernel_hash:
+    if _foreign(u, out):
         cases = [_lost(u.task, f"worker {out.done.ident.worker} on {out.done.ident.host} "
                                f"built {out.done.kernel_hash}, where this source hashes "
                                f"{u.kernel_hash}: its plugins or kernels differ from the "
                                "driver's")]
     return ValidationSummary(u.task.target, u.task.variant.name, u.kernel_hash,
                              list(u.task.families), cases)
+
+
+def _foreign(u: _Unit, out: Outcome) -> bool:
+    """Whether the worker built the unit from another source than the driver's (its hash
+    differs): then no validation of this source ran."""
+    return out.done is not None and out.done.kernel_hash != u.kernel_hash
 
 
 def _lost(task: ValidationTask, why: str) -> CaseResult:
