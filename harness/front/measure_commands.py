@@ -184,20 +184,24 @@ def calibrate(
     = calibration.COPY_BYTES,
     kind: Annotated[str, typer.Option(
         "--kind", help="copy (device to device, read + write counted), write (a fill, "
-                       "bytes written counted) or mix (--bytes read, each written --writes "
-                       "times, read + write counted).")] = "copy",
+                       "bytes written counted) or mix (--bytes read as --reads planes, each "
+                       "unit of a plane written --writes times, read + write counted).")] = "copy",
     writes: Annotated[int | None, typer.Option(
-        min=1, help="--kind mix: writes a byte read (default 6: activation_fused's pass 2, "
+        min=1, help="--kind mix: planes written (default 6: activation_fused's pass 2, "
                     "q8 in, six int8 planes out).")] = None,
+    reads: Annotated[int | None, typer.Option(
+        min=1, help="--kind mix: planes read, 1 to 8 (default 1; 4 with --writes 1: "
+                    "activation_fused's pass 1, a float in, q8 out).")] = None,
 ) -> None:
     """Measure the device's memory bandwidth and store it: the copy of the default size is
     the peak that % of peak refers to; any other size or kind is stored beside it."""
-    c = calibration.calibrate(device, nbytes, kind, writes)
+    c = calibration.calibrate(device, nbytes, kind, writes, reads)
     r = c.record
     role = "the peak" if c.is_peak else "beside the peak, which it does not replace"
     counted = calibration.KINDS[kind].counted
     if "writes" in r:
-        counted += f", each byte read written {r['writes']} times"
+        counted += (f", {r.get('reads', 1)} plane(s) read, each unit of a plane written "
+                    f"{r['writes']} times")
     say(f"{r['gpu']}: {kind} bandwidth {r['gbps']:.0f} GB/s ({counted}; median "
           f"{r['median_us']:.1f} µs ± {r['noise_pct']:.2f}%, {r['samples']} samples) -> "
           f"{c.path} ({role})")

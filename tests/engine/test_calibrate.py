@@ -30,9 +30,10 @@ class FakeGpu:
         self.wrote = (nbytes, cfg.budget_s)
         return Timing(500.0, 490.0, 510.0, 0.1, 300, True), nbytes / 5e-4 / 1e9
 
-    def mix_bandwidth(self, nbytes, writes, cfg):  # type: ignore[no-untyped-def]
-        self.mixed = (nbytes, writes, cfg.budget_s)
-        return Timing(700.0, 690.0, 710.0, 0.1, 250, True), nbytes * (1 + writes) / 7e-4 / 1e9
+    def mix_bandwidth(self, nbytes, reads, writes, cfg):  # type: ignore[no-untyped-def]
+        self.mixed = (nbytes, writes, cfg.budget_s, reads)
+        moved = nbytes + nbytes // reads * writes
+        return Timing(700.0, 690.0, 710.0, 0.1, 250, True), moved / 7e-4 / 1e9
 
 
 def test_calibrate_measures_and_stores_the_record(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -99,13 +100,26 @@ def test_an_unknown_kind_opens_no_gpu(monkeypatch, tmp_path) -> None:  # type: i
 def test_the_mix_is_stored_beside_the_peak_with_its_writes(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
     gpu = _gpu(monkeypatch, tmp_path)
     c = calibrate.calibrate(0, 1 << 20, "mix")
-    assert gpu.mixed == (1 << 20, calibrate.MIX_WRITES, 3.0)
+    assert gpu.mixed == (1 << 20, calibrate.MIX_WRITES, 3.0, 1)
     assert not c.is_peak and c.path.name == f"calibration-mix6-{1 << 20}.json"
     r = c.record
     assert r["kind"] == "mix" and r["bytes_read"] == 1 << 20 and r["writes"] == 6
+    assert r["reads"] == 1
     assert r["method"].startswith("harness_mix")
     c = calibrate.calibrate(0, 1 << 20, "mix", 2)
     assert gpu.mixed[1] == 2 and c.path.name == f"calibration-mix2-{1 << 20}.json"
+
+
+def test_a_mix_of_several_reads_is_named_by_both(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Four planes read to one written (activation_fused's pass 1: a float in, a byte out):
+    its own file, beside the one-read mixes, and the record says both."""
+    gpu = _gpu(monkeypatch, tmp_path)
+    c = calibrate.calibrate(0, 4 << 20, "mix", 1, 4)
+    assert gpu.mixed == (4 << 20, 1, 3.0, 4)
+    assert c.path.name == f"calibration-mix4to1-{4 << 20}.json"
+    r = c.record
+    assert (r["reads"], r["writes"], r["bytes_read"]) == (4, 1, 4 << 20)
+    assert r["gbps"] == (5 << 20) / 7e-4 / 1e9
 
 
 def test_bad_mix_input_opens_no_gpu(monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -115,16 +129,25 @@ def test_bad_mix_input_opens_no_gpu(monkeypatch) -> None:  # type: ignore[no-unt
     from harness.errors import BadInput
 
     monkeypatch.setattr(devices, "open_gpu", lambda device: pytest.fail("opened the GPU"))
-    with pytest.raises(BadInput, match="--writes sets the mix's writes a read: not for --kind"):
+    with pytest.raises(BadInput, match="--writes sets the mix's planes written: not for --kind"):
         calibrate.calibrate(0, 1 << 20, "copy", 3)
-    with pytest.raises(BadInput, match="the mix reads 16-byte units"):
+    with pytest.raises(BadInput, match="--reads sets the mix's planes read: not for --kind write"):
+        calibrate.calibrate(0, 1 << 20, "write", None, 2)
+    with pytest.raises(BadInput, match=r"the mix reads 1 plane\(s\) of 16-byte units, so a "
+                                       r"multiple of 16"):
         calibrate.calibrate(0, (1 << 20) + 4, "mix")
+    with pytest.raises(BadInput, match=r"the mix reads 3 plane\(s\) of 16-byte units, so a "
+                                       r"multiple of 48"):
+        calibrate.calibrate(0, 1 << 20, "mix", 1, 3)
+    for reads in (0, calibrate.MIX_MAX_READS + 1):
+        with pytest.raises(BadInput, match=f"--reads {reads}: 1 to 8"):
+            calibrate.calibrate(0, 48 << 20, "mix", 1, reads)
     with pytest.raises(BadInput, match="--writes 0: at least 1"):
         calibrate.calibrate(0, 1 << 20, "mix", 0)
 
 
 def test_a_measurement_larger_than_the_free_memory_is_refused(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """What the kind needs (the copy 2 N, the fill N, the mix (1 + W) N) and the flush's
+    """What the kind needs (the copy 2 N, the fill N, the mix N + N W / R) and the flush's
     headroom, against the device's free memory: refused in one line before a buffer is
     allocated, not an out-of-memory traceback mid-run."""
     import pytest
@@ -136,6 +159,11 @@ def test_a_measurement_larger_than_the_free_memory_is_refused(monkeypatch, tmp_p
     calibrate.calibrate(0, 1 << 30, "mix")
     with pytest.raises(BadInput, match=r"--bytes 1073741824 --writes 7: the mix needs 8\.00 GiB"):
         calibrate.calibrate(0, 1 << 30, "mix", 7)
+    gpu.free = (2 << 30) + calibrate.HEADROOM  # 1.5 GiB read as four planes, one written
+    calibrate.calibrate(0, 3 << 29, "mix", 1, 4)
+    with pytest.raises(BadInput, match=r"--bytes 4294967296 --reads 4 --writes 2: the mix "
+                                       r"needs 6\.00 GiB"):
+        calibrate.calibrate(0, 4 << 30, "mix", 2, 4)
     assert not hasattr(gpu, "asked")
     gpu.free = 4 << 30
     with pytest.raises(BadInput, match=r"the copy needs 4\.00 GiB"):

@@ -62,6 +62,8 @@ def test_list_shows_the_stages_and_the_pipeline() -> None:
     (["bench", "dynamic_spikes", "--graph", "--backend", "numpy"],
      "--graph times CUDA graph replays"),
     (["calibrate", "--kind", "read"], "unknown --kind 'read' (kinds: copy, write, mix)"),
+    (["calibrate", "--kind", "mix", "--reads", "9"], "--reads 9: 1 to 8"),
+    (["calibrate", "--reads", "2"], "--reads sets the mix's planes read: not for --kind copy"),
     (["check", "find_min_max", "--arch", "sm_bogus"], "--arch 'sm_bogus': a GPU target"),
     (["sass", "find_min_max", "--arch", "90"], "--arch '90': a GPU target"),
     (["sass", "find_min_max", "--define", "UNITZ=2"], "--define UNITZ: stage find_min_max"),

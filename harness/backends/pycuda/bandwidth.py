@@ -1,6 +1,6 @@
 """The device's memory bandwidth, timed on the device (``harness calibrate``): a copy (the
 peak that a row's ``% of peak`` refers to), a fill (writes only: the ceiling of a kernel
-that mostly writes), or a read/write mix (``timing.cu``'s ``harness_mix``: one read to
+that mostly writes), or a read/write mix (``timing.cu``'s ``harness_mix``: some reads to
 several writes, the ceiling of a pass that writes more than it reads)."""
 
 from __future__ import annotations
@@ -64,18 +64,18 @@ MIX_BLOCK = 256
 
 
 def mix_bandwidth(drv: Any, stream: Any, sampler: Sampler, kernel: Any, nbytes: int,
-                  writes: int, cfg: TimingConfig) -> tuple[Timing, float]:
-    """``nbytes`` read (whole 16-byte units) and each unit written ``writes`` times, to
-    planes ``nbytes`` apart, by ``kernel`` (``harness_mix``, a prepared call like the
-    backend's other helpers); returns the timing and GB/s (bytes read + written)."""
+                  reads: int, writes: int, cfg: TimingConfig) -> tuple[Timing, float]:
+    """``nbytes`` read as ``reads`` planes of whole 16-byte units, each thread's units
+    xor-ed and written to ``writes`` planes, by ``kernel`` (``harness_mix``, a prepared call
+    like the backend's other helpers); returns the timing and GB/s (bytes read + written)."""
     import numpy as np
 
-    units = nbytes // 16
+    units = nbytes // (16 * reads)  # a plane's units: one a thread
     grid = (-(-units // MIX_BLOCK), 1, 1)
-    kernel.prepare("PPqi")
-    with _allocated(drv, 16 * units, 16 * units * writes) as (src, dst):
-        drv.memset_d8(src, 1, 16 * units)
+    kernel.prepare("PPqii")
+    with _allocated(drv, 16 * units * reads, 16 * units * writes) as (src, dst):
+        drv.memset_d8(src, 1, 16 * units * reads)
         t = _timed(sampler, lambda: kernel.prepared_async_call(
             grid, (MIX_BLOCK, 1, 1), stream, int(src), int(dst), np.int64(units),
-            np.int32(writes)), stream, cfg)
-    return t, 16 * units * (1 + writes) / (t.median_us * 1e-6) / 1e9
+            np.int32(reads), np.int32(writes)), stream, cfg)
+    return t, 16 * units * (reads + writes) / (t.median_us * 1e-6) / 1e9

@@ -173,12 +173,13 @@ class GpuRunner:
         """A fill of ``nbytes`` by the driver's memset; the timing and GB/s (bytes written)."""
         return write_bandwidth(self.drv, self.stream, self.sampler, nbytes, cfg)
 
-    def mix_bandwidth(self, nbytes: int, writes: int,
+    def mix_bandwidth(self, nbytes: int, reads: int, writes: int,
                       cfg: TimingConfig) -> tuple[Timing, float]:
-        """``nbytes`` read and written ``writes`` times (``timing.cu``'s ``harness_mix``);
-        the timing and GB/s (bytes read + written)."""
+        """``nbytes`` read as ``reads`` planes, each unit of them written ``writes`` times
+        (``timing.cu``'s ``harness_mix``); the timing and GB/s (bytes read + written)."""
         kernel = compile_timing_kernels(self.device.info.arch).get_function("harness_mix")
-        return mix_bandwidth(self.drv, self.stream, self.sampler, kernel, nbytes, writes, cfg)
+        return mix_bandwidth(self.drv, self.stream, self.sampler, kernel, nbytes, reads,
+                             writes, cfg)
 
     def pipeline(self, pipe: Pipeline, stages: Mapping[str, Stage],
                  inputs: Mapping[str, np.ndarray], point: Point, repeats: int, cold: bool,

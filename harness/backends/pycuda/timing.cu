@@ -68,15 +68,28 @@ extern "C" __global__ void harness_gate(volatile int* flags, unsigned long long 
     }
 }
 
-// A read/write mix (`harness calibrate --kind mix`): int4 i of src, read once, written to
-// `writes` planes of dst (plane p at dst + p n), so 16 bytes read for each 16 x writes
-// written, in one pass of short blocks of one int4 a thread: the traffic of a pass that
-// reads one byte a value and writes several (activation_fused's pass 2: q8 in, T int8
-// planes out). What it reaches is that pass's ceiling, where the copy is the peak.
+// A read/write mix (`harness calibrate --kind mix`): thread i reads int4 i of each of
+// `reads` planes of src (plane p at src + p n) and writes their xor (so no read is dead) to
+// `writes` planes of dst, in one pass of short blocks of one unit a thread: 16 x reads bytes
+// read for each 16 x writes written. With one read and six writes it is the traffic of a
+// pass that reads one byte a value and writes several (activation_fused's pass 2: q8 in, T
+// int8 planes out); with four reads and one write, of one that reads a float and writes a
+// byte (its pass 1: x in, q8 out). What it reaches is that pass's ceiling, where the copy
+// is the peak. Every read is issued before the first xor (a fixed unrolled count, each
+// guarded by `reads`), so a thread's reads are one round trip, as a pass that loads its
+// values first has them; `reads` is at most MIX_MAX_READS (the harness refuses more).
+#define MIX_MAX_READS 8
 extern "C" __global__ void harness_mix(const int4* __restrict__ src, int4* __restrict__ dst,
-                                       long long n, int writes) {
+                                       long long n, int reads, int writes) {
     const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    const int4 v = src[i];
+    int4 u[MIX_MAX_READS];
+#pragma unroll
+    for (int p = 0; p < MIX_MAX_READS; ++p)
+        if (p < reads) u[p] = src[(long long)p * n + i];
+    int4 v = u[0];
+#pragma unroll
+    for (int p = 1; p < MIX_MAX_READS; ++p)
+        if (p < reads) { v.x ^= u[p].x; v.y ^= u[p].y; v.z ^= u[p].z; v.w ^= u[p].w; }
     for (int p = 0; p < writes; ++p) dst[(long long)p * n + i] = v;
 }

@@ -214,19 +214,20 @@ def clock_kernel(mhz: Callable[[], float]) -> Kernel:
 
 
 def mix_kernel(drv: FakeDriver, grid: Any, block: Any, src: int, dst: int, n: np.int64,
-               writes: np.int32) -> None:
-    """A fake ``harness_mix``: the ``n`` 16-byte units of ``src`` into each of ``writes``
-    planes of ``dst``, ``16 n`` bytes apart (the launch covering every unit)."""
+               reads: np.int32, writes: np.int32) -> None:
+    """A fake ``harness_mix``: unit i of each of the ``reads`` planes of ``src`` (``16 n``
+    bytes apart), xor-ed, into each of ``writes`` planes of ``dst`` (the launch covering
+    every unit)."""
     assert grid[0] * block[0] >= int(n), (grid, block, n)
-    units = drv.array_at(src, 16 * int(n), np.uint8)
+    planes = drv.array_at(src, 16 * int(n) * int(reads), np.uint8).reshape(int(reads), -1)
     out = drv.array_at(dst, 16 * int(n) * int(writes), np.uint8)
-    out[:] = np.tile(units, int(writes))
+    out[:] = np.tile(np.bitwise_xor.reduce(planes, axis=0), int(writes))
 
 
 def timing_module(drv: FakeDriver) -> FakeModule:
     """The backend's timing kernels: the delay, the flush and the gate only show up in the
     log (the host opens every gate in time), the clock kernel measures the nominal clock,
-    the mix copies its source into each plane."""
+    the mix writes its planes' xor into each plane."""
     return FakeModule(drv, {"harness_delay": lambda *a: None, "harness_flush": lambda *a: None,
                             "harness_gate": lambda *a: None,
                             "harness_clock": clock_kernel(lambda: SM_CLOCK_MHZ),

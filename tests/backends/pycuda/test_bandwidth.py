@@ -53,7 +53,7 @@ def test_mix_bandwidth_counts_the_read_and_every_write(drv: FakeDriver,
     from harness.backends.pycuda import bandwidth
 
     cfg = TimingConfig(warmup=2, min_samples=20, max_samples=20, cold=False)
-    t, gbps = runner.mix_bandwidth(16 * 1000 + 7, 6, cfg)
+    t, gbps = runner.mix_bandwidth(16 * 1000 + 7, 1, 6, cfg)
     assert t.samples == 20
     assert gbps == pytest.approx(16 * 1000 * 7 / (EVENT_MS * 1e-3) / 1e9)
     src, dst = drv.allocs[:2]
@@ -63,10 +63,44 @@ def test_mix_bandwidth_counts_the_read_and_every_write(drv: FakeDriver,
     assert len(launches) == 2 + 20  # warm-up outside the samples, then one a sample
     _, _, grid, block, _, args = launches[0]
     assert block == (bandwidth.MIX_BLOCK, 1, 1) and grid == (4, 1, 1)
-    assert args[:2] == (int(src), int(dst)) and (int(args[2]), int(args[3])) == (1000, 6)
+    assert args[:2] == (int(src), int(dst))
+    assert (int(args[2]), int(args[3]), int(args[4])) == (1000, 1, 6)
     first_record = drv.log.index(drv.ops("record")[0])
     assert sum(1 for e in drv.log[:first_record] if e[:2] == ("launch", "harness_mix")) == 2
     assert [a.nbytes for a in drv.live()] == [16]  # freed; the clock probe keeps its own
+
+
+def test_a_mix_of_several_reads_counts_each_plane_and_writes_their_xor(
+        drv: FakeDriver, runner: GpuRunner) -> None:
+    """Four planes read to one written (activation_fused's pass 1): ``nbytes`` is every
+    plane read, a unit a thread, so the grid covers one plane's units; both sides counted;
+    the source filled whole."""
+    cfg = TimingConfig(warmup=1, min_samples=20, max_samples=20, cold=False)
+    _, gbps = runner.mix_bandwidth(4 * 16 * 1000, 4, 1, cfg)
+    assert gbps == pytest.approx(16 * 1000 * 5 / (EVENT_MS * 1e-3) / 1e9)
+    src, dst = drv.allocs[:2]
+    assert (src.nbytes, dst.nbytes) == (64000, 16000)
+    assert drv.ops("memset_d8")[0] == ("memset_d8", int(src), 1, 64000)
+    launches = [e for e in drv.log if e[0] == "launch" and e[1] == "harness_mix"]
+    _, _, grid, _, _, args = launches[0]
+    assert grid == (4, 1, 1) and (int(args[2]), int(args[3]), int(args[4])) == (1000, 4, 1)
+    assert [a.nbytes for a in drv.live()] == [16]
+
+
+def test_the_fake_mix_writes_the_planes_xor(drv: FakeDriver) -> None:
+    """The fake kernel the tests above launch does what timing.cu's does: the xor of a
+    unit's planes, in every plane written."""
+    import numpy as np
+
+    from tests.backends.pycuda.fakes import mix_kernel
+
+    src, dst = drv.mem_alloc(3 * 32), drv.mem_alloc(2 * 32)
+    planes = np.arange(3 * 32, dtype=np.uint8).reshape(3, 32)
+    drv.array_at(int(src), 96, np.uint8)[:] = planes.ravel()
+    mix_kernel(drv, (1, 1, 1), (2, 1, 1), int(src), int(dst), np.int64(2), np.int32(3),
+               np.int32(2))
+    want = planes[0] ^ planes[1] ^ planes[2]
+    assert (drv.array_at(int(dst), 64, np.uint8) == np.tile(want, 2)).all()
 
 
 @pytest.mark.parametrize("kind", ["copy", "mix"])
@@ -81,6 +115,38 @@ def test_a_buffer_already_allocated_is_freed_when_the_next_is_refused(
         if kind == "copy":
             runner.copy_bandwidth(nbytes, cfg)
         else:
-            runner.mix_bandwidth(nbytes, 1, cfg)
+            runner.mix_bandwidth(nbytes, 1, 1, cfg)
     assert len(drv.allocs) == len(before) + 1  # the source was allocated, then freed
     assert [a.nbytes for a in drv.live()] == before
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("reads, writes", [(1, 6), (4, 1), (3, 2)])
+def test_the_mix_kernel_writes_the_xor_of_its_planes(gpu_runner, reads: int,  # type: ignore[no-untyped-def]
+                                                     writes: int) -> None:
+    """timing.cu's harness_mix on the device: every plane written holds the xor of the
+    planes read, unit by unit (a read left out of the xor, or a plane unwritten, fails)."""
+    import numpy as np
+
+    from harness.backends.pycuda import bandwidth
+    from harness.backends.pycuda.compile import compile_timing_kernels
+
+    drv, units = gpu_runner.drv, 1000 + 3  # a partial last block
+    kernel = compile_timing_kernels(gpu_runner.device.info.arch).get_function("harness_mix")
+    planes = np.random.default_rng(reads).integers(0, 256, (reads, 16 * units), np.uint8)
+    out = np.zeros((writes, 16 * units), np.uint8)
+    src, dst = drv.mem_alloc(planes.nbytes), drv.mem_alloc(out.nbytes)
+    try:
+        drv.memcpy_htod(src, planes)
+        drv.memset_d8(dst, 0, out.nbytes)
+        kernel.prepare("PPqii")
+        kernel.prepared_call((-(-units // bandwidth.MIX_BLOCK), 1, 1),
+                             (bandwidth.MIX_BLOCK, 1, 1), int(src), int(dst),
+                             np.int64(units), np.int32(reads), np.int32(writes))
+        drv.Context.synchronize()
+        drv.memcpy_dtoh(out, dst)
+    finally:
+        src.free()
+        dst.free()
+    want = np.bitwise_xor.reduce(planes, axis=0)
+    assert all((out[p] == want).all() for p in range(writes))
