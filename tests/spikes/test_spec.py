@@ -204,3 +204,19 @@ def test_bidirectional_holds_both_ends_of_t_planes(t: int) -> None:
     for v, fits in ((-top, True), (top, True), (-top - 1, False), (top + 1, False)):
         got = spec.representable(np.array([[v, 0]], np.int32), t, "bidirectional")
         assert got is fits, (t, v)
+
+
+@pytest.mark.parametrize("chunk", [1, 3, 4096])
+def test_threshold64_by_chunks_is_the_whole_sum_bit_for_bit(monkeypatch, chunk: int) -> None:  # type: ignore[no-untyped-def]
+    """The float64 threshold summed a few rows at a time gives the bits of the whole array
+    summed at once (step 1's reference rounds it to the kernel's float32 vth, so one bit
+    would move q), rows past a chunk's end and a row longer than NumPy's 8192-value buffer
+    included; the clamp still applies."""
+    rng = np.random.default_rng(7)
+    monkeypatch.setattr(spec, "_CHUNK_ROWS", chunk)
+    for shape in [(7, 3584), (5, 20001), (1, 1)]:
+        x = (rng.standard_normal(shape) * rng.uniform(1e-3, 1e3, (shape[0], 1))).astype(np.float32)
+        whole = np.abs(x.astype(np.float64)).sum(axis=1) / x.shape[1] / 3.0
+        assert spec.threshold64(x, 3.0).tobytes() == whole.tobytes()
+    x = np.array([[1.0, -1.0], [100.0, 0.0], [0.0, 0.0]], np.float32)
+    assert spec.threshold64(x, 1.0, 0.75, 10.0).tolist() == [1.0, 10.0, 0.75]
