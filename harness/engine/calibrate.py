@@ -1,8 +1,9 @@
 """``harness calibrate``: the device's memory bandwidth measured. The copy of ``COPY_BYTES``
 (bytes read plus bytes written over the median time) is the GPU's calibration, the peak that
 ``pct_peak`` is a percentage of; any other size, a fill (bytes written only: the ceiling of
-a kernel that mostly writes), or a mix (``reads`` units read to ``writes`` written: the
-ceiling of a pass with that traffic) is stored beside it and never replaces it
+a kernel that mostly writes), a mix (``reads`` units read to ``writes`` written: the
+ceiling of a pass with that traffic) or a read (the same kernel writing nothing) is stored
+beside it and never replaces it
 (:mod:`harness.results.calibration`).
 """
 
@@ -40,6 +41,9 @@ KINDS = {
                 "xor written to `writes` planes, L2 flushed, bytes read + written over "
                 "median",
                 "bytes_read", "read + write"),
+    "read": Kind("harness_mix kernel, no plane written: a thread's int4 of each of `reads` "
+                 "planes read, L2 flushed, bytes read over median",
+                 "bytes_read", "bytes read"),
 }
 #: Device memory left beside a measurement's buffers: the L2 flush's buffer (a few times the
 #: L2) and the timing helpers' own, allocated at the first sample.
@@ -47,6 +51,9 @@ HEADROOM = 512 << 20
 #: The writes a byte read of the mix by default: activation_fused's pass 2, q8 in and six
 #: int8 planes out (T = 6).
 MIX_WRITES = 6
+#: The planes a thread of the read reads by default: 64 bytes in flight, as a kernel that
+#: streams its operand in 16-byte loads four deep.
+READ_PLANES = 4
 #: The most planes a thread of the mix reads (``timing.cu``'s MIX_MAX_READS): its reads
 #: are unrolled so that all are in flight at once.
 MIX_MAX_READS = 8
@@ -77,51 +84,61 @@ def record(info: Any, kind: str, nbytes: int, t: Timing, gbps: float,
 
 def calibrate(device: int = 0, nbytes: int = COPY_BYTES, kind: str = "copy",
               writes: int | None = None, reads: int | None = None) -> Calibration:
-    """``harness calibrate``: time a copy, a fill or a read/write mix of ``nbytes`` (for the
-    mix the bytes read, as ``reads`` planes, each unit of a plane written ``writes`` times:
-    ``reads = 1, writes = 6`` is activation_fused's pass 2, ``reads = 4, writes = 1`` its
-    pass 1; L2 flushed before each sample) and store its record: as the GPU's calibration
-    for the copy of COPY_BYTES, else in a file of its own beside it."""
+    """``harness calibrate``: time a copy, a fill, a read/write mix or a read of ``nbytes``
+    and store its record: as the GPU's calibration for the copy of COPY_BYTES, else in a
+    file of its own beside it. For the mix ``nbytes`` is the bytes read, as ``reads``
+    planes, each unit of a plane written ``writes`` times (``reads = 1, writes = 6`` is
+    activation_fused's pass 2, ``reads = 4, writes = 1`` its pass 1); for the read the
+    same with nothing written (the ceiling of a kernel that only reads, such as int_gemm at
+    small M). L2 flushed before each sample."""
     if kind not in KINDS:
         raise BadInput(f"unknown --kind {kind!r} (kinds: {', '.join(KINDS)})")
     if kind == "write" and nbytes % 4:
         raise BadInput(f"--bytes {nbytes}: a fill writes 32-bit words, so a multiple of 4")
+    planes = kind in ("mix", "read")  # the harness_mix kernel's kinds
     if kind != "mix" and writes is not None:
         raise BadInput(f"--writes sets the mix's planes written: not for --kind {kind}")
-    if kind != "mix" and reads is not None:
-        raise BadInput(f"--reads sets the mix's planes read: not for --kind {kind}")
-    w = MIX_WRITES if writes is None else writes
-    r = 1 if reads is None else reads
+    if not planes and reads is not None:
+        raise BadInput(f"--reads sets the planes read of the mix or the read: not for --kind "
+                       f"{kind}")
+    w = 0 if kind == "read" else MIX_WRITES if writes is None else writes
+    r = (READ_PLANES if kind == "read" else 1) if reads is None else reads
     if kind == "mix" and w < 1:
         raise BadInput(f"--writes {w}: at least 1")
-    if kind == "mix" and not 1 <= r <= MIX_MAX_READS:
+    if planes and not 1 <= r <= MIX_MAX_READS:
         raise BadInput(f"--reads {r}: 1 to {MIX_MAX_READS}")
-    if kind == "mix" and nbytes % (16 * r):
-        raise BadInput(f"--bytes {nbytes}: the mix reads {r} plane(s) of 16-byte units, so a "
-                       f"multiple of {16 * r}")
+    if planes and nbytes % (16 * r):
+        raise BadInput(f"--bytes {nbytes}: the {kind} takes {r} plane(s) of 16-byte units, "
+                       f"so a multiple of {16 * r}")
     gpu = devices.open_gpu(device)
-    need = {"copy": 2 * nbytes, "write": nbytes, "mix": nbytes + nbytes // r * w}[kind]
+    need = {"copy": 2 * nbytes, "write": nbytes, "mix": nbytes + nbytes // r * w,
+            "read": nbytes + nbytes // r}[kind]  # (the read's guarded store has a plane)
     free = gpu.free_device_bytes()
     if need + HEADROOM > free:  # refused whole, not an out-of-memory traceback mid-run
-        raise BadInput(f"--bytes {nbytes}{_mix_flags(r, w) if kind == 'mix' else ''}: the "
+        raise BadInput(f"--bytes {nbytes}{_plane_flags(kind, r, w)}: the "
                        f"{kind} needs {need / 2**30:.2f} GiB of device memory and "
                        f"{HEADROOM >> 20} MiB beside it (the L2 flush's buffer and the "
                        f"timing helpers'), "
                        f"{free / 2**30:.2f} GiB are free")
     cfg = TimingConfig(budget_s=3.0)
-    if kind == "mix":
+    if planes:
         t, gbps = gpu.mix_bandwidth(nbytes, r, w, cfg)
     else:
         t, gbps = (gpu.copy_bandwidth if kind == "copy" else gpu.write_bandwidth)(nbytes, cfg)
     info = gpu.device.info
     rec = record(info, kind, nbytes, t, gbps,
-                 **({"reads": r, "writes": w} if kind == "mix" else {}))
+                 **({"reads": r, "writes": w} if kind == "mix" else
+                    {"reads": r} if kind == "read" else {}))
     is_peak = kind == "copy" and nbytes == COPY_BYTES
     label = kind if kind != "mix" else f"mix{w}" if r == 1 else f"mix{r}to{w}"
     name = calibration.FILE if is_peak else calibration.beside(label, nbytes)
     return Calibration(rec, calibration.save(rec, info.slug, name=name), is_peak)
 
 
-def _mix_flags(reads: int, writes: int) -> str:
-    """The mix's options as given on the command line, for a refusal's line."""
+def _plane_flags(kind: str, reads: int, writes: int) -> str:
+    """The mix's or the read's options as given on the command line, for a refusal's line."""
+    if kind == "read":
+        return f" --reads {reads}"
+    if kind != "mix":
+        return ""
     return (f" --reads {reads}" if reads != 1 else "") + f" --writes {writes}"

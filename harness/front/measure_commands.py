@@ -179,19 +179,21 @@ def run_cmd(
 @cli_errors
 def calibrate(
     device: DeviceOpt = 0,
-    nbytes: Annotated[int, typer.Option("--bytes", min=1 << 20,
-                                        help="Bytes copied (each way), written, or read (mix).")]
+    nbytes: Annotated[int, typer.Option(
+        "--bytes", min=1 << 20, help="Bytes copied (each way), written, or read (mix, read).")]
     = calibration.COPY_BYTES,
     kind: Annotated[str, typer.Option(
         "--kind", help="copy (device to device, read + write counted), write (a fill, "
-                       "bytes written counted) or mix (--bytes read as --reads planes, each "
-                       "unit of a plane written --writes times, read + write counted).")] = "copy",
+                       "bytes written counted), mix (--bytes read as --reads planes, each "
+                       "unit of a plane written --writes times, read + write counted) or read "
+                       "(--bytes read as --reads planes, nothing written).")] = "copy",
     writes: Annotated[int | None, typer.Option(
         min=1, help="--kind mix: planes written (default 6: activation_fused's pass 2, "
                     "q8 in, six int8 planes out).")] = None,
     reads: Annotated[int | None, typer.Option(
-        min=1, help="--kind mix: planes read, 1 to 8 (default 1; 4 with --writes 1: "
-                    "activation_fused's pass 1, a float in, q8 out).")] = None,
+        min=1, help="--kind mix or read: planes read, 1 to 8 (the mix's default 1; 4 with "
+                    "--writes 1: activation_fused's pass 1, a float in, q8 out; the read's "
+                    "default 4).")] = None,
 ) -> None:
     """Measure the device's memory bandwidth and store it: the copy of the default size is
     the peak that % of peak refers to; any other size or kind is stored beside it."""
@@ -202,6 +204,8 @@ def calibrate(
     if "writes" in r:
         counted += (f", {r.get('reads', 1)} plane(s) read, each unit of a plane written "
                     f"{r['writes']} times")
+    elif "reads" in r:
+        counted += f", {r['reads']} plane(s) read a thread"
     say(f"{r['gpu']}: {kind} bandwidth {r['gbps']:.0f} GB/s ({counted}; median "
           f"{r['median_us']:.1f} µs ± {r['noise_pct']:.2f}%, {r['samples']} samples) -> "
           f"{c.path} ({role})")

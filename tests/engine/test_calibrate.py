@@ -91,8 +91,8 @@ def test_an_unknown_kind_opens_no_gpu(monkeypatch, tmp_path) -> None:  # type: i
     from harness.errors import BadInput
 
     monkeypatch.setattr(devices, "open_gpu", lambda device: pytest.fail("opened the GPU"))
-    with pytest.raises(BadInput, match="unknown --kind 'read'"):
-        calibrate.calibrate(0, 1 << 20, "read")
+    with pytest.raises(BadInput, match="unknown --kind 'load'"):
+        calibrate.calibrate(0, 1 << 20, "load")
     with pytest.raises(BadInput, match="--bytes 1048577: a fill writes 32-bit words"):
         calibrate.calibrate(0, (1 << 20) + 1, "write")
 
@@ -122,6 +122,36 @@ def test_a_mix_of_several_reads_is_named_by_both(monkeypatch, tmp_path) -> None:
     assert r["gbps"] == (5 << 20) / 7e-4 / 1e9
 
 
+def test_a_read_writes_no_plane_and_counts_the_bytes_read(monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The read is the mix's kernel with no plane written: four planes a thread by default,
+    --reads to change it, --writes refused; its own file beside the peak."""
+    import pytest
+
+    from harness.errors import BadInput
+
+    gpu = _gpu(monkeypatch, tmp_path)
+    c = calibrate.calibrate(0, 64 << 20, "read")
+    assert gpu.mixed == (64 << 20, 0, 3.0, calibrate.READ_PLANES)
+    assert not c.is_peak and c.path.name == f"calibration-read-{64 << 20}.json"
+    r = c.record
+    assert (r["kind"], r["bytes_read"], r["reads"]) == ("read", 64 << 20, 4)
+    assert "writes" not in r and r["gbps"] == (64 << 20) / 7e-4 / 1e9
+    assert r["method"].startswith("harness_mix kernel, no plane written")
+    calibrate.calibrate(0, 64 << 20, "read", None, 8)
+    assert gpu.mixed[3] == 8
+    with pytest.raises(BadInput, match="--writes sets the mix's planes written: not for --kind "
+                                       "read"):
+        calibrate.calibrate(0, 64 << 20, "read", 1)
+    with pytest.raises(BadInput, match=r"the read takes 4 plane\(s\) of 16-byte units, so a "
+                                       r"multiple of 64"):
+        calibrate.calibrate(0, (64 << 20) + 16, "read")
+    gpu.free = (1 << 30) + calibrate.HEADROOM  # 0.8 GiB read, its guarded store's plane 0.2
+    calibrate.calibrate(0, 4 * (1 << 30) // 5 // 64 * 64, "read")
+    with pytest.raises(BadInput, match=r"--bytes 1073741824 --reads 4: the read needs "
+                                       r"1\.25 GiB"):
+        calibrate.calibrate(0, 1 << 30, "read")
+
+
 def test_bad_mix_input_opens_no_gpu(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     import pytest
 
@@ -131,12 +161,13 @@ def test_bad_mix_input_opens_no_gpu(monkeypatch) -> None:  # type: ignore[no-unt
     monkeypatch.setattr(devices, "open_gpu", lambda device: pytest.fail("opened the GPU"))
     with pytest.raises(BadInput, match="--writes sets the mix's planes written: not for --kind"):
         calibrate.calibrate(0, 1 << 20, "copy", 3)
-    with pytest.raises(BadInput, match="--reads sets the mix's planes read: not for --kind write"):
+    with pytest.raises(BadInput, match="--reads sets the planes read of the mix or the read: "
+                                       "not for --kind write"):
         calibrate.calibrate(0, 1 << 20, "write", None, 2)
-    with pytest.raises(BadInput, match=r"the mix reads 1 plane\(s\) of 16-byte units, so a "
+    with pytest.raises(BadInput, match=r"the mix takes 1 plane\(s\) of 16-byte units, so a "
                                        r"multiple of 16"):
         calibrate.calibrate(0, (1 << 20) + 4, "mix")
-    with pytest.raises(BadInput, match=r"the mix reads 3 plane\(s\) of 16-byte units, so a "
+    with pytest.raises(BadInput, match=r"the mix takes 3 plane\(s\) of 16-byte units, so a "
                                        r"multiple of 48"):
         calibrate.calibrate(0, 1 << 20, "mix", 1, 3)
     for reads in (0, calibrate.MIX_MAX_READS + 1):

@@ -1,7 +1,7 @@
 """The device's memory bandwidth, timed on the device (``harness calibrate``): a copy (the
 peak that a row's ``% of peak`` refers to), a fill (writes only: the ceiling of a kernel
-that mostly writes), or a read/write mix (``timing.cu``'s ``harness_mix``: some reads to
-several writes, the ceiling of a pass that writes more than it reads)."""
+that mostly writes), or a read/write mix (``timing.cu``'s ``harness_mix``: some planes
+read to some written, none for a read: the ceiling of a pass with that traffic)."""
 
 from __future__ import annotations
 
@@ -66,14 +66,16 @@ MIX_BLOCK = 256
 def mix_bandwidth(drv: Any, stream: Any, sampler: Sampler, kernel: Any, nbytes: int,
                   reads: int, writes: int, cfg: TimingConfig) -> tuple[Timing, float]:
     """``nbytes`` read as ``reads`` planes of whole 16-byte units, each thread's units
-    xor-ed and written to ``writes`` planes, by ``kernel`` (``harness_mix``, a prepared call
-    like the backend's other helpers); returns the timing and GB/s (bytes read + written)."""
+    xor-ed and written to ``writes`` planes (none: a read), by ``kernel`` (``harness_mix``,
+    a prepared call like the backend's other helpers); returns the timing and GB/s (bytes
+    read + written)."""
     import numpy as np
 
     units = nbytes // (16 * reads)  # a plane's units: one a thread
     grid = (-(-units // MIX_BLOCK), 1, 1)
     kernel.prepare("PPqii")
-    with _allocated(drv, 16 * units * reads, 16 * units * writes) as (src, dst):
+    # With no plane written (a read) dst still gets one: the kernel's guarded store.
+    with _allocated(drv, 16 * units * reads, 16 * units * max(writes, 1)) as (src, dst):
         drv.memset_d8(src, 1, 16 * units * reads)
         t = _timed(sampler, lambda: kernel.prepared_async_call(
             grid, (MIX_BLOCK, 1, 1), stream, int(src), int(dst), np.int64(units),

@@ -68,9 +68,9 @@ extern "C" __global__ void harness_gate(volatile int* flags, unsigned long long 
     }
 }
 
-// A read/write mix (`harness calibrate --kind mix`): thread i reads int4 i of each of
-// `reads` planes of src (plane p at src + p n) and writes their xor (so no read is dead) to
-// `writes` planes of dst, in one pass of short blocks of one unit a thread: 16 x reads bytes
+// A read/write mix (`harness calibrate --kind mix`; `--kind read` writes no plane): thread
+// i reads int4 i of each of `reads` planes of src (plane p at src + p n) and writes their
+// xor (so no read is dead) to `writes` planes of dst, in one pass of short blocks of one unit a thread: 16 x reads bytes
 // read for each 16 x writes written. With one read and six writes it is the traffic of a
 // pass that reads one byte a value and writes several (activation_fused's pass 2: q8 in, T
 // int8 planes out); with four reads and one write, of one that reads a float and writes a
@@ -91,5 +91,8 @@ extern "C" __global__ void harness_mix(const int4* __restrict__ src, int4* __res
 #pragma unroll
     for (int p = 1; p < MIX_MAX_READS; ++p)
         if (p < reads) { v.x ^= u[p].x; v.y ^= u[p].y; v.z ^= u[p].z; v.w ^= u[p].w; }
+    // No plane written (`harness calibrate --kind read`): a store on a value the source never
+    // holds (it is filled with bytes of 1, so v is 0 or 0x01010101) keeps the reads alive.
+    if (writes == 0 && (v.x & v.y & v.z & v.w) == -1) dst[i] = v;
     for (int p = 0; p < writes; ++p) dst[(long long)p * n + i] = v;
 }

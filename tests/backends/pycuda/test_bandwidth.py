@@ -87,6 +87,18 @@ def test_a_mix_of_several_reads_counts_each_plane_and_writes_their_xor(
     assert [a.nbytes for a in drv.live()] == [16]
 
 
+def test_a_read_counts_the_bytes_read_and_keeps_a_plane_for_the_guarded_store(
+        drv: FakeDriver, runner: GpuRunner) -> None:
+    """No plane written: only the bytes read counted; the destination still one plane (the
+    kernel's store on a value the source never holds)."""
+    cfg = TimingConfig(warmup=1, min_samples=20, max_samples=20, cold=False)
+    _, gbps = runner.mix_bandwidth(4 * 16 * 1000, 4, 0, cfg)
+    assert gbps == pytest.approx(16 * 1000 * 4 / (EVENT_MS * 1e-3) / 1e9)
+    src, dst = drv.allocs[:2]
+    assert (src.nbytes, dst.nbytes) == (64000, 16000)
+    assert [a.nbytes for a in drv.live()] == [16]
+
+
 def test_the_fake_mix_writes_the_planes_xor(drv: FakeDriver) -> None:
     """The fake kernel the tests above launch does what timing.cu's does: the xor of a
     unit's planes, in every plane written."""
@@ -121,11 +133,12 @@ def test_a_buffer_already_allocated_is_freed_when_the_next_is_refused(
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("reads, writes", [(1, 6), (4, 1), (3, 2)])
+@pytest.mark.parametrize("reads, writes", [(1, 6), (4, 1), (3, 2), (4, 0)])
 def test_the_mix_kernel_writes_the_xor_of_its_planes(gpu_runner, reads: int,  # type: ignore[no-untyped-def]
                                                      writes: int) -> None:
     """timing.cu's harness_mix on the device: every plane written holds the xor of the
-    planes read, unit by unit (a read left out of the xor, or a plane unwritten, fails)."""
+    planes read, unit by unit (a read left out of the xor, or a plane unwritten, fails);
+    with none written (the read) the destination is left as it was."""
     import numpy as np
 
     from harness.backends.pycuda import bandwidth
@@ -134,7 +147,7 @@ def test_the_mix_kernel_writes_the_xor_of_its_planes(gpu_runner, reads: int,  # 
     drv, units = gpu_runner.drv, 1000 + 3  # a partial last block
     kernel = compile_timing_kernels(gpu_runner.device.info.arch).get_function("harness_mix")
     planes = np.random.default_rng(reads).integers(0, 256, (reads, 16 * units), np.uint8)
-    out = np.zeros((writes, 16 * units), np.uint8)
+    out = np.zeros((max(writes, 1), 16 * units), np.uint8)
     src, dst = drv.mem_alloc(planes.nbytes), drv.mem_alloc(out.nbytes)
     try:
         drv.memcpy_htod(src, planes)
@@ -150,3 +163,4 @@ def test_the_mix_kernel_writes_the_xor_of_its_planes(gpu_runner, reads: int,  # 
         dst.free()
     want = np.bitwise_xor.reduce(planes, axis=0)
     assert all((out[p] == want).all() for p in range(writes))
+    assert writes or not out.any()
