@@ -130,7 +130,8 @@ def calibrate(device: int = 0, nbytes: int = COPY_BYTES, kind: str = "copy",
                  **({"reads": r, "writes": w} if kind == "mix" else
                     {"reads": r} if kind == "read" else {}))
     is_peak = kind == "copy" and nbytes == COPY_BYTES
-    label = kind if kind != "mix" else f"mix{w}" if r == 1 else f"mix{r}to{w}"
+    label = (f"mix{w}" if r == 1 else f"mix{r}to{w}") if kind == "mix" else \
+        (kind if r == READ_PLANES else f"read{r}") if kind == "read" else kind
     name = calibration.FILE if is_peak else calibration.beside(label, nbytes)
     return Calibration(rec, calibration.save(rec, info.slug, name=name), is_peak)
 

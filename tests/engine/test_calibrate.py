@@ -137,8 +137,8 @@ def test_a_read_writes_no_plane_and_counts_the_bytes_read(monkeypatch, tmp_path)
     assert (r["kind"], r["bytes_read"], r["reads"]) == ("read", 64 << 20, 4)
     assert "writes" not in r and r["gbps"] == (64 << 20) / 7e-4 / 1e9
     assert r["method"].startswith("harness_mix kernel, no plane written")
-    calibrate.calibrate(0, 64 << 20, "read", None, 8)
-    assert gpu.mixed[3] == 8
+    c = calibrate.calibrate(0, 64 << 20, "read", None, 8)
+    assert gpu.mixed[3] == 8 and c.path.name == f"calibration-read8-{64 << 20}.json"
     with pytest.raises(BadInput, match="--writes sets the mix's planes written: not for --kind "
                                        "read"):
         calibrate.calibrate(0, 64 << 20, "read", 1)
