@@ -28,6 +28,12 @@
 #             8192 on the first shape, the FP32 tiled gemm on the first shape (harness
 #             compare --ignore stage,variant,params against it), and spike_linear's sweep
 #             on the three shapes, into the GPU's folder (replacing those CSVs)
+#   ceilings  the copy bandwidth calibrated, then the ceiling of the traffic of the passes
+#             the byte-floor targets judge, each by the harness's own kernel at that pass's
+#             bytes (stored beside the peak, never replacing it): activation_fused's pass 2
+#             (q8 read, six int8 planes written) and pass 1 (x read, q8 written) at batch
+#             $CEILING_BATCH x in_f 3584, and a read of int_gemm's operand at small M (int8
+#             weights and their fp32 group scales, G = 128) on (N, K) = $CEILING_WEIGHTS
 #   ab        an A/B of kernel builds (`bench --define`, and/or `bench --against` the
 #             kernels of $AB_AGAINST) into the GPU folder's tuning/$AB_DIR:
 #             each build first checked against the reference at $AB_CHECK, then each point
@@ -43,7 +49,8 @@
 # Settings (environment): BUDGET, seconds of sampling per point (0.5); SWEEP, the --sweep
 # specs of `sweep` (default: each stage's own default sweep); PEER_SWEEP, those of `peers`
 # ("batch=1,1024,16384,65536 out_f=3584,18944", each stage capped as above); PROFILE_BATCH
-# (16384); LAYER_BATCHES ("1,4,16,64,256,1024,4096,8192"); TUNE_REPEATS (3); REGRESS_REPEATS,
+# (16384); LAYER_BATCHES ("1,4,16,64,256,1024,4096,8192"); CEILING_BATCH (65536);
+# CEILING_WEIGHTS ("18944x3584 3584x3584"); TUNE_REPEATS (3); REGRESS_REPEATS,
 # each regress point's repeats (1; 3 takes three times as long and keeps a process's order
 # effect out of the gate: README, "How a time is measured"); REGRESS_SAVE=1, the
 # pytest-benchmark run also saved as the next baseline (commit it: a stage the newest
@@ -67,7 +74,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 root=$PWD
-phases=(validate test sweep peers layer profile sanitize regress ab tune)
+phases=(validate test sweep peers layer profile sanitize regress ceilings ab tune)
 usage() { sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; }
 case " $* " in *" -h "* | *" --help "*) usage; exit 0 ;; esac
 asked=("$@")
@@ -85,6 +92,8 @@ read -r -a sweep_specs <<< "${SWEEP:-}"
 read -r -a peer_specs <<< "${PEER_SWEEP:-batch=1,1024,16384,65536 out_f=3584,18944}"
 profile_batch=${PROFILE_BATCH:-16384}
 layer_batches=${LAYER_BATCHES:-1,4,16,64,256,1024,4096,8192}
+ceiling_batch=${CEILING_BATCH:-65536}
+read -r -a ceiling_weights <<< "${CEILING_WEIGHTS:-18944x3584 3584x3584}"
 read -r -a regress_leave <<< "${REGRESS_LEAVE:-}"
 tune_repeats=${TUNE_REPEATS:-3}
 read -r -a only_stages <<< "${STAGES:-}"
@@ -424,6 +433,21 @@ print(p.system(), p.python_implementation(), ".".join(p.python_version_tuple()[:
           "$mode" --out "$dir" "${flags[@]}" "${args[@]}"
       done
       step ab-best h best "$dir/$AB_STAGE.csv"
+      ;;
+    ceilings)
+      calibrate
+      values=$((ceiling_batch * 3584))  # activation_fused's values at in_f 3584
+      step ceiling-pass2 h calibrate --kind mix --writes 6 --bytes "$values"
+      step ceiling-pass1 h calibrate --kind mix --reads 4 --writes 1 --bytes $((4 * values))
+      for nk in "${ceiling_weights[@]}"; do
+        n=${nk%x*} k=${nk#*x}
+        if ! [[ $n =~ ^[0-9]+$ && $k =~ ^[0-9]+$ ]]; then
+          skip "ceiling-read-$nk" "CEILING_WEIGHTS: '$nk' is not NxK"
+          continue
+        fi
+        # int8 weights N K bytes, fp32 scales N ceil(K / 128) 4 bytes
+        step "ceiling-read-$nk" h calibrate --kind read --bytes $((n * k + n * ((k + 127) / 128) * 4))
+      done
       ;;
     tune)
       if [ ! -d "$stats/tuning" ]; then

@@ -332,3 +332,23 @@ def test_regress_without_a_full_benchmark_baseline_fails_and_says_so(tmp_path: P
     rc, summary, _ = _run(tmp_path, "regress", REGRESS_SAVE="1", HARNESS_GIT_SHA="abc1234")
     calls = (tmp_path / "calls.log").read_text().splitlines()
     assert "--benchmark-save=abc1234" in [c for c in calls if c.startswith("-m pytest")][-1]
+
+
+def test_ceilings_calibrate_each_pass_at_its_own_bytes(tmp_path: Path) -> None:
+    """The copy first, then pass 2's mix (q8 read, six planes), pass 1's (x read as four
+    planes, q8 written) at batch x 3584 values, and a read of each shape's int8 weights and
+    fp32 group scales; a shape that is not NxK is a failed step, said, the rest run."""
+    rc, summary, _ = _run(tmp_path, "ceilings", CEILING_BATCH="2",
+                          CEILING_WEIGHTS="18944x3584 7x130 wide 3584x")
+    calls = [c for c in (tmp_path / "calls.log").read_text().splitlines()
+             if "calibrate" in c]
+    assert calls == [
+        "-m harness calibrate",
+        "-m harness calibrate --kind mix --writes 6 --bytes 7168",
+        "-m harness calibrate --kind mix --reads 4 --writes 1 --bytes 28672",
+        f"-m harness calibrate --kind read --bytes {18944 * 3584 + 18944 * 28 * 4}",
+        f"-m harness calibrate --kind read --bytes {7 * 130 + 7 * 2 * 4}",
+    ]
+    assert rc == 1
+    assert "ceiling-read-wide" in summary and "CEILING_WEIGHTS: 'wide' is not NxK" in summary
+    assert "'3584x' is not NxK" in summary
