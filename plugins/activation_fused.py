@@ -195,7 +195,7 @@ def reference(inputs: Mapping[str, np.ndarray], p: Point, v: Variant,
         out["packed"] = spec.pack(c["v"], t, mode)
     else:
         out["spikes"] = spec.encode(c["v"], t, mode)
-        q = c["q"].astype(np.int32)
+        q = c["q"].astype(np.int32, copy=False)
         out["q_wide"] = q[:0] if spec.fits_int8(int(mm[0]), int(mm[1])) else q
     return out
 

@@ -63,7 +63,11 @@ def _diff64(got: np.ndarray, ref: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return r, np.abs(got.astype(np.float64) - r)
 
 
-def _first(bad: np.ndarray, got: np.ndarray, ref: np.ndarray) -> tuple:
+def _first(bad: np.ndarray, got: np.ndarray, ref: np.ndarray, n: int) -> tuple:
+    """The first FIRST_BAD of the ``n`` bad elements: index, got, reference. None bad, no
+    scan (at a large point the index search over every element is seconds of host time)."""
+    if n == 0:
+        return ()
     idx = np.argwhere(bad)[:FIRST_BAD]
     return tuple(
         (tuple(int(v) for v in i), got[tuple(i)].item(), ref[tuple(i)].item()) for i in idx
@@ -84,7 +88,7 @@ class Exact:
         n = int(diff.sum())
         worst = float(np.max(_diff64(got, ref)[1][diff])) if n else 0.0
         return Comparison(name, n == 0, "abs", worst, n, got.size, _nan_count(got),
-                          _nan_count(ref), _first(diff, got, ref))
+                          _nan_count(ref), _first(diff, got, ref, n))
 
 
 @dataclass(frozen=True)
@@ -105,7 +109,7 @@ class RelTol:
         worst = float(np.nanmax(np.where(np.isnan(rel), np.inf, rel))) if rel.size else 0.0
         n = int(bad.sum())
         return Comparison(name, n == 0, "rel", worst, n, got.size, _nan_count(got),
-                          _nan_count(ref), _first(bad, got, ref))
+                          _nan_count(ref), _first(bad, got, ref, n))
 
 
 @dataclass(frozen=True)
@@ -129,8 +133,9 @@ class NormRel:
         # Elements listed on failure: the NaNs first, then the largest differences.
         bad = np.isnan(diff) | (diff > self.bound * (np.abs(r) + nref / max(r.size, 1) ** 0.5))
         ok = nan_g == 0 and worst <= self.bound
-        return Comparison(name, ok, "normrel", worst, int(bad.sum()), got.size, nan_g,
-                          _nan_count(ref), _first(bad, got, ref) if not ok else ())
+        n = int(bad.sum())
+        return Comparison(name, ok, "normrel", worst, n, got.size, nan_g,
+                          _nan_count(ref), _first(bad, got, ref, n) if not ok else ())
 
 
 Tolerance = Exact | RelTol | NormRel

@@ -3,7 +3,10 @@ input makers.
 
 Each function is the literal formula of its SPEC step, in the precision SPEC names, written
 for clarity rather than speed; the stages' plugins judge their kernels against these, and the
-pipeline checks its chained outputs against their composition.
+pipeline checks its chained outputs against their composition. Where the literal formula's
+wide copies cost seconds of host time at the largest points (235 M values at batch 65536),
+a path in the narrower type computes the same values where it provably can
+(``transform``, ``encode``, ``threshold64``'s chunks), and a test holds the two equal.
 """
 
 from __future__ import annotations
@@ -17,6 +20,8 @@ from harness.spikes.refmath import spec_round
 MODES = ("unidirectional", "bidirectional", "twos_complement")
 #: The most planes the layouts hold: v is int32, and plane shifts by T - 1 < 31 stay defined.
 MAX_PLANES = 31
+#: int32's range, where the narrow paths below hold.
+I32_MIN, I32_MAX = -(2**31), 2**31 - 1
 
 
 def check_mode(mode: str) -> int:
@@ -136,9 +141,17 @@ def offset(qmin: int, qmax: int, mode: str) -> int:
 
 
 def transform(q: np.ndarray, o: int) -> tuple[np.ndarray, int]:
-    """Step 2c: ``v = q - o`` and ``amax = max |v|``."""
+    """Step 2c: ``v = q - o`` and ``amax = max |v|`` (``v`` wraps to int32 where ``q - o``
+    leaves it). Where no value leaves int32, the subtraction runs in int32 and ``amax``
+    comes from v's extremes: the same values, without the int64 copies of a large q."""
+    if not q.size:
+        return q.astype(np.int32), 0
+    lo, hi = int(q.min()) - o, int(q.max()) - o
+    if q.dtype == np.int32 and min(lo, o) >= I32_MIN and max(hi, o) <= I32_MAX:
+        v = q - np.int32(o)
+        return v, max(abs(lo), abs(hi))
     v = (q.astype(np.int64) - o).astype(np.int32)
-    return v, int(np.abs(v.astype(np.int64)).max()) if v.size else 0
+    return v, int(np.abs(v.astype(np.int64)).max())
 
 
 def planes(amax: int, mode: str) -> int:
@@ -151,8 +164,11 @@ def planes(amax: int, mode: str) -> int:
 def encode(v: np.ndarray, t_planes: int, mode: str) -> np.ndarray:
     """Step 3: ``spikes [T, *v.shape] int8`` with ``sum_t 2^(T-1-t) spikes[t] == v``."""
     m = check_mode(mode)
-    wide = v.astype(np.int64)
     out = np.empty((t_planes, *v.shape), dtype=np.int8)
+    if v.dtype == np.int32 and t_planes <= 31 and (m != 1 or not v.size or v.min() > I32_MIN):
+        _encode32(v, t_planes, m, out)
+        return out
+    wide = v.astype(np.int64)
     for t in range(t_planes):
         p = t_planes - 1 - t
         if m == 0:
@@ -164,6 +180,30 @@ def encode(v: np.ndarray, t_planes: int, mode: str) -> np.ndarray:
             bit = (u >> p) & 1
             out[t] = -bit if t == 0 else bit
     return out
+
+
+def _encode32(v: np.ndarray, t_planes: int, m: int, out: np.ndarray) -> None:
+    """:func:`encode`'s planes of an int32 ``v`` computed in int32, into ``out``: for T <= 31
+    bit ``p`` of v (and of its T-bit word) is the same in int32 as in int64, and ``|v|``
+    is exact but at int32's minimum, which the caller leaves to the int64 path. For T <= 8
+    only bits 0-7 are read, which the low byte holds, so the shifts run on bytes. One
+    scratch array, reused plane after plane."""
+    if m == 1:
+        mag, neg = np.abs(v), v < 0
+    elif m == 2:
+        mag = v & np.int32((1 << t_planes) - 1)
+    else:
+        mag = v
+    if t_planes <= 8:
+        mag = mag.astype(np.uint8)  # int to int wraps: the low byte
+    tmp = np.empty_like(mag)
+    for t in range(t_planes):
+        p = t_planes - 1 - t
+        np.right_shift(mag, p, out=tmp)
+        np.bitwise_and(tmp, 1, out=tmp)
+        if m == 1 or (m == 2 and t == 0):
+            np.negative(tmp, out=tmp, where=neg if m == 1 else True)
+        out[t] = tmp
 
 
 def decode(spikes: np.ndarray, o: int) -> np.ndarray:
@@ -189,13 +229,16 @@ def pack(v: np.ndarray, t_planes: int, mode: str) -> np.ndarray:
     w = -(-f // 32)
     padded = np.zeros((b, w * 32), dtype=np.int32)
     padded[:, :f] = v
-    # The bits are step 3's int8 planes without their signs; bidirectional keeps its sign
-    # in a plane of its own.
-    bits = np.abs(encode(padded, t_planes, mode)).astype(np.uint64)
+    # The bits are step 3's int8 planes without their signs (any nonzero plane value is a set
+    # bit); bidirectional keeps its sign in a plane of its own.
+    planes = encode(padded, t_planes, mode)
     if check_mode(mode) == 1:
-        bits = np.concatenate([bits, (padded < 0)[None].astype(np.uint64)])
-    weights = np.left_shift(np.uint64(1), np.arange(32, dtype=np.uint64))
-    return (bits.reshape(bits.shape[0], b, w, 32) * weights).sum(axis=3).astype(np.uint32)
+        planes = np.concatenate([planes, (padded < 0)[None].view(np.int8)])
+    # Value 32w + j at bit j of word w: each 32 values packed little-endian into four bytes,
+    # read as one little-endian word.
+    words = np.packbits(planes.view(np.uint8).reshape(planes.shape[0], b, w, 32), axis=-1,
+                        bitorder="little")
+    return words.view("<u4").reshape(planes.shape[0], b, w).astype(np.uint32, copy=False)
 
 
 def unpack(packed: np.ndarray, t_planes: int, mode: str, f: int) -> np.ndarray:
