@@ -209,9 +209,23 @@ def _encode32(v: np.ndarray, t_planes: int, m: int, out: np.ndarray) -> None:
 def decode(spikes: np.ndarray, o: int) -> np.ndarray:
     """Step 4: ``q' = sum_t 2^(T-1-t) spikes[t] + o`` as int32."""
     t_planes = spikes.shape[0]
+    if spikes.dtype.kind in "iu" and t_planes <= 63:
+        return _decode32(spikes, o)
     weights = (1 << np.arange(t_planes - 1, -1, -1, dtype=np.int64))
     acc = np.tensordot(weights, spikes.astype(np.int64), axes=1)
     return (acc + o).astype(np.int32)
+
+
+def _decode32(spikes: np.ndarray, o: int) -> np.ndarray:
+    """:func:`decode` of integer planes by Horner's rule in uint32, whose wrapping is
+    arithmetic modulo 2^32: the int64 sum and its cast to int32 are that too (2^32 divides
+    2^64), so the values are the same, without an int64 copy of every plane."""
+    acc = np.zeros(spikes.shape[1:], np.uint32)
+    for plane in spikes:
+        np.left_shift(acc, 1, out=acc)
+        np.add(acc, plane.astype(np.uint32), out=acc)
+    np.add(acc, np.uint32(o % 2**32), out=acc)
+    return acc.view(np.int32)
 
 
 def packed_planes(t_planes: int, mode: str) -> int:
@@ -245,10 +259,11 @@ def unpack(packed: np.ndarray, t_planes: int, mode: str, f: int) -> np.ndarray:
     """The inverse of :func:`pack`: ``v [B, F] int32``, by step 4's :func:`decode` of the
     int8 planes the bits stand for."""
     m = check_mode(mode)
-    shifts = np.arange(32, dtype=np.uint32)
-    bits = ((packed[..., None] >> shifts) & 1).astype(np.int64)
-    bits = bits.reshape(packed.shape[0], packed.shape[1], -1)[:, :, :f]
-    planes = bits[:t_planes].copy()
+    # Bit j of word w is value 32 w + j: each word's four bytes little-endian, unpacked low
+    # bit first.
+    words = np.ascontiguousarray(packed).astype("<u4", copy=False)
+    bits = np.unpackbits(words.view(np.uint8), axis=-1, bitorder="little")[:, :, :f]
+    planes = bits[:t_planes].view(np.int8).copy()
     if m == 1:
         planes = np.where(bits[t_planes] == 1, -planes, planes)  # the sign plane
     elif m == 2:

@@ -287,3 +287,38 @@ def test_pack_by_packbits_is_the_weighted_sum(seed: int) -> None:
                 got = spec.pack(v, t_planes, mode)
                 assert got.dtype == np.uint32
                 assert np.array_equal(got, _pack64(v, t_planes, mode)), (f, mode, t_planes)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int32, np.int64, np.uint8])
+def test_decode_by_horner_in_uint32_is_the_int64_sum(dtype: type) -> None:
+    """``decode`` wraps modulo 2^32 as the int64 sum's cast to int32 does: the same values
+    for valid planes, for out-of-range ones, and for offsets past int32."""
+    rng = np.random.default_rng(3)
+    for t_planes in (1, 6, 31, 40):
+        info = np.iinfo(dtype)
+        spikes = rng.integers(max(info.min, -3), min(info.max, 3) + 1, (t_planes, 4, 9))
+        spikes = spikes.astype(dtype)
+        spikes.flat[0] = info.max
+        for o in (0, -5, 2**31 - 1, -(2**31), 2**40 + 3):
+            weights = 1 << np.arange(t_planes - 1, -1, -1, dtype=np.int64)
+            want = (np.tensordot(weights, spikes.astype(np.int64), axes=1) + o).astype(np.int32)
+            got = spec.decode(spikes, o)
+            assert got.dtype == np.int32 and np.array_equal(got, want), (t_planes, o)
+
+
+@pytest.mark.parametrize("mode", spec.MODES)
+def test_unpack_by_unpackbits_is_the_shifted_bits(mode: str) -> None:
+    """``unpack`` reads each word's bits low first, as the literal shift-and-mask does."""
+    rng = np.random.default_rng(4)
+    for f in (1, 32, 45):
+        planes = spec.packed_planes(7, mode)
+        packed = rng.integers(0, 2**32, (planes, 3, -(-f // 32)), dtype=np.uint64)
+        packed = packed.astype(np.uint32)
+        bits = ((packed[..., None] >> np.arange(32, dtype=np.uint32)) & 1).astype(np.int64)
+        bits = bits.reshape(planes, 3, -1)[:, :, :f]
+        want = bits[:7].copy()
+        if mode == "bidirectional":
+            want = np.where(bits[7] == 1, -want, want)
+        elif mode == "twos_complement":
+            want[0] = -want[0]
+        assert np.array_equal(spec.unpack(packed, 7, mode, f), spec.decode(want, 0)), f
