@@ -68,7 +68,8 @@ def bench(reg: Registry, names: Sequence[str] | None, *, cluster: ClusterSpec,
           verify: bool = True, seed: int = 0, options: Mapping[str, str] | None = None,
           out_dir: Path | None = None, append: bool = False, overwrite: bool = False,
           session: Session | None = None, repeats: int = 1,
-          against: str | None = None, resume: bool = False) -> ClusterRun:
+          against: str | None = None, resume: bool = False,
+          restrict: Sequence[str] = ()) -> ClusterRun:
     """``harness bench --cluster``: as :func:`harness.engine.bench.bench`, each point on a
     worker of the cluster ``cluster`` names (or of ``session``, which the run then leaves
     open). Every input error is raised before a point is handed out."""
@@ -89,7 +90,8 @@ def bench(reg: Registry, names: Sequence[str] | None, *, cluster: ClusterSpec,
     tg = resolve(reg, names, with_pipelines=False)
     check_families(tg.all, [family])
     check_options(tg.all, options or {})
-    jobs = plan(tg.all, sweep, variants, options or {}, defines)
+    left_out: list[str] = []
+    jobs = plan(tg.all, sweep, variants, options or {}, defines, restrict, left_out)
     setup = Setup(backend, peers, tuple(devices.named_peers(tg.all)),
                   provenance.command_line(), not registry.external_allowed())
     # A file the run would refuse is refused now, as a plain run refuses it before its first
@@ -126,7 +128,7 @@ def bench(reg: Registry, names: Sequence[str] | None, *, cluster: ClusterSpec,
                     cluster.limit_s)
         return ClusterRun(gen, total, shown, on_gpu, _note(s, idents, on_gpu),
                           repaired=outputs.repaired, outputs=None, files=outputs,
-                          session=s if session is None else None)
+                          session=s if session is None else None, left_out=left_out)
     except BaseException:
         if outputs is not None:
             outputs.close()

@@ -1,11 +1,16 @@
 """``--define`` specs: a kernel's ``-D`` parameters given on a command line, as a tuning
 sweep (``NAME=V1,V2``) or as one build (``NAME=V``); read the same way by ``bench``,
-``profile``, ``sass`` and the child process the external tools watch."""
+``profile``, ``sass`` and the child process the external tools watch. ``--restrict``
+conditions leave a sweep's builds out that no kernel could be (``BLOCK*UNITS <= 1024``)."""
 
 from __future__ import annotations
 
+import ast
+import operator
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
 
 from harness.contract.kernel import code_of
 from harness.contract.stage import Pipeline, Stage
@@ -55,3 +60,107 @@ def check_defines(st: Stage | Pipeline, names: Iterable[str]) -> None:
         raise BadInput(f"--define {', '.join(unread)}: stage {st.name}'s kernel never reads "
                        f"{'it' if len(unread) == 1 else 'them'} (a misspelt macro would "
                        "build the same kernel under another name)")
+
+
+# -- restrictions of a tuning sweep (``--restrict``) ----------------------------------------
+_OPS: dict[type, Callable[..., Any]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+    ast.Div: operator.truediv, ast.FloorDiv: operator.floordiv, ast.Mod: operator.mod,
+    ast.Pow: operator.pow, ast.Eq: operator.eq, ast.NotEq: operator.ne, ast.Lt: operator.lt,
+    ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge, ast.USub: operator.neg,
+    ast.UAdd: operator.pos, ast.Not: operator.not_,
+}
+#: The largest exponent a restriction's ``**`` takes (sizes, not numbers to compute).
+_MAX_POW = 64
+
+
+@dataclass(frozen=True)
+class Restriction:
+    """A condition every build of a tuning sweep must meet (``--restrict 'BLOCK*UNITS <=
+    1024'``, Kernel Tuner's restrictions): arithmetic, comparisons, ``and``/``or``/``not``
+    over the build's ``-D`` values (numbers where they read as numbers, else text) and
+    constants; nothing else is evaluated."""
+
+    text: str
+    tree: ast.Expression
+    names: frozenset[str]
+
+    def holds(self, build: str, defines: Mapping[str, str]) -> bool:
+        """Whether the build with these ``-D`` values meets it; BadInput where a name is not
+        one of the build's values or the arithmetic fails (a division by zero)."""
+        missing = sorted(self.names - set(defines))
+        if missing:
+            raise BadInput(f"--restrict {self.text!r}: build {build} has no -D value "
+                           f"{', '.join(missing)}")
+        values = {k: _number(v) for k, v in defines.items()}
+        try:
+            return bool(_evaluate(self.tree.body, values))
+        except (ArithmeticError, TypeError, ValueError) as exc:
+            raise BadInput(f"--restrict {self.text!r} cannot be evaluated for build {build}: "
+                           f"{exc}") from None
+
+
+def parse_restrictions(specs: Sequence[str]) -> list[Restriction]:
+    """``--restrict`` expressions, checked for what they may hold; BadInput otherwise."""
+    out = []
+    for spec in specs:
+        try:
+            tree = ast.parse(spec.strip(), mode="eval")
+        except SyntaxError:
+            raise BadInput(f"bad --restrict {spec!r}: not an expression (e.g. "
+                           "'BLOCK*UNITS <= 1024')") from None
+        names: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Name):
+                names.add(node.id)
+            elif not isinstance(node, (ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.BinOp,
+                                       ast.UnaryOp, ast.Compare, ast.Load, ast.Constant,
+                                       *_OPS)) or (isinstance(node, ast.Constant) and
+                                                   not isinstance(node.value, (int, float, str))):
+                raise BadInput(f"bad --restrict {spec!r}: only -D names, numbers, text, "
+                               "arithmetic, comparisons and and/or/not")
+        if not names:
+            raise BadInput(f"bad --restrict {spec!r}: it names no -D value, so it holds for "
+                           "every build or for none")
+        out.append(Restriction(spec.strip(), tree, frozenset(names)))
+    return out
+
+
+def _number(text: str) -> int | float | str:
+    """A ``-D`` value as a restriction reads it: an int (decimal or 0x), a float, or text."""
+    for parse in (lambda t: int(t, 0), float):
+        try:
+            return parse(text)
+        except ValueError:
+            pass
+    return text
+
+
+def _evaluate(node: ast.AST, values: Mapping[str, Any]) -> Any:
+    """The value of a checked restriction's node (see :func:`parse_restrictions`)."""
+    if isinstance(node, ast.Constant):
+        return node.value
+    if isinstance(node, ast.Name):
+        return values[node.id]
+    if isinstance(node, ast.BoolOp):
+        if isinstance(node.op, ast.And):
+            return all(_evaluate(v, values) for v in node.values)
+        return any(_evaluate(v, values) for v in node.values)
+    if isinstance(node, ast.UnaryOp):
+        return _OPS[type(node.op)](_evaluate(node.operand, values))
+    if isinstance(node, ast.BinOp):
+        left, right = _evaluate(node.left, values), _evaluate(node.right, values)
+        if isinstance(left, str) or isinstance(right, str):
+            raise TypeError("arithmetic on text (a -D value that is not a number)")
+        if isinstance(node.op, ast.Pow) and isinstance(right, (int, float)) \
+                and abs(right) > _MAX_POW:
+            raise ValueError(f"an exponent of {right} (at most {_MAX_POW})")
+        return _OPS[type(node.op)](left, right)
+    assert isinstance(node, ast.Compare)
+    left = _evaluate(node.left, values)
+    for op, comp in zip(node.ops, node.comparators, strict=True):
+        right = _evaluate(comp, values)
+        if not _OPS[type(op)](left, right):
+            return False
+        left = right
+    return True

@@ -197,6 +197,8 @@ class BenchRun:
     outputs: Outputs | None = None
     #: Points left as they were: measured already by this command (``--resume``).
     resumed: int = 0
+    #: The ``--define`` builds a ``--restrict`` left out, "STAGE BUILD" each.
+    left_out: list[str] = dataclasses.field(default_factory=list)
 
     def written(self) -> int | None:
         """Rows in the files so far (None where the run keeps no count). A row is written
@@ -218,7 +220,7 @@ def bench(reg: Registry, names: Sequence[str] | None, *, sweep: Sequence[str] = 
           seed: int = 0, options: Mapping[str, str] | None = None,
           out_dir: Path | None = None, append: bool = False, overwrite: bool = False,
           device: int = 0, repeats: int = 1, against: str | None = None,
-          resume: bool = False) -> BenchRun:
+          resume: bool = False, restrict: Sequence[str] = ()) -> BenchRun:
     """``harness bench``: plan the sweep of the named targets (default: every stage), open
     its backend and its result files (an existing one is added to with ``append``, replaced
     with ``overwrite``, else refused); every input error is raised here, before a row is
@@ -227,7 +229,9 @@ def bench(reg: Registry, names: Sequence[str] | None, *, sweep: Sequence[str] = 
     ``against``: a folder holding another revision's ``kernels/`` tree, or a git revision;
     each stage job gets a twin built from it, measured beside it
     (:mod:`harness.engine.baseline`). ``resume``: the points this command has measured
-    already (:mod:`harness.engine.resume`) are left as they are, the rest appended."""
+    already (:mod:`harness.engine.resume`) are left as they are, the rest appended.
+    ``restrict``: conditions on a ``--define`` sweep's builds; those that fail one are left
+    out (named in ``left_out``)."""
     if repeats < 1:
         raise BadInput(f"--repeats must be at least 1, not {repeats}")
     check_budget(budget)
@@ -240,7 +244,8 @@ def bench(reg: Registry, names: Sequence[str] | None, *, sweep: Sequence[str] = 
     check_options(tg.all, options or {})
     chosen = devices.choose(backend, device)
     peer_backends = devices.peers(chosen, peers, devices.named_peers(tg.all))
-    jobs = plan(tg.all, sweep, variants, options or {}, defines)
+    left_out: list[str] = []
+    jobs = plan(tg.all, sweep, variants, options or {}, defines, restrict, left_out)
     if not chosen.on_gpu and not sweep:
         jobs = [j for j in jobs if j.is_pipeline or j.target.bytes_moved(j.point) <= CPU_BYTES]
     if against is not None:
@@ -272,4 +277,4 @@ def bench(reg: Registry, names: Sequence[str] | None, *, sweep: Sequence[str] = 
     total = sum(1 + len(_serving(peer_backends, j)) for j in jobs)
     return BenchRun(run(jobs, chosen.runner, cfg, chosen.meta, outputs, peers=peer_backends,
                         stages=reg.stages, repeats=repeats), total, dest, chosen.on_gpu,
-                    chosen.note, outputs.repaired, outputs, resumed=done)
+                    chosen.note, outputs.repaired, outputs, resumed=done, left_out=left_out)

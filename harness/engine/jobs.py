@@ -13,7 +13,12 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.contract.defines import check_defines, one_build, parse_defines
+from harness.contract.defines import (
+    check_defines,
+    one_build,
+    parse_defines,
+    parse_restrictions,
+)
 from harness.contract.stage import Pipeline, Stage, Variant
 from harness.engine import sweep
 from harness.engine.targets import Target, fixed_axes, flag, pin_values, pinned, select_variants
@@ -40,7 +45,8 @@ class Job:
 def plan(targets: Sequence[Target], sweep_specs: Sequence[str],
          variants: Sequence[str] | None = None,
          options: Mapping[str, str] | None = None,
-         define_specs: Sequence[str] = ()) -> list[Job]:
+         define_specs: Sequence[str] = (), restrict_specs: Sequence[str] = (),
+         dropped: list[str] | None = None) -> list[Job]:
     """Every job of the sweep, the stages' first, then the pipelines'.
 
     ``variants`` None means each stage's first (default) variant, ``["all"]`` every one;
@@ -50,7 +56,9 @@ def plan(targets: Sequence[Target], sweep_specs: Sequence[str],
     a stage's variants pin that axis (a compiled-in mode), they choose the variant instead,
     and so does a ``--sweep`` of such an axis (:func:`pinned_by_sweep`).
     ``define_specs`` (``NAME=V1,V2``, ``--define``) compile each chosen stage variant once
-    per combination of the values, a tuning sweep over the kernel's ``-D`` parameters.
+    per combination of the values, a tuning sweep over the kernel's ``-D`` parameters;
+    ``restrict_specs`` (``--restrict``) leave out the combinations that fail one, their
+    build names added to ``dropped`` where given.
     """
     stages = [t for t in targets if isinstance(t, Stage)]
     pipes = [t for t in targets if isinstance(t, Pipeline)]
@@ -58,6 +66,10 @@ def plan(targets: Sequence[Target], sweep_specs: Sequence[str],
     grid = sweep.parse(sweep_specs)
     _set_once(grid, opts)
     tuning = parse_defines(define_specs)
+    limits = parse_restrictions(restrict_specs)
+    if limits and not tuning:
+        raise BadInput("--restrict limits the builds of a --define sweep: give --define "
+                       "NAME=V1,V2 as well")
     if tuning and pipes:
         raise BadInput("--define tunes a stage's kernel; a pipeline's steps keep their "
                        "declared variants")
@@ -72,7 +84,13 @@ def plan(targets: Sequence[Target], sweep_specs: Sequence[str],
         base = select_variants(st, ["all"] if not named and swept_pins(st, grid) else variants,
                                opts)
         chosen = [t for v in pinned_by_sweep(st, base, grid, named) for t in tuned(v, tuning)]
-        for v in chosen:
+        kept = [v for v in chosen if all(r.holds(v.name, dict(v.defines)) for r in limits)]
+        if dropped is not None:
+            dropped += [f"{st.name} {v.name}" for v in chosen if v not in kept]
+        if limits and not kept:
+            raise BadInput(f"--restrict {' --restrict '.join(r.text for r in limits)} leaves "
+                           f"none of {st.name}'s {len(chosen)} build(s)")
+        for v in kept:
             fixed = fixed_axes(st.axes, opts, v)
             jobs += [Job(st, v, p) for p in sweep.points(st, grid, fixed, v, lenient=True)]
     for pipe in pipes:

@@ -49,6 +49,11 @@ def bench_cmd(
     define: Annotated[list[str] | None, typer.Option(
         help="NAME=V1,V2: compile each variant once per value of the kernel's -D NAME (a "
              "tuning sweep; repeat for more names; rows name it, default[LANES=4]).")] = None,
+    restrict: Annotated[list[str] | None, typer.Option(
+        help="A condition every --define build must meet, over its -D values (numbers "
+             "where they read as numbers): arithmetic, comparisons, and/or/not, e.g. "
+             "'BLOCK*UNITS <= 1024'; repeat for more. Builds that fail one are left out "
+             "and named.")] = None,
     against: Annotated[str | None, typer.Option(
         help="A git revision, or a folder holding another revision's kernels/ tree: each "
              "variant is also built from it and timed beside the current build in this "
@@ -101,10 +106,12 @@ def bench_cmd(
         verify=verify, seed=seed, options=targets.options(mode=mode, k=k,
                                                           group_size=group_size),
         out_dir=out_dir, append=append, overwrite=overwrite, repeats=repeats,
-        against=against, resume=resume)
+        against=against, resume=resume, restrict=restrict or [])
     run = cluster_bench.bench(discover(), stages, cluster=spec, **kw) if spec \
         else benches.bench(discover(), stages, device=device, **kw)
     warn(run.repaired)
+    if run.left_out:
+        say(f"--restrict left out {len(run.left_out)} build(s): {', '.join(run.left_out)}")
     if getattr(run, "resumed", 0):
         say(f"resumed: {run.resumed} point(s) measured already by this command at this "
               "commit and source, left as they are")

@@ -306,3 +306,33 @@ def test_a_replaced_workers_calibration_is_kept_beside_the_first(reg, tmp_path: 
     assert sorted(p.name for p in kept.glob("*.json")) == ["GPU-a.2.json", "GPU-a.json"]
     assert json.loads((kept / "GPU-a.json").read_text())["gbps"] == 4000.0
     assert json.loads((kept / "GPU-a.2.json").read_text())["gbps"] == 3900.0
+
+
+def test_restrict_plans_the_cluster_run_as_the_plain_one(reg, tmp_path: Path,
+                                                        monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """--restrict is read before any worker starts: the builds it leaves out are those a
+    plain run leaves out, and one that leaves a stage nothing is the same one line."""
+    from harness.cluster import bench as cluster_bench
+    from harness.cluster import connect, options
+    from harness.errors import BadInput
+
+    seen: list[list[str]] = []
+
+    def started(*a, **k):  # type: ignore[no-untyped-def]
+        raise AssertionError("a cluster was started")
+
+    def planned(*a, **k):  # type: ignore[no-untyped-def]
+        seen.append(list(a[6]))  # the builds left out, filled by the plan
+        raise AssertionError("planned")
+
+    monkeypatch.setattr(connect, "open_session", started)
+    kw = dict(cluster=options.ClusterSpec("local"), sweep=["batch=1"], backend="numpy",
+              out_dir=tmp_path, defines=["BLOCK=64,128"])
+    with pytest.raises(BadInput, match="leaves none of dynamic_spikes's 2 build"):
+        cluster_bench.bench(reg, ["dynamic_spikes"], restrict=["BLOCK > 1024"], **kw)
+    real = cluster_bench.plan
+    monkeypatch.setattr(cluster_bench, "plan",
+                        lambda *a: (real(*a), planned(*a)))
+    with pytest.raises(AssertionError, match="planned"):
+        cluster_bench.bench(reg, ["dynamic_spikes"], restrict=["BLOCK < 100"], **kw)
+    assert seen == [["dynamic_spikes default[BLOCK=128]"]]

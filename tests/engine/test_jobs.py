@@ -134,3 +134,29 @@ def test_one_point_with_defines_is_that_build(reg) -> None:  # type: ignore[no-u
     assert j.variant == jobs.tuned(st.variants[0], {"BLOCK": ["128"]})[0]
     with pytest.raises(BadInput, match="one value here"):
         jobs.one_point(st, None, {}, [], ["BLOCK=128,256"])
+
+
+def test_restrict_leaves_out_the_builds_that_fail_and_names_them(reg) -> None:  # type: ignore[no-untyped-def]
+    """Kernel Tuner's restrictions: the product of the --define values less the builds a
+    --restrict condition rules out, over a variant's own -D values too; a restriction
+    without a sweep, or one that leaves a stage nothing, is bad input."""
+    st = reg.get("dynamic_spikes")
+    dropped: list[str] = []
+    got = jobs.plan([st], ["batch=1"], None, define_specs=["BLOCK=64,128,512", "CACHE_VEC=1,4"],
+                    restrict_specs=["BLOCK * CACHE_VEC <= 512"], dropped=dropped)
+    assert {j.variant.name for j in got} == {
+        "default[BLOCK=64,CACHE_VEC=1]", "default[BLOCK=64,CACHE_VEC=4]",
+        "default[BLOCK=128,CACHE_VEC=1]", "default[BLOCK=128,CACHE_VEC=4]",
+        "default[BLOCK=512,CACHE_VEC=1]"}
+    assert dropped == ["dynamic_spikes default[BLOCK=512,CACHE_VEC=4]"]
+    away = jobs.plan([st], ["batch=1"], ["away"], define_specs=["BLOCK=64,128"],
+                     restrict_specs=["ROUNDING_AWAY * BLOCK == 64"])  # its declared value too
+    assert {j.variant.name for j in away} == {"away[BLOCK=64]"}
+    with pytest.raises(BadInput, match=r"build default\[BLOCK=64\] has no -D value ROUNDING_AWAY"):
+        jobs.plan([st], ["batch=1"], ["all"], define_specs=["BLOCK=64"],
+                  restrict_specs=["ROUNDING_AWAY == 1"])
+    with pytest.raises(BadInput, match="--restrict limits the builds of a --define sweep"):
+        jobs.plan([st], ["batch=1"], restrict_specs=["BLOCK < 64"])
+    with pytest.raises(BadInput, match="leaves none of dynamic_spikes's 2 build"):
+        jobs.plan([st], ["batch=1"], define_specs=["BLOCK=64,128"],
+                  restrict_specs=["BLOCK > 1024"])

@@ -121,6 +121,21 @@ def test_define_sweeps_compiled_parameters(tmp_path: Path) -> None:
     assert res.exit_code == 2 and "kernel never reads it" in res.stderr
 
 
+def test_restrict_leaves_builds_out_and_names_them(tmp_path: Path) -> None:
+    """--restrict: the builds that fail it are not measured, and the run says which; a
+    condition that is no expression is one line and exit 2."""
+    res = run("bench", "weight_quant_fused", "--backend", "numpy", "--define", "BPS=2,4,8",
+              "--restrict", "BPS * 2 <= 8", "--sweep", "out_f=3", "--sweep", "in_f=8",
+              "--budget", "0.02", "--out", str(tmp_path))
+    assert res.exit_code == 0, res.output
+    rows = results.read_rows(tmp_path / "weight_quant_fused.csv")
+    assert [r["variant"] for r in rows] == ["default[BPS=2]", "default[BPS=4]"]
+    assert "--restrict left out 1 build(s): weight_quant_fused default[BPS=8]" in res.stdout
+    res = run("bench", "weight_quant_fused", "--backend", "numpy", "--define", "BPS=2",
+              "--restrict", "open('x')", "--out", str(tmp_path / "b"))
+    assert res.exit_code == 2 and "only -D names, numbers, text" in res.stderr
+
+
 def test_ledger_check(tmp_path: Path) -> None:
     assert run("ledger", "--check").exit_code == 0
     (tmp_path / "empty.csv").write_text("")

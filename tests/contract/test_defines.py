@@ -1,0 +1,58 @@
+"""``--restrict``: the conditions a tuning sweep's builds must meet, parsed to what they may
+hold and evaluated over a build's ``-D`` values, nothing else."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.contract.defines import parse_restrictions
+from harness.errors import BadInput
+
+
+def _holds(text: str, **defines: str) -> bool:
+    (r,) = parse_restrictions([text])
+    return r.holds("b", defines)
+
+
+@pytest.mark.parametrize(("text", "values", "want"), [
+    ("BLOCK*UNITS <= 1024", {"BLOCK": "256", "UNITS": "4"}, True),
+    ("BLOCK*UNITS <= 1024", {"BLOCK": "512", "UNITS": "4"}, False),
+    ("BLOCK % 32 == 0 and not LANES > 8", {"BLOCK": "96", "LANES": "8"}, True),
+    ("BLOCK % 32 == 0 and not LANES > 8", {"BLOCK": "100", "LANES": "8"}, False),
+    ("32 <= BLOCK < 2**10", {"BLOCK": "1024"}, False),  # a chain: every link must hold
+    ("32 <= BLOCK < 2**10", {"BLOCK": "0x100"}, True),  # hex reads as a number
+    ("LAYOUT == 'int8' or T / 2 >= 3.5", {"LAYOUT": "packed", "T": "7"}, True),
+    ("-A + 1 == 0", {"A": "1.0"}, True),
+])
+def test_a_restriction_is_evaluated_over_the_builds_values(text: str, values: dict,
+                                                           want: bool) -> None:
+    assert _holds(text, **values) is want
+
+
+@pytest.mark.parametrize(("text", "why"), [
+    ("BLOCK <=", "not an expression"),
+    ("__import__('os').system('x')", "only -D names, numbers, text"),
+    ("BLOCK.bit_length() < 10", "only -D names, numbers, text"),
+    ("[BLOCK][0] > 1", "only -D names, numbers, text"),
+    ("(lambda: 1)()", "only -D names, numbers, text"),
+    ("BLOCK if 1 else 2", "only -D names, numbers, text"),
+    ("1 < 2", "names no -D value"),
+    ("BLOCK == b'1'", "only -D names, numbers, text"),
+])
+def test_anything_else_is_refused_before_a_build_is_read(text: str, why: str) -> None:
+    with pytest.raises(BadInput, match=why):
+        parse_restrictions([text])
+
+
+def test_a_build_that_cannot_answer_is_bad_input_naming_it() -> None:
+    (r,) = parse_restrictions(["BLOCK / UNITS > 1"])
+    with pytest.raises(BadInput, match=r"build default\[UNITS=0\]: division by zero"):
+        r.holds("default[UNITS=0]", {"BLOCK": "64", "UNITS": "0"})
+    with pytest.raises(BadInput, match="build d has no -D value BLOCK"):
+        r.holds("d", {"UNITS": "2"})
+    (r,) = parse_restrictions(["MODE * 1000000000 > 1"])
+    with pytest.raises(BadInput, match="arithmetic on text"):
+        r.holds("d", {"MODE": "fast"})
+    (r,) = parse_restrictions(["2 ** (BLOCK * 100) > 1"])
+    with pytest.raises(BadInput, match="an exponent of 6400"):
+        r.holds("d", {"BLOCK": "64"})
