@@ -62,6 +62,11 @@ def report_cmd(
     for p in rep.plots:
         say(f"wrote {p}")
     say(rep.text)
+    if rep.ceilings:
+        say("\nThe calibration records (the copy peak, and the ceilings of other traffic):")
+        say(rep.ceilings)
+    for why in rep.unreadable:
+        err.print(f"[yellow]warning:[/] {escape(why)}", soft_wrap=True)
     if rep.empty:
         err.print(f"[yellow]warning:[/] {escape(rep.empty)}", soft_wrap=True)
     if rep.table_path is not None:

@@ -36,3 +36,56 @@ def load(slug: str, root: Path | None = None) -> dict[str, Any] | None:
     """The stored calibration, or None when the GPU was never calibrated."""
     p = path_for(slug, root)
     return json.loads(p.read_text()) if p.is_file() else None
+
+
+def records(folder: Path) -> tuple[list[tuple[str, dict[str, Any]]], list[str]]:
+    """Every calibration record in a GPU's folder, the peak first, then the others by
+    name; and the files that could not be read as one (named, with why)."""
+    found, bad = [], []
+    for p in sorted(folder.glob("calibration*.json"), key=lambda p: (p.name != FILE, p.name)):
+        try:
+            rec = json.loads(p.read_text(encoding="utf-8"))
+            float(rec["gbps"]), float(rec["median_us"])
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            bad.append(f"{p.name}: not a calibration record ({exc.__class__.__name__})")
+            continue
+        found.append((p.name, rec))
+    return found, bad
+
+
+def _mb(n: int) -> str:
+    return f"{n / 1e6:.1f} MB"
+
+
+def describe(rec: dict[str, Any]) -> str:
+    """What a record timed, in words: the copy (each way), the fill, the mix (read, as
+    planes, and each unit written), the read."""
+    kind = rec.get("kind", "copy" if "bytes_each_way" in rec else "")
+    if kind == "copy" and "bytes_each_way" in rec:
+        return f"copy of {_mb(int(rec['bytes_each_way']))}"
+    if kind == "write" and "bytes_written" in rec:
+        return f"fill of {_mb(int(rec['bytes_written']))}"
+    if kind in ("mix", "read") and "bytes_read" in rec:
+        n, r = int(rec["bytes_read"]), int(rec.get("reads", 1))
+        if kind == "read":
+            return f"read of {_mb(n)}, {r} plane(s) a thread"
+        return f"{_mb(n)} read as {r} plane(s), each unit written {rec.get('writes', '?')} times"
+    return kind or "?"
+
+
+def table(folder: Path) -> str:
+    """The folder's calibration records as a Markdown table: the peak a row's ``% of peak``
+    refers to, and the ceilings of other traffic beside it (each also as % of the peak)."""
+    found, _ = records(folder)
+    if not found:
+        return ""
+    peak = next((float(r["gbps"]) for n, r in found if n == FILE), None)
+    lines = ["| record | what it timed | median µs | ± noise | GB/s | % of the copy peak | "
+             "git_sha |", "|---|---|---|---|---|---|---|"]
+    for name, rec in found:
+        what = describe(rec)
+        pct = f"{100 * float(rec['gbps']) / peak:.1f}" if peak else "-"
+        lines.append(f"| {name} | {what} | {float(rec['median_us']):.2f} | "
+                     f"{float(rec.get('noise_pct', 0.0)):.2f}% | {float(rec['gbps']):.0f} | "
+                     f"{pct} | {rec.get('git_sha', '')} |")
+    return "\n".join(lines)

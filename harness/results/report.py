@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import BadInput, HarnessError
-from harness.results import files
+from harness.results import calibration, files
 from harness.results.plots import plots
 from harness.results.readback import (
     TIME,
@@ -252,6 +252,11 @@ class Report:
     readme: Path | None
     table_path: Path | None = None
     empty: str | None = None
+    #: The folder's calibration records (the peak and the ceilings beside it) as a table,
+    #: '' where there are none; printed and written with the table, never into a README.
+    ceilings: str = ""
+    #: Calibration files that could not be read as records, with why.
+    unreadable: tuple[str, ...] = ()
 
 
 #: The table's file in a ``--out`` folder.
@@ -274,11 +279,14 @@ def build(folder: Path, batches: Sequence[int] | None = None, out_f: int | None 
     text = tables(folder, batches, out_f, stages)
     empty = None if any(len(t.splitlines()) > 2 for t in text.split("\n\n")) else \
         why_empty(folder, batches, out_f, stages)
+    ceilings = calibration.table(folder)
     table_path = None
     if out is not None:
-        table_path = files.replace(Path(out) / TABLE_FILE, (text + "\n").encode("utf-8"))
+        body = text + (f"\n\n{ceilings}" if ceilings else "")
+        table_path = files.replace(Path(out) / TABLE_FILE, (body + "\n").encode("utf-8"))
     if readme is not None:
         if empty is not None:  # an empty table would replace the block's rows
             raise HarnessError(f"{empty}; {readme}'s {block} block is left as it was")
         update_readme(readme, text, block)
-    return Report(written, text, readme, table_path, empty)
+    return Report(written, text, readme, table_path, empty, ceilings,
+                  tuple(calibration.records(folder)[1]))

@@ -23,3 +23,33 @@ def test_a_record_beside_the_peak_leaves_the_peak(tmp_path: Path) -> None:
     p = calibration.save({"gbps": 3900.0}, "h200", tmp_path, name=name)
     assert p == tmp_path / "h200" / name
     assert calibration.load("h200", tmp_path) == {"gbps": 4260.0}
+
+
+def test_the_records_table_sets_each_ceiling_against_the_peak(tmp_path: Path) -> None:
+    """The peak first, the others by name, each described by what it timed and as % of
+    the copy peak; a file that is no record is left out of the table and named."""
+    def rec(**kw: object) -> dict:
+        return {"median_us": 100.0, "noise_pct": 0.05, "git_sha": "abc1234", **kw}
+
+    calibration.save(rec(kind="copy", bytes_each_way=2 << 30, gbps=4000.0), "h200", tmp_path)
+    for name, r in [("read-70017024", rec(kind="read", bytes_read=70017024, reads=4,
+                                          gbps=4400.0)),
+                    ("mix4to1-939524096", rec(kind="mix", bytes_read=939524096, reads=4,
+                                              writes=1, gbps=4200.0)),
+                    ("mix6-234881024", rec(kind="mix", bytes_read=234881024, writes=6,
+                                           gbps=3900.0))]:
+        calibration.save(r, "h200", tmp_path, name=f"calibration-{name}.json")
+    (tmp_path / "h200" / "calibration-torn-1.json").write_text("{")
+    found, bad = calibration.records(tmp_path / "h200")
+    assert [n for n, _ in found] == ["calibration.json", "calibration-mix4to1-939524096.json",
+                                     "calibration-mix6-234881024.json",
+                                     "calibration-read-70017024.json"]
+    assert bad == ["calibration-torn-1.json: not a calibration record (JSONDecodeError)"]
+    lines = calibration.table(tmp_path / "h200").splitlines()
+    assert lines[2] == "| calibration.json | copy of 2147.5 MB | 100.00 | 0.05% | 4000 | 100.0 " \
+                       "| abc1234 |"
+    assert "939.5 MB read as 4 plane(s), each unit written 1 times | 100.00 | 0.05% | 4200 " \
+           "| 105.0 |" in lines[3]
+    assert "234.9 MB read as 1 plane(s), each unit written 6 times" in lines[4]
+    assert "| read of 70.0 MB, 4 plane(s) a thread | 100.00 | 0.05% | 4400 | 110.0 |" in lines[5]
+    assert calibration.table(tmp_path / "none") == ""

@@ -125,6 +125,20 @@ def test_out_takes_the_plots_and_the_table(tmp_path: Path) -> None:
         report.build(src, out=tmp_path / "file")
 
 
+def test_the_calibration_records_go_with_the_table_not_into_the_readme(tmp_path: Path) -> None:
+    """A folder's calibration records: printed and written to results.md after the table,
+    never into a README's block (whose rows they are not)."""
+    src = _two_stages(tmp_path / "src")
+    shutil.copy(H200 / "calibration.json", src)
+    readme = tmp_path / "README.md"
+    readme.write_text("a\n<!-- results:begin -->\n<!-- results:end -->\n")
+    rep = report.build(src, readme=readme, out=tmp_path / "out")
+    assert rep.ceilings.splitlines()[2].startswith("| calibration.json | copy of 2147.5 MB |")
+    assert (tmp_path / "out" / "results.md").read_text() == f"{rep.text}\n\n{rep.ceilings}\n"
+    assert "calibration.json" not in readme.read_text()
+    assert report.build(_two_stages(tmp_path / "bare")).ceilings == ""
+
+
 def test_an_empty_table_says_which_points_the_folder_has(tmp_path: Path) -> None:
     src = _two_stages(tmp_path / "src")
     rep = report.build(src, [3], 5)
