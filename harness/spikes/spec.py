@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from harness.spikes import narrow
 from harness.spikes.refmath import spec_round
 
 MODES = ("unidirectional", "bidirectional", "twos_complement")
@@ -166,7 +167,7 @@ def encode(v: np.ndarray, t_planes: int, mode: str) -> np.ndarray:
     m = check_mode(mode)
     out = np.empty((t_planes, *v.shape), dtype=np.int8)
     if v.dtype == np.int32 and t_planes <= 31 and (m != 1 or not v.size or v.min() > I32_MIN):
-        _encode32(v, t_planes, m, out)
+        narrow.encode_planes(v, t_planes, m, out)
         return out
     wide = v.astype(np.int64)
     for t in range(t_planes):
@@ -182,50 +183,14 @@ def encode(v: np.ndarray, t_planes: int, mode: str) -> np.ndarray:
     return out
 
 
-def _encode32(v: np.ndarray, t_planes: int, m: int, out: np.ndarray) -> None:
-    """:func:`encode`'s planes of an int32 ``v`` computed in int32, into ``out``: for T <= 31
-    bit ``p`` of v (and of its T-bit word) is the same in int32 as in int64, and ``|v|``
-    is exact but at int32's minimum, which the caller leaves to the int64 path. For T <= 8
-    only bits 0-7 are read, which the low byte holds, so the shifts run on bytes. One
-    scratch array, reused plane after plane."""
-    if m == 1:
-        mag, neg = np.abs(v), v < 0
-    elif m == 2:
-        mag = v & np.int32((1 << t_planes) - 1)
-    else:
-        mag = v
-    if t_planes <= 8:
-        mag = mag.astype(np.uint8)  # int to int wraps: the low byte
-    tmp = np.empty_like(mag)
-    for t in range(t_planes):
-        p = t_planes - 1 - t
-        np.right_shift(mag, p, out=tmp)
-        np.bitwise_and(tmp, 1, out=tmp)
-        if m == 1 or (m == 2 and t == 0):
-            np.negative(tmp, out=tmp, where=neg if m == 1 else True)
-        out[t] = tmp
-
-
 def decode(spikes: np.ndarray, o: int) -> np.ndarray:
     """Step 4: ``q' = sum_t 2^(T-1-t) spikes[t] + o`` as int32."""
     t_planes = spikes.shape[0]
     if spikes.dtype.kind in "iu" and t_planes <= 63:
-        return _decode32(spikes, o)
+        return narrow.decode_planes(spikes, o)
     weights = (1 << np.arange(t_planes - 1, -1, -1, dtype=np.int64))
     acc = np.tensordot(weights, spikes.astype(np.int64), axes=1)
     return (acc + o).astype(np.int32)
-
-
-def _decode32(spikes: np.ndarray, o: int) -> np.ndarray:
-    """:func:`decode` of integer planes by Horner's rule in uint32, whose wrapping is
-    arithmetic modulo 2^32: the int64 sum and its cast to int32 are that too (2^32 divides
-    2^64), so the values are the same, without an int64 copy of every plane."""
-    acc = np.zeros(spikes.shape[1:], np.uint32)
-    for plane in spikes:
-        np.left_shift(acc, 1, out=acc)
-        np.add(acc, plane.astype(np.uint32), out=acc)
-    np.add(acc, np.uint32(o % 2**32), out=acc)
-    return acc.view(np.int32)
 
 
 def packed_planes(t_planes: int, mode: str) -> int:
