@@ -22,6 +22,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import time
+import uuid
 from collections import Counter, deque
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -52,6 +53,17 @@ class Outcome:
 #: questions to the scheduler about its workers meanwhile.
 POLL_S = 0.02
 LOOK_S = 1.0
+
+
+def _run_token() -> str:
+    """A token of one greeting or one hand-out, in each of its task keys, so that no two
+    runs on a client share a key. Dask answers a key it already holds with the task it has
+    (the client's ``submit`` returns that future; the scheduler keeps that task, with the
+    worker it was pinned to): a future of an earlier run still alive (a failed greeting's
+    sits in a reference cycle with its error's traceback until the garbage collector
+    comes) would stand in for this run's task, and one pinned to a worker that has since
+    died waits for it until the scheduler's own limit (``connect.BACKSTOP``)."""
+    return uuid.uuid4().hex[:12]
 
 
 class Patience:
@@ -121,6 +133,7 @@ def hand_out(client: Any, fn: Callable[..., Done], args: tuple[Any, ...],
     from distributed.client import ClosedClientError
 
     queue = deque(tasks)
+    run = _run_token()
     attempts: Counter[int] = Counter()
     died: dict[int, str] = {}
     live: dict[str, tuple[Any, Any]] = {}
@@ -131,7 +144,7 @@ def hand_out(client: Any, fn: Callable[..., Done], args: tuple[Any, ...],
         attempts[task.index] += 1
         try:
             f = client.submit(fn, *args, task, pure=False,
-                              key=f"{fn.__name__}-{task.index}-{attempts[task.index]}")
+                              key=f"{fn.__name__}-{run}-{task.index}-{attempts[task.index]}")
         except ClosedClientError:  # the client gave up on a lost scheduler
             raise ClusterUnavailable(LOST) from None
         live[f.key] = (f, task)
@@ -207,7 +220,8 @@ def greet(client: Any, setup: Any, wait_s: float = WORKERS_S) -> dict[str, Ident
     if not addresses:  # those waited for left before they were greeted
         raise ClusterUnavailable("the cluster's workers left before the run began (every "
                                  "worker lost): nothing was run")
-    futures = [client.submit(hello, setup, key=f"hello-{i}", workers=[a],
+    run = _run_token()
+    futures = [client.submit(hello, setup, key=f"hello-{run}-{i}", workers=[a],
                              allow_other_workers=False, pure=False)
                for i, a in enumerate(addresses)]
     patience = Patience(client, wait_s)

@@ -4,6 +4,8 @@ nanny puts a fresh worker, with the same settings, in the dead one's place."""
 
 from __future__ import annotations
 
+import contextlib
+import os
 import signal
 import time
 from pathlib import Path
@@ -11,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from harness.results.rows import read_rows
-from tests.cluster.conftest import sweep, worker_settings
+from tests.cluster.conftest import sweep, until, worker_settings
 
 
 def test_a_killed_workers_point_is_retried(toy_reg, session, toys: Path, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -40,6 +42,76 @@ def test_past_the_retries_a_point_is_a_failed_row(toy_reg, session, toys: Path, 
     on_disk = read_rows(tmp_path / "doomtoy.csv")
     assert sorted(r["status"] for r in on_disk) == ["failed", "ok"]
     session.client.wait_for_workers(2, timeout=60)
+
+
+def test_a_greeting_still_held_does_not_stand_in_for_the_next(session) -> None:  # type: ignore[no-untyped-def]
+    """An earlier greeting's future can outlive its run (a failed greeting's sits in a
+    cycle with its error's traceback until the garbage collector comes: the CI hang after
+    the unknown-peer test). Dask answers a key it still holds with the task it has, pinned
+    to its worker: had this run's greetings the last run's keys, the one of a worker that
+    died since would wait for it until the scheduler's backstop (240 s; 10 s here)."""
+    from harness.cluster import driver
+    from harness.cluster.worker import Setup
+
+    client, scheduler = session.client, session.cluster.scheduler
+    submit, held = client.submit, []
+
+    def holding(*a, **k):  # type: ignore[no-untyped-def]
+        held.append(submit(*a, **k))
+        return held[-1]
+
+    client.submit = holding
+    try:
+        first = driver.greet(client, Setup("numpy"))
+    finally:
+        del client.submit
+    victim = list(first)[-1]
+    with contextlib.suppress(Exception):  # it dies answering; its nanny starts another
+        client.run(os._exit, 3, workers=[victim])
+    until(lambda: victim not in (now := driver.workers(client)) and len(now) == 2,
+          "no replacement for the killed worker")
+    client.wait_for_workers(2, timeout=60)
+    backstop = scheduler.no_workers_timeout
+    scheduler.no_workers_timeout = 10
+    try:
+        again = driver.greet(client, Setup("numpy"))
+    finally:
+        scheduler.no_workers_timeout = backstop
+        held.clear()
+    assert victim not in again and set(again) == set(driver.workers(client))
+
+
+def test_no_two_runs_share_a_task_key(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Every greeting and every hand-out keys its tasks anew: Dask's client answers a key it
+    still holds with that future, and its scheduler keeps a known task's worker
+    restrictions, so a key shared with an earlier run could get that run's task."""
+    import collections
+
+    import distributed
+
+    from harness.cluster import driver
+    from harness.cluster.worker import Identity, Setup
+
+    here = Identity("h", "0", "tcp://a:1", "", "numpy", "cpu", "cpu")
+    keys: list[str] = []
+
+    class Greeted(_Client):
+        def submit(self, *a, **k) -> _Future:  # type: ignore[no-untyped-def]
+            keys.append(k["key"])
+            return _Future(value=here)
+
+    class Points(_HandOutClient):
+        def submit(self, fn, *a, key: str, pure: bool) -> _Landed:  # type: ignore[no-untyped-def]
+            keys.append(key)
+            return super().submit(fn, *a, key=key, pure=pure)
+
+    monkeypatch.setattr(distributed, "as_completed", _AsCompleted)
+    Task = collections.namedtuple("Task", "index")
+    points = Points(99, lambda i: i)
+    for _ in range(2):
+        driver.greet(Greeted({"tcp://a:1": 1}), Setup("numpy"))
+        list(driver.hand_out(points, lambda *a: None, (), [Task(0), Task(1)], 0, lambda: 2))
+    assert len(keys) == 6 and len(set(keys)) == 6, keys
 
 
 
