@@ -44,8 +44,6 @@ class ClusterOutputs:
         self.existing = existing
         self.folders: dict[str, Path] = {}
         self.writers: dict[tuple[str, str], CsvWriter | PipelineCsv] = {}
-        #: Rows written so far: what an interrupted run keeps, counted where they land.
-        self.written = 0
         #: Calibration records kept by this run, by the file of a GPU's first one.
         self.records: Counter[Path] = Counter()
 
@@ -69,6 +67,12 @@ class ClusterOutputs:
         return self.folders[slug]
 
     @property
+    def written(self) -> int:
+        """Rows written so far: what an interrupted run keeps, counted by each file as a
+        row lands (see ``harness.engine.bench.Outputs.written``)."""
+        return sum(w.written for w in self.writers.values())
+
+    @property
     def repaired(self) -> list[str]:
         """What was cut from the files before appending, a line per file."""
         return [w.repaired for w in self.writers.values() if w.repaired]
@@ -81,7 +85,6 @@ class ClusterOutputs:
         if isinstance(w, PipelineCsv):
             row = {k: v for k, v in row.items() if k in w.main.columns}
         w.write(row)
-        self.written += 1
 
     def calibration(self, slug: str, record: dict[str, Any]) -> Path:
         """Keep a GPU's copy-bandwidth record, as its worker measured it, in

@@ -61,8 +61,6 @@ class Outputs:
                  existing: str = files.REFUSE) -> None:
         self.dir = files.folder(out_dir, "--out")
         self.writers: dict[str, CsvWriter | PipelineCsv] = {}
-        #: Rows written so far: what an interrupted run keeps, counted where they land.
-        self.written = 0
         try:
             for job in jobs:
                 t = job.target
@@ -80,10 +78,16 @@ class Outputs:
         """What was cut from the files before appending, a line per file."""
         return [w.repaired for w in self.writers.values() if w.repaired]
 
+    @property
+    def written(self) -> int:
+        """Rows written so far: what an interrupted run keeps, counted by each file as a
+        row lands (a count kept here, after the write returns, would miss a row that an
+        interrupt caught between the two)."""
+        return sum(w.written for w in self.writers.values())
+
     def write(self, job: Job, row: dict[str, Any]) -> None:
         """The row, whole, in its target's file now."""
         self.writers[job.target.name].write(row)
-        self.written += 1
 
     def close(self) -> None:
         """Close every file and release its lock (again: nothing)."""

@@ -71,6 +71,11 @@ class PipelineCsv:
         """What was cut from the files before appending ('' when nothing)."""
         return "; ".join(w.repaired for w in (self.main, *self.views.values()) if w.repaired)
 
+    @property
+    def written(self) -> int:
+        """Rows written to the pipeline's main file (its views repeat them)."""
+        return self.main.written
+
     def write(self, r: dict[str, Any]) -> None:
         """Write the row, then its projection into each summary: our own rows only (the
         summaries have no backend column: they are the seed program's report, and a peer's

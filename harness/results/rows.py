@@ -53,6 +53,11 @@ class CsvWriter:
         """What was cut from the file before appending ('' when nothing)."""
         return self._file.repaired
 
+    @property
+    def written(self) -> int:
+        """Rows this writer has put in the file, counted by the file as each lands."""
+        return self._file.written
+
     def write(self, row: Mapping[str, Any]) -> None:
         """Write one row now; missing columns are left empty, unknown ones are an error."""
         if self.require_status and row.get("status") not in STATUSES:

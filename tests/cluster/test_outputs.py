@@ -12,7 +12,7 @@ import pytest
 from harness.cluster.outputs import ClusterOutputs
 from harness.engine.jobs import plan
 from harness.results import files
-from harness.results.rows import CLUSTER_COLUMNS, read_rows
+from harness.results.rows import CLUSTER_COLUMNS, CsvWriter, read_rows
 
 
 def _jobs(reg):  # type: ignore[no-untyped-def]
@@ -96,3 +96,23 @@ def test_every_calibration_record_of_a_run_is_kept(reg, tmp_path: Path) -> None:
     # The earlier run's later records went with its first; the others stay.
     assert sorted(p.name for p in folder.glob("*.json")) == ["GPU-a.json", "n1-2.json",
                                                              "n1.json", "n1.x.json"]
+
+
+def test_an_interrupt_as_a_row_lands_still_counts_it(reg, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                      monkeypatch) -> None:
+    """Ctrl-C caught after the row is in its file but before the write returns: the
+    driver's count is the files', so the message says as many rows as the file holds."""
+    jobs = _jobs(reg)
+    out = ClusterOutputs(jobs, tmp_path, per_model=False)
+    real = CsvWriter.write
+
+    def landed_then_interrupted(self, row):  # type: ignore[no-untyped-def]
+        real(self, row)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(CsvWriter, "write", landed_then_interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        out.write("h200", jobs[0], _row(jobs[0], "NVIDIA H200", "GPU-a"))
+    assert out.written == 1
+    out.close()
+    assert len(read_rows(tmp_path / "dynamic_spikes.csv")) == 1

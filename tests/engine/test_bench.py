@@ -35,6 +35,26 @@ def test_interrupted_sweep_keeps_finished_rows(jobs, tmp_path: Path) -> None:  #
     assert len(rows) == 1 and rows[0]["status"] == "ok"
 
 
+def test_an_interrupt_as_a_row_lands_still_counts_it(jobs, tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                      monkeypatch) -> None:
+    """Ctrl-C caught after the row is in the file but before the write returns: the count
+    an interrupted run reports is the file's, so that row is counted (a count kept after
+    the write returned would say one row fewer than the file holds)."""
+    real = results.CsvWriter.write
+
+    def landed_then_interrupted(self, row):  # type: ignore[no-untyped-def]
+        real(self, row)
+        raise KeyboardInterrupt
+
+    outputs = bench.Outputs(jobs, tmp_path)
+    monkeypatch.setattr(results.CsvWriter, "write", landed_then_interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        outputs.write(jobs[0], {"stage": "dynamic_spikes", "status": "ok"})
+    assert outputs.written == 1
+    outputs.close()
+    assert len(results.read_rows(tmp_path / "dynamic_spikes.csv")) == 1
+
+
 def test_a_crash_mid_sweep_leaves_valid_csv(jobs, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     class Crashing(FakeGpu):
         def time(self, *a, **k):  # type: ignore[no-untyped-def]
