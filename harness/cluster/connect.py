@@ -18,6 +18,7 @@ harness's one line). The options themselves are checked in :mod:`harness.cluster
 from __future__ import annotations
 
 import contextlib
+import functools
 import logging
 import os
 import shutil
@@ -92,16 +93,7 @@ def local_gpus() -> list[Gpu]:
     exe = shutil.which("nvidia-smi")
     if exe is None:
         return []
-    try:
-        text = subprocess.run([exe, "--query-gpu=index,uuid,name", "--format=csv,noheader"],
-                              capture_output=True, text=True, timeout=30, check=False).stdout
-    except (OSError, subprocess.TimeoutExpired):
-        return []
-    gpus = []
-    for line in text.splitlines():
-        parts = [p.strip() for p in line.split(",", 2)]
-        if len(parts) == 3 and parts[0].isdigit():
-            gpus.append(Gpu(int(parts[0]), parts[1], parts[2]))
+    gpus = list(_smi_gpus(exe))
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     if visible is None:
         return gpus
@@ -110,6 +102,23 @@ def local_gpus() -> list[Gpu]:
         picked += [g for g in gpus if (str(g.index) == v if v.isdigit()
                                        else g.uuid.startswith(v))]
     return list(dict.fromkeys(picked))
+
+
+@functools.lru_cache(maxsize=8)
+def _smi_gpus(exe: str) -> tuple[Gpu, ...]:
+    """Every GPU ``exe`` (an nvidia-smi) lists, asked once a process: a run checks its
+    folders before it starts its workers, and both need the list."""
+    try:
+        text = subprocess.run([exe, "--query-gpu=index,uuid,name", "--format=csv,noheader"],
+                              capture_output=True, text=True, timeout=30, check=False).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return ()
+    gpus = []
+    for line in text.splitlines():
+        parts = [p.strip() for p in line.split(",", 2)]
+        if len(parts) == 3 and parts[0].isdigit():
+            gpus.append(Gpu(int(parts[0]), parts[1], parts[2]))
+    return tuple(gpus)
 
 
 @dataclass

@@ -294,3 +294,19 @@ def test_dasks_logging_is_held_back_while_a_session_is_open() -> None:
         assert client.level == logging.WARNING and nanny.getEffectiveLevel() == nanny_was
     finally:
         client.setLevel(old)
+
+
+def test_nvidia_smi_is_asked_once_a_process(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A run lists the GPUs for its folders and again to start its workers: nvidia-smi is
+    run once, and CUDA_VISIBLE_DEVICES still applies at every ask."""
+    calls = tmp_path / "calls"
+    smi = tmp_path / "nvidia-smi"
+    smi.write_text(f"#!/bin/sh\necho x >> {calls}\ncat <<'END'\n0, GPU-a, NVIDIA H200\n"
+                   "1, GPU-b, NVIDIA H200\nEND\n")
+    smi.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    assert [g.uuid for g in connect.local_gpus()] == ["GPU-a", "GPU-b"]
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
+    assert [g.uuid for g in connect.local_gpus()] == ["GPU-b"]
+    assert calls.read_text() == "x\n"
