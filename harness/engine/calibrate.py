@@ -37,12 +37,12 @@ KINDS = {
                  "bytes_each_way", "read + write"),
     "write": Kind("memset_d32_async, L2 flushed, bytes written over median",
                   "bytes_written", "bytes written"),
-    "mix": Kind("harness_mix kernel: a thread's int4 of each of `reads` planes read, their "
-                "xor written to `writes` planes, L2 flushed, bytes read + written over "
-                "median",
+    "mix": Kind("harness_mix<reads> kernel: a thread's int4 of each of `reads` planes "
+                "read, their xor written to `writes` planes, L2 flushed, bytes read + "
+                "written over median",
                 "bytes_read", "read + write"),
-    "read": Kind("harness_mix kernel, no plane written: a thread's int4 of each of `reads` "
-                 "planes read, L2 flushed, bytes read over median",
+    "read": Kind("harness_mix<reads> kernel, no plane written: a thread's int4 of each "
+                 "of `reads` planes read, L2 flushed, bytes read over median",
                  "bytes_read", "bytes read"),
 }
 #: Device memory left beside a measurement's buffers: the L2 flush's buffer (a few times the
@@ -54,8 +54,8 @@ MIX_WRITES = 6
 #: The planes a thread of the read reads by default: 64 bytes in flight, as a kernel that
 #: streams its operand in 16-byte loads four deep.
 READ_PLANES = 4
-#: The most planes a thread of the mix reads (``timing.cu``'s MIX_MAX_READS): its reads
-#: are unrolled so that all are in flight at once.
+#: The most planes a thread of the mix reads: ``timing.cu`` has an entry point for each
+#: count up to this, ``harness_mix1`` ... ``harness_mix8``, its reads unrolled.
 MIX_MAX_READS = 8
 
 

@@ -136,7 +136,7 @@ def test_a_read_writes_no_plane_and_counts_the_bytes_read(monkeypatch, tmp_path)
     r = c.record
     assert (r["kind"], r["bytes_read"], r["reads"]) == ("read", 64 << 20, 4)
     assert "writes" not in r and r["gbps"] == (64 << 20) / 7e-4 / 1e9
-    assert r["method"].startswith("harness_mix kernel, no plane written")
+    assert r["method"].startswith("harness_mix<reads> kernel, no plane written")
     c = calibrate.calibrate(0, 64 << 20, "read", None, 8)
     assert gpu.mixed[3] == 8 and c.path.name == f"calibration-read8-{64 << 20}.json"
     with pytest.raises(BadInput, match="--writes sets the mix's planes written: not for --kind "

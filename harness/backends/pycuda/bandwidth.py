@@ -66,18 +66,18 @@ MIX_BLOCK = 256
 def mix_bandwidth(drv: Any, stream: Any, sampler: Sampler, kernel: Any, nbytes: int,
                   reads: int, writes: int, cfg: TimingConfig) -> tuple[Timing, float]:
     """``nbytes`` read as ``reads`` planes of whole 16-byte units, each thread's units
-    xor-ed and written to ``writes`` planes (none: a read), by ``kernel`` (``harness_mix``,
-    a prepared call like the backend's other helpers); returns the timing and GB/s (bytes
-    read + written)."""
+    xor-ed and written to ``writes`` planes (none: a read), by ``kernel`` (the
+    ``harness_mix<reads>`` entry point, a prepared call like the backend's other helpers);
+    returns the timing and GB/s (bytes read + written)."""
     import numpy as np
 
     units = nbytes // (16 * reads)  # a plane's units: one a thread
     grid = (-(-units // MIX_BLOCK), 1, 1)
-    kernel.prepare("PPqii")
+    kernel.prepare("PPqi")
     # With no plane written (a read) dst still gets one: the kernel's guarded store.
     with _allocated(drv, 16 * units * reads, 16 * units * max(writes, 1)) as (src, dst):
         drv.memset_d8(src, 1, 16 * units * reads)
         t = _timed(sampler, lambda: kernel.prepared_async_call(
             grid, (MIX_BLOCK, 1, 1), stream, int(src), int(dst), np.int64(units),
-            np.int32(reads), np.int32(writes)), stream, cfg)
+            np.int32(writes)), stream, cfg)
     return t, 16 * units * (reads + writes) / (t.median_us * 1e-6) / 1e9

@@ -176,8 +176,10 @@ class GpuRunner:
     def mix_bandwidth(self, nbytes: int, reads: int, writes: int,
                       cfg: TimingConfig) -> tuple[Timing, float]:
         """``nbytes`` read as ``reads`` planes, each unit of them written ``writes`` times
-        (``timing.cu``'s ``harness_mix``); the timing and GB/s (bytes read + written)."""
-        kernel = compile_timing_kernels(self.device.info.arch).get_function("harness_mix")
+        (``timing.cu``'s ``harness_mix<reads>``); the timing and GB/s (bytes read +
+        written)."""
+        kernel = compile_timing_kernels(self.device.info.arch).get_function(
+            f"harness_mix{reads}")
         return mix_bandwidth(self.drv, self.stream, self.sampler, kernel, nbytes, reads,
                              writes, cfg)
 

@@ -69,30 +69,45 @@ extern "C" __global__ void harness_gate(volatile int* flags, unsigned long long 
 }
 
 // A read/write mix (`harness calibrate --kind mix`; `--kind read` writes no plane): thread
-// i reads int4 i of each of `reads` planes of src (plane p at src + p n) and writes their
-// xor (so no read is dead) to `writes` planes of dst, in one pass of short blocks of one unit a thread: 16 x reads bytes
-// read for each 16 x writes written. With one read and six writes it is the traffic of a
-// pass that reads one byte a value and writes several (activation_fused's pass 2: q8 in, T
-// int8 planes out); with four reads and one write, of one that reads a float and writes a
-// byte (its pass 1: x in, q8 out). What it reaches is that pass's ceiling, where the copy
-// is the peak. Every read is issued before the first xor (a fixed unrolled count, each
-// guarded by `reads`), so a thread's reads are one round trip, as a pass that loads its
-// values first has them; `reads` is at most MIX_MAX_READS (the harness refuses more).
-#define MIX_MAX_READS 8
-extern "C" __global__ void harness_mix(const int4* __restrict__ src, int4* __restrict__ dst,
-                                       long long n, int reads, int writes) {
+// i reads int4 i of each of R planes of src (plane p at src + p n) and writes their xor
+// (so no read is dead) to `writes` planes of dst, in one pass of short blocks of one unit
+// a thread: 16 R bytes read for each 16 x writes written. With one read and six writes it
+// is the traffic of a pass that reads one byte a value and writes several
+// (activation_fused's pass 2: q8 in, T int8 planes out); with four reads and one write, of
+// one that reads a float and writes a byte (its pass 1: x in, q8 out). What it reaches is
+// that pass's ceiling, where the copy is the peak. R is compiled in, an entry point each
+// (harness_mix1 ... harness_mix8), so each R keeps the registers (and so the occupancy) its
+// own reads need, 32 a thread, not those of the most reads: a full SM of threads. Up to
+// four reads go out together before the first xor (SASS); at eight ptxas issues them in
+// two groups, which at 2048 threads an SM still keeps far more bytes in flight than the
+// DRAM's latency needs.
+template <int R>
+__device__ __forceinline__ void mix(const int4* __restrict__ src, int4* __restrict__ dst,
+                                    long long n, int writes) {
     const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
-    int4 u[MIX_MAX_READS];
+    int4 u[R];
 #pragma unroll
-    for (int p = 0; p < MIX_MAX_READS; ++p)
-        if (p < reads) u[p] = src[(long long)p * n + i];
+    for (int p = 0; p < R; ++p) u[p] = src[(long long)p * n + i];
     int4 v = u[0];
 #pragma unroll
-    for (int p = 1; p < MIX_MAX_READS; ++p)
-        if (p < reads) { v.x ^= u[p].x; v.y ^= u[p].y; v.z ^= u[p].z; v.w ^= u[p].w; }
+    for (int p = 1; p < R; ++p) { v.x ^= u[p].x; v.y ^= u[p].y; v.z ^= u[p].z; v.w ^= u[p].w; }
     // No plane written (`harness calibrate --kind read`): a store on a value the source never
     // holds (it is filled with bytes of 1, so v is 0 or 0x01010101) keeps the reads alive.
     if (writes == 0 && (v.x & v.y & v.z & v.w) == -1) dst[i] = v;
     for (int p = 0; p < writes; ++p) dst[(long long)p * n + i] = v;
 }
+#define HARNESS_MIX(R)                                                                     \
+    extern "C" __global__ void harness_mix##R(const int4* __restrict__ src,                 \
+                                              int4* __restrict__ dst, long long n,          \
+                                              int writes) {                                 \
+        mix<R>(src, dst, n, writes);                                                        \
+    }
+HARNESS_MIX(1)
+HARNESS_MIX(2)
+HARNESS_MIX(3)
+HARNESS_MIX(4)
+HARNESS_MIX(5)
+HARNESS_MIX(6)
+HARNESS_MIX(7)
+HARNESS_MIX(8)

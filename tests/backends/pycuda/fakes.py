@@ -213,15 +213,17 @@ def clock_kernel(mhz: Callable[[], float]) -> Kernel:
     return kernel
 
 
-def mix_kernel(drv: FakeDriver, grid: Any, block: Any, src: int, dst: int, n: np.int64,
-               reads: np.int32, writes: np.int32) -> None:
-    """A fake ``harness_mix``: unit i of each of the ``reads`` planes of ``src`` (``16 n``
-    bytes apart), xor-ed, into each of ``writes`` planes of ``dst`` (the launch covering
-    every unit)."""
-    assert grid[0] * block[0] >= int(n), (grid, block, n)
-    planes = drv.array_at(src, 16 * int(n) * int(reads), np.uint8).reshape(int(reads), -1)
-    out = drv.array_at(dst, 16 * int(n) * int(writes), np.uint8)
-    out[:] = np.tile(np.bitwise_xor.reduce(planes, axis=0), int(writes))
+def mix_kernel(reads: int) -> Kernel:
+    """A fake ``harness_mix<reads>``: unit i of each of the ``reads`` planes of ``src``
+    (``16 n`` bytes apart), xor-ed, into each of ``writes`` planes of ``dst`` (the launch
+    covering every unit)."""
+    def kernel(drv: FakeDriver, grid: Any, block: Any, src: int, dst: int, n: np.int64,
+               writes: np.int32) -> None:
+        assert grid[0] * block[0] >= int(n), (grid, block, n)
+        planes = drv.array_at(src, 16 * int(n) * reads, np.uint8).reshape(reads, -1)
+        out = drv.array_at(dst, 16 * int(n) * int(writes), np.uint8)
+        out[:] = np.tile(np.bitwise_xor.reduce(planes, axis=0), int(writes))
+    return kernel
 
 
 def timing_module(drv: FakeDriver) -> FakeModule:
@@ -231,7 +233,7 @@ def timing_module(drv: FakeDriver) -> FakeModule:
     return FakeModule(drv, {"harness_delay": lambda *a: None, "harness_flush": lambda *a: None,
                             "harness_gate": lambda *a: None,
                             "harness_clock": clock_kernel(lambda: SM_CLOCK_MHZ),
-                            "harness_mix": mix_kernel})
+                            **{f"harness_mix{r}": mix_kernel(r) for r in range(1, 9)}})
 
 
 def fake_device(drv: FakeDriver, l2_bytes: int = 4096, sm_count: int = 2) -> Any:

@@ -48,7 +48,7 @@ def test_write_bandwidth_counts_bytes_written(drv: FakeDriver, runner: GpuRunner
 def test_mix_bandwidth_counts_the_read_and_every_write(drv: FakeDriver,
                                                        runner: GpuRunner) -> None:
     """The mix reads whole 16-byte units and writes each ``writes`` times: both counted; the
-    timing module's harness_mix launched a unit a thread over both buffers (every plane
+    timing module's harness_mix1 launched a unit a thread over both buffers (every plane
     holds the source after it), warmed up outside the samples; both buffers freed."""
     from harness.backends.pycuda import bandwidth
 
@@ -59,14 +59,13 @@ def test_mix_bandwidth_counts_the_read_and_every_write(drv: FakeDriver,
     src, dst = drv.allocs[:2]
     assert (src.nbytes, dst.nbytes) == (16000, 96000)
     assert drv.ops("memset_d8")[0] == ("memset_d8", int(src), 1, 16000)
-    launches = [e for e in drv.log if e[0] == "launch" and e[1] == "harness_mix"]
+    launches = [e for e in drv.log if e[0] == "launch" and e[1] == "harness_mix1"]
     assert len(launches) == 2 + 20  # warm-up outside the samples, then one a sample
     _, _, grid, block, _, args = launches[0]
     assert block == (bandwidth.MIX_BLOCK, 1, 1) and grid == (4, 1, 1)
-    assert args[:2] == (int(src), int(dst))
-    assert (int(args[2]), int(args[3]), int(args[4])) == (1000, 1, 6)
+    assert args[:2] == (int(src), int(dst)) and (int(args[2]), int(args[3])) == (1000, 6)
     first_record = drv.log.index(drv.ops("record")[0])
-    assert sum(1 for e in drv.log[:first_record] if e[:2] == ("launch", "harness_mix")) == 2
+    assert sum(1 for e in drv.log[:first_record] if e[:2] == ("launch", "harness_mix1")) == 2
     assert [a.nbytes for a in drv.live()] == [16]  # freed; the clock probe keeps its own
 
 
@@ -81,9 +80,9 @@ def test_a_mix_of_several_reads_counts_each_plane_and_writes_their_xor(
     src, dst = drv.allocs[:2]
     assert (src.nbytes, dst.nbytes) == (64000, 16000)
     assert drv.ops("memset_d8")[0] == ("memset_d8", int(src), 1, 64000)
-    launches = [e for e in drv.log if e[0] == "launch" and e[1] == "harness_mix"]
+    launches = [e for e in drv.log if e[0] == "launch" and e[1] == "harness_mix4"]
     _, _, grid, _, _, args = launches[0]
-    assert grid == (4, 1, 1) and (int(args[2]), int(args[3]), int(args[4])) == (1000, 4, 1)
+    assert grid == (4, 1, 1) and (int(args[2]), int(args[3])) == (1000, 1)
     assert [a.nbytes for a in drv.live()] == [16]
 
 
@@ -109,8 +108,7 @@ def test_the_fake_mix_writes_the_planes_xor(drv: FakeDriver) -> None:
     src, dst = drv.mem_alloc(3 * 32), drv.mem_alloc(2 * 32)
     planes = np.arange(3 * 32, dtype=np.uint8).reshape(3, 32)
     drv.array_at(int(src), 96, np.uint8)[:] = planes.ravel()
-    mix_kernel(drv, (1, 1, 1), (2, 1, 1), int(src), int(dst), np.int64(2), np.int32(3),
-               np.int32(2))
+    mix_kernel(3)(drv, (1, 1, 1), (2, 1, 1), int(src), int(dst), np.int64(2), np.int32(2))
     want = planes[0] ^ planes[1] ^ planes[2]
     assert (drv.array_at(int(dst), 64, np.uint8) == np.tile(want, 2)).all()
 
@@ -136,7 +134,7 @@ def test_a_buffer_already_allocated_is_freed_when_the_next_is_refused(
 @pytest.mark.parametrize("reads, writes", [(1, 6), (4, 1), (3, 2), (4, 0)])
 def test_the_mix_kernel_writes_the_xor_of_its_planes(gpu_runner, reads: int,  # type: ignore[no-untyped-def]
                                                      writes: int) -> None:
-    """timing.cu's harness_mix on the device: every plane written holds the xor of the
+    """timing.cu's harness_mix<R> on the device: every plane written holds the xor of the
     planes read, unit by unit (a read left out of the xor, or a plane unwritten, fails);
     with none written (the read) the destination is left as it was."""
     import numpy as np
@@ -145,17 +143,18 @@ def test_the_mix_kernel_writes_the_xor_of_its_planes(gpu_runner, reads: int,  # 
     from harness.backends.pycuda.compile import compile_timing_kernels
 
     drv, units = gpu_runner.drv, 1000 + 3  # a partial last block
-    kernel = compile_timing_kernels(gpu_runner.device.info.arch).get_function("harness_mix")
+    kernel = compile_timing_kernels(gpu_runner.device.info.arch).get_function(
+        f"harness_mix{reads}")
     planes = np.random.default_rng(reads).integers(0, 256, (reads, 16 * units), np.uint8)
     out = np.zeros((max(writes, 1), 16 * units), np.uint8)
     src, dst = drv.mem_alloc(planes.nbytes), drv.mem_alloc(out.nbytes)
     try:
         drv.memcpy_htod(src, planes)
         drv.memset_d8(dst, 0, out.nbytes)
-        kernel.prepare("PPqii")
+        kernel.prepare("PPqi")
         kernel.prepared_call((-(-units // bandwidth.MIX_BLOCK), 1, 1),
                              (bandwidth.MIX_BLOCK, 1, 1), int(src), int(dst),
-                             np.int64(units), np.int32(reads), np.int32(writes))
+                             np.int64(units), np.int32(writes))
         drv.Context.synchronize()
         drv.memcpy_dtoh(out, dst)
     finally:

@@ -85,6 +85,8 @@ def test_the_timing_kernels_compile(tmp_path) -> None:  # type: ignore[no-untype
                            str(tmp_path / "t.cubin"), str(src)],
                           capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
-    for name in ("harness_delay", "harness_flush", "harness_clock", "harness_gate",
-                 "harness_mix"):
+    from harness.engine.calibrate import MIX_MAX_READS
+
+    mixes = tuple(f"harness_mix{r}" for r in range(1, MIX_MAX_READS + 1))
+    for name in ("harness_delay", "harness_flush", "harness_clock", "harness_gate", *mixes):
         assert f"Compiling entry function '{name}'" in proc.stdout + proc.stderr, name
