@@ -33,7 +33,8 @@
 #             bytes (stored beside the peak, never replacing it): activation_fused's pass 2
 #             (q8 read, six int8 planes written) and pass 1 (x read, q8 written) at batch
 #             $CEILING_BATCH x in_f 3584, and a read of int_gemm's operand at small M (int8
-#             weights and their fp32 group scales, G = 128) on (N, K) = $CEILING_WEIGHTS
+#             weights and their fp32 group scales, G = 128, down to whole 64-byte units)
+#             on (N, K) = $CEILING_WEIGHTS
 #   ab        an A/B of kernel builds (`bench --define`, and/or `bench --against` the
 #             kernels of $AB_AGAINST) into the GPU folder's tuning/$AB_DIR:
 #             each build first checked against the reference at $AB_CHECK, then each point
@@ -436,17 +437,29 @@ print(p.system(), p.python_implementation(), ".".join(p.python_version_tuple()[:
       ;;
     ceilings)
       calibrate
+      # A count with a leading zero or a letter would be an arithmetic error, which ends
+      # bash's loop over the phases unreported: numbers only, checked first.
+      if ! [[ $ceiling_batch =~ ^[1-9][0-9]*$ ]]; then
+        skip ceilings "CEILING_BATCH: '$ceiling_batch' is not a positive whole number"
+        continue
+      fi
       values=$((ceiling_batch * 3584))  # activation_fused's values at in_f 3584
       step ceiling-pass2 h calibrate --kind mix --writes 6 --bytes "$values"
       step ceiling-pass1 h calibrate --kind mix --reads 4 --writes 1 --bytes $((4 * values))
       for nk in "${ceiling_weights[@]}"; do
         n=${nk%x*} k=${nk#*x}
-        if ! [[ $n =~ ^[0-9]+$ && $k =~ ^[0-9]+$ ]]; then
+        if ! [[ $nk == *x* && $n =~ ^[1-9][0-9]*$ && $k =~ ^[1-9][0-9]*$ ]]; then
           skip "ceiling-read-$nk" "CEILING_WEIGHTS: '$nk' is not NxK"
           continue
         fi
-        # int8 weights N K bytes, fp32 scales N ceil(K / 128) 4 bytes
-        step "ceiling-read-$nk" h calibrate --kind read --bytes $((n * k + n * ((k + 127) / 128) * 4))
+        # int8 weights N K bytes and fp32 scales N ceil(K / 128) 4 bytes, down to whole
+        # 64-byte units (the read's four 16-byte planes a thread): at most 63 bytes fewer
+        bytes=$(( (n * k + n * ((k + 127) / 128) * 4) / 64 * 64 ))
+        if [ "$bytes" -lt $((1 << 20)) ]; then
+          skip "ceiling-read-$nk" "${n}x${k}'s operand is under 1 MiB, too small to time"
+          continue
+        fi
+        step "ceiling-read-$nk" h calibrate --kind read --bytes "$bytes"
       done
       ;;
     tune)

@@ -337,9 +337,10 @@ def test_regress_without_a_full_benchmark_baseline_fails_and_says_so(tmp_path: P
 def test_ceilings_calibrate_each_pass_at_its_own_bytes(tmp_path: Path) -> None:
     """The copy first, then pass 2's mix (q8 read, six planes), pass 1's (x read as four
     planes, q8 written) at batch x 3584 values, and a read of each shape's int8 weights and
-    fp32 group scales; a shape that is not NxK is a failed step, said, the rest run."""
+    fp32 group scales in whole 64-byte units; a shape that is not NxK, or whose operand is
+    under 1 MiB, is a failed step, said, and the rest run."""
     rc, summary, _ = _run(tmp_path, "ceilings", CEILING_BATCH="2",
-                          CEILING_WEIGHTS="18944x3584 7x130 wide 3584x")
+                          CEILING_WEIGHTS="18944x3584 1001x3584 7x130 wide 3584x 09x3584")
     calls = [c for c in (tmp_path / "calls.log").read_text().splitlines()
              if "calibrate" in c]
     assert calls == [
@@ -347,8 +348,20 @@ def test_ceilings_calibrate_each_pass_at_its_own_bytes(tmp_path: Path) -> None:
         "-m harness calibrate --kind mix --writes 6 --bytes 7168",
         "-m harness calibrate --kind mix --reads 4 --writes 1 --bytes 28672",
         f"-m harness calibrate --kind read --bytes {18944 * 3584 + 18944 * 28 * 4}",
-        f"-m harness calibrate --kind read --bytes {7 * 130 + 7 * 2 * 4}",
+        f"-m harness calibrate --kind read --bytes {(1001 * 3584 + 1001 * 28 * 4) // 64 * 64}",
     ]
     assert rc == 1
     assert "ceiling-read-wide" in summary and "CEILING_WEIGHTS: 'wide' is not NxK" in summary
-    assert "'3584x' is not NxK" in summary
+    assert "'3584x' is not NxK" in summary and "'09x3584' is not NxK" in summary
+    assert "7x130's operand is under 1 MiB" in summary
+
+
+@pytest.mark.parametrize("batch", ["64k", "0", "010"])
+def test_a_bad_ceiling_batch_fails_the_phase_and_the_run_goes_on(tmp_path: Path,
+                                                                 batch: str) -> None:
+    """A CEILING_BATCH that is no positive whole number is said as a failed step, and the
+    phases after it still run (an arithmetic error would end bash's phase loop unsaid)."""
+    rc, summary, _ = _run(tmp_path, "ceilings", "tune", CEILING_BATCH=batch)
+    assert rc == 1
+    assert f"CEILING_BATCH: '{batch}' is not a positive whole number" in summary
+    assert "tune " in summary  # the next phase ran (and says why it had nothing to do)
