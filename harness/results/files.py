@@ -202,15 +202,28 @@ class RowFile:
             self._put(_csv_line(self.columns), header=True)
 
     def _put(self, data: bytes, header: bool = False) -> None:
-        """One write and an fsync; on failure the file is cut back to its last whole row."""
+        """One write and an fsync; on failure the file is cut back to its last whole row. A
+        row is counted as soon as the write lands, before the fsync: an interrupt during the
+        fsync (raised as the call returns) leaves the row in the file, and counted; a
+        failed fsync cuts the row away and uncounts it."""
+        start, counted = self._end, False
         try:
             n = _write(self._fd, data)
             if n != len(data):  # a short write: the device is full
                 raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            self._end = start + n
+            if not header:
+                self.rows += 1
+                self.written += 1
+                counted = True
             os.fsync(self._fd)
         except OSError as exc:
+            self._end = start
+            if counted:
+                self.rows -= 1
+                self.written -= 1
             try:
-                os.ftruncate(self._fd, self._end)
+                os.ftruncate(self._fd, start)
                 state = "the file is whole"
             except OSError:
                 state = "its last row may be torn (cut away by the next --append)"
@@ -220,7 +233,6 @@ class RowFile:
             raise ResultFileError(f"cannot write a row to {self.path}: {_why(exc)}; the "
                                   f"{self.written} row(s) this run wrote there are kept, "
                                   f"{state}") from None
-        self._end += n
 
     def write(self, values: Sequence[Any]) -> None:
         """Write one row (a value per column, formatted by :mod:`csv`) whole, now."""
@@ -239,8 +251,6 @@ class RowFile:
                 raise ResultFileError(f"{exc}; its old rows were cut away first "
                                       "(--overwrite)") from None
         self._put(_csv_line(values))
-        self.rows += 1
-        self.written += 1
 
     def close(self) -> None:
         """Close the file and release its lock (every row is already on disk)."""

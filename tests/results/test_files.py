@@ -165,3 +165,36 @@ def test_edit_reads_and_writes_under_the_lock(tmp_path: Path) -> None:
         files.edit(p, str.upper)
     files.edit(p, str.upper)
     assert p.read_text() == "ABC"
+
+
+def test_a_row_is_counted_as_it_lands_before_its_fsync(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Ctrl-C during a row's fsync (raised as the call returns): the row is in the file and
+    counted, so an interrupted run's count matches its file; an fsync that fails cuts the
+    row away and uncounts it."""
+    import os
+
+    p = tmp_path / "r.csv"
+    real = os.fsync
+    with files.RowFile(p, COLS) as w:
+        w.write([1, 2, 3])
+
+        def interrupted(fd: int) -> None:
+            real(fd)
+            raise KeyboardInterrupt
+
+        monkeypatch.setattr(files.os, "fsync", interrupted)
+        with pytest.raises(KeyboardInterrupt):
+            w.write([4, 5, 6])
+        assert (w.rows, w.written) == (2, 2)
+
+        def failed(fd: int) -> None:
+            raise OSError(5, "Input/output error")
+
+        monkeypatch.setattr(files.os, "fsync", failed)
+        with pytest.raises(files.ResultFileError, match=r"the 2 row\(s\) this run wrote "
+                                                        r"there are kept, the file is whole"):
+            w.write([7, 8, 9])
+        assert (w.rows, w.written) == (2, 2)
+        monkeypatch.setattr(files.os, "fsync", real)
+        w.write([10, 11, 12])
+    assert p.read_bytes() == b"a,b,c\r\n1,2,3\r\n4,5,6\r\n10,11,12\r\n"
