@@ -70,8 +70,16 @@ _OPS: dict[type, Callable[..., Any]] = {
     ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge, ast.USub: operator.neg,
     ast.UAdd: operator.pos, ast.Not: operator.not_,
 }
-#: The largest exponent a restriction's ``**`` takes (sizes, not numbers to compute).
-_MAX_POW = 64
+#: The largest exponent, and base, a restriction's ``**`` takes (sizes, not numbers to
+#: compute), and the most syntax nodes a restriction may have: enough for any condition
+#: over a few -D values, few enough that nothing it evaluates is large or deep.
+_MAX_POW, _MAX_BASE, _MAX_NODES = 64, 2**64, 200
+#: A C integer literal as nvcc reads a -D value (hex, binary, octal by a leading 0,
+#: decimal; u/l suffixes) and a C floating literal (f/l suffix); nan and inf are not C.
+_C_INT = re.compile(r"^([+-]?)(0[xX][0-9a-fA-F]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)"
+                    r"(?:[uU](?:ll|LL|l|L)?|(?:ll|LL|l|L)[uU]?)?$")
+_C_FLOAT = re.compile(r"^([+-]?(?:[0-9]+\.[0-9]*|\.[0-9]+|[0-9]+(?=[eE]))(?:[eE][+-]?[0-9]+)?)"
+                      r"[fFlL]?$")
 
 
 @dataclass(frozen=True)
@@ -95,7 +103,7 @@ class Restriction:
         values = {k: _number(v) for k, v in defines.items()}
         try:
             return bool(_evaluate(self.tree.body, values))
-        except (ArithmeticError, TypeError, ValueError) as exc:
+        except (ArithmeticError, TypeError, ValueError, RecursionError, MemoryError) as exc:
             raise BadInput(f"--restrict {self.text!r} cannot be evaluated for build {build}: "
                            f"{exc}") from None
 
@@ -106,11 +114,17 @@ def parse_restrictions(specs: Sequence[str]) -> list[Restriction]:
     for spec in specs:
         try:
             tree = ast.parse(spec.strip(), mode="eval")
-        except SyntaxError:
+        except (SyntaxError, ValueError):
             raise BadInput(f"bad --restrict {spec!r}: not an expression (e.g. "
                            "'BLOCK*UNITS <= 1024')") from None
+        except (RecursionError, MemoryError):
+            raise BadInput(f"bad --restrict {spec[:40]!r}...: nested too deep") from None
+        nodes = list(ast.walk(tree))
+        if len(nodes) > _MAX_NODES:
+            raise BadInput(f"bad --restrict {spec[:40]!r}...: {len(nodes)} terms, at most "
+                           f"{_MAX_NODES}")
         names: set[str] = set()
-        for node in ast.walk(tree):
+        for node in nodes:
             if isinstance(node, ast.Name):
                 names.add(node.id)
             elif not isinstance(node, (ast.Expression, ast.BoolOp, ast.And, ast.Or, ast.BinOp,
@@ -127,12 +141,16 @@ def parse_restrictions(specs: Sequence[str]) -> list[Restriction]:
 
 
 def _number(text: str) -> int | float | str:
-    """A ``-D`` value as a restriction reads it: an int (decimal or 0x), a float, or text."""
-    for parse in (lambda t: int(t, 0), float):
-        try:
-            return parse(text)
-        except ValueError:
-            pass
+    """A ``-D`` value as a restriction reads it, as C reads it: an integer literal (``0x10``
+    16, ``010`` 8, ``256u`` 256), a floating one (``1.5f``), else text."""
+    if m := _C_INT.match(text):
+        sign, digits = m.group(1), m.group(2)
+        base = 16 if digits[:2] in ("0x", "0X") else 2 if digits[:2] in ("0b", "0B") else \
+            8 if len(digits) > 1 and digits[0] == "0" else 10
+        value = int(digits[2:] if base in (16, 2) else digits, base)
+        return -value if sign == "-" else value
+    if m := _C_FLOAT.match(text):
+        return float(m.group(1))
     return text
 
 
@@ -152,9 +170,8 @@ def _evaluate(node: ast.AST, values: Mapping[str, Any]) -> Any:
         left, right = _evaluate(node.left, values), _evaluate(node.right, values)
         if isinstance(left, str) or isinstance(right, str):
             raise TypeError("arithmetic on text (a -D value that is not a number)")
-        if isinstance(node.op, ast.Pow) and isinstance(right, (int, float)) \
-                and abs(right) > _MAX_POW:
-            raise ValueError(f"an exponent of {right} (at most {_MAX_POW})")
+        if isinstance(node.op, ast.Pow) and (abs(right) > _MAX_POW or abs(left) > _MAX_BASE):
+            raise ValueError(f"a power past (2^64) ** {_MAX_POW}, which no -D value needs")
         return _OPS[type(node.op)](left, right)
     assert isinstance(node, ast.Compare)
     left = _evaluate(node.left, values)

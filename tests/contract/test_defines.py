@@ -23,6 +23,9 @@ def _holds(text: str, **defines: str) -> bool:
     ("32 <= BLOCK < 2**10", {"BLOCK": "0x100"}, True),  # hex reads as a number
     ("LAYOUT == 'int8' or T / 2 >= 3.5", {"LAYOUT": "packed", "T": "7"}, True),
     ("-A + 1 == 0", {"A": "1.0"}, True),
+    ("A == 8 and B == 256 and C == 1.5 and D == 5", {"A": "010", "B": "256u", "C": "1.5f",
+                                                     "D": "0b101"}, True),  # as C reads them
+    ("A == 'nan'", {"A": "nan"}, True),  # not a C number: text
 ])
 def test_a_restriction_is_evaluated_over_the_builds_values(text: str, values: dict,
                                                            want: bool) -> None:
@@ -54,5 +57,20 @@ def test_a_build_that_cannot_answer_is_bad_input_naming_it() -> None:
     with pytest.raises(BadInput, match="arithmetic on text"):
         r.holds("d", {"MODE": "fast"})
     (r,) = parse_restrictions(["2 ** (BLOCK * 100) > 1"])
-    with pytest.raises(BadInput, match="an exponent of 6400"):
+    with pytest.raises(BadInput, match=r"a power past \(2\^64\) \*\* 64, which no -D value needs"):
         r.holds("d", {"BLOCK": "64"})
+    (r,) = parse_restrictions(["((BLOCK ** 64) ** 64) ** 64 > 1"])  # no base past 2^64
+    with pytest.raises(BadInput, match="a power past"):
+        r.holds("d", {"BLOCK": "9"})
+
+
+@pytest.mark.parametrize(("text", "why"), [
+    ("not " * 1200 + "BLOCK", "nested too deep|terms, at most 200"),
+    (" + ".join(["BLOCK"] * 3000) + " > 1", "nested too deep|terms, at most 200"),
+    ("(" * 300 + "BLOCK" + ")" * 300, "nested too deep|not an expression"),
+])
+def test_a_restriction_too_large_to_read_is_one_line(text: str, why: str) -> None:
+    """Nothing a command line can hold makes the evaluator recurse past Python's limit or
+    compute without end: too many terms or too deep a nesting is bad input, said."""
+    with pytest.raises(BadInput, match=why):
+        parse_restrictions([text])
