@@ -41,5 +41,5 @@ def decode_planes(spikes: np.ndarray, o: int) -> np.ndarray:
     for plane in spikes:
         np.left_shift(acc, 1, out=acc)
         np.add(acc, plane.astype(np.uint32), out=acc)
-    np.add(acc, np.uint32(o % 2**32), out=acc)
+    np.add(acc, np.uint32(int(o) % 2**32), out=acc)
     return acc.view(np.int32)

@@ -145,6 +145,7 @@ def transform(q: np.ndarray, o: int) -> tuple[np.ndarray, int]:
     """Step 2c: ``v = q - o`` and ``amax = max |v|`` (``v`` wraps to int32 where ``q - o``
     leaves it). Where no value leaves int32, the subtraction runs in int32 and ``amax``
     comes from v's extremes: the same values, without the int64 copies of a large q."""
+    o = int(o)  # a NumPy scalar offset would make the bounds below wrap
     if not q.size:
         return q.astype(np.int32), 0
     lo, hi = int(q.min()) - o, int(q.max()) - o
@@ -224,6 +225,8 @@ def unpack(packed: np.ndarray, t_planes: int, mode: str, f: int) -> np.ndarray:
     """The inverse of :func:`pack`: ``v [B, F] int32``, by step 4's :func:`decode` of the
     int8 planes the bits stand for."""
     m = check_mode(mode)
+    if packed.dtype.kind not in "iu":
+        raise TypeError(f"packed planes are integer words, not {packed.dtype}")
     # Bit j of word w is value 32 w + j: each word's four bytes little-endian, unpacked low
     # bit first.
     words = np.ascontiguousarray(packed).astype("<u4", copy=False)

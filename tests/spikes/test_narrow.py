@@ -64,3 +64,16 @@ def test_decode_by_horner_in_uint32_is_the_int64_sum(dtype: type) -> None:
             want = (np.tensordot(weights, spikes.astype(np.int64), axes=1) + o).astype(np.int32)
             got = spec.decode(spikes, o)
             assert got.dtype == np.int32 and np.array_equal(got, want), (t_planes, o)
+
+
+def test_a_numpy_scalar_offset_gives_what_a_python_int_does() -> None:
+    """``o`` as np.int32 (as a caller may pass it): the same v, amax and decode as with a
+    Python int, where the narrow paths' bounds would otherwise wrap."""
+    q = np.array([[2**31 - 1, -(2**31) + 20]], np.int32)
+    got, amax = spec.transform(q, np.int32(10))
+    want, want_amax = spec.transform(q, 10)
+    assert np.array_equal(got, want) and amax == want_amax and type(amax) is int
+    planes = np.ones((3, 2, 2), np.int8)
+    assert np.array_equal(spec.decode(planes, np.int32(-5)), spec.decode(planes, -5))
+    with pytest.raises(TypeError, match="integer words, not float64"):
+        spec.unpack(np.zeros((1, 1, 1)), 1, "unidirectional", 4)

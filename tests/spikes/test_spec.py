@@ -222,12 +222,6 @@ def test_threshold64_by_chunks_is_the_whole_sum_bit_for_bit(monkeypatch, chunk: 
     assert spec.threshold64(x, 1.0, 0.75, 10.0).tolist() == [1.0, 10.0, 0.75]
 
 
-
-
-
-
-
-
 def _pack64(v: np.ndarray, t_planes: int, mode: str) -> np.ndarray:
     """The packed layout literally: each bit times its weight 2^j, summed in uint64."""
     b, f = v.shape
@@ -253,9 +247,6 @@ def test_pack_by_packbits_is_the_weighted_sum(seed: int) -> None:
                 got = spec.pack(v, t_planes, mode)
                 assert got.dtype == np.uint32
                 assert np.array_equal(got, _pack64(v, t_planes, mode)), (f, mode, t_planes)
-
-
-
 
 
 @pytest.mark.parametrize("mode", spec.MODES)
