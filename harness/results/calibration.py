@@ -45,12 +45,27 @@ def records(folder: Path) -> tuple[list[tuple[str, dict[str, Any]]], list[str]]:
     for p in sorted(folder.glob("calibration*.json"), key=lambda p: (p.name != FILE, p.name)):
         try:
             rec = json.loads(p.read_text(encoding="utf-8"))
-            float(rec["gbps"]), float(rec["median_us"])
+            _check(rec)
         except (OSError, ValueError, KeyError, TypeError) as exc:
             bad.append(f"{p.name}: not a calibration record ({exc.__class__.__name__})")
             continue
         found.append((p.name, rec))
     return found, bad
+
+
+def _check(rec: Any) -> None:
+    """TypeError, KeyError or ValueError unless ``rec`` holds what the table reads: numbers
+    where numbers go (a value of null, text or a list is not one)."""
+    if not isinstance(rec, dict):
+        raise TypeError("not an object")
+    for key, required in (("gbps", True), ("median_us", True), ("noise_pct", False),
+                          ("bytes_each_way", False), ("bytes_written", False),
+                          ("bytes_read", False), ("reads", False), ("writes", False)):
+        if key not in rec and not required:
+            continue
+        value = rec[key]
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"{key} is {value!r}")
 
 
 def _mb(n: int) -> str:
