@@ -18,7 +18,6 @@ harness's one line). The options themselves are checked in :mod:`harness.cluster
 from __future__ import annotations
 
 import contextlib
-import functools
 import logging
 import os
 import shutil
@@ -104,10 +103,16 @@ def local_gpus() -> list[Gpu]:
     return list(dict.fromkeys(picked))
 
 
-@functools.lru_cache(maxsize=8)
+#: nvidia-smi's answers by its path, the ones that listed a GPU (a failed or empty one is
+#: asked again next time: in a long-lived process it may have been passing).
+_SMI: dict[str, tuple[Gpu, ...]] = {}
+
+
 def _smi_gpus(exe: str) -> tuple[Gpu, ...]:
-    """Every GPU ``exe`` (an nvidia-smi) lists, asked once a process: a run checks its
-    folders before it starts its workers, and both need the list."""
+    """Every GPU ``exe`` (an nvidia-smi) lists, asked once a process where it lists any: a
+    run checks its folders before it starts its workers, and both need the list."""
+    if exe in _SMI:
+        return _SMI[exe]
     try:
         text = subprocess.run([exe, "--query-gpu=index,uuid,name", "--format=csv,noheader"],
                               capture_output=True, text=True, timeout=30, check=False).stdout
@@ -118,6 +123,8 @@ def _smi_gpus(exe: str) -> tuple[Gpu, ...]:
         parts = [p.strip() for p in line.split(",", 2)]
         if len(parts) == 3 and parts[0].isdigit():
             gpus.append(Gpu(int(parts[0]), parts[1], parts[2]))
+    if gpus:
+        _SMI[exe] = tuple(gpus)
     return tuple(gpus)
 
 

@@ -308,10 +308,11 @@ def test_a_replaced_workers_calibration_is_kept_beside_the_first(reg, tmp_path: 
     assert json.loads((kept / "GPU-a.2.json").read_text())["gbps"] == 3900.0
 
 
-def test_restrict_plans_the_cluster_run_as_the_plain_one(reg, tmp_path: Path,
-                                                        monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """--restrict is read before any worker starts: the builds it leaves out are those a
-    plain run leaves out, and one that leaves a stage nothing is the same one line."""
+def test_restrict_is_read_before_a_cluster_starts(reg, tmp_path: Path,
+                                                  monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """--restrict is read before any worker starts: the plan the cluster run makes names
+    the build it leaves out, and one that leaves a stage nothing is one line, the cluster
+    never started."""
     from harness.cluster import bench as cluster_bench
     from harness.cluster import connect, options
     from harness.errors import BadInput

@@ -310,3 +310,20 @@ def test_nvidia_smi_is_asked_once_a_process(tmp_path: Path, monkeypatch) -> None
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "1")
     assert [g.uuid for g in connect.local_gpus()] == ["GPU-b"]
     assert calls.read_text() == "x\n"
+
+
+def test_an_nvidia_smi_that_lists_nothing_is_asked_again(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """An empty or failed answer is not kept: the next ask runs nvidia-smi again, and a GPU
+    it then lists is seen."""
+    calls, listing = tmp_path / "calls", tmp_path / "listing"
+    listing.write_text("")
+    smi = tmp_path / "nvidia-smi"
+    smi.write_text(f"#!/bin/sh\necho x >> {calls}\ncat {listing}\n")
+    smi.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    assert connect.local_gpus() == []
+    listing.write_text("0, GPU-a, NVIDIA H200\n")
+    assert [g.uuid for g in connect.local_gpus()] == ["GPU-a"]
+    assert connect.local_gpus()[0].name == "NVIDIA H200"
+    assert calls.read_text() == "x\nx\n"
