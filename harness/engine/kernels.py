@@ -197,21 +197,30 @@ class OlderRows:
     current_hash: str
     rows: int
     git_shas: tuple[str, ...]
+    #: When the ledger records a validation of that earlier source that passed every case
+    #: on a GPU (its date), '' where it records none: rows of a source never validated.
+    validated: str = ""
 
     def describe(self) -> str:
         """One line for the terminal."""
+        then = (f"; that source passed its validation on {self.validated}" if self.validated
+                else "; the ledger records no passing validation of that source")
         return (f"{self.stage} [{self.variant}]: {self.rows} row(s) timed at {self.row_hash} "
                 f"(commit {', '.join(self.git_shas) or 'unknown'}), the source is now "
-                f"{self.current_hash}")
+                f"{self.current_hash}{then}")
 
 
-def older_rows(reg: Registry, folder: Path) -> list[OlderRows]:
+def older_rows(reg: Registry, folder: Path, ledger_path: Path | None = None
+               ) -> list[OlderRows]:
     """The folder's ``pycuda`` rows timed at another source than their variant's current
     one, grouped by stage (or pipeline), variant and hash: a stage row's ``kernel_hash``
     against its variant's, a pipeline row's ``kernel_hashes`` against the pipeline's hash
     (over every kernel its steps build). Rows of variants built with ``--define``
     (``int8[IG_X=1]``) or of stages and pipelines the harness no longer has are not
-    judged."""
+    judged. Each group says whether the ledger (``ledger_path``, default the project's)
+    records a validation of that earlier source that passed every case on a GPU at the
+    full seeds (:func:`ledger.full_pass`, over the families it ran then: a family renamed
+    since is not held against it), and when."""
     if not Path(folder).is_dir():
         raise BadInput(f"--rows {folder}: no such results folder")
     current = {(s.name, v.name): kernel_hash(s, v)
@@ -229,6 +238,11 @@ def older_rows(reg: Registry, folder: Path) -> list[OlderRows]:
         if r.get("backend") != "pycuda" or key not in current or not h or h == current[key]:
             continue
         groups.setdefault((*key, h), []).append(r.get("git_sha", ""))
+    passed: dict[tuple[str, str, str], str] = {}
+    for r in ledger.read(ledger_path) if groups else []:
+        key = (r.get("stage", ""), r.get("variant", ""), r.get("kernel_hash", ""))
+        if key in groups and key not in passed and ledger.full_pass(r, ()):
+            passed[key] = r.get("date", "") or "an unrecorded date"
     return [OlderRows(st, v, h, current[(st, v)], len(shas),
-                      tuple(dict.fromkeys(x for x in shas if x)))
+                      tuple(dict.fromkeys(x for x in shas if x)), passed.get((st, v, h), ""))
             for (st, v, h), shas in sorted(groups.items())]

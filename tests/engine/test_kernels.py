@@ -150,6 +150,24 @@ def test_older_rows_name_the_rows_of_an_earlier_kernel(reg, tmp_path) -> None:  
             older.git_shas) == ("dynamic_spikes", st.variants[0].name, "0ld", now, 2,
                                 ("abc1234",))
     assert "2 row(s) timed at 0ld (commit abc1234), the source is now" in older.describe()
+    assert older.validated == "" and older.describe().endswith(
+        "; the ledger records no passing validation of that source")
+    # A ledger whose record of that source passed every case on a GPU dates it; one that
+    # failed a case, ran on the CPU or at fewer seeds does not.
+    led = tmp_path / "ledger.csv"
+    base = {"stage": "dynamic_spikes", "variant": st.variants[0].name, "kernel_hash": "0ld",
+            "status": "pass", "gpu": "NVIDIA H200", "cases": "120", "passed": "120",
+            "seeds": "3", "families": "normal,seed", "date": "2026-12-01T00:00:00Z"}
+    from harness.results import ledger as ledger_file
+    ledger_file.append([{**base, "passed": "119", "status": "fail"}, {**base, "gpu": "cpu"},
+                        {**base, "seeds": "1"}], led)
+    (older,) = kernels.older_rows(reg, tmp_path, led)
+    assert older.validated == ""
+    ledger_file.append([base], led)  # 'seed' is a family since renamed: not held against it
+    (older,) = kernels.older_rows(reg, tmp_path, led)
+    assert older.validated == "2026-12-01T00:00:00Z"
+    assert older.describe().endswith("; that source passed its validation on "
+                                     "2026-12-01T00:00:00Z")
     for r in rows:
         r["kernel_hash"] = now
     with (tmp_path / "dynamic_spikes.csv").open("w", newline="") as f:
