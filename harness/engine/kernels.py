@@ -178,6 +178,16 @@ class LedgerReport:
         return None
 
 
+def unvalidated_rows(older: list[OlderRows], folder: Path) -> str | None:
+    """What fails ``harness ledger --check --rows FOLDER`` beside the kernels: rows in the
+    folder timed at an earlier source that never passed a validation, or None."""
+    never = [o for o in older if not o.validated]
+    if not never:
+        return None
+    return (f"{sum(o.rows for o in never)} row(s) in {folder} timed at a kernel source with "
+            f"no passing GPU validation: {', '.join(f'{o.stage} [{o.variant}]' for o in never)}")
+
+
 def ledger_report(reg: Registry, path: Path | None = None) -> LedgerReport:
     """The ledger status of every stage variant and pipeline (``path``: the ledger CSV,
     default ``statistics/validation_ledger.csv``)."""

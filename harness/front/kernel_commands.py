@@ -196,7 +196,9 @@ def sanitize_cmd(
 @cli_errors
 def ledger_cmd(
     check_: Annotated[bool, typer.Option("--check", help="Fail when a kernel's current "
-                                         "source has no passing GPU validation.")] = False,
+                                         "source has no passing GPU validation (with "
+                                         "--rows, or a row there was timed at a source "
+                                         "that never had one).")] = False,
     path: Annotated[Path | None, typer.Option(parser=given_path, help="Ledger CSV.")] = None,
     rows: Annotated[Path | None, typer.Option(
         "--rows", parser=given_path,
@@ -212,5 +214,8 @@ def ledger_cmd(
                   soft_wrap=True)
     for o in older:
         out.print("[yellow]older[/]   " + escape(o.describe()), soft_wrap=True)
-    if check_ and rep.failure:
-        raise CheckFailed(rep.failure)
+    if check_:
+        failures = [f for f in (rep.failure, rows is not None
+                                and kernels.unvalidated_rows(older, rows)) if f]
+        if failures:
+            raise CheckFailed("; ".join(failures))

@@ -123,6 +123,7 @@ def test_nvcc_version_without_nvcc(monkeypatch) -> None:  # type: ignore[no-unty
 
 def test_older_rows_name_the_rows_of_an_earlier_kernel(reg, tmp_path) -> None:  # type: ignore[no-untyped-def]
     import csv
+    import dataclasses
     from pathlib import Path
 
     from harness.contract.kernel import kernel_hash
@@ -168,6 +169,11 @@ def test_older_rows_name_the_rows_of_an_earlier_kernel(reg, tmp_path) -> None:  
     assert older.validated == "2026-12-01T00:00:00Z"
     assert older.describe().endswith("; that source passed its validation on "
                                      "2026-12-01T00:00:00Z")
+    assert kernels.unvalidated_rows([older], tmp_path) is None
+    never = dataclasses.replace(older, validated="")
+    assert kernels.unvalidated_rows([older, never], tmp_path) == (
+        f"2 row(s) in {tmp_path} timed at a kernel source with no passing GPU validation: "
+        f"dynamic_spikes [{st.variants[0].name}]")
     for r in rows:
         r["kernel_hash"] = now
     with (tmp_path / "dynamic_spikes.csv").open("w", newline="") as f:

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from harness import paths
 from harness.backends.pycuda.context import gpu_available
 from harness.front.cli import app
 from harness.results import rows as results
@@ -146,6 +147,12 @@ def test_ledger_check(tmp_path: Path) -> None:
     torn = tmp_path / "torn.csv"
     torn.write_text("stage,variant\nx,y,z\n")
     assert run("ledger", "--check", "--path", str(torn)).exit_code == 2
+    # With --rows, a row timed at a source that never passed a validation fails it too.
+    stats = paths.project_root() / "statistics" / "h200"
+    assert run("ledger", "--check", "--rows", str(stats)).exit_code == 0
+    res = run("ledger", "--check", "--rows", str(stats / "processes-a"))
+    assert res.exit_code == 1 and "timed at a kernel source with no passing GPU " \
+        "validation: int_gemm [int8]" in res.stderr
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
