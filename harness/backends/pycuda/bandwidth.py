@@ -59,7 +59,8 @@ def write_bandwidth(drv: Any, stream: Any, sampler: Sampler, nbytes: int,
     return t, 4 * words / (t.median_us * 1e-6) / 1e9
 
 
-#: Threads a block of ``harness_mix``: one int4 each, one step a block.
+#: Threads a block of ``harness_mix<R>``: one int4 each, one step a block (the kernels'
+#: ``__launch_bounds__`` assume it).
 MIX_BLOCK = 256
 
 

@@ -77,7 +77,8 @@ extern "C" __global__ void harness_gate(volatile int* flags, unsigned long long 
 // one that reads a float and writes a byte (its pass 1: x in, q8 out). What it reaches is
 // that pass's ceiling, where the copy is the peak. R is compiled in, an entry point each
 // (harness_mix1 ... harness_mix8), so each R keeps the registers (and so the occupancy) its
-// own reads need, 32 a thread, not those of the most reads: a full SM of threads. Up to
+// own reads need, not those of the most reads; the launch bounds (its 256-thread blocks,
+// eight an SM) hold every R to 32 a thread: a full SM of threads. Up to
 // four reads go out together before the first xor (SASS); at eight ptxas issues them in
 // two groups, which at 2048 threads an SM still keeps far more bytes in flight than the
 // DRAM's latency needs.
@@ -97,10 +98,11 @@ __device__ __forceinline__ void mix(const int4* __restrict__ src, int4* __restri
     if (writes == 0 && (v.x & v.y & v.z & v.w) == -1) dst[i] = v;
     for (int p = 0; p < writes; ++p) dst[(long long)p * n + i] = v;
 }
+// 256: bandwidth.py's MIX_BLOCK, the blocks the harness launches.
 #define HARNESS_MIX(R)                                                                     \
-    extern "C" __global__ void harness_mix##R(const int4* __restrict__ src,                 \
-                                              int4* __restrict__ dst, long long n,          \
-                                              int writes) {                                 \
+    extern "C" __global__ void __launch_bounds__(256, 8)                                   \
+    harness_mix##R(const int4* __restrict__ src, int4* __restrict__ dst, long long n,       \
+                   int writes) {                                                            \
         mix<R>(src, dst, n, writes);                                                        \
     }
 HARNESS_MIX(1)

@@ -9,6 +9,7 @@ is called, in call order (one in-order stream is what the backend relies on), an
 from __future__ import annotations
 
 import dataclasses
+import struct
 from collections.abc import Callable
 from pathlib import Path
 from types import SimpleNamespace
@@ -187,6 +188,9 @@ class FakeFunction:
 
     def prepared_async_call(self, grid: tuple[int, ...], block: tuple[int, ...], stream: Any,
                             *args: Any, shared_size: int = 0) -> None:
+        # As PyCUDA does: the arguments packed by the prepared format, so a format that
+        # disagrees with them (their number, or a value its letter cannot hold) fails here.
+        struct.pack(self.prepared[-1], *args)
         self.drv.log.append(("launch", self.name, grid, block, stream.handle, args))
         self.fn(self.drv, grid, block, *args)
 

@@ -131,7 +131,7 @@ def test_a_buffer_already_allocated_is_freed_when_the_next_is_refused(
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("reads, writes", [(1, 6), (4, 1), (3, 2), (4, 0)])
+@pytest.mark.parametrize("reads, writes", [(1, 6), (2, 1), (3, 2), (4, 1), (4, 0), (7, 1), (8, 0)])
 def test_the_mix_kernel_writes_the_xor_of_its_planes(gpu_runner, reads: int,  # type: ignore[no-untyped-def]
                                                      writes: int) -> None:
     """timing.cu's harness_mix<R> on the device: every plane written holds the xor of the
