@@ -229,8 +229,8 @@ def older_rows(reg: Registry, folder: Path, ledger_path: Path | None = None
     (``int8[IG_X=1]``) or of stages and pipelines the harness no longer has are not
     judged. Each group says whether the ledger (``ledger_path``, default the project's)
     records a validation of that earlier source that passed every case on a GPU at the
-    full seeds (:func:`ledger.full_pass`, over the families it ran then: a family renamed
-    since is not held against it), and when."""
+    full seeds (:func:`ledger.full_pass`) over as many families as the target has now (a
+    family renamed since is not held against it; a run narrowed to fewer is), and when."""
     if not Path(folder).is_dir():
         raise BadInput(f"--rows {folder}: no such results folder")
     current = {(s.name, v.name): kernel_hash(s, v)
@@ -243,15 +243,24 @@ def older_rows(reg: Registry, folder: Path, ledger_path: Path | None = None
               for r in read_checked(f)]
     groups: dict[tuple[str, str, str], list[str]] = {}
     for r, column in timed:
-        key = (r.get("stage", ""), r.get("variant", ""))
+        # A pipeline file from before pipelines had variants has no variant column: its
+        # rows are the one variant there was, "default" (as compare reads them).
+        default = "default" if column == "kernel_hashes" else ""
+        key = (r.get("stage", ""), r.get("variant") or default)
         h = r.get(column, "")
         if r.get("backend") != "pycuda" or key not in current or not h or h == current[key]:
             continue
         groups.setdefault((*key, h), []).append(r.get("git_sha", ""))
+    # A family renamed since is not held against an earlier record, but a run narrowed to
+    # fewer families than the target has is no whole validation (as for the current source).
+    families = {**{s.name: len(s.families) for s in reg.stages.values()},
+                **{p.name: len(p.families) for p in reg.pipelines.values()}}
     passed: dict[tuple[str, str, str], str] = {}
     for r in ledger.read(ledger_path) if groups else []:
         key = (r.get("stage", ""), r.get("variant", ""), r.get("kernel_hash", ""))
-        if key in groups and key not in passed and ledger.full_pass(r, ()):
+        ran = {f for f in (r.get("families") or "").split(",") if f}
+        if key in groups and key not in passed and ledger.full_pass(r, ()) \
+                and len(ran) >= families[key[0]]:
             passed[key] = r.get("date", "") or "an unrecorded date"
     return [OlderRows(st, v, h, current[(st, v)], len(shas),
                       tuple(dict.fromkeys(x for x in shas if x)), passed.get((st, v, h), ""))

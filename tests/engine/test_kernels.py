@@ -161,10 +161,12 @@ def test_older_rows_name_the_rows_of_an_earlier_kernel(reg, tmp_path) -> None:  
             "seeds": "3", "families": "normal,seed", "date": "2026-12-01T00:00:00Z"}
     from harness.results import ledger as ledger_file
     ledger_file.append([{**base, "passed": "119", "status": "fail"}, {**base, "gpu": "cpu"},
-                        {**base, "seeds": "1"}], led)
+                        {**base, "seeds": "1"}, {**base, "families": "normal"}], led)
     (older,) = kernels.older_rows(reg, tmp_path, led)
     assert older.validated == ""
-    ledger_file.append([base], led)  # 'seed' is a family since renamed: not held against it
+    # 'seed' is a family since renamed (ramp): not held against it; the run narrowed to
+    # one family above was no whole validation.
+    ledger_file.append([{**base, "families": "normal,llm,seed,edge"}], led)
     (older,) = kernels.older_rows(reg, tmp_path, led)
     assert older.validated == "2026-12-01T00:00:00Z"
     assert older.describe().endswith("; that source passed its validation on "
@@ -214,6 +216,19 @@ def test_older_rows_judge_a_pipeline_row_by_its_pipeline_hash(reg, tmp_path) -> 
     (older,) = kernels.older_rows(reg, tmp_path)
     assert (older.stage, older.variant, older.row_hash, older.current_hash, older.rows,
             older.git_shas) == ("activation_path", "fused", "0ld", now, 2, ("abc1234",))
+    # A pipeline file from before pipelines had variants: its rows are "default"'s.
+    pipe_rows = [{k: v for k, v in r.items() if k != "variant"} for r in rows[:3]]
+    for r in pipe_rows:
+        r.update(stage="spike_quant_gemm", kernel_hashes="0ld")
+    old_dir = tmp_path / "old"
+    old_dir.mkdir()
+    with (old_dir / "spike_quant_gemm.csv").open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(pipe_rows[0]))
+        w.writeheader()
+        w.writerows(pipe_rows)
+    (no_variant,) = kernels.older_rows(reg, old_dir)
+    assert (no_variant.stage, no_variant.variant, no_variant.rows) == \
+        ("spike_quant_gemm", "default", 3)
     for r in fused[:2]:
         r["kernel_hashes"] = now
     write()
