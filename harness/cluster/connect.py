@@ -114,16 +114,16 @@ def _smi_gpus(exe: str) -> tuple[Gpu, ...]:
     if exe in _SMI:
         return _SMI[exe]
     try:
-        text = subprocess.run([exe, "--query-gpu=index,uuid,name", "--format=csv,noheader"],
-                              capture_output=True, text=True, timeout=30, check=False).stdout
+        done = subprocess.run([exe, "--query-gpu=index,uuid,name", "--format=csv,noheader"],
+                              capture_output=True, text=True, timeout=30, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return ()
     gpus = []
-    for line in text.splitlines():
+    for line in done.stdout.splitlines():
         parts = [p.strip() for p in line.split(",", 2)]
         if len(parts) == 3 and parts[0].isdigit():
             gpus.append(Gpu(int(parts[0]), parts[1], parts[2]))
-    if gpus:
+    if gpus and done.returncode == 0:  # a failed run's partial list is not kept
         _SMI[exe] = tuple(gpus)
     return tuple(gpus)
 

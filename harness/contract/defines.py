@@ -147,7 +147,10 @@ def _number(text: str) -> int | float | str:
         sign, digits = m.group(1), m.group(2)
         base = 16 if digits[:2] in ("0x", "0X") else 2 if digits[:2] in ("0b", "0B") else \
             8 if len(digits) > 1 and digits[0] == "0" else 10
-        value = int(digits[2:] if base in (16, 2) else digits, base)
+        try:
+            value = int(digits[2:] if base in (16, 2) else digits, base)
+        except ValueError:  # past Python's digit limit for int(): no -D value of a build
+            return text
         return -value if sign == "-" else value
     if m := _C_FLOAT.match(text):
         return float(m.group(1))

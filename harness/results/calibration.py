@@ -5,6 +5,7 @@ other sizes and kinds, each in a file of its own beside it (``beside``)."""
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +67,8 @@ def _check(rec: Any) -> None:
         value = rec[key]
         if isinstance(value, bool) or not isinstance(value, (int, float)):
             raise TypeError(f"{key} is {value!r}")
+        if not math.isfinite(value):
+            raise ValueError(f"{key} is {value!r}")
 
 
 def _mb(n: int) -> str:

@@ -205,7 +205,8 @@ class RowFile:
         """One write and an fsync; on failure the file is cut back to its last whole row. A
         row is counted as soon as the write lands, before the fsync: an interrupt during the
         fsync (raised as the call returns) leaves the row in the file, and counted; a
-        failed fsync cuts the row away and uncounts it."""
+        failed fsync cuts the row away and uncounts it (where the cut fails too, the row
+        stays, counted)."""
         start, counted = self._end, False
         try:
             n = _write(self._fd, data)
@@ -218,14 +219,14 @@ class RowFile:
                 counted = True
             os.fsync(self._fd)
         except OSError as exc:
-            self._end = start
-            if counted:
-                self.rows -= 1
-                self.written -= 1
             try:
                 os.ftruncate(self._fd, start)
                 state = "the file is whole"
-            except OSError:
+                self._end = start
+                if counted:  # cut away: no longer in the file
+                    self.rows -= 1
+                    self.written -= 1
+            except OSError:  # left as it is: a whole row written stays counted
                 state = "its last row may be torn (cut away by the next --append)"
             if header:
                 raise ResultFileError(f"cannot write {self.path}: {_why(exc)}; nothing was "

@@ -327,3 +327,17 @@ def test_an_nvidia_smi_that_lists_nothing_is_asked_again(tmp_path: Path, monkeyp
     assert [g.uuid for g in connect.local_gpus()] == ["GPU-a"]
     assert connect.local_gpus()[0].name == "NVIDIA H200"
     assert calls.read_text() == "x\nx\n"
+
+
+def test_a_failed_nvidia_smi_s_partial_list_is_not_kept(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """An nvidia-smi that lists a GPU and then fails is not believed for the rest of the
+    process: its list is used this once, and the next ask runs it again."""
+    calls = tmp_path / "calls"
+    smi = tmp_path / "nvidia-smi"
+    smi.write_text(f"#!/bin/sh\necho x >> {calls}\necho '0, GPU-a, NVIDIA H200'\nexit 15\n")
+    smi.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    assert [g.uuid for g in connect.local_gpus()] == ["GPU-a"]
+    connect.local_gpus()
+    assert calls.read_text() == "x\nx\n"

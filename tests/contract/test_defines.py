@@ -26,6 +26,7 @@ def _holds(text: str, **defines: str) -> bool:
     ("A == 8 and B == 256 and C == 1.5 and D == 5", {"A": "010", "B": "256u", "C": "1.5f",
                                                      "D": "0b101"}, True),  # as C reads them
     ("A == 'nan'", {"A": "nan"}, True),  # not a C number: text
+    ("A != 1", {"A": "9" * 5000}, True),  # past int()'s digit limit: text, no traceback
 ])
 def test_a_restriction_is_evaluated_over_the_builds_values(text: str, values: dict,
                                                            want: bool) -> None:

@@ -42,11 +42,14 @@ def test_the_records_table_sets_each_ceiling_against_the_peak(tmp_path: Path) ->
     (tmp_path / "h200" / "calibration-torn-1.json").write_text("{")
     calibration.save(rec(kind="mix", bytes_read=16, reads=None, gbps=1.0), "h200", tmp_path,
                      name="calibration-null-2.json")  # a null where a number goes
+    calibration.save(rec(kind="read", bytes_read=float("nan"), gbps=1.0), "h200", tmp_path,
+                     name="calibration-nan-3.json")  # NaN: JSON's extension, no number
     found, bad = calibration.records(tmp_path / "h200")
     assert [n for n, _ in found] == ["calibration.json", "calibration-mix4to1-939524096.json",
                                      "calibration-mix6-234881024.json",
                                      "calibration-read-70017024.json"]
-    assert bad == ["calibration-null-2.json: not a calibration record (TypeError)",
+    assert bad == ["calibration-nan-3.json: not a calibration record (ValueError)",
+                   "calibration-null-2.json: not a calibration record (TypeError)",
                    "calibration-torn-1.json: not a calibration record (JSONDecodeError)"]
     lines = calibration.table(tmp_path / "h200").splitlines()
     assert lines[2] == "| calibration.json | copy of 2147.5 MB | 100.00 | 0.05% | 4000 | 100.0 " \

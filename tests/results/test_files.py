@@ -197,4 +197,15 @@ def test_a_row_is_counted_as_it_lands_before_its_fsync(tmp_path: Path, monkeypat
         assert (w.rows, w.written) == (2, 2)
         monkeypatch.setattr(files.os, "fsync", real)
         w.write([10, 11, 12])
-    assert p.read_bytes() == b"a,b,c\r\n1,2,3\r\n4,5,6\r\n10,11,12\r\n"
+        # The fsync and the cut both fail: the whole row stays in the file, counted.
+        def cut_fails(fd: int, size: int) -> None:
+            raise OSError(5, "Input/output error")
+
+        monkeypatch.setattr(files.os, "fsync", failed)
+        monkeypatch.setattr(files.os, "ftruncate", cut_fails)
+        with pytest.raises(files.ResultFileError, match=r"the 4 row\(s\) this run wrote "
+                                                        r"there are kept, its last row may "
+                                                        r"be torn"):
+            w.write([13, 14, 15])
+        assert (w.rows, w.written) == (4, 4)
+    assert p.read_bytes() == b"a,b,c\r\n1,2,3\r\n4,5,6\r\n10,11,12\r\n13,14,15\r\n"
