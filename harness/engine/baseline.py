@@ -131,6 +131,8 @@ def with_twins(jobs: Sequence[Job], kernels: Path, label: str) -> list[Job]:
             check_launches(st, twins[st.name], list(builds.values()))
     out: list[Job] = []
     for job in jobs:
-        v = dataclasses.replace(job.variant, name=f"{job.variant.name}@{label}")
+        # Its declared variant stays its variant's: judged against the same answer.
+        v = dataclasses.replace(job.variant, name=f"{job.variant.name}@{label}",
+                                base=job.variant.declared)
         out += [job, Job(twins[job.target.name], v, job.point, twin_of=job.variant.name)]
     return out

@@ -28,7 +28,7 @@ from harness.contract.timing import TimingConfig
 from harness.engine import pipeline, rowcheck, rows
 from harness.engine.jobs import Job
 from harness.engine.memory import GUARD, MemoryGuard, host_available
-from harness.engine.validate import input_problem, judge
+from harness.engine.validate import input_problem, judge, judged_as
 from harness.errors import HarnessError
 from harness.results.provenance import RunMeta
 
@@ -60,11 +60,12 @@ def job_inputs(job: Job, cfg: BenchConfig) -> dict[str, np.ndarray]:
 @dataclass
 class PointMemo:
     """What the repeats of one point share (``harness bench --repeats``): its inputs, drawn
-    once for each (target, point) and handed out as copies, and each build's reference
-    outputs, computed once for each (build, point, rows checked). Every repeat runs the
-    same binary on the same data, and every one is still checked against the reference;
-    only the host's drawing and its reference are not done again. A reference that reads
-    the kernel's own outputs (``given``) is computed every time.
+    once for each (target, point) and handed out as copies, and the reference outputs,
+    computed once for each (declared variant, point, rows checked): every ``--define``
+    build and ``--against`` twin of a variant is judged against the same answer. Every
+    repeat runs the same binary on the same data, and every one is still checked against
+    the reference; only the host's drawing and its reference are not done again. A
+    reference that reads the kernel's own outputs (``given``) is computed every time.
 
     What is kept stays within ``limit_bytes`` (default: a quarter of the host memory
     available when the memo is made, or 1 GiB where the system does not say): past it,
@@ -104,14 +105,16 @@ class PointMemo:
 
     def reference_slot(self, job: Job, rows: np.ndarray | None
                        ) -> dict[str, np.ndarray] | None:
-        """Where the build's reference at this point and rows is kept (empty until the
-        first check fills it; a twin of ``bench --against`` shares its variant's); None for
-        a reference that reads the kernel's outputs."""
+        """Where the reference of the job's declared variant at this point and rows is kept
+        (empty until the first check fills it): every ``--define`` build of a variant and
+        every twin of ``bench --against`` shares it (``validate.judged_as``); None for a
+        reference that reads the kernel's outputs."""
         if not isinstance(job.target, Stage) or job.target.reads_outputs:
             return None
-        key = (job.twin_of or job.variant.name, repr(sorted(job.point.items())),
+        key = (job.variant.declared, repr(sorted(job.point.items())),
                None if rows is None else rows.tobytes())
         return self.references.setdefault(key, {})
+
 
 
 def measure(job: Job, backend: Backend, cfg: BenchConfig, meta: RunMeta,
@@ -235,7 +238,8 @@ def _wrong(job: Job, inputs: Mapping[str, np.ndarray], got: pipeline.PipelineRun
     assert isinstance(job.target, Stage)
     keep = memo.reference_slot(job, rows) if memo is not None else None
     fresh = keep is not None and not keep
-    comps, problems = judge(job.target, job.variant, job.point, inputs, got, rows, keep)
+    comps, problems = judge(job.target, judged_as(job.target, job.variant), job.point, inputs,
+                            got, rows, keep)
     if fresh and keep and memo is not None and not memo.room(keep):
         keep.clear()  # no room: computed again next time
     return list(problems) + [c.describe() for c in comps if not c.ok]

@@ -116,6 +116,14 @@ def _unsettled(outs: Mapping[str, np.ndarray], again: Mapping[str, np.ndarray],
     return problems
 
 
+def judged_as(stage: Stage, variant: Variant) -> Variant:
+    """The variant a build's outputs are judged as: its declared variant, without the values
+    a ``--define`` tuning run set. Every build of a tuning sweep is judged against one
+    answer, as Kernel Tuner judges every configuration against one: a ``-D`` value that
+    changes the answer belongs in a declared variant, and a build it changes fails."""
+    return stage.variant(variant.declared) if variant.tuning else variant
+
+
 def judge(stage: Stage, variant: Variant, point: Point, inputs: Mapping[str, np.ndarray],
           result: RunResult, rows: np.ndarray | None = None,
           keep: dict[str, np.ndarray] | None = None
@@ -222,7 +230,8 @@ def validate(target: Target, variant: Variant, backend: Backend,
         else:
             pristine = {k: v.copy() for k, v in inputs.items()}
             result = backend.run(target, variant, inputs, point)
-            comps, problems = judge(target, variant, point, pristine, result)
+            comps, problems = judge(target, judged_as(target, variant), point, pristine,
+                                    result)
         yield CaseResult(target.name, variant.name, fam, si, dict(point), comps, problems)
 
 

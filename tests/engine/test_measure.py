@@ -254,3 +254,27 @@ def test_a_row_that_fails_before_it_is_timed_keeps_the_launch_asked_for(jobs, tm
             w.write(row)
     report = compare.run(tmp_path / "old.csv", tmp_path / "new.csv")
     assert [v.new_status for v in report.rows] == ["failed"] and report.exit_code == 1
+
+
+def test_every_build_of_a_variant_is_judged_against_one_reference(reg) -> None:  # type: ignore[no-untyped-def]
+    """--define builds are judged as their declared variant (Kernel Tuner's one answer for
+    every configuration) and share its reference at a point; another declared variant, or
+    another point, has its own."""
+    from harness.engine import jobs as planning
+    from harness.engine.measure import PointMemo
+    from harness.engine.validate import judged_as
+
+    st = reg.get("spike_encode")
+    got = planning.plan([st], ["batch=1,2"], ["all"], define_specs=["BLOCK=64,128"])
+    by = {(j.variant.name, j.point["batch"]): j for j in got}
+    tuned = by[("bidirectional[BLOCK=64]", 1)]
+    assert judged_as(st, tuned.variant) is st.variant("bidirectional")
+    plain = planning.plan([st], ["batch=1"], ["bidirectional"])[0]
+    assert judged_as(st, plain.variant) is plain.variant
+    memo = PointMemo()
+    slot = memo.reference_slot(tuned, None)
+    assert slot is not None
+    assert memo.reference_slot(by[("bidirectional[BLOCK=128]", 1)], None) is slot
+    assert memo.reference_slot(plain, None) is slot
+    assert memo.reference_slot(by[("unidirectional[BLOCK=64]", 1)], None) is not slot
+    assert memo.reference_slot(by[("bidirectional[BLOCK=64]", 2)], None) is not slot
