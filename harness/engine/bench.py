@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import math
+from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,7 +28,7 @@ from harness.contract.stage import Stage
 from harness.contract.timing import TimingConfig
 from harness.engine import baseline, devices, rows
 from harness.engine.jobs import Job, plan
-from harness.engine.measure import BenchConfig, PointMemo, measure, speedup
+from harness.engine.measure import BenchConfig, PointMemo, measure, point_key, speedup
 from harness.engine.repeats import combine, schedule, spacer
 from harness.engine.resume import pending
 from harness.engine.targets import check_families, check_options, resolve
@@ -111,17 +112,25 @@ def run(jobs: Sequence[Job], backend: Backend, cfg: BenchConfig, meta: RunMeta,
         if repeats > 1:
             yield from _repeated(jobs, backend, cfg, meta, outputs, peers, stages, repeats)
             return
+        # A point measured more than once (by peers, builds, twins) draws its inputs and
+        # computes its reference once; what is kept goes when its last job is done.
+        users = Counter(point_key(j) for j in jobs for _ in range(1 + len(_serving(peers, j))))
+        left, memo = Counter(users), PointMemo()
         for job in jobs:
+            shared = memo if users[point_key(job)] > 1 else None
             peer_rows = []
             for peer in _serving(peers, job):
-                peer_rows.append(measure(job, peer, cfg, meta, stages))
+                peer_rows.append(measure(job, peer, cfg, meta, stages, memo=shared))
                 outputs.write(job, peer_rows[-1])
                 yield Measured(job, peer_rows[-1])
-            row = measure(job, backend, cfg, meta, stages)
+            row = measure(job, backend, cfg, meta, stages, memo=shared)
             if not job.is_pipeline:
                 row["speedup_vs_best_peer"] = speedup(row, peer_rows)
             outputs.write(job, row)
             yield Measured(job, row)
+            left[point_key(job)] -= 1 + len(peer_rows)
+            if not left[point_key(job)]:
+                memo.forget(job)
     finally:
         outputs.close()
 

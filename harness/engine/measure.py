@@ -93,7 +93,7 @@ class PointMemo:
         """The job's inputs (:func:`job_inputs`), drawn on the first ask and copied after
         (arrays copied in their own memory layout; anything else handed on as drawn, for
         the plugin checks to judge)."""
-        key = (job.target.name, repr(sorted(job.point.items())))
+        key = point_key(job)
         drawn = self.inputs.get(key)
         if drawn is None:
             drawn = job_inputs(job, cfg)
@@ -111,9 +111,23 @@ class PointMemo:
         reference that reads the kernel's outputs."""
         if not isinstance(job.target, Stage) or job.target.reads_outputs:
             return None
-        key = (job.variant.declared, repr(sorted(job.point.items())),
-               None if rows is None else rows.tobytes())
+        key = (*point_key(job), job.variant.declared, None if rows is None else rows.tobytes())
         return self.references.setdefault(key, {})
+
+    def forget(self, job: Job) -> None:
+        """Let go of what is kept for the job's point (its inputs and references): a run
+        calls it once the point's last job is measured."""
+        at = point_key(job)
+        gone = [self.inputs.pop(at, {})]
+        gone += [self.references.pop(k) for k in [k for k in self.references if k[:2] == at]]
+        self.kept_bytes -= sum(v.nbytes for d in gone for v in d.values()
+                               if isinstance(v, np.ndarray))
+
+
+def point_key(job: Job) -> tuple[str, str]:
+    """A job's target and point, as what is kept for it is filed: a twin of ``--against``
+    shares its variant's (its target has the same name)."""
+    return job.target.name, repr(sorted(job.point.items()))
 
 
 

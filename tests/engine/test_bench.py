@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from harness.backends.numpy import NumpyRunner
@@ -274,8 +275,8 @@ def test_repeats_with_peers_keep_peers_first_and_the_speedup(jobs, tmp_path: Pat
     assert got[-1].row["speedup_vs_best_peer"] == 3.0
 
 
-def _counted_repeats(reg, tmp_path: Path, monkeypatch, stage: str, wrong: tuple[int, str]
-                     ) -> tuple[list[str], list[str], list]:  # type: ignore[no-untyped-def]
+def _counted_repeats(reg, tmp_path: Path, monkeypatch, stage: str, wrong: tuple[int, str],
+                     repeats: int = 3) -> tuple[list[str], list[str], list]:  # type: ignore[no-untyped-def]
     """Two builds of ``stage`` at two points, three repeats each, one repeat's output
     ``wrong[1]`` spoilt at the ``wrong[0]``-th launch: the inputs drawn, the references the
     checks computed, and the rows."""
@@ -308,7 +309,8 @@ def _counted_repeats(reg, tmp_path: Path, monkeypatch, stage: str, wrong: tuple[
                 res.outputs[wrong[1]][...] = -1
             return res, t
 
-    got = [x.row for x in bench.run(jobs, WrongOnce(), FAST, META, tmp_path, repeats=3)]
+    got = [x.row for x in bench.run(jobs, WrongOnce(), FAST, META, tmp_path,
+                                    repeats=repeats)]
     return drawn, referenced, got
 
 
@@ -327,6 +329,74 @@ def test_repeats_draw_a_point_once_and_reference_it_once(reg, tmp_path: Path,
     assert [r["status"] for r in got].count("failed") == 1
     failed = next(r for r in got if r["status"] == "failed")
     assert failed["batch"] == 8 and "mm" in failed["reason"]
+
+
+def test_a_sweep_without_repeats_shares_a_point_among_its_builds(reg, tmp_path: Path,
+                                                                monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Without --repeats too, a point that several builds measure (in the plan's order, a
+    build after the other) draws its inputs once and computes its reference once; a build
+    whose outputs are wrong still fails its row."""
+    # Launches: build 64 at batch 4 and 8, then build 128 at 4 and 8; the third is wrong.
+    drawn, referenced, got = _counted_repeats(reg, tmp_path, monkeypatch, "find_min_max",
+                                              (3, "mm"), repeats=1)
+    assert len(drawn) == 2 and referenced == ["default"] * 2
+    assert [(r["variant"], r["batch"], r["status"]) for r in got] == [
+        ("default[BLOCK=64]", 4, "ok"), ("default[BLOCK=64]", 8, "ok"),
+        ("default[BLOCK=128]", 4, "failed"), ("default[BLOCK=128]", 8, "ok")]
+
+
+def test_peers_and_ours_share_a_point_s_draw_and_reference(reg, tmp_path: Path,
+                                                           monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Two peers and ours at a point: its inputs drawn once and its reference computed
+    once, where each of the three drew and computed its own (seconds each at batch 65536)."""
+    from harness.contract.stage import Stage
+    from harness.engine import measure as m
+
+    drawn: list[str] = []
+    referenced: list[str] = []
+    draw, expected = m.job_inputs, Stage.expected
+
+    def counting_draw(job, cfg):  # type: ignore[no-untyped-def]
+        drawn.append(job.variant.name)
+        return draw(job, cfg)
+
+    def counting_expected(self, inputs, point, variant, given=None):  # type: ignore[no-untyped-def]
+        if given is not None:
+            referenced.append(variant.name)
+        return expected(self, inputs, point, variant, given)
+
+    monkeypatch.setattr(m, "job_inputs", counting_draw)
+    monkeypatch.setattr(Stage, "expected", counting_expected)
+
+    class Peer(FakeGpu):
+        def __init__(self, name: str) -> None:
+            super().__init__()
+            self.backend = name
+
+    jobs = plan([reg.get("find_min_max")], ["batch=4,8", "in_f=64"])
+    got = [x.row for x in bench.run(jobs, FakeGpu(), FAST, META, tmp_path,
+                                    peers=[Peer("torch"), Peer("torch_compile")])]
+    assert [r["status"] for r in got] == ["ok"] * 6
+    assert len(drawn) == 2 and referenced == ["default"] * 2
+
+
+def test_what_a_point_keeps_goes_with_its_last_job(reg) -> None:  # type: ignore[no-untyped-def]
+    """PointMemo.forget drops a point's inputs and references and their bytes, and only
+    that point's."""
+    from harness.engine import measure as m
+
+    st = reg.get("find_min_max")
+    a, b = plan([st], ["batch=4,8", "in_f=64"])
+    memo = m.PointMemo()
+    for job in (a, b):
+        memo.job_inputs(job, FAST)
+        memo.reference_slot(job, None)["mm"] = np.zeros(2, np.int32)
+        memo.room({"mm": np.zeros(2, np.int32)})
+    before = memo.kept_bytes
+    memo.forget(a)
+    assert m.point_key(a) not in memo.inputs and m.point_key(b) in memo.inputs
+    assert [k[:2] for k in memo.references] == [m.point_key(b)]
+    assert 0 < memo.kept_bytes < before
 
 
 def test_a_reference_that_reads_the_kernel_s_outputs_runs_every_repeat(reg, tmp_path: Path,
