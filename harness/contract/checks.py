@@ -115,6 +115,10 @@ def check_stage(stage: object, expected_name: str | None = None) -> list[str]:
         for key, _ in v.pins:
             if key not in names:
                 problems.append(f"variant {v.name} pins unknown axis {key!r}")
+        if v.tuning or v.base:  # a --define run's, set by the harness: a build is judged
+            # as the variant it was tuned from, which a declared variant must itself be
+            problems.append(f"variant {v.name} declares tuning values or a base: those are "
+                            "a --define build's, set by the harness")
     if stage.workspace is not None and stage.cases and callable(stage.outputs):
         try:
             p = stage.point(stage.variants[0], **stage.cases[0])

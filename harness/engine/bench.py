@@ -14,8 +14,8 @@ of them (judged peers that passed: :func:`harness.engine.measure.speedup`).
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import math
-from collections import Counter
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,25 +112,26 @@ def run(jobs: Sequence[Job], backend: Backend, cfg: BenchConfig, meta: RunMeta,
         if repeats > 1:
             yield from _repeated(jobs, backend, cfg, meta, outputs, peers, stages, repeats)
             return
-        # A point measured more than once (by peers, builds, twins) draws its inputs and
-        # computes its reference once; what is kept goes when its last job is done.
-        users = Counter(point_key(j) for j in jobs for _ in range(1 + len(_serving(peers, j))))
-        left, memo = Counter(users), PointMemo()
-        for job in jobs:
-            shared = memo if users[point_key(job)] > 1 else None
-            peer_rows = []
-            for peer in _serving(peers, job):
-                peer_rows.append(measure(job, peer, cfg, meta, stages, memo=shared))
-                outputs.write(job, peer_rows[-1])
-                yield Measured(job, peer_rows[-1])
-            row = measure(job, backend, cfg, meta, stages, memo=shared)
-            if not job.is_pipeline:
-                row["speedup_vs_best_peer"] = speedup(row, peer_rows)
-            outputs.write(job, row)
-            yield Measured(job, row)
-            left[point_key(job)] -= 1 + len(peer_rows)
-            if not left[point_key(job)]:
-                memo.forget(job)
+        # The jobs of one point that follow each other (its peers, ours, an --against
+        # twin) draw its inputs and compute its reference once; what they kept goes
+        # before the next point, so a sweep holds one point's at most. (A --define
+        # sweep's builds of a point are not adjacent: with --repeats they share too.)
+        for _, group in itertools.groupby(jobs, key=point_key):
+            together = list(group)
+            users = sum(1 + len(_serving(peers, j)) for j in together)
+            memo = PointMemo() if users > 1 else None
+            for job in together:
+                peer_rows = []
+                for peer in _serving(peers, job):
+                    peer_rows.append(measure(job, peer, cfg, meta, stages, memo=memo))
+                    outputs.write(job, peer_rows[-1])
+                    yield Measured(job, peer_rows[-1])
+                row = measure(job, backend, cfg, meta, stages, memo=memo)
+                if not job.is_pipeline:
+                    row["speedup_vs_best_peer"] = speedup(row, peer_rows)
+                outputs.write(job, row)
+                yield Measured(job, row)
+            del memo  # the point's draw and reference go before the next point's
     finally:
         outputs.close()
 
@@ -153,7 +154,7 @@ def _repeated(jobs: Sequence[Job], backend: Backend, cfg: BenchConfig, meta: Run
         # so two peers of one name (--peers torch,torch) stay two rows.
         units = [(job, b) for job in group for b in [*_serving(peers, job), backend]]
         got: list[list[dict[str, Any]]] = [[] for _ in units]
-        memo = PointMemo()  # the point's inputs drawn once, each build's reference once
+        memo = PointMemo()  # the point's inputs drawn once, its reference once
         for r, i in schedule(range(len(units)), repeats):
             job, b = units[i]
             placed = dataclasses.replace(cfg, timing=dataclasses.replace(

@@ -59,17 +59,19 @@ def job_inputs(job: Job, cfg: BenchConfig) -> dict[str, np.ndarray]:
 
 @dataclass
 class PointMemo:
-    """What the repeats of one point share (``harness bench --repeats``): its inputs, drawn
-    once for each (target, point) and handed out as copies, and the reference outputs,
-    computed once for each (declared variant, point, rows checked): every ``--define``
-    build and ``--against`` twin of a variant is judged against the same answer. Every
-    repeat runs the same binary on the same data, and every one is still checked against
-    the reference; only the host's drawing and its reference are not done again. A
-    reference that reads the kernel's own outputs (``given``) is computed every time.
+    """What the measurements of one point share: with ``harness bench --repeats`` its
+    repeats, builds and peers, without it the jobs of the point that follow each other
+    (its peers, ours, an ``--against`` twin). Its inputs are drawn once for each (target,
+    point) and handed out as copies; its reference outputs are computed once for each
+    (target, point, declared variant, rows checked): every ``--define`` build and
+    ``--against`` twin of a variant is judged against the same answer. Each is still
+    checked against the reference; only the host's drawing and its reference are not done
+    again. A reference that reads the kernel's own outputs (``given``: activation_fused's,
+    dynamic_spikes') is computed every time.
 
     What is kept stays within ``limit_bytes`` (default: a quarter of the host memory
     available when the memo is made, or 1 GiB where the system does not say): past it,
-    inputs are drawn and references computed each time, as without repeats."""
+    inputs are drawn and references computed each time."""
 
     limit_bytes: int = -1
     inputs: dict[tuple[str, str], dict[str, Any]] = field(default_factory=dict)
@@ -114,21 +116,12 @@ class PointMemo:
         key = (*point_key(job), job.variant.declared, None if rows is None else rows.tobytes())
         return self.references.setdefault(key, {})
 
-    def forget(self, job: Job) -> None:
-        """Let go of what is kept for the job's point (its inputs and references): a run
-        calls it once the point's last job is measured."""
-        at = point_key(job)
-        gone = [self.inputs.pop(at, {})]
-        gone += [self.references.pop(k) for k in [k for k in self.references if k[:2] == at]]
-        self.kept_bytes -= sum(v.nbytes for d in gone for v in d.values()
-                               if isinstance(v, np.ndarray))
-
 
 def point_key(job: Job) -> tuple[str, str]:
-    """A job's target and point, as what is kept for it is filed: a twin of ``--against``
-    shares its variant's (its target has the same name)."""
+    """A job's target and point, as what is kept for it is filed (and as a sweep groups the
+    jobs that follow each other at one point): a twin of ``--against`` shares its
+    variant's (its target has the same name)."""
     return job.target.name, repr(sorted(job.point.items()))
-
 
 
 def measure(job: Job, backend: Backend, cfg: BenchConfig, meta: RunMeta,
@@ -252,10 +245,12 @@ def _wrong(job: Job, inputs: Mapping[str, np.ndarray], got: pipeline.PipelineRun
     assert isinstance(job.target, Stage)
     keep = memo.reference_slot(job, rows) if memo is not None else None
     fresh = keep is not None and not keep
-    comps, problems = judge(job.target, judged_as(job.target, job.variant), job.point, inputs,
-                            got, rows, keep)
-    if fresh and keep and memo is not None and not memo.room(keep):
-        keep.clear()  # no room: computed again next time
+    try:
+        comps, problems = judge(job.target, judged_as(job.target, job.variant), job.point,
+                                inputs, got, rows, keep)
+    finally:  # counted, or let go, even where a comparison raised after the slot was filled
+        if fresh and keep and memo is not None and not memo.room(keep):
+            keep.clear()  # no room: computed again next time
     return list(problems) + [c.describe() for c in comps if not c.ok]
 
 

@@ -38,6 +38,19 @@ def test_every_name_of_a_stage_is_checked(reg) -> None:  # type: ignore[no-untyp
         "pipeline name 'Path' is not")
 
 
+def test_a_declared_variant_cannot_pose_as_a_tuning_build(reg) -> None:  # type: ignore[no-untyped-def]
+    """A build is judged as the variant it was tuned from: a plugin's variant that carries
+    a --define run's tuning values or base is refused at load (its judgement would look up
+    a variant that is not declared, or another one)."""
+    st = reg.get("find_min_max")
+    posing = dataclasses.replace(st.variants[0], name="fast", tuning=(("UNITS", "2"),),
+                                 base="default")
+    found = checks.check_stage(dataclasses.replace(st, variants=(*st.variants, posing)))
+    assert "variant fast declares tuning values or a base: those are a --define build's, " \
+           "set by the harness" in found
+    assert not checks.check_stage(st)
+
+
 def test_an_output_without_a_tolerance_is_refused(reg) -> None:  # type: ignore[no-untyped-def]
     """An output no tolerance judges would pass any validation whatever the kernel wrote:
     a plugin that declares one is broken at load, and a case whose point gives one fails

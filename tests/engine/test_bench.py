@@ -331,15 +331,15 @@ def test_repeats_draw_a_point_once_and_reference_it_once(reg, tmp_path: Path,
     assert failed["batch"] == 8 and "mm" in failed["reason"]
 
 
-def test_a_sweep_without_repeats_shares_a_point_among_its_builds(reg, tmp_path: Path,
-                                                                monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """Without --repeats too, a point that several builds measure (in the plan's order, a
-    build after the other) draws its inputs once and computes its reference once; a build
-    whose outputs are wrong still fails its row."""
+def test_without_repeats_a_point_s_builds_are_apart_and_keep_nothing(reg, tmp_path: Path,
+                                                                    monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Without --repeats a sweep measures a build at every point before the next build, so
+    a point's builds are not adjacent: each draws and references for itself (nothing is
+    held across the sweep), and a build whose outputs are wrong still fails its row."""
     # Launches: build 64 at batch 4 and 8, then build 128 at 4 and 8; the third is wrong.
     drawn, referenced, got = _counted_repeats(reg, tmp_path, monkeypatch, "find_min_max",
                                               (3, "mm"), repeats=1)
-    assert len(drawn) == 2 and referenced == ["default"] * 2
+    assert len(drawn) == 4 and referenced == ["default"] * 4
     assert [(r["variant"], r["batch"], r["status"]) for r in got] == [
         ("default[BLOCK=64]", 4, "ok"), ("default[BLOCK=64]", 8, "ok"),
         ("default[BLOCK=128]", 4, "failed"), ("default[BLOCK=128]", 8, "ok")]
@@ -380,23 +380,50 @@ def test_peers_and_ours_share_a_point_s_draw_and_reference(reg, tmp_path: Path,
     assert len(drawn) == 2 and referenced == ["default"] * 2
 
 
-def test_what_a_point_keeps_goes_with_its_last_job(reg) -> None:  # type: ignore[no-untyped-def]
-    """PointMemo.forget drops a point's inputs and references and their bytes, and only
-    that point's."""
+def test_a_point_s_memo_lives_for_that_point_alone(reg, tmp_path: Path,
+                                                   monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Without --repeats a point shared by a peer and ours gets a memo of its own, which
+    holds that point's draw and nothing of another's, and is let go before the next."""
     from harness.engine import measure as m
 
-    st = reg.get("find_min_max")
-    a, b = plan([st], ["batch=4,8", "in_f=64"])
+    made: list[m.PointMemo] = []
+
+    class Recorded(m.PointMemo):
+        def __post_init__(self) -> None:
+            super().__post_init__()
+            made.append(self)
+
+    monkeypatch.setattr(bench, "PointMemo", Recorded)
+
+    class Peer(FakeGpu):
+        backend = "torch"
+
+    jobs = plan([reg.get("find_min_max")], ["batch=4,8", "in_f=64"])
+    list(bench.run(jobs, FakeGpu(), FAST, META, tmp_path, peers=[Peer()]))
+    assert [list(memo.inputs) for memo in made] == [[m.point_key(jobs[0])],
+                                                   [m.point_key(jobs[1])]]
+    made.clear()
+    list(bench.run(jobs, FakeGpu(), FAST, META, tmp_path / "alone"))
+    assert made == []  # a point measured once keeps nothing
+
+
+def test_memo_slots_are_apart_by_target_point_and_rows(reg) -> None:  # type: ignore[no-untyped-def]
+    """Two stages at the same axis values, or one point checked on two row subsets, never
+    share a draw or a reference slot."""
+    from harness.engine import measure as m
+
+    quant = plan([reg.get("weight_quantize")], ["out_f=8", "in_f=64"])[0]
+    scales = plan([reg.get("compute_scales")], ["out_f=8", "in_f=64"])[0]
+    assert quant.point == scales.point
     memo = m.PointMemo()
-    for job in (a, b):
-        memo.job_inputs(job, FAST)
-        memo.reference_slot(job, None)["mm"] = np.zeros(2, np.int32)
-        memo.room({"mm": np.zeros(2, np.int32)})
-    before = memo.kept_bytes
-    memo.forget(a)
-    assert m.point_key(a) not in memo.inputs and m.point_key(b) in memo.inputs
-    assert [k[:2] for k in memo.references] == [m.point_key(b)]
-    assert 0 < memo.kept_bytes < before
+    assert memo.reference_slot(quant, None) is not memo.reference_slot(scales, None)
+    memo.job_inputs(quant, FAST)
+    memo.job_inputs(scales, FAST)
+    assert len(memo.inputs) == 2  # each stage's own draw
+    assert memo.reference_slot(quant, np.array([0, 1])) is not \
+        memo.reference_slot(quant, np.array([2, 3]))
+    assert memo.reference_slot(quant, np.array([0, 1])) is \
+        memo.reference_slot(quant, np.array([0, 1]))
 
 
 def test_a_reference_that_reads_the_kernel_s_outputs_runs_every_repeat(reg, tmp_path: Path,
@@ -608,3 +635,21 @@ def test_resume_counts_a_row_skipped_by_a_rule_of_the_point_as_done(reg, tmp_pat
     assert "skipped" in first and "ok" in first
     again = bench.bench(reg, ["int_gemm"], resume=True, **kw)
     assert list(again.rows) == [] and again.resumed == 1
+
+
+def test_a_define_that_changes_the_answer_fails_its_check(reg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Every build is judged as its declared variant: rounding away from zero set by
+    --define on the half-to-even variant fails on the edge family's ties (the fake GPU
+    does what the build's defines say), while the declared away variant, judged as
+    itself, passes, and so does the plain default."""
+    import dataclasses
+
+    cfg = dataclasses.replace(FAST, family="edge")
+    got = []
+    for variants, defines in ((None, ["ROUNDING_AWAY=1"]), (["away"], []), (None, [])):
+        jobs = plan([reg.get("dynamic_spikes")], ["batch=6", "in_f=64"], variants,
+                    define_specs=defines)
+        out = tmp_path / str(len(got))
+        got += [(x.row["variant"], x.row["status"]) for x in bench.run(jobs, FakeGpu(), cfg,
+                                                                       META, out)]
+    assert got == [("default[ROUNDING_AWAY=1]", "failed"), ("away", "ok"), ("default", "ok")]
