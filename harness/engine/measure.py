@@ -28,7 +28,7 @@ from harness.contract.timing import TimingConfig
 from harness.engine import pipeline, rowcheck, rows
 from harness.engine.jobs import Job
 from harness.engine.memory import GUARD, MemoryGuard, host_available
-from harness.engine.validate import input_problem, judge, judged_as
+from harness.engine.validate import input_problem, judge
 from harness.errors import HarnessError
 from harness.results.provenance import RunMeta
 
@@ -246,8 +246,7 @@ def _wrong(job: Job, inputs: Mapping[str, np.ndarray], got: pipeline.PipelineRun
     keep = memo.reference_slot(job, rows) if memo is not None else None
     fresh = keep is not None and not keep
     try:
-        comps, problems = judge(job.target, judged_as(job.target, job.variant), job.point,
-                                inputs, got, rows, keep)
+        comps, problems = judge(job.target, job.variant, job.point, inputs, got, rows, keep)
     finally:  # counted, or let go, even where a comparison raised after the slot was filled
         if fresh and keep and memo is not None and not memo.room(keep):
             keep.clear()  # no room: computed again next time

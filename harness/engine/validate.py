@@ -179,7 +179,7 @@ def judge(stage: Stage, variant: Variant, point: Point, inputs: Mapping[str, np.
     if keep:
         ref = keep
     else:
-        ref = stage.expected(inputs, at, variant, outs)
+        ref = stage.expected(inputs, at, judged_as(stage, variant), outs)
         if keep is not None:
             keep.update(ref)
     if bad_ref := reference_problems(stage, at, ref):
@@ -230,8 +230,7 @@ def validate(target: Target, variant: Variant, backend: Backend,
         else:
             pristine = {k: v.copy() for k, v in inputs.items()}
             result = backend.run(target, variant, inputs, point)
-            comps, problems = judge(target, judged_as(target, variant), point, pristine,
-                                    result)
+            comps, problems = judge(target, variant, point, pristine, result)
         yield CaseResult(target.name, variant.name, fam, si, dict(point), comps, problems)
 
 
