@@ -91,10 +91,10 @@ def describe(rec: dict[str, Any]) -> str:
     return kind or "?"
 
 
-def table(folder: Path) -> str:
-    """The folder's calibration records as a Markdown table: the peak a row's ``% of peak``
-    refers to, and the ceilings of other traffic beside it (each also as % of the peak)."""
-    found, _ = records(folder)
+def table(found: list[tuple[str, dict[str, Any]]]) -> str:
+    """A folder's calibration records (:func:`records`) as a Markdown table: the peak a
+    row's ``% of peak`` refers to, and the ceilings of other traffic beside it (each also
+    as % of the peak)."""
     if not found:
         return ""
     peak = next((float(r["gbps"]) for n, r in found if n == FILE), None)

@@ -279,7 +279,8 @@ def build(folder: Path, batches: Sequence[int] | None = None, out_f: int | None 
     text = tables(folder, batches, out_f, stages)
     empty = None if any(len(t.splitlines()) > 2 for t in text.split("\n\n")) else \
         why_empty(folder, batches, out_f, stages)
-    ceilings = calibration.table(folder)
+    found, unreadable = calibration.records(folder)
+    ceilings = calibration.table(found)
     table_path = None
     if out is not None:
         body = text + (f"\n\n{ceilings}" if ceilings else "")
@@ -289,4 +290,4 @@ def build(folder: Path, batches: Sequence[int] | None = None, out_f: int | None 
             raise HarnessError(f"{empty}; {readme}'s {block} block is left as it was")
         update_readme(readme, text, block)
     return Report(written, text, readme, table_path, empty, ceilings,
-                  tuple(calibration.records(folder)[1]))
+                  tuple(unreadable))

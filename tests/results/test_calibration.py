@@ -51,11 +51,11 @@ def test_the_records_table_sets_each_ceiling_against_the_peak(tmp_path: Path) ->
     assert bad == ["calibration-nan-3.json: not a calibration record (ValueError)",
                    "calibration-null-2.json: not a calibration record (TypeError)",
                    "calibration-torn-1.json: not a calibration record (JSONDecodeError)"]
-    lines = calibration.table(tmp_path / "h200").splitlines()
+    lines = calibration.table(found).splitlines()
     assert lines[2] == "| calibration.json | copy of 2147.5 MB | 100.00 | 0.05% | 4000 | 100.0 " \
                        "| abc1234 |"
     assert "939.5 MB read as 4 plane(s), each unit written 1 times | 100.00 | 0.05% | 4200 " \
            "| 105.0 |" in lines[3]
     assert "234.9 MB read as 1 plane(s), each unit written 6 times" in lines[4]
     assert "| read of 70.0 MB, 4 plane(s) a thread | 100.00 | 0.05% | 4400 | 110.0 |" in lines[5]
-    assert calibration.table(tmp_path / "none") == ""
+    assert calibration.table(calibration.records(tmp_path / "none")[0]) == ""
