@@ -34,6 +34,7 @@ from harness.front.app import (
     say,
     warn,
 )
+from harness.results.calibration import describe
 from harness.tools import where
 
 
@@ -207,12 +208,7 @@ def calibrate(
     c = calibration.calibrate(device, nbytes, kind, writes, reads)
     r = c.record
     role = "the peak" if c.is_peak else "beside the peak, which it does not replace"
-    counted = calibration.KINDS[kind].counted
-    if "writes" in r:
-        counted += (f", {r.get('reads', 1)} plane(s) read, each unit of a plane written "
-                    f"{r['writes']} times")
-    elif "reads" in r:
-        counted += f", {r['reads']} plane(s) read a thread"
+    counted = f"{calibration.KINDS[kind].counted}: {describe(r)}"
     say(f"{r['gpu']}: {kind} bandwidth {r['gbps']:.0f} GB/s ({counted}; median "
           f"{r['median_us']:.1f} µs ± {r['noise_pct']:.2f}%, {r['samples']} samples) -> "
           f"{c.path} ({role})")
