@@ -117,12 +117,11 @@ def run(jobs: Sequence[Job], backend: Backend, cfg: BenchConfig, meta: RunMeta,
         # before the next point, so a sweep holds one point's at most. (A --define
         # sweep's builds of a point are not adjacent: with --repeats they share too.)
         for _, group in itertools.groupby(jobs, key=point_key):
-            together = list(group)
-            users = sum(1 + len(_serving(peers, j)) for j in together)
-            memo = PointMemo() if users > 1 else None
-            for job in together:
+            together = [(job, _serving(peers, job)) for job in group]
+            memo = PointMemo() if sum(1 + len(p) for _, p in together) > 1 else None
+            for job, serving in together:
                 peer_rows = []
-                for peer in _serving(peers, job):
+                for peer in serving:
                     peer_rows.append(measure(job, peer, cfg, meta, stages, memo=memo))
                     outputs.write(job, peer_rows[-1])
                     yield Measured(job, peer_rows[-1])

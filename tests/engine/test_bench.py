@@ -275,11 +275,10 @@ def test_repeats_with_peers_keep_peers_first_and_the_speedup(jobs, tmp_path: Pat
     assert got[-1].row["speedup_vs_best_peer"] == 3.0
 
 
-def _counted_repeats(reg, tmp_path: Path, monkeypatch, stage: str, wrong: tuple[int, str],
-                     repeats: int = 3) -> tuple[list[str], list[str], list]:  # type: ignore[no-untyped-def]
-    """Two builds of ``stage`` at two points, three repeats each, one repeat's output
-    ``wrong[1]`` spoilt at the ``wrong[0]``-th launch: the inputs drawn, the references the
-    checks computed, and the rows."""
+def _counting(monkeypatch) -> tuple[list[str], list[str]]:  # type: ignore[no-untyped-def]
+    """Lists that fill as the sweep draws a point's inputs and as its checks compute a
+    reference (the fake GPU's own run passes no ``given``: not counted), each entry the
+    variant it was for."""
     from harness.contract.stage import Stage
     from harness.engine import measure as m
 
@@ -292,12 +291,21 @@ def _counted_repeats(reg, tmp_path: Path, monkeypatch, stage: str, wrong: tuple[
         return draw(job, cfg)
 
     def counting_expected(self, inputs, point, variant, given=None):  # type: ignore[no-untyped-def]
-        if given is not None:  # the check's reference (the fake GPU's own run passes none)
+        if given is not None:
             referenced.append(variant.name)
         return expected(self, inputs, point, variant, given)
 
     monkeypatch.setattr(m, "job_inputs", counting_draw)
     monkeypatch.setattr(Stage, "expected", counting_expected)
+    return drawn, referenced
+
+
+def _counted_repeats(reg, tmp_path: Path, monkeypatch, stage: str, wrong: tuple[int, str],
+                     repeats: int = 3) -> tuple[list[str], list[str], list]:  # type: ignore[no-untyped-def]
+    """Two builds of ``stage`` at two points, three repeats each, one repeat's output
+    ``wrong[1]`` spoilt at the ``wrong[0]``-th launch: the inputs drawn, the references the
+    checks computed, and the rows."""
+    drawn, referenced = _counting(monkeypatch)
     jobs = plan([reg.get(stage)], ["batch=4,8", "in_f=64"], define_specs=["BLOCK=64,128"])
     calls = {"n": 0}
 
@@ -349,24 +357,7 @@ def test_peers_and_ours_share_a_point_s_draw_and_reference(reg, tmp_path: Path,
                                                            monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Two peers and ours at a point: its inputs drawn once and its reference computed
     once, where each of the three drew and computed its own (seconds each at batch 65536)."""
-    from harness.contract.stage import Stage
-    from harness.engine import measure as m
-
-    drawn: list[str] = []
-    referenced: list[str] = []
-    draw, expected = m.job_inputs, Stage.expected
-
-    def counting_draw(job, cfg):  # type: ignore[no-untyped-def]
-        drawn.append(job.variant.name)
-        return draw(job, cfg)
-
-    def counting_expected(self, inputs, point, variant, given=None):  # type: ignore[no-untyped-def]
-        if given is not None:
-            referenced.append(variant.name)
-        return expected(self, inputs, point, variant, given)
-
-    monkeypatch.setattr(m, "job_inputs", counting_draw)
-    monkeypatch.setattr(Stage, "expected", counting_expected)
+    drawn, referenced = _counting(monkeypatch)
 
     class Peer(FakeGpu):
         def __init__(self, name: str) -> None:
