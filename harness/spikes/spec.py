@@ -167,7 +167,9 @@ def encode(v: np.ndarray, t_planes: int, mode: str) -> np.ndarray:
     """Step 3: ``spikes [T, *v.shape] int8`` with ``sum_t 2^(T-1-t) spikes[t] == v``."""
     m = check_mode(mode)
     out = np.empty((t_planes, *v.shape), dtype=np.int8)
-    if v.dtype == np.int32 and t_planes <= 31 and (m != 1 or not v.size or v.min() > I32_MIN):
+    # (bidirectional takes |v|, which int32's minimum has not in int32)
+    fits = m != 1 or not v.size or v.min() > I32_MIN
+    if v.dtype == np.int32 and t_planes <= MAX_PLANES and fits:
         narrow.encode_planes(v, t_planes, m, out)
         return out
     wide = v.astype(np.int64)
