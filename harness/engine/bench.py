@@ -113,21 +113,23 @@ def run(jobs: Sequence[Job], backend: Backend, cfg: BenchConfig, meta: RunMeta,
             yield from _repeated(jobs, backend, cfg, meta, outputs, peers, stages, repeats)
             return
         # The jobs of one point that follow each other (its peers, ours, an --against
-        # twin) draw its inputs and compute its reference once; what they kept goes
-        # before the next point, so a sweep holds one point's at most. (A --define
-        # sweep's builds of a point are not adjacent: with --repeats they share too.)
+        # twin, a --define sweep's builds) draw its inputs and compute its reference
+        # once; what they kept goes before the next point, so a sweep holds one point's
+        # at most.
         for _, group in itertools.groupby(jobs, key=point_key):
             together = [(job, _serving(peers, job)) for job in group]
             memo = PointMemo() if sum(1 + len(p) for _, p in together) > 1 else None
+            timed: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
             for job, serving in together:
-                peer_rows = []
+                peer_rows = timed.setdefault(job.peer_key, []) if serving else []
                 for peer in serving:
-                    peer_rows.append(measure(job, peer, cfg, meta, stages, memo=memo))
+                    peer_rows.append(measure(job.as_peers_run_it(), peer, cfg, meta, stages,
+                                             memo=memo))
                     outputs.write(job, peer_rows[-1])
                     yield Measured(job, peer_rows[-1])
                 row = measure(job, backend, cfg, meta, stages, memo=memo)
                 if not job.is_pipeline:
-                    row["speedup_vs_best_peer"] = speedup(row, peer_rows)
+                    row["speedup_vs_best_peer"] = speedup(row, _against(job, peer_rows, timed))
                 outputs.write(job, row)
                 yield Measured(job, row)
             del memo  # the point's draw and reference go before the next point's
@@ -136,11 +138,21 @@ def run(jobs: Sequence[Job], backend: Backend, cfg: BenchConfig, meta: RunMeta,
 
 
 def _serving(peers: Sequence[Backend], job: Job) -> list[Backend]:
-    """The peers that run ``job``'s target (none for a twin of ``--against``: its
-    variant's job measures them)."""
-    if job.twin_of:
+    """The peers that run ``job``'s target (none for a twin of ``--against``, whose
+    variant's job measures them, nor for a ``--define`` build after the first of its
+    declared variant at a point: ``Job.times_peers``)."""
+    if job.twin_of or not job.times_peers:
         return []
     return [p for p in peers if devices.serves(p, job.target)]
+
+
+def _against(job: Job, own: list[dict[str, Any]],
+             timed: Mapping[tuple[str, str, str], list[dict[str, Any]]]
+             ) -> list[dict[str, Any]]:
+    """The peer rows a job's speedup is against: those timed with it, or, for a build
+    whose peers were timed with the first build of its declared variant at the point
+    (``Job.times_peers`` False), those, timed in this process just before."""
+    return own if job.times_peers else timed.get(job.peer_key, [])
 
 
 def _repeated(jobs: Sequence[Job], backend: Backend, cfg: BenchConfig, meta: RunMeta,
@@ -151,7 +163,8 @@ def _repeated(jobs: Sequence[Job], backend: Backend, cfg: BenchConfig, meta: Run
     for group in _points(jobs):
         # A unit is a (job, backend) pair; its repeats are kept by its place in the list,
         # so two peers of one name (--peers torch,torch) stay two rows.
-        units = [(job, b) for job in group for b in [*_serving(peers, job), backend]]
+        units = [(j, b) for job in group for j, b in
+                 [*((job.as_peers_run_it(), p) for p in _serving(peers, job)), (job, backend)]]
         got: list[list[dict[str, Any]]] = [[] for _ in units]
         memo = PointMemo()  # the point's inputs drawn once, its reference once
         for r, i in schedule(range(len(units)), repeats):
@@ -160,15 +173,17 @@ def _repeated(jobs: Sequence[Job], backend: Backend, cfg: BenchConfig, meta: Run
                 cfg.timing, spacer_bytes=spacer(r)))
             got[i].append(measure(job, b, placed, meta, stages, memo=memo))
         rows = iter(got)
+        timed: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
         for job in group:
-            peer_rows = []
-            for _ in _serving(peers, job):  # a pipeline's peer rows are pipeline rows
+            serving = _serving(peers, job)
+            peer_rows = timed.setdefault(job.peer_key, []) if serving else []
+            for _ in serving:  # a pipeline's peer rows are pipeline rows
                 peer_rows.append(combine(next(rows), job.is_pipeline))
                 outputs.write(job, peer_rows[-1])
                 yield Measured(job, peer_rows[-1])
             row = combine(next(rows), job.is_pipeline)
             if not job.is_pipeline:
-                row["speedup_vs_best_peer"] = speedup(row, peer_rows)
+                row["speedup_vs_best_peer"] = speedup(row, _against(job, peer_rows, timed))
             outputs.write(job, row)
             yield Measured(job, row)
 
@@ -279,8 +294,10 @@ def bench(reg: Registry, names: Sequence[str] | None, *, sweep: Sequence[str] = 
     done = 0
     if resume:  # read once the files are locked and a torn last row is cut away
         def expected(job: Job) -> list[dict[str, Any]]:
-            return [rows.base(job, b.backend, family, not hot, chosen.meta, reg.stages, graph)
-                    for b in [*_serving(peer_backends, job), chosen.runner]]
+            return [rows.base(job.as_peers_run_it(), b.backend, family, not hot, chosen.meta,
+                              reg.stages, graph) for b in _serving(peer_backends, job)] + \
+                [rows.base(job, chosen.runner.backend, family, not hot, chosen.meta,
+                           reg.stages, graph)]
 
         def existing_rows(job: Job) -> list[dict[str, str]]:
             path = outputs.dir / f"{job.target.name}.csv"

@@ -8,6 +8,7 @@ where the target has the axis and the variant does not pin it. Stages may also b
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -35,11 +36,29 @@ class Job:
     #: For a build of the kernel's earlier source (``bench --against``): the variant it is
     #: the twin of, whose reference and peers it shares; '' for any other job.
     twin_of: str = ""
+    #: Whether the peers are timed with this job. A ``--define`` sweep times them with the
+    #: first build of a declared variant at a point alone: they run the declared variant,
+    #: the same work for every build, and the builds after it are set against those rows.
+    times_peers: bool = True
 
     @property
     def is_pipeline(self) -> bool:
         """Whether the target is a pipeline (its rows have the pipeline columns)."""
         return isinstance(self.target, Pipeline)
+
+    def as_peers_run_it(self) -> Job:
+        """The job a peer runs: a ``--define`` build's declared variant (a peer reads the
+        variant's defines, ``ROUNDING_AWAY`` say, and a tuning value is not its to read),
+        any other job as it is. Its rows are named after that variant."""
+        if not self.variant.tuning or not isinstance(self.target, Stage):
+            return self
+        return Job(self.target, self.target.variant(self.variant.declared), self.point)
+
+    @property
+    def peer_key(self) -> tuple[str, str, str]:
+        """What the jobs that share one set of peer rows have in common: the target, the
+        declared variant and the point."""
+        return self.target.name, self.variant.declared, repr(sorted(self.point.items()))
 
 
 def plan(targets: Sequence[Target], sweep_specs: Sequence[str],
@@ -90,15 +109,27 @@ def plan(targets: Sequence[Target], sweep_specs: Sequence[str],
         if limits and not kept:
             raise BadInput(f"--restrict {' --restrict '.join(r.text for r in limits)} leaves "
                            f"none of {st.name}'s {len(chosen)} build(s)")
-        for v in kept:
-            fixed = fixed_axes(st.axes, opts, v)
-            jobs += [Job(st, v, p) for p in sweep.points(st, grid, fixed, v, lenient=True)]
+        built = [Job(st, v, p) for v in kept
+                 for p in sweep.points(st, grid, fixed_axes(st.axes, opts, v), v, lenient=True)]
+        jobs += point_major(built) if tuning else built
     for pipe in pipes:
         base = select_variants(pipe, variants, opts) if named else list(pipe.variants)
         for v in pinned_by_sweep(pipe, base, grid, named):
             fixed = fixed_axes(pipe.axes, opts, v)
             jobs += [Job(pipe, v, p) for p in sweep.points(pipe, grid, fixed, v)]  # type: ignore[arg-type]
     return jobs
+
+
+def point_major(built: Sequence[Job]) -> list[Job]:
+    """A ``--define`` sweep's jobs with each declared variant's builds side by side at each
+    point (the points in the order they come, then the builds in theirs): one point's
+    builds are timed together, share its draw and reference, and are set against one set
+    of peer rows, timed with the first of them (``times_peers``) alone."""
+    groups: dict[tuple[str, str, str], list[Job]] = {}
+    for job in built:
+        groups.setdefault(job.peer_key, []).append(job)
+    return [dataclasses.replace(job, times_peers=i == 0)
+            for group in groups.values() for i, job in enumerate(group)]
 
 
 def swept_pins(t: Target, grid: Mapping[str, list[str]]) -> list[str]:

@@ -113,7 +113,7 @@ def test_a_gpu_worker_holds_its_context_only_while_a_task_runs(monkeypatch) -> N
     assert ctx.depth == 0  # built, and off the thread
     st.reg = types.SimpleNamespace(pipelines={}, stages={"s": object()})  # type: ignore[assignment]
     v = worker.Variant("default")
-    worker.run_point(setup, None, worker.PointTask(0, "s", v, {}))  # type: ignore[arg-type]
+    worker.run_point(setup, None, worker.PointTask(0, "s", (v,), {}))  # type: ignore[arg-type]
     worker.run_validation(setup, worker.ValidationTask(1, "s", v, ("normal",), 1, 0, {}))
     assert ctx.seen == [1, 1, 1, 1] and ctx.depth == 0
 

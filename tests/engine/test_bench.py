@@ -339,18 +339,63 @@ def test_repeats_draw_a_point_once_and_reference_it_once(reg, tmp_path: Path,
     assert failed["batch"] == 8 and "mm" in failed["reason"]
 
 
-def test_without_repeats_a_point_s_builds_are_apart_and_keep_nothing(reg, tmp_path: Path,
-                                                                    monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """Without --repeats a sweep measures a build at every point before the next build, so
-    a point's builds are not adjacent: each draws and references for itself (nothing is
-    held across the sweep), and a build whose outputs are wrong still fails its row."""
-    # Launches: build 64 at batch 4 and 8, then build 128 at 4 and 8; the third is wrong.
+def test_without_repeats_a_point_s_builds_share_its_draw_and_reference(reg, tmp_path: Path,
+                                                                      monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Without --repeats a --define sweep measures a point's builds side by side: the
+    point's inputs are drawn once and its reference computed once for both builds (not
+    once a build), and a build whose outputs are wrong still fails its row."""
+    # Launches: builds 64 and 128 at batch 4, then at 8; the third (64 at 8) is wrong.
     drawn, referenced, got = _counted_repeats(reg, tmp_path, monkeypatch, "find_min_max",
                                               (3, "mm"), repeats=1)
-    assert len(drawn) == 4 and referenced == ["default"] * 4
+    assert len(drawn) == 2 and referenced == ["default"] * 2
     assert [(r["variant"], r["batch"], r["status"]) for r in got] == [
-        ("default[BLOCK=64]", 4, "ok"), ("default[BLOCK=64]", 8, "ok"),
-        ("default[BLOCK=128]", 4, "failed"), ("default[BLOCK=128]", 8, "ok")]
+        ("default[BLOCK=64]", 4, "ok"), ("default[BLOCK=128]", 4, "ok"),
+        ("default[BLOCK=64]", 8, "failed"), ("default[BLOCK=128]", 8, "ok")]
+
+
+class _Told(FakeGpu):
+    """A peer that keeps the variant each call got, and a time of its own."""
+
+    def __init__(self, name: str, median: float) -> None:
+        super().__init__()
+        self.backend, self.median, self.told = name, median, []
+
+    def time(self, stage, variant, inputs, point, cfg):  # type: ignore[no-untyped-def]
+        from harness.contract.timing import Timing
+
+        self.told.append(variant.name)
+        res, _ = super().time(stage, variant, inputs, point, cfg)
+        return res, Timing(self.median, self.median, self.median, 0.1, 50, True)
+
+
+@pytest.mark.parametrize("repeats", [1, 2])
+def test_a_define_sweep_times_its_peers_once_a_point_on_the_declared_variant(
+        reg, tmp_path: Path, repeats: int) -> None:  # type: ignore[no-untyped-def]
+    """Two builds a point: the peers are timed once a point, with the first build, on the
+    declared variant (a peer given a build's defines would round away from zero as the
+    build does, and fail beside it; ``#ifdef ROUNDING_AWAY``: any value is away). The
+    failing builds get no speedup."""
+    import dataclasses
+
+    cfg = dataclasses.replace(FAST, family="edge")
+    jobs = plan([reg.get("dynamic_spikes")], ["batch=6,10", "in_f=64"],
+                define_specs=["ROUNDING_AWAY=1", "BLOCK=64,128"])
+    peer = _Told("torch", 300.0)
+    got = [m.row for m in bench.run(jobs, FakeGpu(), cfg, META, tmp_path, peers=[peer],
+                                    repeats=repeats)]
+    builds = ("default[ROUNDING_AWAY=1,BLOCK=64]", "default[ROUNDING_AWAY=1,BLOCK=128]")
+    assert [(r["backend"], r["variant"], r["batch"], r["status"]) for r in got] == [
+        ("torch", "default", 6, "ok"), ("pycuda", builds[0], 6, "failed"),
+        ("pycuda", builds[1], 6, "failed"), ("torch", "default", 10, "ok"),
+        ("pycuda", builds[0], 10, "failed"), ("pycuda", builds[1], 10, "failed")]
+    assert peer.told == ["default"] * 2 * repeats
+    assert [r["speedup_vs_best_peer"] for r in got if r["backend"] == "pycuda"] == [""] * 4
+    again = plan([reg.get("dynamic_spikes")], ["batch=6", "in_f=64"],
+                 define_specs=["BLOCK=64,128"])
+    later = [m.row for m in bench.run(again, FakeGpu(), cfg, META, tmp_path / "b",
+                                      peers=[_Told("torch", 200.0)], repeats=repeats)]
+    assert [(r["backend"], r["speedup_vs_best_peer"]) for r in later[1:]] == \
+        [("pycuda", 2.0), ("pycuda", 2.0)]  # the later build's too, from the same rows
 
 
 def test_peers_and_ours_share_a_point_s_draw_and_reference(reg, tmp_path: Path,
@@ -615,6 +660,35 @@ def test_resume_keeps_a_point_s_builds_together(reg, tmp_path: Path) -> None:
     assert resume.same_command("harness bench s --resume --append --out x") == \
         "harness bench s --out x"
     assert resume.same_command("harness bench s --overwrite") == "harness bench s"
+
+
+def test_resume_knows_a_define_sweep_s_peer_rows(reg, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A --define sweep with peers on a (fake) GPU: its peer rows, once a point and named
+    after the declared variant, are the rows --resume looks for, so a finished sweep is
+    left as it is, and a point that lost a build's row is measured again, its peers once."""
+    from harness.engine import devices
+    from harness.results import rows as files_rows
+
+    peer = _Told("torch", 300.0)
+    monkeypatch.setattr(devices, "choose", lambda backend, device: devices.Chosen(
+        FakeGpu(), META, "fake"))  # type: ignore[arg-type]
+    monkeypatch.setattr(devices, "peers", lambda chosen, which, named: [peer])
+    kw = dict(sweep=["batch=1,2", "in_f=64"], budget=0.05, out_dir=tmp_path,
+              defines=["BLOCK=64,128"], peers="torch")
+    first = bench.bench(reg, ["dynamic_spikes"], **kw)
+    assert first.total == 6 and len(list(first.rows)) == 6
+    again = bench.bench(reg, ["dynamic_spikes"], resume=True, **kw)
+    assert list(again.rows) == [] and again.resumed == 2 and again.total == 0
+    path = tmp_path / "dynamic_spikes.csv"
+    kept = [r for r in files_rows.read_rows(path)
+            if not (r["batch"] == "2" and r["variant"] == "default[BLOCK=128]")]
+    with files_rows.CsvWriter(path, "overwrite") as w:
+        for r in kept:
+            w.write(r)
+    third = bench.bench(reg, ["dynamic_spikes"], resume=True, **kw)
+    got = [(m.row["backend"], m.row["variant"], m.row["batch"]) for m in third.rows]
+    assert got == [("torch", "default", 2), ("pycuda", "default[BLOCK=64]", 2),
+                   ("pycuda", "default[BLOCK=128]", 2)] and third.total == 3
 
 
 def test_resume_counts_a_row_skipped_by_a_rule_of_the_point_as_done(reg, tmp_path: Path) -> None:

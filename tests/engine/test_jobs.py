@@ -31,6 +31,24 @@ def test_plan_define_tunes_every_chosen_variant(reg) -> None:  # type: ignore[no
     assert jobs.parse_defines(["N=1,1,2"]) == {"N": ["1", "2"]}
 
 
+def test_a_define_sweep_sets_a_point_s_builds_side_by_side(reg) -> None:  # type: ignore[no-untyped-def]
+    """Each declared variant's builds side by side at each point, the points in order; the
+    first build there times the peers, and a peer runs the declared variant."""
+    st = reg.get("dynamic_spikes")
+    got = jobs.plan([st], ["batch=1,4", "in_f=64"], ["all"], define_specs=["BLOCK=64,128"])
+    assert [(j.variant.name, j.point["batch"], j.times_peers) for j in got] == [
+        ("default[BLOCK=64]", 1, True), ("default[BLOCK=128]", 1, False),
+        ("default[BLOCK=64]", 4, True), ("default[BLOCK=128]", 4, False),
+        ("away[BLOCK=64]", 1, True), ("away[BLOCK=128]", 1, False),
+        ("away[BLOCK=64]", 4, True), ("away[BLOCK=128]", 4, False)]
+    assert [j.as_peers_run_it().variant for j in got[4:6]] == [st.variant("away")] * 2
+    assert got[0].peer_key == got[1].peer_key != got[2].peer_key
+    plain = jobs.plan([st], ["batch=1,4", "in_f=64"], ["all"])
+    assert all(j.times_peers and j.as_peers_run_it() is j for j in plain)
+    assert [(j.variant.name, j.point["batch"]) for j in plain] == [
+        ("default", 1), ("default", 4), ("away", 1), ("away", 4)]
+
+
 def test_options_fix_axes_and_pick_pinned_variants(reg) -> None:  # type: ignore[no-untyped-def]
     enc = reg.get("spike_encode")
     got = jobs.plan([enc], ["batch=1,2"], None, {"mode": "bidirectional", "k": "2.5",
