@@ -13,6 +13,7 @@ interrupted run keeps every finished row.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -91,7 +92,12 @@ def bench(reg: Registry, names: Sequence[str] | None, *, cluster: ClusterSpec,
     check_families(tg.all, [family])
     check_options(tg.all, options or {})
     left_out: list[str] = []
-    jobs = plan(tg.all, sweep, variants, options or {}, defines, restrict, left_out)
+    # Each build is a task of its own and times its peers itself: a point's builds may run
+    # on different workers, and a speedup is only ever against peers its process timed
+    # (one task a point's builds would leave GPUs idle, and take every build down with one
+    # that poisons the context).
+    jobs = [dataclasses.replace(j, times_peers=True)
+            for j in plan(tg.all, sweep, variants, options or {}, defines, restrict, left_out)]
     setup = Setup(backend, peers, tuple(devices.named_peers(tg.all)),
                   provenance.command_line(), not registry.external_allowed())
     # A file the run would refuse is refused now, as a plain run refuses it before its first
@@ -122,8 +128,7 @@ def bench(reg: Registry, names: Sequence[str] | None, *, cluster: ClusterSpec,
             if i.calibration is not None:
                 outputs.calibration(i.slug, i.calibration)
         named = {p for i in idents.values() for p in i.peers}
-        total = sum(1 + (sum(serves(p, j.target) for p in named) if j.times_peers else 0)
-                    for j in jobs)
+        total = sum(1 + sum(serves(p, j.target) for p in named) for j in jobs)
         shown = outputs.folder(slugs[0]) if len(slugs) == 1 else outputs.root
         gen = _rows(s.client, setup, cfg, jobs, outputs, idents, cluster.retries, reg,
                     cluster.limit_s)
@@ -178,18 +183,15 @@ def _rows(client: Any, setup: Setup, cfg: BenchConfig, jobs: Sequence[Job],
           outputs: ClusterOutputs, idents: dict[str, Identity], retries: int,
           reg: Registry, wait_s: float = WORKERS_S) -> Iterator[plain.Measured]:
     """Hand the points out and write each one's rows as they land, then yield them."""
-    groups = shared_peers(jobs)
-    tasks = [PointTask(n, g[0].target.name, tuple(j.variant for j in g), g[0].point)
-             for n, g in enumerate(groups)]
+    tasks = [PointTask(n, j.target.name, j.variant, j.point) for n, j in enumerate(jobs)]
     first = next(iter(idents.values()))
     try:
         for out in hand_out(client, run_point, (setup, cfg), tasks, retries,
                             per_worker(client), wait_s):
-            group = groups[out.task.index]
+            job = jobs[out.task.index]
             if out.done is None:
                 ran = idents.get(out.died_on)  # None: which worker ran it is not known
-                got = [(job, _failed(job, out.error, ran, setup, cfg, reg, first))
-                       for job in group]
+                got = [_failed(job, out.error, ran, setup, cfg, reg, first)]
                 ident = ran or first  # the file of its model, else of the first model
             else:
                 ident = out.done.ident
@@ -197,28 +199,14 @@ def _rows(client: Any, setup: Setup, cfg: BenchConfig, jobs: Sequence[Job],
                     check_joined(client, idents, ident)
                     if ident.calibration is not None:
                         outputs.calibration(ident.slug, ident.calibration)
-                got = [(group[k], _retried(r, out.attempts) | ident.columns())
-                       for k, r in zip(out.done.owners, out.done.rows, strict=True)]
-            for job, row in got:  # every row of the point in its file before any is handed
-                outputs.write(ident.slug, job, row)  # on: an interrupt at a yield loses none
-            for job, row in got:
+                got = [_retried(r, out.attempts) | ident.columns() for r in out.done.rows]
+            for row in got:  # every row of the point in its file before any is handed on:
+                outputs.write(ident.slug, job, row)  # an interrupt at a yield loses none
+            for row in got:
                 yield plain.Measured(job, row)
     finally:
         with contextlib.suppress(Exception):
             outputs.close()
-
-
-def shared_peers(jobs: Sequence[Job]) -> list[list[Job]]:
-    """The jobs as the cluster hands them out: one a task, but a ``--define`` sweep's
-    builds that share their peer rows (the first timing the peers, ``Job.times_peers``; the
-    plan puts them side by side) go in one task, so that one process measures them all."""
-    groups: list[list[Job]] = []
-    for job in jobs:
-        if groups and not job.times_peers and groups[-1][0].peer_key == job.peer_key:
-            groups[-1].append(job)
-        else:
-            groups.append([job])
-    return groups
 
 
 def _retried(row: dict[str, Any], attempts: int) -> dict[str, Any]:

@@ -213,14 +213,11 @@ def hello(setup: Setup) -> Identity:
 
 @dataclass(frozen=True)
 class PointTask:
-    """One point of a sweep: the driver's jobs there by their parts, and its place in the
-    plan. ``variants`` is one build, or a ``--define`` sweep's builds of one declared
-    variant, measured in one process: the peers are timed with the first alone
-    (``Job.times_peers``) and every build's speedup is against them."""
+    """One point of a sweep: the driver's job by its parts, and its place in the plan."""
 
     index: int
     target: str
-    variants: tuple[Variant, ...]
+    variant: Variant
     point: dict[str, Any]
 
 
@@ -230,8 +227,6 @@ class Done:
 
     ident: Identity
     rows: list[dict[str, Any]] = field(default_factory=list)
-    #: For each row, the place of its build in the task's ``variants``.
-    owners: list[int] = field(default_factory=list)
     cases: list[CaseResult] = field(default_factory=list)
     #: A validation unit's hash as this worker built it (its own plugins and kernels): what
     #: the driver's ledger row may name only where the driver's source hashes the same.
@@ -270,18 +265,15 @@ def check_context(st: State) -> None:
 
 
 def run_point(setup: Setup, cfg: BenchConfig, task: PointTask) -> Done:
-    """Measure one point on this worker (on the peers first, then ours, with the speedup;
-    a ``--define`` sweep's builds after the first against the same peer rows), the rows
-    made as a plain sweep makes them."""
+    """Measure one point on this worker (on the peers first, then ours, with the speedup),
+    the rows made as a plain sweep makes them."""
     st = state(setup)
     with _current(st):
         check_context(st)
-        jobs = [dataclasses.replace(st.job(task.target, v, task.point), times_peers=i == 0)
-                for i, v in enumerate(task.variants)]
-        place = {id(j): i for i, j in enumerate(jobs)}
-        got = list(bench.run(jobs, st.runner, cfg, st.meta, _Rows(), peers=st.peers,
-                             stages=st.reg.stages))
-        return Done(st.ident, [m.row for m in got], owners=[place[id(m.job)] for m in got])
+        job = st.job(task.target, task.variant, task.point)
+        got = bench.run([job], st.runner, cfg, st.meta, _Rows(), peers=st.peers,
+                        stages=st.reg.stages)
+        return Done(st.ident, [m.row for m in got])
 
 
 @dataclass(frozen=True)

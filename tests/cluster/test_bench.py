@@ -134,7 +134,7 @@ def test_an_interrupt_between_a_points_rows_keeps_them_all(reg, tmp_path: Path,
     ident = Identity("vm", "0", "tcp://w:1", "", "numpy", "cpu", "cpu")
 
     def hand_out(*a, **k):  # type: ignore[no-untyped-def]
-        yield driver.Outcome(a[3][0], Done(ident, made, owners=[0, 0, 0]))
+        yield driver.Outcome(a[3][0], Done(ident, made))
 
     monkeypatch.setattr(cluster_bench, "hand_out", hand_out)
     out = ClusterOutputs(jobs, tmp_path, False)
@@ -296,8 +296,8 @@ def test_a_replaced_workers_calibration_is_kept_beside_the_first(reg, tmp_path: 
            "status": "ok", "median_us": 1.0}
 
     def outcomes(tasks):  # type: ignore[no-untyped-def]
-        return [driver.Outcome(tasks[0], Done(first, [row], owners=[0])),
-                driver.Outcome(tasks[1], Done(again, [row], owners=[0]), attempts=2)]
+        return [driver.Outcome(tasks[0], Done(first, [row])),
+                driver.Outcome(tasks[1], Done(again, [row]), attempts=2)]
 
     got = _stand_in_rows(reg, tmp_path, monkeypatch, outcomes, {first.address: first},
                          live=[again.address])  # the first is dead
@@ -337,29 +337,3 @@ def test_restrict_is_read_before_a_cluster_starts(reg, tmp_path: Path,
     with pytest.raises(AssertionError, match="planned"):
         cluster_bench.bench(reg, ["dynamic_spikes"], restrict=["BLOCK < 100"], **kw)
     assert seen == [["dynamic_spikes default[BLOCK=128]"]]
-
-
-def test_a_point_s_builds_go_out_as_one_task(toy_reg, session, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    """A --define sweep's builds of a point share their peer rows (timed with the first),
-    so they go to one worker as one task: their rows come back together, from one worker
-    process, in the plan's order."""
-    from harness.cluster.bench import shared_peers
-    from harness.engine.jobs import plan
-
-    st = toy_reg.get("dynamic_spikes")
-    tuned = plan([st], ["batch=1,2", "in_f=64"], define_specs=["BLOCK=64,128"])
-    assert [[(j.variant.name, j.point["batch"]) for j in g] for g in shared_peers(tuned)] == [
-        [("default[BLOCK=64]", 1), ("default[BLOCK=128]", 1)],
-        [("default[BLOCK=64]", 2), ("default[BLOCK=128]", 2)]]
-    assert [len(g) for g in shared_peers(plan([st], ["batch=1,2", "in_f=64"], ["all"]))] == \
-        [1, 1, 1, 1]
-    got = sweep(toy_reg, session, "dynamic_spikes", "batch=1,2", tmp_path,
-                defines=["BLOCK=64,128"], options={"in_f": "64"})
-    assert all(r["status"] == "ok" for r in got), [r["reason"] for r in got]
-    by_point: dict[int, list[dict]] = {}  # type: ignore[type-arg]
-    for r in got:
-        by_point.setdefault(r["batch"], []).append(r)
-    assert sorted(by_point) == [1, 2]
-    for rows in by_point.values():
-        assert [r["variant"] for r in rows] == ["default[BLOCK=64]", "default[BLOCK=128]"]
-        assert len({r["worker"] for r in rows}) == 1

@@ -113,7 +113,7 @@ def test_a_gpu_worker_holds_its_context_only_while_a_task_runs(monkeypatch) -> N
     assert ctx.depth == 0  # built, and off the thread
     st.reg = types.SimpleNamespace(pipelines={}, stages={"s": object()})  # type: ignore[assignment]
     v = worker.Variant("default")
-    worker.run_point(setup, None, worker.PointTask(0, "s", (v,), {}))  # type: ignore[arg-type]
+    worker.run_point(setup, None, worker.PointTask(0, "s", v, {}))  # type: ignore[arg-type]
     worker.run_validation(setup, worker.ValidationTask(1, "s", v, ("normal",), 1, 0, {}))
     assert ctx.seen == [1, 1, 1, 1] and ctx.depth == 0
 
@@ -172,3 +172,26 @@ def test_each_runs_state_takes_its_own_external_plugins_choice(monkeypatch) -> N
     assert not registry.external_allowed()
     worker.state(worker.Setup("numpy", no_external=False))
     assert registry.external_allowed()
+
+
+def test_a_worker_times_the_peers_of_every_build_on_the_declared_variant(reg, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A --cluster task is one build, which times its peers itself (a point's builds may
+    run on different workers, and a speedup is only ever against peers its process
+    timed); the peers run the declared variant, as in a plain sweep."""
+    from harness.engine.jobs import plan
+    from tests.engine.test_bench import _Told
+    from tests.engine.test_measure import FAST, META, FakeGpu
+
+    peer = _Told("torch", 300.0)
+    ident = worker.Identity("h", "0", "tcp://h:1", "", "pycuda", "h200", "NVIDIA H200")
+    st = worker.State(reg, FakeGpu(), [peer], META, ident)  # type: ignore[arg-type]
+    monkeypatch.setattr(worker, "state", lambda setup: st)
+    monkeypatch.setattr(worker, "check_context", lambda st: None)
+    job = plan([reg.stages["dynamic_spikes"]], ["batch=2", "in_f=64"],
+               define_specs=["BLOCK=64,128"])[1]
+    assert not job.times_peers  # a plain sweep's second build; the worker's times them
+    done = worker.run_point(worker.Setup("auto"), FAST,
+                            worker.PointTask(0, "dynamic_spikes", job.variant, job.point))
+    assert [(r["backend"], r["variant"], r["status"]) for r in done.rows] == [
+        ("torch", "default", "ok"), ("pycuda", "default[BLOCK=128]", "ok")]
+    assert peer.told == ["default"] and done.rows[1]["speedup_vs_best_peer"] == 3.0
