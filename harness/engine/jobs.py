@@ -122,14 +122,22 @@ def plan(targets: Sequence[Target], sweep_specs: Sequence[str],
 
 def point_major(built: Sequence[Job]) -> list[Job]:
     """A ``--define`` sweep's jobs with each declared variant's builds side by side at each
-    point (the points in the order they come, then the builds in theirs): one point's
-    builds are timed together, share its draw and reference, and are set against one set
-    of peer rows, timed with the first of them (``times_peers``) alone."""
+    point: one point's builds are timed together, share its draw and reference, and are
+    set against one set of peer rows, timed with the first of them (``times_peers``) alone.
+    The points keep their order; the builds' order turns by one from a point to the next
+    (the variant's j-th point starts with build j), so the build right after the peers, or
+    first, is not the same one at every point and an order effect is spread over them."""
     groups: dict[tuple[str, str, str], list[Job]] = {}
     for job in built:
         groups.setdefault(job.peer_key, []).append(job)
-    return [dataclasses.replace(job, times_peers=i == 0)
-            for group in groups.values() for i, job in enumerate(group)]
+    seen: dict[str, int] = {}  # points met so far, by declared variant
+    out: list[Job] = []
+    for group in groups.values():
+        j = seen.get(group[0].variant.declared, 0)
+        seen[group[0].variant.declared] = j + 1
+        turned = group[j % len(group):] + group[:j % len(group)]
+        out += [dataclasses.replace(job, times_peers=i == 0) for i, job in enumerate(turned)]
+    return out
 
 
 def swept_pins(t: Target, grid: Mapping[str, list[str]]) -> list[str]:

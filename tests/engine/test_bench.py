@@ -344,13 +344,14 @@ def test_without_repeats_a_point_s_builds_share_its_draw_and_reference(reg, tmp_
     """Without --repeats a --define sweep measures a point's builds side by side: the
     point's inputs are drawn once and its reference computed once for both builds (not
     once a build), and a build whose outputs are wrong still fails its row."""
-    # Launches: builds 64 and 128 at batch 4, then at 8; the third (64 at 8) is wrong.
+    # Launches: builds 64 and 128 at batch 4, then 128 and 64 at 8 (the order turns by one
+    # a point); the third (128 at 8) is wrong.
     drawn, referenced, got = _counted_repeats(reg, tmp_path, monkeypatch, "find_min_max",
                                               (3, "mm"), repeats=1)
     assert len(drawn) == 2 and referenced == ["default"] * 2
     assert [(r["variant"], r["batch"], r["status"]) for r in got] == [
         ("default[BLOCK=64]", 4, "ok"), ("default[BLOCK=128]", 4, "ok"),
-        ("default[BLOCK=64]", 8, "failed"), ("default[BLOCK=128]", 8, "ok")]
+        ("default[BLOCK=128]", 8, "failed"), ("default[BLOCK=64]", 8, "ok")]
 
 
 class _Told(FakeGpu):
@@ -387,7 +388,7 @@ def test_a_define_sweep_times_its_peers_once_a_point_on_the_declared_variant(
     assert [(r["backend"], r["variant"], r["batch"], r["status"]) for r in got] == [
         ("torch", "default", 6, "ok"), ("pycuda", builds[0], 6, "failed"),
         ("pycuda", builds[1], 6, "failed"), ("torch", "default", 10, "ok"),
-        ("pycuda", builds[0], 10, "failed"), ("pycuda", builds[1], 10, "failed")]
+        ("pycuda", builds[1], 10, "failed"), ("pycuda", builds[0], 10, "failed")]
     assert peer.told == ["default"] * 2 * repeats
     assert [r["speedup_vs_best_peer"] for r in got if r["backend"] == "pycuda"] == [""] * 4
     again = plan([reg.get("dynamic_spikes")], ["batch=6", "in_f=64"],
@@ -656,7 +657,7 @@ def test_resume_keeps_a_point_s_builds_together(reg, tmp_path: Path) -> None:
             w.write(r)
     run = bench.bench(reg, ["dynamic_spikes"], resume=True, **kw)
     got = [(m.row["batch"], m.row["variant"]) for m in run.rows]
-    assert got == [(2, "default[BLOCK=64]"), (2, "default[BLOCK=128]")] and run.resumed == 1
+    assert got == [(2, "default[BLOCK=128]"), (2, "default[BLOCK=64]")] and run.resumed == 1
     assert resume.same_command("harness bench s --resume --append --out x") == \
         "harness bench s --out x"
     assert resume.same_command("harness bench s --overwrite") == "harness bench s"
@@ -687,8 +688,8 @@ def test_resume_knows_a_define_sweep_s_peer_rows(reg, tmp_path: Path, monkeypatc
             w.write(r)
     third = bench.bench(reg, ["dynamic_spikes"], resume=True, **kw)
     got = [(m.row["backend"], m.row["variant"], m.row["batch"]) for m in third.rows]
-    assert got == [("torch", "default", 2), ("pycuda", "default[BLOCK=64]", 2),
-                   ("pycuda", "default[BLOCK=128]", 2)] and third.total == 3
+    assert got == [("torch", "default", 2), ("pycuda", "default[BLOCK=128]", 2),
+                   ("pycuda", "default[BLOCK=64]", 2)] and third.total == 3
 
 
 def test_resume_counts_a_row_skipped_by_a_rule_of_the_point_as_done(reg, tmp_path: Path) -> None:

@@ -32,15 +32,19 @@ def test_plan_define_tunes_every_chosen_variant(reg) -> None:  # type: ignore[no
 
 
 def test_a_define_sweep_sets_a_point_s_builds_side_by_side(reg) -> None:  # type: ignore[no-untyped-def]
-    """Each declared variant's builds side by side at each point, the points in order; the
-    first build there times the peers, and a peer runs the declared variant."""
+    """Each declared variant's builds side by side at each point, the points in order and
+    the builds' order turned by one from a point to the next; the first build there times
+    the peers, and a peer runs the declared variant."""
     st = reg.get("dynamic_spikes")
     got = jobs.plan([st], ["batch=1,4", "in_f=64"], ["all"], define_specs=["BLOCK=64,128"])
     assert [(j.variant.name, j.point["batch"], j.times_peers) for j in got] == [
         ("default[BLOCK=64]", 1, True), ("default[BLOCK=128]", 1, False),
-        ("default[BLOCK=64]", 4, True), ("default[BLOCK=128]", 4, False),
+        ("default[BLOCK=128]", 4, True), ("default[BLOCK=64]", 4, False),
         ("away[BLOCK=64]", 1, True), ("away[BLOCK=128]", 1, False),
-        ("away[BLOCK=64]", 4, True), ("away[BLOCK=128]", 4, False)]
+        ("away[BLOCK=128]", 4, True), ("away[BLOCK=64]", 4, False)]
+    three = jobs.plan([st], ["batch=1,2,3,4", "in_f=64"], define_specs=["BLOCK=32,64,128"])
+    assert [j.variant.name[-4:-1] for j in three if j.times_peers] == \
+        ["=32", "=64", "128", "=32"]  # each build first in turn
     assert [j.as_peers_run_it().variant for j in got[4:6]] == [st.variant("away")] * 2
     assert got[0].peer_key == got[1].peer_key != got[2].peer_key
     plain = jobs.plan([st], ["batch=1,4", "in_f=64"], ["all"])
