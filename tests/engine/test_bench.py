@@ -640,21 +640,26 @@ def test_resume_measures_only_the_points_not_yet_measured(reg, tmp_path: Path) -
                     overwrite=True)
 
 
+def _drop_row(path: Path, batch: str, variant: str) -> None:
+    """The file without our row of ``variant`` at ``batch``: a point left part-measured."""
+    from harness.results import rows as files_rows
+
+    kept = [r for r in files_rows.read_rows(path)
+            if not (r["batch"] == batch and r["variant"] == variant)]
+    with files_rows.CsvWriter(path, "overwrite") as w:
+        for r in kept:
+            w.write(r)
+
+
 def test_resume_keeps_a_point_s_builds_together(reg, tmp_path: Path) -> None:
     """A point whose one build's row is missing is measured again with all its builds (and
     the command's own rows are recognised whatever --resume or --append it had)."""
     from harness.engine import resume
-    from harness.results import rows as files_rows
 
     kw = dict(sweep=["batch=1,2", "in_f=64"], backend="numpy", budget=0.05, out_dir=tmp_path,
               defines=["BLOCK=64,128"])
     list(bench.bench(reg, ["dynamic_spikes"], **kw).rows)
-    path = tmp_path / "dynamic_spikes.csv"
-    kept = [r for r in files_rows.read_rows(path)
-            if not (r["batch"] == "2" and r["variant"] == "default[BLOCK=128]")]
-    with files_rows.CsvWriter(path, "overwrite") as w:
-        for r in kept:
-            w.write(r)
+    _drop_row(tmp_path / "dynamic_spikes.csv", "2", "default[BLOCK=128]")
     run = bench.bench(reg, ["dynamic_spikes"], resume=True, **kw)
     got = [(m.row["batch"], m.row["variant"]) for m in run.rows]
     assert got == [(2, "default[BLOCK=128]"), (2, "default[BLOCK=64]")] and run.resumed == 1
@@ -668,7 +673,6 @@ def test_resume_knows_a_define_sweep_s_peer_rows(reg, tmp_path: Path, monkeypatc
     after the declared variant, are the rows --resume looks for, so a finished sweep is
     left as it is, and a point that lost a build's row is measured again, its peers once."""
     from harness.engine import devices
-    from harness.results import rows as files_rows
 
     peer = _Told("torch", 300.0)
     monkeypatch.setattr(devices, "choose", lambda backend, device: devices.Chosen(
@@ -680,12 +684,7 @@ def test_resume_knows_a_define_sweep_s_peer_rows(reg, tmp_path: Path, monkeypatc
     assert first.total == 6 and len(list(first.rows)) == 6
     again = bench.bench(reg, ["dynamic_spikes"], resume=True, **kw)
     assert list(again.rows) == [] and again.resumed == 2 and again.total == 0
-    path = tmp_path / "dynamic_spikes.csv"
-    kept = [r for r in files_rows.read_rows(path)
-            if not (r["batch"] == "2" and r["variant"] == "default[BLOCK=128]")]
-    with files_rows.CsvWriter(path, "overwrite") as w:
-        for r in kept:
-            w.write(r)
+    _drop_row(tmp_path / "dynamic_spikes.csv", "2", "default[BLOCK=128]")
     third = bench.bench(reg, ["dynamic_spikes"], resume=True, **kw)
     got = [(m.row["backend"], m.row["variant"], m.row["batch"]) for m in third.rows]
     assert got == [("torch", "default", 2), ("pycuda", "default[BLOCK=128]", 2),
