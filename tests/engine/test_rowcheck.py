@@ -120,13 +120,32 @@ def test_a_run_of_wrong_rows_anywhere_fails_the_row(tmp_path: Path, limit, start
     assert row["status"] == "failed" and row["verified"] == "no"
 
 
-def test_the_rows_checked_are_fixed_by_the_point(tmp_path: Path, limit) -> None:  # type: ignore[no-untyped-def]
-    runs: list[list[np.ndarray]] = [[], [], []]
-    for seen, cfg in zip(runs, (FAST, FAST, dataclasses.replace(FAST, seed=1)), strict=True):
-        m.measure(job(scaled(tmp_path, seen)), FakeGpu(), cfg, META)
-    a, b, other = (seen[1] for seen in runs)
-    assert np.array_equal(a, b)  # the same rows of the same inputs, measured again
-    assert not np.array_equal(a, other)
+def test_the_rows_checked_are_fixed_by_the_point(tmp_path: Path, limit,
+                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    """Which rows a check picks (not their values, which follow the inputs) depends on the
+    seed and the point alone, from a generator apart from the inputs' own."""
+    from harness.contract.rng import point_rng
+
+    picked: list[np.ndarray] = []
+    real = rowcheck.chosen
+
+    def spy(*args: Any) -> Any:
+        idx = real(*args)
+        picked.append(idx)
+        return idx
+
+    monkeypatch.setattr(rowcheck, "chosen", spy)
+    st = scaled(tmp_path, [])
+    for cfg, batch in ((FAST, BATCH), (FAST, BATCH), (dataclasses.replace(FAST, seed=1), BATCH),
+                       (FAST, BATCH + 1)):
+        m.measure(job(st, batch), FakeGpu(), cfg, META)
+    a, again, seed1, other_point = picked
+    assert a is not None and len(a) == rowcheck.SAMPLE_ROWS
+    assert np.array_equal(a, again)  # measured again: the same rows
+    assert not np.array_equal(a, seed1) and not np.array_equal(a, other_point[:len(a)])
+    inputs_own = rowcheck.pick_rows(BATCH, rowcheck.SAMPLE_ROWS,
+                                    point_rng(0, st.name, "normal", job(st).point))
+    assert not np.array_equal(a, inputs_own)  # not the inputs' stream
 
 
 def test_a_stage_without_rows_is_checked_whole_above_the_limit(tmp_path: Path, limit) -> None:  # type: ignore[no-untyped-def]

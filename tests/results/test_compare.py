@@ -175,10 +175,27 @@ def test_rows_never_ok_on_both_sides_compare_nothing(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("args, text", [
     (["--preset", "lax"], "unknown preset 'lax': one of default, strict, permissive"),
+    (["--threshold", "-50"], "'--threshold': Input should be greater than or equal to 0"),
+    (["--threshold", "nan"], "'--threshold': Input should be greater than or equal to 0"),
+    (["--threshold", "inf"], "--threshold must be a number >= 0, not inf"),
+    (["--z", "-1"], "'--z': Input should be greater than or equal to 0"),
+    (["--z", "inf"], "--z must be a number >= 0, not inf"),
 ])
 def test_bad_options(args: list[str], text: str) -> None:
     f = H200 / "gemm.csv"
     one_line(runner.invoke(app, ["compare", str(f), str(f), *args]), text)
+
+
+@pytest.mark.parametrize("threshold, z", [(-50.0, None), (float("nan"), None),
+                                          (float("inf"), None), (2.0, -1.0),
+                                          (2.0, float("nan")), (2.0, float("inf"))])
+def test_the_gate_takes_no_threshold_or_z_that_is_not_a_number_at_least_0(
+        threshold: float, z: float | None) -> None:
+    """The library refuses what the CLI's bounds would let through from another caller (a
+    negative threshold would call every row slower, nan none)."""
+    f = H200 / "gemm.csv"
+    with pytest.raises(HarnessError, match="must be a number >= 0"):
+        compare.run(f, f, threshold_pct=threshold, z=z)
 
 
 def test_clock_columns_are_checked(tmp_path: Path) -> None:
@@ -271,6 +288,21 @@ def test_a_row_failed_before_and_ok_now_is_no_regression(tmp_path: Path) -> None
     assert rep.rows[0].verdict == "failed" and rep.rows[0].reason == \
         "failed (mismatch) before, ok now"
     assert rep.exit_code == 0
+
+
+def test_a_row_not_ok_on_both_sides_says_why_once_or_twice(tmp_path: Path) -> None:
+    """Failed before and now: the one reason where it is the same, both where they
+    differ; a failed verdict either way (nothing ok to compare, so never a regression that
+    passes unseen)."""
+    old = load("gemm.csv")
+    old[0].update(status="failed", reason="mismatch")
+    old[1].update(status="oom", reason="out of memory")
+    new = [dict(r) for r in old]
+    new[1].update(status="failed", reason="mismatch")
+    rep = compare.run(write(tmp_path / "o.csv", old), write(tmp_path / "n.csv", new))
+    assert [(r.verdict, r.reason) for r in rep.rows[:2]] == [
+        ("failed", "not ok in either: failed (mismatch)"),
+        ("failed", "not ok in either: oom (out of memory) before, failed (mismatch) now")]
 
 
 def test_gone_rows_alone_are_no_regression(tmp_path: Path) -> None:

@@ -89,7 +89,9 @@ def test_a_slowdown_the_clock_explains_is_throttled() -> None:
     new = side(120.0, clock_mhz=1650.0, clock_min_mhz=1410.0, throttled=37)
     d = decide(old, new, DEFAULT, 0.02)
     assert d.verdict == AMBIGUOUS and d.reason.startswith("throttled: ")
-    assert "1980 MHz before, 1650 MHz now" in d.reason and "37 samples throttled now" in d.reason
+    assert "1980 MHz before, 1650 MHz now" in d.reason
+    assert "(37 samples throttled now, lowest 1410 MHz)" in d.reason
+    assert "throttled before" not in d.reason  # the old side's samples were not
 
 
 def test_a_clear_slowdown_in_time_under_the_threshold_in_cycles_is_throttled() -> None:

@@ -69,6 +69,11 @@ def test_missing_ncu_and_forbidden_counters(monkeypatch) -> None:  # type: ignor
         ncu.find_ncu()
     with pytest.raises(HarnessError, match="not permitted"):
         ncu.run(["sh", "-c", "echo '==ERROR== ERR_NVGPUCTRPERM - no access'; exit 1"])
+    # Any other failure is ncu's exit status, with its output's tail kept as the detail,
+    # even where what it printed parses as a table (nothing of a failed run is kept).
+    with pytest.raises(HarnessError, match=r"ncu failed \(exit 2\)") as err:
+        ncu.run(["sh", "-c", 'echo \'"ID","Metric Name"\'; echo "==ERROR== launch failed"; exit 2'])
+    assert "launch failed" in (err.value.detail or "")
 
 
 def test_command_counts_the_kernels_one_launch_enqueues(reg, monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -95,3 +95,19 @@ def test_missing_sanitizer_is_one_line(monkeypatch) -> None:  # type: ignore[no-
     assert res.exit_code == 2
     assert res.stderr.strip() == ("error: compute-sanitizer not found on PATH: install the "
                                   "CUDA toolkit's sanitizer or add it to PATH")
+
+
+@pytest.mark.parametrize("script, errors, ok", [
+    ("printf '========= ERROR SUMMARY: 0 errors\\n'", 0, True),
+    ("printf '========= ERROR SUMMARY: 2 errors\\n'; exit 3", 2, False),
+    # A report with no summary at all (the child crashed, the tool died) counts as an
+    # error, whatever the exit status: a run that said nothing was not shown clean.
+    ("echo 'Segmentation fault'", 1, False),
+])
+def test_a_run_is_judged_by_its_summary(reg, monkeypatch, script: str, errors: int,  # type: ignore[no-untyped-def]
+                                        ok: bool) -> None:
+    monkeypatch.setattr(sanitize, "command", lambda *a, **k: ["sh", "-c", script])
+    st = reg.get("dynamic_spikes")
+    got = sanitize.run("memcheck", st, st.variants[0])
+    assert (got.errors, got.ok) == (errors, ok)
+    assert got.points == len(sanitize.points(st, st.variants[0]))
