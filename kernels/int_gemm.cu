@@ -167,10 +167,19 @@ static_assert(IG_I2F >= 0 && IG_I2F <= 3, "IG_I2F must be 0, 1, 2 or 3");
 #ifndef IG_SK
 #define IG_SK 1
 #endif
+// The tail is split only where it saves the busiest cluster at least nk / IG_SK_MIN K tiles
+// (a quarter of a tile's by default; at least one): below that the partials' stores and
+// reads, and a run's extra items, cost about what the split saves (kernels/NOTES.md).
+#ifndef IG_SK_MIN
+#define IG_SK_MIN 4
+#endif
 // The workspace's capacity in CTAs: ws holds IG_SK_MAX_CTAS partials of 128 x 128 floats,
 // counters 2 IG_SK_MAX_CTAS words (one a consumer warpgroup). A launch of more CTAs, or one
 // without a workspace, runs every tile whole.
 #define IG_SK_MAX_CTAS 256
+// A head gives up on its tail's count after this many polls (seconds, at 64 ns or more a
+// poll): a grid that is not all resident then ends in an error, not a hang.
+#define IG_SK_SPINS (1u << 26)
 
 namespace {
 
@@ -273,12 +282,17 @@ struct Sched {
 // sk: split the tail. Where the last wave is part-full (rem tiles) and there is a full one
 // before it, the last rem + ncl tiles are the stream-K part: each run is at least nk units
 // long, so a tile is shared by at most two runs, a head's end and the next run's start.
-// (A part of 2^31 units or more, K past 2^24 at 132 SMs, runs every tile whole.)
+// The busiest cluster's K tiles go from (full + 1) nk to (full - 1) nk + ceil((rem + ncl)
+// nk / ncl), floor((ncl - rem) nk / ncl) fewer: the split is made where that is at least
+// nk / IG_SK_MIN and 1. (A part of 2^31 units or more, K past 2^24 at 132 SMs, runs every
+// tile whole.)
 __device__ __forceinline__ Sched make_sched(int ntiles, int nk, int ncl, int cid, bool sk) {
     Sched sc{nk, ncl, cid, ntiles, 0, 0, 0};
     const int full = ntiles / ncl, rem = ntiles % ncl;
     const long long units = static_cast<long long>(rem + ncl) * nk;
-    if (sk && rem != 0 && full >= 1 && units < (1ll << 31)) {
+    const long long saved = static_cast<long long>(ncl - rem) * nk / ncl;
+    if (sk && rem != 0 && full >= 1 && units < (1ll << 31) && saved >= 1 &&
+        saved * IG_SK_MIN >= nk) {
         sc.dp = ntiles - (rem + ncl);
         sc.u0 = static_cast<int>(units * cid / ncl);
         sc.u1 = static_cast<int>(units * (cid + 1) / ncl);
@@ -728,11 +742,15 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
                     // A head: the next cluster's CTA of this rank did the rest of the tile
                     // first thing in its run. Every thread acquires its count (with every
                     // CTA resident the wait ends: a tail counts before it could wait as a
-                    // head), adds the partial after its own sums (the same bits every
-                    // launch), and the count is zeroed for the next launch once all read it.
+                    // head; IG_SK_SPINS polls without it is an error), adds the partial
+                    // after its own sums (the same bits every launch), and the count is
+                    // zeroed for the next launch once all read it.
                     const int from = static_cast<int>(blockIdx.x) + CS;
                     const unsigned* flag = sk_flags + 2 * from + c;
-                    while (igemm::ld_acquire_u32(flag) == 0u) __nanosleep(64);
+                    for (unsigned spins = 0; igemm::ld_acquire_u32(flag) == 0u; ++spins) {
+                        if (spins == IG_SK_SPINS) __trap();
+                        __nanosleep(64);
+                    }
                     const float4* part = reinterpret_cast<const float4*>(sk_ws) +
                                          static_cast<size_t>(from) * SK_PART_F4 + 128 * c + wtid;
 #pragma unroll
