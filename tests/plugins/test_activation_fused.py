@@ -312,3 +312,38 @@ def test_act_grid_builds_hold_the_blocks_the_plugin_counts(st, block) -> None:  
     res = {r.function: r for r in nvcc_report(st, vb)}["act_grid"]
     assert minb * block * (-(-res.registers // 8) * 8) <= 65536, res
     assert minb * (res.smem_bytes + 1024) <= 228 * 1024, res
+
+
+@pytest.mark.parametrize("mode", ["unidirectional", "bidirectional", "twos_complement"])
+def test_the_reference_s_stats_are_qmin_qmax_o_t_in_that_order(st, mode: str) -> None:  # type: ignore[no-untyped-def]
+    """stats = [qmin, qmax, o, T], from SPEC's steps taken one by one here (the kernels and
+    the integer GEMM read them by place): a row whose four values all differ."""
+    from harness.spikes import spec
+
+    x = np.array([[1.0, -2.0, 0.5, 3.0]], np.float32)
+    _, q = spec.dynamic_spikes(x, 3.0)
+    assert q.tolist() == [[2, -4, 1, 6]]
+    o = spec.offset(-4, 6, mode)
+    t = spec.planes(int(np.abs(q - o).max()), mode)
+    v = next(v for v in st.variants if dict(v.pins) == {"mode": mode, "layout": "int8"})
+    ref = st.expected({"x": x}, st.point(v, batch=1, in_f=4, k=3.0), v)
+    assert ref["stats"].tolist() == [-4, 6, o, t]
+    assert ref["q8"].tolist() == [[2, -4, 1, 6]] and ref["q8"].dtype == np.int8
+
+
+def test_q8_holds_the_whole_int8_range() -> None:
+    """q8 clamps to [-128, 127]: -128 is a value int8 holds, kept as it is."""
+    got = af.q8(np.array([-300, -129, -128, -127, 127, 128, 300]))
+    assert got.dtype == np.int8 and got.tolist() == [-128, -128, -128, -127, 127, 127, 127]
+
+
+def test_a_buffer_of_exactly_max_planes_is_taken(st) -> None:  # type: ignore[no-untyped-def]
+    """k F = 2^29 needs 31 planes at most (MAX_PLANES): taken; 2^30 would need 32: said."""
+    from harness.spikes import spec
+
+    x = np.ones((1, 512), np.float32)
+    at = st.point(st.variants[0], batch=1, in_f=512, k=float(2**20))
+    assert af.capacity(at) == spec.MAX_PLANES and af.check_inputs({"x": x}, at) is None
+    past = st.point(st.variants[0], batch=1, in_f=512, k=float(2**21))
+    assert af.capacity(past) == spec.MAX_PLANES + 1
+    assert "more than 31 planes hold" in (af.check_inputs({"x": x}, past) or "")

@@ -60,3 +60,18 @@ def test_cases_take_the_direct_write_and_the_last_block_in_every_mode(
 
 def test_the_kernels_units_are_the_plugins() -> None:
     assert kernel_define("kernels/transform_absmax.cu", "UNITS") == REDUCE_UNITS
+
+
+@pytest.mark.parametrize("mode", spec.MODES)
+def test_the_reference_decides_from_min_then_max(reg, mode: str) -> None:  # type: ignore[no-untyped-def]
+    """The reference reads ``mm`` as (qmin, qmax): on a row whose ends are not mirror
+    images, o is SPEC's decision from -3 and 7, v = q - o and amax = max |v|."""
+    st = reg.get("transform_absmax")
+    q = np.array([[-3, 7, 0]], np.int32)
+    ref = st.expected({"q": q.copy(), "mm": spec.min_max(q)},
+                      st.point(batch=1, in_f=3, mode=mode), st.variants[0])
+    o = spec.offset(-3, 7, mode)
+    assert ref["o"].tolist() == [o] and ref["v"].tolist() == (q - o).tolist()
+    assert ref["amax"].tolist() == [int(np.abs(q - o).max())]
+    assert {m: spec.offset(-3, 7, m) for m in spec.MODES} != \
+        {m: spec.offset(7, -3, m) for m in spec.MODES}  # the order matters somewhere

@@ -144,6 +144,19 @@ def test_plane_bound_covers_the_widest_row() -> None:
         o = spec.offset(int(mm[0]), int(mm[1]), mode)
         _, amax = spec.transform(q, o)
         assert spec.planes(amax, mode) <= spec.plane_bound(k, f, mode)
+    # Two rows, one at +kF and one at -kF: the offset of the one moves the other to 2 kF,
+    # the widest v of any finite input (unidirectional k = 4, F = 256: T = 12 exactly).
+    x = np.zeros((2, 256), np.float32)
+    x[0, 0], x[1, 0] = 1.0, -1.0
+    for mode in spec.MODES:
+        _, q = spec.dynamic_spikes(x, 4.0)
+        assert q.min() == -1024 and q.max() == 1024
+        mm = spec.min_max(q)
+        _, amax = spec.transform(q, spec.offset(int(mm[0]), int(mm[1]), mode))
+        need = spec.planes(amax, mode)
+        assert need <= spec.plane_bound(4.0, 256, mode), mode
+    assert spec.planes(2048, "unidirectional") == 12 == \
+        spec.plane_bound(4.0, 256, "unidirectional")  # the bound is tight there
 
 
 def test_step_one_past_float32_is_bad_input() -> None:
@@ -180,6 +193,16 @@ def test_step_one_past_float32_is_bad_input() -> None:
     assert why is not None and "beyond int32 (vth clamped to [0.0, 0.7])" in why
     unclamped = spec.threshold_problem(np.array([[1.0, 2.0]], np.float32), 1e-12)
     assert unclamped is None
+    # each limit on its own: a subnormal mean in a wide row (vth normal only at k < 1e-2);
+    # a normal mean whose vth (mean / k) is subnormal; a clamp that sends |q| past int32
+    wide = np.zeros((1, 3584), np.float32)
+    wide[0, 0] = np.float32(1e-36)
+    assert "subnormal" in (spec.threshold_problem(wide, 3.0) or "")
+    assert "subnormal" in (spec.threshold_problem(np.full((1, 4), 2e-38, np.float32), 3.0)
+                           or "")
+    assert spec.threshold_problem(np.full((1, 4), 2e-38, np.float32), 0.1) is None
+    why = spec.threshold_problem(np.array([[1.0]], np.float32), 2.0, vth_max=1e-10)
+    assert why is not None and "|q| would reach 1e+10, beyond int32" in why
 
 
 def test_quantise_saturates_as_the_kernels_do() -> None:
@@ -215,11 +238,47 @@ def test_threshold64_by_chunks_is_the_whole_sum_bit_for_bit(monkeypatch, chunk: 
     rng = np.random.default_rng(7)
     monkeypatch.setattr(spec, "_CHUNK_ROWS", chunk)
     for shape in [(7, 3584), (5, 20001), (1, 1)]:
-        x = (rng.standard_normal(shape) * rng.uniform(1e-3, 1e3, (shape[0], 1))).astype(np.float32)
+        # row scales log-uniform over 12 decades: vth well under 1 and well over it
+        scales = 10 ** rng.uniform(-6, 6, (shape[0], 1))
+        x = (rng.standard_normal(shape) * scales).astype(np.float32)
         whole = np.abs(x.astype(np.float64)).sum(axis=1) / x.shape[1] / 3.0
         assert spec.threshold64(x, 3.0).tobytes() == whole.tobytes()
     x = np.array([[1.0, -1.0], [100.0, 0.0], [0.0, 0.0]], np.float32)
     assert spec.threshold64(x, 1.0, 0.75, 10.0).tolist() == [1.0, 10.0, 0.75]
+
+
+def test_step_one_has_no_clamp_by_default() -> None:
+    """SPEC: vth = mean |x| / k, clamped only where vth_min / vth_max are given (the seed
+    program's 1e-5 floor is not SPEC's default): tiny and huge rows keep their own vth, and
+    so their own q."""
+    lo, hi = np.float32(1e-5), np.float32(1e5)
+    assert spec.threshold64(np.full((1, 4), lo), 3.0)[0] == float(lo) / 3.0
+    assert spec.threshold64(np.full((1, 4), hi), 3.0)[0] == float(hi) / 3.0
+    vth, q = spec.dynamic_spikes(np.full((1, 8), lo), 3.0)
+    assert q.tolist() == [[3] * 8] and vth[0] == np.float32(np.float32(lo) / np.float32(3.0))
+
+
+def test_quantise_divides_in_float32() -> None:
+    """q = round(x / vth) with the quotient rounded to float32 first (SPEC: true float32
+    division): 46.807583 / 1.3185235 is 35.4999982 in float64 but exactly 35.5 in float32,
+    which rounds half to even to 36 (a float64 quotient would give 35); against the literal
+    rule on inputs a hair from the halves, too."""
+    x, v = np.array([[46.807583]], np.float32), np.array([1.3185235], np.float32)
+    assert np.float32(x[0, 0]) / np.float32(v[0]) == np.float32(35.5)
+    assert spec.quantise(x, v)[0, 0] == 36
+    assert spec.quantise(-x, v)[0, 0] == -36
+    assert spec.quantise(x, v, away=True)[0, 0] == 36
+    from tests.spikes.test_quantise_rule import _exact, _near_halves
+
+    rng = np.random.default_rng(11)
+    xs, vs = _near_halves(rng, 20_000, 300)
+    ok = np.isfinite(xs) & (vs > 0) & np.isfinite(vs)
+    xs, vs = xs[ok], vs[ok]
+    with np.errstate(all="ignore"):
+        want = _exact(xs, vs)
+    fine = np.abs(want) < 2.0**31
+    got = spec.quantise(xs[fine][:, None], vs[fine])[:, 0]
+    assert np.array_equal(got, want[fine].astype(np.int32))
 
 
 def _pack64(v: np.ndarray, t_planes: int, mode: str) -> np.ndarray:
