@@ -14,9 +14,11 @@ asked for. Pipeline CSVs are not replayed.
 runs them, one ``harness bench`` child each, into OUT (which must hold no CSV yet, unless
 ``--append``: then the rows are added to OUT's CSVs, whose earlier rows stay, as a tuning
 folder measured again in place keeps the rows of the sweeps that can no longer be built);
-its exit status is the worst of theirs (1: some row failed), or 2 with one line when there
-is nothing to replay. A tuning sweep over a ``--define`` the kernel no longer reads (a knob
-taken out after it lost) is left out, with a line saying so: it cannot be built again.
+its exit status is the worst of theirs (1: some row failed, or a child that exited 0 wrote
+no rows for a stage it was to measure, which the regress gate would otherwise pass without
+comparing it), or 2 with one line when there is nothing to replay. A tuning sweep over a
+``--define`` the kernel no longer reads (a knob taken out after it lost) is left out, with a
+line saying so: it cannot be built again.
 """
 
 from __future__ import annotations
@@ -177,13 +179,25 @@ def main(argv: Sequence[str] | None = None) -> int:
             continue
         print(f"=== harness {shlex.join(args)}", flush=True)
         ran += 1
-        worst = max(worst, subprocess.run([sys.executable, "-m", "harness", *args],
-                                          check=False).returncode)
+        named = [x for x in args if x in reg.stages]
+        before = {n: _rows_in(a.out / f"{n}.csv") for n in named}
+        rc = subprocess.run([sys.executable, "-m", "harness", *args], check=False).returncode
+        idle = [n for n in named if _rows_in(a.out / f"{n}.csv") <= before[n]]
+        if rc == 0 and idle:  # a gate that compares nothing must not pass
+            print(f"error: harness {shlex.join(args)} exited 0 but wrote no rows for "
+                  f"{', '.join(idle)}", file=sys.stderr, flush=True)
+            rc = 1
+        worst = max(worst, rc)
     if not ran:
         print(f"error: nothing to replay in {a.folder}: every command was left out (above)",
               file=sys.stderr)
         return 2
     return worst
+
+
+def _rows_in(path: Path) -> int:
+    """The rows of a result CSV (0 where there is none yet)."""
+    return len(read_rows(path)) if path.is_file() else 0
 
 
 def unbuildable(args: Sequence[str], stages: Mapping[str, Stage]) -> str | None:

@@ -29,12 +29,25 @@ def _csv(path: Path, header: list[str], rows: list[list[str]]) -> Path:
     return path
 
 
-def _children(monkeypatch, status: Callable[[list[str]], int]) -> list[list[str]]:  # type: ignore[no-untyped-def]
-    """The commands replay runs, recorded instead of run; each exits with ``status(cmd)``."""
+def _children(monkeypatch, status: Callable[[list[str]], int],  # type: ignore[no-untyped-def]
+              writes: bool = True) -> list[list[str]]:
+    """The commands replay runs, recorded instead of run; each exits with ``status(cmd)``
+    and, with ``writes``, adds a row to ``--out``'s CSV of each stage it names, as a bench
+    does."""
     ran: list[list[str]] = []
 
     def fake_run(cmd, check):  # type: ignore[no-untyped-def]
         ran.append(cmd)
+        out = Path(cmd[cmd.index("--out") + 1])
+        out.mkdir(parents=True, exist_ok=True)
+        for name in (a for a in cmd if a in replay.discover().stages) if writes else ():
+            path = out / f"{name}.csv"
+            new = not path.exists()
+            with path.open("a", newline="") as f:
+                w = csv.writer(f)
+                if new:
+                    w.writerow(STAGE_HEADER)
+                w.writerow([name, "pycuda", "v", "1", "ok", "1.0", "harness bench"])
         return subprocess.CompletedProcess(cmd, status(cmd))
 
     monkeypatch.setattr(replay.subprocess, "run", fake_run)
@@ -210,6 +223,14 @@ def test_a_sweep_over_a_knob_the_kernel_no_longer_reads_is_left_out(tmp_path: Pa
     out = capsys.readouterr().out
     assert "=== left out: harness bench int_gemm --define IG_GONE=0,1" in out
     assert "--define IG_GONE: stage int_gemm's kernel never reads it" in out
+    # A child that exits 0 having written nothing for its stage fails the replay: the
+    # regress gate would compare nothing for it and pass.
+    _children(monkeypatch, lambda cmd: 0, writes=False)
+    assert replay.main([str(d), str(tmp_path / "idle")]) == 1
+    assert "exited 0 but wrote no rows for int_gemm" in capsys.readouterr().err
+    _children(monkeypatch, lambda cmd: 3, writes=False)  # its own failure stands as it is
+    assert replay.main([str(d), str(tmp_path / "failing")]) == 3
+    assert "wrote no rows" not in capsys.readouterr().err
     gone_only = tmp_path / "gone"
     gone_only.mkdir()
     _csv(gone_only / "int_gemm.csv", STAGE_HEADER,
