@@ -60,7 +60,8 @@ def _nan_count(a: np.ndarray) -> int:
 def _diff64(got: np.ndarray, ref: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The reference in float64 and ``|got - ref|`` (NaN where either is NaN)."""
     r = ref.astype(np.float64)
-    return r, np.abs(got.astype(np.float64) - r)
+    with np.errstate(invalid="ignore"):  # inf - inf: NaN, as documented
+        return r, np.abs(got.astype(np.float64) - r)
 
 
 def _first(bad: np.ndarray, got: np.ndarray, ref: np.ndarray, n: int) -> tuple:
@@ -125,13 +126,20 @@ class NormRel:
             return bad
         r, diff = _diff64(got, ref)
         nan_g = _nan_count(got)
-        nref = float(np.linalg.norm(r))
-        ndiff = float(np.linalg.norm(np.where(np.isnan(diff), 0.0, diff)))
+        # The norms are over the finite reference values; where the reference is not finite
+        # (an inf, which made ||ref|| inf and so any error 0), the kernel must match it
+        # exactly.
+        finite = np.isfinite(r)
+        off = ~finite & ~(got.astype(np.float64) == r)
+        nref = float(np.linalg.norm(np.where(finite, r, 0.0)))
+        ndiff = float(np.linalg.norm(np.where(np.isnan(diff) | ~finite, 0.0, diff)))
         worst = ndiff / nref if nref else (0.0 if ndiff == 0 else float("inf"))
-        if nan_g:
+        if nan_g or off.any():
             worst = float("inf")
-        # Elements listed on failure: the NaNs first, then the largest differences.
-        bad = np.isnan(diff) | (diff > self.bound * (np.abs(r) + nref / max(r.size, 1) ** 0.5))
+        # Elements listed on failure: the NaNs and unmatched infinities first, then the
+        # largest differences.
+        bad = off | (finite & (np.isnan(diff) |
+                               (diff > self.bound * (np.abs(r) + nref / max(r.size, 1) ** 0.5))))
         ok = nan_g == 0 and worst <= self.bound
         n = int(bad.sum())
         return Comparison(name, ok, "normrel", worst, n, got.size, nan_g,

@@ -54,3 +54,63 @@ def test_normrel_against_a_zero_reference_needs_zero() -> None:
     assert c.ok is False and c.worst == float("inf") and c.mismatches == 4
     same = t.compare("o", np.zeros(4), np.zeros(4))
     assert same.ok and same.worst == 0.0
+    assert same.mismatches == 0
+
+
+def test_rel_tol_is_relative_to_the_magnitude_of_a_negative_reference() -> None:
+    t = RelTol(1e-5, "r")
+    assert not t.compare("v", np.array([-5.0, -1.0]), np.array([-1.0, -1.0])).ok
+    assert not t.compare("v", np.array([-2.0]), np.array([-1.0])).ok
+    assert t.compare("v", np.array([-1.0 - 1e-6]), np.array([-1.0])).ok
+
+
+def test_rel_tol_at_its_bound_passes_and_past_it_fails() -> None:
+    assert RelTol(0.5, "r").compare("v", np.array([1.5]), np.array([1.0])).ok
+    assert not RelTol(0.5, "r").compare("v", np.array([1.5000001]), np.array([1.0])).ok
+    assert RelTol(0.0, "r").compare("v", np.array([3.0]), np.array([3.0])).ok
+
+
+def test_references_and_outputs_are_compared_in_float64() -> None:
+    """Neither side is rounded to float32 before the comparison: a float64 reference a
+    fraction of a float32 ulp from 1 (x_rec's NormRel 1e-7), a float64 output 2^-30 off,
+    and an int32 2^24 + 1 against 2^24 + 2 (1 apart, not 0 or 2 as in float32)."""
+    ref = np.array([1.0 + 0.45 * 2.0**-23])
+    got = np.array([1.0 - 2.0**-24], np.float32)
+    c = NormRel(1e-7, "r").compare("x_rec", got, ref)
+    assert not c.ok and 1.1e-7 < c.worst < 1.2e-7
+    assert not RelTol(1e-12, "r").compare("v", np.array([1.0 + 2.0**-30]), np.array([1.0])).ok
+    assert not RelTol(1e-12, "r").compare("v", np.array([1.0]), np.array([1.0 + 2.0**-30])).ok
+    e = Exact("r").compare("q", np.array([2**24 + 1], np.int32), np.array([2**24 + 2], np.int32))
+    assert not e.ok and e.worst == 1.0
+
+
+def test_exact_reports_the_largest_difference() -> None:
+    c = Exact("r").compare("q", np.array([1, 2, 30], np.int32), np.array([0, 2, 20], np.int32))
+    assert (c.ok, c.mismatches, c.worst) == (False, 2, 10.0)
+
+
+def test_normrel_lists_the_elements_that_moved() -> None:
+    ref = np.array([1000.0, 1.0, 1.0, 1.0])
+    got = ref.copy()
+    got[1] = 3.0
+    c = NormRel(1e-6, "r").compare("o", got, ref)
+    assert not c.ok and c.mismatches == 1 and c.first[0][0] == (1,)
+
+
+def test_normrel_on_an_integer_output_passes_when_equal() -> None:
+    q = np.array([1, -2, 3], np.int32)
+    c = NormRel(1e-6, "r").compare("q", q, q.copy())
+    assert c.ok and c.nan_got == 0 and c.worst == 0.0
+
+
+def test_normrel_does_not_let_an_infinite_reference_hide_every_error() -> None:
+    """An inf in the reference made ||ref|| inf and any error 0: the norms are over the
+    finite values, and an inf must be matched exactly."""
+    t = NormRel(1e-6, "r")
+    ref = np.array([np.inf, 1.0, 2.0, 3.0])
+    c = t.compare("o", np.array([np.inf, 100.0, -5.0, 0.0]), ref)
+    assert not c.ok and c.worst > 1 and c.mismatches == 3
+    assert t.compare("o", ref.copy(), ref).ok
+    off = t.compare("o", np.array([1e30, 1.0, 2.0, 3.0]), ref)
+    assert not off.ok and off.worst == float("inf") and off.first[0][0] == (0,)
+    assert not t.compare("o", np.array([-np.inf, 1.0, 2.0, 3.0]), ref).ok
