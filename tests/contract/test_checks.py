@@ -149,3 +149,60 @@ def test_a_trimmed_output_may_have_fewer_planes(reg) -> None:  # type: ignore[no
     more = np.zeros((declared[0] + 1, *declared[1:]), np.int8)
     assert checks.reference_problems(st, p, {**ref, "spikes": more})[0].startswith(
         "reference output spikes is int8[")
+
+
+def _only(found: list[str], line: str) -> None:
+    assert found == [line], found
+
+
+def test_each_declaration_problem_of_a_stage_is_named(reg) -> None:  # type: ignore[no-untyped-def]
+    """One broken field at a time, on a stage that is otherwise sound: exactly its line."""
+    from harness.contract.stage import Peer
+    from harness.contract.tolerance import Exact
+
+    st = reg.get("find_min_max")
+    assert checks.check_stage(st) == []
+    r = dataclasses.replace
+    _only(checks.check_stage(r(st, cases=())), "no validation cases declared")
+    _only(checks.check_stage(r(st, axes=(*st.axes, st.axes[0]))), "duplicate axis names")
+    _only(checks.check_stage(r(st, variants=(*st.variants, st.variants[0]))),
+          "variants must be non-empty with unique names")
+    _only(checks.check_stage(r(st, tolerances={k: Exact("") for k in st.tolerances})),
+          f"tolerance of {next(iter(st.tolerances))!r} gives no reason")
+    _only(checks.check_stage(r(st, default_sweep={"nope": (1,)})),
+          "default_sweep names unknown axis 'nope'")
+    pinned = r(st.variants[0], pins=(("nope", 1),))
+    _only(checks.check_stage(r(st, variants=(pinned,))),
+          f"variant {pinned.name} pins unknown axis 'nope'")
+    _only(checks.check_stage(r(st, inputs=3)), "field inputs is not callable")
+    assert checks.check_stage(r(st, block=checks.MAX_BLOCK)) == []
+    _only(checks.check_stage(r(st, block=checks.MAX_BLOCK + 1)),
+          f"block {checks.MAX_BLOCK + 1} is not a thread count in 1..{checks.MAX_BLOCK}")
+    _only(checks.check_stage(r(st, block=0)),
+          f"block 0 is not a thread count in 1..{checks.MAX_BLOCK}")
+    def fn(torch, t, p, v):  # type: ignore[no-untyped-def]
+        return {}
+
+    peers = {"torch": Peer(fn), "nofn": Peer(None), "mute": Peer(fn, judged=False)}  # type: ignore[arg-type]
+    found = checks.check_stage(r(st, peers=peers))
+    assert found == ["peer 'torch': the name is reserved (torch, torch_compile, numpy, "
+                     "pycuda, auto, none, all)", "peer 'nofn': fn is not callable",
+                     "peer 'mute': a peer that is not judged must say why in its note"]
+
+
+def test_each_declaration_problem_of_a_pipeline_is_named(reg) -> None:  # type: ignore[no-untyped-def]
+    from harness.contract.stage import Peer
+
+    pipe = reg.pipelines["activation_path"]
+    assert checks.check_stage(pipe) == []
+    r = dataclasses.replace
+    _only(checks.check_stage(r(pipe, steps=())), "no steps declared")
+    _only(checks.check_stage(r(pipe, cases=())), "no validation cases declared")
+    _only(checks.check_stage(r(pipe, families=())), "no input families declared")
+    _only(checks.check_stage(r(pipe, check=None)), "field check is not callable")
+    _only(checks.check_stage(pipe, expected_name="other"),
+          "name 'activation_path' differs from the file stem 'other'")
+    judged = {"eager": Peer(lambda torch, t, p, v: {})}
+    _only(checks.check_stage(r(pipe, peers=judged)),
+          "peer 'eager': a pipeline's peer is a speed reference (judged=False, its note "
+          "saying why): the pipeline's check judges intermediates a peer does not make")

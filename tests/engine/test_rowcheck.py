@@ -372,3 +372,31 @@ def test_a_reference_too_big_for_the_host_is_an_oom_row(tmp_path: Path) -> None:
     assert row["status"] == "oom" and "verified" not in row
     assert row["reason"].startswith("out of host memory checking the outputs")
     assert "median_us" not in row
+
+
+def test_every_row_can_be_picked() -> None:
+    """Over many seeds the picks reach every row (none is never checked), each inner pick
+    within its own stretch of the rows between the first and the last."""
+    n, k = 1000, rowcheck.SAMPLE_ROWS
+    seen: set[int] = set()
+    for seed in range(400):
+        idx = rowcheck.pick_rows(n, k, np.random.default_rng(seed))
+        assert idx[0] == 0 and idx[-1] == n - 1 and len(idx) == k
+        seen.update(int(i) for i in idx)
+    assert seen == set(range(n))
+    edges = np.linspace(1, n - 1, k - 1).astype(np.int64)
+    inner = rowcheck.pick_rows(n, k, np.random.default_rng(0))[1:-1]
+    assert all(lo <= i < hi for i, lo, hi in zip(inner, edges[:-1], edges[1:], strict=True))
+
+
+def test_a_run_at_exactly_the_limit_is_checked_whole(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run of exactly FULL_CHECK_LIMIT elements (inputs and outputs together: the toy's
+    x, s and y at batch 100) is checked whole; one element fewer allowed, it is sampled."""
+    st = scaled(tmp_path, [])
+    size = 2 * 100 * IN_F + IN_F
+    monkeypatch.setattr(rowcheck, "FULL_CHECK_LIMIT", size)
+    assert m.measure(job(st, 100), FakeGpu(), FAST, META)["verified"] == "yes"
+    monkeypatch.setattr(rowcheck, "FULL_CHECK_LIMIT", size - 1)
+    assert m.measure(job(st, 100), FakeGpu(), FAST, META)["verified"] == \
+        f"sampled:{rowcheck.SAMPLE_ROWS}/100"

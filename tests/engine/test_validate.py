@@ -134,6 +134,37 @@ def test_worst_errors_summarises_per_output(st) -> None:
     assert validate.worst_errors(cases).startswith("q abs 0; vth rel ")
 
 
+def _case(ok: bool, vth_rel: float) -> validate.CaseResult:
+    from harness.contract.tolerance import Comparison
+
+    return validate.CaseResult("s", "v", "normal", 0, {}, (
+        Comparison("vth", ok, "rel", vth_rel, 0 if ok else 1, 4, 0, 0),
+        Comparison("q", True, "abs", 0.0, 0, 4, 0, 0)))
+
+
+def test_worst_errors_is_the_largest_of_every_case() -> None:
+    """The ledger's worst_error column: per output, the largest over the cases, whichever
+    case holds it."""
+    assert validate.worst_errors([_case(True, 2e-7), _case(True, 3e-3), _case(True, 1e-9)]) \
+        == "q abs 0; vth rel 0.003"
+    assert validate.worst_errors([_case(True, 3e-3), _case(True, 2e-7)]) == \
+        "q abs 0; vth rel 0.003"
+
+
+def test_a_ledger_row_passes_only_when_every_case_did() -> None:
+    import types
+
+    info = types.SimpleNamespace(name="NVIDIA H200", cc=(9, 0), driver="1", cuda="13.0")
+    rows = {}
+    for name, cases in (("all", [_case(True, 0.0)] * 2), ("one bad", [_case(True, 0.0),
+                                                                      _case(False, 1.0)]),
+                        ("none", [])):
+        summary = validate.ValidationSummary("s", "v", "h", ["normal"], cases)
+        rows[name] = summary.ledger_row(info, 3)
+    assert {k: (r["status"], r["cases"], r["passed"]) for k, r in rows.items()} == {
+        "all": ("pass", 2, 2), "one bad": ("fail", 2, 1), "none": ("fail", 0, 0)}
+
+
 def test_nonfinite_inputs_are_named_and_counted(st) -> None:  # type: ignore[no-untyped-def]
     x = np.ones((2, 3), np.float32)
     x[0, 1], x[1, 2] = np.nan, np.inf

@@ -40,6 +40,10 @@ def test_away_twin_is_not_floor_plus_half() -> None:
     v = np.array([0.49999997, -0.49999997, 0.5, -0.5, 1.5, -2.5], dtype=np.float32)
     assert spec_round(v, away=True).tolist() == [0, 0, 1, -1, 2, -3]
     assert spec_round(v).tolist() == [0, 0, 0, 0, 2, -2]
+    # away from the halves, both rules are plain rounding, on either side of zero and past 1
+    off = np.array([1.2, -1.2, 2.4, -2.6, 7.51, -7.49], dtype=np.float32)
+    assert spec_round(off, away=True).tolist() == [1, -1, 2, -3, 8, -7]
+    assert spec_round(off).tolist() == [1, -1, 2, -3, 8, -7]
 
 
 def test_zero_rows_give_zero_q_and_vth(st) -> None:
