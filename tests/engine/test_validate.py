@@ -484,3 +484,30 @@ def test_an_interrupted_validation_keeps_the_rows_of_the_variants_it_ended(
     rows = ledger.read(book)
     assert [(r["stage"], r["variant"], r["status"]) for r in rows] == \
         [("dynamic_spikes", "default", "pass")]
+
+
+def test_an_in_place_kernel_may_overwrite_its_input_and_no_other(reg) -> None:  # type: ignore[no-untyped-def]
+    """transform_absmax writes v over q (declared in place): a backend that really does so
+    passes every case; one that also changes mm (not in place) fails, naming it; and a
+    backend that reports no input back is not judged on inputs at all."""
+    st = reg.get("transform_absmax")
+
+    def in_place(o, a):  # type: ignore[no-untyped-def]
+        a["q"][...] = o["v"]
+
+    assert all(c.ok for c in validate.validate(st, st.variants[0], Faulty(in_place),
+                                               ("normal",), seeds=1))
+
+    def and_mm(o, a):  # type: ignore[no-untyped-def]
+        a["q"][...] = o["v"]
+        a["mm"][0] += 1
+
+    cases = list(validate.validate(st, st.variants[0], Faulty(and_mm), ("normal",), seeds=1))
+    assert cases and not any(c.ok for c in cases)
+    assert "input mm was modified by the kernel (" in cases[0].describe()
+
+    def forgets(o, a):  # type: ignore[no-untyped-def]
+        a.clear()
+
+    assert all(c.ok for c in validate.validate(st, st.variants[0], Faulty(forgets),
+                                               ("normal",), seeds=1))
