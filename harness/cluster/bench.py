@@ -92,10 +92,11 @@ def bench(reg: Registry, names: Sequence[str] | None, *, cluster: ClusterSpec,
     check_families(tg.all, [family])
     check_options(tg.all, options or {})
     left_out: list[str] = []
-    # Each build is a task of its own and times its peers itself: a point's builds may run
-    # on different workers, and a speedup is only ever against peers its process timed
-    # (one task a point's builds would leave GPUs idle, and take every build down with one
-    # that poisons the context).
+    # Each build is a task of its own (PointTask is one job), and the worker that rebuilds
+    # it times its peers (Job.times_peers' default): a point's builds may run on different
+    # workers, and a speedup is only ever against peers its process timed. (One task a
+    # point's builds would leave GPUs idle, and take every build down with one that
+    # poisons the context.) The driver's jobs are marked so too, to say what was measured.
     jobs = [dataclasses.replace(j, times_peers=True)
             for j in plan(tg.all, sweep, variants, options or {}, defines, restrict, left_out)]
     setup = Setup(backend, peers, tuple(devices.named_peers(tg.all)),

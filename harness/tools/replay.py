@@ -179,7 +179,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             continue
         print(f"=== harness {shlex.join(args)}", flush=True)
         ran += 1
-        named = [x for x in args if x in reg.stages]
+        named = stages_named(args, reg.stages)
         before = {n: _rows_in(a.out / f"{n}.csv") for n in named}
         rc = subprocess.run([sys.executable, "-m", "harness", *args], check=False).returncode
         idle = [n for n in named if _rows_in(a.out / f"{n}.csv") <= before[n]]
@@ -193,6 +193,13 @@ def main(argv: Sequence[str] | None = None) -> int:
               file=sys.stderr)
         return 2
     return worst
+
+
+def stages_named(args: Sequence[str], names: Collection[str]) -> list[str]:
+    """The stages a bench command (its argument list) names: its positional words among
+    ``names``, not an option's value that happens to be one (``--out gemm``)."""
+    return [a for a, pos in zip(args, _positional(list(args)), strict=True)
+            if pos and a in names]
 
 
 def _rows_in(path: Path) -> int:

@@ -136,13 +136,16 @@ def test_the_rows_checked_are_fixed_by_the_point(tmp_path: Path, limit,
 
     monkeypatch.setattr(rowcheck, "chosen", spy)
     st = scaled(tmp_path, [])
-    for cfg, batch in ((FAST, BATCH), (FAST, BATCH), (dataclasses.replace(FAST, seed=1), BATCH),
-                       (FAST, BATCH + 1)):
-        m.measure(job(st, batch), FakeGpu(), cfg, META)
+    # The other point keeps the row count (in_f, not batch, moves): picks that ignored the
+    # point would be the same rows there.
+    other = Job(st, st.variants[0], st.point(batch=BATCH, in_f=IN_F + 1))
+    for cfg, j in ((FAST, job(st)), (FAST, job(st)), (dataclasses.replace(FAST, seed=1), job(st)),
+                   (FAST, other)):
+        m.measure(j, FakeGpu(), cfg, META)
     a, again, seed1, other_point = picked
-    assert a is not None and len(a) == rowcheck.SAMPLE_ROWS
+    assert a is not None and len(a) == rowcheck.SAMPLE_ROWS == len(other_point)
     assert np.array_equal(a, again)  # measured again: the same rows
-    assert not np.array_equal(a, seed1) and not np.array_equal(a, other_point[:len(a)])
+    assert not np.array_equal(a, seed1) and not np.array_equal(a, other_point)
     inputs_own = rowcheck.pick_rows(BATCH, rowcheck.SAMPLE_ROWS,
                                     point_rng(0, st.name, "normal", job(st).point))
     assert not np.array_equal(a, inputs_own)  # not the inputs' stream

@@ -64,14 +64,17 @@ def test_the_kernels_units_are_the_plugins() -> None:
 
 @pytest.mark.parametrize("mode", spec.MODES)
 def test_the_reference_decides_from_min_then_max(reg, mode: str) -> None:  # type: ignore[no-untyped-def]
-    """The reference reads ``mm`` as (qmin, qmax): on a row whose ends are not mirror
-    images, o is SPEC's decision from -3 and 7, v = q - o and amax = max |v|."""
+    """The reference decides from ``mm``, read as (qmin, qmax), not from q itself (the
+    kernel reads mm, so the reference must): mm = (-5, 9) on a row whose own ends are -3
+    and 7; o is SPEC's decision from -5 and 9, v = q - o and amax = max |v|."""
     st = reg.get("transform_absmax")
     q = np.array([[-3, 7, 0]], np.int32)
-    ref = st.expected({"q": q.copy(), "mm": spec.min_max(q)},
+    ref = st.expected({"q": q.copy(), "mm": np.array([-5, 9], np.int32)},
                       st.point(batch=1, in_f=3, mode=mode), st.variants[0])
-    o = spec.offset(-3, 7, mode)
+    o = spec.offset(-5, 9, mode)
     assert ref["o"].tolist() == [o] and ref["v"].tolist() == (q - o).tolist()
     assert ref["amax"].tolist() == [int(np.abs(q - o).max())]
-    assert {m: spec.offset(-3, 7, m) for m in spec.MODES} != \
-        {m: spec.offset(7, -3, m) for m in spec.MODES}  # the order matters somewhere
+    assert {m: spec.offset(-5, 9, m) for m in spec.MODES} != \
+        {m: spec.offset(9, -5, m) for m in spec.MODES}  # the order matters somewhere
+    assert {m: spec.offset(-5, 9, m) for m in spec.MODES} != \
+        {m: spec.offset(-3, 7, m) for m in spec.MODES}  # and mm's values, not q's

@@ -40,7 +40,8 @@ def _children(monkeypatch, status: Callable[[list[str]], int],  # type: ignore[n
         ran.append(cmd)
         out = Path(cmd[cmd.index("--out") + 1])
         out.mkdir(parents=True, exist_ok=True)
-        for name in (a for a in cmd if a in replay.discover().stages) if writes else ():
+        named = replay.stages_named(cmd[3:], replay.discover().stages)  # after "-m harness"
+        for name in named if writes else ():
             path = out / f"{name}.csv"
             new = not path.exists()
             with path.open("a", newline="") as f:
@@ -237,3 +238,11 @@ def test_a_sweep_over_a_knob_the_kernel_no_longer_reads_is_left_out(tmp_path: Pa
          [["int_gemm", "pycuda", "int8[IG_GONE=0]", "8", "ok", "1.0", gone]])
     assert replay.main([str(gone_only), str(tmp_path / "fresh2")]) == 2
     assert "nothing to replay" in capsys.readouterr().err
+
+
+def test_the_stages_a_command_names_are_its_positional_words() -> None:
+    """Only the stages a bench command names count, not an option's value that is a stage's
+    name too (a replay into a folder called gemm)."""
+    args = ["bench", "int_gemm", "--sweep", "batch=1", "--out", "gemm", "--append"]
+    assert replay.stages_named(args, {"gemm", "int_gemm"}) == ["int_gemm"]
+    assert replay.stages_named(["bench", "--out=gemm", "gemm"], {"gemm"}) == ["gemm"]
