@@ -172,7 +172,16 @@ def encode(v: np.ndarray, t_planes: int, mode: str) -> np.ndarray:
     if v.dtype == np.int32 and t_planes <= MAX_PLANES and fits:
         narrow.encode_planes(v, t_planes, m, out)
         return out
-    wide = v.astype(np.int64)
+    return encode64(v, t_planes, mode, out)
+
+
+def encode64(v: np.ndarray, t_planes: int, mode: str,
+             out: np.ndarray | None = None) -> np.ndarray:
+    """Step 3 literally, in int64: the formula :func:`encode`'s narrow path must equal, and
+    its path where that one does not hold (into ``out`` where given)."""
+    m, wide = check_mode(mode), v.astype(np.int64)
+    if out is None:
+        out = np.empty((t_planes, *v.shape), dtype=np.int8)
     for t in range(t_planes):
         p = t_planes - 1 - t
         if m == 0:
@@ -180,8 +189,7 @@ def encode(v: np.ndarray, t_planes: int, mode: str) -> np.ndarray:
         elif m == 1:
             out[t] = np.sign(wide) * ((np.abs(wide) >> p) & 1)
         else:
-            u = wide & ((1 << t_planes) - 1)
-            bit = (u >> p) & 1
+            bit = ((wide & ((1 << t_planes) - 1)) >> p) & 1
             out[t] = -bit if t == 0 else bit
     return out
 
