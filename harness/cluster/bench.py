@@ -13,7 +13,6 @@ interrupted run keeps every finished row.
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -93,12 +92,11 @@ def bench(reg: Registry, names: Sequence[str] | None, *, cluster: ClusterSpec,
     check_options(tg.all, options or {})
     left_out: list[str] = []
     # Each build is a task of its own (PointTask is one job), and the worker that rebuilds
-    # it times its peers (Job.times_peers' default): a point's builds may run on different
-    # workers, and a speedup is only ever against peers its process timed. (One task a
-    # point's builds would leave GPUs idle, and take every build down with one that
-    # poisons the context.) The driver's jobs are marked so too, to say what was measured.
-    jobs = [dataclasses.replace(j, times_peers=True)
-            for j in plan(tg.all, sweep, variants, options or {}, defines, restrict, left_out)]
+    # it times its peers (Job.times_peers' default; the plan's flag does not travel): a
+    # point's builds may run on different workers, and a speedup is only ever against
+    # peers its process timed. (One task a point's builds would leave GPUs idle, and take
+    # every build down with one that poisons the context.)
+    jobs = plan(tg.all, sweep, variants, options or {}, defines, restrict, left_out)
     setup = Setup(backend, peers, tuple(devices.named_peers(tg.all)),
                   provenance.command_line(), not registry.external_allowed())
     # A file the run would refuse is refused now, as a plain run refuses it before its first
