@@ -48,11 +48,14 @@ def threshold64(x: np.ndarray, k: float, vth_min: float = 0.0,
 def quantise(x: np.ndarray, vth: np.ndarray, away: bool = False) -> np.ndarray:
     """``round(x / vth)`` as int32 in float32 arithmetic; rows with ``vth == 0`` give 0.
     A quotient past int32 saturates, as the kernels' conversion does (such input is bad
-    input, which :func:`threshold_problem` says before any reference runs)."""
+    input, which :func:`threshold_problem` says before any reference runs), and a NaN one
+    (a kernel's NaN vth, judged) gives 0, as that conversion does."""
     vth = vth.astype(np.float32)
     with np.errstate(divide="ignore", invalid="ignore"):
         r = spec_round(x / vth[:, None], away)
     r[vth == 0] = 0
+    if r.size and np.isnan(r.max()):  # a NaN vth (a judged kernel's): 0, as cvt.rni.s32 gives
+        r[np.isnan(r)] = 0
     if r.size and (r.max() >= 2.0**31 or r.min() < -(2.0**31)):  # rare: no copy otherwise
         np.clip(r, -(2.0**31), 2.0**31, out=r)
         over = r >= 2.0**31  # 2^31 - 1 is no float32: set after the conversion

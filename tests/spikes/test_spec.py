@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 from hypothesis import given, settings
@@ -209,6 +211,16 @@ def test_quantise_saturates_as_the_kernels_do() -> None:
     """A quotient past int32 saturates (the kernels' float-to-int conversion), not wraps."""
     q = spec.quantise(np.array([[3e9, -3e9, 1.0]], np.float32), np.array([1.0], np.float32))
     assert q.tolist() == [[2**31 - 1, -(2**31), 1]]
+
+
+def test_quantise_of_a_nan_vth_is_zero_without_a_warning() -> None:
+    """A judged kernel's NaN vth gives q 0 on its row (cvt.rni.s32's answer), not an
+    undefined cast; the other rows are untouched."""
+    x = np.array([[2.0, -3.0], [5.0, 1.0]], np.float32)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        q = spec.quantise(x, np.array([np.nan, 1.0], np.float32))
+    assert q.tolist() == [[0, 0], [5, 1]]
 
 
 def test_fits_int8_is_the_whole_int8_range() -> None:
