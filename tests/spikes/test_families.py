@@ -93,3 +93,120 @@ def test_edge_weights_reach_subnormal_and_zero_scales_and_the_clamp() -> None:
         with np.errstate(all="ignore"):
             clamped += int((np.abs(np.rint(w[6] / s))[s > 0] > 127).sum())
     assert subnormal and zero_scale and clamped
+
+
+def test_normal_and_llm_families_are_dense_draws_at_their_scale() -> None:
+    """normal is N(0, 1), its weights std 0.02; llm weights are the llm draw times 0.02."""
+    x = families.activations(np.random.default_rng(0), "normal", 64, 1024)
+    assert 0.97 < x.std() < 1.03 and abs(x.mean()) < 0.02
+    assert ((x > 0).any(axis=1) & (x < 0).any(axis=1)).all()
+    w = families.weights(np.random.default_rng(1), "normal", 64, 1024)
+    assert 0.0194 < w.std() < 0.0206 and abs(w.mean()) < 0.0005
+    for seed in range(3):
+        wl = families.weights(np.random.default_rng(seed), "llm", 64, 1024)
+        xl = families.activations(np.random.default_rng(seed), "llm", 64, 1024)
+        assert wl.dtype == np.float32
+        assert np.array_equal(wl, xl * np.float32(0.02))
+
+
+@pytest.mark.parametrize("cols", [100, 1020, 1024, 2048])
+def test_llm_family_has_one_outlier_channel_per_256_columns(cols: int) -> None:
+    """llm activations have max(1, cols // 256) channels over 8x the median channel."""
+    for seed in range(3):
+        x = families.activations(np.random.default_rng(seed), "llm", 64, cols)
+        col = np.abs(x).mean(0)
+        assert int((col > 8 * np.median(col)).sum()) == max(1, cols // 256)
+
+
+@pytest.mark.parametrize("cols", [13, 50, 3585])
+def test_edge_ties_row_has_mean_k_at_odd_and_even_widths(cols: int) -> None:
+    """The default-k ties row: |x| in {2.5, 3.5}, one 3 at odd widths, mean |x| exactly 3."""
+    found = 0
+    for seed in range(20):
+        x = families.activations(np.random.default_rng(seed), "edge", 6, cols)
+        if (x < 0).all():
+            continue
+        row = np.abs(edge_kinds(x)["ties"]).astype(np.float64)
+        assert set(np.unique(row).tolist()) <= {2.5, 3.0, 3.5}
+        assert int((row == 3.0).sum()) == cols % 2
+        assert row.sum() == 3.0 * cols
+        found += 1
+    assert found
+
+
+def test_edge_weight_ties_rows_have_unit_scales() -> None:
+    """The weights' ties row: groups of 64 and 128 have scale 1, other values .5 ties."""
+    from harness.spikes import spec
+
+    found = 0
+    for seed in range(20):
+        w = families.weights(np.random.default_rng(seed), "edge", 6, 130)
+        if (w < 0).all():
+            continue
+        row = edge_kinds(w)["ties"][None, :]
+        for g in (64, 128):
+            assert (spec.scales(row, g) == 1.0).all(), g
+        a = np.abs(row[0])
+        rest = a[a != 127.0]
+        assert rest.size == 130 - 3 and (rest < 127).all() and (rest % 1 == 0.5).all()
+        found += 1
+    assert found
+
+
+def test_edge_weights_of_six_rows_have_no_scaled_row() -> None:
+    """Edge weights of exactly six rows are the cycle alone: no row is scaled to subnormal."""
+    for seed in range(8):
+        w = families.weights(np.random.default_rng(seed), "edge", 6, 130)
+        assert w.shape == (6, 130)
+        nz = np.abs(w[w != 0])
+        assert (nz >= np.finfo(np.float32).tiny).all()
+
+
+def test_the_scaled_weight_row_is_scaled_by_exactly_2_to_the_minus_140() -> None:
+    """Edge weight row six is its kind's row times 2^-140 (a ties row: max 127 * 2^-140)."""
+    w = families.weights(np.random.default_rng(8), "edge", 7, 130)
+    assert np.array_equal(edge_kinds(w[:6])["ties"], w[0])  # row 6 takes row 0's kind
+    up = np.abs(w[6].astype(np.float64)) * 2.0**140
+    assert up.max() == 127.0 and (up[up != 127.0] % 1 == 0.5).all()
+
+
+def test_all_negative_draws_are_one_in_seven() -> None:
+    """One edge draw in seven is negative in every row (28000 draws: 4000 within 4 sigma)."""
+    rng = np.random.default_rng(0)
+    n = sum(bool((families.activations(rng, "edge", 6, 1) < 0).all()) for _ in range(28000))
+    assert 3770 < n < 4230
+
+
+def test_negative_rows_stay_a_margin_below_zero() -> None:
+    """Negative edge rows are -|x| - 1e-3: every value at most -1e-3, even near x = 0."""
+    neg = 0
+    for seed in range(20):
+        x = families.activations(np.random.default_rng(seed), "edge", 6, 3584)
+        rows = x if (x < 0).all() else edge_kinds(x)["negative"][None, :]
+        assert rows.max() <= np.float32(-1e-3)
+        neg += rows.shape[0]
+    assert neg > 20
+
+
+def test_single_and_constant_rows_spread_over_their_range() -> None:
+    """Single and constant values span (-10, 10), (-4, 4) in activations, (-1, 1) weights."""
+    for make, single, const in [(families.activations, 10.0, 4.0), (families.weights, 1.0, 1.0)]:
+        singles, consts = [], []
+        for seed in range(40):
+            a = make(np.random.default_rng(seed), "edge", 6, 50)
+            if (a < 0).all():
+                continue
+            kinds = edge_kinds(a)
+            singles.append(float(kinds["single"][kinds["single"] != 0][0]))
+            consts.append(float(kinds["constant"][0]))
+        for v, lim in [(np.array(singles), single), (np.array(consts), const)]:
+            assert (np.abs(v) <= lim).all() and v.min() < -lim / 2 and v.max() > lim / 2
+
+
+def test_ramp_activations_round_each_index_once_past_2_to_the_24() -> None:
+    """Ramp activations are float(i + 1) rounded once, not a float32 count, past 2^24."""
+    n = (1 << 24) + 4
+    x = families.activations(np.random.default_rng(0), "ramp", 1, n).ravel()
+    tail = np.arange(n - 8, n, dtype=np.float64) + 1
+    assert x[-8:].tolist() == tail.astype(np.float32).tolist()
+    assert x[(1 << 24) + 1] == np.float32(16777218)

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from pathlib import Path
+
 from harness.spikes import geometry
 from harness.spikes.geometry import MAX_BLOCKS, REDUCE_BLOCKS, grid_stride
 
@@ -44,3 +47,116 @@ def test_group_wave_is_one_wave_at_most() -> None:
     assert geometry.group_wave(10, "vec4", 128, 132, 8, 8) == (3, 1, 1)
     # 10 groups, 4 a warp's step on vec1: 3 warps, one block
     assert geometry.group_wave(10, "vec1", 128, 132, 8, 8) == (1, 1, 1)
+
+
+def _all_ints(*dims: tuple[int, ...]) -> bool:
+    return all(type(d) is int for grid in dims for d in grid)
+
+
+def test_grids_are_python_ints() -> None:
+    """Every grid and block dimension is a Python int, as a launch takes it, not a float."""
+    assert _all_ints(*grid_stride(4 * 256 * 3, 256), *grid_stride(1 << 30, 256))
+    assert _all_ints(*geometry.reduce_grid(3584, 256, ()))
+    assert _all_ints(geometry.one_wave(5120, 128, 132, 2, 8), geometry.one_wave(1 << 30, 128,
+                                                                               132, 2, 8))
+    assert _all_ints(geometry.group_wave(64, "vec1", 128, 132, 8, 8),
+                     geometry.group_wave(64, "vec4", 128, 132, 8, 8))
+    plan = geometry.general_gemm_plan(64, 64, 1000, 100, 1)
+    assert _all_ints(plan["grid"], (plan["splits"], plan["ws"], plan["smem"]))
+
+
+def test_reduce_grid_takes_the_builds_units() -> None:
+    """reduce_grid reads UNITS from the build's string defines, else REDUCE_UNITS."""
+    assert geometry.REDUCE_UNITS == 4 and REDUCE_BLOCKS == 1024
+    assert geometry.reduce_grid(3584, 256, ()) == ((1, 1, 1), (256, 1, 1))
+    assert geometry.reduce_grid(3584, 256, [("UNITS", "1"), ("BLOCK", "256")]) == \
+        ((4, 1, 1), (256, 1, 1))
+    assert geometry.reduce_grid(3584, 256, [("UNITS", "2")]) == grid_stride(3584, 256,
+                                                                          REDUCE_BLOCKS, 2)
+    assert geometry.reduce_grid(1 << 30, 256, [("UNITS", "1")])[0] == (REDUCE_BLOCKS, 1, 1)
+
+
+def test_grid_stride_caps_at_8192_blocks_by_default() -> None:
+    """The default cap on a grid-stride grid is 8192 blocks."""
+    assert MAX_BLOCKS == 8192
+    assert grid_stride(4 * 256 * 8192, 256) == ((8192, 1, 1), (256, 1, 1))
+    assert grid_stride(4 * 256 * 8192 + 4, 256)[0] == (8192, 1, 1)
+
+
+def test_one_wave_covers_the_units_up_to_one_wave() -> None:
+    """one_wave: ceil(n / (block units 4)) blocks (n / block if n % 4), at most a wave."""
+    one_wave = geometry.one_wave
+    assert one_wave(4 * 128 * 2 * 5, 128, 132, 2, 8) == (5, 1, 1)       # 5 blocks of 1024
+    assert one_wave(4 * 128 * 2 * 5 + 4, 128, 132, 2, 8) == (6, 1, 1)   # one unit more
+    assert one_wave(3072, 128, 132, 2, 8) == (3, 1, 1)    # a multiple of 4, not of 3 or 5
+    assert one_wave(3075, 128, 132, 2, 8) == (25, 1, 1)   # n % 4 != 0: a value a thread
+    assert one_wave(5121, 128, 132, 2, 8) == (41, 1, 1)
+    assert one_wave(3, 128, 132, 2, 8) == (1, 1, 1)
+    assert one_wave(1 << 30, 128, 132, 2, 8) == (132 * 8, 1, 1)     # one wave at most
+    assert one_wave(1 << 30, 128, 100, 2, 3) == (300, 1, 1)
+    assert one_wave(4 * 128 * 2 * 299, 128, 100, 2, 3) == (299, 1, 1)  # under the wave
+
+
+def test_group_wave_steps_by_lanes_and_block() -> None:
+    """group_wave: warps of 32 / lanes groups a step on vec1, one on vec4, one wave at most."""
+    group_wave = geometry.group_wave
+    assert group_wave(32, "vec1", 32, 132, 1, 8) == (1, 1, 1)   # one warp, 32 groups a step
+    assert group_wave(33, "vec1", 32, 132, 1, 8) == (2, 1, 1)
+    assert group_wave(13, "vec1", 128, 132, 8, 8) == (1, 1, 1)  # 4 warps of 4 groups: 16
+    assert group_wave(17, "vec1", 128, 132, 8, 8) == (2, 1, 1)
+    assert group_wave(32, "vec4", 1024, 132, 8, 8) == (1, 1, 1)  # 32 warps, a group each
+    assert group_wave(33, "vec4", 1024, 132, 8, 8) == (2, 1, 1)
+    assert group_wave(10**6, "vec4", 1024, 132, 8, 2) == (264, 1, 1)
+
+
+def test_general_gemm_plan_splits_k_while_tiles_are_few() -> None:
+    """Splits of K double while under 1056 tiles and min(groups, 16) splits, at most groups."""
+    plan = geometry.general_gemm_plan
+    many = 64 * 128  # K of 64 groups of 128
+    # 131 tiles: 8 splits give 1048 < 1056, so 16; 132 tiles: 8 splits give 1056, so 8
+    assert plan(64, 64 * 131, many, 128, 1)["grid"] == (131, 1, 16)
+    assert plan(64, 64 * 132, many, 128, 1)["grid"] == (132, 1, 8)
+    assert plan(64 * 2, 64 * 66, many, 128, 1)["grid"] == (66, 2, 8)
+    assert plan(64, 64 * 528, many, 128, 1)["splits"] == 2   # 528 tiles: one doubling
+    assert plan(64 * 33, 64 * 32, many, 128, 1)["splits"] == 1   # 1056 tiles: unsplit
+    # One tile: at most 16 splits, and never more than the groups
+    assert plan(64, 64, many, 128, 1)["splits"] == geometry.GEMM_MAX_SPLITS == 16
+    assert plan(64, 64, 1000, 128, 1)["splits"] == 8    # ceil(1000 / 128) = 8 groups
+    assert plan(64, 64, 1000, 100, 1)["splits"] == 10   # 10 groups: 16 taken down to 10
+    assert plan(64, 64, 256, 128, 1)["splits"] == 2
+    assert plan(64, 64, 100, 128, 1)["splits"] == 1     # one group
+    for m, n, k, g in [(64, 64, many, 128), (1, 1, 3000, 7), (70, 130, 1024, 128)]:
+        p = plan(m, n, k, g, 1)
+        assert 1 <= p["splits"] <= min(-(-k // g), geometry.GEMM_MAX_SPLITS)
+
+
+def test_general_gemm_plan_grid_workspace_and_shared_memory() -> None:
+    """The general plan's 64 x 64 tile grid, counters, split-only workspace and smem bytes."""
+    p = geometry.general_gemm_plan(70, 130, 1024, 128, 1)
+    assert p == {"kind": "general", "grid": (3, 2, 8), "splits": 8, "counters": 6,
+                 "ws": 8 * 70 * 130, "smem": 3 * (64 + 64) * 80}
+    two = geometry.general_gemm_plan(65, 129, 256, 128, 3)
+    assert two == {"kind": "general", "grid": (3, 2, 2), "splits": 2, "counters": 6,
+                   "ws": 2 * 65 * 129, "smem": 3 * (3 * 64 + 64) * 80}
+    one = geometry.general_gemm_plan(64, 64, 128, 128, 2)
+    assert (one["grid"], one["ws"], one["counters"]) == ((1, 1, 1), 1, 1)
+    assert one["smem"] == 3 * (2 * 64 + 64) * 80
+
+
+def test_general_gemm_constants_agree_with_the_kernel_source() -> None:
+    """The general path's tile, warps, stages and row pitch are the kernel's defaults."""
+    src = (Path(__file__).resolve().parents[2] / "kernels" / "common" /
+           "igemm_small.cuh").read_text()
+
+    def define(name: str) -> int:
+        m = re.search(rf"#define {name} (\d+)\b", src)
+        assert m, name
+        return int(m.group(1))
+
+    bk = re.search(r"constexpr int GEN_BK = (\d+);", src)
+    pitch = re.search(r"constexpr int GEN_BKP = GEN_BK \+ (\d+);", src)
+    assert bk and pitch
+    assert geometry.GEMM_TILE == define("IGG_BM") == define("IGG_BN") == int(bk.group(1))
+    assert define("IGG_WM") * define("IGG_WN") == geometry.GEMM_WARPS
+    assert define("IGG_STAGES") == geometry.GEMM_STAGES
+    assert int(bk.group(1)) + int(pitch.group(1)) == geometry.GEMM_ROW_PITCH
