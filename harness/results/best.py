@@ -14,8 +14,9 @@ by the rule of ``harness compare`` (:mod:`.verdict`):
 
 The first build measured at a point without repeats may have paid for being first (an
 order effect seen on the H200). So a point whose fastest build was not the first one
-measured says which was, when its rows had fewer repeats than builds (``bench --repeats``,
-read back from the reason).
+measured says which was, when its rows had fewer repeats than the timings the point took:
+its builds, and the peer rows timed beside them, which rotate with them (``bench
+--repeats``, read back from the reason).
 """
 
 from __future__ import annotations
@@ -65,6 +66,8 @@ class PointBest:
     first: str
     #: The fewest repeats any build's row had (1: measured once).
     repeats: int
+    #: The peer rows (torch, ...) the run timed at this point beside the builds.
+    peers: int = 0
 
     @property
     def clear(self) -> bool:
@@ -87,7 +90,7 @@ class PointBest:
         else:
             close = [b.variant for b in self.builds[1:] if b.verdict != SLOWER]
             said = f"{best.variant} is the fastest, but not clearly ahead of {', '.join(close)}"
-        if self.repeats < len(self.builds) and self.first != best.variant:
+        if self.repeats < len(self.builds) + self.peers and self.first != best.variant:
             # The build measured first may have paid for it: the order can favour the rest.
             said += (f" (measured {'once' if self.repeats == 1 else f'{self.repeats} times'}, "
                      f"{self.first} first: an order effect is not ruled out)")
@@ -106,11 +109,13 @@ def run(path: Path, preset: str = "default", threshold_pct: float = 2.0,
     groups: dict[tuple[object, ...], list[Mapping[str, str]]] = {}
     builds: dict[tuple[object, ...], set[str]] = {}  # the builds of each run's open group
     count: dict[tuple[object, ...], int] = {}
+    peers: dict[tuple[object, ...], int] = {}  # a run's peer rows at a point, all its groups
     for r in res.rows:
-        if r.get("backend") != "pycuda":
-            continue
         run = (*(compare.STAGE.value(r, c) for c in _POINT), *compare.run_of(r),
                *(r.get(c, "") for c in _PROCESS))
+        if r.get("backend") != "pycuda":
+            peers[run] = peers.get(run, 0) + 1
+            continue
         # One command appended again (a rerun, a --resume cut mid-point): a build met a
         # second time (whatever its status) starts the next run's group, so no build is
         # ranked beside another run's.
@@ -133,9 +138,12 @@ def run(path: Path, preset: str = "default", threshold_pct: float = 2.0,
             builds.append(Build(r["variant"], s.time_us, 100 * s.noise, d.verdict,
                                 d.change_pct, d.reason))
         sha, command = compare.run_of(rows[0])
+        run = key[:-1]
+        # A command appended again has its peers again: shared out over its groups alike.
+        each = -(-peers.get(run, 0) // (count.get(run, 0) + 1))
         out.append(PointBest(dict(zip(_POINT, key[:len(_POINT)], strict=True)), sha,
                              command, tuple(builds), rows[0]["variant"],
-                             min(_repeats(r) for r in rows)))
+                             min(_repeats(r) for r in rows), each))
     if not out:
         raise HarnessError(f"no point of {path} has two builds that one command measured "
                            "(ok pycuda rows of one command and commit)")

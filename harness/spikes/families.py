@@ -95,7 +95,9 @@ def _edge(rng: np.random.Generator, rows: int, cols: int, single: float, const: 
 
 
 def weights(rng: np.random.Generator, family: str, rows: int, cols: int) -> np.ndarray:
-    """A weight matrix ``w [rows, cols] float32`` of the given family."""
+    """A weight matrix ``w [rows, cols] float32`` of the given family: ``normal`` and
+    ``llm`` are that family's activation draw scaled by 0.02 (from the same generator
+    state, the same values times 0.02: heavy tails and outlier channels included)."""
     check_family(family)
     if family == "normal":
         return (rng.standard_normal((rows, cols), dtype=np.float32) * np.float32(0.02))

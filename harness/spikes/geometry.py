@@ -67,7 +67,8 @@ def general_gemm_plan(m: int, n: int, k: int, g: int, qp: int) -> dict[str, Any]
     splits = 1
     while splits < min(ng, GEMM_MAX_SPLITS) and tx * ty * splits < GEMM_GENERAL_TILES:
         splits *= 2
-    splits = min(splits, ng, GEMM_MAX_SPLITS)  # a cap also where it is no power of two
+    # The doubling passes the cap only where it is no power of two (16 is one): capped anyway.
+    splits = min(splits, ng, GEMM_MAX_SPLITS)
     return {"kind": "general", "grid": (tx, ty, splits), "splits": splits,
             "counters": tx * ty, "ws": splits * m * n if splits > 1 else 1,
             "smem": GEMM_STAGES * (qp * GEMM_TILE + GEMM_TILE) * GEMM_ROW_PITCH}

@@ -54,8 +54,7 @@ def quantise(x: np.ndarray, vth: np.ndarray, away: bool = False) -> np.ndarray:
     with np.errstate(divide="ignore", invalid="ignore"):
         r = spec_round(x / vth[:, None], away)
     r[vth == 0] = 0
-    if r.size and np.isnan(r.max()):  # a NaN vth (a judged kernel's): 0, as cvt.rni.s32 gives
-        r[np.isnan(r)] = 0
+    r[np.isnan(vth)] = 0  # a judged kernel's NaN vth: 0, as cvt.rni.s32 gives (x is finite)
     if r.size and (r.max() >= 2.0**31 or r.min() < -(2.0**31)):  # rare: no copy otherwise
         np.clip(r, -(2.0**31), 2.0**31, out=r)
         over = r >= 2.0**31  # 2^31 - 1 is no float32: set after the conversion

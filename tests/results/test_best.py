@@ -105,6 +105,26 @@ def test_enough_repeats_drop_the_order_caveat(tmp_path: Path) -> None:
     assert p.repeats == 3 and p.summary() == "d[X=2] is the fastest, clearly"
 
 
+def test_peer_rows_count_among_the_timings_repeats_must_cover(tmp_path: Path) -> None:
+    """Two builds and two peers rotate as four timings: three repeats leave a build never
+    first, so the caveat stays; four drop it. Another run's peers are not counted."""
+    def rows(n: int) -> list[dict[str, str]]:
+        rep = f"median of {n} repeats (1, 2, 3 µs; spread 4 %)"
+        return [_row("d", 50.0, backend="torch", reason=rep),
+                _row("d", 60.0, backend="torch_compile", reason=rep),
+                _row("d[X=1]", 130.0, reason=rep), _row("d[X=2]", 100.0, reason=rep)]
+
+    (p,) = best.run(_write(tmp_path / "three.csv", rows(3)))
+    assert p.peers == 2 and "order effect is not ruled out" in p.summary()
+    (p,) = best.run(_write(tmp_path / "four.csv", rows(4)))
+    assert p.summary() == "d[X=2] is the fastest, clearly"
+    other = [_row("d", 50.0, backend="torch", sha="bbb"), *rows(3)[2:]]
+    (p,) = best.run(_write(tmp_path / "other.csv", other))
+    assert p.peers == 0 and p.summary() == "d[X=2] is the fastest, clearly"
+    twice = rows(3) + rows(3)  # one command appended again: two peers a group, not four
+    assert [q.peers for q in best.run(_write(tmp_path / "twice.csv", twice))] == [2, 2]
+
+
 def test_what_cannot_be_ranked_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(HarnessError, match=r"no point of .* has two builds"):
         best.run(_write(tmp_path / "one.csv", [_row("d", 1.0)]))

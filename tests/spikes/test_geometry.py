@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from harness.spikes import geometry
 from harness.spikes.geometry import MAX_BLOCKS, REDUCE_BLOCKS, grid_stride
 
@@ -84,11 +86,12 @@ def test_grid_stride_caps_at_8192_blocks_by_default() -> None:
 
 
 def test_one_wave_covers_the_units_up_to_one_wave() -> None:
-    """one_wave: ceil(n / (block units 4)) blocks (n / block if n % 4), at most a wave."""
+    """one_wave: ceil(n / (4 block units)) blocks, or ceil(n / block) where n % 4 != 0
+    (a value a thread), at most one wave."""
     one_wave = geometry.one_wave
     assert one_wave(4 * 128 * 2 * 5, 128, 132, 2, 8) == (5, 1, 1)       # 5 blocks of 1024
     assert one_wave(4 * 128 * 2 * 5 + 4, 128, 132, 2, 8) == (6, 1, 1)   # one unit more
-    assert one_wave(3072, 128, 132, 2, 8) == (3, 1, 1)    # a multiple of 4, not of 3 or 5
+    assert one_wave(3072, 128, 132, 2, 8) == (3, 1, 1)    # 3 blocks of 1024 exactly
     assert one_wave(3075, 128, 132, 2, 8) == (25, 1, 1)   # n % 4 != 0: a value a thread
     assert one_wave(5121, 128, 132, 2, 8) == (41, 1, 1)
     assert one_wave(3, 128, 132, 2, 8) == (1, 1, 1)
@@ -128,6 +131,12 @@ def test_general_gemm_plan_splits_k_while_tiles_are_few() -> None:
     for m, n, k, g in [(64, 64, many, 128), (1, 1, 3000, 7), (70, 130, 1024, 128)]:
         p = plan(m, n, k, g, 1)
         assert 1 <= p["splits"] <= min(-(-k // g), geometry.GEMM_MAX_SPLITS)
+
+
+def test_general_gemm_plan_never_passes_its_cap(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The splits stop at GEMM_MAX_SPLITS also where the cap is no power of two."""
+    monkeypatch.setattr(geometry, "GEMM_MAX_SPLITS", 12)
+    assert geometry.general_gemm_plan(64, 64, 64 * 128, 128, 1)["splits"] == 12
 
 
 def test_general_gemm_plan_grid_workspace_and_shared_memory() -> None:

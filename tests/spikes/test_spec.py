@@ -219,8 +219,9 @@ def test_quantise_of_a_nan_vth_is_zero_without_a_warning() -> None:
     x = np.array([[2.0, -3.0], [5.0, 1.0]], np.float32)
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        q = spec.quantise(x, np.array([np.nan, 1.0], np.float32))
-    assert q.tolist() == [[0, 0], [5, 1]]
+        for away in (False, True):
+            q = spec.quantise(x, np.array([np.nan, 1.0], np.float32), away)
+            assert q.tolist() == [[0, 0], [5, 1]]
 
 
 def test_fits_int8_is_the_whole_int8_range() -> None:
