@@ -158,29 +158,6 @@ static_assert(IG_I2F >= 0 && IG_I2F <= 3, "IG_I2F must be 0, 1, 2 or 3");
 #endif
 #endif
 
-// Stream-K tail: where the cluster tiles leave the last wave part-full, the last wave and
-// one more are not handed out as tiles but as one run of K tiles a cluster, of equal length
-// (floor or ceil), so every CTA finishes at the same time (kernels/NOTES.md). A tile two runs
-// share is finished by its head, the run holding its first K tile, which reaches it at the
-// end of its run; its tail, the next cluster's run, did the rest first thing and left its
-// fp32 partial in the workspace. 0: every tile whole, as the tiles fall.
-#ifndef IG_SK
-#define IG_SK 1
-#endif
-// The tail is split only where it saves the busiest cluster at least nk / IG_SK_MIN K tiles
-// (a quarter of a tile's by default; at least one): below that the partials' stores and
-// reads, and a run's extra items, cost about what the split saves (kernels/NOTES.md).
-#ifndef IG_SK_MIN
-#define IG_SK_MIN 4
-#endif
-// The workspace's capacity in CTAs: ws holds IG_SK_MAX_CTAS partials of 128 x 128 floats,
-// counters 2 IG_SK_MAX_CTAS words (one a consumer warpgroup). A launch of more CTAs, or one
-// without a workspace, runs every tile whole.
-#define IG_SK_MAX_CTAS 256
-// A head gives up on its tail's count after this many polls (seconds, at 64 ns or more a
-// poll): a grid that is not all resident then ends in an error, not a hang.
-#define IG_SK_SPINS (1u << 26)
-
 namespace {
 
 constexpr int BM = 128, BN = 128, BK = 128;
@@ -269,60 +246,6 @@ struct TileCoord {
     return {(mc * CM + mi) * BM, (nc * CN + ni) * BN};
 }
 
-// The stream-K tail only where the K loop takes any range (not IG_OVERLAP's pipelined one).
-constexpr bool SK = IG_SK && !IG_OVERLAP;
-constexpr int SK_PART_F4 = BM * BN / 4;  // float4s of one CTA's partial
-
-// A cluster's work, item by item: its data-parallel tiles cid, cid + ncl, ... below dp
-// (ndp of them), then its run [u0, u1) of the stream-K part's units (unit u: K tile u % nk
-// of tile dp + u / nk), cut at the tiles' edges.
-struct Sched {
-    int nk, ncl, cid, dp, ndp, u0, u1;
-};
-// sk: split the tail. Where the last wave is part-full (rem tiles) and there is a full one
-// before it, the last rem + ncl tiles are the stream-K part: each run is at least nk units
-// long, so a tile is shared by at most two runs, a head's end and the next run's start.
-// The busiest cluster's K tiles go from (full + 1) nk to (full - 1) nk + ceil((rem + ncl)
-// nk / ncl), floor((ncl - rem) nk / ncl) fewer: the split is made where that is at least
-// nk / IG_SK_MIN and 1. (A part of 2^31 units or more, K past 2^24 at 132 SMs, runs every
-// tile whole.)
-__device__ __forceinline__ Sched make_sched(int ntiles, int nk, int ncl, int cid, bool sk) {
-    Sched sc{nk, ncl, cid, ntiles, 0, 0, 0};
-    const int full = ntiles / ncl, rem = ntiles % ncl;
-    const long long units = static_cast<long long>(rem + ncl) * nk;
-    const long long saved = static_cast<long long>(ncl - rem) * nk / ncl;
-    if (sk && rem != 0 && full >= 1 && units < (1ll << 31) && saved >= 1 &&
-        saved * IG_SK_MIN >= nk) {
-        sc.dp = ntiles - (rem + ncl);
-        sc.u0 = static_cast<int>(units * cid / ncl);
-        sc.u1 = static_cast<int>(units * (cid + 1) / ncl);
-    }
-    sc.ndp = cid < sc.dp ? (sc.dp - cid + ncl - 1) / ncl : 0;
-    return sc;
-}
-// One item of a CTA's work: K tiles [kb, ke) of cluster tile t.
-struct Item {
-    int t, kb, ke;
-};
-// Item i (false past the last). Computed from i alone, with nothing carried from the item
-// before: the work loop then holds one counter, and what the K loop's bounds are made of is
-// warp-uniform, so its stage and descriptor arithmetic stays in uniform registers (a cursor
-// carried from item to item took 17 more instructions a K tile, by the SASS).
-__device__ __forceinline__ bool next_item(const Sched& sc, int i, Item& it) {
-    if (i < sc.ndp) {
-        it = {sc.cid + i * sc.ncl, 0, sc.nk};
-        return true;
-    }
-    const int j = i - sc.ndp;  // the run's j-th piece
-    const int first = sc.u0 / sc.nk;
-    const int u = j == 0 ? sc.u0 : (first + j) * sc.nk;
-    if (u >= sc.u1) return false;
-    const int tr = first + j;
-    const int kb = u - tr * sc.nk;
-    it = {sc.dp + tr, kb, min(sc.nk, sc.u1 - tr * sc.nk)};
-    return true;
-}
-
 }  // namespace
 
 extern "C" __constant__ int int_gemm_wgmma_smem = SMEM_ALLOC;
@@ -345,8 +268,7 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
                const __grid_constant__ CUtensorMap tmap_out,
                const float* __restrict__ scale, const float* __restrict__ vth,
                const float* __restrict__ bias, float* __restrict__ out,
-               int M, int N, int K, int group_m, float* __restrict__ sk_ws,
-               unsigned* __restrict__ sk_flags) {
+               int M, int N, int K, int group_m) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     extern __shared__ __align__(1024) uint8_t smem_raw[];
 #if IG_TMA_STORE && IG_OUT_FULL
@@ -382,9 +304,6 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
     const int cid = blockIdx.x / CS;
     const int ncl = gridDim.x / CS;
     if (group_m < 1) group_m = 1;
-    const Sched sched = make_sched(ntiles, nk, ncl, cid,
-                                   SK && gridDim.x <= IG_SK_MAX_CTAS && sk_ws != nullptr &&
-                                       sk_flags != nullptr);
 
     if (tid == 0) {
         for (int s = 0; s < STAGES; ++s) {
@@ -414,11 +333,10 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
             }
             int s = 0;
             uint32_t ph = 0;
-            Item it;
-            for (int i = 0; next_item(sched, i, it); ++i) {
-                const TileCoord tc = tile_coord(it.t, cmb, cnb, group_m, mi, ni);
+            for (int t = cid; t < ntiles; t += ncl) {
+                const TileCoord tc = tile_coord(t, cmb, cnb, group_m, mi, ni);
                 const float* scol = scale + static_cast<size_t>(tc.n0) * ng;
-                for (int kt = it.kb; kt < it.ke; ++kt) {
+                for (int kt = 0; kt < nk; ++kt) {
                     igemm::Barrier::wait(&empty[s], ph ^ 1);
                     if (lane == 0) {
                         igemm::TxBarrier::arrive_and_expect_tx(&full[s], A_BYTES + B_BYTES);
@@ -511,9 +429,8 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
         uint32_t ph = 0;
         [[maybe_unused]] bool issued = false;  // ping-pong: this warpgroup has had a turn
 
-        Item it;
-        for (int i = 0; next_item(sched, i, it); ++i) {
-            const TileCoord tc = tile_coord(it.t, cmb, cnb, group_m, mi, ni);
+        for (int t = cid; t < ntiles; t += ncl) {
+            const TileCoord tc = tile_coord(t, cmb, cnb, group_m, mi, ni);
             float facc[64];
 #pragma unroll
             for (int i = 0; i < 64; ++i) facc[i] = 0.0f;
@@ -678,7 +595,7 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
                 }
             };
             uint32_t acc0[64];
-            for (int kt = it.kb; kt < it.ke; ++kt) {
+            for (int kt = 0; kt < nk; ++kt) {
                 wait_full(s, ph);
 #if IG_PINGPONG
                 // Wait for the turn (warpgroup 1's very first K tile goes first), issue, and
@@ -722,49 +639,6 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
                 if (++s == STAGES) { s = 0; ph ^= 1; }
             }
 #endif
-
-            if constexpr (SK) {
-                // This warpgroup's 64 x 128 partial, thread-major in float4s so a warp's
-                // accesses are 512 contiguous bytes: float4 j of thread w at j 256 + w.
-                const int own = 2 * static_cast<int>(blockIdx.x) + c;
-                if (it.kb > 0) {  // a tail: the partial for the head, counted; no store
-                    float4* mine = reinterpret_cast<float4*>(sk_ws) +
-                                   static_cast<size_t>(blockIdx.x) * SK_PART_F4 + 128 * c + wtid;
-#pragma unroll
-                    for (int j = 0; j < 16; ++j)
-                        __stcg(mine + 256 * j, make_float4(facc[4 * j + 0], facc[4 * j + 1],
-                                                           facc[4 * j + 2], facc[4 * j + 3]));
-                    bar_sync_out(c);  // the warpgroup's partial written, then counted at once
-                    if (wtid == 0) igemm::red_release_add1(sk_flags + own);
-                    continue;
-                }
-                if (it.ke < nk) {
-                    // A head: the next cluster's CTA of this rank did the rest of the tile
-                    // first thing in its run. Every thread acquires its count (with every
-                    // CTA resident the wait ends: a tail counts before it could wait as a
-                    // head; IG_SK_SPINS polls without it is an error), adds the partial
-                    // after its own sums (the same bits every launch), and the count is
-                    // zeroed for the next launch once all read it.
-                    const int from = static_cast<int>(blockIdx.x) + CS;
-                    const unsigned* flag = sk_flags + 2 * from + c;
-                    for (unsigned spins = 0; igemm::ld_acquire_u32(flag) == 0u; ++spins) {
-                        if (spins == IG_SK_SPINS) __trap();
-                        __nanosleep(64);
-                    }
-                    const float4* part = reinterpret_cast<const float4*>(sk_ws) +
-                                         static_cast<size_t>(from) * SK_PART_F4 + 128 * c + wtid;
-#pragma unroll
-                    for (int j = 0; j < 16; ++j) {
-                        const float4 v = __ldcg(part + 256 * j);
-                        facc[4 * j + 0] += v.x;
-                        facc[4 * j + 1] += v.y;
-                        facc[4 * j + 2] += v.z;
-                        facc[4 * j + 3] += v.w;
-                    }
-                    bar_sync_out(c);
-                    if (wtid == 0) sk_flags[2 * from + c] = 0u;
-                }
-            }
 
             // ---------------- epilogue: out = vth[m] * facc + bias[n] ----------------
             const int row0 = tc.m0 + c * 64 + wq * 16 + lane / 4;

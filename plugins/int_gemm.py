@@ -60,9 +60,6 @@ UNFIT_BLOCKS_PER_SM = 2
 STREAM_MT = {"stream1": 1, "stream": 2}
 STREAM_ROWS = 64
 STREAM_MAX_CTAS = 256
-#: The most CTAs the wgmma path's stream-K tail splits for (restated from int_gemm.cu's
-#: IG_SK_MAX_CTAS, as above): its workspace holds a 128 x 128 fp32 partial for each.
-SK_MAX_CTAS = 256
 #: Most splits of K the small paths use (whole groups each; the general path's rule is
 #: geometry.general_gemm_plan, which int_gemm_packed shares).
 MAX_SPLITS = geometry.GEMM_MAX_SPLITS
@@ -135,10 +132,7 @@ def plan(p: Point, stream: bool = True, kind: str | None = None) -> dict[str, An
                 "ws": _split_ws(splits, m, n), "smem": small_smem(mt, rows, qp, 2, 0, k, g, splits)}
     if kind == "general":
         return geometry.general_gemm_plan(m, n, k, g, qp)
-    # The stream-K tail's partials (one 128 x 128 tile a CTA) and counts (one a consumer
-    # warpgroup), for the most CTAs the kernel splits for (int_gemm.cu's IG_SK_MAX_CTAS).
-    return {"kind": kind, "splits": 1, "counters": 2 * SK_MAX_CTAS,
-            "ws": SK_MAX_CTAS * TILE * TILE}
+    return {"kind": kind, "splits": 1, "counters": 1, "ws": 1}
 
 
 def _split_ws(splits: int, m: int, n: int) -> int:
@@ -212,7 +206,7 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
         grid = (min(tiles, max(1, fits)) * cm * cn, 1, 1)
         launch("int_gemm_wgmma", grid, (threads, 1, 1), tq, tw, to, bufs["scale"], bufs["vth"],
                bufs["bias"], bufs["out"], np.int32(m), np.int32(n), np.int32(k), np.int32(8),
-               bufs["ws"], bufs["counters"], shared=smem)
+               shared=smem)
         return
     if pl["kind"] in STREAM_MT:
         on, threads, smem1, smem2, groups = (
@@ -388,10 +382,6 @@ STAGE = Stage(
         {"batch": 300, "out_f": 512, "in_f": 1024},        # wgmma, several tiles each way
         {"batch": 200, "out_f": 384, "in_f": 1024},        # wgmma: 3 column tiles
         {"batch": 520, "out_f": 1024, "in_f": 512},        # wgmma: 3 x 2 cluster tiles
-        # wgmma with the stream-K tail (on 132 SMs, 66 clusters): 140 cluster tiles, 66 whole,
-        # 74 in runs of 8-9 K tiles; then 67 tiles, all in runs of 3-4 K tiles.
-        {"batch": 300, "out_f": 8960, "in_f": 1024},
-        {"batch": 256, "out_f": 8576, "in_f": 384},
         {"batch": 7, "out_f": 3, "in_f": 5, "group_size": 2},     # general: odd everything
         {"batch": 33, "out_f": 130, "in_f": 130},          # general: K % G != 0
         {"batch": 65, "out_f": 129, "in_f": 300, "group_size": 7},
@@ -400,11 +390,9 @@ STAGE = Stage(
     default_sweep={"batch": (1, 4, 16, 64, 256, 1024, 4096, 8192),
                    "out_f": (18944, 3584)},
     # The wgmma path (N and K multiples of 128) under compute-sanitizer: two M tiles, the
-    # second mostly past M (TMA zero-fill, rows not stored), two N tiles, three K tiles; and
-    # 67 cluster tiles, split as the stream-K tail (on 132 SMs: runs of 3-4 K tiles).
+    # second mostly past M (TMA zero-fill, rows not stored), two N tiles, three K tiles.
     # The stream paths too: a K tail, a row tail, tiles shared between CTAs, M < 8 and > 8.
     sanitize_shapes=({"batch": 130, "out_f": 256, "in_f": 384},
-                     {"batch": 130, "out_f": 8576, "in_f": 384},
                      {"batch": 3, "out_f": 200, "in_f": 1040},
                      {"batch": 13, "out_f": 10600, "in_f": 1040}),
     variants=(

@@ -210,16 +210,4 @@ __device__ __forceinline__ void trap_unless_1024_aligned(const void* smem) {
     if (placed & 1023) asm volatile("trap;");
 }
 
-// Add 1 to a word other CTAs read, with release semantics at GPU scope: what this CTA's
-// threads wrote before a barrier this thread passed is visible before the increment is.
-__device__ __forceinline__ void red_release_add1(unsigned* p) {
-    asm volatile("red.release.gpu.global.add.u32 [%0], 1;\n" ::"l"(p) : "memory");
-}
-// A word another CTA writes, read with acquire semantics at GPU scope.
-__device__ __forceinline__ unsigned ld_acquire_u32(const unsigned* p) {
-    unsigned v;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-
 }  // namespace igemm

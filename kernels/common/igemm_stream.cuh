@@ -128,6 +128,17 @@ __device__ __forceinline__ float ld_shared_f32(uint32_t addr) {
     asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(addr));
     return v;
 }
+// Add 1 to a word other CTAs read, with release semantics at GPU scope: what this CTA's
+// threads wrote before a barrier this thread passed is visible before the increment is.
+__device__ __forceinline__ void red_release_add1(unsigned* p) {
+    asm volatile("red.release.gpu.global.add.u32 [%0], 1;\n" ::"l"(p) : "memory");
+}
+// A word another CTA writes, read with acquire semantics at GPU scope.
+__device__ __forceinline__ unsigned ld_acquire_u32(const unsigned* p) {
+    unsigned v;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(v) : "l"(p) : "memory");
+    return v;
+}
 // The 128 consumer threads' own named barrier (0 is __syncthreads').
 __device__ __forceinline__ void consumers_sync() {
     asm volatile("bar.sync 1, %0;\n" ::"n"(32 * ST_CONSUMERS) : "memory");

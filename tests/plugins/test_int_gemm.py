@@ -261,17 +261,11 @@ def test_the_persistent_grid_is_the_clusters_that_run_at_once(st, batch, fits, c
     64 x 32 fp32 boxes."""
     p = st.point(st.variant("int8"), batch=batch, out_f=18944, in_f=3584)
     launch = _Clustered(fits)
-    bufs = {n: n for n in ("q", "w_q", "scale", "vth", "bias", "out", "ws", "counters")}
-    st.enqueue(launch, bufs, p, st.variant("int8"))
-    (name, grid, block, args, shared), = launch.calls
+    st.enqueue(launch, {n: 0 for n in ("q", "w_q", "scale", "vth", "bias", "out")}, p,
+               st.variant("int8"))
+    (name, grid, block, _, shared), = launch.calls
     assert (name, block, shared) == ("int_gemm_wgmma", (384, 1, 1), 200_000)
     assert grid == (ctas, 1, 1) and grid[0] % 4 == 0
-    # The stream-K tail's workspace last: a 128 x 128 partial and two counts for each of
-    # the most CTAs the kernel splits for (its IG_SK_MAX_CTAS).
-    assert args[-2:] == ("ws", "counters")
-    assert kernel_define("kernels/int_gemm.cu", "IG_SK_MAX_CTAS") == _mod().SK_MAX_CTAS
-    assert _mod().workspace(p) == {"ws": ((256 * 128 * 128,), np.dtype(np.float32)),
-                                   "counters": ((512,), np.dtype(np.uint32))}
     assert launch.maps == [(batch, 3584, 64, 128, 128), (18944, 3584, 64, 128, 128),
                            (batch, 18944, 64, 32, 128)]
 
