@@ -130,7 +130,9 @@ class NormRel:
         # (an inf, which made ||ref|| inf and so any error 0), the kernel must match it
         # exactly.
         finite = np.isfinite(r)
-        off = ~finite & ~(got.astype(np.float64) == r)
+        off = ~finite
+        if off.any():  # only there got is compared with r again (no second float64 copy)
+            off[off] = got[off] != r[off]
         nref = float(np.linalg.norm(np.where(finite, r, 0.0)))
         ndiff = float(np.linalg.norm(np.where(np.isnan(diff) | ~finite, 0.0, diff)))
         worst = ndiff / nref if nref else (0.0 if ndiff == 0 else float("inf"))
