@@ -39,6 +39,7 @@
 // the integer GEMM (int_gemm) takes, so a layer needs no decode pass.
 // The module's __device__ words (g_qmin, g_qmax, g_ticket, and act_grid's g_round and
 // g_range) make it one launch at a time per module (per variant).
+#include <cuda/ptx>
 #include "threshold.cuh"
 #include "reduce_int.cuh"
 #include "decision.cuh"
@@ -61,6 +62,9 @@
 #endif
 #ifndef STATS_MINB
 #define STATS_MINB 4  // pass 1's blocks an SM: registers capped at 64 (80 uncapped, 3 blocks)
+#endif
+#ifndef STATS_STAGES
+#define STATS_STAGES 3  // pass 1's rows in shared memory a block (0: the register prefetch)
 #endif
 
 __device__ int g_qmin = INT_MAX;
@@ -142,6 +146,67 @@ __device__ __forceinline__ void decide(int qmin, int qmax, int* out) {
     out[3] = plane_count(amax, MODE);
 }
 
+// Pass 1's ring: where a row fits the thread caches (F % 4 == 0, F / 4 <= CACHE_VEC BLOCK),
+// its bytes come into shared memory by cp.async.bulk, STATS_STAGES rows a block, so that
+// while the block quantises one row the next STATS_STAGES - 1 are in flight (the register
+// prefetch holds one, and the registers of a second). The host gives the launch
+// STATS_STAGES F floats of dynamic shared memory where this holds (activation_fused.py's
+// stats_shared).
+__device__ __forceinline__ bool stats_ring_fits(int F) {
+    return STATS_STAGES > 0 && (F & 3) == 0 && (F >> 2) <= CACHE_VEC * BLOCK;
+}
+
+// The rows b = blockIdx.x, + gridDim.x, ... of act_stats through the ring: row i of the block
+// in stage i % STATS_STAGES, its mbarrier's phase (i / STATS_STAGES) & 1. Each thread takes
+// its cache slots from the stage (the float4s load_row_cache would load: the same sums, the
+// same bits). At row i thread 0 refills the stage of row i - 1 with row i + STATS_STAGES - 1:
+// every thread read that stage before row i - 1's first barrier (row_threshold's), which
+// thread 0 has passed, so the bulk copy cannot overwrite a slot still to be read.
+__device__ __forceinline__ void stats_ring_rows(const float* __restrict__ x,
+                                                float* __restrict__ vth,
+                                                signed char* __restrict__ q8, int B, int F,
+                                                float k, float* scratch, int& lo, int& hi) {
+#if STATS_STAGES > 0
+    namespace ptx = cuda::ptx;
+    extern __shared__ float4 stats_ring[];  // STATS_STAGES rows of F / 4 float4
+    __shared__ uint64_t full[STATS_STAGES];
+    const int n4 = F >> 2;
+    const uint32_t bytes = (uint32_t)F * (uint32_t)sizeof(float);
+    auto issue = [&](int i) {  // row i of the block into its stage, if the block has it
+        const int b = blockIdx.x + i * gridDim.x;
+        if (b >= B) return;
+        uint64_t* bar = &full[i % STATS_STAGES];
+        ptx::mbarrier_arrive_expect_tx(ptx::sem_release, ptx::scope_cta, ptx::space_shared,
+                                       bar, bytes);
+        ptx::cp_async_bulk(ptx::space_cluster, ptx::space_global,
+                           stats_ring + (i % STATS_STAGES) * n4, x + (size_t)b * F, bytes, bar);
+    };
+    if (threadIdx.x == 0) {
+        for (int s = 0; s < STATS_STAGES; ++s) ptx::mbarrier_init(&full[s], 1);
+        ptx::fence_mbarrier_init(ptx::sem_release, ptx::scope_cluster);
+        for (int i = 0; i < STATS_STAGES - 1; ++i) issue(i);
+    }
+    __syncthreads();  // the mbarriers initialised before any thread waits on one
+    int i = 0;
+    for (int b = blockIdx.x; b < B; b += gridDim.x, ++i) {
+        if (threadIdx.x == 0) issue(i + STATS_STAGES - 1);
+        const int s = i % STATS_STAGES;
+        while (!ptx::mbarrier_try_wait_parity(&full[s], (uint32_t)((i / STATS_STAGES) & 1))) {}
+        const float4* row = stats_ring + s * n4;
+        float4 cur[CACHE_VEC];
+#pragma unroll
+        for (int j = 0; j < CACHE_VEC; ++j) {
+            const int idx = threadIdx.x + j * BLOCK;
+            cur[j] = idx < n4 ? row[idx] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+        }
+        const size_t off = (size_t)b * (size_t)F;
+        const float t = stats_row_vec<true>(cur, reinterpret_cast<const float4*>(x + off), F, k,
+                                            scratch, q8 + off, lo, hi);
+        if (threadIdx.x == 0) vth[b] = t;
+    }
+#endif
+}
+
 extern "C" __global__ void __launch_bounds__(BLOCK, STATS_MINB)
 act_stats(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ stats,
           signed char* __restrict__ q8, int B, int F, float k) {
@@ -151,7 +216,9 @@ act_stats(const float* __restrict__ x, float* __restrict__ vth, int* __restrict_
     int lo = INT_MAX, hi = INT_MIN;
     // Rows grid-strided over at most STATS_BLOCKS blocks (a block per row would make every
     // row's block queue three same-address atomics).
-    if (PREFETCH && (F & 3) == 0) {
+    if (stats_ring_fits(F)) {
+        stats_ring_rows(x, vth, q8, B, F, k, scratch, lo, hi);
+    } else if (PREFETCH && (F & 3) == 0) {
         const int n4 = F >> 2;
         float4 cur[CACHE_VEC];
         if (blockIdx.x < B)

@@ -38,6 +38,10 @@ ENC_UNITS = 2
 #: Pass 1's resident blocks an SM (``__launch_bounds__``'s minimum): 4 caps its registers
 #: at 64, where the fast quantisation's exact fallback took it to 80 (3 blocks an SM).
 STATS_MINB = 4
+#: Pass 1's rows in shared memory a block (the kernel's -DSTATS_STAGES): where a row fits the
+#: thread caches (``stats_shared``), rows come in by cp.async.bulk, STATS_STAGES - 1 of them
+#: in flight while the block quantises one; 0 keeps the register prefetch (one row in flight).
+STATS_STAGES = 3
 #: Pass 2 has at least this many blocks (or one a row): the per-row fallback fills the GPU.
 ENC_MIN_BLOCKS = 264
 #: Batches up to this run both passes in one block and one launch, act_small (kernel's
@@ -130,6 +134,16 @@ def grid_geometry(defines: Mapping[str, str], block: int, sm_count: int, f: int,
         return None
     rows = -(-b // resident)
     return (-(-b // rows), rows) if rows <= most else None
+
+
+def stats_shared(defines: Mapping[str, str], block: int, f: int) -> int:
+    """act_stats' dynamic shared memory in bytes: STATS_STAGES rows of ``f`` floats where a
+    row fits the thread caches (F % 4 == 0, F / 4 <= CACHE_VEC x BLOCK: the kernel's
+    ``stats_ring_fits``), else none (the register prefetch, or scalar loads)."""
+    stages = int(defines.get("STATS_STAGES", STATS_STAGES))
+    if stages < 1 or f % 4 or f // 4 > int(defines["CACHE_VEC"]) * block:
+        return 0
+    return stages * 4 * f
 
 
 def capacity(p: Point) -> int:
@@ -249,7 +263,8 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
         launch("act_grid", (grid[0], 1, 1), (block, 1, 1), *head, *bfk, *tail)
         return
     stats_blocks, units = int(d.get("STATS_BLOCKS", STATS_BLOCKS)), int(d["ENC_UNITS"])
-    launch("act_stats", (min(b, stats_blocks), 1, 1), (block, 1, 1), *head, *bfk)
+    launch("act_stats", (min(b, stats_blocks), 1, 1), (block, 1, 1), *head, *bfk,
+           shared=stats_shared(d, block, f))
     flat = -(-b * f // (16 * block * units))  # one thread-step each over the flat q8
     launch("act_encode", (max(flat, min(b, ENC_MIN_BLOCKS)), 1, 1), (block, 1, 1), *head,
            *bfk[:2], *tail)
@@ -299,7 +314,8 @@ def variant(mode: str, layout: str) -> Variant:
     name = mode if layout == "int8" else f"packed_{mode}"
     return Variant(name, (("SMALL_B", str(SMALL_B)), ("CACHE_VEC", str(CACHE_VEC)),
                           ("STATS_BLOCKS", str(STATS_BLOCKS)), ("ENC_UNITS", str(ENC_UNITS)),
-                          ("STATS_MINB", str(STATS_MINB)), ("ONE_CLUSTER", str(ONE_CLUSTER)),
+                          ("STATS_MINB", str(STATS_MINB)), ("STATS_STAGES", str(STATS_STAGES)),
+                          ("ONE_CLUSTER", str(ONE_CLUSTER)),
                           ("ONE_ROWS", str(ONE_ROWS)), ("GRID_ROWS", str(GRID_ROWS)),
                           ("GRID_MINB", str(GRID_MINB)),
                           ("MODE", str(spec.check_mode(mode))),
@@ -378,17 +394,21 @@ STAGE = Stage(
         {"batch": 600, "in_f": 3584},  # act_grid, two rows a block (132 SMs)
         {"batch": 2000, "in_f": 1024},  # act_grid, four rows a block (132 SMs)
         {"batch": 2500, "in_f": 1024},  # the two passes: past act_grid's rows (<= 156 SMs)
+        {"batch": 2200, "in_f": 4096},  # pass 1's ring at its widest row (48 KB of stages)
+        {"batch": 24600, "in_f": 68},  # pass 1's ring wrapped: 3-4 rows a block, 272 B rows
     ),
     # act_one at four turns a thread and at five, at its widest (32 warps a block), a
     # packed row ending in a partial word, most threads holding no value, act_rows
     # (eight rows of four turns; three packed rows ending in partial words), and act_grid
     # (short rows, most threads holding no value; every cache slot a value; four rows a
-    # block on 132 SMs, several up to 400). The odd shapes reach act_one only at in_f 3584
-    # (batch 1) and act_rows at batch 3 there.
+    # block on 132 SMs, several up to 400), and pass 1's ring wrapped (24600 rows on 8192
+    # blocks). The odd shapes reach act_one only at in_f 3584 (batch 1) and act_rows at
+    # batch 3 there.
     sanitize_shapes=({"batch": 1, "in_f": 4096}, {"batch": 1, "in_f": 100},
                      {"batch": 1, "in_f": 12}, {"batch": 1, "in_f": 4100},
                      {"batch": 1, "in_f": 32768}, {"batch": 8, "in_f": 3584},
                      {"batch": 3, "in_f": 100}, {"batch": 40, "in_f": 100},
-                     {"batch": 9, "in_f": 4096}, {"batch": 1600, "in_f": 64}),
+                     {"batch": 9, "in_f": 4096}, {"batch": 1600, "in_f": 64},
+                     {"batch": 24600, "in_f": 8}),
     default_sweep=axes.BATCH_SWEEP,
 )

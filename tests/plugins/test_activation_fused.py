@@ -149,6 +149,31 @@ def test_cache_default_agrees_with_the_kernel_source() -> None:
     assert kernel_define("kernels/activation_fused.cu", "ONE_CLUSTER") == af.ONE_CLUSTER
     assert kernel_define("kernels/activation_fused.cu", "GRID_ROWS") == af.GRID_ROWS
     assert kernel_define("kernels/activation_fused.cu", "GRID_MINB") == af.GRID_MINB
+    assert kernel_define("kernels/activation_fused.cu", "STATS_STAGES") == af.STATS_STAGES
+
+
+@pytest.mark.parametrize(("in_f", "stages", "shared"), [
+    (3584, None, 3 * 3584 * 4), (4096, None, 3 * 4096 * 4),  # the row fits the caches
+    (68, None, 3 * 68 * 4), (8, "2", 2 * 8 * 4),  # short rows; another depth
+    (4100, None, 0), (18944, None, 0),  # past the caches: the register prefetch
+    (130, None, 0),  # F % 4 != 0: scalar loads
+    (3584, "0", 0),  # the ring built out
+])
+def test_pass_1_gets_its_rings_shared_memory(st, in_f, stages, shared) -> None:  # type: ignore[no-untyped-def]
+    """act_stats is launched with STATS_STAGES rows of shared memory exactly where the
+    kernel's stats_ring_fits takes the ring (F % 4 == 0, F / 4 <= CACHE_VEC x BLOCK), read
+    back from the build's defines; elsewhere none (the kernel then never touches it)."""
+    for name in ("unidirectional", "packed_bidirectional"):
+        v = st.variant(name)
+        if stages is not None:
+            v = dataclasses.replace(v, defines=tuple(
+                (k, stages if k == "STATS_STAGES" else val) for k, val in v.defines))
+        p = st.point(v, batch=30000, in_f=in_f)
+        launch = RecordingLauncher(256)
+        st.enqueue(launch, {b: b for b in _BUFS} | {"q_wide": "q_wide"}, p, v)
+        assert launch.names == ["act_stats", "act_encode"]
+        assert launch.calls[0][4] == shared
+        assert launch.calls[1][4] == 0
 
 
 def test_q_wide_is_declared_in_the_int8_layout_only(st) -> None:  # type: ignore[no-untyped-def]
