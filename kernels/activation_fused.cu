@@ -189,7 +189,14 @@ __device__ __forceinline__ void stats_ring_rows(const float* __restrict__ x,
     __syncthreads();  // the mbarriers initialised before any thread waits on one
     int i = 0;
     for (int b = blockIdx.x; b < B; b += gridDim.x, ++i) {
-        if (threadIdx.x == 0) issue(i + STATS_STAGES - 1);
+        if (threadIdx.x == 0) {
+            // The stage refilled was read by the generic proxy (ld.shared) before the last
+            // row's barrier; the bulk copy writes through the async proxy: the fence orders
+            // the two proxies' accesses (what CUTLASS's TMA epilogue does before releasing
+            // a buffer it read).
+            if (i > 0) ptx::fence_proxy_async(ptx::space_shared);
+            issue(i + STATS_STAGES - 1);
+        }
         const int s = i % STATS_STAGES;
         while (!ptx::mbarrier_try_wait_parity(&full[s], (uint32_t)((i / STATS_STAGES) & 1))) {}
         const float4* row = stats_ring + s * n4;

@@ -395,7 +395,7 @@ STAGE = Stage(
         {"batch": 2000, "in_f": 1024},  # act_grid, four rows a block (132 SMs)
         {"batch": 2500, "in_f": 1024},  # the two passes: past act_grid's rows (<= 156 SMs)
         {"batch": 2200, "in_f": 4096},  # pass 1's ring at its widest row (48 KB of stages)
-        {"batch": 24600, "in_f": 68},  # pass 1's ring wrapped: 3-4 rows a block, 272 B rows
+        {"batch": 60000, "in_f": 68},  # pass 1's ring wrapped: 7-8 rows a block, 272 B rows
     ),
     # act_one at four turns a thread and at five, at its widest (32 warps a block), a
     # packed row ending in a partial word, most threads holding no value, act_rows
