@@ -394,16 +394,16 @@ STAGE = Stage(
         {"batch": 600, "in_f": 3584},  # act_grid, two rows a block (132 SMs)
         {"batch": 2000, "in_f": 1024},  # act_grid, four rows a block (132 SMs)
         {"batch": 2500, "in_f": 1024},  # the two passes: past act_grid's rows (<= 156 SMs)
-        {"batch": 2200, "in_f": 4096},  # pass 1's ring at its widest row (48 KB of stages)
+        {"batch": 2200, "in_f": 4096},  # ring at its widest row, 48 KB (<= 137 SMs: not act_grid)
         {"batch": 60000, "in_f": 68},  # pass 1's ring wrapped: 7-8 rows a block, 272 B rows
     ),
     # act_one at four turns a thread and at five, at its widest (32 warps a block), a
     # packed row ending in a partial word, most threads holding no value, act_rows
     # (eight rows of four turns; three packed rows ending in partial words), and act_grid
     # (short rows, most threads holding no value; every cache slot a value; four rows a
-    # block on 132 SMs, several up to 400), and pass 1's ring wrapped (24600 rows on 8192
-    # blocks). The odd shapes reach act_one only at in_f 3584 (batch 1) and act_rows at
-    # batch 3 there.
+    # block on 132 SMs, several up to 400), and pass 1's ring refilled (24600 rows on 8192
+    # blocks: 24 of them take a fourth row into their first stage). The odd shapes reach
+    # act_one only at in_f 3584 (batch 1) and act_rows at batch 3 there.
     sanitize_shapes=({"batch": 1, "in_f": 4096}, {"batch": 1, "in_f": 100},
                      {"batch": 1, "in_f": 12}, {"batch": 1, "in_f": 4100},
                      {"batch": 1, "in_f": 32768}, {"batch": 8, "in_f": 3584},

@@ -176,6 +176,25 @@ def test_pass_1_gets_its_rings_shared_memory(st, in_f, stages, shared) -> None: 
         assert launch.calls[1][4] == 0
 
 
+@pytest.mark.parametrize(("block", "cache_vec", "in_f", "shared"), [
+    (128, 4, 2048, 3 * 2048 * 4), (128, 4, 2052, 0),  # the caches hold 4 x 4 x 128 values
+    (256, 2, 2048, 3 * 2048 * 4), (256, 2, 2052, 0),  # ... 4 x 2 x 256
+    (512, 4, 8192, 3 * 8192 * 4), (512, 4, 8196, 0),  # ... 4 x 4 x 512 (96 KB of stages)
+])
+def test_the_ring_follows_the_builds_caches(st, block, cache_vec, in_f, shared) -> None:  # type: ignore[no-untyped-def]
+    """Where a row fits the caches is counted from the build's BLOCK (the launch's block)
+    and CACHE_VEC (read back from the variant's defines), not from the default build's
+    4096 values: the ring's shared memory starts and stops at 4 x CACHE_VEC x BLOCK."""
+    v = st.variant("unidirectional")
+    v = dataclasses.replace(v, defines=tuple(
+        (k, str(cache_vec) if k == "CACHE_VEC" else val) for k, val in v.defines))
+    p = st.point(v, batch=30000, in_f=in_f)
+    launch = RecordingLauncher(block)
+    st.enqueue(launch, {b: b for b in _BUFS} | {"q_wide": "q_wide"}, p, v)
+    assert launch.names == ["act_stats", "act_encode"]
+    assert launch.calls[0][4] == shared
+
+
 def test_q_wide_is_declared_in_the_int8_layout_only(st) -> None:  # type: ignore[no-untyped-def]
     p = st.point(st.variant("unidirectional"), batch=3, in_f=100)
     assert st.outputs(p)["q_wide"] == ((3, 100), np.dtype(np.int32))
