@@ -668,6 +668,48 @@ def test_resume_keeps_a_point_s_builds_together(reg, tmp_path: Path) -> None:
     assert resume.same_command("harness bench s --overwrite") == "harness bench s"
 
 
+def test_the_command_of_a_resumed_run_and_of_merged_processes() -> None:
+    """``same_command``: less --resume, --append and --overwrite; with ``out``, less --out
+    and its folder too (either spelling), nothing else; a line shlex cannot split is kept
+    as it is."""
+    from harness.engine import resume
+
+    cmd = "harness bench s --out p0 --repeats 3 --append"
+    assert resume.same_command(cmd, out=True) == "harness bench s --repeats 3"
+    assert resume.same_command(cmd) == "harness bench s --out p0 --repeats 3"
+    assert resume.same_command("harness bench s --out=p1 --graph", out=True) == \
+        "harness bench s --graph"
+    assert resume.same_command("harness bench s --out=p1 --graph") == \
+        "harness bench s --out=p1 --graph"
+    assert resume.same_command("harness bench 'a b' --resume") == "harness bench 'a b'"
+    assert resume.same_command('harness bench "s --resume') == 'harness bench "s --resume'
+
+
+def test_resume_matches_a_stage_s_and_a_pipeline_s_rows_by_their_own_columns() -> None:
+    """A stage row of another kernel source, and a pipeline row of another launch mode or
+    other kernel hashes, is not the row the job would write now: its point is measured
+    again."""
+    from types import SimpleNamespace
+
+    from harness.engine import resume
+
+    def done(pipeline: bool, want: dict[str, str], have: dict[str, str]) -> int:
+        job = SimpleNamespace(target=SimpleNamespace(name="t"), is_pipeline=pipeline)
+        base = {"stage": "t", "backend": "pycuda", "variant": "default", "batch": "8",
+                "git_sha": "abc", "gpu": "G", "command": "harness bench t --resume"}
+        todo, n = resume.pending([[job]], lambda j: [{**base, **want}],  # type: ignore[list-item]
+                                 lambda j: [{**base, **have, "status": "ok"}])
+        assert len(todo) == 1 - n
+        return n
+
+    assert done(False, {"kernel_hash": "k1"}, {"kernel_hash": "k1"}) == 1
+    assert done(False, {"kernel_hash": "k1"}, {"kernel_hash": "k0"}) == 0
+    pipe = {"mode": "graph", "kernel_hashes": "h1"}
+    assert done(True, pipe, pipe) == 1
+    assert done(True, pipe, {**pipe, "mode": "stream"}) == 0
+    assert done(True, pipe, {**pipe, "kernel_hashes": "h0"}) == 0
+
+
 def test_resume_knows_a_define_sweep_s_peer_rows(reg, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A --define sweep with peers on a (fake) GPU: its peer rows, once a point and named
     after the declared variant, are the rows --resume looks for, so a finished sweep is

@@ -141,3 +141,42 @@ def test_one_point_of_two_commands_is_not_one_commands_processes(tmp_path: Path)
     with pytest.raises(BadInput, match=r"measured by 2 commands \('harness bench s', "
                                        r"'harness bench s --budget 9'\)"):
         merge.combine_runs([*paths, other])
+
+
+def test_an_existing_out_is_refused_unless_overwrite_is_asked(tmp_path: Path) -> None:
+    from harness.errors import HarnessError
+
+    paths = _procs(tmp_path, [[10.0, 50.0], [12.0, 51.0]])
+    old = stage_csv.write(tmp_path / "m.csv", [stage_csv.stage_row("z", 1.0)])
+    before = old.read_text()
+    with pytest.raises(HarnessError, match="exists"):
+        merge.run(paths, old)
+    assert old.read_text() == before
+
+
+def test_processes_of_one_row_each_merge(tmp_path: Path) -> None:
+    """A command of one point: each file holds a single row."""
+    paths = [stage_csv.write(tmp_path / f"p{i}.csv", [
+        stage_csv.stage_row("a", t, cmd=f"harness bench s --out p{i}")])
+        for i, t in enumerate((10.0, 12.0, 11.0))]
+    rows, columns, counts = merge.combine_runs(paths)
+    assert counts == (3,) and float(rows[0]["median_us"]) == 11.0
+    assert columns == tuple(stage_csv.COLUMNS)
+
+
+def test_stage_and_pipeline_csvs_are_not_merged(tmp_path: Path) -> None:
+    paths = _procs(tmp_path, [[10.0, 50.0]])
+    pipeline = Path(__file__).parents[2] / "statistics" / "h200" / "activation_path.csv"
+    with pytest.raises(BadInput, match="the CSVs mix stage and pipeline rows"):
+        merge.combine_runs([paths[0], pipeline])
+
+
+def test_a_refusal_names_the_point_by_its_key_columns(tmp_path: Path) -> None:
+    """The point is named by its key columns that have a value, in the key's order."""
+    paths = _procs(tmp_path, [[10.0, 50.0]])
+    twice = stage_csv.write(tmp_path / "t.csv", [stage_csv.stage_row("a", 9.0, out_f=""),
+                                                stage_csv.stage_row("a", 9.5, out_f="")])
+    with pytest.raises(BadInput, match=r"two rows of one point \(stage=s backend=pycuda "
+                                       r"variant=a batch=8 in_f=64 family=normal params=\{\} "
+                                       r"l2=cold launch=stream\)"):
+        merge.combine_runs([paths[0], twice])

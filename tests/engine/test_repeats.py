@@ -85,3 +85,56 @@ def test_rounds_take_the_spacers_in_turn_the_first_holding_nothing() -> None:
     assert spacer(0) == 0
     assert [spacer(r) >> 20 for r in range(len(SPACERS_MB) + 2)] == [*SPACERS_MB, 0, 2]
     assert len(set(SPACERS_MB)) == len(SPACERS_MB)
+
+
+def test_the_median_s_standard_error_is_1_2533_standard_deviations() -> None:
+    """The module's docstring and the README: 1.2533 (sqrt(pi / 2)) standard deviations of
+    the repeats' medians over the square root of R."""
+    assert pytest.approx(math.sqrt(math.pi / 2), abs=1e-4) == MEDIAN_SE
+    times = [100.0, 102.0, 104.0]
+    got = combine([_row(t, noise=0.0) for t in times])
+    assert got["noise_pct"] == pytest.approx(
+        1.2533 * statistics.stdev(times) / math.sqrt(3) / 102.0 * 100, rel=1e-4)
+
+
+def test_the_slow_placements_of_the_notes_are_among_the_spacers() -> None:
+    """kernels/NOTES.md found 2 and 130 MB the slow placements; the README lists 0, 2, 6,
+    24, 64 and 130 MB in turn."""
+    assert SPACERS_MB == (0, 2, 6, 24, 64, 130)
+    assert [spacer(r) for r in range(6)] == [mb << 20 for mb in (0, 2, 6, 24, 64, 130)]
+
+
+def test_a_sub_microsecond_median_is_widened_too() -> None:
+    """Any positive time is widened (a graph replay of a small launch can take under 1 µs)."""
+    got = combine([_row(0.5, noise=0.0), _row(0.6, noise=0.0), _row(0.55, noise=0.0)])
+    assert got["median_us"] == 0.55
+    assert got["noise_pct"] == pytest.approx(
+        MEDIAN_SE * statistics.stdev([0.5, 0.6, 0.55]) / math.sqrt(3) / 0.55 * 100)
+    assert got["reason"] == "median of 3 repeats (0.5, 0.6, 0.55 µs; spread 18 %)"
+
+
+def test_a_spread_under_ten_per_cent_reads_in_two_figures() -> None:
+    """4.8, 30, 120: two significant figures below 10 %, whole per cent above."""
+    got = combine([_row(100.0), _row(109.6), _row(105.0)])
+    assert got["reason"].endswith("spread 9.1 %)")
+    got = combine([_row(100.0), _row(109.9), _row(100.5)])
+    assert got["reason"].endswith("spread 9.9 %)")
+
+
+def test_a_row_without_its_own_noise_takes_the_spread_between_repeats() -> None:
+    """A repeat whose noise column is empty (a CSV's ""): the noise is the standard error
+    across the repeats, nothing more."""
+    times = [10.0, 10.01, 10.02]
+    got = combine([_row(t, noise="") for t in times])  # type: ignore[arg-type]
+    assert got["noise_pct"] == pytest.approx(
+        MEDIAN_SE * statistics.stdev(times) / math.sqrt(3) / 10.01 * 100)
+    assert got["noise_pct"] < 0.2
+
+
+def test_the_combined_reason_is_cut_to_reason_chars() -> None:
+    from harness.engine.measure import REASON_CHARS
+
+    long = "x" * (REASON_CHARS + 50)
+    got = combine([_row(10.0, reason=long), _row(11.0, reason=long), _row(12.0)])
+    assert got["reason"] == long[:REASON_CHARS]
+    assert "reason" in combine([{"status": "ok", "median_us": 0.0, "noise_pct": 0.1}] * 2)

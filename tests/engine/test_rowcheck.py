@@ -403,3 +403,12 @@ def test_a_run_at_exactly_the_limit_is_checked_whole(tmp_path: Path,
     monkeypatch.setattr(rowcheck, "FULL_CHECK_LIMIT", size - 1)
     assert m.measure(job(st, 100), FakeGpu(), FAST, META)["verified"] == \
         f"sampled:{rowcheck.SAMPLE_ROWS}/100"
+
+
+def test_a_dimension_past_an_array_s_last_is_a_problem_not_a_crash() -> None:
+    """rows naming dimension 1 of a 1-D array: said as any array without the rows there."""
+    part = rowcheck.cut(Rows("batch", {"x": 1}, {"y": 0}), {"batch": 3},
+                        {"x": np.zeros(3, np.float32)}, {"y": np.zeros(3)}, np.array([0, 2]),
+                        "one")
+    assert part.problems == ["plugin one: rows: input x is float32[3], without 3 rows (batch) "
+                             "along dimension 1"]

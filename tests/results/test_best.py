@@ -142,3 +142,46 @@ def test_the_committed_tuning_rows_rank_and_the_cli_prints_them() -> None:
     assert "is the fastest" in res.stdout and "IG_I2F=1" in res.stdout
     res = CliRunner().invoke(app, ["best", str(H200 / "nothing.csv")])
     assert res.exit_code == 2 and "no such results file" in res.output
+
+
+def test_each_build_keeps_its_row_s_noise_and_the_point_its_params(tmp_path: Path) -> None:
+    """A build's noise is its row's (%), the best's change 0; the label names the point's
+    sizes and, where it has any, its params."""
+    f = _write(tmp_path / "s.csv", [_row("d[X=1]", 130.0, noise=0.4, params="{'k': 2.0}"),
+                                    _row("d[X=2]", 100.0, noise=0.25, params="{'k': 2.0}")])
+    (p,) = best.run(f)
+    assert [(b.variant, b.noise_pct, b.change_pct) for b in p.builds] == [
+        ("d[X=2]", pytest.approx(0.25), 0.0), ("d[X=1]", pytest.approx(0.4),
+                                               pytest.approx(30.0))]
+    assert p.label() == "s batch=8 in_f=64 {'k': 2.0}"
+    for empty in ("", "{}"):
+        bare = best.PointBest({"stage": "s", "batch": "8", "in_f": "", "params": empty}, "a",
+                              "c", p.builds, "d[X=1]", 1)
+        assert bare.label() == "s batch=8"
+
+
+def test_the_default_threshold_is_two_per_cent(tmp_path: Path) -> None:
+    """As ``harness best``'s --threshold: 1.5 % apart with little noise is the same, 2.5 %
+    is slower."""
+    f = _write(tmp_path / "s.csv", [_row("d[X=1]", 100.0, noise=0.01),
+                                    _row("d[X=2]", 101.5, noise=0.01),
+                                    _row("d[X=3]", 102.5, noise=0.01)])
+    (p,) = best.run(f)
+    assert [b.verdict for b in p.builds] == ["best", "same", "slower"]
+    (p,) = best.run(f, threshold_pct=1.0)
+    assert [b.verdict for b in p.builds] == ["best", "slower", "slower"]
+
+
+def test_a_command_appended_three_times_is_three_runs_sharing_its_peers(
+        tmp_path: Path) -> None:
+    """Each run's group is its own; the command's peer rows at the point are shared out over
+    its runs, a whole number each (rounded up: a run cut short had fewer)."""
+    def one_run(peers: int) -> list[dict[str, str]]:
+        return [*(_row("d", 50.0, backend="torch") for _ in range(peers)),
+                _row("d[X=1]", 130.0), _row("d[X=2]", 100.0)]
+
+    got = best.run(_write(tmp_path / "s.csv", one_run(1) + one_run(1) + one_run(1)))
+    assert [([b.variant for b in p.builds], p.peers) for p in got] == [
+        (["d[X=2]", "d[X=1]"], 1)] * 3
+    got = best.run(_write(tmp_path / "t.csv", one_run(1) + one_run(2)))
+    assert [p.peers for p in got] == [2, 2] and all(isinstance(p.peers, int) for p in got)

@@ -59,3 +59,43 @@ def test_the_records_table_sets_each_ceiling_against_the_peak(tmp_path: Path) ->
     assert "234.9 MB read as 1 plane(s), each unit written 6 times" in lines[4]
     assert "| read of 70.0 MB, 4 plane(s) a thread | 100.00 | 0.05% | 4400 | 110.0 |" in lines[5]
     assert calibration.table(calibration.records(tmp_path / "none")[0]) == ""
+
+
+def test_what_a_record_timed_in_words() -> None:
+    """The copy (a record of before ``kind`` too), the fill; a record without its size is
+    named by its kind alone, one without a kind ``?``."""
+    assert calibration.describe({"bytes_each_way": 2_000_000}) == "copy of 2.0 MB"
+    assert calibration.describe({"kind": "write", "bytes_written": 3_000_000}) == \
+        "fill of 3.0 MB"
+    for kind in ("copy", "write", "mix", "read", "other"):
+        assert calibration.describe({"kind": kind}) == kind
+    assert calibration.describe({"kind": "mix", "bytes_written": 5}) == "mix"
+    assert calibration.describe({}) == "?"
+
+
+def test_a_record_needs_its_numbers_and_a_bool_is_none(tmp_path: Path) -> None:
+    """gbps and median_us are required, noise_pct not (shown as 0.00 %); true or false is
+    no number; the % of the peak keeps its decimal."""
+    calibration.save({"gbps": 4000.0, "median_us": 10.0}, "g", tmp_path)
+    calibration.save({"gbps": 3900.0, "median_us": 12.0}, "g", tmp_path,
+                     name="calibration-write-1.json")
+    calibration.save({"median_us": 1.0}, "g", tmp_path, name="calibration-a-1.json")
+    calibration.save({"gbps": 1.0}, "g", tmp_path, name="calibration-b-1.json")
+    calibration.save({"gbps": True, "median_us": 1.0}, "g", tmp_path,
+                     name="calibration-c-1.json")
+    calibration.save({"gbps": 1.0, "median_us": 1.0, "noise_pct": False}, "g", tmp_path,
+                     name="calibration-d-1.json")
+    found, bad = calibration.records(tmp_path / "g")
+    assert [n for n, _ in found] == ["calibration.json", "calibration-write-1.json"]
+    assert bad == ["calibration-a-1.json: not a calibration record (KeyError)",
+                   "calibration-b-1.json: not a calibration record (KeyError)",
+                   "calibration-c-1.json: not a calibration record (TypeError)",
+                   "calibration-d-1.json: not a calibration record (TypeError)"]
+    lines = calibration.table(found).splitlines()
+    assert lines[2] == "| calibration.json | ? | 10.00 | 0.00% | 4000 | 100.0 |  |"
+    assert lines[3] == "| calibration-write-1.json | ? | 12.00 | 0.00% | 3900 | 97.5 |  |"
+
+
+def test_a_record_is_written_as_sorted_indented_json(tmp_path: Path) -> None:
+    p = calibration.save({"gbps": 4260.0, "a": 1}, "g", tmp_path)
+    assert p.read_text() == '{\n  "a": 1,\n  "gbps": 4260.0\n}\n'

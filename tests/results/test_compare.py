@@ -429,3 +429,98 @@ def test_ignore_that_makes_two_rows_one_point_is_refused(tmp_path: Path) -> None
     one_line(cli(old, new, "--ignore", "backend"),
              "with --ignore backend, two rows are one point (they differ in backend only)")
     assert cli(old, new).exit_code == 0
+
+
+def _one(tmp_path: Path, name: str, *rows: dict[str, str]) -> Path:
+    from tests.results import stage_csv
+
+    return stage_csv.write(tmp_path / name, list(rows))
+
+
+def test_a_row_s_verdict_carries_the_larger_noise_and_the_default_threshold_is_2_pct(
+        tmp_path: Path) -> None:
+    """``noise_pct`` is the noisier side's (%); 1.5 % apart and clear of the noise is the
+    same under the default 2 % threshold, slower under 1 %."""
+    from tests.results import stage_csv
+
+    old = _one(tmp_path, "a.csv", stage_csv.stage_row("d", 100.0, noise_pct="0.01"),
+               stage_csv.stage_row("e", 100.0, noise_pct="0.1"))
+    new = _one(tmp_path, "b.csv", stage_csv.stage_row("d", 101.5, noise_pct="0.02"),
+               stage_csv.stage_row("e", 100.0, noise_pct="0.3"))
+    d, e = compare.run(old, new).rows
+    assert (d.verdict, d.noise_pct) == (compare.SAME, pytest.approx(0.02))
+    assert "less than the 2 % threshold" in d.reason and d.change_pct == pytest.approx(1.5)
+    assert e.noise_pct == pytest.approx(0.3)
+    assert compare.run(old, new, threshold_pct=1.0).rows[0].verdict == compare.SLOWER
+
+
+def test_a_failed_row_s_reason_is_cut_to_60_characters(tmp_path: Path) -> None:
+    from tests.results import stage_csv
+
+    long, fits = "x" * 61, "y" * 60
+    old = _one(tmp_path, "a.csv", stage_csv.stage_row("d", 100.0),
+               stage_csv.stage_row("e", 100.0))
+    new = _one(tmp_path, "b.csv", stage_csv.stage_row("d", 100.0, status="failed", reason=long),
+               stage_csv.stage_row("e", 100.0, status="failed", reason=fits))
+    d, e = compare.run(old, new).rows
+    assert d.reason == f"ok before, failed ({'x' * 57}...) now"
+    assert e.reason == f"ok before, failed ({fits}) now"
+
+
+def test_side_reads_a_row_s_spread_noise_and_clocks() -> None:
+    from tests.results import stage_csv
+
+    r = stage_csv.stage_row("d", 100.0, p10_us="99.0", p90_us="102.0", noise_pct="0.5",
+                            clock_mhz_median="1980", clock_mhz_min="1410",
+                            throttled_samples="37.0")
+    s = compare.side(compare.STAGE, r)
+    assert (s.time_us, s.noise, s.spread) == (100.0, pytest.approx(0.005), (99.0, 102.0))
+    assert (s.clock_mhz, s.clock_min_mhz, s.throttled) == (1980.0, 1410.0, 37)
+    assert isinstance(s.throttled, int)
+    assert compare.side(compare.STAGE, {**r, "throttled_samples": ""}).throttled is None
+    pipe = compare.side(compare.PIPELINE, {"total_us": "10", "total_noise_pct": "1"})
+    assert (pipe.time_us, pipe.noise, pipe.spread) == (10.0, 0.01, None)
+
+
+def test_a_time_at_its_own_p10_or_p90_is_a_row() -> None:
+    """p10 <= median <= p90: all samples alike make the three equal."""
+    from tests.results import stage_csv
+
+    r = stage_csv.stage_row("d", 100.0, p10_us="100.0", p90_us="100.0")
+    compare.check_row(r, compare.STAGE, "here")
+
+
+def test_a_verdict_s_label_names_the_point_and_what_is_not_usual() -> None:
+    def label(occurrence: int = 1, **point: str) -> str:
+        return compare.RowVerdict(point, occurrence, compare.SAME, "ok", "ok", 1.0, 1.0, 0.0,
+                                  0.1, "").label()
+
+    assert label(batch="8", in_f="64", family="normal", l2="cold") == "batch=8 in_f=64"
+    assert label(batch="8", family="llm", l2="hot") == "batch=8 family=llm l2=hot"
+    assert label(2, batch="8") == "batch=8 #2"
+
+
+def test_a_threshold_of_zero_or_under_one_per_cent_is_taken() -> None:
+    assert compare.evidence("default", 0.0, 0.0).z == 0.0
+    assert compare.evidence("strict", 0.5, None) is compare.PRESETS["strict"]
+
+
+def test_matched_without_a_column_the_point_is_the_new_side_s(tmp_path: Path) -> None:
+    from tests.results import stage_csv
+
+    old = _one(tmp_path, "a.csv", stage_csv.stage_row("a", 100.0))
+    new = _one(tmp_path, "b.csv", stage_csv.stage_row("b", 100.0))
+    (row,) = compare.run(old, new, ignore=("variant",)).rows
+    assert row.point["variant"] == "b" and row.verdict == compare.SAME
+    assert compare.run_of({"git_sha": "abc", "command": "harness bench s"}) == (
+        "abc", "harness bench s")
+
+
+def test_files_that_match_nothing_name_their_stages(tmp_path: Path) -> None:
+    from tests.results import stage_csv
+
+    old = _one(tmp_path, "a.csv", stage_csv.stage_row("a", 1.0, stage="t"),
+               stage_csv.stage_row("a", 1.0, stage="s"))
+    new = _one(tmp_path, "b.csv", stage_csv.stage_row("a", 1.0, stage="u"))
+    with pytest.raises(HarnessError, match=r"\(stages: s, t vs u\): nothing to compare"):
+        compare.run(old, new)

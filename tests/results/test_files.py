@@ -209,3 +209,184 @@ def test_a_row_is_counted_as_it_lands_before_its_fsync(tmp_path: Path, monkeypat
             w.write([13, 14, 15])
         assert (w.rows, w.written) == (4, 4)
     assert p.read_bytes() == b"a,b,c\r\n1,2,3\r\n4,5,6\r\n10,11,12\r\n13,14,15\r\n"
+
+
+def test_append_cuts_a_torn_last_row_and_says_how_many_bytes(tmp_path: Path) -> None:
+    p = tmp_path / "r.csv"
+    p.write_bytes(b"a,b,c\r\n1,2,3\r\n4,5")
+    with files.RowFile(p, COLS, files.APPEND) as w:
+        assert w.repaired == (f"repaired {p}: cut a torn last row (3 bytes, from a write cut "
+                              "short) before appending")
+        assert (w.rows, w.written) == (1, 0)
+        w.write([7, 8, 9])
+    assert p.read_bytes() == b"a,b,c\r\n1,2,3\r\n7,8,9\r\n"
+    with files.RowFile(p, COLS, files.APPEND) as w:  # whole: nothing cut
+        assert w.repaired == "" and w.rows == 2
+    assert p.read_bytes() == b"a,b,c\r\n1,2,3\r\n7,8,9\r\n"
+
+
+def test_refuse_keeps_a_file_with_rows_and_takes_one_without(tmp_path: Path) -> None:
+    p = tmp_path / "r.csv"
+    p.write_bytes(b"a,b,c\r\n1,2,3\r\n")
+    with pytest.raises(ResultFileError, match=f"^{p} exists: --append adds to it, --overwrite "
+                                              "replaces it, or --out writes elsewhere$"):
+        files.RowFile(p, COLS)
+    assert p.read_bytes() == b"a,b,c\r\n1,2,3\r\n"
+    q = tmp_path / "q.csv"
+    q.write_bytes(b"a,b,c\r\n")  # a header alone: nothing to lose
+    with files.RowFile(q, COLS) as w:
+        w.write([1, 2, 3])
+    assert q.read_bytes() == b"a,b,c\r\n1,2,3\r\n"
+
+
+def test_a_refused_lock_is_said_at_once(tmp_path: Path) -> None:
+    """The lock is taken now, no waiting: a second writer hears of the first at once."""
+    import time
+
+    p = tmp_path / "r.csv"
+    with files.RowFile(p, COLS):
+        t = time.monotonic()
+        with pytest.raises(ResultFileError, match="being written by another harness run"):
+            files.RowFile(p, COLS, files.APPEND)
+        assert time.monotonic() - t < 0.5
+
+
+def test_an_overwrite_whose_header_fails_counts_no_row(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    p = tmp_path / "r.csv"
+    with files.RowFile(p, COLS) as w:
+        w.write([1, 2, 3])
+    w = files.RowFile(p, COLS, files.OVERWRITE)
+    monkeypatch.setattr(files, "_write", lambda fd, data: 0)  # full at the header
+    with pytest.raises(ResultFileError, match="its old rows were cut away first"):
+        w.write([4, 5, 6])
+    assert (w.rows, w.written) == (0, 0)
+    w.close()
+
+
+def test_a_writer_closes_its_own_file_once(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """close() twice, or after a failed open, closes no other descriptor (never stdin's 0)."""
+    closed: list[int] = []
+    real = os.close
+
+    def spy(fd: int) -> None:
+        closed.append(fd)
+        if fd != 0:  # a wrong close of stdin is recorded, not done
+            real(fd)
+
+    w = files.RowFile(tmp_path / "r.csv", COLS)
+    fd = w._fd
+    monkeypatch.setattr(os, "close", spy)
+    w.close()
+    w.close()
+    assert closed.count(fd) == 1 and 0 not in closed
+    real_open = os.open
+
+    def refuse(path, flags, *a):  # type: ignore[no-untyped-def]
+        if str(path).endswith("s.csv"):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+        return real_open(path, flags, *a)
+
+    monkeypatch.setattr(os, "open", refuse)
+    closed.clear()
+    with pytest.raises(ResultFileError, match="Read-only file system"):
+        files.RowFile(tmp_path / "s.csv", COLS)
+    assert 0 not in closed
+
+
+def test_new_files_take_the_usual_mode_and_replace_keeps_any(tmp_path: Path) -> None:
+    """A new result file is created as any file (0o666 less the umask); a replaced one keeps
+    its mode whole, execute bits included."""
+    umask = os.umask(0)
+    os.umask(umask)
+    with files.RowFile(tmp_path / "r.csv", COLS):
+        pass
+    assert (tmp_path / "r.csv").stat().st_mode & 0o7777 == 0o666 & ~umask
+    p = files.replace(tmp_path / "run.sh", b"#!/bin/sh\n")
+    assert p == tmp_path / "run.sh" and p.stat().st_mode & 0o7777 == 0o666 & ~umask
+    os.chmod(p, 0o755)
+    files.replace(p, b"#!/bin/sh\necho\n")
+    assert p.stat().st_mode & 0o7777 == 0o755
+    assert files.edit(p, str.upper) == p and p.read_text() == "#!/BIN/SH\nECHO\n"
+
+
+def test_a_write_that_lands_nothing_is_a_full_disk(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """os.write returning 0 (nothing written) is a full device, not a retry forever."""
+    calls = []
+
+    def nothing(fd: int, data: bytes) -> int:
+        calls.append(len(data))
+        if len(calls) > 1:
+            raise RuntimeError("written again after nothing landed")
+        return 0
+
+    monkeypatch.setattr(files, "_write", nothing)
+    with pytest.raises(ResultFileError, match="No space left on device; nothing was written"):
+        files.replace(tmp_path / "c.json", b"{}")
+
+
+def test_a_bad_existing_and_a_damaged_file_to_append_to_are_refused(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="bad existing 'keep'"):
+        files.RowFile(tmp_path / "r.csv", COLS, "keep")
+    p = tmp_path / "o.csv"
+    p.write_bytes(b"x,y\r\n1,2\r\n")
+    with pytest.raises(ResultFileError, match=r"o\.csv has other columns than this harness "
+                                              "writes"):
+        files.RowFile(p, COLS, files.APPEND)
+    assert p.read_bytes() == b"x,y\r\n1,2\r\n"
+
+
+def test_a_refused_open_lets_go_of_the_lock_at_once(tmp_path: Path) -> None:
+    """Refused (the file exists): the lock is released before the error is raised, not when
+    the half-made writer is freed (the error may be held up the stack a while)."""
+    p = tmp_path / "r.csv"
+    p.write_bytes(b"a,b,c\r\n1,2,3\r\n")
+    with pytest.raises(ResultFileError, match="exists") as held:
+        files.RowFile(p, COLS)
+    lock = FileLock(files.lock_path(p.resolve()), timeout=0)
+    lock.acquire()
+    lock.release()
+    assert held.value is not None
+
+
+def test_every_row_after_a_failed_one_is_cut_back_to_its_start(tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                                 monkeypatch) -> None:
+    """A row cut away (its fsync failed) moves the end back: a later failure cuts to the
+    last whole row, not past it."""
+    p = tmp_path / "r.csv"
+    real = os.fsync
+    fail = [False]
+
+    def fsync(fd: int) -> None:
+        if fail[0]:
+            raise OSError(5, "Input/output error")
+        real(fd)
+
+    monkeypatch.setattr(files.os, "fsync", fsync)
+    with files.RowFile(p, COLS) as w:
+        w.write([1, 2, 3])
+        fail[0] = True
+        with pytest.raises(ResultFileError, match="the file is whole"):
+            w.write(["long", "row", "x" * 40])
+        fail[0] = False
+        w.write([4, 5, 6])
+        fail[0] = True
+        with pytest.raises(ResultFileError, match="the file is whole"):
+            w.write([7, 8, 9])
+    assert p.read_bytes() == b"a,b,c\r\n1,2,3\r\n4,5,6\r\n"
+
+
+def test_a_replaced_file_is_synced_written_in_pieces_and_leaves_no_descriptor(
+        tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Short writes (a byte at a time) are carried on; the data is synced before the
+    rename; nothing stays open."""
+    fds = Path("/proc/self/fd")
+    if not fds.is_dir():
+        pytest.skip("no /proc/self/fd here")
+    synced: list[int] = []
+    real_sync = os.fsync
+    monkeypatch.setattr(files, "_write", lambda fd, data: os.write(fd, bytes(data[:1])))
+    monkeypatch.setattr(files.os, "fsync", lambda fd: (synced.append(fd), real_sync(fd)))
+    before = len(list(fds.iterdir()))
+    p = files.replace(tmp_path / "c.json", b'{"gbps": 1}')
+    assert p.read_bytes() == b'{"gbps": 1}' and len(synced) == 1
+    assert len(list(fds.iterdir())) == before

@@ -111,3 +111,56 @@ def test_a_rerun_row_is_no_new_point_on_the_line(tmp_path: Path) -> None:
         fit.run(f, "in_f")
     (line,) = fit.run(_write(tmp_path / "t.csv", [*rows, _row(4000, 2100.0)]), "in_f")
     assert [s.x for s in line.samples] == [1000.0, 1000.0, 2000.0, 4000.0]
+
+
+def _line(per_unit_us: float, per_unit_bytes: float | None = 3.0,
+          peak_gbps: float | None = None, samples: tuple[fit.Sample, ...] = ()) -> fit.Line:
+    return fit.Line("pycuda d", {"stage": "s"}, "aaa", 10.0, per_unit_us, samples,
+                    per_unit_bytes, peak_gbps)
+
+
+def test_a_residual_is_the_median_s_distance_from_the_line_in_per_cent() -> None:
+    """(median - fitted) / fitted, in %; the worst is the largest in size, below the line
+    as well as above it."""
+    assert fit.Sample(1.0, 10.0, 7.0).residual_pct == pytest.approx(300 / 7)
+    low, high = fit.Sample(1.0, 90.0, 100.0), fit.Sample(2.0, 102.0, 100.0)
+    assert low.residual_pct == pytest.approx(-10.0)
+    assert _line(1.0, samples=(low, high)).worst_residual_pct() == pytest.approx(10.0)
+
+
+def test_no_bandwidth_where_the_time_does_not_grow() -> None:
+    """marginal_gbps: the bytes a unit adds over the time it adds, None where the time does
+    not grow (flat or falling); the summary then says nothing of it."""
+    assert _line(2.0).marginal_gbps() == pytest.approx(3.0 / 2.0 / 1e3)
+    for flat in (0.0, -0.5):
+        ln = _line(flat, peak_gbps=4000.0, samples=(fit.Sample(1.0, 10.0, 10.0),))
+        assert ln.marginal_gbps() is None
+        assert "past the fixed part" not in fit.summary([ln], "in_f")[0]
+    ln = _line(1e-3, per_unit_bytes=1.5, peak_gbps=4.0, samples=(fit.Sample(1.0, 10.0, 10.0),))
+    assert fit.summary([ln], "in_f")[0].endswith("at 1.5 GB/s (37.5 % of the calibrated peak)")
+
+
+def test_a_fraction_below_zero_on_the_axis_is_no_size(tmp_path: Path) -> None:
+    f = _write(tmp_path / "s.csv", [_row(64, 600.0, batch="1000"), _row(64, 1100.0, batch="-0.5"),
+                                    _row(64, 2100.0, batch="4000")])
+    with pytest.raises(BadInput, match=r"s\.csv, line 3: batch is '-0\.5'"):
+        fit.run(f, "batch")
+
+
+def test_an_axis_of_words_and_a_pipeline_csv_are_one_line(tmp_path: Path) -> None:
+    f = _write(tmp_path / "s.csv", [_row(64, 600.0, family=w) for w in ("normal", "ramp", "edge")])
+    with pytest.raises(BadInput, match=r"--axis family: its values in .* are not numbers"):
+        fit.run(f, "family")
+    pipeline = Path(__file__).parents[2] / "statistics" / "h200" / "activation_path.csv"
+    with pytest.raises(BadInput, match="holds pipeline rows: harness fit takes a stage's rows"):
+        fit.run(pipeline, "batch")
+
+
+def test_bytes_are_used_only_where_every_row_has_a_positive_count(tmp_path: Path) -> None:
+    """A column's positive values, one a row (1 byte is one); a zero is no count."""
+    f = _write(tmp_path / "s.csv", [_row(x, 1.0 + x, bytes=str(x)) for x in (1, 2, 3)])
+    (line,) = fit.run(f, "in_f")
+    assert line.per_unit_bytes == pytest.approx(1.0)
+    g = _write(tmp_path / "g.csv", [_row(x, 1.0 + x, bytes=str(x)) for x in (0, 2, 3)])
+    (line,) = fit.run(g, "in_f")
+    assert line.per_unit_bytes is None

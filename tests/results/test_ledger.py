@@ -110,3 +110,35 @@ def test_committed_ledger_covers_every_builtin_pipeline(reg: registry.Registry) 
     assert len(status) == sum(len(p.variants) for p in pipes)
     bad = [s.describe() for s in status if not s.ok]
     assert not bad, bad
+
+
+def test_two_seeds_are_a_narrowed_run_and_full_seeds_is_validate_s_default() -> None:
+    """FULL_SEEDS is ``harness validate``'s default (3): a record of fewer is narrowed."""
+    fams = ["normal"]
+    assert ledger.FULL_SEEDS == 3
+    assert ledger.full_pass(row("s", "d", "h", seeds=3), fams)
+    assert ledger.full_pass(row("s", "d", "h", seeds="2"), fams) is False
+    assert ledger.full_pass({"cases": "x"}, fams) is False
+
+
+def test_a_passing_status_names_its_latest_record(reg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    st = reg.get("dynamic_spikes")
+    h = compiler.kernel_hash(st, st.variant("default"))
+    p = tmp_path / "l.csv"
+    assert ledger.append([row(st.name, "default", h, date="2026-01-01"),
+                          row(st.name, "default", h, date="2026-02-02", cases=7, passed=7,
+                              worst_error="1e-3")], p) == p
+    status = ledger.check([st], ledger.read(p))[0]
+    assert status.ok and status.record is not None and status.record["date"] == "2026-02-02"
+    assert status.describe() == (f"dynamic_spikes [default] {h}: validated on NVIDIA H200 "
+                                 "2026-02-02 (7/7 cases, worst 1e-3)")
+    failing = dataclasses.replace(status, ok=False)
+    assert "NO passing GPU validation" in failing.describe()
+
+
+def test_a_torn_row_is_named_by_its_number(tmp_path: Path) -> None:
+    p = tmp_path / "l.csv"
+    good = ",".join(["x"] * len(ledger.COLUMNS))
+    p.write_text(",".join(ledger.COLUMNS) + f"\n{good}\n{good}\ndynamic_spikes,default\n")
+    with pytest.raises(BadInput, match=r"row 3 has fewer fields than the header"):
+        ledger.read(p)

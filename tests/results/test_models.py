@@ -34,3 +34,36 @@ def test_a_batch_that_is_no_number_is_one_line(tmp_path: Path) -> None:
         models.side_by_side([a, b], [8])
     assert "| s | pycuda | d | batch=8 in_f=64 | 5.00 | - |" in models.side_by_side(
         [a, _folder(tmp_path / "c", "H100", batch="16")], [8])
+
+
+def test_each_folder_is_a_column_named_after_its_gpu_model(tmp_path: Path) -> None:
+    """The column is the rows' one ``gpu`` model, else (none, or several) the folder's name;
+    a point one model lacks shows ``-``; the activation side's rows are kept at the batches
+    asked, the weight side's (no batch) all."""
+    a = _folder(tmp_path / "a", "NVIDIA H200")
+    stage_csv.write(a / "w.csv", [stage_csv.stage_row("w", 7.0, gpu="NVIDIA H200", batch=""),
+                                  stage_csv.stage_row("d", 9.0, gpu="NVIDIA H200",
+                                                      batch="16")])
+    b = tmp_path / "h100"
+    b.mkdir()
+    stage_csv.write(b / "s.csv", [stage_csv.stage_row("d", 6.0, gpu=""),
+                                  stage_csv.stage_row("e", 4.0, gpu="")])
+    c = tmp_path / "mixed"
+    c.mkdir()
+    stage_csv.write(c / "s.csv", [stage_csv.stage_row("d", 3.0, gpu="X"),
+                                  stage_csv.stage_row("e", 2.0, gpu="Y")])
+    lines = models.side_by_side([a, b, c], [8]).splitlines()
+    assert lines[:2] == ["| stage | backend | variant | point | NVIDIA H200 µs | h100 µs | "
+                         "mixed µs |", "|---|---|---|---|---|---|---|"]
+    assert sorted(lines[2:]) == sorted([
+        "| s | pycuda | d | batch=8 in_f=64 | 5.00 | 6.00 | 3.00 |",
+        "| s | pycuda | w | in_f=64 | 7.00 | - | - |",
+        "| s | pycuda | e | batch=8 in_f=64 | - | 4.00 | 2.00 |"])
+
+
+def test_one_folder_or_one_model_twice_is_refused(tmp_path: Path) -> None:
+    a, b = _folder(tmp_path / "a", "H200"), _folder(tmp_path / "b", "H200")
+    with pytest.raises(HarnessError, match="side by side needs two results folders or more"):
+        models.side_by_side([a], [8])
+    with pytest.raises(HarnessError, match="H200 is already a column"):
+        models.side_by_side([a, b], [8])

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.errors import HarnessError
-from harness.results import plots
+from harness.results import pipeline_rows, plots
 from harness.results.readback import read_checked, x_axis
 from tests.results import stage_csv
 
@@ -111,3 +111,128 @@ def test_a_bad_cell_in_any_csv_draws_no_plot(tmp_path: Path) -> None:
     with pytest.raises(HarnessError, match=r"z.csv, line 2: batch is 'abc', not a positive"):
         plots.plots(tmp_path, tmp_path / "out")
     assert not (tmp_path / "out").exists() and not (tmp_path / "plots").exists()
+
+
+def test_the_peak_is_the_largest_of_several() -> None:
+    assert plots._rate([{"peak_gbps": "4000"}, {"peak_gbps": "4260"}, {"peak_gbps": ""}]) == (
+        "gbps", 4260.0, "copy peak 4260 GB/s")
+    assert plots._rate([{"peak_gbps": ""}]) == ("gbps", None, "")
+
+
+def test_a_pipeline_s_lines_run_by_batch_as_a_number() -> None:
+    """Batches sorted as numbers (2 before 16); one variant's lines are named by their
+    interval alone (cut to 40 characters), several variants' by variant and interval."""
+    def row(variant: str, batch: int, total: float) -> dict[str, str]:
+        return {"variant": variant, "batch": str(batch), "in_f": "64", "out_f": "",
+                "total_us": str(total), "encoding_total_us": str(total / 2)}
+
+    lines = plots.pipeline_series([row("d", 16, 20.0), row("d", 2, 10.0)], "", "64")
+    enc = "Spike Bitwise Encoding - Total (host-side decision included)"[:40]
+    assert lines == {"End to end (both streams joined)": [(2, 10.0), (16, 20.0)],
+                     enc: [(2, 5.0), (16, 10.0)]}
+    assert all(isinstance(x, int) for pts in lines.values() for x, _ in pts)
+    two = plots.pipeline_series([row("d", 2, 10.0), row("e", 2, 12.0)], "", "64")
+    assert sorted(two) == sorted(["d: End to end (both streams joined)", f"d: {enc}",
+                                  "e: End to end (both streams joined)", f"e: {enc}"])
+
+
+def test_the_colour_cycle_repeats_past_ten_backend_variants() -> None:
+    lines = {f"b{i:02d} v in_f=8": None for i in range(12)}
+    assert [plots._style(k, lines)["color"] for k in lines] == [
+        *(f"C{i}" for i in range(10)), "C0", "C1"]
+
+
+def test_each_panel_draws_its_own_column(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The left panel the medians, the right the rate of the rows that have one, with the
+    peak's line only where a row names a peak, both against the batch on a log2 axis, the
+    figure titled by the GPU and commit of the rows; a pipeline panel each interval against
+    the batch, titled by its shape (in_f too where the shapes differ in it). A CSV without
+    an ok row draws nothing, and no figure is left open."""
+    pytest.importorskip("matplotlib", reason="harness report needs matplotlib")
+    import matplotlib.axes
+    import matplotlib.figure
+    import matplotlib.pyplot as plt
+
+    from harness.results import files
+
+    drawn: list[tuple[str, object, object]] = []
+    spied = {matplotlib.axes.Axes: ("plot", "axhline", "set_title", "set_ylabel", "set_xlabel",
+                                     "set_xscale", "set_yscale", "legend"),
+             matplotlib.figure.Figure: ("suptitle",)}
+    for cls, names in spied.items():
+        for name in names:
+            real = getattr(cls, name)
+
+            def spy(self, *a, _real=real, _name=name, **kw):  # type: ignore[no-untyped-def]
+                drawn.append((_name, [list(x) if isinstance(x, list) else x for x in a],
+                              kw.get("label", kw.get("base"))))
+                return _real(self, *a, **kw)
+
+            monkeypatch.setattr(cls, name, spy)
+
+    def calls(*names: str) -> list[tuple[str, object, object]]:
+        return [d for d in drawn if d[0] in names]
+
+    plt.close("all")  # what other tests left open is not this one's
+
+    stage_csv.write(tmp_path / "s.csv", [
+        stage_csv.stage_row("d", 5.0, batch="1", gbps="100", peak_gbps="4000", gpu="G1"),
+        stage_csv.stage_row("d", 6.0, batch="2", gbps="", peak_gbps="4000", gpu="G1"),
+        stage_csv.stage_row("d", 9.0, batch="2", status="failed", reason="x")])
+    stage_csv.write(tmp_path / "none.csv", [
+        stage_csv.stage_row("d", 9.0, batch="2", status="failed", reason="x")])
+    assert [p.name for p in plots.plots(tmp_path, tmp_path / "a")] == ["s.png"]
+    assert plt.get_fignums() == []
+    assert calls("plot", "axhline") == [
+        ("plot", [[1.0, 2.0], [5.0, 6.0]], "pycuda d in_f=64"),
+        ("plot", [[1.0], [100.0]], "pycuda d in_f=64"),
+        ("axhline", [4000.0], "copy peak 4000 GB/s")]
+    assert calls("set_ylabel") == [("set_ylabel", ["median µs (cold L2)"], None),
+                                   ("set_ylabel", ["GB/s (declared bytes / median)"], None)]
+    assert calls("set_xlabel") == [("set_xlabel", ["batch"], None)] * 2
+    assert calls("set_xscale", "set_yscale") == [("set_xscale", ["log"], 2),
+                                                 ("set_xscale", ["log"], 2),
+                                                 ("set_yscale", ["log"], None)]
+    assert calls("suptitle") == [("suptitle", ["s on G1 (commit aaa)"], None)]
+    assert len(calls("legend")) == 1  # the rate panel names every line and the peak
+    drawn.clear()
+    stage_csv.write(tmp_path / "s.csv", [stage_csv.stage_row("d", 5.0, batch="1")])
+    plots.plots(tmp_path, tmp_path / "b")
+    assert [d[0] for d in calls("plot", "axhline")] == ["plot", "plot"]  # no peak: no line
+    for name in ("s.csv", "none.csv"):
+        (tmp_path / name).unlink()
+    drawn.clear()
+    w = pipeline_rows.PipelineCsv(tmp_path, "p", summaries=False)
+    for batch, in_f, t in ((1, 64, 10.0), (4, 64, 12.0), (1, 128, 20.0)):
+        w.write({"stage": "p", "batch": batch, "in_f": in_f, "out_f": 32, "status": "ok",
+                 "total_us": t, "total_noise_pct": 0.1, "kernel_hashes": "h"})
+    w.close()
+    plots.plots(tmp_path, tmp_path / "c")
+    assert plt.get_fignums() == []
+    assert calls("plot", "set_title") == [
+        ("plot", [[1, 4], [10.0, 12.0]], "End to end (both streams joined)"),
+        ("set_title", ["p, out_f=32, in_f=64"], None),
+        ("plot", [[1], [20.0]], "End to end (both streams joined)"),
+        ("set_title", ["p, out_f=32, in_f=128"], None)]
+    assert calls("set_ylabel", "set_xlabel") == [("set_xlabel", ["batch"], None),
+                                                 ("set_ylabel", ["median µs (cold L2)"],
+                                                  None)] * 2
+    assert calls("set_xscale", "set_yscale") == [("set_xscale", ["log"], 2),
+                                                 ("set_yscale", ["log"], None)] * 2
+    assert len(calls("legend")) == 2  # a legend a panel
+    drawn.clear()
+    w = pipeline_rows.PipelineCsv(tmp_path, "p", files.OVERWRITE, summaries=False)
+    w.write({"stage": "p", "batch": 1, "in_f": 64, "out_f": 32, "status": "ok",
+             "total_us": 10.0, "total_noise_pct": 0.1, "kernel_hashes": "h"})
+    w.close()
+    plots.plots(tmp_path, tmp_path / "d")
+    assert calls("set_title") == [("set_title", ["p, out_f=32"], None)]  # one in_f: no in_f
+
+
+def test_a_graph_launch_is_a_line_of_its_own() -> None:
+    def row(launch: str, t: float) -> dict[str, str]:
+        return {"backend": "pycuda", "variant": "d", "in_f": "8", "out_f": "", "batch": "1",
+                "median_us": str(t), "gbps": "", "launch": launch}
+
+    assert plots.series([row("stream", 5.0), row("graph", 4.0)], "batch") == {
+        "pycuda d in_f=8": [(1.0, 5.0, None)], "pycuda d in_f=8 (graph)": [(1.0, 4.0, None)]}

@@ -20,3 +20,51 @@ def test_run_meta_columns() -> None:
         "gpu": "G", "driver": "d", "cuda": "c", "git_sha": "s", "command": "harness x"}
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", cols["timestamp"])
     assert "peak_gbps" not in cols  # a stage row's own column, not provenance
+
+
+def _git(root, *args: str) -> None:  # type: ignore[no-untyped-def]
+    import subprocess
+
+    subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t",
+                    "-c", "commit.gpgsign=false", *args], check=True, capture_output=True)
+
+
+def test_git_sha_is_the_short_commit_dirty_when_a_tracked_file_changed(
+        tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Twelve hex digits of HEAD, ``-dirty`` when a tracked file changed (an untracked one
+    does not count); no repository (or no git) is ``unknown``."""
+    import shutil
+
+    import pytest
+
+    from harness import paths
+
+    if shutil.which("git") is None:
+        pytest.skip("no git here")
+    monkeypatch.delenv("HARNESS_GIT_SHA", raising=False)
+    monkeypatch.setattr(paths, "project_root", lambda: tmp_path)
+    assert provenance.git_sha() == "unknown"  # no repository yet
+    _git(tmp_path, "init", "-q")
+    assert provenance.git_sha() == "unknown"  # a repository without a commit
+    (tmp_path / "f.txt").write_text("a\n")
+    _git(tmp_path, "add", "f.txt")
+    _git(tmp_path, "commit", "-q", "-m", "x")
+    clean = provenance.git_sha()
+    assert re.fullmatch(r"[0-9a-f]{12}", clean), clean
+    (tmp_path / "new.txt").write_text("untracked\n")
+    assert provenance.git_sha() == clean
+    (tmp_path / "f.txt").write_text("b\n")
+    assert provenance.git_sha() == f"{clean}-dirty"
+
+
+def test_the_command_line_reads_as_typed(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The entry point (a path ending /harness, or ``python -m harness``'s __main__.py)
+    reads ``harness``; anything else is kept; each word quoted as a shell needs it."""
+    monkeypatch.setattr("sys.argv", ["/venv/bin/harness", "bench", "s", "--define", "A=1 2"])
+    assert provenance.command_line() == "harness bench s --define 'A=1 2'"
+    monkeypatch.setattr("sys.argv", ["/x/harness/__main__.py", "report"])
+    assert provenance.command_line() == "harness report"
+    monkeypatch.setattr("sys.argv", ["pytest", "-q"])
+    assert provenance.command_line() == "pytest -q"
+    monkeypatch.setattr("sys.argv", [])
+    assert provenance.command_line() == ""

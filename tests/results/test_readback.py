@@ -91,3 +91,49 @@ def test_a_missing_folder_is_one_line(tmp_path: Path) -> None:
     assert readback.results_folder(tmp_path) == tmp_path
     with pytest.raises(HarnessError, match="no such folder"):
         readback.results_folder(tmp_path / "none")
+
+
+def test_only_an_ok_row_s_time_must_be_positive(tmp_path: Path) -> None:
+    """An ok row's time is a positive number (a sub-microsecond one too); its rates need
+    only be finite (a zero rate is drawn as one)."""
+    bad = stage_csv.write(tmp_path / "s.csv", [stage_csv.stage_row("d", 5.0),
+                                               stage_csv.stage_row("d", 0.0)])
+    with pytest.raises(HarnessError, match=re.escape(
+            f"{bad}, line 3: median_us is '0.0', not a positive number")):
+        readback.read_checked(bad)
+    good = stage_csv.write(tmp_path / "g.csv", [stage_csv.stage_row("d", 0.5, gbps="0",
+                                                                    speedup_vs_best_peer="0")])
+    assert readback.read_checked(good)[0]["median_us"] == "0.5"
+
+
+def test_an_older_stage_csv_and_the_stages_asked_for(tmp_path: Path) -> None:
+    """A stage CSV written before the later columns (its header exactly the others) is a
+    stage CSV; ``stages`` keeps those files' rows only."""
+    from harness.results import rows as results
+
+    old_columns = [c for c in results.COLUMNS if c not in readback.LATER_COLUMNS]
+    with (tmp_path / "old.csv").open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=old_columns, extrasaction="ignore")
+        w.writeheader()
+        w.writerow(stage_csv.stage_row("d", 5.0, stage="old"))
+    stage_csv.write(tmp_path / "new.csv", [stage_csv.stage_row("e", 6.0, stage="new")])
+    assert [p.name for p in readback.stage_files(tmp_path)] == ["new.csv", "old.csv"]
+    assert [r["stage"] for r in readback.read_stage_rows(tmp_path, ["old"])] == ["old"]
+    assert [r["stage"] for r in readback.read_stage_rows(tmp_path)] == ["new", "old"]
+
+
+def test_the_intervals_total_first() -> None:
+    rows = [{"total_us": "9", "gemm_us": "4", "dynamic_spikes_us": ""},
+            {"dynamic_spikes_us": "2"}]
+    assert readback.intervals(rows) == ["total", "dynamic_spikes", "gemm"]
+
+
+def test_a_row_s_own_intervals_by_name() -> None:
+    """``name median`` by name, from the intervals JSON object; nothing where the column is
+    empty, no JSON or no object, and an entry without a numeric median is left out."""
+    row = {"intervals": '{"gemm": {"median_us": 2}, "activation": {"median_us": 1.5},'
+                        ' "odd": 3, "text": {"median_us": "x"}}'}
+    assert readback.own_intervals(row) == ["activation 1.5", "gemm 2.0"]
+    for cell in ("", "{bad", "[1, 2]", "7"):
+        assert readback.own_intervals({"intervals": cell}) == []
+    assert readback.own_intervals({}) == []

@@ -333,3 +333,47 @@ def test_a_csv_saved_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
     p = src / "dynamic_spikes.csv"
     p.write_bytes(b"\xef\xbb\xbf" + p.read_bytes())
     assert "| dynamic_spikes | pycuda | default | batch=16384" in report.table(src)
+
+
+def test_a_readme_needs_both_markers_once(tmp_path: Path) -> None:
+    r = tmp_path / "README.md"
+    begin, end = "<!-- results:begin -->", "<!-- results:end -->"
+    for text in (f"a\n{begin}\nb\n", f"a\n{end}\nb\n"):
+        r.write_text(text)
+        with pytest.raises(HarnessError, match=f"has no {begin} ... {end} block"):
+            report.update_readme(r, "x")
+        assert r.read_text() == text
+    for text in (f"{begin}\n{end}\n{begin}\n{end}\n", f"{begin}\n{end}\n{end}\n"):
+        r.write_text(text)
+        with pytest.raises(HarnessError, match="has the results block's markers more than "
+                                               "once"):
+            report.check_readme(r)
+
+
+def test_tops_read_in_whole_numbers_from_100_and_in_three_figures_below() -> None:
+    def tops(v: str, pct: str = "") -> str:
+        return report._tops({"tops": v, "pct_datasheet_tops": pct})
+
+    assert tops("1979.4", "41.05") == "1979 (41.0 %)"
+    assert tops("812.4") == "812" and tops("99.5") == "99.5" and tops("0.0112") == "0.0112"
+    assert tops("") == "-"
+
+
+def test_the_table_s_rule_has_a_cell_a_column(tmp_path: Path) -> None:
+    """The header's rule line has as many cells as the header, with the TOPS column too."""
+    for tops in ("", "812.4"):
+        folder = tmp_path / (tops or "none")
+        folder.mkdir()
+        stage_csv.write(folder / "s.csv", [stage_csv.stage_row("d", 5.0, batch="16384",
+                                                               tops=tops)])
+        head, rule, row = report.table(folder).splitlines()
+        assert head.count("|") == rule.count("|") == row.count("|"), (head, rule)
+        assert set(rule) == {"|", "-"}
+
+
+def test_a_row_of_ours_with_no_time_takes_no_peer_ratio() -> None:
+    """Only an ok row with a positive total is set against its peers (nothing to divide by
+    otherwise); a peer's zero total is no time to set either."""
+    rows = [_run_row("linear_bf16", 30.0), _run_row("pycuda", 0.0),
+            _run_row("linear_bf16", 0.0), _run_row("pycuda", 10.0)]
+    assert report.peer_ratios(rows) == {}

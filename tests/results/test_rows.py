@@ -148,3 +148,17 @@ def test_committed_h200_csv_has_the_schema() -> None:
     assert all(r["tops"] and r["pct_datasheet_tops"] for r in ok if r["backend"] == "pycuda")
     assert all(float(r["clock_mhz_median"]) > 0 for r in ok)
     assert all(r["reason"] for r in rows if r["status"] != "ok")  # a failure says why
+
+
+def test_floats_are_written_to_six_figures_and_written_counts_rows(tmp_path: Path) -> None:
+    p = tmp_path / "s.csv"
+    with results.CsvWriter(p) as w:
+        assert w.written == 0
+        w.write({"stage": "a", "status": "ok", "median_us": 10.0, "noise_pct": 1 / 3,
+                 "samples": 20, "reason": None})
+        w.write({"stage": "b", "status": "ok", "median_us": 123456789.0})
+        assert w.written == 2
+    a, b = results.read_rows(p)
+    assert (a["median_us"], a["noise_pct"], a["samples"], a["reason"]) == ("10", "0.333333",
+                                                                           "20", "")
+    assert b["median_us"] == "1.23457e+08"

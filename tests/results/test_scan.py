@@ -43,3 +43,10 @@ def test_a_header_cut_short_is_no_header(data: bytes) -> None:
 def test_damage_it_did_not_make_is_reported(data: bytes, problem: str) -> None:
     s = scan(data, COLS)
     assert s.problem.startswith(problem) and not s.empty, s
+
+
+@pytest.mark.parametrize("tail", [b'1,"two\r\nlin', b'1,"two\r\nlines",3'])
+def test_a_torn_row_of_several_lines_is_found(tail: bytes) -> None:
+    """A quoted cell with a line end in it (a reason of two lines) cut short: the torn last
+    row starts at its first line, and what was before it is whole."""
+    assert scan(WHOLE + tail, COLS) == Scan(1, len(WHOLE))

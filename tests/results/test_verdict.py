@@ -130,3 +130,105 @@ def test_the_rule_is_symmetric() -> None:
         assert e.verdict == mirror[d.verdict], (a, b, d, e)
         seen.add(d.verdict)
     assert seen == {FASTER, SLOWER, SAME, AMBIGUOUS}  # every branch was exercised
+
+
+@pytest.mark.parametrize("old, new, verdict, change, reason", [
+    (side(100.0, 0.02), side(101.0, 0.02), SAME, 1.0,
+     "changed by +1.00 %, clearly (intervals 0.88 % apart), but less than the 2 % threshold"),
+    (side(100.0), side(120.0), SLOWER, 20.0,
+     "slower by 20.0 %: the intervals (±3 standard errors) are 19 % apart, clear of the "
+     "0.5 % gap; in time only (neither row recorded the SM clock)"),
+    (side(100.0, clock_mhz=1900.0), side(80.0), FASTER, -20.0,
+     "faster by 20.0 %: the intervals (±3 standard errors) are 24 % apart, clear of the "
+     "0.5 % gap; in time only (only one row recorded the SM clock)"),
+    (side(100.0, clock_mhz=1980.0), side(120.0, clock_mhz=1980.0), SLOWER, 20.0,
+     "slower by 20.0 %: the intervals (±3 standard errors) are 19 % apart, clear of the "
+     "0.5 % gap; it holds in clock cycles too (+20.0 %)"),
+    (Side(100.0, 0.001, None, 1980.0, 1700.0, 5), Side(120.0, 0.001, None, 1600.0, None, 37),
+     AMBIGUOUS, 20.0,
+     "throttled: the SM clock was 1980 MHz before, 1600 MHz now (5 samples throttled before, "
+     "lowest 1700 MHz) (37 samples throttled now); slower by 20.0 % in time but -3.0 % in "
+     "cycles, which is not a change that holds"),
+    (side(110.0, 3.0), side(100.0, 3.0), AMBIGUOUS, -100 / 11,
+     "9.1 % faster, but within the noise: the intervals (±3 standard errors) are not 0.5 % "
+     "apart"),
+    (side(101.0, 0.5), side(100.0, 0.5), AMBIGUOUS, -100 / 101,
+     "1.0 % faster: more than the 0.5 % that is the same, not clear of the noise"),
+    (Side(100.0, 0.005, (99.0, 101.0)), Side(100.4, 0.005, (100.5, 102.5)), AMBIGUOUS, 0.4,
+     "the p10-p90 spreads overlap by 25 % of the narrower, less than 50 %"),
+    (side(100.0, 7.5, 50.0), side(100.0, 7.5, 50.0), AMBIGUOUS, 0.0,
+     "too noisy to call the same: noise 7.5 %, above the 2 % ceiling"),
+    (side(100.0, 0.02), side(100.2, 0.02), SAME, 0.2,
+     "medians +0.20 % apart, within 0.5 %; p10-p90 spreads overlap by 95 %; noise 0.02 %"),
+])
+def test_each_branch_s_change_and_reason(old: Side, new: Side, verdict: str, change: float,
+                                         reason: str) -> None:
+    """The change of the medians in %, and a reason that says which test decided it."""
+    d = decide(old, new, DEFAULT, 0.02)
+    assert (d.verdict, d.reason) == (verdict, reason)
+    assert d.change_pct == pytest.approx(change)
+
+
+def test_each_bound_holds_at_its_value() -> None:
+    """A clear gap of at least ``gap``, medians at least ``threshold`` apart (in time and in
+    cycles), within ``center``, spreads overlapping by at least ``overlap`` and noise not
+    above ``ceiling``: each bound itself passes."""
+    # a gap of exactly 0.5 % between two exact medians, at a 0.5 % threshold
+    assert decide(Side(100.0, 0.0), Side(100.5, 0.0), DEFAULT, 0.005).verdict == SLOWER
+    assert decide(Side(100.5, 0.0), Side(100.0, 0.0), DEFAULT, 0.005).verdict == FASTER
+    # medians exactly 2 % apart (over the faster one), clear: a change, in cycles too
+    assert decide(side(100.0, 0.02), side(102.0, 0.02), DEFAULT, 0.02).verdict == SLOWER
+    d = decide(side(100.0, 0.02, clock_mhz=1000.0), side(102.0, 0.02, clock_mhz=1000.0),
+               DEFAULT, 0.02)
+    assert d.verdict == SLOWER and "holds in clock cycles too (+2.0 %)" in d.reason
+    assert decide(side(102.0, 0.02), side(100.0, 0.02), DEFAULT, 0.02).verdict == FASTER
+    # exactly 2 % apart within the noise: past the threshold, so "within the noise"
+    d = decide(side(100.0, 3.0), side(102.0, 3.0), DEFAULT, 0.02)
+    assert d.verdict == AMBIGUOUS and "within the noise" in d.reason
+    # medians exactly 0.5 % apart without a clear gap: within center
+    assert decide(side(100.0, 0.5), side(100.5, 0.5), DEFAULT, 0.02).verdict == SAME
+    # spreads overlapping by exactly half the narrower one
+    d = decide(Side(100.0, 0.005, (99.0, 100.5)), Side(100.2, 0.005, (100.0, 101.0)),
+               DEFAULT, 0.02)
+    assert d.verdict == SAME and "spreads overlap by 50 %" in d.reason
+    # noise exactly at the 2 % ceiling
+    assert decide(side(100.0, 2.0, 50.0), side(100.0, 2.0, 50.0), DEFAULT, 0.02).verdict == SAME
+
+
+def test_the_overlap_is_over_the_narrower_spread_and_the_noise_the_larger() -> None:
+    """A narrow spread inside a wide one is covered whole; a spread of width 0 is covered
+    or not; the noisier side decides the ceiling; a side without a spread leaves the
+    intervals to compare."""
+    d = decide(Side(100.0, 0.005, (98.0, 102.0)), Side(100.25, 0.005, (100.0, 100.5)),
+               DEFAULT, 0.02)
+    assert d.verdict == SAME and "spreads overlap by 100 %" in d.reason
+    d = decide(Side(100.0, 0.005, (100.0, 100.0)), Side(100.2, 0.005, (99.0, 101.0)),
+               DEFAULT, 0.02)
+    assert d.verdict == SAME and "spreads overlap by 100 %" in d.reason
+    d = decide(Side(100.0, 0.005, (100.0, 100.0)), Side(100.2, 0.005, (100.1, 101.0)),
+               DEFAULT, 0.02)
+    assert d.verdict == AMBIGUOUS and "spreads overlap by 0 %" in d.reason
+    d = decide(side(100.0, 3.0, 50.0), side(100.0, 0.1, 50.0), DEFAULT, 0.02)
+    assert d.verdict == AMBIGUOUS and "noise 3 %, above the 2 % ceiling" in d.reason
+    d = decide(side(100.0, 0.5), side(100.2, 0.5, None), DEFAULT, 0.02)
+    assert d.verdict == SAME and "; intervals overlap by" in d.reason
+
+
+@pytest.mark.parametrize("old, new, preset, verdict, change, reason", [
+    (side(100.0, 7.5, 50.0), side(100.2, 7.5, 50.0), "default", AMBIGUOUS, 0.2,
+     "too noisy to call the same: noise 7.5 %, above the 2 % ceiling"),
+    (side(100.0, 0.2), side(100.9, 0.2), "permissive", SAME, 0.9,
+     "medians +0.90 % apart, within 1 %; p10-p90 spreads overlap by 78 %; noise 0.2 %"),
+    (Side(120.0, 0.001, None, 1500.0), Side(100.0, 0.001, None, 1980.0), "default", AMBIGUOUS,
+     -100 / 6, "throttled: the SM clock was 1500 MHz before, 1980 MHz now; faster by 16.7 % "
+     "in time but +10.0 % in cycles, which is not a change that holds"),
+    (side(100.0, 0.5), side(101.0, 0.5), "default", AMBIGUOUS, 1.0,
+     "1.0 % slower: more than the 0.5 % that is the same, not clear of the noise"),
+])
+def test_more_changes_and_reasons(old: Side, new: Side, preset: str, verdict: str,
+                                  change: float, reason: str) -> None:
+    """A faster change that the clock explains, a slowdown short of a change, a change of a
+    point within permissive's 1 %, each with its change in %."""
+    d = decide(old, new, PRESETS[preset], 0.02)
+    assert (d.verdict, d.reason) == (verdict, reason)
+    assert d.change_pct == pytest.approx(change)
