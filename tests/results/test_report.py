@@ -343,7 +343,8 @@ def test_a_readme_needs_both_markers_once(tmp_path: Path) -> None:
         with pytest.raises(HarnessError, match=f"has no {begin} ... {end} block"):
             report.update_readme(r, "x")
         assert r.read_text() == text
-    for text in (f"{begin}\n{end}\n{begin}\n{end}\n", f"{begin}\n{end}\n{end}\n"):
+    for text in (f"{begin}\n{end}\n{begin}\n{end}\n", f"{begin}\n{end}\n{end}\n",
+                 f"{begin}\n{begin}\n{end}\n"):
         r.write_text(text)
         with pytest.raises(HarnessError, match="has the results block's markers more than "
                                                "once"):
@@ -377,3 +378,66 @@ def test_a_row_of_ours_with_no_time_takes_no_peer_ratio() -> None:
     rows = [_run_row("linear_bf16", 30.0), _run_row("pycuda", 0.0),
             _run_row("linear_bf16", 0.0), _run_row("pycuda", 10.0)]
     assert report.peer_ratios(rows) == {}
+    short = [_run_row("linear_bf16", 0.9), _run_row("pycuda", 0.45)]  # under 1 µs: a time
+    assert report.peer_ratios(short) == {1: {"linear_bf16": 2.0}}
+
+
+def _pipeline_csv(folder: Path, rows: list[dict[str, str]]) -> None:
+    cols = [*rows[0], "in_f", "planes", "intervals", "kernel_hashes"]
+    with (folder / "spike_linear.csv").open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(dict.fromkeys(cols)), restval="")
+        w.writeheader()
+        w.writerows(rows)
+
+
+def test_a_pipeline_row_in_the_table_whole(tmp_path: Path) -> None:
+    """Only the batches asked; the point with its out_f (none where the row has none); its
+    own intervals; each peer's total over ours."""
+    rows = [_run_row("linear_bf16", 25.0), _run_row("pycuda", 10.0),
+            _run_row("pycuda", 12.0, batch=32)]
+    rows[1]["intervals"] = '{"gemm": {"median_us": 6}, "activation": {"median_us": 3.5}}'
+    rows[1]["planes"] = "4"
+    _pipeline_csv(tmp_path, rows)
+    body = report.pipeline_table(tmp_path, ["spike_linear"], [16]).splitlines()[2:]
+    assert body == [
+        "| spike_linear | linear_bf16 | default | batch=16 in_f=64 out_f=32 | - | 25.0 | "
+        "0.50 % | - | - | ok |",
+        "| spike_linear | pycuda | default | batch=16 in_f=64 out_f=32 | 4 | 10.0 | 0.50 % | "
+        "activation 3.5, gemm 6.0 | linear_bf16 2.50x | ok |"]
+    _pipeline_csv(tmp_path, [{**_run_row("pycuda", 12.0), "out_f": ""}])
+    (line,) = report.pipeline_table(tmp_path, ["spike_linear"], [16]).splitlines()[2:]
+    assert "| batch=16 in_f=64 | - | 12.0 |" in line
+
+
+def test_a_stage_row_without_a_rate_shows_a_dash(tmp_path: Path) -> None:
+    stage_csv.write(tmp_path / "s.csv", [
+        stage_csv.stage_row("d", 5.0, batch="16384", gbps="1234.4", pct_peak="56.78"),
+        stage_csv.stage_row("e", 6.0, batch="16384")])
+    _, _, d, e = report.table(tmp_path).splitlines()
+    assert d.endswith("| 5.00 | 0.10 % | 1234 | 56.8 | - | ok |")
+    assert e.endswith("| 6.00 | 0.10 % | - | - | - | ok |")
+
+
+def test_a_table_of_one_row_is_kept_and_two_empty_ones_are_one_header(tmp_path: Path) -> None:
+    """tables(): a table with one row is a table (the other, empty, left out); with no row
+    in either, the stage table's header alone; build() calls one row no empty table."""
+    stage_csv.write(tmp_path / "s.csv", [stage_csv.stage_row("d", 5.0, batch="16384")])
+    _pipeline_csv(tmp_path, [_run_row("pycuda", 12.0)])
+    text = report.tables(tmp_path, [16384], None, ["s", "spike_linear"])
+    assert text.splitlines()[0].startswith("| stage |") and len(text.splitlines()) == 3
+    both = report.tables(tmp_path, [16384, 16], None, ["s", "spike_linear"]).split("\n\n")
+    assert [len(t.splitlines()) for t in both] == [3, 3]
+    none = report.tables(tmp_path, [7], None, ["s", "spike_linear"])
+    assert none == report.table(tmp_path, [7], None, ["s", "spike_linear"])
+    pytest.importorskip("matplotlib", reason="harness report needs matplotlib")
+    assert report.build(tmp_path, [16384], out=tmp_path / "out").empty is None
+
+
+def test_the_points_a_folder_has(tmp_path: Path) -> None:
+    """Six values are listed, seven shortened; a CSV whose rows have no time says so."""
+    assert report._values({"1", "2", "4", "8", "16", "32"}) == "1, 2, 4, 8, 16, 32"
+    assert report._values({str(2**i) for i in range(7)}) == "1, 2, 4, ..., 64 (7 values)"
+    stage_csv.write(tmp_path / "f.csv", [stage_csv.stage_row(
+        "d", 1.0, status="failed", reason="x", median_us="", p10_us="", p90_us="")])
+    stage_csv.write(tmp_path / "s.csv", [stage_csv.stage_row("d", 1.0, batch="4")])
+    assert report.points(tmp_path) == ["f: no row with a time", "s: batch 4 at in_f 64"]
