@@ -107,6 +107,13 @@ def one_geometry(defines: Mapping[str, str], block: int, f: int,
     return 1, min(slots, 1024), 1
 
 
+def row_fits_caches(defines: Mapping[str, str], block: int, f: int) -> bool:
+    """Whether a row of ``f`` values fits the thread caches of a block of ``block`` threads
+    in this build (F % 4 == 0, F <= 4 x CACHE_VEC x BLOCK): where act_grid can keep it and
+    act_stats takes it through its ring."""
+    return f % 4 == 0 and f <= 4 * int(defines["CACHE_VEC"]) * block
+
+
 def grid_geometry(defines: Mapping[str, str], block: int, sm_count: int, f: int,
                   b: int, per_sm: int | None = None) -> tuple[int, int] | None:
     """act_grid's (blocks, rows a block) for ``b`` rows of ``f`` values, or None where it
@@ -123,7 +130,7 @@ def grid_geometry(defines: Mapping[str, str], block: int, sm_count: int, f: int,
     most, minb = int(defines["GRID_ROWS"]), int(defines["GRID_MINB"])
     if int(defines["LAYOUT"]) != LAYOUTS.index("int8"):
         return None
-    if most < 1 or b < 1 or f % 4 or f > 4 * int(defines["CACHE_VEC"]) * block:
+    if most < 1 or b < 1 or not row_fits_caches(defines, block, f):
         return None
     # Past SM_THREADS ptxas ignores the launch bounds' minimum, so the registers no longer
     # guarantee GRID_MINB blocks an SM (at BLOCK 1024: 64 registers, one block): no act_grid.
@@ -141,7 +148,7 @@ def stats_shared(defines: Mapping[str, str], block: int, f: int) -> int:
     row fits the thread caches (F % 4 == 0, F / 4 <= CACHE_VEC x BLOCK: the kernel's
     ``stats_ring_fits``), else none (the register prefetch, or scalar loads)."""
     stages = int(defines.get("STATS_STAGES", STATS_STAGES))
-    if stages < 1 or f % 4 or f // 4 > int(defines["CACHE_VEC"]) * block:
+    if stages < 1 or not row_fits_caches(defines, block, f):
         return 0
     return stages * 4 * f
 

@@ -114,15 +114,20 @@ def test_folder(tmp_path: Path) -> None:
         files.RowFile(tmp_path / "a", COLS)
 
 
-def test_a_read_only_place_is_one_line(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+def _refuse_open(monkeypatch, name: str) -> None:  # type: ignore[no-untyped-def]
+    """os.open fails as on a read-only file system for paths ending in ``name``."""
     real_open = os.open
 
     def refuse(path, flags, *a):  # type: ignore[no-untyped-def]
-        if str(path).endswith("r.csv"):
+        if str(path).endswith(name):
             raise OSError(errno.EROFS, os.strerror(errno.EROFS))
         return real_open(path, flags, *a)
 
     monkeypatch.setattr(os, "open", refuse)
+
+
+def test_a_read_only_place_is_one_line(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    _refuse_open(monkeypatch, "r.csv")
     with pytest.raises(ResultFileError, match=r"cannot write .*r\.csv: Read-only file system; "
                        "nothing was written"):
         files.RowFile(tmp_path / "r.csv", COLS)
@@ -279,14 +284,7 @@ def test_a_writer_closes_its_own_file_once(tmp_path: Path, monkeypatch) -> None:
     w.close()
     w.close()
     assert closed.count(fd) == 1 and 0 not in closed
-    real_open = os.open
-
-    def refuse(path, flags, *a):  # type: ignore[no-untyped-def]
-        if str(path).endswith("s.csv"):
-            raise OSError(errno.EROFS, os.strerror(errno.EROFS))
-        return real_open(path, flags, *a)
-
-    monkeypatch.setattr(os, "open", refuse)
+    _refuse_open(monkeypatch, "s.csv")
     closed.clear()
     with pytest.raises(ResultFileError, match="Read-only file system"):
         files.RowFile(tmp_path / "s.csv", COLS)
