@@ -1,9 +1,12 @@
 // The activation path fused (SPEC steps 1-3): x -> vth, spikes, and the stats
 // [qmin, qmax, o, T], with the transform decision and T made on the device. Two passes
 // over x at most, nothing read back by the host, so the launches capture as one CUDA graph:
-//   act_stats:  rows grid-strided over at most STATS_BLOCKS blocks, the next row's loads
-//               issued before this row's block reduction (so the reduction's barriers do not
-//               leave the block with nothing in flight). vth and q by threshold.cuh's row
+//   act_stats:  rows grid-strided over at most STATS_BLOCKS blocks. A row that fits the
+//               thread caches comes into a ring of STATS_STAGES rows in shared memory by
+//               cp.async.bulk, the next rows' copies in flight while this row is reduced;
+//               wider rows (or STATS_STAGES 0) issue the next row's loads into registers
+//               before this row's block reduction. Either way the reduction's barriers do
+//               not leave the block with nothing in flight. vth and q by threshold.cuh's row
 //               quantisation, as dynamic_spikes (the same bits), q with ReciprocalQ (the same
 //               q); q of every value goes to the workspace q8 as int8 (clamped: only used when
 //               the whole tensor's q fits). The block's q range goes to two global words
@@ -58,7 +61,7 @@
 #define SMALL_B 1  // act_small's rows: act_one, act_rows, act_grid or the two passes are faster past 1
 #endif
 #ifndef PREFETCH
-#define PREFETCH 1  // pass 1 loads a block's next row before this row's reduction
+#define PREFETCH 1  // pass 1 without the ring loads a block's next row before this row's reduction
 #endif
 #ifndef STATS_MINB
 #define STATS_MINB 4  // pass 1's blocks an SM: registers capped at 64 (80 uncapped, 3 blocks)

@@ -842,10 +842,11 @@ int_gemm_general_unfit(const int* __restrict__ stats, const igemm_q_t* __restric
 #define IGS_STREAM 1
 #endif
 // Groups a unit (1, 2 or 4: the 128-byte pieces of each weight row a unit takes) and units
-// in flight an SM. Two groups a unit measured 10 % faster than one on 18944 x 3584; the
-// depth did not matter from 64 KB of weights in flight an SM to 160 KB (kernels/NOTES.md).
+// in flight an SM. Two groups a unit measured 10 % faster than one on 18944 x 3584, and four
+// 1-5 % faster than two at every M <= 16 point on both GPUs measured; the depth did not
+// matter from 64 KB of weights in flight an SM to 160 KB (kernels/NOTES.md).
 #ifndef IGT_GROUPS
-#define IGT_GROUPS 2
+#define IGT_GROUPS 4
 #endif
 #ifndef IGT_STAGES
 #define IGT_STAGES (16 / IGT_GROUPS)

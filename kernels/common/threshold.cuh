@@ -9,8 +9,8 @@
 // Loads go through load_once (common/loads.cuh: -DEVICT_FIRST picks the cache hint).
 //   quantise_row:     a whole row (dynamic_spikes);
 //   quantise_row_vec: an aligned row whose cache the thread already holds (load_row_cache,
-//                     cache_abs_sum: activation_fused loads a row's cache before the previous
-//                     row's barriers);
+//                     cache_abs_sum: activation_fused fills it from its shared-memory ring, or,
+//                     without the ring, loads it before the previous row's barriers);
 //   quantise_row_any: a row of any F (scalar loads).
 // Q, the per-value quantiser, is DivideQ (the division) or ReciprocalQ (a multiply, with the
 // division only near a half): the same q either way.

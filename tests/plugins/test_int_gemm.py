@@ -342,5 +342,6 @@ def test_a_validation_case_takes_both_ways_of_a_head_on_the_h200(st) -> None:  #
                                                                    c["in_f"], 132))]
     assert both, "no stream case reaches both the early read and the wait on 132 SMs"
     # And the shape it is for takes the early read at every shared tile.
-    assert _heads(16, 18944, 3584, 132) == (120, 0)
+    early, wait = _heads(16, 18944, 3584, 132)
+    assert early > 0 and wait == 0
     assert _heads(1, 3584, 3584, 132)[0] == 0  # tiles between heads and tails: never early
