@@ -6,7 +6,8 @@ run killed mid-write, a full disk) can only leave the *last* row torn: without i
 end, inside an open quote, or cut in the middle of a character. That row is what
 :func:`scan` finds, so that the writer can cut it away. Anything else (other columns, a
 row of another field count or unreadable before the last) is damage the harness did not
-make, and is reported rather than guessed at.
+make, and is reported rather than guessed at; so is a last row that ends on its line end
+but is not UTF-8 (a write cut short leaves no line end after a broken character).
 """
 
 from __future__ import annotations
@@ -65,8 +66,10 @@ def scan(data: bytes, columns: Sequence[str]) -> Scan:
         nonlocal consumed
         for i, piece in enumerate(pieces):
             consumed += len(piece)
-            last = i == len(pieces) - 1
-            yield piece.decode("utf-8", errors="replace" if last else "strict")
+            # Only a piece the write never finished (the last, without its line end) can
+            # hold a character cut in half; bytes before a line end were written whole.
+            cut = i == len(pieces) - 1 and not piece.endswith(b"\n")
+            yield piece.decode("utf-8", errors="replace" if cut else "strict")
 
     records: list[tuple[list[str], int]] = []
     torn = not data.endswith(b"\n")
@@ -77,7 +80,9 @@ def scan(data: bytes, columns: Sequence[str]) -> Scan:
         except StopIteration:
             break
         except (csv.Error, UnicodeDecodeError) as exc:
-            if consumed < len(data):  # not the last row: damage, not a write cut short
+            # Not the last row, or bytes that are not UTF-8 before a line end: damage, not a
+            # write cut short.
+            if consumed < len(data) or isinstance(exc, UnicodeDecodeError):
                 return Scan(0, 0, f": row {len(records)} cannot be read ({exc}): not "
                                   "appending to a damaged file")
             torn = True

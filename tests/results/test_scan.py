@@ -38,6 +38,8 @@ def test_a_header_cut_short_is_no_header(data: bytes) -> None:
     (b"a,b,c\r\n1,2\r\n4,5,6\r\n", ": row 1 has 2 fields where the header has 3"),
     (b"a,b,c\r\n1,2,3,4\r\n", ": row 1 has 4 fields"),  # whole but wrong: not torn
     (b"a,b,c\r\n\xff\xfe,2,3\r\n4,5,6\r\n", ": row 1 cannot be read"),
+    (b"a,b,c\r\n4,5,6\r\n\xff\xfe,2,3\r\n", ": row 2 cannot be read"),  # the last, whole
+    (b"a,b,c\r\n4,5,6\r\n1,\"\xff\r\n", ": row 2 cannot be read"),  # not UTF-8, open quote
     (b"\x89PNG\r\n\x1a\n\x00\x00", ": row 0 cannot be read"),
 ])
 def test_damage_it_did_not_make_is_reported(data: bytes, problem: str) -> None:
