@@ -391,9 +391,12 @@ STAGE = Stage(
     default_sweep={"batch": (1, 4, 16, 64, 256, 1024, 4096, 8192),
                    "out_f": (18944, 3584)},
     # The wgmma path (N and K multiples of 128) under compute-sanitizer: two M tiles, the
-    # second mostly past M (TMA zero-fill, rows not stored), two N tiles, three K tiles.
-    # The stream paths too: a K tail, a row tail, tiles shared between CTAs, M < 8 and > 8.
+    # second mostly past M (TMA zero-fill, rows not stored), two N tiles, three K tiles;
+    # then eight K tiles, so its ring of stages wraps inside a tile.
+    # The stream paths too: a K tail, a row tail, tiles shared between CTAs, M < 8 and > 8,
+    # and (13 x 12600 x 1040) a ring that wraps.
     sanitize_shapes=({"batch": 130, "out_f": 256, "in_f": 384},
+                     {"batch": 130, "out_f": 256, "in_f": 1024},
                      {"batch": 3, "out_f": 200, "in_f": 1040},
                      {"batch": 13, "out_f": 12600, "in_f": 1040}),
     variants=(

@@ -204,7 +204,7 @@ __device__ __forceinline__ void stream_kernel(const CUtensorMap* tmap_w, const C
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; ++s) {
             TxBarrier::init(&full[s], 1 + 32);  // the TMA's expect-tx and 32 scale lanes
-            Barrier::init(&empty[s], ST_CONSUMERS);
+            Barrier::init(&empty[s], 32 * ST_CONSUMERS);  // every consumer lane
         }
         cutlass::arch::fence_barrier_init();
     }
@@ -356,8 +356,10 @@ __device__ __forceinline__ void stream_kernel(const CUtensorMap* tmap_w, const C
                 }
             }
             // Every lane's reads of the stage are done (the MMAs took their registers): free it.
-            __syncwarp();
-            if (lane == 0) mbar_arrive(empty_a + 8 * s);
+            // Each lane arrives for its own reads (a release each, as CUTLASS's consumers do),
+            // not one lane after __syncwarp, which racecheck reported against the scales' next
+            // cp.async wherever the ring wrapped (kernels/NOTES.md).
+            mbar_arrive(empty_a + 8 * s);
 #pragma unroll
             for (int i = 0; i < GROUPS; ++i)  // the groups in order, as one run would add them
 #pragma unroll
