@@ -141,6 +141,14 @@ static_assert(IG_I2F >= 0 && IG_I2F <= 3, "IG_I2F must be 0, 1, 2 or 3");
 #ifndef IG_EARLY_RELEASE
 #define IG_EARLY_RELEASE 1
 #endif
+// 1: every consumer lane arrives on this CTA's empty barrier for its own reads of the stage
+// (its scales by ld.shared; a release each, as CUTLASS's consumers do) and lane 0 alone on
+// the other CTAs' of the cluster; 0: lane 0 alone everywhere, after __syncwarp. The same
+// order by the PTX memory model; compute-sanitizer's racecheck reported 0 (the scales'
+// cp.async against lanes 1-31's reads) where the ring wraps (kernels/NOTES.md).
+#ifndef IG_ARRIVE_LANES
+#define IG_ARRIVE_LANES 1
+#endif
 // setmaxnreg split: 128 producer threads + 256 consumer threads within 64K registers (the
 // cluster variant's producer needs a few more than 40 to stay clear of spills).
 #ifndef IG_PRODUCER_REGS
@@ -308,9 +316,11 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
     if (tid == 0) {
         for (int s = 0; s < STAGES; ++s) {
             igemm::TxBarrier::init(&full[s], 1 + 32);
-            // Freed by this CTA's consumers and by those of every CTA it multicasts into
-            // (its row of the cluster for A, its column for B).
-            igemm::Barrier::init(&empty[s], CONSUMER_WARPS * (CM + CN - 1));
+            // Freed by this CTA's consumers (each lane, or each warp's lane 0) and by those
+            // of every CTA it multicasts into (its row of the cluster for A, its column for
+            // B; their warps' lane 0).
+            igemm::Barrier::init(&empty[s], CONSUMER_WARPS * ((IG_ARRIVE_LANES ? 32 : 1) +
+                                                              CM + CN - 2));
         }
         cutlass::arch::fence_barrier_init();
     }
@@ -479,20 +489,20 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
             };
             // Stage st is read: free it.
             auto release = [&](int st) {
-                __syncwarp();
+                __syncwarp();  // every lane's wgmmas done before lane 0 frees another CTA's
                 if constexpr (IG_LEAN) {
+                    const uint32_t off = 8 * static_cast<uint32_t>(st);
+                    if (IG_ARRIVE_LANES || lane == 0) igemm::mbar_arrive(empty_a + off);
                     if (lane == 0) {
-                        const uint32_t off = 8 * static_cast<uint32_t>(st);
-                        igemm::mbar_arrive(empty_a + off);
                         if constexpr (CN == 2) igemm::mbar_arrive_cluster(peer_a + off);
                         if constexpr (CM == 2) igemm::mbar_arrive_cluster(peer_b + off);
                     }
-                } else if (lane == 0) {
-                    if (CS == 1) {
-                        igemm::Barrier::arrive(&empty[st]);
-                    } else {  // this CTA, its cluster row (A's sources), its column (B's)
+                } else {
+                    if (IG_ARRIVE_LANES || lane == 0) igemm::Barrier::arrive(&empty[st]);
+                    if (lane == 0 && CS > 1) {  // its cluster row (A's sources), column (B's)
 #pragma unroll
-                        for (int j = 0; j < CN; ++j) igemm::Barrier::arrive(&empty[st], mi + CM * j, 1);
+                        for (int j = 0; j < CN; ++j)
+                            if (j != ni) igemm::Barrier::arrive(&empty[st], mi + CM * j, 1);
 #pragma unroll
                         for (int i = 0; i < CM; ++i)
                             if (i != mi) igemm::Barrier::arrive(&empty[st], i + CM * ni, 1);

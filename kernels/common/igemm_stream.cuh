@@ -61,6 +61,13 @@
 // last unit landed, 4 its last tile's epilogue begun (a head: its tails' partials counted),
 // 5 the last store issued; and the SM the CTA runs on (%smid) as globaltimer word 6. The same
 // results; only the stamps' stores are added.
+// 1: every consumer lane arrives on the stage's empty barrier for its own reads (a release
+// each, as CUTLASS's consumers do); 0: lane 0 after __syncwarp. The same order by the PTX
+// memory model; compute-sanitizer's racecheck reported 0 (the scales' cp.async against
+// lanes 1-31's reads) where the ring wraps (kernels/NOTES.md).
+#ifndef IGT_ARRIVE_LANES
+#define IGT_ARRIVE_LANES 1
+#endif
 #ifndef IGT_TRACE
 #define IGT_TRACE 0
 #endif
@@ -204,7 +211,7 @@ __device__ __forceinline__ void stream_kernel(const CUtensorMap* tmap_w, const C
     if (threadIdx.x == 0) {
         for (int s = 0; s < STAGES; ++s) {
             TxBarrier::init(&full[s], 1 + 32);  // the TMA's expect-tx and 32 scale lanes
-            Barrier::init(&empty[s], 32 * ST_CONSUMERS);  // every consumer lane
+            Barrier::init(&empty[s], (IGT_ARRIVE_LANES ? 32 : 1) * ST_CONSUMERS);
         }
         cutlass::arch::fence_barrier_init();
     }
@@ -355,11 +362,14 @@ __device__ __forceinline__ void stream_kernel(const CUtensorMap* tmap_w, const C
                     }
                 }
             }
-            // Every lane's reads of the stage are done (the MMAs took their registers): free it.
-            // Each lane arrives for its own reads (a release each, as CUTLASS's consumers do),
-            // not one lane after __syncwarp, which racecheck reported against the scales' next
-            // cp.async wherever the ring wrapped (kernels/NOTES.md).
-            mbar_arrive(empty_a + 8 * s);
+            // Every lane's reads of the stage are done (the MMAs took their registers): free it
+            // (IGT_ARRIVE_LANES: each lane for its own reads, or lane 0 after __syncwarp).
+            if constexpr (IGT_ARRIVE_LANES) {
+                mbar_arrive(empty_a + 8 * s);
+            } else {
+                __syncwarp();
+                if (lane == 0) mbar_arrive(empty_a + 8 * s);
+            }
 #pragma unroll
             for (int i = 0; i < GROUPS; ++i)  // the groups in order, as one run would add them
 #pragma unroll
