@@ -142,13 +142,15 @@ static_assert(IG_I2F >= 0 && IG_I2F <= 3, "IG_I2F must be 0, 1, 2 or 3");
 #define IG_EARLY_RELEASE 1
 #endif
 // 1: every consumer lane arrives on this CTA's empty barrier for its own reads of the stage
-// (its scales by ld.shared; a release each, as CUTLASS's consumers do) and lane 0 alone on
-// the other CTAs' of the cluster; 0: lane 0 alone everywhere, after __syncwarp. The same
-// order by the PTX memory model; compute-sanitizer's racecheck reported 0 (the scales'
-// cp.async against lanes 1-31's reads) where the ring wraps (kernels/NOTES.md).
+// (its scales by ld.shared; a release each) and lane 0 alone on the other CTAs' of the
+// cluster (which wrote into this CTA by TMA, read here only by the wgmmas); 0: lane 0 alone
+// everywhere, after __syncwarp. The same order by the PTX memory model; compute-sanitizer's
+// racecheck reported the 0 build's scales (their cp.async against lanes 1-31's reads) where
+// the ring wraps (kernels/NOTES.md).
 #ifndef IG_ARRIVE_LANES
 #define IG_ARRIVE_LANES 1
 #endif
+static_assert(IG_ARRIVE_LANES == 0 || IG_ARRIVE_LANES == 1, "IG_ARRIVE_LANES: 0 or 1");
 // setmaxnreg split: 128 producer threads + 256 consumer threads within 64K registers (the
 // cluster variant's producer needs a few more than 40 to stay clear of spills).
 #ifndef IG_PRODUCER_REGS
@@ -489,7 +491,9 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
             };
             // Stage st is read: free it.
             auto release = [&](int st) {
-                __syncwarp();  // every lane's wgmmas done before lane 0 frees another CTA's
+                // Every lane's wgmmas done (and, in the 0 build, its scales read) before lane
+                // 0 arrives for the warp.
+                __syncwarp();
                 if constexpr (IG_LEAN) {
                     const uint32_t off = 8 * static_cast<uint32_t>(st);
                     if (IG_ARRIVE_LANES || lane == 0) igemm::mbar_arrive(empty_a + off);
@@ -853,8 +857,8 @@ int_gemm_general_unfit(const int* __restrict__ stats, const igemm_q_t* __restric
 #endif
 // Groups a unit (1, 2 or 4: the 128-byte pieces of each weight row a unit takes) and units
 // in flight an SM. Two groups a unit measured 10 % faster than one on 18944 x 3584, and four
-// 1-5 % faster than two at every M <= 16 point on both GPUs measured; the depth did not
-// matter from 64 KB of weights in flight an SM to 160 KB (kernels/NOTES.md).
+// 1-5 % faster than two at M = 1 and 16 on two shapes and both GPUs, each within its noise;
+// the depth did not matter from 64 KB of weights in flight an SM to 160 KB (kernels/NOTES.md).
 #ifndef IGT_GROUPS
 #define IGT_GROUPS 4
 #endif

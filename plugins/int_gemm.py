@@ -374,7 +374,7 @@ STAGE = Stage(
         {"batch": 1, "out_f": 384, "in_f": 1024},          # stream1: every tile shared
         {"batch": 16, "out_f": 200, "in_f": 3584},         # stream, N not a tile multiple
         {"batch": 5, "out_f": 100, "in_f": 3584},          # stream1, N not a tile multiple
-        {"batch": 9, "out_f": 3584, "in_f": 1024},         # stream: runs of 1-2 units
+        {"batch": 9, "out_f": 3584, "in_f": 1024},         # stream: a unit a CTA (4 groups)
         {"batch": 3, "out_f": 9000, "in_f": 1040},         # stream1: K % 128 != 0, long runs
         {"batch": 13, "out_f": 10600, "in_f": 1040},       # stream: heads wait (4 groups a unit)
         {"batch": 13, "out_f": 12600, "in_f": 1040},       # stream: heads read early, or wait
@@ -394,7 +394,7 @@ STAGE = Stage(
     # second mostly past M (TMA zero-fill, rows not stored), two N tiles, three K tiles;
     # then eight K tiles, so its ring of stages wraps inside a tile.
     # The stream paths too: a K tail, a row tail, tiles shared between CTAs, M < 8 and > 8,
-    # and (13 x 12600 x 1040) a ring that wraps.
+    # and (13 x 12600 x 1040, at four groups a unit on 132 SMs) a ring that wraps.
     sanitize_shapes=({"batch": 130, "out_f": 256, "in_f": 384},
                      {"batch": 130, "out_f": 256, "in_f": 1024},
                      {"batch": 3, "out_f": 200, "in_f": 1040},

@@ -12,9 +12,9 @@
 //    units are numbered tile by tile, and CTA p of P (one an SM, persistent) takes the
 //    contiguous run [p T / P, (p + 1) T / P) ("stream-K"): at most one unit's difference
 //    between SMs, whatever N.
-//  * Warp 0 is the producer: lane 0 issues the two TMA loads of a unit, the 32 lanes copy
-//    its 64 scales (cp.async, zero past N) and arrive on the stage's full barrier when they
-//    land. Warps 1-4 are the consumers, 16 rows of the tile each: per group a thread reads
+//  * Warp 0 is the producer: lane 0 issues the 2 GROUPS TMA loads of a unit (w_q and q a
+//    group), the 32 lanes copy its 64 GROUPS scales (cp.async, zero past N or K) and arrive
+//    on the stage's full barrier when they land. Warps 1-4 are the consumers, 16 rows of the tile each: per group a thread reads
 //    32 bytes of each of its two weight rows and of each of its MT q rows (the MMA's k order
 //    permuted to match, as the register-fed small kernel does: a group sum is order-free)
 //    and issues 4 MT mma.sync m16n8k32 into exact int32 group sums; then it frees the stage
@@ -55,19 +55,21 @@
 #ifndef IGT_HEAD_MARGIN
 #define IGT_HEAD_MARGIN 2
 #endif
+// 1: every consumer lane arrives on the stage's empty barrier for its own reads (a release
+// each, as CUTLASS's consumers do where a CTA frees only its own stages); 0: lane 0 after
+// __syncwarp. The same order by the PTX memory model; compute-sanitizer's racecheck
+// reported the 0 build's scales (their cp.async against lanes 1-31's reads) where the ring
+// wraps (kernels/NOTES.md).
+#ifndef IGT_ARRIVE_LANES
+#define IGT_ARRIVE_LANES 1
+#endif
+static_assert(IGT_ARRIVE_LANES == 0 || IGT_ARRIVE_LANES == 1, "IGT_ARRIVE_LANES: 0 or 1");
 // A diagnostic build (1): each CTA stamps %globaltimer (ns) and clock64 (cycles) at its
 // milestones into int_gemm_stream_trace[CTA][slot] (IGT_SLOTS globaltimer words, then
 // IGT_SLOTS clock words): 0 entry, 1 the first TMA issued, 2 the first unit landed, 3 the
 // last unit landed, 4 its last tile's epilogue begun (a head: its tails' partials counted),
 // 5 the last store issued; and the SM the CTA runs on (%smid) as globaltimer word 6. The same
 // results; only the stamps' stores are added.
-// 1: every consumer lane arrives on the stage's empty barrier for its own reads (a release
-// each, as CUTLASS's consumers do); 0: lane 0 after __syncwarp. The same order by the PTX
-// memory model; compute-sanitizer's racecheck reported 0 (the scales' cp.async against
-// lanes 1-31's reads) where the ring wraps (kernels/NOTES.md).
-#ifndef IGT_ARRIVE_LANES
-#define IGT_ARRIVE_LANES 1
-#endif
 #ifndef IGT_TRACE
 #define IGT_TRACE 0
 #endif
@@ -90,7 +92,7 @@ __device__ unsigned long long int_gemm_stream_trace[256 * 2 * IGT_SLOTS];
 namespace igemm {
 
 constexpr int ST_ROWS = 64;                    // weight rows a unit: 4 consumer warps x 16
-constexpr int ST_K = 128;                      // k a unit: one group, one swizzled box row
+constexpr int ST_K = 128;                      // k a group: one swizzled box row
 constexpr int ST_W_BYTES = ST_ROWS * ST_K;     // 8 KB
 constexpr int ST_CONSUMERS = 4;                // consumer warps
 constexpr int ST_THREADS = 32 * (1 + ST_CONSUMERS);
