@@ -6,8 +6,9 @@ run killed mid-write, a full disk) can only leave the *last* row torn: without i
 end, inside an open quote, or cut in the middle of a character. That row is what
 :func:`scan` finds, so that the writer can cut it away. Anything else (other columns, a
 row of another field count or unreadable before the last) is damage the harness did not
-make, and is reported rather than guessed at; so is a last row that ends on its line end
-but is not UTF-8 (a write cut short leaves no line end after a broken character).
+make, and is reported rather than guessed at; so is a last row that is malformed in any
+other way than those (a byte that is not UTF-8 before its last character, a quote closed
+and then followed by more than a comma or a line end).
 """
 
 from __future__ import annotations
@@ -53,6 +54,14 @@ def _header(columns: Sequence[str]) -> bytes:
 
 
 _OTHER = " has other columns than this harness writes; write to a new file instead of appending"
+#: How UTF-8 decoding names a character that the data stops inside.
+_CUT_CHAR = "unexpected end of data"
+
+
+def _open_at_end(exc: Exception) -> bool:
+    """Whether a reader's error is a quoted cell still open where the data ends (what a
+    write cut short leaves), not a malformed row."""
+    return isinstance(exc, csv.Error) and "unexpected end of data" in str(exc)
 
 
 def scan(data: bytes, columns: Sequence[str]) -> Scan:
@@ -66,10 +75,16 @@ def scan(data: bytes, columns: Sequence[str]) -> Scan:
         nonlocal consumed
         for i, piece in enumerate(pieces):
             consumed += len(piece)
-            # Only a piece the write never finished (the last, without its line end) can
-            # hold a character cut in half; bytes before a line end were written whole.
-            cut = i == len(pieces) - 1 and not piece.endswith(b"\n")
-            yield piece.decode("utf-8", errors="replace" if cut else "strict")
+            try:
+                yield piece.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                # Only the piece the write never finished (the last, without its line end)
+                # may end in a character cut in half, and only at its very end; any other
+                # byte that is not UTF-8 was written so (damage).
+                cut = i == len(pieces) - 1 and not piece.endswith(b"\n")
+                if not (cut and exc.end == len(piece) and exc.reason == _CUT_CHAR):
+                    raise
+                yield piece[:exc.start].decode("utf-8")
 
     records: list[tuple[list[str], int]] = []
     torn = not data.endswith(b"\n")
@@ -80,9 +95,9 @@ def scan(data: bytes, columns: Sequence[str]) -> Scan:
         except StopIteration:
             break
         except (csv.Error, UnicodeDecodeError) as exc:
-            # Not the last row, or bytes that are not UTF-8 before a line end: damage, not a
-            # write cut short.
-            if consumed < len(data) or isinstance(exc, UnicodeDecodeError):
+            # A write cut short leaves at most an open quote at the end of the data; any
+            # other error, or one before the last row, is damage.
+            if consumed < len(data) or not _open_at_end(exc):
                 return Scan(0, 0, f": row {len(records)} cannot be read ({exc}): not "
                                   "appending to a damaged file")
             torn = True

@@ -21,6 +21,7 @@ def test_a_whole_file() -> None:
     b"1,2",                  # no line end
     b'1,"two\r\n',           # ends on a line end, inside an open quote
     b"1,2,\xe2\x82",         # a character cut in half
+    b'1,"\xc3\xa9\r\nx\xe2',  # the same, on a quoted cell's second line
     b"\r",
 ])
 def test_the_torn_last_row_is_found(tail: bytes) -> None:
@@ -40,6 +41,10 @@ def test_a_header_cut_short_is_no_header(data: bytes) -> None:
     (b"a,b,c\r\n\xff\xfe,2,3\r\n4,5,6\r\n", ": row 1 cannot be read"),
     (b"a,b,c\r\n4,5,6\r\n\xff\xfe,2,3\r\n", ": row 2 cannot be read"),  # the last, whole
     (b"a,b,c\r\n4,5,6\r\n1,\"\xff\r\n", ": row 2 cannot be read"),  # not UTF-8, open quote
+    (b"a,b,c\r\n4,5,6\r\n1,\"a\"b,3\r\n", ": row 2 cannot be read"),  # whole, malformed
+    (b"a,b,c\r\n4,5,6\r\n1,\"a\"b", ": row 2 cannot be read"),  # unfinished, malformed
+    (b"a,b,c\r\n4,5,6\r\n\xff\xfe,2", ": row 2 cannot be read"),  # not UTF-8, unfinished
+    (b"a,b,c\r\n4,5,6\r\n1,\xff\r", ": row 2 cannot be read"),  # before a lone \r
     (b"\x89PNG\r\n\x1a\n\x00\x00", ": row 0 cannot be read"),
 ])
 def test_damage_it_did_not_make_is_reported(data: bytes, problem: str) -> None:
