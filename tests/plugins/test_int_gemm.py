@@ -345,3 +345,33 @@ def test_a_validation_case_takes_both_ways_of_a_head_on_the_h200(st) -> None:  #
     early, wait = _heads(16, 18944, 3584, 132)
     assert early > 0 and wait == 0
     assert _heads(1, 3584, 3584, 132)[0] == 0  # tiles between heads and tails: never early
+
+
+def test_a_sanitize_shape_wraps_each_tma_ring(st) -> None:  # type: ignore[no-untyped-def]
+    """compute-sanitizer sees each TMA kernel refill a stage of its ring (a stage freed by
+    the consumers and written again), on 132 SMs at the kernels' defaults. On shapes whose
+    ring never wraps the release a refill waits on is never exercised: racecheck found the
+    consumers' release of the scales only once a shape wrapped (kernels/NOTES.md)."""
+    def cdiv(a: int, b: int) -> int:
+        return -(-a // b)
+
+    sms, src = 132, "kernels/int_gemm.cu"
+    groups = kernel_define(src, "IGT_GROUPS")
+    stream_stages = 16 // groups  # IGT_STAGES' default, (16 / IGT_GROUPS)
+    wg_stages = kernel_define(src, "IG_STAGES")  # the first: the TMA-store build's
+    cm, cn = kernel_define(src, "IG_CLUSTER_M"), kernel_define(src, "IG_CLUSTER_N")
+    wrapped = set()
+    for shape in st.sanitize_shapes:
+        p = st.point(st.variant("int8"), **shape)
+        m, n, k = p["batch"], p["out_f"], p["in_f"]
+        kind = _mod().path(p)
+        if kind in ("stream1", "stream"):
+            units = cdiv(n, 64) * cdiv(cdiv(k, 128), groups)
+            ctas = min(sms, _mod().STREAM_MAX_CTAS, units)
+            if cdiv(units, ctas) > stream_stages:  # the longest run outlasts the ring
+                wrapped.add("stream")
+        elif kind == "wgmma":
+            tiles = cdiv(cdiv(m, 128), cm) * (n // (128 * cn))
+            if (k // 128) * cdiv(tiles, sms // (cm * cn)) > wg_stages:
+                wrapped.add("wgmma")
+    assert wrapped == {"stream", "wgmma"}
