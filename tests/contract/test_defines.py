@@ -75,3 +75,35 @@ def test_a_restriction_too_large_to_read_is_one_line(text: str, why: str) -> Non
     compute without end: too many terms or too deep a nesting is bad input, said."""
     with pytest.raises(BadInput, match=why):
         parse_restrictions([text])
+
+
+def test_a_negative_value_reads_negative() -> None:
+    """A ``-D`` value with a sign reads as the signed number C reads (``-4`` < 0)."""
+    assert _holds("X < 0", X="-4") and _holds("X == -8", X="-010")
+
+
+def test_define_specs_are_read_around_their_spaces() -> None:
+    """``--define`` specs: spaces around the spec and its values are dropped, repeated
+    values kept once; a value with a space inside is BadInput."""
+    from harness.contract.defines import parse_defines
+
+    assert parse_defines([" LANES=2, 4 ,2 "]) == {"LANES": ["2", "4"]}
+    with pytest.raises(BadInput, match="bad --define 'LANES=2 4'"):
+        parse_defines(["LANES=2 4"])
+
+
+def test_a_define_is_checked_against_the_kernel_code_and_declared_defines(reg) -> None:  # type: ignore[no-untyped-def]
+    """A ``--define`` name passes where the kernel code mentions it as a whole word or a
+    variant declares it; a name found only inside a longer word (``LOCK`` in ``BLOCK``) is
+    BadInput."""
+    import dataclasses
+
+    from harness.contract.defines import check_defines
+    from harness.contract.stage import Variant
+
+    st = reg.get("dynamic_spikes")
+    check_defines(st, ["BLOCK"])
+    with pytest.raises(BadInput, match="--define LOCK: stage dynamic_spikes's kernel never"):
+        check_defines(st, ["LOCK"])
+    declared = dataclasses.replace(st, variants=(Variant("x", (("ONLY_DECLARED", "1"),)),))
+    check_defines(declared, ["ONLY_DECLARED"])

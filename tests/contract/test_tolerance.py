@@ -114,3 +114,34 @@ def test_normrel_does_not_let_an_infinite_reference_hide_every_error() -> None:
     off = t.compare("o", np.array([1e30, 1.0, 2.0, 3.0]), ref)
     assert not off.ok and off.worst == float("inf") and off.first[0][0] == (0,)
     assert not t.compare("o", np.array([-np.inf, 1.0, 2.0, 3.0]), ref).ok
+
+
+def test_at_most_first_bad_elements_are_listed() -> None:
+    """A failure lists the first ``FIRST_BAD`` (5) differing elements, and counts all."""
+    c = Exact().compare("x", np.arange(8), np.zeros(8, dtype=np.int64))
+    assert c.mismatches == 7 and [i for i, _, _ in c.first] == [(k,) for k in range(1, 6)]
+
+
+def test_rel_tol_worst_is_infinite_on_a_nan_and_zero_on_nothing() -> None:
+    """A NaN makes the elementwise worst error infinite (not the largest finite one); an
+    empty output passes with error 0."""
+    c = RelTol(1e-3).compare("x", np.array([np.nan, 1.5]), np.array([1.0, 1.0]))
+    assert not c.ok and c.worst == float("inf")
+    e = RelTol(1e-3).compare("x", np.zeros(0), np.zeros(0))
+    assert e.ok and e.worst == 0.0 and e.total == 0
+
+
+def test_shape_mismatch_counts_each_side() -> None:
+    """A shape mismatch counts every kernel element as a mismatch out of the reference's."""
+    c = RelTol(1e-3).compare("x", np.zeros((2, 3)), np.zeros(4))
+    assert (c.ok, c.mismatches, c.total) == (False, 6, 4)
+
+
+def test_normrel_lists_only_what_moved_past_its_share_and_nothing_when_ok() -> None:
+    """A failing norm comparison lists the elements that moved past the bound of their own
+    magnitude plus their share of the norm (not a tiny element's tiny move); a passing one
+    lists nothing, though an element moved past its share."""
+    fail = NormRel(1e-2).compare("x", np.array([110.0, 0.0011]), np.array([100.0, 0.001]))
+    assert not fail.ok and fail.mismatches == 1 and [list(i) for i, _, _ in fail.first] == [[0]]
+    ok = NormRel(1e-2).compare("x", np.array([1000.0, 8.001]), np.array([1000.0, 0.001]))
+    assert ok.ok and ok.mismatches == 1 and ok.first == ()
