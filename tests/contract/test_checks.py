@@ -206,3 +206,102 @@ def test_each_declaration_problem_of_a_pipeline_is_named(reg) -> None:  # type: 
     _only(checks.check_stage(r(pipe, peers=judged)),
           "peer 'eager': a pipeline's peer is a speed reference (judged=False, its note "
           "saying why): the pipeline's check judges intermediates a peer does not make")
+
+
+def test_every_field_of_a_pipeline_or_stage_that_is_called_must_be_callable(reg) -> None:  # type: ignore[no-untyped-def]
+    """Each callable field, left a non-callable, is named on its own line (a pipeline's
+    ``run`` as much as its ``check``)."""
+    pipe = reg.pipelines["activation_path"]
+    for f in ("make_inputs", "run", "check", "reference", "bytes_moved", "flops"):
+        _only(checks.check_stage(dataclasses.replace(pipe, **{f: None})),
+              f"field {f} is not callable")
+    st = reg.get("find_min_max")
+    for f in checks.CALLABLE_FIELDS:
+        _only(checks.check_stage(dataclasses.replace(st, **{f: None})),
+              f"field {f} is not callable")
+
+
+def test_more_declaration_problems_of_a_stage_are_named(reg) -> None:  # type: ignore[no-untyped-def]
+    """No tolerances, no variants, a workspace that cannot be sized: each its own line; a
+    block of 1 thread is a thread count; a stage without cases is not sized at all."""
+    st = reg.get("find_min_max")
+    r = dataclasses.replace
+    assert checks.check_stage(r(st, tolerances={}))[0] == "no tolerances declared"
+    _only(checks.check_stage(r(st, variants=())), "variants must be non-empty with unique names")
+    assert checks.check_stage(r(st, block=1)) == []
+    _only(checks.check_stage(r(st, workspace=lambda p: 1 // 0)),
+          "workspace of the first case: integer division or modulo by zero")
+    scratch = r(st, workspace=lambda p: {"scratch": ((4,), np.dtype(np.int32))})
+    assert checks.check_stage(scratch) == []
+    _only(checks.check_stage(r(scratch, cases=())), "no validation cases declared")
+
+
+def test_untolerated_outputs_are_named_sorted_with_their_variant(reg) -> None:  # type: ignore[no-untyped-def]
+    """The outputs no tolerance judges come in name order, on a line naming the variant."""
+    st = reg.get("find_min_max")
+    names = ["mm", "h", "c", "x", "a", "q", "f", "z", "b"]
+    many = dataclasses.replace(
+        st, outputs=lambda p: {n: ((2,), np.dtype(np.int32)) for n in names})
+    p = many.point(many.variants[0])
+    assert checks.untolerated(many, p) == sorted(set(names) - {"mm"})
+    _only(checks.check_stage(many),
+          f"variant {many.variants[0].name}: output(s) a, b, c, f, h, q, x, z have no "
+          "tolerance, so no validation would judge them")
+
+
+def test_a_peer_of_a_bad_name_or_kind_is_named(reg) -> None:  # type: ignore[no-untyped-def]
+    """A peer's name goes into CSV cells and is checked as a stage's is; something that is
+    not a Peer is named as such, on a stage or a pipeline (not a crash)."""
+    from harness.contract.stage import Peer
+
+    st = reg.get("find_min_max")
+    bad = {"Cu-BLAS": Peer(lambda torch, t, p, v: {})}
+    _only(checks.check_stage(dataclasses.replace(st, peers=bad)),
+          "peer 'Cu-BLAS': peer name 'Cu-BLAS' is not [a-z][a-z0-9_]* (lower-case letters, "
+          "digits, _)")
+    _only(checks.check_stage(dataclasses.replace(st, peers={"odd": 3})),
+          "peer 'odd': is a int, not a harness.contract.stage.Peer")
+    pipe = reg.pipelines["activation_path"]
+    _only(checks.check_stage(dataclasses.replace(pipe, peers={"odd": 3})),
+          "peer 'odd': is a int, not a harness.contract.stage.Peer")
+
+
+def test_a_declared_input_wins_over_the_in_place_outputs_spec(reg) -> None:  # type: ignore[no-untyped-def]
+    """Where the stage declares an input an output is written into, the declaration is
+    what the drawn input is held to (the output's shape and dtype stand in only for an
+    undeclared one)."""
+    st = dataclasses.replace(reg.get("find_min_max"), inplace={"mm": "q"})
+    p = st.point(st.variants[0], batch=2, in_f=9)
+    ins = st.make_inputs(np.random.default_rng(0), st.families[0], p)
+    assert set(st.inputs(p)) == {"q"} and st.outputs(p)["mm"] != st.inputs(p)["q"]
+    assert checks.input_problems(st, ins, p) == []
+
+
+def test_odd_but_sound_references_pass_and_odd_unsound_ones_are_named(reg) -> None:  # type: ignore[no-untyped-def]
+    """A bool reference of an integer output casts within its kind; a trimmed output may
+    have fewer planes but not other trailing dimensions; a scalar output of a trimming stage
+    is judged whole; an object NumPy cannot make an array of is named, not raised."""
+    st, p, ins = _x(reg)
+    ref = st.expected(ins, p, st.variants[0])
+    assert checks.reference_problems(st, p, {**ref, "q": ref["q"] > 0}) == []
+
+    class NoArray:
+        def __array__(self, *args: object, **kwargs: object) -> np.ndarray:
+            raise RuntimeError("no array here")
+
+    assert checks.reference_problems(st, p, {**ref, "q": NoArray()}) == [
+        "reference output q is not an array: no array here"]
+    fused = reg.get("activation_fused")
+    fp = fused.point(fused.variants[0], batch=2, in_f=64)
+    planes, *rest = fused.outputs(fp)["spikes"][0]
+    fref = fused.expected(fused.make_inputs(np.random.default_rng(0), "normal", fp), fp,
+                          fused.variants[0])
+    odd = np.zeros((planes - 1, rest[0], rest[1] + 1), np.int8)
+    assert checks.reference_problems(fused, fp, {**fref, "spikes": odd}) == [
+        f"reference output spikes is int8{list(odd.shape)}, declared "
+        f"int8{[planes, *rest]}"]
+    mm = reg.get("find_min_max")
+    scalar = dataclasses.replace(mm, outputs=lambda p: {"mm": ((), np.dtype(np.int32))},
+                                 trim=lambda o, p: dict(o))
+    assert checks.reference_problems(scalar, mm.point(mm.variants[0]),
+                                     {"mm": np.int32(3)}) == []

@@ -4,6 +4,8 @@ entry functions, families, block, reference); external plugins switched off."""
 
 from __future__ import annotations
 
+import dataclasses
+import os
 import sys
 import textwrap
 from pathlib import Path
@@ -343,3 +345,165 @@ def test_a_plugin_path_that_points_nowhere_is_bad_input(tmp_path: Path, monkeypa
                                        "which is not a folder"):
         registry.discover()
     assert "dynamic_spikes" in registry.discover(external=False).stages  # not looked at
+
+
+#: A pipeline plugin composing the toy stage (``{steps}``: its steps).
+PIPE = '''
+from harness.api import Axis, Pipeline
+
+STAGE = Pipeline(
+    name="{name}", steps={steps}, axes=(Axis("batch", 4),), families=("flat",),
+    make_inputs=lambda rng, fam, p: {{}}, run=lambda ctx, b, p: None,
+    check=lambda i, p, o, h: [], reference=lambda i, p: {{}},
+    bytes_moved=lambda p: 0, flops=lambda p: 0, cases=({{"batch": 1}},),
+)
+'''
+
+
+def test_a_pipeline_loads_only_when_every_step_is_a_loaded_stage(
+        dirs: tuple[Path, Path]) -> None:
+    """Pipelines are admitted last, once the stages are known: one whose step did not load
+    is a problem naming the missing steps; none is left pending."""
+    p, k = dirs
+    write_plugin(p, "toy")
+    (k / "toy.cu").write_text(TOY_CU)
+    write_plugin(p, "chain", body=PIPE.format(name="chain", steps=("toy",)))
+    write_plugin(p, "broken", body=PIPE.format(name="broken", steps=("toy", "nope", "gone")))
+    reg = registry.discover([p], k, entry_points=False)
+    assert list(reg.pipelines) == ["chain"] and list(reg.stages) == ["toy"]
+    assert [(pr.plugin, pr.message) for pr in reg.problems] == [
+        ("broken", "steps not available: nope, gone")]
+    assert reg.pending == []
+
+
+def test_a_pipeline_name_is_neither_a_stage_nor_unknown(dirs: tuple[Path, Path]) -> None:
+    """``get`` of a pipeline's name says it is a pipeline; ``pipeline`` of an unknown name
+    lists the known pipelines (or none)."""
+    p, k = dirs
+    write_plugin(p, "toy")
+    (k / "toy.cu").write_text(TOY_CU)
+    write_plugin(p, "chain", body=PIPE.format(name="chain", steps=("toy",)))
+    reg = registry.discover([p], k, entry_points=False)
+    assert reg.pipeline("chain") is reg.pipelines["chain"]
+    with pytest.raises(BadInput, match="chain is a pipeline: use `harness run chain`"):
+        reg.get("chain")
+    with pytest.raises(BadInput, match=r"unknown pipeline 'toy' \(known: chain\)"):
+        reg.pipeline("toy")
+    with pytest.raises(BadInput, match=r"unknown pipeline 'x' \(known: none\)"):
+        registry.Registry().pipeline("x")
+
+
+def test_a_pipeline_may_not_take_a_stage_name(dirs: tuple[Path, Path]) -> None:
+    """A stage and a pipeline share one namespace: the second of a name, whichever kind it
+    is, is a duplicate reported with the source of the first."""
+    p, k = dirs
+    write_plugin(p, "toy")
+    (k / "toy.cu").write_text(TOY_CU)
+    write_plugin(p, "chain", body=PIPE.format(name="chain", steps=("toy",)))
+    reg = registry.discover([p], k, entry_points=False)
+    toy, chain = reg.stages["toy"], reg.pipelines["chain"]
+    reg._add(dataclasses.replace(chain, name="toy"), "elsewhere")
+    reg._add(dataclasses.replace(toy, name="chain"), "other")
+    assert reg.stages == {"toy": toy} and reg.pipelines == {"chain": chain}
+    assert reg.problems == [
+        registry.PluginProblem("toy", "elsewhere",
+                               f"duplicate stage name: already provided by {p / 'toy.py'}"),
+        registry.PluginProblem("chain", "other",
+                               f"duplicate stage name: already provided by {p / 'chain.py'}")]
+
+
+def test_select_without_names_gives_every_stage_sorted() -> None:
+    """No names (None or empty) select every stage, in name order whatever the order they
+    were found in."""
+    a, b = object(), object()
+    reg = registry.Registry(stages={"zeta": b, "alpha": a})  # type: ignore[dict-item]
+    assert reg.select(None) == [a, b] and reg.select([]) == [a, b]
+    assert reg.select(["zeta", "alpha"]) == [b, a]
+
+
+def test_plugins_of_a_folder_load_in_name_order(dirs: tuple[Path, Path]) -> None:
+    """A folder's plugins are imported sorted by file name, so the stages and problems come
+    in the same order on every file system."""
+    p, k = dirs
+    stems = ["m", "c", "x", "a", "q", "f", "z", "b", "k", "t"]
+    for stem in stems:
+        write_plugin(p, stem)
+        (k / f"{stem}.cu").write_text(TOY_CU)
+        write_plugin(p, f"{stem}_bad", body="X = 1\n")
+    reg = registry.discover([p], k, entry_points=False)
+    assert list(reg.stages) == sorted(stems)
+    assert [pr.plugin for pr in reg.problems] == sorted(f"{s}_bad" for s in stems)
+
+
+def test_every_declaration_problem_is_reported_on_one_line(dirs: tuple[Path, Path]) -> None:
+    """A plugin with several problems has them all in its one problem, joined by '; '."""
+    p, k = dirs
+    (k / "toy.cu").write_text(TOY_CU)
+    write_plugin(p, "toy", body=toy_with('entry_points=("toy",), families=("flat",)',
+                                         "entry_points=(), families=()"))
+    reg = registry.discover([p], k, entry_points=False)
+    assert reg.problems[0].message == "no entry_points declared; no input families declared"
+
+
+def test_a_plugin_module_is_importable_by_name_while_it_loads(dirs: tuple[Path, Path]) -> None:
+    """The plugin's module is in ``sys.modules`` under its private name while it runs (a
+    dataclass of a module with postponed annotations looks its module up there)."""
+    p, k = dirs
+    (k / "toy.cu").write_text(TOY_CU)
+    body = ("from __future__ import annotations\nimport dataclasses\n"
+            "@dataclasses.dataclass\nclass Cfg:\n    x: int = 1\n" + TOY.format(name="toy"))
+    write_plugin(p, "toy", body=body)
+    try:
+        reg = registry.discover([p], k, entry_points=False)
+        assert list(reg.stages) == ["toy"], reg.problems
+        assert sys.modules["harness_plugin_toy"].Cfg().x == 1
+    finally:
+        sys.modules.pop("harness_plugin_toy", None)
+
+
+class _EntryPoint:
+    """A stand-in for an installed ``harness.stages`` entry point."""
+
+    def __init__(self, name: str, stage: object) -> None:
+        self.name, self.value, self._stage = name, f"pkg.{name}:STAGE", stage
+
+    def load(self) -> object:
+        return self._stage
+
+
+def test_an_entry_point_stage_must_set_kernel_dir(dirs: tuple[Path, Path],
+                                                  monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """An installed stage has no built-in kernel folder to fall back on: without its own
+    ``kernel_dir`` it is a problem, not a stage whose kernel is looked for in ``kernels/``."""
+    p, k = dirs
+    write_plugin(p, "toy")
+    (k / "toy.cu").write_text(TOY_CU)
+    toy = registry.discover([p], k, entry_points=False).stages["toy"]
+    bare = dataclasses.replace(toy, name="ext", kernel_dir=None)
+    monkeypatch.setattr(registry.metadata, "entry_points",
+                        lambda group: [_EntryPoint("ext", bare)])
+    empty = p / "none"
+    empty.mkdir()
+    reg = registry.discover([empty], k, entry_points=True, external=True)
+    assert "ext" not in reg.stages
+    assert [(pr.plugin, pr.source, pr.message) for pr in reg.problems] == [
+        ("ext", "entry point pkg.ext:STAGE", "entry-point plugins must set kernel_dir")]
+
+
+@pytest.mark.parametrize(("value", "allowed"), [
+    ("off", True), ("OFF", True), (" 1 ", False), ("\ttrue\n", False), (" no", True),
+])
+def test_the_no_external_switch_takes_every_spelling(monkeypatch, value: str,  # type: ignore[no-untyped-def]
+                                                     allowed: bool) -> None:
+    """``$HARNESS_NO_EXTERNAL_PLUGINS`` is read case- and blank-insensitively, and each of
+    its documented words (``off`` too) is taken; ``external`` given wins over it."""
+    monkeypatch.setenv(registry.NO_EXTERNAL_ENV, value)
+    assert registry.external_allowed() is allowed
+    assert registry.external_allowed(not allowed) is (not allowed)
+
+
+def test_empty_entries_of_the_plugin_path_are_skipped(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """An empty entry of ``$HARNESS_PLUGIN_PATH`` (a leading, trailing or doubled
+    separator) names no folder: it is not the current one."""
+    monkeypatch.setenv(registry.PATH_ENV, f"{os.pathsep}{tmp_path}{os.pathsep}{os.pathsep}")
+    assert registry.plugin_path() == [tmp_path]
