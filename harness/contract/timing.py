@@ -128,7 +128,7 @@ def noise_pct(samples: np.ndarray) -> float:
         return math.inf
     q75, q25 = np.percentile(samples, [75, 25])
     sigma = (q75 - q25) / 1.349
-    return 100.0 * 1.2533 * sigma / math.sqrt(n) / med
+    return float(100.0 * 1.2533 * sigma / math.sqrt(n) / med)
 
 
 def summarize(samples: list[float] | np.ndarray, target_noise_pct: float = 1.0) -> Timing:
@@ -138,7 +138,7 @@ def summarize(samples: list[float] | np.ndarray, target_noise_pct: float = 1.0) 
         raise ValueError("no samples")
     nz = noise_pct(a)
     return Timing(float(np.median(a)), float(np.percentile(a, 10)),
-                  float(np.percentile(a, 90)), nz, int(a.size), nz < target_noise_pct)
+                  float(np.percentile(a, 90)), nz, int(a.size), bool(nz < target_noise_pct))
 
 
 def throttled(s: Sample, fraction: float) -> bool:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import json
+import math
 
 import numpy as np
+import pytest
 
 from harness.contract import timing
 from harness.contract.timing import TimingConfig
@@ -123,3 +127,65 @@ def test_throttled_samples_count_against_the_cap_and_the_budget() -> None:
     sample = clocked([10.0], [900.0])
     t = timing.measure(sample, TimingConfig(budget_s=5), clock=lambda: float(next(clock)))
     assert sample.calls < 10 and t.samples == sample.calls and not t.converged
+
+
+def test_noise_is_infinite_for_one_sample_or_a_zero_median() -> None:
+    """One sample says nothing about its spread, and a zero median nothing relative: the
+    noise is infinite (never converged), not zero or a division by zero."""
+    assert timing.noise_pct(np.array([5.0])) == math.inf
+    assert timing.noise_pct(np.zeros(10)) == math.inf
+    assert not timing.summarize([5.0]).converged
+    with pytest.raises(ValueError, match="no samples"):
+        timing.summarize([])
+
+
+def test_converged_means_strictly_under_the_target() -> None:
+    """Noise equal to the target is not under it: a target of 0 never converges."""
+    assert not timing.summarize([10.0] * 20, target_noise_pct=0.0).converged
+    assert timing.summarize([10.0] * 20, target_noise_pct=1e-9).converged
+
+
+def test_the_noise_is_looked_at_every_fifth_kept_sample() -> None:
+    """Past ``min_samples`` the stopping rule is checked only at multiples of five kept
+    samples: quiet samples with a minimum of 21 stop at 25."""
+    t = timing.measure(lambda: 10.0, TimingConfig(min_samples=21))
+    assert t.samples == 25 and t.converged
+
+
+def test_the_budget_ends_only_once_exceeded() -> None:
+    """A run whose clock stands exactly at the budget goes on (to the cap)."""
+    ticks = itertools.chain([0.0], itertools.repeat(5.0))
+    t = timing.measure(lambda: 10.0, TimingConfig(target_noise_pct=0.0, max_samples=40,
+                                                  budget_s=5.0),
+                       clock=lambda: next(ticks))
+    assert t.samples == 40
+
+
+def test_a_cap_below_the_minimum_is_not_a_failure_to_converge() -> None:
+    """Where ``max_samples`` is under ``min_samples``, reaching the cap with every sample
+    kept is judged by the noise alone."""
+    t = timing.measure(lambda: 10.0, TimingConfig(max_samples=10))
+    assert t.samples == 10 and t.converged
+
+
+def test_ungated_samples_are_counted() -> None:
+    """Samples timed without the gate (host time may be inside) are counted on the
+    Timing."""
+    flags = itertools.cycle([True, False, True, True])
+    t = timing.measure(lambda: timing.Sample(10.0, NOMINAL, NOMINAL, gated=next(flags)),
+                       TimingConfig())
+    assert t.samples == 20 and t.ungated == 5
+
+
+def test_a_note_without_a_lowest_clock_names_none() -> None:
+    """Throttled samples whose lowest clock is unknown are reported without one."""
+    c = timing.Clocks(1900.0, 1800.0, NOMINAL, throttled=2)
+    assert c.note() == "2 sample(s) below 75 % of the 1980 MHz nominal clock, discarded"
+
+
+def test_a_timing_holds_plain_python_numbers() -> None:
+    """summarize gives Python floats and bools, not NumPy scalars: a Timing serialises as
+    JSON and ``converged is False`` means what it says."""
+    t = timing.summarize([10.0, 10.5, 11.0, 9.5, 10.2, 10.1])
+    assert type(t.noise_pct) is float and type(t.converged) is bool
+    json.dumps(dataclasses.asdict(t))
