@@ -303,17 +303,23 @@ def test_the_exact_path_is_the_guarded_general_kernel_at_every_shape(st) -> None
     assert st.workspace(p8)["ws"][0][0] < _mod().plan(p8, kind="general")["ws"]
 
 
+def _stream_units(n: int, k: int, sms: int) -> tuple[int, int, int]:
+    """The stream kernel's partition at the kernel's default IGT_GROUPS on ``sms`` SMs:
+    units a tile, units in all, and CTAs (common/igemm_stream.cuh)."""
+    groups = kernel_define("kernels/int_gemm.cu", "IGT_GROUPS")
+    ng = -(-k // 128)  # groups of 128 (scale columns)
+    nu = -(-ng // groups)  # units a tile
+    units = -(-n // 64) * nu
+    return nu, units, min(sms, _mod().STREAM_MAX_CTAS, units)
+
+
 def _heads(m: int, n: int, k: int, sms: int) -> tuple[int, int]:
     """The stream kernel's shared-tile heads at this shape on ``sms`` SMs: how many take the
     early read, how many wait after their last unit. A twin of common/igemm_stream.cuh's
     partition (stream_first, stream_owner) and its IGT_HEAD_EARLY condition, at the
     kernel's default IGT_GROUPS and IGT_HEAD_MARGIN."""
-    groups = kernel_define("kernels/int_gemm.cu", "IGT_GROUPS")
     margin = kernel_define("kernels/common/igemm_stream.cuh", "IGT_HEAD_MARGIN")
-    ng = -(-k // 128)  # groups of 128 (scale columns)
-    nu = -(-ng // groups)  # units a tile
-    units = -(-n // 64) * nu
-    ctas = min(sms, 256, units)
+    nu, units, ctas = _stream_units(n, k, sms)
 
     def first(p: int) -> int:
         return p * units // ctas
@@ -366,8 +372,7 @@ def test_a_sanitize_shape_wraps_each_tma_ring(st) -> None:  # type: ignore[no-un
         m, n, k = p["batch"], p["out_f"], p["in_f"]
         kind = _mod().path(p)
         if kind in ("stream1", "stream"):
-            units = cdiv(n, 64) * cdiv(cdiv(k, 128), groups)
-            ctas = min(sms, _mod().STREAM_MAX_CTAS, units)
+            _, units, ctas = _stream_units(n, k, sms)
             if cdiv(units, ctas) > stream_stages:  # the longest run outlasts the ring
                 wrapped.add("stream")
         elif kind == "wgmma":
