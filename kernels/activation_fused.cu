@@ -4,9 +4,10 @@
 //   act_stats:  rows grid-strided over at most STATS_BLOCKS blocks. A row that fits the
 //               thread caches comes into a ring of STATS_STAGES rows in shared memory by
 //               cp.async.bulk, the next rows' copies in flight while this row is reduced;
-//               wider rows (or STATS_STAGES 0) issue the next row's loads into registers
-//               before this row's block reduction. Either way the reduction's barriers do
-//               not leave the block with nothing in flight. vth and q by threshold.cuh's row
+//               wider aligned rows (or STATS_STAGES 0) issue the next row's loads into
+//               registers before this row's block reduction (PREFETCH), so the reduction's
+//               barriers do not leave the block with nothing in flight; unaligned rows
+//               (F % 4 != 0) are loaded one row at a time. vth and q by threshold.cuh's row
 //               quantisation, as dynamic_spikes (the same bits), q with ReciprocalQ (the same
 //               q); q of every value goes to the workspace q8 as int8 (clamped: only used when
 //               the whole tensor's q fits). The block's q range goes to two global words
