@@ -128,14 +128,6 @@ static_assert(IG_I2F >= 0 && IG_I2F <= 3, "IG_I2F must be 0, 1, 2 or 3");
 #ifndef IG_SCALES_EARLY
 #define IG_SCALES_EARLY 1
 #endif
-// 1 loads a tile's epilogue operands (each thread's two vth values and 16 pairs of bias)
-// into registers when the tile starts, so the epilogue does not wait a round trip for them
-// with the tensor pipe idle; 0 loads them when the epilogue begins (kernels/NOTES.md).
-// IG_OVERLAP's two accumulator sets leave no room for the 34 registers: 0 there.
-#ifndef IG_EPI_EARLY
-#define IG_EPI_EARLY (IG_OVERLAP ? 0 : 1)
-#endif
-static_assert(IG_EPI_EARLY == 0 || IG_EPI_EARLY == 1, "IG_EPI_EARLY: 0 or 1");
 // 1 computes the consumers' K-loop shared addresses once, before the loop (the descriptors'
 // start words, the full and empty barriers', the scales'), and waits and arrives on the
 // barriers by those addresses; 0 leaves the address arithmetic to the compiler, which
@@ -451,18 +443,6 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
 
         for (int t = cid; t < ntiles; t += ncl) {
             const TileCoord tc = tile_coord(t, cmb, cnb, group_m, mi, ni);
-            // The epilogue's operands: thread (wq, lane) holds rows row0 and row0 + 8 of the
-            // tile, columns 8 i + 2 (lane % 4) + {0, 1}.
-            const int row0 = tc.m0 + c * 64 + wq * 16 + lane / 4;
-            const int row1 = row0 + 8;
-            const float* bp = bias + tc.n0 + 2 * (lane & 3);
-#if IG_EPI_EARLY
-            const float vth0 = row0 < M ? __ldg(vth + row0) : 0.0f;
-            const float vth1 = row1 < M ? __ldg(vth + row1) : 0.0f;
-            float2 bv[16];
-#pragma unroll
-            for (int i = 0; i < 16; ++i) bv[i] = __ldg(reinterpret_cast<const float2*>(bp + 8 * i));
-#endif
             float facc[64];
 #pragma unroll
             for (int i = 0; i < 64; ++i) facc[i] = 0.0f;
@@ -675,18 +655,11 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
 #endif
 
             // ---------------- epilogue: out = vth[m] * facc + bias[n] ----------------
-#if !IG_EPI_EARLY
+            const int row0 = tc.m0 + c * 64 + wq * 16 + lane / 4;
+            const int row1 = row0 + 8;
             const float vth0 = row0 < M ? __ldg(vth + row0) : 0.0f;
             const float vth1 = row1 < M ? __ldg(vth + row1) : 0.0f;
-#endif
-            // Bias pair i: loaded at the tile's start (IG_EPI_EARLY) or now.
-            auto bias2 = [&](int i) -> float2 {
-#if IG_EPI_EARLY
-                return bv[i];
-#else
-                return __ldg(reinterpret_cast<const float2*>(bp + 8 * i));
-#endif
-            };
+            const float* bp = bias + tc.n0 + 2 * (lane & 3);
 #if IG_TMA_STORE
             // The 128 columns through the warpgroup's buffer in OUT_PASSES fills of OUT_BOXES
             // 32-column boxes. Thread (wq, lane) holds rows r = wq 16 + lane / 4 and r + 8 of
@@ -707,7 +680,7 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
 #pragma unroll
                     for (int j = 0; j < BLOCKS; ++j) {
                         const int i = BLOCKS * h + j;
-                        const float2 b = bias2(i);
+                        const float2 b = __ldg(reinterpret_cast<const float2*>(bp + 8 * i));
                         const uint32_t chunk = static_cast<uint32_t>(2 * (j % 4) + (lane & 3) / 2);
                         const uint32_t at = buf + (j / 4) * OUT_BOX_BYTES + ((chunk ^ sw) << 4) +
                                             8 * (lane & 1);
@@ -735,7 +708,7 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
             float* o1 = o0 + static_cast<size_t>(8) * N;
 #pragma unroll
             for (int i = 0; i < 16; ++i) {
-                const float2 b = bias2(i);
+                const float2 b = __ldg(reinterpret_cast<const float2*>(bp + 8 * i));
                 if (row0 < M)
                     __stcs(reinterpret_cast<float2*>(o0 + 8 * i),
                            make_float2(fmaf(vth0, facc[4 * i + 0], b.x), fmaf(vth0, facc[4 * i + 1], b.y)));
