@@ -209,9 +209,11 @@ def _measure(job: Job, backend: Backend, cfg: BenchConfig, meta: RunMeta,
         except Exception as exc:  # the plugin's reference or check: nothing was checked
             bad_outputs = [f"checking the outputs raised {type(exc).__name__}: {exc}"]
     # A wrong answer is a failed row; its time stays beside it (a peer that is fast but
-    # wrong is worth seeing), and no speedup is ever computed against it.
-    status, reason = ("failed", bad_outputs[0][:REASON_CHARS]) if bad_outputs else \
-        ("ok", "; ".join(reasons))
+    # wrong is worth seeing), and no speedup is ever computed against it. What is known of
+    # that time (not converged, throttled, host time inside) stays with it too: the
+    # failure first, cut to leave them room.
+    status, reason = ("failed", _failed_reason(bad_outputs[0], reasons)) if bad_outputs \
+        else ("ok", "; ".join(reasons))
     if isinstance(got, pipeline.PipelineRun):
         return {**row, "status": status, "reason": reason, **rows.pipeline_timed(got.timing)}
     if isinstance(job.target, Pipeline):  # a pipeline's peer: its one interval, the total
@@ -220,6 +222,17 @@ def _measure(job: Job, backend: Backend, cfg: BenchConfig, meta: RunMeta,
     return {**row, "status": status, "reason": reason,
             **rows.stage_timed(row, job.target, job.point, timing,
                                got.outputs if status == "ok" else None, meta)}
+
+
+def _failed_reason(failure: str, notes: list[str]) -> str:
+    """A failed row's reason: the failure, then the notes on its kept time, within
+    :data:`REASON_CHARS` (the failure's tail, its list of examples, is what gets cut)."""
+    if not notes:
+        return failure[:REASON_CHARS]
+    tail = "; " + "; ".join(notes)
+    room = max(REASON_CHARS - len(tail), 0)
+    cut = failure if len(failure) <= room else failure[:max(room - 3, 0)] + "..."
+    return (cut + tail)[:REASON_CHARS]
 
 
 def _peer(job: Job, backend: str) -> Peer | None:

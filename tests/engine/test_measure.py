@@ -103,6 +103,37 @@ def test_wrong_output_is_a_failed_row_that_keeps_its_time(jobs) -> None:  # type
     assert unchecked["status"] == "ok" and "verified" not in unchecked
 
 
+def test_a_failed_rows_time_keeps_what_is_known_of_it(jobs) -> None:  # type: ignore[no-untyped-def]
+    """A wrong answer's row keeps its time and the notes on it (not converged, host time
+    inside): a slow peer that also fails is not shown as a clean GPU time."""
+    def off(outs: dict) -> None:
+        outs["q"][:] += 1  # every value: the failure's list of examples is long
+
+    class Ungated(FakeGpu):
+        def time(self, *args):  # type: ignore[no-untyped-def]
+            res, t = super().time(*args)
+            return res, dataclasses.replace(t, ungated=t.samples, converged=False)
+
+    row = m.measure(jobs[1], Ungated(off), FAST, META)
+    assert row["status"] == "failed" and row["reason"].startswith("q: FAILED")
+    assert row["reason"].endswith(f"{m.NOT_CONVERGED}; 50 of 50 samples timed without the "
+                                  "gate (the work synchronises inside its launch): host "
+                                  "time can be inside")
+    assert len(row["reason"]) <= m.REASON_CHARS
+    # Without notes the failure alone, as before.
+    plain = m.measure(jobs[1], FakeGpu(off), FAST, META)
+    assert plain["reason"].startswith("q: FAILED") and "gate" not in plain["reason"]
+
+
+def test_failed_reason_cuts_the_failure_not_the_notes() -> None:
+    notes = ["n" * 40, "m" * 40]
+    got = m._failed_reason("x" * 1000, notes)
+    assert len(got) == m.REASON_CHARS and got.endswith("; " + "n" * 40 + "; " + "m" * 40)
+    assert "x..." in got
+    assert m._failed_reason("short", notes) == "short; " + "n" * 40 + "; " + "m" * 40
+    assert m._failed_reason("y" * 1000, []) == "y" * m.REASON_CHARS
+
+
 def test_oom_and_errors_become_statuses(jobs) -> None:  # type: ignore[no-untyped-def]
     from harness.errors import HarnessError
 
