@@ -1,0 +1,11 @@
+# Sourced by the run scripts: provenance, the step helper with a time guard, packing.
+set -u
+export HARNESS_GIT_SHA=${SHA}
+export PYTHONPATH=/tmp/site:$PWD
+base=$OUT
+mkdir -p $base/logs
+sum=$base/summary.txt; : > $sum
+KEEP=${KEEP:-statistics/h200}
+pack() { tar czf $base/statistics.tgz $KEEP 2>/dev/null; tar czf $base/logs.tgz -C $base logs; }
+st() { local lim=$1 name=$2; shift 2; if [ $((SECONDS + lim)) -gt ${LIMIT:-585} ]; then echo "$name skipped (time)" >> $sum; return 1; fi; local t0=$SECONDS; timeout $lim "$@" > $base/logs/$name.log 2>&1; local rc=$?; echo "$name rc=$rc $((SECONDS-t0))s :: $*" >> $sum; pack; return $rc; }
+H="python3 -m harness"
