@@ -232,7 +232,17 @@ sweep_args() {  # sweep_args SPEC...: one --sweep a spec
   for s in "$@"; do printf -- '--sweep\n%s\n' "$s"; done
 }
 
+# The peers' and the harness's packages too: a torch.compile row depends on the torch and
+# Triton it was compiled by, which no row records.
 { nvidia-smi; python3 --version; command -v ncu compute-sanitizer nvcc
+  python3 - <<'PY'
+from importlib import metadata
+wanted = ("torch", "triton", "numpy", "pycuda", "cupy", "nvidia-cutlass", "cuda-python",
+          "cuda-bindings")
+found = sorted({f"{d.metadata['Name']}=={d.version}" for d in metadata.distributions()
+                if (d.metadata["Name"] or "").lower().startswith(wanted)})
+print("\n".join(found) or "none of the peers' packages found")
+PY
   echo "HARNESS_GIT_SHA=${HARNESS_GIT_SHA:-}"; } > "$logs/env.log" 2>&1
 if ! stats=$(h where); then
   echo "gpu-check: \`harness where\` failed (above): no GPU folder to work in" \

@@ -121,6 +121,19 @@ def test_a_failing_listing_fails_the_phase(tmp_path: Path, phase: str, step: str
                for line in summary.splitlines()), summary
 
 
+def test_the_environment_log_names_the_peers_packages(tmp_path: Path) -> None:
+    """env.log records the packages a peer's row depends on (torch.compile's code is its
+    torch's and Triton's), which no row records."""
+    from importlib import metadata
+
+    rc, summary, out = _run(tmp_path, "validate")
+    assert rc == 0, summary
+    with tarfile.open(out / "logs.tgz") as t:
+        name = next(n for n in t.getnames() if n.endswith("env.log"))
+        text = t.extractfile(name).read().decode()  # type: ignore[union-attr]
+    assert f"numpy=={metadata.version('numpy')}" in text.splitlines()
+
+
 def test_no_gpu_folder_is_one_line_and_exit_1(tmp_path: Path) -> None:
     rc, summary, _ = _run(tmp_path, "validate", FAKE_WHERE_FAIL="1")
     assert rc == 1 and "`harness where` failed" in summary
