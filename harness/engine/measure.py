@@ -38,6 +38,12 @@ NOT_CONVERGED = "noise above target when the budget ended"
 NOT_JUDGED = "not judged"
 #: A reason is cut to this many characters (a whole compiler log does not fit a cell).
 REASON_CHARS = 500
+#: A failed row's reason that keeps time notes stops this much short of REASON_CHARS: room
+#: for the prefixes ``--repeats`` and ``harness merge`` put before it ("repeat 2 of 3: ",
+#: "process 1 of 3: "), which are cut from the end, so the notes survive both.
+PREFIX_ROOM = 48
+#: Of a failure with time notes beside it, at least this much is kept (the notes give way).
+FAILURE_KEPT = 120
 
 
 @dataclass(frozen=True)
@@ -224,15 +230,27 @@ def _measure(job: Job, backend: Backend, cfg: BenchConfig, meta: RunMeta,
                                got.outputs if status == "ok" else None, meta)}
 
 
-def _failed_reason(failure: str, notes: list[str]) -> str:
-    """A failed row's reason: the failure, then the notes on its kept time, within
-    :data:`REASON_CHARS` (the failure's tail, its list of examples, is what gets cut)."""
-    if not notes:
+def _failed_reason(failure: str, notes: list[str], limit: int | None = None) -> str:
+    """A failed row's reason: the failure, then the notes on its kept time, within ``limit``
+    (default :data:`REASON_CHARS` less :data:`PREFIX_ROOM`; without notes the failure alone,
+    within :data:`REASON_CHARS`, as any failed row's). The failure's tail, its list
+    of examples, is cut first; where the notes alone would crowd it out, the failure keeps
+    its first :data:`FAILURE_KEPT` characters and the notes are cut at their end."""
+    if not notes:  # nothing to keep past a prefix: the failure as every failed row has it
         return failure[:REASON_CHARS]
-    tail = "; " + "; ".join(notes)
-    room = max(REASON_CHARS - len(tail), 0)
-    cut = failure if len(failure) <= room else failure[:max(room - 3, 0)] + "..."
-    return (cut + tail)[:REASON_CHARS]
+    limit = REASON_CHARS - PREFIX_ROOM if limit is None else limit
+    tail = "; ".join(notes)
+    if not failure:
+        return tail[:limit]
+    room = limit - len(tail) - 2
+    keep = min(len(failure), FAILURE_KEPT)
+    if len(failure) <= room:
+        head = failure
+    elif room >= keep:
+        head = failure[:max(room - 3, 0)] + "..."
+    else:
+        head = failure if len(failure) <= keep else failure[:max(keep - 3, 0)] + "..."
+    return f"{head}; {tail}"[:limit]
 
 
 def _peer(job: Job, backend: str) -> Peer | None:

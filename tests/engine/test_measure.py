@@ -103,11 +103,16 @@ def test_wrong_output_is_a_failed_row_that_keeps_its_time(jobs) -> None:  # type
     assert unchecked["status"] == "ok" and "verified" not in unchecked
 
 
-def test_a_failed_rows_time_keeps_what_is_known_of_it(jobs) -> None:  # type: ignore[no-untyped-def]
+UNGATED_NOTE = ("50 of 50 samples timed without the gate (the work synchronises inside its "
+                "launch): host time can be inside")
+
+
+def test_a_failed_rows_time_keeps_what_is_known_of_it(jobs, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A wrong answer's row keeps its time and the notes on it (not converged, host time
-    inside): a slow peer that also fails is not shown as a clean GPU time."""
+    inside): a slow peer that also fails is not shown as a clean GPU time. With a reason
+    limit the failure overflows, the failure's examples are what is cut."""
     def off(outs: dict) -> None:
-        outs["q"][:] += 1  # every value: the failure's list of examples is long
+        outs["q"][:] += 1  # every value wrong: the failure lists examples
 
     class Ungated(FakeGpu):
         def time(self, *args):  # type: ignore[no-untyped-def]
@@ -116,10 +121,11 @@ def test_a_failed_rows_time_keeps_what_is_known_of_it(jobs) -> None:  # type: ig
 
     row = m.measure(jobs[1], Ungated(off), FAST, META)
     assert row["status"] == "failed" and row["reason"].startswith("q: FAILED")
-    assert row["reason"].endswith(f"{m.NOT_CONVERGED}; 50 of 50 samples timed without the "
-                                  "gate (the work synchronises inside its launch): host "
-                                  "time can be inside")
-    assert len(row["reason"]) <= m.REASON_CHARS
+    assert row["reason"].endswith(f"{m.NOT_CONVERGED}; {UNGATED_NOTE}")
+    monkeypatch.setattr(m, "REASON_CHARS", 350)  # the failure no longer fits beside them
+    cut = m.measure(jobs[1], Ungated(off), FAST, META)
+    assert cut["reason"].startswith("q: FAILED") and "...; " in cut["reason"]
+    assert cut["reason"].endswith(UNGATED_NOTE) and len(cut["reason"]) == 350 - m.PREFIX_ROOM
     # Without notes the failure alone, as before.
     plain = m.measure(jobs[1], FakeGpu(off), FAST, META)
     assert plain["reason"].startswith("q: FAILED") and "gate" not in plain["reason"]
@@ -127,11 +133,29 @@ def test_a_failed_rows_time_keeps_what_is_known_of_it(jobs) -> None:  # type: ig
 
 def test_failed_reason_cuts_the_failure_not_the_notes() -> None:
     notes = ["n" * 40, "m" * 40]
+    tail = "; " + "n" * 40 + "; " + "m" * 40
     got = m._failed_reason("x" * 1000, notes)
-    assert len(got) == m.REASON_CHARS and got.endswith("; " + "n" * 40 + "; " + "m" * 40)
-    assert "x..." in got
-    assert m._failed_reason("short", notes) == "short; " + "n" * 40 + "; " + "m" * 40
+    assert len(got) == m.REASON_CHARS - m.PREFIX_ROOM and got.endswith("x..." + tail)
+    assert m._failed_reason("short", notes) == "short" + tail
+    # Exactly at the limit: whole; one past it: cut.
+    fits = "f" * (m.REASON_CHARS - m.PREFIX_ROOM - len(tail))
+    assert m._failed_reason(fits, notes) == fits + tail
+    over = m._failed_reason(fits + "g", notes)
+    assert over.endswith("f..." + tail) and len(over) == m.REASON_CHARS - m.PREFIX_ROOM
+    # Without notes the failure alone, cut at the row's own limit.
     assert m._failed_reason("y" * 1000, []) == "y" * m.REASON_CHARS
+    # Notes alone: no separator before them.
+    assert m._failed_reason("", notes) == tail[2:]
+
+
+def test_failed_reason_keeps_the_start_of_the_failure_beside_long_notes() -> None:
+    """Notes that would crowd the failure out give way: the failure's first FAILURE_KEPT
+    characters stay, the notes are cut at their end, the whole within the limit."""
+    got = m._failed_reason("z" * 1000, ["k" * 600])
+    assert got.startswith("z" * (m.FAILURE_KEPT - 3) + "...; k")
+    assert len(got) == m.REASON_CHARS - m.PREFIX_ROOM
+    short = m._failed_reason("bad", ["k" * 600])
+    assert short.startswith("bad; k") and len(short) == m.REASON_CHARS - m.PREFIX_ROOM
 
 
 def test_oom_and_errors_become_statuses(jobs) -> None:  # type: ignore[no-untyped-def]

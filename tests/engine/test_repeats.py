@@ -65,6 +65,22 @@ def test_a_failed_repeat_is_the_row_and_says_which() -> None:
     assert got["reason"] == "repeat 2 of 3: out: FAILED (abs error 1)"
 
 
+def test_a_failed_repeat_keeps_its_time_notes_through_repeats_and_merge() -> None:
+    """A failed row's notes on its time (host time inside, say) come last in its reason;
+    the prefixes that repeats and merge put before it must not cut them off."""
+    from harness.engine.measure import REASON_CHARS, _failed_reason
+
+    note = "20 of 20 samples timed without the gate: host time can be inside"
+    why = _failed_reason("scale: FAILED " + "example, " * 100, [note])
+    failed = {**_row(64.1), "status": "failed", "reason": why}
+    once = combine([_row(63.0), failed, _row(65.0)])  # one process's repeats
+    assert once["reason"].startswith("repeat 2 of 3: scale: FAILED")
+    assert once["reason"].endswith(note) and len(once["reason"]) <= REASON_CHARS
+    merged = combine([_row(60.0), once], unit="process")  # harness merge's processes
+    assert merged["reason"].startswith("process 2 of 2: repeat 2 of 3: scale: FAILED")
+    assert merged["reason"].endswith(note) and len(merged["reason"]) <= REASON_CHARS
+
+
 def test_the_same_skip_every_time_is_the_row_as_it_is() -> None:
     skip = {"status": "skipped", "reason": "peer int_mm: needs M > 16"}
     assert combine([skip, dict(skip), dict(skip)]) == skip
