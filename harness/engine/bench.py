@@ -28,7 +28,7 @@ from harness.contract.stage import Stage
 from harness.contract.timing import TimingConfig
 from harness.engine import baseline, devices, rows
 from harness.engine.jobs import Job, plan
-from harness.engine.measure import BenchConfig, PointMemo, measure, point_key, speedup
+from harness.engine.measure import BenchConfig, PointMemo, measure, point_key, with_speedup
 from harness.engine.repeats import combine, schedule, spacer
 from harness.engine.resume import pending
 from harness.engine.targets import check_families, check_options, resolve
@@ -129,7 +129,7 @@ def run(jobs: Sequence[Job], backend: Backend, cfg: BenchConfig, meta: RunMeta,
                     yield Measured(job, peer_rows[-1])
                 row = measure(job, backend, cfg, meta, stages, memo=memo)
                 if not job.is_pipeline:
-                    row["speedup_vs_best_peer"] = speedup(row, _against(job, peer_rows, timed))
+                    with_speedup(row, _against(job, peer_rows, timed))
                 outputs.write(job, row)
                 yield Measured(job, row)
             del memo  # the point's draw and reference go before the next point's
@@ -183,7 +183,7 @@ def _repeated(jobs: Sequence[Job], backend: Backend, cfg: BenchConfig, meta: Run
                 yield Measured(job, peer_rows[-1])
             row = combine(next(rows), job.is_pipeline)
             if not job.is_pipeline:
-                row["speedup_vs_best_peer"] = speedup(row, _against(job, peer_rows, timed))
+                with_speedup(row, _against(job, peer_rows, timed))
             outputs.write(job, row)
             yield Measured(job, row)
 

@@ -31,6 +31,7 @@ from harness.engine.memory import GUARD, MemoryGuard, host_available
 from harness.engine.validate import input_problem, judge
 from harness.errors import HarnessError
 from harness.results.provenance import RunMeta
+from harness.results.rows import host_time, peer_host_time, ungated_note
 
 #: Why an ok row's noise is above the target.
 NOT_CONVERGED = "noise above target when the budget ended"
@@ -195,8 +196,7 @@ def _measure(job: Job, backend: Backend, cfg: BenchConfig, meta: RunMeta,
     if timing.clocks is not None and timing.clocks.throttled:
         reasons.append(timing.clocks.note())
     if timing.ungated:
-        reasons.append(f"{timing.ungated} of {timing.samples} samples timed without the gate "
-                       "(the work synchronises inside its launch): host time can be inside")
+        reasons.append(ungated_note(timing.ungated, timing.samples))
     bad_outputs: list[str] = []
     peer = _peer(job, backend.backend)
     if peer is not None and not peer.judged:
@@ -309,3 +309,24 @@ def speedup(row: Mapping[str, Any], peer_rows: Sequence[Mapping[str, Any]]) -> f
     if row["status"] != "ok" or not peers:
         return ""
     return min(peers) / row["median_us"]
+
+
+def speedup_note(row: Mapping[str, Any], peer_rows: Sequence[Mapping[str, Any]]) -> str:
+    """What ``row``'s :func:`speedup` rests on that neither its time nor its number says:
+    the best peer's time can hold host time (its samples timed without the gate: a peer
+    that synchronises inside its call); '' when not, or when there is no speedup."""
+    if speedup(row, peer_rows) == "":
+        return ""
+    best = min((r for r in peer_rows if r["status"] == "ok"
+                and r.get("verified") != NOT_JUDGED), key=lambda r: r["median_us"])
+    said = host_time(best.get("reason"))
+    return peer_host_time(best["backend"], said) if said else ""
+
+
+def with_speedup(row: dict[str, Any], peer_rows: Sequence[Mapping[str, Any]]) -> None:
+    """Set ``row``'s ``speedup_vs_best_peer`` over ``peer_rows`` and add to its reason what
+    that speedup rests on (:func:`speedup_note`)."""
+    row["speedup_vs_best_peer"] = speedup(row, peer_rows)
+    note = speedup_note(row, peer_rows)
+    if note:
+        row["reason"] = "; ".join(s for s in (row.get("reason") or "", note) if s)

@@ -14,7 +14,7 @@ the lower of the two middle ones), with two things added:
 * ``noise_pct`` becomes at least the standard error of the median across the repeats
   (1.2533 standard deviations of the repeats' medians over the square root of R), so
   ``harness compare`` and the regress gate weigh the spread between repeats, not only the
-  spread within one;
+  spread within one (a pipeline row: its total's, and each interval's own);
 * the reason lists every repeat's median and their spread (max - min over the median).
 
 Each round's buffers are allocated behind a different amount of held device memory
@@ -23,7 +23,8 @@ Each round's buffers are allocated behind a different amount of held device memo
 
 A unit with any repeat not ``ok`` is that repeat's row (the first such), its reason naming
 which repeat it was: a failure is never averaged away. One not ``ok`` the same way every
-time (a peer that skips the point) is that row as it is.
+time without a time (a peer that skips the point) is that row as it is; a failure that
+kept its time (a wrong answer) names its repeat even when every repeat failed alike.
 """
 
 from __future__ import annotations
@@ -34,6 +35,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, TypeVar
 
 from harness.engine.measure import REASON_CHARS
+from harness.results.rows import fit_reason
 
 T = TypeVar("T")
 
@@ -78,14 +80,18 @@ def combine(rows: Sequence[Mapping[str, Any]], pipeline: bool = False,
         return dict(rows[0])
     n = len(rows)
     first = rows[0]
+    time_col, noise_col = PIPELINE_COLUMNS if pipeline else STAGE_COLUMNS
+    # The same verdict every time, with no time kept (a peer that skips the point): the row
+    # as it is. A wrong answer keeps its time, each repeat's its own: said below, by repeat.
     if all(r.get("status") == first.get("status") != "ok" and
-           r.get("reason") == first.get("reason") for r in rows):
-        return dict(first)  # the same verdict every time (a peer that skips the point)
+           r.get("reason") == first.get("reason") and r.get(time_col) in (None, "")
+           for r in rows):
+        return dict(first)
     for i, r in enumerate(rows):
         if r.get("status") != "ok":
             why = r.get("reason") or "no reason given"
-            return {**r, "reason": f"{unit} {i + 1} of {n}: {why}"[:REASON_CHARS]}
-    time_col, noise_col = PIPELINE_COLUMNS if pipeline else STAGE_COLUMNS
+            # The notes on its kept time end the reason: the failure is cut, not them.
+            return {**r, "reason": fit_reason(f"{unit} {i + 1} of {n}: {why}", REASON_CHARS)}
     times = [float(r[time_col]) for r in rows]
     pick = sorted(range(n), key=lambda i: times[i])[(n - 1) // 2]
     mid = times[pick]
@@ -99,5 +105,22 @@ def combine(rows: Sequence[Mapping[str, Any]], pipeline: bool = False,
         said = f"median of {n} {plural} ({', '.join(f'{t:.4g}' for t in times)} µs; " \
                f"spread {pct} %)"
         out["reason"] = "; ".join(s for s in (out.get("reason") or "", said) if s)
+    if pipeline:  # each interval's noise, as the total's: at least the repeats' spread
+        for col in [c for c in out if c.endswith("_noise_pct") and c != noise_col]:
+            _widen(out, rows, col.removesuffix("_noise_pct") + "_us", col)
     out["reason"] = out.get("reason", "")[:REASON_CHARS]
     return out
+
+
+def _widen(out: dict[str, Any], rows: Sequence[Mapping[str, Any]], time_col: str,
+           noise_col: str) -> None:
+    """``out[noise_col]`` at least the standard error of ``time_col``'s median across the
+    repeats, over ``out``'s own (where every repeat measured it, and it is positive)."""
+    try:
+        times = [float(r[time_col]) for r in rows]
+        mid = float(out[time_col])
+    except (KeyError, TypeError, ValueError):
+        return
+    if mid > 0:
+        between = MEDIAN_SE * statistics.stdev(times) / math.sqrt(len(rows)) / mid * 100
+        out[noise_col] = max(float(out.get(noise_col) or 0.0), between)

@@ -23,6 +23,7 @@ from harness.results import best as bests
 from harness.results import compare
 from harness.results import fit as fits
 from harness.results.readback import own_intervals
+from harness.results.rows import caveats
 from harness.tools.sanitize import Outcome
 
 
@@ -101,8 +102,12 @@ def _stage_values(r: dict[str, Any]) -> dict[str, str]:
 
 
 def _status(r: dict[str, Any], cut: int) -> str:
-    return r["status"] if r["status"] == "ok" else \
-        escape(f"{r['status']}: {str(r['reason'])[:cut]}")
+    """The status, a failed row's reason cut to ``cut``, and what the reason says of the
+    row's numbers that no column shows (host time can be inside), which the cut or an ok
+    row's hidden reason would lose."""
+    said = "".join(f" ({c})" for c in caveats(str(r.get("reason") or "")))
+    return escape(r["status"] + said) if r["status"] == "ok" else \
+        escape(f"{r['status']}: {str(r['reason'])[:cut]}{said}")
 
 
 def stage_rows(rows: Sequence[dict[str, Any]], width: int | None = None) -> Table:
@@ -280,9 +285,12 @@ def verdicts(rep: compare.CompareReport, explain: bool = False) -> Table:
 
     for v in rep.rows:
         k = v.point
+        # A time that can hold host time (the reason says whose): said without --explain too.
+        held = " (host time)" if "can hold host time" in v.reason else ""
         t.add_row(k["stage"], k["backend"], k["variant"], v.label(), k.get("launch", ""),
                   f(v.old_us, ".2f"), f(v.new_us, ".2f"), f(v.change_pct, "+.1f", "%"),
-                  f(v.noise_pct, ".1f", "%"), v.verdict, *((escape(v.reason),) if explain else ()))
+                  f(v.noise_pct, ".1f", "%"), v.verdict + held,
+                  *((escape(v.reason),) if explain else ()))
     return t
 
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.results.rows import STATUSES
+from harness.results.rows import STATUSES, host_time
 from harness.results.verdict import AMBIGUOUS, FASTER, PRESETS, SAME, SLOWER, Preset, Side, decide
 
 NEW, GONE, FAILED = "new", "gone", "failed"
@@ -249,14 +249,24 @@ def _row(schema: Schema, point: dict[str, str], occurrence: int, a: dict[str, st
         return RowVerdict(point, occurrence, FAILED, sa, sb, ta, tb, None, None, reason)
     old, new = side(schema, a), side(schema, b)
     d = decide(old, new, preset, threshold)
+    # What the rows say of their times that no column does: host time can be inside.
+    held = "".join(f"; the time {when} can hold host time ({said})"
+                   for when, r in (("before", a), ("now", b))
+                   if (said := host_time(r.get("reason"))))
     return RowVerdict(point, occurrence, d.verdict, sa, sb, ta, tb, d.change_pct,
-                      100 * max(old.noise, new.noise), d.reason)
+                      100 * max(old.noise, new.noise), d.reason + held)
 
 
 def _why(r: dict[str, str], most: int = 60) -> str:
-    """A status with the start of its reason (a validation failure's reason runs long)."""
+    """A status with the start of its reason (a validation failure's reason runs long), and
+    where the row kept a time that can hold host time, that (the notes on a failed row's
+    time come after its failure, past the cut)."""
     why = r.get("reason") or "no reason given"
-    return f"{r['status']} ({why if len(why) <= most else why[:most - 3] + '...'})"
+    cut = why if len(why) <= most else why[:most - 3] + "..."
+    said = host_time(r.get("reason"))
+    if said and "host time can be inside" not in cut:
+        cut += f"; its time can hold host time ({said})"
+    return f"{r['status']} ({cut})"
 
 
 def side(schema: Schema, r: dict[str, str]) -> Side:

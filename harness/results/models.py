@@ -14,6 +14,7 @@ from pathlib import Path
 from harness.errors import BadInput
 from harness.results.compare import STAGE
 from harness.results.readback import read_stage_rows, results_folder
+from harness.results.rows import caveats
 
 
 def _model(rows: Sequence[dict[str, str]], folder: Path) -> str:
@@ -25,8 +26,9 @@ def _model(rows: Sequence[dict[str, str]], folder: Path) -> str:
 def side_by_side(folders: Sequence[Path], batches: Sequence[int],
                  stages: Sequence[str] | None = None) -> str:
     """A Markdown table: each ok row's point, and its median (µs) in every folder that has
-    it. ``batches`` keep the activation side's rows at those batches (the weight side's
-    rows, which have none, are all kept)."""
+    it (with what its reason says of it that no column shows: host time can be inside).
+    ``batches`` keep the activation side's rows at those batches (the weight side's rows,
+    which have none, are all kept)."""
     if len(folders) < 2:
         raise BadInput("side by side needs two results folders or more")
     models, medians = [], {}
@@ -43,7 +45,8 @@ def side_by_side(folders: Sequence[Path], batches: Sequence[int],
             # Rows are the same point as compare matches them (a column that came later
             # read with the value rows had before it).
             key = tuple(r.get(c) or dict(STAGE.later).get(c, "") for c in STAGE.key)
-            medians.setdefault(key, {})[name] = r["median_us"]
+            said = "".join(f" ({c})" for c in caveats(r.get("reason")))
+            medians.setdefault(key, {})[name] = f"{float(r['median_us']):.2f}{said}"
     lines = ["| stage | backend | variant | point | " + " | ".join(
                  f"{m} µs" for m in models) + " |",
              "|---|---|---|---|" + "---|" * len(models)]
@@ -51,6 +54,6 @@ def side_by_side(folders: Sequence[Path], batches: Sequence[int],
         k = dict(zip(STAGE.key, key, strict=True))
         point = " ".join(f"{n}={k[n]}" for n in ("batch", "in_f", "out_f") if k[n])
         lines.append(f"| {k['stage']} | {k['backend']} | {k['variant']} | {point} | "
-                     + " | ".join(f"{float(by[m]):.2f}" if m in by else "-" for m in models)
+                     + " | ".join(by.get(m, "-") for m in models)
                      + " |")
     return "\n".join(lines)

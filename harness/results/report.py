@@ -25,6 +25,7 @@ from harness.results.readback import (
     stage_files,
     x_axis,
 )
+from harness.results.rows import caveats
 
 #: The batch of the table's rows when none is asked for.
 DEFAULT_BATCHES = (16384,)
@@ -58,7 +59,7 @@ def pipeline_table(folder: Path, names: Sequence[str], batches: Sequence[int]) -
                 f"{' out_f=' + r['out_f'] if r.get('out_f') else ''} | {r.get('planes') or '-'}"
                 f" | {'-' if total is None else f'{total:.1f}'} | "
                 f"{'-' if noise is None else f'{noise:.2f} %'} | {', '.join(parts) or '-'} | "
-                f"{vs or '-'} | {r['status']} |")
+                f"{vs or '-'} | {status(r)} |")
     return "\n".join(lines)
 
 
@@ -90,6 +91,13 @@ def peer_ratios(rows: Sequence[dict[str, str]]) -> dict[int, dict[str, float]]:
         if ok and found:
             out[i] = {b: t / total for b, t in found.items()}  # type: ignore[operator]
     return out
+
+
+def status(r: dict[str, str]) -> str:
+    """A row's status, with what its reason says of its numbers that no column of the table
+    shows (:func:`harness.results.rows.caveats`: host time can be inside)."""
+    said = caveats(r.get("reason"))
+    return r["status"] + (f" ({'; '.join(said)})" if said else "")
 
 
 def _tops(r: dict[str, str]) -> str:
@@ -133,7 +141,7 @@ def table(folder: Path, batches: Sequence[int] = (16384,), out_f: int | None = 1
             f"{'-' if gbps is None else f'{gbps:.0f}'} | "
             f"{'-' if pct is None else f'{pct:.1f}'} | "
             + (f"{_tops(r)} | " if with_tops else "")
-            + f"{'-' if sp is None else f'{sp:.2f}x'} | {r['status']} |")
+            + f"{'-' if sp is None else f'{sp:.2f}x'} | {status(r)} |")
     return "\n".join(lines)
 
 

@@ -8,6 +8,7 @@ valid CSV holding every finished row.
 from __future__ import annotations
 
 import csv
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -29,6 +30,70 @@ CLUSTER_COLUMNS: tuple[str, ...] = (*COLUMNS, "host", "gpu_uuid", "worker")
 
 #: Values ``status`` takes; anything but ``ok`` has a ``reason``.
 STATUSES = ("ok", "failed", "skipped", "oom")
+
+#: The notes on a row's time that its ``reason`` ends with, each a ``; ``-separated part:
+#: not converged, throttled samples (``Clocks.note``), samples timed without the gate
+#: (:mod:`harness.engine.measure`), a cluster's later attempt (``harness.cluster.bench``).
+TIME_NOTES = re.compile(
+    r"noise above target when the budget ended"
+    r"|\d+ sample\(s\) below \d+ % of the \d+ MHz nominal clock.*"
+    r"|\d+ of \d+ samples timed without the gate .*: host time can be inside"
+    r"|measured on attempt \d+: .*")
+
+
+def ungated_note(ungated: int, samples: int) -> str:
+    """A row's note on a time some of whose samples were timed without the gate (the work
+    synchronised inside its launch: the gate opened by itself)."""
+    return (f"{ungated} of {samples} samples timed without the gate (the work synchronises "
+            "inside its launch): host time can be inside")
+
+
+_UNGATED = re.compile(r"(\d+ of \d+ samples timed without the gate) \(the work "
+                      r"synchronises inside its launch\): host time can be inside")
+
+
+def host_time(reason: str | None) -> str:
+    """``N of M samples timed without the gate`` where ``reason`` says its row's time can
+    hold host time (:func:`ungated_note`), else ''."""
+    m = _UNGATED.search(reason or "")
+    return m.group(1) if m else ""
+
+
+def peer_host_time(backend: str, said: str) -> str:
+    """Our row's note on a speedup over a peer whose time can hold host time (``said``:
+    :func:`host_time` of the peer's reason)."""
+    return f"vs best peer: {backend}'s time can hold host time ({said})"
+
+
+_PEER_HOST = re.compile(r"vs best peer: \S+'s time can hold host time")
+
+
+def caveats(reason: str | None) -> list[str]:
+    """What a row's reason says of its numbers that no column shows, in a few words each:
+    its time can hold host time, or its speedup's best peer's can."""
+    out = []
+    if host_time(reason):
+        out.append("host time can be inside")
+    if _PEER_HOST.search(reason or ""):
+        out.append("its best peer's time can hold host time")
+    return out
+
+
+def fit_reason(text: str, limit: int) -> str:
+    """``text`` in at most ``limit`` characters, the notes on the time it ends with
+    (:data:`TIME_NOTES`) kept whole: what is cut is the text before them (a failure's list
+    of examples), marked ``...``; a text without such notes is cut at its end."""
+    if len(text) <= limit:
+        return text
+    parts = text.split("; ")
+    k = len(parts)
+    while k > 1 and TIME_NOTES.fullmatch(parts[k - 1]):
+        k -= 1
+    if k == len(parts):
+        return text[:limit]
+    tail = "; " + "; ".join(parts[k:])
+    room = max(limit - len(tail) - 3, 0)
+    return ("; ".join(parts[:k])[:room] + "..." + tail)[:limit]
 
 
 class CsvWriter:

@@ -180,3 +180,25 @@ def test_a_refusal_names_the_point_by_its_key_columns(tmp_path: Path) -> None:
                                        r"variant=a batch=8 in_f=64 family=normal params=\{\} "
                                        r"l2=cold launch=stream\)"):
         merge.combine_runs([paths[0], twice])
+
+
+def test_a_failed_process_keeps_the_notes_on_its_time(tmp_path: Path) -> None:
+    """A failed row keeps its time and, after the failure, the notes on it (here: host time
+    can be inside); merged, 'process i of n: ' goes before it and the notes stay whole."""
+    from harness.engine.measure import REASON_CHARS
+
+    gate = ("20 of 20 samples timed without the gate (the work synchronises inside its "
+            "launch): host time can be inside")
+    failure = "q8: FAILED (abs error 1) " + "[871, 1235] kernel=3 ref=2, " * 30
+    why = failure[:REASON_CHARS - len(gate) - 5] + "...; " + gate  # a CSV's failed row
+    assert len(why) == REASON_CHARS
+    paths = _procs(tmp_path, [[10.0, 50.0], [11.0, 52.0]])
+    stage_csv.write(paths[1], [
+        stage_csv.stage_row("a", 64.0, status="failed", reason=why,
+                            cmd="harness bench s --out p1"),
+        stage_csv.stage_row("b", 52.0, cmd="harness bench s --out p1")])
+    merge.run(paths, tmp_path / "m.csv")
+    a = compare.read(tmp_path / "m.csv").rows[0]
+    assert a["status"] == "failed" and float(a["median_us"]) == 64.0
+    assert a["reason"].startswith("process 2 of 2: q8: FAILED")
+    assert a["reason"].endswith("; " + gate) and len(a["reason"]) <= REASON_CHARS

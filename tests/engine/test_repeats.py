@@ -154,3 +154,61 @@ def test_the_combined_reason_is_cut_to_reason_chars() -> None:
     got = combine([_row(10.0, reason=long), _row(11.0, reason=long), _row(12.0)])
     assert got["reason"] == long[:REASON_CHARS]
     assert "reason" in combine([{"status": "ok", "median_us": 0.0, "noise_pct": 0.1}] * 2)
+
+
+GATE = ("50 of 50 samples timed without the gate (the work synchronises inside its launch): "
+        "host time can be inside")
+
+
+def test_a_failed_repeat_keeps_the_notes_on_its_time() -> None:
+    """A failed repeat keeps its time, and the notes on that time that measure put after the
+    failure (cutting the failure to leave them room) stay whole after 'repeat i of n: ':
+    what is cut is the failure's list of examples, not the end of the reason."""
+    from harness.engine.measure import NOT_CONVERGED, REASON_CHARS
+
+    notes = f"; {NOT_CONVERGED}; {GATE}"  # a failure cut to leave them room, as cf1668b does
+    failure = ("q: FAILED (abs error 1) " + "[1, 2] kernel=3 ref=2, " * 40)
+    why = failure[:REASON_CHARS - len(notes) - 3] + "..." + notes
+    assert len(why) == REASON_CHARS
+    bad = {"status": "failed", "reason": why, "median_us": 64.0}
+    got = combine([_row(19.0), bad, _row(19.5)])
+    assert got["status"] == "failed" and got["median_us"] == 64.0
+    assert got["reason"].startswith("repeat 2 of 3: q: FAILED (abs error 1)")
+    assert got["reason"].endswith(f"; {NOT_CONVERGED}; {GATE}")
+    assert len(got["reason"]) <= REASON_CHARS
+    # A short failure is said whole, as before.
+    short = combine([_row(19.0), {**bad, "reason": f"q: FAILED; {GATE}"}])
+    assert short["reason"] == f"repeat 2 of 2: q: FAILED; {GATE}"
+
+
+def test_a_failure_the_same_every_time_says_which_repeat_its_time_is() -> None:
+    """A wrong answer the same in every repeat (a peer off by one at the same elements)
+    keeps a time, and each repeat timed it apart: the row is one repeat's, and says which,
+    as a single failed repeat's does. One that kept no time is the row as it is."""
+    bad = [{"status": "failed", "reason": "q: FAILED (abs error 1)", "median_us": t}
+           for t in (64.0, 19.4, 19.5)]
+    got = combine(bad)
+    assert got["status"] == "failed" and got["median_us"] == 64.0
+    assert got["reason"] == "repeat 1 of 3: q: FAILED (abs error 1)"
+    merged = combine([{**r, "median_us": str(r["median_us"])} for r in bad], unit="process")
+    assert merged["reason"] == "process 1 of 3: q: FAILED (abs error 1)"
+    untimed = {"status": "failed", "reason": "RuntimeError: boom", "median_us": ""}
+    assert combine([untimed, dict(untimed)]) == untimed
+
+
+def test_a_pipeline_row_s_intervals_take_their_own_spread_between_repeats() -> None:
+    """Each interval of the median repeat (the seed's summaries write them with their
+    noise) has its noise widened to the standard error across the repeats, as the total's
+    is: the repeats' spread of an interval is not dropped for its within-run noise."""
+    rows = [{"status": "ok", "reason": "", "total_us": t, "total_noise_pct": 0.2,
+             "gemm_us": g, "gemm_noise_pct": 0.1, "dynamic_spikes_us": 5.0,
+             "dynamic_spikes_noise_pct": 0.3}
+            for t, g in ((30.0, 10.0), (20.0, 14.0), (25.0, 12.0))]
+    got = combine(rows, pipeline=True)
+    assert got["total_us"] == 25.0 and got["gemm_us"] == 12.0
+    assert got["gemm_noise_pct"] == pytest.approx(
+        MEDIAN_SE * statistics.stdev([10.0, 14.0, 12.0]) / math.sqrt(3) / 12.0 * 100)
+    assert got["dynamic_spikes_noise_pct"] == 0.3  # no spread: its own noise stays
+    partial = [dict(r) for r in rows]
+    partial[0]["gemm_us"] = ""  # an interval a repeat did not measure: left as measured
+    assert combine(partial, pipeline=True)["gemm_noise_pct"] == 0.1

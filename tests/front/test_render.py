@@ -108,3 +108,21 @@ def test_a_pipeline_s_own_intervals_are_shown() -> None:
         words = _words(buf.getvalue())
         assert "activation 18.5" in words and "gemm 160.0" in words, words
     assert len(render.pipeline_rows(_pipeline_rows(), 200).columns) == 12  # none: no column
+
+
+def test_a_time_that_can_hold_host_time_is_said_in_the_status() -> None:
+    """An ok row's reason is not shown, and a failed row's is cut: what it says of the time
+    (host time can be inside, on its own or its best peer's) is said all the same."""
+    gate = ("20 of 20 samples timed without the gate (the work synchronises inside its "
+            "launch): host time can be inside")
+    ok, failed = _rows()
+    peer = {**ok, "backend": "torch", "reason": gate, "speedup_vs_best_peer": ""}
+    ours = {**ok, "reason": "vs best peer: torch's time can hold host time (20 of 20 "
+                            "samples timed without the gate)"}
+    wrong = {**failed, "reason": "q: FAILED max abs err 3 at (12, 7) " + "x" * 80 + "; " + gate}
+    for width in (80, 200):
+        for rows, said in (([peer, failed], "host time can be inside"),
+                           ([ok, wrong], "host time can be inside"),
+                           ([ours, failed], "best peer's time can hold host time")):
+            assert said in _words(_draw(rows, width)), (width, said)
+        assert "host time" not in _words(_draw([ok, failed], width))

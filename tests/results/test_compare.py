@@ -524,3 +524,54 @@ def test_files_that_match_nothing_name_their_stages(tmp_path: Path) -> None:
     new = _one(tmp_path, "b.csv", stage_csv.stage_row("a", 1.0, stage="u"))
     with pytest.raises(HarnessError, match=r"\(stages: s, t vs u\): nothing to compare"):
         compare.run(old, new)
+
+
+GATE = ("20 of 20 samples timed without the gate (the work synchronises inside its launch): "
+        "host time can be inside")
+
+
+def test_a_verdict_on_a_time_that_can_hold_host_time_says_so(tmp_path: Path) -> None:
+    """A row whose reason says its samples were timed without the gate holds a time that
+    can hold host time: a verdict set on it says so, before or now, ok or failed (a failed
+    row keeps its time, and the note comes after a failure cut to 60 characters)."""
+    from harness.engine.measure import _failed_reason
+    from tests.results import stage_csv
+
+    old = _one(tmp_path, "a.csv", stage_csv.stage_row("d", 100.0),
+               stage_csv.stage_row("e", 100.0, reason=GATE),
+               stage_csv.stage_row("f", 100.0))
+    failed = _failed_reason("q: FAILED (abs error 1; 8/58720256 mismatches) " + "x" * 600,
+                            [GATE])
+    new = _one(tmp_path, "b.csv", stage_csv.stage_row("d", 130.0, reason=GATE),
+               stage_csv.stage_row("e", 100.0),
+               stage_csv.stage_row("f", 64.0, status="failed", reason=failed))
+    d, e, f = compare.run(old, new).rows
+    assert d.verdict == compare.SLOWER
+    assert d.reason.endswith("; the time now can hold host time (20 of 20 samples timed "
+                             "without the gate)")
+    assert e.verdict == compare.SAME and e.reason.endswith(
+        "; the time before can hold host time (20 of 20 samples timed without the gate)")
+    assert f.verdict == compare.FAILED and f.new_us == 64.0
+    assert f.reason.startswith("ok before, failed (q: FAILED (abs error 1")
+    assert "its time can hold host time (20 of 20 samples timed without the gate)" in f.reason
+    # Rows with no such note: the reasons as they were.
+    plain = _one(tmp_path, "c.csv", stage_csv.stage_row("d", 100.0),
+                 stage_csv.stage_row("e", 100.0), stage_csv.stage_row("f", 100.0))
+    assert all("host time" not in v.reason for v in compare.run(old, plain).rows[:1])
+
+
+def test_the_verdict_table_says_a_time_can_hold_host_time_without_explain(
+        tmp_path: Path) -> None:
+    """The regress gate prints compare's table without --explain: a verdict set on a time
+    that can hold host time says so in its own cell, not only in the reason column."""
+    from tests.results import stage_csv
+
+    old = _one(tmp_path, "a.csv", stage_csv.stage_row("d", 100.0),
+               stage_csv.stage_row("e", 100.0))
+    new = _one(tmp_path, "b.csv", stage_csv.stage_row("d", 130.0, reason=GATE),
+               stage_csv.stage_row("e", 130.0))
+    out = cli(old, new).stdout
+    line_d = next(ln for ln in out.splitlines() if "│ d " in ln)
+    line_e = next(ln for ln in out.splitlines() if "│ e " in ln)
+    assert "slower" in line_d and "host time" in line_d
+    assert "slower" in line_e and "host time" not in line_e

@@ -67,3 +67,15 @@ def test_one_folder_or_one_model_twice_is_refused(tmp_path: Path) -> None:
         models.side_by_side([a], [8])
     with pytest.raises(HarnessError, match="H200 is already a column"):
         models.side_by_side([a, b], [8])
+
+
+def test_a_median_that_can_hold_host_time_says_so(tmp_path: Path) -> None:
+    """A peer that synchronises inside its call can be timed without the gate on one model
+    and with it on another: the two medians are not one kind of time, and the cell says
+    which can hold host time."""
+    gate = ("20 of 20 samples timed without the gate (the work synchronises inside its "
+            "launch): host time can be inside")
+    a = _folder(tmp_path / "a", "H200", backend="torch", reason=gate)
+    b = _folder(tmp_path / "b", "H100", backend="torch")
+    (line,) = models.side_by_side([a, b], [8]).splitlines()[2:]
+    assert line == "| s | torch | d | batch=8 in_f=64 | 5.00 (host time can be inside) | 5.00 |"

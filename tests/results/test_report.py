@@ -441,3 +441,31 @@ def test_the_points_a_folder_has(tmp_path: Path) -> None:
         "d", 1.0, status="failed", reason="x", median_us="", p10_us="", p90_us="")])
     stage_csv.write(tmp_path / "s.csv", [stage_csv.stage_row("d", 1.0, batch="4")])
     assert report.points(tmp_path) == ["f: no row with a time", "s: batch 4 at in_f 64"]
+
+
+GATE = ("20 of 20 samples timed without the gate (the work synchronises inside its launch): "
+        "host time can be inside")
+
+
+def test_a_time_that_can_hold_host_time_is_marked_in_the_table(tmp_path: Path) -> None:
+    """statistics/h200's activation_fused torch row at batch 16384 (4095.74 µs, every sample
+    timed without the gate) stood in the README's table as a plain ``ok``, and our 21.22x
+    over it too: the status cell says what the reason says of the time."""
+    stage_csv.write(tmp_path / "s.csv", [
+        stage_csv.stage_row("d", 4095.74, batch="16384", backend="torch", reason=GATE),
+        stage_csv.stage_row("d", 193.04, batch="16384", speedup_vs_best_peer="21.2171",
+                            reason="vs best peer: torch's time can hold host time (20 of 20 "
+                                   "samples timed without the gate)"),
+        stage_csv.stage_row("d", 60.0, batch="16384", backend="torch_compile",
+                            status="failed", reason="q: FAILED (abs error 1); " + GATE),
+        stage_csv.stage_row("e", 6.0, batch="16384", reason="noise above target when the "
+                            "budget ended")])
+    _, _, peer, ours, failed, plain = report.table(tmp_path).splitlines()
+    assert peer.endswith("| 4095.74 | 0.10 % | - | - | - | ok (host time can be inside) |")
+    assert ours.endswith("| 21.22x | ok (its best peer's time can hold host time) |")
+    assert failed.endswith("| failed (host time can be inside) |")
+    assert plain.endswith("| ok |")  # its noise column says it did not converge
+    _pipeline_csv(tmp_path, [{**_run_row("linear_bf16", 25.0), "reason": GATE},
+                             _run_row("pycuda", 10.0)])
+    body = report.pipeline_table(tmp_path, ["spike_linear"], [16]).splitlines()[2:]
+    assert body[0].endswith("| ok (host time can be inside) |") and body[1].endswith("| ok |")

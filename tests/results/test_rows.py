@@ -162,3 +162,23 @@ def test_floats_are_written_to_six_figures_and_written_counts_rows(tmp_path: Pat
     assert (a["median_us"], a["noise_pct"], a["samples"], a["reason"]) == ("10", "0.333333",
                                                                            "20", "")
     assert b["median_us"] == "1.23457e+08"
+
+
+def test_a_reason_cut_to_its_limit_keeps_the_notes_on_its_time() -> None:
+    """What a reason ends with about its time (not converged, throttled samples, samples
+    timed without the gate, a cluster's later attempt) survives a cut; the text before
+    them is what is cut, marked '...'."""
+    from harness.contract.timing import Clocks
+    from harness.engine.measure import NOT_CONVERGED
+
+    throttle = Clocks(1900.0, 1500.0, 1980.0, throttled=3, throttled_min_mhz=990.0).note()
+    gate = ("5 of 50 samples timed without the gate (the work synchronises inside its "
+            "launch): host time can be inside")
+    again = "measured on attempt 2: the worker that ran it before died"
+    notes = f"; {NOT_CONVERGED}; {throttle}; {gate}; {again}"
+    got = results.fit_reason("repeat 1 of 2: q: FAILED (abs error 1; 3/9 mismatches) "
+                             + "x" * 600 + notes, 500)
+    assert len(got) == 500 and got.endswith("x..." + notes)
+    assert got.startswith("repeat 1 of 2: q: FAILED (abs error 1; 3/9 mismatches) x")
+    assert results.fit_reason("short" + notes, 500) == "short" + notes
+    assert results.fit_reason("y" * 600, 500) == "y" * 500  # no notes: the head, as before
