@@ -38,6 +38,7 @@ from harness.engine.targets import check_families, check_options, resolve
 from harness.errors import BadInput, GpuUnavailable
 from harness.results import files, provenance
 from harness.results.provenance import RunMeta
+from harness.results.rows import fit_reason
 
 
 @dataclass
@@ -213,7 +214,8 @@ def _retried(row: dict[str, Any], attempts: int) -> dict[str, Any]:
     if attempts == 1:
         return row
     note = f"measured on attempt {attempts}: the worker that ran it before died"
-    return {**row, "reason": "; ".join(r for r in (row.get("reason"), note) if r)}
+    said = "; ".join(r for r in (row.get("reason"), note) if r)
+    return {**row, "reason": fit_reason(said, REASON_CHARS)}
 
 
 def _failed(job: Job, why: str, ident: Identity | None, setup: Setup, cfg: BenchConfig,

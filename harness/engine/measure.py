@@ -31,7 +31,7 @@ from harness.engine.memory import GUARD, MemoryGuard, host_available
 from harness.engine.validate import input_problem, judge
 from harness.errors import HarnessError
 from harness.results.provenance import RunMeta
-from harness.results.rows import host_time, peer_host_time, ungated_note
+from harness.results.rows import fit_reason, host_time, peer_host_time, ungated_note
 
 #: Why an ok row's noise is above the target.
 NOT_CONVERGED = "noise above target when the budget ended"
@@ -41,7 +41,8 @@ NOT_JUDGED = "not judged"
 REASON_CHARS = 500
 #: A failed row's reason that keeps time notes stops this much short of REASON_CHARS: room
 #: for the prefixes ``--repeats`` and ``harness merge`` put before it ("repeat 2 of 3: ",
-#: "process 1 of 3: "), which are cut from the end, so the notes survive both.
+#: "process 1 of 3: "), so that they need not cut the failure further (``fit_reason``
+#: keeps the notes whole either way).
 PREFIX_ROOM = 48
 #: Of a failure with time notes beside it, at least this much is kept (the notes give way).
 FAILURE_KEPT = 120
@@ -328,5 +329,6 @@ def with_speedup(row: dict[str, Any], peer_rows: Sequence[Mapping[str, Any]]) ->
     that speedup rests on (:func:`speedup_note`)."""
     row["speedup_vs_best_peer"] = speedup(row, peer_rows)
     note = speedup_note(row, peer_rows)
-    if note:
-        row["reason"] = "; ".join(s for s in (row.get("reason") or "", note) if s)
+    if note:  # within the limit, the notes on the time kept whole
+        row["reason"] = fit_reason("; ".join(s for s in (row.get("reason") or "", note) if s),
+                                   REASON_CHARS)

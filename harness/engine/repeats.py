@@ -14,7 +14,8 @@ the lower of the two middle ones), with two things added:
 * ``noise_pct`` becomes at least the standard error of the median across the repeats
   (1.2533 standard deviations of the repeats' medians over the square root of R), so
   ``harness compare`` and the regress gate weigh the spread between repeats, not only the
-  spread within one (a pipeline row: its total's, and each interval's own);
+  spread within one (a pipeline row: its total's, and each interval's own, those of the
+  pipeline's own names in its ``intervals`` column too);
 * the reason lists every repeat's median and their spread (max - min over the median).
 
 Each round's buffers are allocated behind a different amount of held device memory
@@ -23,12 +24,13 @@ Each round's buffers are allocated behind a different amount of held device memo
 
 A unit with any repeat not ``ok`` is that repeat's row (the first such), its reason naming
 which repeat it was: a failure is never averaged away. One not ``ok`` the same way every
-time without a time (a peer that skips the point) is that row as it is; a failure that
-kept its time (a wrong answer) names its repeat even when every repeat failed alike.
+time without a time (a peer that skips the point) is that row as it is; where every repeat
+is a wrong answer that kept its time, the row is the median repeat's, named as such.
 """
 
 from __future__ import annotations
 
+import json
 import math
 import statistics
 from collections.abc import Mapping, Sequence
@@ -87,6 +89,13 @@ def combine(rows: Sequence[Mapping[str, Any]], pipeline: bool = False,
            r.get("reason") == first.get("reason") and r.get(time_col) in (None, "")
            for r in rows):
         return dict(first)
+    if all(r.get("status") != "ok" and _time(r, time_col) is not None for r in rows):
+        # Every repeat wrong, each timed: the median repeat's row, as for ok rows (the first
+        # would be the one measured first in its round, what the rotation averages out).
+        i = sorted(range(n), key=lambda k: _time(rows[k], time_col) or 0.0)[(n - 1) // 2]
+        why = rows[i].get("reason") or "no reason given"
+        said = f"{unit} {i + 1} of {n}, the median time of {n} that all failed: {why}"
+        return {**rows[i], "reason": fit_reason(said, REASON_CHARS)}
     for i, r in enumerate(rows):
         if r.get("status") != "ok":
             why = r.get("reason") or "no reason given"
@@ -108,8 +117,40 @@ def combine(rows: Sequence[Mapping[str, Any]], pipeline: bool = False,
     if pipeline:  # each interval's noise, as the total's: at least the repeats' spread
         for col in [c for c in out if c.endswith("_noise_pct") and c != noise_col]:
             _widen(out, rows, col.removesuffix("_noise_pct") + "_us", col)
-    out["reason"] = out.get("reason", "")[:REASON_CHARS]
+        _widen_named(out, rows)
+    out["reason"] = fit_reason(out.get("reason", ""), REASON_CHARS)
     return out
+
+
+def _time(row: Mapping[str, Any], col: str) -> float | None:
+    """The row's time in ``col``, or None where it kept none."""
+    try:
+        return float(row[col])
+    except (KeyError, TypeError, ValueError):
+        return None
+
+
+def _widen_named(out: dict[str, Any], rows: Sequence[Mapping[str, Any]]) -> None:
+    """The intervals of a pipeline's own names (the ``intervals`` JSON column: spike_linear's
+    activation and gemm) widened as the named columns are: each one's noise at least the
+    standard error of its median across the repeats, where every repeat measured it."""
+    try:
+        mine = json.loads(out.get("intervals") or "{}")
+        theirs = [json.loads(r.get("intervals") or "{}") for r in rows]
+    except (TypeError, ValueError):
+        return
+    if not isinstance(mine, dict) or not mine:
+        return
+    for name, iv in mine.items():
+        try:
+            times = [float(t[name]["median_us"]) for t in theirs]
+            mid = float(iv["median_us"])
+        except (KeyError, TypeError, ValueError):
+            continue
+        if mid > 0:
+            between = MEDIAN_SE * statistics.stdev(times) / math.sqrt(len(rows)) / mid * 100
+            iv["noise_pct"] = max(float(iv.get("noise_pct") or 0.0), between)
+    out["intervals"] = json.dumps(mine, sort_keys=True)
 
 
 def _widen(out: dict[str, Any], rows: Sequence[Mapping[str, Any]], time_col: str,

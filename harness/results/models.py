@@ -14,7 +14,7 @@ from pathlib import Path
 from harness.errors import BadInput
 from harness.results.compare import STAGE
 from harness.results.readback import read_stage_rows, results_folder
-from harness.results.rows import caveats
+from harness.results.rows import host_time
 
 
 def _model(rows: Sequence[dict[str, str]], folder: Path) -> str:
@@ -45,7 +45,7 @@ def side_by_side(folders: Sequence[Path], batches: Sequence[int],
             # Rows are the same point as compare matches them (a column that came later
             # read with the value rows had before it).
             key = tuple(r.get(c) or dict(STAGE.later).get(c, "") for c in STAGE.key)
-            said = "".join(f" ({c})" for c in caveats(r.get("reason")))
+            said = " (host time can be inside)" if host_time(r.get("reason")) else ""
             medians.setdefault(key, {})[name] = f"{float(r['median_us']):.2f}{said}"
     lines = ["| stage | backend | variant | point | " + " | ".join(
                  f"{m} µs" for m in models) + " |",

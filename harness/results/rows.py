@@ -38,7 +38,8 @@ TIME_NOTES = re.compile(
     r"noise above target when the budget ended"
     r"|\d+ sample\(s\) below \d+ % of the \d+ MHz nominal clock.*"
     r"|\d+ of \d+ samples timed without the gate .*: host time can be inside"
-    r"|measured on attempt \d+: .*")
+    r"|measured on attempt \d+: .*"
+    r"|vs best peer: \S+'s time can hold host time \(.*\)")
 
 
 def ungated_note(ungated: int, samples: int) -> str:

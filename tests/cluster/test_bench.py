@@ -337,3 +337,19 @@ def test_restrict_is_read_before_a_cluster_starts(reg, tmp_path: Path,
     with pytest.raises(AssertionError, match="planned"):
         cluster_bench.bench(reg, ["dynamic_spikes"], restrict=["BLOCK < 100"], **kw)
     assert seen == [["dynamic_spikes default[BLOCK=128]"]]
+
+
+def test_a_retried_rows_reason_stays_within_its_limit_the_attempt_said() -> None:
+    """The note of a point handed out again comes after a reason that may already be at
+    its limit (a failed row's with notes on its time): the failure gives way, the notes and
+    the attempt stay."""
+    from harness.cluster.bench import _retried
+    from harness.engine.measure import REASON_CHARS, _failed_reason
+    from harness.results.rows import ungated_note
+
+    why = _failed_reason("q: FAILED " + "e" * 600, [ungated_note(5, 20)], limit=REASON_CHARS)
+    got = _retried({"status": "failed", "reason": why}, 2)["reason"]
+    assert len(got) <= REASON_CHARS and got.startswith("q: FAILED")
+    assert got.endswith(f"; {ungated_note(5, 20)}; measured on attempt 2: the worker that "
+                        "ran it before died")
+    assert _retried({"reason": ""}, 1) == {"reason": ""}

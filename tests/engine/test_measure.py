@@ -333,3 +333,17 @@ def test_every_build_of_a_variant_is_judged_against_one_reference(reg) -> None: 
     assert memo.reference_slot(plain, None) is slot
     assert memo.reference_slot(by[("unidirectional[BLOCK=64]", 1)], None) is not slot
     assert memo.reference_slot(by[("bidirectional[BLOCK=64]", 2)], None) is not slot
+
+
+def test_a_speedup_note_keeps_the_reason_within_its_limit() -> None:
+    """Our row's note on a peer whose time can hold host time comes after a reason that may
+    already be at its limit: the reason stays within it, the note whole at its end."""
+    from harness.results.rows import ungated_note
+
+    row = {"status": "ok", "median_us": 10.0, "reason": "r" * m.REASON_CHARS}
+    peer = {"status": "ok", "median_us": 30.0, "backend": "torch",
+            "reason": ungated_note(20, 20)}
+    m.with_speedup(row, [peer])
+    assert row["speedup_vs_best_peer"] == 3.0 and len(row["reason"]) <= m.REASON_CHARS
+    assert row["reason"].endswith("vs best peer: torch's time can hold host time (20 of 20 "
+                                  "samples timed without the gate)")

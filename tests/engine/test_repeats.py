@@ -69,8 +69,9 @@ def test_a_failed_repeat_keeps_its_time_notes_through_repeats_and_merge() -> Non
     """A failed row's notes on its time (host time inside, say) come last in its reason;
     the prefixes that repeats and merge put before it must not cut them off."""
     from harness.engine.measure import REASON_CHARS, _failed_reason
+    from harness.results.rows import ungated_note
 
-    note = "20 of 20 samples timed without the gate: host time can be inside"
+    note = ungated_note(20, 20)  # as measure writes it
     why = _failed_reason("scale: FAILED " + "example, " * 100, [note])
     failed = {**_row(64.1), "status": "failed", "reason": why}
     once = combine([_row(63.0), failed, _row(65.0)])  # one process's repeats
@@ -183,15 +184,21 @@ def test_a_failed_repeat_keeps_the_notes_on_its_time() -> None:
 
 def test_a_failure_the_same_every_time_says_which_repeat_its_time_is() -> None:
     """A wrong answer the same in every repeat (a peer off by one at the same elements)
-    keeps a time, and each repeat timed it apart: the row is one repeat's, and says which,
-    as a single failed repeat's does. One that kept no time is the row as it is."""
+    keeps a time, and each repeat timed it apart: the row is the median repeat's, as an ok
+    row's is (not the first, measured first in its round), and says which. One that kept no
+    time is the row as it is."""
     bad = [{"status": "failed", "reason": "q: FAILED (abs error 1)", "median_us": t}
            for t in (64.0, 19.4, 19.5)]
     got = combine(bad)
-    assert got["status"] == "failed" and got["median_us"] == 64.0
-    assert got["reason"] == "repeat 1 of 3: q: FAILED (abs error 1)"
+    assert got["status"] == "failed" and got["median_us"] == 19.5
+    assert got["reason"] == ("repeat 3 of 3, the median time of 3 that all failed: "
+                             "q: FAILED (abs error 1)")
     merged = combine([{**r, "median_us": str(r["median_us"])} for r in bad], unit="process")
-    assert merged["reason"] == "process 1 of 3: q: FAILED (abs error 1)"
+    assert merged["reason"] == ("process 3 of 3, the median time of 3 that all failed: "
+                                "q: FAILED (abs error 1)")
+    # Failed alike but one kept no time: the first failed repeat's row, as before.
+    mixed = combine([bad[0], {**bad[1], "median_us": ""}, bad[2]])
+    assert mixed["median_us"] == 64.0 and mixed["reason"].startswith("repeat 1 of 3: ")
     untimed = {"status": "failed", "reason": "RuntimeError: boom", "median_us": ""}
     assert combine([untimed, dict(untimed)]) == untimed
 
@@ -212,3 +219,22 @@ def test_a_pipeline_row_s_intervals_take_their_own_spread_between_repeats() -> N
     partial = [dict(r) for r in rows]
     partial[0]["gemm_us"] = ""  # an interval a repeat did not measure: left as measured
     assert combine(partial, pipeline=True)["gemm_noise_pct"] == 0.1
+
+
+def test_a_pipeline_s_own_named_intervals_take_their_spread_between_repeats() -> None:
+    """The intervals of a pipeline's own names (spike_linear's activation and gemm, in the
+    ``intervals`` JSON column) are widened to their spread between repeats, as the named
+    columns are."""
+    import json
+
+    def rep(total: float, act: float) -> dict[str, object]:
+        return {"status": "ok", "reason": "", "total_us": total, "total_noise_pct": 0.1,
+                "intervals": json.dumps({"activation": {"median_us": act, "noise_pct": 0.1},
+                                         "gemm": {"median_us": 20.0, "noise_pct": 0.1}})}
+
+    got = combine([rep(30.0, 4.0), rep(31.0, 9.0), rep(32.0, 6.0)], pipeline=True)
+    named = json.loads(got["intervals"])
+    assert named["activation"]["median_us"] == 9.0  # the median repeat's, as measured
+    spread = MEDIAN_SE * statistics.stdev([4.0, 9.0, 6.0]) / math.sqrt(3) / 9.0 * 100
+    assert named["activation"]["noise_pct"] == pytest.approx(spread)
+    assert named["gemm"]["noise_pct"] == 0.1  # the same in every repeat: its own noise
