@@ -31,7 +31,7 @@ from harness.engine.memory import GUARD, MemoryGuard, host_available
 from harness.engine.validate import input_problem, judge
 from harness.errors import HarnessError
 from harness.results.provenance import RunMeta
-from harness.results.rows import fit_reason, host_time, peer_host_time, ungated_note
+from harness.results.rows import fit_notes, fit_reason, host_time, peer_host_time, ungated_note
 
 #: Why an ok row's noise is above the target.
 NOT_CONVERGED = "noise above target when the budget ended"
@@ -240,18 +240,9 @@ def _failed_reason(failure: str, notes: list[str], limit: int | None = None) -> 
     if not notes:  # nothing to keep past a prefix: the failure as every failed row has it
         return failure[:REASON_CHARS]
     limit = REASON_CHARS - PREFIX_ROOM if limit is None else limit
-    tail = "; ".join(notes)
     if not failure:
-        return tail[:limit]
-    room = limit - len(tail) - 2
-    keep = min(len(failure), FAILURE_KEPT)
-    if len(failure) <= room:
-        head = failure
-    elif room >= keep:
-        head = failure[:max(room - 3, 0)] + "..."
-    else:
-        head = failure if len(failure) <= keep else failure[:max(keep - 3, 0)] + "..."
-    return f"{head}; {tail}"[:limit]
+        return "; ".join(notes)[:limit]
+    return fit_notes(failure, notes, limit, FAILURE_KEPT)
 
 
 def _peer(job: Job, backend: str) -> Peer | None:
@@ -305,21 +296,25 @@ def speedup(row: Mapping[str, Any], peer_rows: Sequence[Mapping[str, Any]]) -> f
     """The fastest judged peer's median over ours, among the peers that passed ('' when
     there is nothing to compare): a failed peer, a skipped one and a speed reference that
     is not judged (``verified`` = ``not judged``) are never the baseline."""
-    peers = [r["median_us"] for r in peer_rows
-             if r["status"] == "ok" and r.get("verified") != NOT_JUDGED]
-    if row["status"] != "ok" or not peers:
+    best = _best_peer(peer_rows)
+    if row["status"] != "ok" or best is None:
         return ""
-    return min(peers) / row["median_us"]
+    return best["median_us"] / row["median_us"]
+
+
+def _best_peer(peer_rows: Sequence[Mapping[str, Any]]) -> Mapping[str, Any] | None:
+    """The fastest peer row that passed and was judged (None where there is none)."""
+    judged = [r for r in peer_rows if r["status"] == "ok" and r.get("verified") != NOT_JUDGED]
+    return min(judged, key=lambda r: r["median_us"]) if judged else None
 
 
 def speedup_note(row: Mapping[str, Any], peer_rows: Sequence[Mapping[str, Any]]) -> str:
     """What ``row``'s :func:`speedup` rests on that neither its time nor its number says:
     the best peer's time can hold host time (its samples timed without the gate: a peer
     that synchronises inside its call); '' when not, or when there is no speedup."""
-    if speedup(row, peer_rows) == "":
+    best = _best_peer(peer_rows)
+    if row["status"] != "ok" or best is None:
         return ""
-    best = min((r for r in peer_rows if r["status"] == "ok"
-                and r.get("verified") != NOT_JUDGED), key=lambda r: r["median_us"])
     said = host_time(best.get("reason"))
     return peer_host_time(best["backend"], said) if said else ""
 

@@ -106,8 +106,7 @@ def combine(rows: Sequence[Mapping[str, Any]], pipeline: bool = False,
     mid = times[pick]
     out = dict(rows[pick])
     if mid > 0:  # an ok row has a positive time; nothing to widen by otherwise
-        between = MEDIAN_SE * statistics.stdev(times) / math.sqrt(n) / mid * 100
-        out[noise_col] = max(float(out.get(noise_col) or 0.0), between)
+        out[noise_col] = _widened(out.get(noise_col), times, mid)
         spread = (max(times) - min(times)) / mid * 100
         pct = f"{spread:.2g}" if spread < 10 else f"{spread:.0f}"  # 4.8, 30, 120: no 1.2e+02
         plural = unit + ("es" if unit.endswith("s") else "s")
@@ -148,8 +147,7 @@ def _widen_named(out: dict[str, Any], rows: Sequence[Mapping[str, Any]]) -> None
         except (KeyError, TypeError, ValueError):
             continue
         if mid > 0:
-            between = MEDIAN_SE * statistics.stdev(times) / math.sqrt(len(rows)) / mid * 100
-            iv["noise_pct"] = max(float(iv.get("noise_pct") or 0.0), between)
+            iv["noise_pct"] = _widened(iv.get("noise_pct"), times, mid)
     out["intervals"] = json.dumps(mine, sort_keys=True)
 
 
@@ -163,5 +161,11 @@ def _widen(out: dict[str, Any], rows: Sequence[Mapping[str, Any]], time_col: str
     except (KeyError, TypeError, ValueError):
         return
     if mid > 0:
-        between = MEDIAN_SE * statistics.stdev(times) / math.sqrt(len(rows)) / mid * 100
-        out[noise_col] = max(float(out.get(noise_col) or 0.0), between)
+        out[noise_col] = _widened(out.get(noise_col), times, mid)
+
+
+def _widened(noise: Any, times: Sequence[float], mid: float) -> float:
+    """A noise (%) at least the standard error of the median ``mid`` across the repeats'
+    ``times``: :data:`MEDIAN_SE` standard deviations over the square root of their count."""
+    between = MEDIAN_SE * statistics.stdev(times) / math.sqrt(len(times)) / mid * 100
+    return max(float(noise or 0.0), between)

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import csv
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,17 +30,6 @@ CLUSTER_COLUMNS: tuple[str, ...] = (*COLUMNS, "host", "gpu_uuid", "worker")
 
 #: Values ``status`` takes; anything but ``ok`` has a ``reason``.
 STATUSES = ("ok", "failed", "skipped", "oom")
-
-#: The notes on a row's time that its ``reason`` ends with, each a ``; ``-separated part:
-#: not converged, throttled samples (``Clocks.note``), samples timed without the gate
-#: (:mod:`harness.engine.measure`), a cluster's later attempt (``harness.cluster.bench``).
-TIME_NOTES = re.compile(
-    r"noise above target when the budget ended"
-    r"|\d+ sample\(s\) below \d+ % of the \d+ MHz nominal clock.*"
-    r"|\d+ of \d+ samples timed without the gate .*: host time can be inside"
-    r"|measured on attempt \d+: .*"
-    r"|vs best peer: \S+'s time can hold host time \(.*\)")
-
 
 def ungated_note(ungated: int, samples: int) -> str:
     """A row's note on a time some of whose samples were timed without the gate (the work
@@ -68,6 +57,17 @@ def peer_host_time(backend: str, said: str) -> str:
 
 _PEER_HOST = re.compile(r"vs best peer: \S+'s time can hold host time")
 
+#: The notes on a row's time that its ``reason`` ends with, each a ``; ``-separated part:
+#: not converged, throttled samples (``Clocks.note``), samples timed without the gate
+#: (:func:`ungated_note`), a cluster's later attempt (``harness.cluster.bench``), a speedup
+#: over a peer whose time can hold host time (:func:`peer_host_time`).
+TIME_NOTES = re.compile(
+    r"noise above target when the budget ended"
+    r"|\d+ sample\(s\) below \d+ % of the \d+ MHz nominal clock.*"
+    r"|\d+ of \d+ samples timed without the gate .*: host time can be inside"
+    r"|measured on attempt \d+: .*"
+    rf"|{_PEER_HOST.pattern} \(.*\)")
+
 
 def caveats(reason: str | None) -> list[str]:
     """What a row's reason says of its numbers that no column shows, in a few words each:
@@ -92,9 +92,23 @@ def fit_reason(text: str, limit: int) -> str:
         k -= 1
     if k == len(parts):
         return text[:limit]
-    tail = "; " + "; ".join(parts[k:])
-    room = max(limit - len(tail) - 3, 0)
-    return ("; ".join(parts[:k])[:room] + "..." + tail)[:limit]
+    return fit_notes("; ".join(parts[:k]), parts[k:], limit)
+
+
+def fit_notes(head: str, notes: Sequence[str], limit: int, kept: int = 0) -> str:
+    """``head``, then the ``notes`` on its time, in at most ``limit`` characters: the head's
+    tail is cut first (marked ``...``); where the notes alone would crowd the head out, it
+    keeps its first ``kept`` characters and the notes are cut at their end."""
+    tail = "; ".join(notes)
+    room = limit - len(tail) - 2
+    keep = min(len(head), kept)
+    if len(head) <= room:
+        cut = head
+    elif room >= keep:
+        cut = head[:max(room - 3, 0)] + "..."
+    else:
+        cut = head if 0 < len(head) <= keep else head[:max(keep - 3, 0)] + "..."
+    return f"{cut}; {tail}"[:limit]
 
 
 class CsvWriter:
