@@ -286,7 +286,7 @@ def verdicts(rep: compare.CompareReport, explain: bool = False) -> Table:
     for v in rep.rows:
         k = v.point
         # A time that can hold host time (the reason says whose): said without --explain too.
-        held = " (host time)" if "can hold host time" in v.reason else ""
+        held = " (host time)" if v.host_time else ""
         t.add_row(k["stage"], k["backend"], k["variant"], v.label(), k.get("launch", ""),
                   f(v.old_us, ".2f"), f(v.new_us, ".2f"), f(v.change_pct, "+.1f", "%"),
                   f(v.noise_pct, ".1f", "%"), v.verdict + held,

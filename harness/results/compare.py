@@ -101,6 +101,8 @@ class RowVerdict:
     change_pct: float | None
     noise_pct: float | None
     reason: str
+    #: Which of the two rows ("before", "now") say their time can hold host time.
+    host_time: tuple[str, ...] = ()
 
     def label(self) -> str:
         """The point in a few words: ``batch=1 in_f=3584`` (and what is not the default)."""
@@ -233,9 +235,12 @@ def _row(schema: Schema, point: dict[str, str], occurrence: int, a: dict[str, st
          b: dict[str, str] | None, preset: Preset, threshold: float) -> RowVerdict:
     ta, tb = (_num(r, schema.time) if r else None for r in (a, b))
     sa, sb = (r["status"] if r else "" for r in (a, b))
+    held = tuple(when for when, r in (("before", a), ("now", b))
+                 if r and host_time(r.get("reason")))
     if a is None or b is None:
         verdict, reason = (NEW, "only in NEW") if a is None else (GONE, "only in OLD")
-        return RowVerdict(point, occurrence, verdict, sa, sb, ta, tb, None, None, reason)
+        return RowVerdict(point, occurrence, verdict, sa, sb, ta, tb, None, None, reason,
+                          held)
     if sa != "ok" or sb != "ok":
         wa, wb = _why(a), _why(b)
         if sa == "ok":
@@ -246,15 +251,14 @@ def _row(schema: Schema, point: dict[str, str], occurrence: int, a: dict[str, st
             reason = f"not ok in either: {wa}"
         else:
             reason = f"not ok in either: {wa} before, {wb} now"
-        return RowVerdict(point, occurrence, FAILED, sa, sb, ta, tb, None, None, reason)
+        return RowVerdict(point, occurrence, FAILED, sa, sb, ta, tb, None, None, reason, held)
     old, new = side(schema, a), side(schema, b)
     d = decide(old, new, preset, threshold)
     # What the rows say of their times that no column does: host time can be inside.
-    held = "".join(f"; the time {when} can hold host time ({said})"
-                   for when, r in (("before", a), ("now", b))
-                   if (said := host_time(r.get("reason"))))
+    said = "".join(f"; the time {when} can hold host time ({host_time(r.get('reason'))})"
+                   for when, r in (("before", a), ("now", b)) if when in held)
     return RowVerdict(point, occurrence, d.verdict, sa, sb, ta, tb, d.change_pct,
-                      100 * max(old.noise, new.noise), d.reason + held)
+                      100 * max(old.noise, new.noise), d.reason + said, held)
 
 
 def _why(r: dict[str, str], most: int = 60) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from harness.errors import BadInput, HarnessError
 from harness.results import calibration, files
@@ -25,7 +26,7 @@ from harness.results.readback import (
     stage_files,
     x_axis,
 )
-from harness.results.rows import caveats
+from harness.results.rows import caveats, host_time
 
 #: The batch of the table's rows when none is asked for.
 DEFAULT_BATCHES = (16384,)
@@ -52,7 +53,9 @@ def pipeline_table(folder: Path, names: Sequence[str], batches: Sequence[int]) -
             parts = [f"{k} {float(r[f'{k}_us']):.1f}" for k in intervals([r]) if k != "total"]
             parts += own_intervals(r)
             total, noise = number(r.get("total_us", "")), number(r.get("total_noise_pct", ""))
-            vs = ", ".join(f"{b} {x:.2f}x" for b, x in ratios.get(i, {}).items())
+            vs = ", ".join(f"{b} {x.ratio:.2f}x" + (" (its time can hold host time)"
+                                                     if x.host_time else "")
+                           for b, x in ratios.get(i, {}).items())
             lines.append(
                 f"| {r['stage']} | {r.get('backend') or '-'} | {r.get('variant') or '-'} "
                 f"| batch={r['batch']} in_f={r['in_f']}"
@@ -69,27 +72,36 @@ _SAME_RUN = ("stage", "variant", "batch", "in_f", "out_f", "mode", "params", "fa
              "git_sha", "command")
 
 
-def peer_ratios(rows: Sequence[dict[str, str]]) -> dict[int, dict[str, float]]:
+class PeerRatio(NamedTuple):
+    """A peer's total over ours, and :func:`host_time` of the peer row's reason ('' unless
+    its time can hold host time: then so does the ratio)."""
+
+    ratio: float
+    host_time: str
+
+
+def peer_ratios(rows: Sequence[dict[str, str]]) -> dict[int, dict[str, PeerRatio]]:
     """Each ok ``pycuda`` row (by its index in the file) against the peers measured beside
     it: for every peer backend, its total over ours, from that backend's latest ok row of
     the same run (``_SAME_RUN``) written after our previous one of that run and before
     this one (a bench writes a point's peer rows just before its own, so a peer row is set
-    against one row of ours only). Above 1: ours is faster."""
-    latest: dict[tuple[str, ...], dict[str, float]] = {}
-    out: dict[int, dict[str, float]] = {}
+    against one row of ours only). Above 1: ours is faster. Each ratio says whether the
+    peer's time can hold host time (a peer that reads back to the host in its call)."""
+    latest: dict[tuple[str, ...], dict[str, tuple[float, str]]] = {}
+    out: dict[int, dict[str, PeerRatio]] = {}
     for i, r in enumerate(rows):
         key = tuple(r.get(c, "") for c in _SAME_RUN)
-        total = number(r.get("total_us", ""))
-        ok = r.get("status") == "ok" and total is not None and total > 0
+        total = number(r.get("total_us", "")) or 0.0
+        ok = r.get("status") == "ok" and total > 0
         if r.get("backend") != "pycuda":
             got = latest.setdefault(key, {})
             got.pop(r.get("backend", ""), None)  # a peer row that is not ok: none to set
             if ok:
-                got[r.get("backend", "")] = total
+                got[r.get("backend", "")] = (total, host_time(r.get("reason")))
             continue
         found = latest.pop(key, None)  # each peer row serves the next row of ours, ok or not
         if ok and found:
-            out[i] = {b: t / total for b, t in found.items()}  # type: ignore[operator]
+            out[i] = {b: PeerRatio(t / total, said) for b, (t, said) in found.items()}
     return out
 
 

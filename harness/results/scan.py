@@ -54,14 +54,17 @@ def _header(columns: Sequence[str]) -> bytes:
 
 
 _OTHER = " has other columns than this harness writes; write to a new file instead of appending"
-#: How UTF-8 decoding names a character that the data stops inside.
+#: How UTF-8 decoding names a character that the data stops inside (the codec's words).
 _CUT_CHAR = "unexpected end of data"
+#: How the csv module names a quoted cell still open where the data ends (its own words,
+#: which happen to be the codec's).
+_OPEN_QUOTE = "unexpected end of data"
 
 
 def _open_at_end(exc: Exception) -> bool:
     """Whether a reader's error is a quoted cell still open where the data ends (what a
     write cut short leaves), not a malformed row."""
-    return isinstance(exc, csv.Error) and "unexpected end of data" in str(exc)
+    return isinstance(exc, csv.Error) and _OPEN_QUOTE in str(exc)
 
 
 def scan(data: bytes, columns: Sequence[str]) -> Scan:

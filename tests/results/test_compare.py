@@ -554,12 +554,31 @@ def test_a_verdict_on_a_time_that_can_hold_host_time_says_so(tmp_path: Path) -> 
     assert f.verdict == compare.FAILED and f.new_us == 64.0
     assert f.reason.startswith("ok before, failed (q: FAILED (abs error 1")
     assert "its time can hold host time (20 of 20 samples timed without the gate)" in f.reason
+    assert (d.host_time, e.host_time, f.host_time) == (("now",), ("before",), ("now",))
     # Rows with no such note: the reasons as they were.
     plain = _one(tmp_path, "c.csv", stage_csv.stage_row("d", 100.0),
                  stage_csv.stage_row("e", 100.0), stage_csv.stage_row("f", 100.0))
     plain2 = _one(tmp_path, "c2.csv", stage_csv.stage_row("d", 100.0),
                   stage_csv.stage_row("e", 100.0), stage_csv.stage_row("f", 100.0))
-    assert all("host time" not in v.reason for v in compare.run(plain2, plain).rows)
+    assert all("host time" not in v.reason and not v.host_time
+               for v in compare.run(plain2, plain).rows)
+
+
+def test_a_speedup_over_a_host_time_peer_is_not_our_time_holding_host_time(
+        tmp_path: Path) -> None:
+    """Our row's note that its best peer's time can hold host time is about the speedup,
+    not our time: its verdict's cell is not marked (the mark is the rows' own notes, read
+    as such, not words found in a reason)."""
+    from harness.results.rows import peer_host_time
+    from tests.results import stage_csv
+
+    note = peer_host_time("torch", "20 of 20 samples timed without the gate")
+    old = _one(tmp_path, "a.csv", stage_csv.stage_row("d", 100.0, reason=note))
+    new = _one(tmp_path, "b.csv", stage_csv.stage_row("d", 130.0, reason=note))
+    (d,) = compare.run(old, new).rows
+    assert d.verdict == compare.SLOWER and d.host_time == ()
+    line = next(ln for ln in cli(old, new).stdout.splitlines() if "│ d " in ln)
+    assert "slower" in line and "host time" not in line
 
 
 def test_the_verdict_table_says_a_time_can_hold_host_time_without_explain(

@@ -11,6 +11,7 @@ import pytest
 
 from harness.errors import BadInput, HarnessError
 from harness.results import report
+from harness.results.rows import ungated_note
 from tests.results import stage_csv
 
 pytest.importorskip("matplotlib", reason="harness report needs matplotlib")
@@ -300,7 +301,8 @@ def test_peer_ratios_pair_each_row_with_the_peers_written_just_before_it() -> No
             _run_row("pycuda", 16.0),                                   # 7: not its peer
             _run_row("linear_bf16", 5.0, status="failed"), _run_row("pycuda", 4.0)]
     got = report.peer_ratios(rows)
-    assert got == {2: {"linear_bf16": 2.0, "linear_fp32": 6.0}, 5: {"linear_bf16": 2.0}}
+    assert got == {2: {"linear_bf16": (2.0, ""), "linear_fp32": (6.0, "")},
+                   5: {"linear_bf16": (2.0, "")}}
     # A failed row of ours takes its peers with it: the next run's row is not set against
     # them.
     stale = [_run_row("linear_bf16", 30.0), _run_row("pycuda", 15.0, status="failed"),
@@ -324,6 +326,26 @@ def test_pipeline_table_shows_the_peers_beside_our_row(tmp_path: Path) -> None:
     assert body[0].endswith("| 30.0 | 0.50 % | - | - | ok |")
     assert body[1].startswith("| spike_linear | pycuda | default |")
     assert body[1].endswith("| linear_bf16 2.00x | ok |")
+
+
+def test_a_ratio_over_a_peer_whose_time_can_hold_host_time_says_so(tmp_path: Path) -> None:
+    """The activation path's peers read T back to the host inside their call: their rows
+    say so, and a ratio over such a time is marked where it is shown, not only on the peer's
+    own row."""
+    peer = {**_run_row("torch", 300.0), "reason": ungated_note(40, 40)}
+    rows = [peer, _run_row("torch_compile", 60.0), _run_row("pycuda", 15.0)]
+    assert report.peer_ratios(rows) == {
+        2: {"torch": (20.0, "40 of 40 samples timed without the gate"),
+            "torch_compile": (4.0, "")}}
+    cols = [*rows[0], "in_f", "planes", "intervals", "kernel_hashes"]
+    with (tmp_path / "spike_linear.csv").open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(dict.fromkeys(cols)), restval="")
+        w.writeheader()
+        w.writerows(rows)
+    body = report.pipeline_table(tmp_path, ["spike_linear"], [16]).splitlines()[2:]
+    assert body[0].endswith("| ok (host time can be inside) |")
+    assert body[2].endswith("| torch 20.00x (its time can hold host time), "
+                            "torch_compile 4.00x | ok |")
 
 
 def test_a_csv_saved_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
@@ -379,7 +401,7 @@ def test_a_row_of_ours_with_no_time_takes_no_peer_ratio() -> None:
             _run_row("linear_bf16", 0.0), _run_row("pycuda", 10.0)]
     assert report.peer_ratios(rows) == {}
     short = [_run_row("linear_bf16", 0.9), _run_row("pycuda", 0.45)]  # under 1 µs: a time
-    assert report.peer_ratios(short) == {1: {"linear_bf16": 2.0}}
+    assert report.peer_ratios(short) == {1: {"linear_bf16": (2.0, "")}}
 
 
 def _pipeline_csv(folder: Path, rows: list[dict[str, str]]) -> None:
