@@ -101,11 +101,6 @@ def check(ins: Mapping[str, np.ndarray], p: Point, got: Mapping[str, np.ndarray]
 
 
 
-def check_inputs(ins: Mapping[str, np.ndarray], p: Point) -> str | None:
-    """Step 1 must be well defined in float32 (``spec.threshold_problem``)."""
-    return spec.threshold_problem(ins["x"], p["k"])
-
-
 STAGE = Pipeline(
     name="activation_path",
     steps=STEPS,
@@ -120,7 +115,7 @@ STAGE = Pipeline(
     ),
     families=families.NAMES,
     make_inputs=make_inputs,
-    check_inputs=check_inputs,
+    check_inputs=spec.x_problem,
     run=run,
     check=check,
     reference=reference,

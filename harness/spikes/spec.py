@@ -11,6 +11,7 @@ a path in the narrower type computes the same values where it provably can
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
@@ -119,6 +120,12 @@ def threshold_problem(x: np.ndarray, k: float, vth_min: float = 0.0,
                  if vth_min > 0 or vth_max < float("inf") else "")
         return f"bad input: |q| would reach {big:.3g}, beyond int32{clamp}"
     return None
+
+
+def x_problem(ins: Mapping[str, np.ndarray], p: Mapping[str, Any]) -> str | None:
+    """A target's ``check_inputs`` where its input ``x`` feeds step 1 at the point's ``k``
+    and nothing else of its inputs can be bad: :func:`threshold_problem`."""
+    return threshold_problem(ins["x"], p["k"])
 
 
 def dynamic_spikes(x: np.ndarray, k: float = 3.0) -> tuple[np.ndarray, np.ndarray]:

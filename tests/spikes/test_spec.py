@@ -337,3 +337,12 @@ def test_unpack_by_unpackbits_is_the_shifted_bits(mode: str) -> None:
         elif mode == "twos_complement":
             want[0] = -want[0]
         assert np.array_equal(spec.unpack(packed, 7, mode, f), spec.decode(want, 0)), f
+
+
+def test_x_problem_is_step_ones_check_on_the_inputs_x_at_the_points_k() -> None:
+    """The pipelines' ``check_inputs``: the input called x, at the point's k (a row that
+    overflows at one k and not at a larger one tells the k taken apart)."""
+    x = np.array([[1e38, 0.0, 0.0, 0.0]], np.float32)  # mean 2.5e37: vth 5e38 at k 0.05
+    assert "overflows" in (spec.x_problem({"x": x, "w": np.zeros(1)}, {"k": 0.05}) or "")
+    assert spec.x_problem({"x": x}, {"k": 3.0}) is None
+    assert spec.x_problem({"x": np.ones((2, 8), np.float32)}, {"k": 0.1}) is None
