@@ -322,10 +322,14 @@ for phase in "${asked[@]}"; do
         --sweep out_f=18944
       step layer-compare h compare "$stats/gemm.csv" "$stats/int_gemm.csv" --ignore stage \
         --ignore variant --ignore params
-      step layer-spike-linear h bench spike_linear --budget "$budget" --overwrite \
-        --sweep "batch=$layer_batches" --sweep out_f=18944,3584
-      step layer-spike-linear-wide h bench spike_linear --budget "$budget" --append \
-        --sweep "batch=$layer_batches" --sweep out_f=3584 --sweep in_f=18944
+      # Beside the float layer it replaces, in the same process (the pipeline table's
+      # "vs peers"): F.linear in fp32 and bf16 on x.
+      step layer-spike-linear h bench spike_linear --peers linear_fp32,linear_bf16 \
+        --budget "$budget" --overwrite --sweep "batch=$layer_batches" \
+        --sweep out_f=18944,3584
+      step layer-spike-linear-wide h bench spike_linear --peers linear_fp32,linear_bf16 \
+        --budget "$budget" --append --sweep "batch=$layer_batches" --sweep out_f=3584 \
+        --sweep in_f=18944
       ;;
     profile)
       if ! found variants > "$work/variants"; then

@@ -61,7 +61,8 @@ def check(stages: Stages = None,
           arch: Annotated[str, typer.Option(help="nvcc target.")] = "sm_90",
           no_cache: Annotated[bool, typer.Option(
               "--no-cache", help="Compile every variant, even one already checked at its "
-              "kernel hash by this nvcc (the cache: $XDG_CACHE_HOME/spike-harness).")] = False,
+              "kernel hash by this nvcc (the cache: "
+              "$XDG_CACHE_HOME/spike-harness/check).")] = False,
           ) -> None:
     """Compile every kernel variant with nvcc (no GPU needed) and print its resources."""
     run = kernels.check_run(discover(), stages, arch,

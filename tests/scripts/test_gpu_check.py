@@ -378,3 +378,19 @@ def test_a_bad_ceiling_batch_fails_the_phase_and_the_run_goes_on(tmp_path: Path,
     assert rc == 1
     assert f"CEILING_BATCH: '{batch}' is not a positive whole number" in summary
     assert "tune " in summary  # the next phase ran (and says why it had nothing to do)
+
+
+def test_layer_times_each_gemm_and_the_spike_layer_beside_their_peers(tmp_path: Path) -> None:
+    """The layer's targets are ratios against peers measured in the same run: every int_gemm
+    and spike_linear bench of the phase names its peers (the float layer, F.linear in fp32
+    and bf16, among them), and the FP32 gemm is compared against the integer one."""
+    rc, summary, _ = _run(tmp_path, "layer")
+    assert rc == 0, summary
+    calls = (tmp_path / "calls.log").read_text().splitlines()
+    benches = [c for c in calls if c.startswith("-m harness bench int_gemm ")
+               or c.startswith("-m harness bench spike_linear ")]
+    assert {c.split()[3] for c in benches} == {"int_gemm", "spike_linear"}, calls
+    for c in benches:
+        peers = c.split("--peers ", 1)[1].split()[0].split(",") if "--peers " in c else []
+        assert {"linear_fp32", "linear_bf16"} <= set(peers), c
+    assert any(c.startswith("-m harness compare ") and "gemm.csv" in c for c in calls), calls
