@@ -100,6 +100,8 @@ tune_repeats=${TUNE_REPEATS:-3}
 read -r -a only_stages <<< "${STAGES:-}"
 regress_repeats=${REGRESS_REPEATS:-1}
 regress_save=${REGRESS_SAVE:-0}
+# The timer the pytest-benchmark rounds are timed by (tests/bench/clock.py's EVENT_CLOCK).
+event_clock=cuda_event_clock
 work=$(mktemp -d)
 logs=$work/logs
 mkdir -p "$out" "$logs"
@@ -173,6 +175,17 @@ with open(sys.argv[1], encoding="utf-8") as f:
 # the stages tests/bench benchmarks: the built-in ones (an installed package's are not)
 print(*(n for n in sorted(discover(entry_points=False).stages)
         if f"test_stage[{n}]" not in held))
+EOF
+}
+bench_clock() {  # bench_clock JSON: the timers a saved pytest-benchmark run's benchmarks
+  # were timed by, distinct, space-separated (tests/bench/clock.py's EVENT_CLOCK: the CUDA
+  # events; an older run's perf_counter held the host's launch and synchronisation)
+  python3 - "$1" <<'EOF'
+import json
+import sys
+
+with open(sys.argv[1], encoding="utf-8") as f:
+    print(*sorted({str(b.get("options", {}).get("timer", "")) for b in json.load(f)["benchmarks"]}))
 EOF
 }
 peer_plan() {  # peer_plan SPEC...: the stages grouped by the sweep each takes in `peers`,
@@ -399,16 +412,28 @@ print(p.system(), p.python_implementation(), ".".join(p.python_version_tuple()[:
         # It compares against the newest saved run, and only the names that run holds: a
         # stage added since would pass unjudged, so it is said, and fails the phase.
         newest=$(printf '%s\n' "$stats/pytest-benchmark/$machine"/*.json | sort | tail -n 1)
-        if ! missing=$(bench_missing "$newest"); then
-          skip regress-benchmarks-names "the harness could not list its stages"
-        elif [ -n "$missing" ]; then
-          skip regress-benchmarks-names "no entry in $(basename "$newest") for: $missing\
+        clock=$(bench_clock "$newest") || clock="(unreadable)"
+        if [ "$clock" != "$event_clock" ]; then
+          # Host time against event time: no comparison at all, not a wrong one.
+          skip regress-benchmarks "$(basename "$newest") was timed by $clock, not by\
+ $event_clock: no baseline for these rounds (REGRESS_SAVE=1 saves this run's as the next)"
+          if [ "$regress_save" = 1 ]; then
+            step regress-benchmarks-save python3 -m pytest -m gpu -p no:cacheprovider \
+              tests/bench --benchmark-enable \
+              --benchmark-storage="file://$stats/pytest-benchmark" "${save[@]}"
+          fi
+        else
+          if ! missing=$(bench_missing "$newest"); then
+            skip regress-benchmarks-names "the harness could not list its stages"
+          elif [ -n "$missing" ]; then
+            skip regress-benchmarks-names "no entry in $(basename "$newest") for: $missing\
  (REGRESS_SAVE=1 saves this run's as the next baseline)"
+          fi
+          step regress-benchmarks python3 -m pytest -m gpu -p no:cacheprovider tests/bench \
+            --benchmark-enable --benchmark-storage="file://$stats/pytest-benchmark" \
+            --benchmark-compare --benchmark-compare-fail=median:10% \
+            --benchmark-json="$logs/pytest-benchmark.json" "${save[@]}"
         fi
-        step regress-benchmarks python3 -m pytest -m gpu -p no:cacheprovider tests/bench \
-          --benchmark-enable --benchmark-storage="file://$stats/pytest-benchmark" \
-          --benchmark-compare --benchmark-compare-fail=median:10% \
-          --benchmark-json="$logs/pytest-benchmark.json" "${save[@]}"
       else
         skip regress-benchmarks "no pytest-benchmark baseline for $machine in $stats"
         if [ "$regress_save" = 1 ]; then

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from harness import paths
+from tests.bench.clock import EVENT_CLOCK
 
 SCRIPT = paths.project_root() / "scripts" / "gpu-check.sh"
 
@@ -293,14 +294,15 @@ def _machine() -> str:
                      ".".join(p.python_version_tuple()[:2]), p.architecture()[0]))
 
 
-def _baseline(tmp_path: Path, names: list[str]) -> None:
-    """A saved pytest-benchmark run holding these stages' benchmarks."""
+def _baseline(tmp_path: Path, names: list[str], timer: str = EVENT_CLOCK) -> None:
+    """A saved pytest-benchmark run holding these stages' benchmarks, timed by ``timer``."""
     import json
 
     folder = tmp_path / "stats" / "h200" / "pytest-benchmark" / _machine()
-    folder.mkdir(parents=True)
+    folder.mkdir(parents=True, exist_ok=True)
     (folder / "0001_run.json").write_text(json.dumps(
-        {"benchmarks": [{"name": f"test_stage[{n}]"} for n in names]}))
+        {"benchmarks": [{"name": f"test_stage[{n}]", "options": {"timer": timer}}
+                        for n in names]}))
 
 
 def test_regress_compares_the_committed_rows_first_and_fails_on_a_slower_one(
@@ -345,6 +347,28 @@ def test_regress_without_a_full_benchmark_baseline_fails_and_says_so(tmp_path: P
     rc, summary, _ = _run(tmp_path, "regress", REGRESS_SAVE="1", HARNESS_GIT_SHA="abc1234")
     calls = (tmp_path / "calls.log").read_text().splitlines()
     assert "--benchmark-save=abc1234" in [c for c in calls if c.startswith("-m pytest")][-1]
+
+
+def test_regress_compares_no_benchmark_against_a_baseline_of_another_clock(
+        tmp_path: Path) -> None:
+    """A baseline timed by the host's clock (launch and synchronisation inside) against
+    rounds timed by the CUDA events: no comparison is made, the phase fails and says why,
+    and REGRESS_SAVE=1 saves this run's as the next baseline."""
+    from harness.contract.registry import discover
+
+    (tmp_path / "stats" / "h200").mkdir(parents=True)
+    _baseline(tmp_path, sorted(discover(entry_points=False).stages), timer="perf_counter")
+    rc, summary, _ = _run(tmp_path, "regress")
+    assert rc == 1
+    line = next(x for x in summary.splitlines() if x.startswith("regress-benchmarks "))
+    assert "not run: 0001_run.json was timed by perf_counter, not by cuda_event_clock" in line
+    calls = (tmp_path / "calls.log").read_text().splitlines()
+    assert not [c for c in calls if c.startswith("-m pytest")]
+    _run(tmp_path, "regress", REGRESS_SAVE="1", HARNESS_GIT_SHA="abc1234")
+    bench = [c for c in (tmp_path / "calls.log").read_text().splitlines()
+             if c.startswith("-m pytest")]
+    assert len(bench) == 1 and "--benchmark-save=abc1234" in bench[0]
+    assert "--benchmark-compare" not in bench[0].split()
 
 
 def test_ceilings_calibrate_each_pass_at_its_own_bytes(tmp_path: Path) -> None:

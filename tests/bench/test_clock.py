@@ -1,0 +1,83 @@
+"""The GPU benchmarks' clock on the CPU: pytest-benchmark, run for real on rounds whose
+samples are given, records each round as its sample's event time, names the clock as its
+timer, and a sample timed without the gate fails the benchmark."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness import paths
+from harness.contract.timing import Sample
+from tests.bench import clock
+
+#: A benchmark of rounds whose samples take the given times (µs), each after some host
+#: time the events do not see; GATED=0 makes the third sample ungated.
+BENCH = '''
+import os
+import time
+
+import pytest
+
+from harness.contract.timing import Sample
+from tests.bench.clock import cuda_event_clock, event_round
+
+TIMES = iter([10.0, 40.0, 20.0, 30.0, 50.0])
+
+
+def sample():
+    time.sleep(0.002)  # host time: far more than any sample here, and not counted
+    us = next(TIMES)
+    return Sample(us, 1980.0, 1980.0, gated=os.environ["GATED"] == "1" or us != 20.0)
+
+
+@pytest.mark.benchmark(timer=cuda_event_clock)
+def test_rounds(benchmark):
+    benchmark.pedantic(event_round(sample), rounds=5, iterations=1)
+'''
+
+
+def _run(tmp_path: Path, gated: bool) -> tuple[subprocess.CompletedProcess[str], Path]:
+    (tmp_path / "test_fake_bench.py").write_text(BENCH)
+    out = tmp_path / "bench.json"
+    env = {"PYTHONPATH": str(paths.project_root()), "GATED": "1" if gated else "0",
+           "PATH": "/usr/bin:/bin"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-o", "addopts=",
+         "--rootdir", str(tmp_path), str(tmp_path / "test_fake_bench.py"),
+         "--benchmark-enable", f"--benchmark-json={out}"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120, check=False)
+    return proc, out
+
+
+def test_each_round_is_its_samples_event_time_and_the_timer_is_named(tmp_path: Path) -> None:
+    proc, out = _run(tmp_path, gated=True)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    (bench,) = json.loads(out.read_text())["benchmarks"]
+    assert bench["options"]["timer"] == clock.EVENT_CLOCK
+    stats = bench["stats"]
+    assert stats["rounds"] == 5
+    # The host's 2 ms a round are not in them: the sample times, to the float.
+    assert stats["min"] == pytest.approx(10e-6, rel=1e-9)
+    assert stats["median"] == pytest.approx(30e-6, rel=1e-9)
+    assert stats["max"] == pytest.approx(50e-6, rel=1e-9)
+
+
+def test_a_round_timed_without_the_gate_fails_the_benchmark(tmp_path: Path) -> None:
+    proc, out = _run(tmp_path, gated=False)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    assert "synchronised inside its launch" in proc.stdout
+    assert not out.exists() or not json.loads(out.read_text())["benchmarks"]
+
+
+def test_the_clock_moves_by_the_rounds_only() -> None:
+    before = clock.cuda_event_clock()
+    assert clock.cuda_event_clock() == before
+    once = clock.event_round(lambda: Sample(12.5, 1980.0, 1980.0))
+    once()
+    once()
+    assert clock.cuda_event_clock() - before == pytest.approx(25e-6, rel=1e-9)
