@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 import math
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -24,11 +25,22 @@ def number(v: str) -> float | None:
         return None
 
 
+def _csvs(folder: Path) -> list[Path]:
+    """The folder's ``*.csv`` entries, by name; HarnessError where the folder cannot be
+    listed (a glob would read an unreadable folder as an empty one: no rows, so nothing to
+    check, and a check that passes)."""
+    try:
+        names = os.listdir(folder)
+    except OSError as exc:
+        raise HarnessError(f"cannot read the folder {folder}: {exc.strerror or exc}") from None
+    return [Path(folder) / n for n in sorted(names) if n.endswith(".csv")]
+
+
 def _csvs_with(folder: Path, columns: set[str]) -> list[Path]:
     """The folder's CSVs whose header has every one of ``columns``; HarnessError naming a
     CSV that is not text."""
     out = []
-    for p in sorted(folder.glob("*.csv")):
+    for p in _csvs(folder):
         try:
             with p.open(encoding="utf-8-sig") as f:  # a BOM is no part of the header
                 header = f.readline()
@@ -66,6 +78,13 @@ def read_checked(path: Path) -> list[dict[str, str]]:
     except (OSError, UnicodeDecodeError, csv.Error) as exc:
         raise HarnessError(f"{path}: not a readable CSV ({type(exc).__name__})") from None
     for line, r in enumerate(rows, start=2):
+        # csv's reader keeps a row of another field count: the fields past the header under
+        # the key None, the missing ones as None values. Such a row is damage, not a point.
+        extra: list[str] = r.pop(None, None) or []  # type: ignore[call-overload]
+        missing = sum(v is None for v in r.values())
+        if extra or missing:
+            raise HarnessError(f"{path}, line {line}: {len(r) - missing + len(extra)} fields "
+                               f"where the header has {len(r)}")
         for col, text in r.items():
             if not isinstance(col, str) or not (col.endswith("_us") or col in RATES) \
                     or text in ("", None):
@@ -89,6 +108,11 @@ def read_checked(path: Path) -> list[dict[str, str]]:
                 raise HarnessError(f"{path}, line {line}: intervals is not a JSON object")
         schema = compare.STAGE if "median_us" in r else compare.PIPELINE
         compare.check_row(r, schema, f"{path}, line {line}")
+    for col in SIZES:  # a point's size is there in every row of a file, or in none
+        given = [bool(r.get(col)) for r in rows]
+        if any(given) and not all(given):
+            raise HarnessError(f"{path}, line {given.index(False) + 2}: {col} is empty where "
+                               "other rows have one")
     return rows
 
 

@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from harness.errors import HarnessError
 from harness.results import files
 
 COLUMNS: tuple[str, ...] = (
@@ -165,6 +166,11 @@ def _fmt(v: Any) -> Any:
 
 
 def read_rows(path: Path) -> list[dict[str, str]]:
-    """Rows of a results CSV as dicts of strings."""
-    with Path(path).open(newline="", encoding="utf-8-sig") as f:  # a BOM, as compare reads
-        return list(csv.DictReader(f))
+    """Rows of a results CSV as dicts of strings; HarnessError naming the file where csv
+    cannot read a record whole (strictly: a quote left open where the data ends, a write
+    cut short inside a quoted cell, is not read as a cell that runs to the end)."""
+    try:
+        with Path(path).open(newline="", encoding="utf-8-sig") as f:  # a BOM, as compare
+            return list(csv.DictReader(f, strict=True))
+    except csv.Error as exc:
+        raise HarnessError(f"{path}: not a readable CSV ({exc})") from None

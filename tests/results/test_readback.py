@@ -137,3 +137,47 @@ def test_a_row_s_own_intervals_by_name() -> None:
     for cell in ("", "{bad", "[1, 2]", "7"):
         assert readback.own_intervals({"intervals": cell}) == []
     assert readback.own_intervals({}) == []
+
+
+def test_a_row_of_another_field_count_is_refused_not_skipped(tmp_path: Path) -> None:
+    """csv's reader keeps a row with more fields than the header (its quote closed late)
+    or fewer: such a row is damage, said with its line, as compare says it; a table or plot
+    that left it out would show a folder with a point missing and say nothing."""
+    lines = (H200 / "dynamic_spikes.csv").read_text().splitlines()
+    longer, shorter = tmp_path / "a" / "dynamic_spikes.csv", tmp_path / "b" / "dynamic_spikes.csv"
+    for p in (longer, shorter):
+        p.parent.mkdir()
+    longer.write_text("\n".join([lines[0], lines[1] + ",x,y", *lines[2:4]]) + "\n")
+    cells = next(csv.reader([lines[2]]))[:-2]
+    with shorter.open("w", newline="") as f:
+        f.write(lines[0] + "\n" + lines[1] + "\n")
+        csv.writer(f, lineterminator="\n").writerow(cells)
+    n = len(next(csv.reader([lines[0]])))
+    with pytest.raises(HarnessError, match=rf"line 2: {n + 2} fields where the header has {n}"):
+        readback.read_checked(longer)
+    with pytest.raises(HarnessError, match=rf"line 3: {n - 2} fields where the header has {n}"):
+        readback.read_stage_rows(shorter.parent)
+
+
+def test_a_folder_that_cannot_be_listed_is_said_not_read_as_empty(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An unreadable folder (no read permission) has no CSV a glob can see: read as empty,
+    ``ledger --check --rows`` would find no older rows and pass."""
+    shutil.copy(H200 / "dynamic_spikes.csv", tmp_path)
+    assert readback.stage_files(tmp_path)
+
+    def denied(path: object) -> list[str]:
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(readback.os, "listdir", denied)
+    for files in (readback.stage_files, readback.pipeline_files):
+        with pytest.raises(HarnessError, match=r"cannot read the folder .*: Permission denied"):
+            files(tmp_path)
+
+
+def test_a_size_empty_in_one_row_where_the_others_have_it_is_refused(tmp_path: Path) -> None:
+    """A plot's x axis is the batch where rows have one: a row without it would be a
+    float('') deep in the plotting, or a point silently dropped."""
+    p = _committed_with_second_row(tmp_path, "dynamic_spikes.csv", batch="")
+    with pytest.raises(HarnessError, match=r"line 3: batch is empty where other rows have one"):
+        readback.read_checked(p)

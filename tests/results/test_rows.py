@@ -182,3 +182,18 @@ def test_a_reason_cut_to_its_limit_keeps_the_notes_on_its_time() -> None:
     assert got.startswith("repeat 1 of 2: q: FAILED (abs error 1; 3/9 mismatches) x")
     assert results.fit_reason("short" + notes, 500) == "short" + notes
     assert results.fit_reason("y" * 600, 500) == "y" * 500  # no notes: the head, as before
+
+
+def test_reading_a_file_cut_inside_a_quoted_cell_is_refused(tmp_path: Path) -> None:
+    """A write cut short inside a quoted cell leaves a quote open at the end: read leniently,
+    that cell would run to the end of the file and the row would pass as whole (every
+    field there, the last one cut). Read strictly, it is one line naming the file."""
+    p = tmp_path / "s.csv"
+    p.write_text('stage,command\nd,"harness bench d --sweep batch=1,2"\n'
+                 'd,"harness bench d --sweep bat')
+    with pytest.raises(HarnessError, match=r"s.csv: not a readable CSV \(unexpected end of "
+                                           r"data\)"):
+        results.read_rows(p)
+    p.write_text('stage,command\nd,"harness bench d --sweep batch=1,2"\n')
+    assert results.read_rows(p) == [{"stage": "d",
+                                     "command": "harness bench d --sweep batch=1,2"}]
