@@ -190,9 +190,13 @@ class RowFile:
                 raise ResultFileError(f"{self.path}{s.problem}")
             if s.end < size:
                 os.ftruncate(self._fd, s.end)
-                self.repaired = (f"repaired {self.path}: cut a torn last row ({size - s.end} "
-                                 "bytes, from a write cut short) before appending")
+                what = "a torn last row" if s.end else "a header cut short"
+                self.repaired = (f"repaired {self.path}: cut {what} ({size - s.end} bytes, "
+                                 "from a write cut short) before appending")
             self.rows, self._end = s.rows, s.end
+            if s.line_end:  # a whole last line that lost its line end: given it back
+                self._put(s.line_end, header=True)
+                self.repaired = f"repaired {self.path}: ended its last line before appending"
         elif size:
             # OVERWRITE: the old rows stay until the first new row replaces them, so a run
             # stopped before this file's stage measured anything leaves them as they were.

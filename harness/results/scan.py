@@ -29,6 +29,9 @@ class Scan:
     end: int
     #: Why the file must not be appended to, said after its name ('' when it may be).
     problem: str = ""
+    #: What a writer must add before its first row: the line end of a last line that is
+    #: whole but lost its ``\n`` (it ends on the ``\r`` of the writer's ``\r\n``).
+    line_end: bytes = b""
 
     @property
     def empty(self) -> bool:
@@ -67,12 +70,22 @@ def _open_at_end(exc: Exception) -> bool:
     return isinstance(exc, csv.Error) and _OPEN_QUOTE in str(exc)
 
 
+#: Why a last row with every field but no line end is not appended after: the bytes cannot
+#: tell a whole row saved without its line end from one cut inside its last cell.
+_UNENDED = (": its last row has every field but no line end (a row saved without one, or a "
+            "write cut inside its last cell): end that line if the row is whole, or delete "
+            "it, then append")
+
+
 def scan(data: bytes, columns: Sequence[str]) -> Scan:
     """Read an existing CSV's bytes: its header must be ``columns`` and every row whole,
     but for a torn last row, which ``Scan.end`` stops before. A header cut short counts as
-    no header (``end`` 0)."""
+    no header (``end`` 0). A last line that ends on ``\r`` lost only its ``\n``: it is
+    whole (``line_end`` says what to add). A last row with every field but no line end at
+    all is neither kept nor cut (:data:`_UNENDED`): it may be a measurement."""
     pieces = _pieces(data)
     consumed = 0
+    cut_char = False  # the last piece ended in a character cut in half
 
     def lines() -> Iterator[str]:
         nonlocal consumed
@@ -87,10 +100,13 @@ def scan(data: bytes, columns: Sequence[str]) -> Scan:
                 cut = i == len(pieces) - 1 and not piece.endswith(b"\n")
                 if not (cut and exc.end == len(piece) and exc.reason == _CUT_CHAR):
                     raise
+                nonlocal cut_char
+                cut_char = True
                 yield piece[:exc.start].decode("utf-8")
 
     records: list[tuple[list[str], int]] = []
     torn = not data.endswith(b"\n")
+    open_quote = False  # the reader stopped inside a quoted cell at the end of the data
     reader = csv.reader(lines(), strict=True)
     while True:
         try:
@@ -103,9 +119,22 @@ def scan(data: bytes, columns: Sequence[str]) -> Scan:
             if consumed < len(data) or not _open_at_end(exc):
                 return Scan(0, 0, f": row {len(records)} cannot be read ({exc}): not "
                                   "appending to a damaged file")
-            torn = True
+            torn = open_quote = True
             break
         records.append((rec, consumed))
+    # The last record, read to the end of the data without a line end: torn, unless every
+    # field is there (no quote left open, no character cut, the header's field count).
+    line_end = b""
+    if torn and not open_quote and not cut_char and records \
+            and records[-1][1] == len(data) and len(records[-1][0]) == len(columns):
+        header_alone = len(records) == 1
+        if data.endswith(b"\r"):  # only the \n of the writer's \r\n is missing: whole
+            torn, line_end = False, b"\n"
+        elif header_alone and tuple(records[0][0]) == tuple(columns):
+            torn, line_end = False, b"\r\n"  # the header, whole but for its line end
+        elif not header_alone:  # a row: to keep it or to cut it is a guess either way
+            head_ok = tuple(records[0][0]) == tuple(columns)
+            return Scan(0, 0, _UNENDED if head_ok else _OTHER)
     if torn and records and records[-1][1] == len(data):
         records.pop()  # the last record read is the torn one
     if not records:  # nothing whole: empty, or a header cut short
@@ -121,4 +150,4 @@ def scan(data: bytes, columns: Sequence[str]) -> Scan:
             return Scan(0, 0, f": row {i} has {len(rec)} fields where the header has "
                               f"{len(columns)}: not appending to a damaged file")
         rows += 1
-    return Scan(rows, records[-1][1])
+    return Scan(rows, records[-1][1], line_end=line_end)

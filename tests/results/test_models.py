@@ -41,8 +41,8 @@ def test_each_folder_is_a_column_named_after_its_gpu_model(tmp_path: Path) -> No
     a point one model lacks shows ``-``; the activation side's rows are kept at the batches
     asked, the weight side's (no batch) all."""
     a = _folder(tmp_path / "a", "NVIDIA H200")
-    stage_csv.write(a / "w.csv", [stage_csv.stage_row("w", 7.0, gpu="NVIDIA H200", batch=""),
-                                  stage_csv.stage_row("d", 9.0, gpu="NVIDIA H200",
+    stage_csv.write(a / "w.csv", [stage_csv.stage_row("w", 7.0, gpu="NVIDIA H200", batch="")])
+    stage_csv.write(a / "x.csv", [stage_csv.stage_row("d", 9.0, gpu="NVIDIA H200",
                                                       batch="16")])
     b = tmp_path / "h100"
     b.mkdir()

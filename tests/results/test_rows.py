@@ -76,13 +76,24 @@ def test_a_torn_last_row_is_cut_before_appending(tmp_path: Path) -> None:
         w.write({"stage": "a", "status": "ok", "reason": "two\nlines"})
         w.write({"stage": "b", "status": "ok"})
     whole = p.read_bytes()
-    for cut in (1, 20, len(whole) - whole.index(b"\nb,") - 3):  # the last row cut short
+    start = whole.index(b"\nb,") + 1
+    for cut in (len(whole) - start - 2, len(whole) - start - 5):  # the last row cut short
         p.write_bytes(whole[:-cut])
         with results.CsvWriter(p, files.APPEND) as w:
             assert w.repaired.startswith(f"repaired {p}: cut a torn last row (")
             w.write({"stage": "c", "status": "ok"})
         assert [r["stage"] for r in results.read_rows(p)] == ["a", "c"], cut
         assert results.read_rows(p)[0]["reason"] == "two\nlines"
+    p.write_bytes(whole[:-1])  # cut between the \r and the \n: the row is whole
+    with results.CsvWriter(p, files.APPEND) as w:
+        assert w.repaired == f"repaired {p}: ended its last line before appending"
+        w.write({"stage": "c", "status": "ok"})
+    assert [r["stage"] for r in results.read_rows(p)] == ["a", "b", "c"]
+    p.write_bytes(whole[:-2])  # no line end at all: kept or cut would be a guess
+    with pytest.raises(HarnessError, match="every field but no line end"):
+        results.CsvWriter(p, files.APPEND)
+    assert p.read_bytes() == whole[:-2]
+    p.write_bytes(whole)
     with results.CsvWriter(p, files.APPEND) as w:  # a whole file: nothing to repair
         assert w.repaired == ""
 

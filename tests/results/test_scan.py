@@ -28,9 +28,32 @@ def test_the_torn_last_row_is_found(tail: bytes) -> None:
     assert scan(WHOLE + tail, COLS) == Scan(1, len(WHOLE))
 
 
-@pytest.mark.parametrize("data", [b"", b"a,", b"a,b,c", b"a,b,c\r"])
+@pytest.mark.parametrize("data", [b"", b"a,", b"a,b"])
 def test_a_header_cut_short_is_no_header(data: bytes) -> None:
     assert scan(data, COLS) == Scan(0, 0) and scan(data, COLS).empty
+
+
+def test_a_whole_header_or_row_that_lost_its_line_end_is_kept() -> None:
+    """The header with no line end is whole (a writer adds ``\r\n``); a line that ends on
+    ``\r`` lost only the ``\n`` of the writer's ``\r\n``: its last cell ended, so it is
+    whole (a writer adds ``\n``), header or row."""
+    assert scan(b"a,b,c", COLS) == Scan(0, 5, line_end=b"\r\n")
+    assert scan(b"a,b,c\r", COLS) == Scan(0, 6, line_end=b"\n")
+    assert scan(b"a,b,c", COLS).empty and scan(b"a,b,c\r", COLS).empty
+    assert scan(WHOLE + b"1,2,3\r", COLS) == Scan(2, len(WHOLE) + 6, line_end=b"\n")
+    assert scan(b"a,b,cc", COLS).problem.startswith(" has other columns")
+
+
+@pytest.mark.parametrize("tail", [b"1,2,3", b'1,"two\r\nlines",3', b'1,2,"3"'])
+def test_a_last_row_with_every_field_and_no_line_end_is_neither_kept_nor_cut(
+        tail: bytes) -> None:
+    """Every field there but no line end at all: a whole row saved without one (an editor
+    does that), or a write cut inside the last cell. Which, the bytes cannot say: it is
+    not cut away as torn (a measurement may be lost) nor taken as whole, and the file is
+    not empty (a writer that replaces empty files would lose it)."""
+    s = scan(WHOLE + tail, COLS)
+    assert s.problem.startswith(": its last row has every field but no line end") and \
+        not s.empty, s
 
 
 @pytest.mark.parametrize("data, problem", [
@@ -52,7 +75,7 @@ def test_damage_it_did_not_make_is_reported(data: bytes, problem: str) -> None:
     assert s.problem.startswith(problem) and not s.empty, s
 
 
-@pytest.mark.parametrize("tail", [b'1,"two\r\nlin', b'1,"two\r\nlines",3'])
+@pytest.mark.parametrize("tail", [b'1,"two\r\nlin', b'1,"two\r\nlines"'])
 def test_a_torn_row_of_several_lines_is_found(tail: bytes) -> None:
     """A quoted cell with a line end in it (a reason of two lines) cut short: the torn last
     row starts at its first line, and what was before it is whole."""
