@@ -243,6 +243,12 @@ class RowFile:
         """Write one row (a value per column, formatted by :mod:`csv`) whole, now."""
         if len(values) != len(self.columns):
             raise ValueError(f"{len(values)} values for {len(self.columns)} columns")
+        try:  # before anything is cut (--overwrite): a row that cannot be written cuts nothing
+            line = _csv_line(values)
+        except UnicodeEncodeError as exc:
+            raise ResultFileError(f"cannot write a row to {self.path}: a value is not text "
+                                  f"UTF-8 can hold ({exc.object[exc.start:exc.end]!r}); the "
+                                  f"file is as it was") from None
         if self._replace:
             try:
                 os.ftruncate(self._fd, 0)
@@ -255,7 +261,7 @@ class RowFile:
             except ResultFileError as exc:
                 raise ResultFileError(f"{exc}; its old rows were cut away first "
                                       "(--overwrite)") from None
-        self._put(_csv_line(values))
+        self._put(line)
 
     def close(self) -> None:
         """Close the file and release its lock (every row is already on disk)."""

@@ -39,8 +39,10 @@ def now() -> str:
 
 
 def command_line() -> str:
-    """The command as typed (``harness ...``)."""
-    argv = list(sys.argv)
+    """The command as typed (``harness ...``). An argument's bytes that are not UTF-8 (a
+    path named in another encoding: Python holds them as lone surrogates, which no UTF-8
+    file can) are written as ``\\xNN`` escapes."""
+    argv = [os.fsencode(a).decode("utf-8", "backslashreplace") for a in sys.argv]
     if argv and argv[0].endswith(("__main__.py", "/harness")):
         argv[0] = "harness"
     return shlex.join(argv)

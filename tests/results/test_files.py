@@ -388,3 +388,21 @@ def test_a_replaced_file_is_synced_written_in_pieces_and_leaves_no_descriptor(
     p = files.replace(tmp_path / "c.json", b'{"gbps": 1}')
     assert p.read_bytes() == b'{"gbps": 1}' and len(synced) == 1
     assert len(list(fds.iterdir())) == before
+
+
+def test_a_row_that_cannot_be_encoded_cuts_nothing_it_would_replace(tmp_path: Path) -> None:
+    """--overwrite cuts the old rows at the first new one: a row UTF-8 cannot hold is found
+    before the cut, one line, and the old rows stay."""
+    p = tmp_path / "s.csv"
+    first = files.RowFile(p, ("a", "b"))
+    first.write(("1", "2"))
+    first.close()
+    before = p.read_bytes()
+    w = files.RowFile(p, ("a", "b"), files.OVERWRITE)
+    try:
+        with pytest.raises(ResultFileError, match=r"a value is not text UTF-8 can hold "
+                                                        r"\('\\udcff'\); the file is as it was"):
+            w.write(("1", "n_\udcff"))
+    finally:
+        w.close()
+    assert p.read_bytes() == before

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+
+import pytest
 
 from harness.results import provenance
 
@@ -68,3 +71,13 @@ def test_the_command_line_reads_as_typed(monkeypatch) -> None:  # type: ignore[n
     assert provenance.command_line() == "pytest -q"
     monkeypatch.setattr("sys.argv", [])
     assert provenance.command_line() == ""
+
+
+def test_an_argument_not_in_utf8_is_written_escaped(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder named in another encoding reaches Python as lone surrogates, which no UTF-8
+    CSV can hold: the command cell escapes those bytes instead of failing the row."""
+    monkeypatch.setattr(provenance.sys, "argv",
+                        ["/x/bin/harness", "bench", "--out", os.fsdecode(b"/tmp/n_\xff")])
+    line = provenance.command_line()
+    assert line == "harness bench --out '/tmp/n_\\xff'"
+    line.encode("utf-8")
