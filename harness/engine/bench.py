@@ -305,6 +305,10 @@ def bench(reg: Registry, names: Sequence[str] | None, *, sweep: Sequence[str] = 
 
         jobs, done = pending(_points(jobs), expected, existing_rows)
     total = sum(1 + len(_serving(peer_backends, j)) for j in jobs)
+    note = chosen.note
+    if defines and not chosen.on_gpu:  # the rows' names say builds the reference lacks
+        note += ("; --define names kernel builds, which the NumPy reference does not have: "
+                 "its rows of each build time the same reference, and say so")
     return BenchRun(run(jobs, chosen.runner, cfg, chosen.meta, outputs, peers=peer_backends,
                         stages=reg.stages, repeats=repeats), total, dest, chosen.on_gpu,
-                    chosen.note, outputs.repaired, outputs, resumed=done, left_out=left_out)
+                    note, outputs.repaired, outputs, resumed=done, left_out=left_out)

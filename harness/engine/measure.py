@@ -46,6 +46,8 @@ REASON_CHARS = 500
 PREFIX_ROOM = 48
 #: Of a failure with time notes beside it, at least this much is kept (the notes give way).
 FAILURE_KEPT = 120
+#: The reason of a NumPy row of a ``--define`` build: the reference has no -D values.
+NUMPY_BUILD = "the NumPy reference: no build of its own"
 
 
 @dataclass(frozen=True)
@@ -56,6 +58,7 @@ class BenchConfig:
     seed: int = 0
     timing: TimingConfig = field(default_factory=TimingConfig)
     verify: bool = True
+
 
 
 def job_inputs(job: Job, cfg: BenchConfig) -> dict[str, np.ndarray]:
@@ -194,6 +197,9 @@ def _measure(job: Job, backend: Backend, cfg: BenchConfig, meta: RunMeta,
         return {**row, "status": "failed",
                 "reason": f"{type(exc).__name__}: {exc}"[:REASON_CHARS]}
     reasons = [] if timing.converged else [NOT_CONVERGED]
+    if backend.backend == "numpy" and job.variant.tuning:  # a build's name on no build
+        reasons.append(f"{NUMPY_BUILD}: {job.variant.name} is timed as "
+                       f"{job.variant.declared}")
     if timing.clocks is not None and timing.clocks.throttled:
         reasons.append(timing.clocks.note())
     if timing.ungated:

@@ -26,6 +26,10 @@ from harness.front import signals, terminal
 app = typer.Typer(add_completion=False, no_args_is_help=True, cls=terminal.OneLineErrors,
                   context_settings={"help_option_names": ["-h", "--help"]},
                   help="Benchmark harness for spike-stream conversion kernels (PyCUDA).")
+# A COLUMNS that is no positive width (0, say) would have rich print every line as nothing,
+# error lines included: taken as unset, here and by every console made later.
+if not os.environ.get("COLUMNS", "1").isdigit() or int(os.environ.get("COLUMNS", "1")) < 1:
+    del os.environ["COLUMNS"]
 out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
 for _c in (out, err):

@@ -73,9 +73,10 @@ def bench_cmd(
     verify: Annotated[bool, typer.Option(help="Check each point against the reference.")]
     = True,
     repeats: Annotated[int, typer.Option(
-        min=1, help="Measure each point this many times, its variants, builds and peers in "
-                    "a rotated order each round; a row is its median repeat, its noise at "
-                    "least the repeats' standard error, its reason every repeat's time.")]
+        min=1, max=1000, help="Measure each point this many times, its variants, builds "
+                              "and peers in a rotated order each round; a row is its median "
+                              "repeat, its noise at least the repeats' standard error, its "
+                              "reason every repeat's time.")]
     = 1,
     seed: Annotated[int, typer.Option(min=0, help="Random seed of the inputs.")] = 0,
     mode: Mode = None,
@@ -156,7 +157,7 @@ def _show_sweep(run: benches.BenchRun) -> None:
 @cli_errors
 def run_cmd(
     name: Annotated[str, typer.Argument(help="Pipeline.")] = "spike_quant_gemm",
-    repeats: Annotated[int, typer.Option(min=1, help="Timed repetitions.")] = 10,
+    repeats: Annotated[int, typer.Option(min=1, max=100_000, help="Timed repetitions.")] = 10,
     batch: Annotated[int | None, typer.Option(
         min=1, help="Rows B (default: the pipeline's, 1024).")] = None,
     in_f: Annotated[int | None, typer.Option(

@@ -65,7 +65,11 @@ def folder(path: Path, option: str = "") -> Path:
     """``path`` as an output folder, created when missing; one line when it is a file or
     cannot be created (a read-only place). ``option`` names it in the message (``--out``)."""
     p = Path(path)
-    if p.exists() and not p.is_dir():
+    try:
+        is_file = p.exists() and not p.is_dir()
+    except OSError as exc:  # a folder above it that may not be searched
+        raise ResultFileError(f"cannot reach {p}: {_why(exc)}; nothing was written") from None
+    if is_file:
         raise ResultFileError(f"{option} {p} is a file: it takes a folder" if option else
                               f"{p} is a file, not a folder")
     try:
@@ -87,7 +91,11 @@ def inside(path: Path, root: Path) -> Path:
     if not real.is_relative_to(base):
         raise ResultFileError(f"{p} is a symlink leading out of {root} (to {real}): not "
                               "following it; nothing was written")
-    if real.is_dir():
+    try:
+        is_dir = real.is_dir()
+    except OSError as exc:  # its folder may not be searched
+        raise ResultFileError(f"cannot reach {p}: {_why(exc)}; nothing was written") from None
+    if is_dir:
         raise ResultFileError(f"{p} is a folder, not a file")
     return real
 

@@ -110,13 +110,17 @@ def test_numpy_bench_writes_csv(tmp_path: Path) -> None:
 
 def test_define_sweeps_compiled_parameters(tmp_path: Path) -> None:
     """Each --define value is its own variant row, named after it (numpy: the reference
-    stands in, so the rows differ only in name)."""
+    stands in, so the rows differ only in name, and both the run and each row say so)."""
     res = run("bench", "weight_quant_fused", "--backend", "numpy", "--define", "BPS=2,4",
               "--sweep", "out_f=3", "--sweep", "in_f=8", "--budget", "0.02",
               "--out", str(tmp_path))
     assert res.exit_code == 0, res.output
     rows = results.read_rows(tmp_path / "weight_quant_fused.csv")
     assert [r["variant"] for r in rows] == ["default[BPS=2]", "default[BPS=4]"]
+    assert all(r["reason"] == f"the NumPy reference: no build of its own: {r['variant']} is "
+               "timed as default" for r in rows), [r["reason"] for r in rows]
+    assert "--define names kernel builds, which the NumPy reference does not have" in \
+        " ".join(res.stderr.split())
     res = run("bench", "weight_quant_fused", "--backend", "numpy", "--define", "UNROLL=2,4",
               "--sweep", "out_f=3", "--out", str(tmp_path / "b"))
     assert res.exit_code == 2 and "kernel never reads it" in res.stderr
@@ -250,6 +254,22 @@ def test_bench_table_fits_80_columns(tmp_path: Path) -> None:
     assert "…" not in proc.stdout
     assert "spike_encode" in proc.stdout and "numpy unidirectional" in proc.stdout
     assert "batch 16" in proc.stdout and "in_f 64" in proc.stdout
+
+
+@pytest.mark.parametrize("columns", ["0", "-3", "wide"])
+def test_a_columns_that_is_no_width_still_shows_the_error(columns: str) -> None:
+    """COLUMNS=0 made every line print as nothing, the error line included: exit 2 and a
+    blank terminal. A COLUMNS that is no positive width is taken as unset."""
+    import os
+    import subprocess
+    import sys
+
+    proc = subprocess.run(
+        [sys.executable, "-m", "harness.front.cli", "compare", "/no/such.csv", "/no/b.csv"],
+        env={**os.environ, "COLUMNS": columns}, capture_output=True, text=True, check=False,
+        timeout=120)
+    assert proc.returncode == 2
+    assert proc.stderr.strip() == "error: no such results file: /no/such.csv"
 
 
 def test_check_reads_the_cache_and_no_cache_compiles(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -406,3 +406,21 @@ def test_a_row_that_cannot_be_encoded_cuts_nothing_it_would_replace(tmp_path: Pa
     finally:
         w.close()
     assert p.read_bytes() == before
+
+
+def test_an_output_folder_that_cannot_be_reached_is_one_line(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder above --out that may not be searched: Path.exists raises, where it used to
+    be a traceback."""
+
+    def denied(self: Path) -> bool:
+        raise PermissionError(13, "Permission denied", str(self))
+
+    monkeypatch.setattr(Path, "exists", denied)
+    with pytest.raises(ResultFileError, match=r"cannot reach .*sub: Permission denied; "
+                                              r"nothing was written"):
+        files.folder(tmp_path / "sub")
+    monkeypatch.undo()
+    monkeypatch.setattr(Path, "is_dir", denied)
+    with pytest.raises(ResultFileError, match=r"cannot reach .*s.csv: Permission denied"):
+        files.inside(tmp_path / "s.csv", tmp_path)
