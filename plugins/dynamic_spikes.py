@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -34,9 +35,20 @@ def reference(inputs: Mapping[str, np.ndarray], p: Point, v: Variant,
 
 
 def check_inputs(inputs: Mapping[str, np.ndarray], p: Point) -> str | None:
-    """A clamp whose bounds are inverted holds no value; step 1 must be well defined in
-    float32 (:func:`harness.spikes.spec.threshold_problem`: a clamped vth can make |q|
-    overflow int32, SPEC's bad input)."""
+    """A clamp bound that float32 cannot hold, or whose bounds are inverted, holds no value;
+    step 1 must be well defined in float32 (:func:`harness.spikes.spec.threshold_problem`:
+    a clamped vth can make |q| overflow int32, SPEC's bad input).
+
+    A finite bound beyond float32's largest value (``vth_min=1e39``) is finite to the
+    float64 reference but inf to the kernel, which takes the clamp in float32, and to the
+    float32 vth the reference is cast to (numpy warns of the overflow): the row would time a
+    clamp that no float32 value is. An infinite ``vth_max`` is the axis's default, no
+    clamp, and passes."""
+    for name in ("vth_min", "vth_max"):
+        if math.isfinite(p[name]) and abs(p[name]) > spec.F32_MAX:
+            return (f"bad input: {name} = {p[name]} is beyond float32 (the largest is "
+                    f"{spec.F32_MAX:.4g}): the kernel takes the clamp in float32, where it "
+                    "would be inf")
     if p["vth_min"] > p["vth_max"]:
         return (f"bad input: the clamp [vth_min, vth_max] = [{p['vth_min']}, {p['vth_max']}] "
                 "holds no value (vth_min above vth_max)")

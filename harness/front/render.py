@@ -322,5 +322,5 @@ def fit_lines(lines: Sequence[fits.Line], axis: str) -> Table:
             t.add_row(escape(ln.build) if i == 0 else "", ln.where() if i == 0 else "",
                       ln.git_sha if i == 0 else "", f"{s.x:g}", f"{s.median_us:.2f}",
                       f"{s.fitted_us:.2f}", f"{s.residual_pct:+.1f}%",
-                      f"{ln.fixed_share_pct(s.x):.1f}%")
+                      fits.share_text(ln.fixed_share_pct(s.x)))
     return t

@@ -1,6 +1,10 @@
 """A GPU's stored copy bandwidth (``statistics/<gpu>/calibration.json``, written whole by
 ``harness calibrate``): where it lives, writing it and reading it back; and the records of
-other sizes and kinds, each in a file of its own beside it (``beside``)."""
+other sizes and kinds, each in a file of its own beside it (``beside``).
+
+Every record read back is checked (:func:`_check`) before anything uses it: its rate feeds
+each row's ``peak_gbps`` and ``pct_peak``, and its sizes the report's words for it.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import paths
+from harness.errors import HarnessError
 from harness.results import files
 
 #: The record's file name in its GPU's folder.
@@ -34,9 +39,37 @@ def save(record: dict[str, Any], slug: str, root: Path | None = None, name: str 
 
 
 def load(slug: str, root: Path | None = None) -> dict[str, Any] | None:
-    """The stored calibration, or None when the GPU was never calibrated."""
+    """The stored calibration, or None when the GPU was never calibrated; HarnessError (one
+    line naming the file) where the file is no calibration record: not JSON, or its rate
+    or another of its numbers not one (:func:`_check`). A run would otherwise set its rows
+    against a NaN or negative peak, or stop on a traceback."""
     p = path_for(slug, root)
-    return json.loads(p.read_text()) if p.is_file() else None
+    if not p.is_file():
+        return None
+    try:
+        return _read(p, ("gbps",))  # a run reads the rate alone
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise HarnessError(f"{p}: not a calibration record ({_why(exc)}); run `harness "
+                           "calibrate` to measure it again") from None
+
+
+def _read(p: Path, required: tuple[str, ...]) -> dict[str, Any]:
+    """The record in ``p``, checked (:func:`_check`, with ``required`` keys); OSError,
+    ValueError (a JSONDecodeError too), KeyError or TypeError saying why it is none."""
+    rec = json.loads(p.read_text(encoding="utf-8"))
+    _check(rec, required)
+    return rec
+
+
+def _why(exc: Exception) -> str:
+    """What made a file no calibration record, in a few words."""
+    if isinstance(exc, json.JSONDecodeError):
+        return f"not JSON: {exc.msg} at line {exc.lineno}"
+    if isinstance(exc, UnicodeDecodeError):
+        return "not UTF-8 text"
+    if isinstance(exc, OSError):
+        return exc.strerror or str(exc)
+    return str(exc.args[0]) if exc.args else type(exc).__name__
 
 
 def records(folder: Path) -> tuple[list[tuple[str, dict[str, Any]]], list[str]]:
@@ -45,8 +78,7 @@ def records(folder: Path) -> tuple[list[tuple[str, dict[str, Any]]], list[str]]:
     found, bad = [], []
     for p in sorted(folder.glob("calibration*.json"), key=lambda p: (p.name != FILE, p.name)):
         try:
-            rec = json.loads(p.read_text(encoding="utf-8"))
-            _check(rec)
+            rec = _read(p, ("gbps", "median_us"))  # the table shows both
         except (OSError, ValueError, KeyError, TypeError) as exc:
             bad.append(f"{p.name}: not a calibration record ({exc.__class__.__name__})")
             continue
@@ -54,21 +86,40 @@ def records(folder: Path) -> tuple[list[tuple[str, dict[str, Any]]], list[str]]:
     return found, bad
 
 
-def _check(rec: Any) -> None:
-    """TypeError, KeyError or ValueError unless ``rec`` holds what the table reads: numbers
-    where numbers go (a value of null, text or a list is not one)."""
+#: The numbers of a record that are read (the rate, the time, its noise, the sizes and
+#: the planes), each with what it must be: ``positive`` (a finite number above 0; the
+#: noise may be 0) and ``whole`` (a count: sizes and planes).
+_NUMBERS: dict[str, tuple[bool, bool]] = {
+    "gbps": (True, False), "median_us": (True, False), "noise_pct": (False, False),
+    "bytes_each_way": (True, True), "bytes_written": (True, True), "bytes_read": (True, True),
+    "reads": (True, True), "writes": (True, True)}
+
+
+def _check(rec: Any, required: tuple[str, ...] = ("gbps", "median_us")) -> None:
+    """KeyError (a ``required`` key missing), TypeError or ValueError unless ``rec`` is an
+    object whose numbers (:data:`_NUMBERS`, where given) are what they must be: a number
+    (null, text, a list or true is none), finite, above 0 (the noise >= 0), a size or a
+    count of planes whole. A NaN or negative rate would flow into every row's % of the
+    peak, a negative size into the report's words ("copy of -0.0 MB")."""
     if not isinstance(rec, dict):
-        raise TypeError("not an object")
-    for key, required in (("gbps", True), ("median_us", True), ("noise_pct", False),
-                          ("bytes_each_way", False), ("bytes_written", False),
-                          ("bytes_read", False), ("reads", False), ("writes", False)):
-        if key not in rec and not required:
+        raise TypeError("not a JSON object")
+    for key, (positive, whole) in _NUMBERS.items():
+        if key not in rec:
+            if key in required:
+                raise KeyError(f"no {key}")
             continue
         value = rec[key]
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise TypeError(f"{key} is {value!r}")
-        if not math.isfinite(value):
-            raise ValueError(f"{key} is {value!r}")
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise TypeError(f"{key} is {json.dumps(value)}, not a number")
+        try:
+            x = float(value)
+        except OverflowError:  # a JSON integer past float's range: no size of anything
+            x = math.inf
+        if not math.isfinite(x) or x < 0 or (positive and x == 0) \
+                or (whole and not x.is_integer()):
+            what = "a whole number" if whole else "a finite number"
+            raise ValueError(f"{key} is {json.dumps(value)}; it must be {what} "
+                             f"{'above 0' if positive else '>= 0'}")
 
 
 def _mb(n: int) -> str:

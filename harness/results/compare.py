@@ -10,7 +10,8 @@ either side ``failed``; rows ok on both sides get the verdict of :mod:`.verdict`
 
 Anything that cannot be compared is a :class:`HarnessError` (exit status 2) naming the file
 and line: a missing, unreadable, binary or empty file, a header without rows, another schema,
-a torn row, a time that is NaN, infinite, zero or negative, or no row that matches.
+a torn row, a time that is NaN, infinite, zero or negative (a pipeline's other intervals, in
+their columns or its ``intervals`` JSON, NaN, infinite or negative), or no row that matches.
 
 A little past 300 lines: the reading and checking of both files belongs with the matching
 (the verdict rule itself is :mod:`.verdict`).
@@ -21,6 +22,7 @@ from __future__ import annotations
 import csv
 import dataclasses
 import io
+import json
 import math
 from collections import Counter
 from collections.abc import Mapping
@@ -302,7 +304,9 @@ def read(path: Path) -> Results:
         text = path.read_text(encoding="utf-8-sig")
         if "\0" in text:  # csv reads NUL bytes as text since Python 3.11
             raise HarnessError(f"{path} is not a results CSV: it holds NUL bytes (binary?)")
-        reader, start = csv.reader(io.StringIO(text, newline="")), 1
+        # Strictly: a quote left open at the end (a write cut inside a quoted cell) is no
+        # cell that runs to the end of the file.
+        reader, start = csv.reader(io.StringIO(text, newline=""), strict=True), 1
         for cells in reader:
             if cells:  # a blank line is no record
                 table.append((start, cells))
@@ -310,7 +314,8 @@ def read(path: Path) -> Results:
     except UnicodeDecodeError:
         raise HarnessError(f"{path} is not a results CSV: not UTF-8 text (binary?)") from None
     except csv.Error as exc:
-        raise HarnessError(f"{path} is not a results CSV: {exc}") from None
+        raise HarnessError(f"{path} is not a results CSV: {exc} (line {reader.line_num}: a "
+                           "torn or mangled row)") from None
     except OSError as exc:
         raise HarnessError(f"cannot read {path}: {exc.strerror or exc}") from None
     if not table:
@@ -338,13 +343,21 @@ def read(path: Path) -> Results:
 
 def check_row(row: Mapping[str, str], schema: Schema, where: str) -> None:
     """A row whose status and numbers a verdict can rest on; HarnessError saying what is
-    wrong otherwise (also :mod:`.readback`'s rule for the rows a report shows)."""
+    wrong otherwise (also :mod:`.readback`'s rule for the rows a report shows, and what
+    ``harness merge`` combines). Besides the row's time, every other interval it holds (a
+    pipeline's ``*_us`` and ``*_noise_pct`` columns, and its ``intervals`` JSON) must be a
+    number >= 0 where it is given: merge widens each interval's noise by its spread across
+    the files, which a NaN or an infinity turns into a crash, and a report would show a
+    negative one as a time."""
     status = row.get("status") or ""
     if status not in STATUSES:
         raise HarnessError(f"{where}: status {status!r} is not one of {', '.join(STATUSES)}")
     ok = status == "ok"
     times = (schema.time, *(schema.spread or ()))
-    for col in (*times, schema.noise, *_CLOCKS, "throttled_samples"):
+    # (a column that is no string is csv's list of cells past the header: no interval)
+    intervals = [c for c in row if isinstance(c, str) and c not in (*times, schema.noise)
+                 and c.endswith(("_us", "_noise_pct"))]
+    for col in (*times, schema.noise, *_CLOCKS, "throttled_samples", *intervals):
         v = (row.get(col) or "").strip()
         if not v:
             if ok and col in (*times, schema.noise):
@@ -365,3 +378,40 @@ def check_row(row: Mapping[str, str], schema: Schema, where: str) -> None:
         if not lo <= mid <= hi:
             raise HarnessError(f"{where}: {schema.spread[0]} <= {schema.time} <= "
                                f"{schema.spread[1]} does not hold ({lo}, {mid}, {hi})")
+    _check_intervals(row.get("intervals") or "", where)
+
+
+def _check_intervals(text: str, where: str) -> None:
+    """HarnessError unless a pipeline row's ``intervals`` cell is empty or a JSON object of
+    ``{name: {"median_us": ..., "noise_pct": ...}}``, each median a number >= 0 and each
+    noise, where given, one too (JSON's NaN and Infinity are read as numbers, and refused
+    here as the columns' are)."""
+    if not text.strip():
+        return
+    try:
+        got = json.loads(text)
+    except ValueError:
+        got = None
+    if not isinstance(got, dict):
+        raise HarnessError(f"{where}: intervals is not a JSON object")
+    for name, iv in got.items():
+        if not isinstance(iv, dict) or "median_us" not in iv:
+            raise HarnessError(f"{where}: intervals' {name} is {json.dumps(iv)}, not an "
+                               "object with a median_us")
+        for key in ("median_us", "noise_pct"):
+            if key not in iv:
+                continue
+            v = iv[key]
+            if isinstance(v, bool) or not isinstance(v, int | float) or not _finite(v) \
+                    or v < 0:
+                raise HarnessError(f"{where}: intervals' {name} {key} is {json.dumps(v)}; it "
+                                   "must be a non-negative number")
+
+
+def _finite(v: int | float) -> bool:
+    """Whether a JSON number is finite as a float: JSON allows an integer past float's
+    range, which is no finite time either (``math.isfinite`` raises on it)."""
+    try:
+        return math.isfinite(v)
+    except OverflowError:
+        return False

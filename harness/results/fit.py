@@ -39,8 +39,14 @@ class Sample:
 
     @property
     def residual_pct(self) -> float:
-        """(median - fitted) / fitted, in %."""
-        return 100.0 * (self.median_us - self.fitted_us) / self.fitted_us
+        """(median - fitted) / fitted, in %. Where the line puts no time at x (a line that
+        falls to 0 across the rows), no finite share measures the miss: an infinity of its
+        sign, which makes the line's worst residual say it does not hold (0 where the median
+        is 0 too)."""
+        miss = self.median_us - self.fitted_us
+        if self.fitted_us == 0:
+            return math.copysign(math.inf, miss) if miss else 0.0
+        return 100.0 * miss / self.fitted_us
 
 
 @dataclass(frozen=True)
@@ -64,8 +70,11 @@ class Line:
                         if k in ("stage", "batch", "in_f", "out_f"))
 
     def fixed_share_pct(self, x: float) -> float:
-        """The fixed part's share of the fitted time at x, in %."""
-        return 100.0 * self.fixed_us / (self.fixed_us + self.per_unit_us * x)
+        """The fixed part's share of the fitted time at x, in %; NaN where the fitted time
+        there is 0 (a line that falls to 0 at x): of no time, no part is a share
+        (:func:`share_text` shows it as ``-``)."""
+        fitted = self.fixed_us + self.per_unit_us * x
+        return 100.0 * self.fixed_us / fitted if fitted != 0 else math.nan
 
     def worst_residual_pct(self) -> float:
         """The largest |residual| of the fitted rows, in %."""
@@ -73,8 +82,9 @@ class Line:
 
     def marginal_gbps(self) -> float | None:
         """The bandwidth past the fixed part: the bytes a unit adds over the time it adds
-        (GB/s); None without bytes or where the time does not grow."""
-        if self.per_unit_bytes is None or self.per_unit_us <= 0:
+        (GB/s); None without bytes, or where the time or the bytes do not grow (a rate of
+        bytes that fall along the axis would be a negative one)."""
+        if self.per_unit_bytes is None or self.per_unit_bytes <= 0 or self.per_unit_us <= 0:
             return None
         return self.per_unit_bytes / self.per_unit_us / 1e3
 
@@ -82,7 +92,8 @@ class Line:
 def run(path: Path, axis: str) -> list[Line]:
     """A line per build and rest-of-point of ``path``'s ok rows along ``axis``, where one
     command measured at least MIN_POINTS values of it; BadInput (one line) for a pipeline
-    CSV, an axis that is not a numeric key column, a value of it below 0 or not finite, or a
+    CSV, an axis that is not a numeric key column, a value of it below 0 or not finite, a
+    ``bytes`` or ``peak_gbps`` cell that is no count or rate (:func:`_check_cells`), or a
     file with no such sweep."""
     res = compare.read(path)
     if res.schema is not compare.STAGE:
@@ -104,6 +115,7 @@ def run(path: Path, axis: str) -> list[Line]:
         if not (math.isfinite(x) and x >= 0):
             raise BadInput(f"{path}, line {n}: {axis} is {r[axis]!r}; harness fit takes "
                            f"values of {axis} that are finite and >= 0")
+        _check_cells(r, f"{path}, line {n}")
         rest = tuple(compare.STAGE.value(r, c) for c in keys if c != axis)
         key = (r.get("backend", ""), r.get("variant", ""), *rest, *compare.run_of(r))
         groups.setdefault(key, []).append(r)
@@ -131,8 +143,37 @@ def run(path: Path, axis: str) -> list[Line]:
     return lines
 
 
+#: Byte counts from here up are refused: no point's traffic comes near 2^63 bytes (8 EiB),
+#: so such a count is a corrupt cell (1e308 bytes at one point of a line make its rate
+#: past the fixed part 1e307 GB/s, or a negative one).
+MAX_BYTES = 2**63
+
+
+def _check_cells(row: dict[str, str], where: str) -> None:
+    """BadInput (one line, naming ``where``) for a ``bytes`` or ``peak_gbps`` cell that is
+    written but holds no count of bytes or no rate.
+
+    Both columns are optional, and a cell that says "none" is treated as absent (the line
+    then says nothing of its rate): an empty one (a GPU never calibrated has no peak) or a
+    byte count of 0 (a stage that counts no traffic). Anything else is refused: bytes must
+    be a whole number below :data:`MAX_BYTES`, the peak a finite number above 0 (an
+    infinite peak would make any rate 0 % of it, a NaN count a NaN rate)."""
+    text = (row.get("bytes") or "").strip()
+    v = number(text)
+    if text and not (v is not None and math.isfinite(v) and v.is_integer()
+                     and 0 <= v < MAX_BYTES):
+        raise BadInput(f"{where}: bytes is {text!r}; harness fit takes a count of bytes, a "
+                       "whole number from 0 to 2^63 - 1 (0 or empty: none counted)")
+    text = (row.get("peak_gbps") or "").strip()
+    v = number(text)
+    if text and not (v is not None and math.isfinite(v) and v > 0):
+        raise BadInput(f"{where}: peak_gbps is {text!r}; harness fit takes a calibrated peak "
+                       "that is a finite number above 0 (empty: not calibrated)")
+
+
 def _numbers(rows: Sequence[dict[str, str]], column: str) -> np.ndarray | None:
-    """A column's positive values, one a row; None where any row lacks one."""
+    """A column's positive values, one a row; None where any row lacks one (its cells are
+    checked first, :func:`_check_cells`: what is left is a number or none)."""
     try:
         vals = np.array([float(r.get(column) or "nan") for r in rows])
     except ValueError:
@@ -145,7 +186,8 @@ def summary(lines: Sequence[Line], axis: str) -> list[str]:
     each value it was fitted to."""
     out = []
     for ln in lines:
-        shares = ", ".join(f"{s.x:g}: {ln.fixed_share_pct(s.x):.1f} %" for s in ln.samples)
+        shares = ", ".join(f"{s.x:g}: {share_text(ln.fixed_share_pct(s.x), ' ')}"
+                           for s in ln.samples)
         rate = ""
         if (gbps := ln.marginal_gbps()) is not None and ln.per_unit_bytes is not None:
             of_peak = f" ({100 * gbps / ln.peak_gbps:.1f} % of the calibrated peak)" \
@@ -156,3 +198,9 @@ def summary(lines: Sequence[Line], axis: str) -> list[str]:
                    f"{ln.per_unit_us:.4g} µs x {axis}; the fixed part's share by {axis}: "
                    f"{shares}; worst residual {ln.worst_residual_pct():.1f} %{rate}")
     return out
+
+
+def share_text(pct: float, gap: str = "") -> str:
+    """A fixed share for the terminal: ``16.7 %`` (``gap`` before the ``%``), or ``-`` where
+    there is none (NaN: :meth:`Line.fixed_share_pct` at a fitted time of 0)."""
+    return "-" if math.isnan(pct) else f"{pct:.1f}{gap}%"

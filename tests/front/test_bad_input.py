@@ -60,6 +60,11 @@ def only_line(res, text: str) -> None:  # type: ignore[no-untyped-def]
     (["bench", "dynamic_spikes", "--budget", "inf"], "--budget must be a finite number"),
     (["bench", "--cluster", "local", "--budget", "inf"], "--budget must be a finite number"),
     (["bench", "--cluster", "local", "--resume"], "--resume continues one process's sweep"),
+    # A schedule of that many rounds is built before the first: memory, not a sweep.
+    (["bench", "dynamic_spikes", "--repeats", "99999999999999999999"],
+     "Invalid value for '--repeats'"),
+    (["bench", "dynamic_spikes", "--sweep", "batch=1.." + "9" * 5000],
+     "a range's bounds are sizes, at most 18 digits"),
 ])
 def test_bad_values(args: list[str], text: str) -> None:
     one_line(runner.invoke(app, args), text)
@@ -285,6 +290,118 @@ def test_ledger_path_that_is_no_ledger(tmp_path: Path) -> None:
     only_line(runner.invoke(app, ["ledger", "--path", str(tmp_path / "other.csv")]),
               "other.csv is not a ledger CSV: no kernel_hash, date, cases, passed, "
               "worst_error column(s)")
+
+
+@pytest.mark.parametrize(("column", "bad"), [("bytes", "inf"), ("bytes", "1e308"),
+                                           ("peak_gbps", "inf")])
+def test_fit_over_a_bytes_or_peak_cell_that_is_no_number_is_one_line(tmp_path: Path,
+                                                                     column: str,
+                                                                     bad: str) -> None:
+    p = _stage_csv(tmp_path, "10")
+    rows = results.read_rows(p)
+    rows.append({**rows[1], "batch": "65536", "median_us": "40", "p10_us": "39",
+                 "p90_us": "41"})
+    for r in rows:
+        r.update(bytes=str(4096 * int(r["batch"])), peak_gbps="4287")
+    rows[0][column] = bad
+    p.write_text(",".join(results.COLUMNS) + "\n" + "".join(
+        ",".join(r[c] for c in results.COLUMNS) + "\n" for r in rows))
+    only_line(runner.invoke(app, ["fit", str(p), "--axis", "batch"]),
+              f"{p}, line 2: {column} is '{bad}'; harness fit takes a")
+
+
+def test_fit_of_a_line_that_falls_to_zero_is_no_traceback(tmp_path: Path) -> None:
+    """Medians 23, 11, 1 µs at batch 1, 2, 4: the line is 0 at batch 4, where the residual
+    and the fixed share divided by zero."""
+    p = _stage_csv(tmp_path, "20")
+    ok = results.read_rows(p)[0]
+    rows = [{**ok, "batch": b, "median_us": m, "p10_us": m, "p90_us": m}
+            for b, m in (("1", "23"), ("2", "11"), ("4", "1"))]
+    p.write_text(",".join(results.COLUMNS) + "\n" + "".join(
+        ",".join(r[c] for c in results.COLUMNS) + "\n" for r in rows))
+    res = runner.invoke(app, ["fit", str(p), "--axis", "batch"])
+    assert res.exit_code == 0 and "Traceback" not in res.output, res.output
+    assert "4: -; worst residual inf %" in res.stdout
+
+
+def _pipeline_csvs(tmp_path: Path, **changed: str) -> list[Path]:
+    """Two processes' spike_linear.csv, each one committed row; the second's ``changed``."""
+    import csv
+
+    with (ROOT / "statistics" / "h200" / "spike_linear.csv").open(newline="") as f:
+        row = next(csv.DictReader(f))
+    out = []
+    for i, r in enumerate((row, {**row, "total_us": "27.5", **changed})):
+        d = tmp_path / f"p{i}"
+        d.mkdir()
+        with (d / "spike_linear.csv").open("w", newline="") as f:
+            w = csv.DictWriter(f, fieldnames=list(r))
+            w.writeheader()
+            w.writerow(r)
+        out.append(d / "spike_linear.csv")
+    return out
+
+
+@pytest.mark.parametrize(("changed", "text"), [
+    ({"gemm_us": "nan"}, "gemm_us is nan; it must be a non-negative number"),
+    ({"gemm_us": "inf"}, "gemm_us is inf; it must be a non-negative number"),
+    ({"intervals": '{"activation": {"median_us": NaN, "noise_pct": 0.3}}'},
+     "intervals' activation median_us is NaN; it must be a non-negative number"),
+])
+def test_merge_of_a_pipeline_row_with_a_nan_interval_is_one_line(
+        tmp_path: Path, changed: dict[str, str], text: str) -> None:
+    """merge widens every interval's noise by its spread across the processes: a NaN one
+    was a traceback from statistics.stdev."""
+    a, b = _pipeline_csvs(tmp_path, **changed)
+    out = tmp_path / "m.csv"
+    only_line(runner.invoke(app, ["merge", str(a), str(b), "--out", str(out)]),
+              f"{b}, line 2: {text}")
+    assert not out.exists()
+
+
+def test_report_of_a_negative_interval_is_one_line(tmp_path: Path) -> None:
+    _, b = _pipeline_csvs(tmp_path, gemm_us="-5")
+    only_line(runner.invoke(app, ["report", str(b.parent)]),
+              f"{b}, line 2: gemm_us is -5; it must be a non-negative number")
+    assert not (b.parent / "plots").exists()
+
+
+@pytest.mark.parametrize(("record", "why"), [
+    ("{", "not JSON"),
+    ('{"gbps": NaN}', "gbps is NaN; it must be a finite number above 0"),
+    ('{"gbps": "fast"}', 'gbps is "fast", not a number'),
+    ('{"gbps": -5}', "gbps is -5; it must be a finite number above 0"),
+    ('{"gbps": 4000, "bytes_each_way": -3}', "bytes_each_way is -3"),
+])
+def test_a_gpu_whose_calibration_is_no_record_is_one_line(tmp_path: Path, monkeypatch,  # type: ignore[no-untyped-def]
+                                                          record: str, why: str) -> None:
+    """The GPU's stored calibration is checked when a run reads it: its rate becomes each
+    row's peak_gbps and pct_peak (a corrupt file was a JSONDecodeError)."""
+    info = types.SimpleNamespace(name="NVIDIA H200", slug="h200", driver="580", cuda="13.0")
+    gpu = types.SimpleNamespace(backend="pycuda", device=types.SimpleNamespace(info=info))
+    monkeypatch.setattr("harness.engine.devices.open_gpu", lambda device: gpu)
+    monkeypatch.setattr("harness.paths.statistics_dir", lambda: tmp_path)
+    (tmp_path / "h200").mkdir()
+    (tmp_path / "h200" / "calibration.json").write_text(record)
+    only_line(runner.invoke(app, ["bench", "dynamic_spikes", "--sweep", "batch=2", "--out",
+                                  str(tmp_path / "out")]),
+              f"{tmp_path / 'h200' / 'calibration.json'}: not a calibration record ({why}")
+    assert not (tmp_path / "out" / "dynamic_spikes.csv").exists()
+
+
+@pytest.mark.parametrize("bound", ["vth_min=1e39", "vth_max=1e39"])
+def test_a_clamp_beyond_float32_is_a_skipped_row(tmp_path: Path, recwarn, bound: str) -> None:  # type: ignore[no-untyped-def]
+    """Finite in float64, inf in float32: a skipped row saying so, not an ok row and numpy's
+    overflow warnings."""
+    res = runner.invoke(app, ["bench", "dynamic_spikes", "--backend", "numpy", "--sweep",
+                              "batch=2", "--sweep", "in_f=64", "--sweep", bound, "--out",
+                              str(tmp_path), "--budget", "0.05"])
+    assert res.exit_code == 0, res.output
+    (row,) = results.read_rows(tmp_path / "dynamic_spikes.csv")
+    assert row["status"] == "skipped" and row["reason"].startswith(
+        f"bad input: {bound.replace('1e39', '1e+39').replace('=', ' = ')} is beyond float32")
+    assert not [w for w in recwarn if issubclass(w.category, RuntimeWarning)]
+    assert "RuntimeWarning" not in res.output
 
 
 def test_run_checks_the_gpu_before_building_inputs(monkeypatch) -> None:  # type: ignore[no-untyped-def]

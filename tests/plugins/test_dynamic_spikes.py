@@ -73,6 +73,21 @@ def test_an_inverted_clamp_is_bad_input(st) -> None:
                                               vth_max=0.5)) is None
 
 
+@pytest.mark.parametrize(("name", "value"), [("vth_min", 1e39), ("vth_max", 1e39),
+                                           ("vth_max", -1e39), ("vth_min", 3.5e38)])
+def test_a_clamp_beyond_float32_is_bad_input(st, name: str, value: float) -> None:  # type: ignore[no-untyped-def]
+    """A finite bound float32 cannot hold is inf to the kernel and to the float32 vth (a
+    row written ok, with numpy's overflow warnings): said, not timed; float32's largest
+    value and the default vth_max = inf (no clamp) pass."""
+    x = np.full((1, 8), 0.3, dtype=np.float32)
+    why = st.check_inputs({"x": x}, st.point(batch=1, in_f=8, **{name: value}))
+    assert why is not None and why.startswith(f"bad input: {name} = {value} is beyond "
+                                              "float32 (the largest is 3.403e+38)")
+    top = float(np.finfo(np.float32).max)
+    for ok in ({"vth_min": top, "vth_max": top}, {"vth_max": float("inf")}):
+        assert st.check_inputs({"x": x}, st.point(batch=1, in_f=8, **ok)) is None
+
+
 def test_ties_row_of_the_edge_family_is_all_ties(st) -> None:
     x = families.activations(np.random.default_rng(0), "edge", 6, 3584, 3.0)
     row = edge_kinds(x)["ties"][None, :]

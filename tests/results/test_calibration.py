@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+import pytest
+
+from harness.errors import HarnessError
 from harness.results import calibration
 
 
@@ -99,3 +103,49 @@ def test_a_record_needs_its_numbers_and_a_bool_is_none(tmp_path: Path) -> None:
 def test_a_record_is_written_as_sorted_indented_json(tmp_path: Path) -> None:
     p = calibration.save({"gbps": 4260.0, "a": 1}, "g", tmp_path)
     assert p.read_text() == '{\n  "a": 1,\n  "gbps": 4260.0\n}\n'
+
+
+@pytest.mark.parametrize(("text", "why"), [
+    ("{", "not JSON: Expecting property name enclosed in double quotes at line 1"),
+    ('{"gbps": NaN}', "gbps is NaN; it must be a finite number above 0"),
+    ('{"gbps": Infinity}', "gbps is Infinity; it must be a finite number above 0"),
+    ('{"gbps": "fast"}', 'gbps is "fast", not a number'),
+    ('{"gbps": -5}', "gbps is -5; it must be a finite number above 0"),
+    ('{"gbps": 0}', "gbps is 0; it must be a finite number above 0"),
+    ('{"gbps": 4000, "bytes_each_way": -3}', "bytes_each_way is -3; it must be a whole "
+                                             "number above 0"),
+    ('{"gbps": 4000, "bytes_each_way": 2.5}', "bytes_each_way is 2.5; it must be a whole "
+                                              "number above 0"),
+    ('{"gbps": 4000, "noise_pct": -0.1}', "noise_pct is -0.1; it must be a finite number >= 0"),
+    ('{"gbps": 4000, "reads": 1' + "0" * 400 + "}", "reads is 1000"),
+    ("[4000]", "not a JSON object"),
+    ('{"median_us": 1.0}', "no gbps"),
+])
+def test_a_stored_calibration_that_is_no_record_is_one_line(tmp_path: Path, text: str,
+                                                            why: str) -> None:
+    """The GPU's calibration is checked as it is read: a file that is not JSON, or whose
+    numbers are not finite and above 0 (a size or a count of planes whole), names the file
+    and what is wrong, where its rate would have become every row's peak."""
+    p = tmp_path / "g" / calibration.FILE
+    p.parent.mkdir()
+    p.write_text(text)
+    with pytest.raises(HarnessError, match="^" + re.escape(f"{p}: not a calibration record "
+                                                           f"({why}")):
+        calibration.load("g", tmp_path)
+
+
+def test_the_records_table_leaves_out_a_record_of_a_negative_rate_or_size(
+        tmp_path: Path) -> None:
+    """The report's table reads records through the same check: a negative rate or size
+    (once shown as a "copy of -0.0 MB") is named as no record, not shown."""
+    calibration.save({"gbps": 4000.0, "median_us": 10.0, "kind": "copy",
+                      "bytes_each_way": 2 << 30}, "g", tmp_path)
+    calibration.save({"gbps": -5, "median_us": 10.0}, "g", tmp_path,
+                     name="calibration-write-1.json")
+    calibration.save({"gbps": 4000.0, "median_us": 10.0, "kind": "copy",
+                      "bytes_each_way": -3}, "g", tmp_path, name="calibration-copy-2.json")
+    found, bad = calibration.records(tmp_path / "g")
+    assert [n for n, _ in found] == ["calibration.json"]
+    assert bad == ["calibration-copy-2.json: not a calibration record (ValueError)",
+                   "calibration-write-1.json: not a calibration record (ValueError)"]
+    assert "-0.0 MB" not in calibration.table(found)

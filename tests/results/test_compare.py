@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import csv
 import io
+import re
 from pathlib import Path
 
 import pytest
@@ -128,7 +129,8 @@ def bad_files(tmp: Path) -> dict[str, tuple[Path, str]]:
         "torn row": (text("torn.csv", header + "\n" + row + "\n" + row[:40] + "\n"),
                      "line 3: 7 fields where the header has 31 (a torn or mangled row)"),
         "glued rows": (text("glued.csv", header + "\n" + row + row + "\n"),
-                       "fields where the header has 31"),
+                       "is not a results CSV: ',' expected after '\"' (line 2: a torn or "
+                       "mangled row)"),
         "bad status": (text("status.csv", header + "\n" + row.replace(",ok,", ",fine,") + "\n"),
                        "status 'fine' is not one of ok, failed, skipped, oom"),
     }
@@ -207,6 +209,49 @@ def test_clock_columns_are_checked(tmp_path: Path) -> None:
     rows[0].update(clock_mhz_min="1900", throttled_samples="2.5")
     one_line(cli(H200 / "gemm.csv", write(tmp_path / "clk.csv", rows)),
              "throttled_samples is 2.5, not a count")
+
+
+@pytest.mark.parametrize(("column", "value", "text"), [
+    ("gemm_us", "nan", "gemm_us is nan; it must be a non-negative number"),
+    ("gemm_us", "inf", "gemm_us is inf; it must be a non-negative number"),
+    ("gemm_us", "-5", "gemm_us is -5; it must be a non-negative number"),
+    ("gemm_us", "fast", "gemm_us is 'fast', not a number"),
+    ("gemm_noise_pct", "nan", "gemm_noise_pct is nan; it must be a non-negative number"),
+    ("intervals", '{"activation": {"median_us": NaN, "noise_pct": 0.3}}',
+     "intervals' activation median_us is NaN; it must be a non-negative number"),
+    ("intervals", '{"activation": {"median_us": 4.8, "noise_pct": Infinity}}',
+     "intervals' activation noise_pct is Infinity; it must be a non-negative number"),
+    ("intervals", '{"activation": {"median_us": -4.8}}',
+     "intervals' activation median_us is -4.8; it must be a non-negative number"),
+    ("intervals", '{"activation": {"median_us": 1' + "0" * 400 + '}}',
+     "intervals' activation median_us is 1000"),
+    ("intervals", '{"activation": {"median_us": "4.8"}}',
+     "intervals' activation median_us is \"4.8\"; it must be a non-negative number"),
+    ("intervals", '{"activation": 4.8}', "intervals' activation is 4.8, not an object with "
+                                         "a median_us"),
+    ("intervals", "[1, 2]", "intervals is not a JSON object"),
+])
+def test_every_interval_of_a_pipeline_row_is_checked(tmp_path: Path, column: str, value: str,
+                                                     text: str) -> None:
+    """Not only the total: an interval column of a pipeline row, or one of its own names in
+    the intervals JSON, that is NaN, infinite or negative names its file, line and column
+    (merge's spread across the files crashed on a NaN, and a report showed a negative one);
+    compare, merge and report all read rows through this check."""
+    rows = load("spike_linear.csv")
+    assert rows[1]["gemm_us"] and rows[1]["intervals"]
+    rows[1][column] = value
+    bad = write(tmp_path / "spike_linear.csv", rows)
+    with pytest.raises(HarnessError, match="^" + re.escape(f"{bad}, line 3: {text}")):
+        compare.read(bad)
+    one_line(cli(H200 / "spike_linear.csv", bad), f"{bad}, line 3: {text}")
+
+
+def test_an_interval_of_zero_or_left_empty_is_taken(tmp_path: Path) -> None:
+    """An interval of 0 µs is a time, an empty one was not measured; neither is refused."""
+    rows = load("spike_linear.csv")
+    rows[1].update(gemm_us="0", gemm_noise_pct="", intervals='{"activation": '
+                   '{"median_us": 0}}')
+    assert compare.read(write(tmp_path / "s.csv", rows)).rows[1]["gemm_us"] == "0"
 
 
 # --- the verdicts on realistic inputs ---------------------------------------------------
@@ -596,3 +641,18 @@ def test_the_verdict_table_says_a_time_can_hold_host_time_without_explain(
     line_e = next(ln for ln in out.splitlines() if "│ e " in ln)
     assert "slower" in line_d and "host time" in line_d
     assert "slower" in line_e and "host time" not in line_e
+
+
+def test_a_file_cut_inside_its_last_quoted_cell_is_refused(tmp_path: Path) -> None:
+    """A write cut short inside the last row's quoted command: every field is there, the
+    last one running to the end of the file. Read leniently it passed as a whole row."""
+    from tests.results import stage_csv
+
+    whole = _one(tmp_path, "a.csv", stage_csv.stage_row("d", 100.0, command="harness bench "
+                                                        "d --sweep batch=1,2"))
+    cut = tmp_path / "cut.csv"
+    cut.write_bytes(whole.read_bytes().rstrip(b"\r\n")[:-5])
+    with pytest.raises(HarnessError, match=r"cut.csv is not a results CSV: unexpected end of "
+                                           r"data"):
+        compare.read(cut)
+    assert compare.read(whole).rows[0]["command"] == "harness bench d --sweep batch=1,2"

@@ -3,6 +3,7 @@ fitted to the rows one command measured."""
 
 from __future__ import annotations
 
+import math
 from pathlib import Path
 
 import pytest
@@ -164,3 +165,60 @@ def test_bytes_are_used_only_where_every_row_has_a_positive_count(tmp_path: Path
     g = _write(tmp_path / "g.csv", [_row(x, 1.0 + x, bytes=str(x)) for x in (0, 2, 3)])
     (line,) = fit.run(g, "in_f")
     assert line.per_unit_bytes is None
+
+
+def test_a_line_that_falls_to_zero_has_defined_residuals_and_shares(tmp_path: Path) -> None:
+    """Medians 23, 11, 1 µs at 1, 2, 4 fit t = 28 - 7 x, which is 0 at x = 4: the residual
+    there is an infinity of the miss's sign (the line does not hold), the fixed share none
+    (NaN, shown as '-'), and the command prints them rather than dividing by zero."""
+    f = _write(tmp_path / "s.csv", [_row(x, m) for x, m in ((1, 23.0), (2, 11.0), (4, 1.0))])
+    (line,) = fit.run(f, "in_f")
+    assert line.fixed_us == pytest.approx(28.0) and line.per_unit_us == pytest.approx(-7.0)
+    at_4 = line.samples[-1]
+    assert at_4.fitted_us == 0.0 and at_4.residual_pct == math.inf
+    assert fit.Sample(4.0, 0.0, 0.0).residual_pct == 0.0
+    assert fit.Sample(4.0, -1.0, 0.0).residual_pct == -math.inf
+    assert math.isnan(line.fixed_share_pct(4)) and line.worst_residual_pct() == math.inf
+    (text,) = fit.summary([line], "in_f")
+    assert "4: -; worst residual inf %" in text
+    res = CliRunner().invoke(app, ["fit", str(f), "--axis", "in_f"])
+    assert res.exit_code == 0 and "Traceback" not in res.output, res.output
+    assert "+inf%" in res.stdout
+
+
+@pytest.mark.parametrize(("column", "bad"), [
+    ("bytes", "inf"), ("bytes", "nan"), ("bytes", "-4096"), ("bytes", "1e308"),
+    ("bytes", "2.5"), ("bytes", "lots"), ("peak_gbps", "inf"), ("peak_gbps", "nan"),
+    ("peak_gbps", "-4000"), ("peak_gbps", "0"), ("peak_gbps", "fast")])
+def test_a_bytes_or_peak_cell_that_is_no_count_or_rate_is_one_line(tmp_path: Path,
+                                                                   column: str,
+                                                                   bad: str) -> None:
+    """A written bytes or peak_gbps cell that is not a count of bytes (a whole number below
+    2^63) or a rate (finite, above 0) names its file and line: an infinite count printed
+    "nan bytes a unit", 1e308 a negative rate, an infinite peak "0.0 % of the peak"."""
+    rows = [_row(x, 7.0 + 0.0009 * x, bytes=str(3704 * x), peak_gbps="4287")
+            for x in (4736, 9472, 18944)]
+    rows[1][column] = bad
+    f = _write(tmp_path / "s.csv", rows)
+    with pytest.raises(BadInput, match=rf"s\.csv, line 3: {column} is '{bad}'; harness fit "
+                                       "takes a"):
+        fit.run(f, "in_f")
+
+
+def test_an_empty_peak_or_a_count_of_zero_bytes_is_none(tmp_path: Path) -> None:
+    """The columns are optional: an empty peak (a GPU never calibrated) or empty bytes, and
+    0 bytes (a stage that counts none), leave the rate out of the line."""
+    f = _write(tmp_path / "s.csv", [_row(x, 7.0 + 0.0009 * x, bytes=b, peak_gbps=p)
+                                    for x, b, p in ((4736, "0", ""), (9472, "", "4287"),
+                                                    (18944, "70000000", "4287"))])
+    (line,) = fit.run(f, "in_f")
+    assert line.per_unit_bytes is None and line.peak_gbps is None
+
+
+def test_no_bandwidth_where_the_bytes_do_not_grow() -> None:
+    """Bytes that fall along the axis are no rate past the fixed part (a negative one)."""
+    for falling in (0.0, -3.0):
+        ln = _line(1.0, per_unit_bytes=falling, peak_gbps=4000.0,
+                   samples=(fit.Sample(1.0, 10.0, 10.0),))
+        assert ln.marginal_gbps() is None
+        assert "past the fixed part" not in fit.summary([ln], "in_f")[0]
