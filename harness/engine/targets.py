@@ -43,8 +43,12 @@ def resolve(reg: Registry, names: Sequence[str] | None, with_pipelines: bool) ->
     for n in names:
         if n in reg.pipelines:
             pipes.append(reg.pipelines[n])
-        else:
-            stages.append(reg.get(n))
+        elif n in reg.stages or any(p.plugin == n for p in reg.problems):
+            stages.append(reg.get(n))  # (a plugin that failed to load: its own error)
+        else:  # every name the command takes, pipelines with the stages
+            raise BadInput(f"unknown stage or pipeline {n!r} (stages: "
+                           f"{', '.join(sorted(reg.stages)) or 'none'}; pipelines: "
+                           f"{', '.join(sorted(reg.pipelines)) or 'none'})")
     return Targets(stages, pipes)
 
 

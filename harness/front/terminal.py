@@ -32,8 +32,44 @@ def one_line(exc: typer.TyperException) -> str:
     return text
 
 
+def given_once(command: Any, args: Sequence[str]) -> None:
+    """typer.BadParameter for an option of ``command`` that takes one value (or is a flag)
+    given more than once in ``args``: click keeps the last in silence, so ``--family ramp
+    --family normal`` would measure ``normal`` while the command line says both."""
+    names = {o: p for p in command.params if getattr(p, "opts", None)
+             and not p.multiple and not getattr(p, "count", False)
+             for o in (*p.opts, *p.secondary_opts)}
+    said: dict[str, list[str]] = {}
+    value_at = -1  # the index of the word that is the last option's value
+    for i, a in enumerate(args):
+        if a == "--":  # what follows is no option
+            break
+        p = names.get(a.split("=", 1)[0] if a.startswith("--") else a)
+        if p is None or i == value_at:
+            continue
+        takes = not p.is_flag and "=" not in a and i + 1 < len(args)
+        said.setdefault(p.name, []).append(f"{a} {args[i + 1]}" if takes else a)
+        value_at = i + 1 if takes else -1
+    for given in said.values():
+        if len(given) > 1:
+            raise typer.BadParameter(f"given {len(given)} times ({', '.join(given)}): say it "
+                                     "once", param_hint=f"'{given[0].split()[0].split('=')[0]}'")
+
+
 class OneLineErrors(TyperGroup):
-    """The ``harness`` group: a parse error is one ``error:`` line and exit 2."""
+    """The ``harness`` group: a parse error is one ``error:`` line and exit 2; so is an
+    option that takes one value given twice (:func:`given_once`)."""
+
+    def resolve_command(self, ctx: Any, args: list[str]) -> tuple[Any, Any, list[str]]:
+        """The subcommand and its arguments, each of its one-value options given once."""
+        name, cmd, rest = super().resolve_command(ctx, args)
+        if cmd is not None:
+            try:
+                given_once(cmd, rest)
+            except typer.BadParameter as exc:  # the command's help, not the group's
+                exc.message += f" (see '{ctx.command_path} {name} --help')"
+                raise
+        return name, cmd, rest
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True,

@@ -10,6 +10,7 @@ import types
 from pathlib import Path
 
 import pytest
+import typer
 from typer.testing import CliRunner
 
 import harness
@@ -45,7 +46,7 @@ def only_line(res, text: str) -> None:  # type: ignore[no-untyped-def]
     (["bench", "spike_encode", "--mode", "ternary"], "unknown mode 'ternary'"),
     (["bench", "transform_absmax", "--mode", "ternary"], "unknown mode 'ternary'"),
     (["bench", "spike_encode", "--sweep", "planes=40"], "planes must be <= 31"),
-    (["bench", "nope"], "unknown stage 'nope'"),
+    (["bench", "nope"], "unknown stage or pipeline 'nope'"),
     (["bench", "--backend", "opencl"], "unknown backend 'opencl'"),
     (["bench", "--family", "zipf"], "unknown input family 'zipf'"),
     (["bench", "--sweep", "batch=1..x"], "bad value"),
@@ -579,3 +580,33 @@ def test_inputs_unlike_their_declaration_are_a_failed_row(quiet_extra: Path, tmp
     assert res.exit_code == 1, res.output
     row = results.read_rows(tmp_path / "odd.csv")[0]
     assert (row["status"], row["reason"]) == ("failed", f"plugin odd: {why}")
+
+
+@pytest.mark.parametrize("args, said", [
+    (["bench", "dynamic_spikes", "--family", "ramp", "--family", "normal"],
+     "'--family': given 2 times (--family ramp, --family normal): say it once"),
+    (["bench", "dynamic_spikes", "--out=a", "--budget", "1", "--out", "b"],
+     "'--out': given 2 times (--out=a, --out b): say it once"),
+    (["bench", "dynamic_spikes", "--verify", "--no-verify"],
+     "'--verify': given 2 times (--verify, --no-verify): say it once"),
+    (["validate", "dynamic_spikes", "--seeds", "1", "--seeds", "2"],
+     "'--seeds': given 2 times"),
+])
+def test_an_option_of_one_value_given_twice_is_refused(args: list[str], said: str) -> None:
+    """click keeps the last of an option given twice in silence: the run would measure one
+    family while the command line, and the row's command, say two."""
+    only_line(runner.invoke(app, args), said)
+    assert f" {args[0]} --help')" in runner.invoke(app, args).stderr  # the command's help
+
+
+def test_an_option_given_once_with_a_value_that_looks_like_one_is_taken() -> None:
+    """The word after an option that takes a value is that value, even where it reads as an
+    option (``--out --family`` names a folder called --family): only options count."""
+    from harness.front import terminal
+    from harness.front.cli import app as the_app
+
+    cmd = typer.main.get_command(the_app).commands["bench"]  # type: ignore[attr-defined]
+    terminal.given_once(cmd, ["--out", "--family", "--family", "x", "--sweep", "a=1",
+                              "--sweep", "b=2", "--", "--family", "y"])
+    with pytest.raises(typer.BadParameter):
+        terminal.given_once(cmd, ["--out", "--family", "--family", "x", "--family", "y"])
