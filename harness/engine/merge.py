@@ -100,7 +100,8 @@ def run(paths: Sequence[Path], out: Path, overwrite: bool = False) -> Merged:
                        "write the merge to another file")
     rows, columns, counts = combine_runs(paths)
     with CsvWriter(out, files.OVERWRITE if overwrite else files.REFUSE, columns=columns,
-                   require_status=False) as w:
+                   require_status=False,
+                   choices="--overwrite replaces it, or --out names another file") as w:
         for r in rows:
             w.write(r)
     return Merged(Path(out), len(rows), counts)

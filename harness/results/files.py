@@ -131,6 +131,9 @@ def locked(path: Path, root: Path | None = None) -> Iterator[Path]:
         lock.release()
 
 
+#: What a refused file's line offers, by the options of the command that writes it.
+BENCH_CHOICES = "--append adds to it, --overwrite replaces it, or --out writes elsewhere"
+
 #: ``os.write``, named so that a test can make the disk full.
 _write = os.write
 
@@ -160,7 +163,7 @@ class RowFile:
     """
 
     def __init__(self, path: Path, columns: Sequence[str], existing: str = REFUSE,
-                 root: Path | None = None) -> None:
+                 root: Path | None = None, choices: str = BENCH_CHOICES) -> None:
         if existing not in (REFUSE, APPEND, OVERWRITE):
             raise ValueError(f"bad existing {existing!r}")
         self.path = Path(path)
@@ -173,6 +176,7 @@ class RowFile:
         self._fd = -1
         self._end = 0
         self._replace = False  # an old file to cut before the first row (OVERWRITE)
+        self._choices = choices
         real = inside(self.path, root or folder(self.path.parent))
         self._lock: FileLock | None = _lock(real, self.path)
         try:
@@ -190,8 +194,7 @@ class RowFile:
     def _start(self, existing: str) -> None:
         size = os.fstat(self._fd).st_size
         if size and existing == REFUSE and not scan(_read_all(self._fd), self.columns).empty:
-            raise ResultFileError(f"{self.path} exists: --append adds to it, --overwrite "
-                                  "replaces it, or --out writes elsewhere")
+            raise ResultFileError(f"{self.path} exists: {self._choices}")
         if size and existing == APPEND:
             s = scan(_read_all(self._fd), self.columns)
             if s.problem:

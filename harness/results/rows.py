@@ -117,17 +117,18 @@ class CsvWriter:
 
     ``existing`` says what to do with a file that already holds rows (``files.REFUSE``,
     ``APPEND``: its header must match, a torn last row is cut away and ``repaired`` says
-    so; ``OVERWRITE``); ``root`` is the output folder no symlink may lead out of. The
-    file stays locked against other writers until :meth:`close`.
+    so; ``OVERWRITE``); ``root`` is the output folder no symlink may lead out of;
+    ``choices``, what a refusal offers (the writing command's options). The file stays
+    locked against other writers until :meth:`close`.
     """
 
     def __init__(self, path: Path, existing: str = files.REFUSE,
                  columns: tuple[str, ...] = COLUMNS, require_status: bool = True,
-                 root: Path | None = None) -> None:
+                 root: Path | None = None, choices: str = files.BENCH_CHOICES) -> None:
         self.path = Path(path)
         self.columns = columns
         self.require_status = require_status
-        self._file = files.RowFile(self.path, columns, existing, root)
+        self._file = files.RowFile(self.path, columns, existing, root, choices)
 
     @property
     def repaired(self) -> str:
