@@ -340,10 +340,16 @@ def test_a_speedup_note_keeps_the_reason_within_its_limit() -> None:
     already be at its limit: the reason stays within it, the note whole at its end."""
     from harness.results.rows import ungated_note
 
-    row = {"status": "ok", "median_us": 10.0, "reason": "r" * m.REASON_CHARS}
+    note = ("vs best peer: torch's time can hold host time (20 of 20 samples timed without "
+            "the gate)")
     peer = {"status": "ok", "median_us": 30.0, "backend": "torch",
             "reason": ungated_note(20, 20)}
+    # A row with a note of its own keeps it, the peer's note after it.
+    row = {"status": "ok", "median_us": 10.0, "reason": m.NOT_CONVERGED}
+    m.with_speedup(row, [peer])
+    assert row["reason"] == f"{m.NOT_CONVERGED}; {note}"
+    # A reason already at its limit: cut at its start's end, marked, the note whole.
+    row = {"status": "ok", "median_us": 10.0, "reason": "r" * m.REASON_CHARS}
     m.with_speedup(row, [peer])
     assert row["speedup_vs_best_peer"] == 3.0 and len(row["reason"]) <= m.REASON_CHARS
-    assert row["reason"].endswith("vs best peer: torch's time can hold host time (20 of 20 "
-                                  "samples timed without the gate)")
+    assert row["reason"].startswith("rrr") and row["reason"].endswith(note)

@@ -84,7 +84,25 @@ def test_a_file_of_the_earlier_columns_is_added_to_in_them(reg, recorded, tmp_pa
     with path.open(newline="") as f:
         lines = list(csv.reader(f))
     assert tuple(lines[0]) == profile.EARLIER and len(lines) == 1 + len(prof.rows)
-    assert set(prof.unstored) <= {"l2_pct_of_peak", "tensor_pct_of_peak", "metrics"}
+    assert prof.unstored == ()  # the recorded ncu output has no L2 or tensor-pipe values
+
+
+def test_what_an_earlier_file_has_no_column_for_is_named(reg, recorded, monkeypatch,  # type: ignore[no-untyped-def]
+                                                          tmp_path) -> None:
+    """A profile with the L2's and the tensor pipe's figures, added to a file of the earlier
+    columns: those two are printed, not stored, and named as such."""
+    import csv
+
+    path = tmp_path / "dynamic_spikes.csv"
+    with path.open("w", newline="") as f:
+        csv.writer(f).writerow(profile.EARLIER)
+    values = {"gpu__time_duration.sum": "810",
+              "lts__t_sectors.avg.pct_of_peak_sustained_elapsed": "41.5",
+              "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active": "0"}
+    monkeypatch.setattr(ncu, "run", lambda cmd: [ncu.KernelProfile("k", values, {})])
+    prof = profile.profile(reg, "dynamic_spikes", out_dir=tmp_path)
+    assert prof.unstored == ("l2_pct_of_peak", "tensor_pct_of_peak")
+    assert prof.rows[0]["l2_pct_of_peak"] == 41.5
 
 
 def test_define_profiles_that_build_and_names_it(reg, recorded, tmp_path) -> None:  # type: ignore[no-untyped-def]

@@ -25,9 +25,11 @@ runner = CliRunner()
 
 
 def one_line(res, text: str, code: int = 2) -> None:  # type: ignore[no-untyped-def]
+    """Exit ``code`` and one line on stderr, the error naming ``text`` (what stdout holds
+    is the command's: a table written before the error, say)."""
     assert res.exit_code == code, res.output
     lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
-    assert lines and lines[0].startswith("error:") and text in lines[0], lines
+    assert len(lines) == 1 and lines[0].startswith("error:") and text in lines[0], lines
     assert "Traceback" not in res.output
 
 

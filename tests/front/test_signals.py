@@ -46,6 +46,8 @@ def test_a_sigterm_reraised_as_a_plain_interrupt_still_exits_143() -> None:
         except KeyboardInterrupt as exc:
             assert not isinstance(exc, signals.Terminated)
             assert signals.exit_code(exc) == 143 and signals.name(exc) == "SIGTERM"
+        else:
+            pytest.fail("SIGTERM raised nothing")
     with signals.sigterm_interrupts():
         assert signals.exit_code(KeyboardInterrupt()) == 130
 

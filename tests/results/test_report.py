@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import importlib
 import re
 import shutil
 from pathlib import Path
@@ -14,10 +15,23 @@ from harness.results import report
 from harness.results.rows import ungated_note
 from tests.results import stage_csv
 
-pytest.importorskip("matplotlib", reason="harness report needs matplotlib")
+
+#: The tests that draw: skipped, with the reason, where matplotlib is not installed (the
+#: tables, the README block and the peer ratios are tested without it).
+def _importable(name: str) -> bool:
+    try:
+        importlib.import_module(name)
+    except ImportError:
+        return False
+    return True
+
+
+draws = pytest.mark.skipif(not _importable("matplotlib"),
+                           reason="harness report draws its plots with matplotlib")
 H200 = Path(__file__).parents[2] / "statistics" / "h200"
 
 
+@draws
 def test_plots_and_table(tmp_path: Path) -> None:
     for p in H200.glob("*.csv"):
         shutil.copy(p, tmp_path)
@@ -85,11 +99,13 @@ def test_readme_markers_out_of_order_are_one_line(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists() and not (src / "plots").exists()
 
 
+@draws
 def test_missing_folder(tmp_path: Path) -> None:
     with pytest.raises(HarnessError, match="no such folder"):
         report.plots(tmp_path / "none")
 
 
+@draws
 def test_build_draws_tables_and_fills_the_readme(tmp_path: Path) -> None:
     for p in H200.glob("*.csv"):
         shutil.copy(p, tmp_path)
@@ -110,6 +126,7 @@ def _two_stages(folder: Path) -> Path:
     return folder
 
 
+@draws
 def test_out_takes_the_plots_and_the_table(tmp_path: Path) -> None:
     src, dest = _two_stages(tmp_path / "src"), tmp_path / "out" / "new"
     rep = report.build(src, out=dest)
@@ -126,6 +143,7 @@ def test_out_takes_the_plots_and_the_table(tmp_path: Path) -> None:
         report.build(src, out=tmp_path / "file")
 
 
+@draws
 def test_the_calibration_records_go_with_the_table_not_into_the_readme(tmp_path: Path) -> None:
     """A folder's calibration records: printed and written to results.md after the table,
     never into a README's block (whose rows they are not)."""
@@ -140,6 +158,7 @@ def test_the_calibration_records_go_with_the_table_not_into_the_readme(tmp_path:
     assert report.build(_two_stages(tmp_path / "bare")).ceilings == ""
 
 
+@draws
 def test_an_empty_table_says_which_points_the_folder_has(tmp_path: Path) -> None:
     src = _two_stages(tmp_path / "src")
     rep = report.build(src, [3], 5)
@@ -157,6 +176,7 @@ def test_an_empty_table_says_which_points_the_folder_has(tmp_path: Path) -> None
                                        "pipeline CSV"
 
 
+@draws
 def test_an_empty_table_leaves_the_readme_as_it_was(tmp_path: Path) -> None:
     """--readme with a table of no row is one line and the block keeps its rows; a README
     with the block's markers twice is refused (which one is meant cannot be told)."""
@@ -173,6 +193,7 @@ def test_an_empty_table_leaves_the_readme_as_it_was(tmp_path: Path) -> None:
         report.build(src, readme=r)
 
 
+@draws
 @pytest.mark.parametrize(("noise", "text"), [
     ("abc", "noise_pct is 'abc', not a number"),
     ("-1", "noise_pct is -1; it must be a non-negative number"),  # as compare and best say
@@ -440,6 +461,7 @@ def test_a_stage_row_without_a_rate_shows_a_dash(tmp_path: Path) -> None:
     assert e.endswith("| 6.00 | 0.10 % | - | - | - | ok |")
 
 
+@draws
 def test_a_table_of_one_row_is_kept_and_two_empty_ones_are_one_header(tmp_path: Path) -> None:
     """tables(): a table with one row is a table (the other, empty, left out); with no row
     in either, the stage table's header alone; build() calls one row no empty table."""
@@ -451,7 +473,6 @@ def test_a_table_of_one_row_is_kept_and_two_empty_ones_are_one_header(tmp_path: 
     assert [len(t.splitlines()) for t in both] == [3, 3]
     none = report.tables(tmp_path, [7], None, ["s", "spike_linear"])
     assert none == report.table(tmp_path, [7], None, ["s", "spike_linear"])
-    pytest.importorskip("matplotlib", reason="harness report needs matplotlib")
     assert report.build(tmp_path, [16384], out=tmp_path / "out").empty is None
 
 

@@ -14,9 +14,33 @@ must then find mismatches, so the data is hard enough to catch a wrong guard.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 
+from harness import paths
+
 F32 = np.float32
+COMMON = paths.project_root() / "kernels" / "common"
+
+
+def _from_kernel(header: str, pattern: str) -> tuple[float, ...]:
+    """The rule's constants as the kernel's header writes them (C float literals, decimal
+    or hex): the emulation runs on the kernel's numbers, so a guard changed in the header
+    is a guard changed here. A rule rewritten out of this form fails here, loudly."""
+    m = re.search(pattern, (COMMON / header).read_text())
+    assert m, (header, pattern)
+    return tuple(float.fromhex(g) if g.lower().startswith("0x") else float(g)
+                 for g in m.groups())
+
+
+#: threshold.cuh's inv_rounds_right: 0.5 - |y - r| > GUARD |y|.
+INV_HALF, INV_GUARD = _from_kernel(
+    "threshold.cuh", r"return ([0-9.]+)f - fabsf\(y - r\) > ([0-9a-fA-Fx.p+-]+)f \* fabsf\(y\);")
+#: quantise_w.cuh's quantise_w_bits: the rint magic, |d| < W_NEAR, and |y| < W_TOP.
+(W_MAGIC,) = _from_kernel("quantise_w.cuh", r"kRintMagic = ([0-9.]+)f;")
+(W_NEAR,) = _from_kernel("quantise_w.cuh", r"ok &= fabsf\(d\) < ([0-9.]+)f;")
+(W_TOP,) = _from_kernel("quantise_w.cuh", r"ok &= fabsf\(y\) < ([0-9.]+)f;")
 
 
 def _exact(x: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -27,7 +51,7 @@ def _inv_rule(x: np.ndarray, v: np.ndarray, guard: bool) -> np.ndarray:
     with np.errstate(all="ignore"):
         y = np.multiply(x, np.divide(F32(1), v, dtype=F32), dtype=F32)
         r = np.rint(y)
-        fast = (F32(0.5) - np.abs(y - r)) > F32(2.0**-21) * np.abs(y) if guard else True
+        fast = (F32(INV_HALF) - np.abs(y - r)) > F32(INV_GUARD) * np.abs(y) if guard else True
         return np.where(fast, r, _exact(x, v))
 
 
@@ -49,6 +73,12 @@ def _mismatches(rule, x: np.ndarray, v: np.ndarray, guard: bool) -> int:  # type
     return int((want[ok] != got[ok]).sum() + np.isfinite(got[~ok]).sum())
 
 
+def test_the_constants_are_the_kernels() -> None:
+    """What the headers say today (a change there is a change of the rule under test)."""
+    assert (INV_HALF, INV_GUARD) == (0.5, 2.0**-21)
+    assert (W_MAGIC, W_NEAR, W_TOP) == (1.5 * 2**23, 0.4999, 127.5)
+
+
 def test_activation_rule_matches_the_division() -> None:
     rng = np.random.default_rng(7)
     for top in (300, 20000, 2**22):  # q's of a row, wide rows, past the 2^21 cut-off
@@ -64,8 +94,9 @@ def test_activation_rule_matches_the_division() -> None:
     assert _mismatches(_inv_rule, x0, v0, guard=True) == 0
 
 
-#: 1.5 * 2^23: adding it rounds a float32 below 2^22 in magnitude to an integer.
-MAGIC = F32(12582912.0)
+#: 1.5 * 2^23 (the header's kRintMagic): adding it rounds a float32 below 2^22 in
+#: magnitude to an integer.
+MAGIC = F32(W_MAGIC)
 
 
 def _w_exact(w: np.ndarray, s: np.ndarray) -> np.ndarray:
@@ -81,9 +112,9 @@ def _w_rule(w: np.ndarray, s: np.ndarray, bounded: bool, guard: bool = True) -> 
         y = np.multiply(w, np.divide(F32(1), s, dtype=F32), dtype=F32)
         t = np.add(y, MAGIC, dtype=F32)
         d = np.subtract(y, np.subtract(t, MAGIC, dtype=F32), dtype=F32)
-        ok = np.abs(d) < F32(0.4999)
+        ok = np.abs(d) < F32(W_NEAR)
         if not bounded:
-            ok &= np.abs(y) < F32(127.5)
+            ok &= np.abs(y) < F32(W_TOP)
     fast = (t.view(np.uint32) & 0xFF).astype(np.uint8).view(np.int8)
     return fast if not guard else np.where(ok, fast, _w_exact(w, s))
 
