@@ -337,11 +337,7 @@ def test_peer_ratios_pair_each_row_with_the_peers_written_just_before_it() -> No
 
 def test_pipeline_table_shows_the_peers_beside_our_row(tmp_path: Path) -> None:
     rows = [_run_row("linear_bf16", 30.0), _run_row("pycuda", 15.0)]
-    cols = [*rows[0], "in_f", "planes", "intervals", "kernel_hashes"]
-    with (tmp_path / "spike_linear.csv").open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(dict.fromkeys(cols)), restval="")
-        w.writeheader()
-        w.writerows(rows)
+    _pipeline_csv(tmp_path, rows)
     body = report.pipeline_table(tmp_path, ["spike_linear"], [16]).splitlines()[2:]
     assert body[0].startswith("| spike_linear | linear_bf16 | default |")
     assert body[0].endswith("| 30.0 | 0.50 % | - | - | ok |")
@@ -358,11 +354,7 @@ def test_a_ratio_over_a_peer_whose_time_can_hold_host_time_says_so(tmp_path: Pat
     assert report.peer_ratios(rows) == {
         2: {"torch": (20.0, "40 of 40 samples timed without the gate"),
             "torch_compile": (4.0, "")}}
-    cols = [*rows[0], "in_f", "planes", "intervals", "kernel_hashes"]
-    with (tmp_path / "spike_linear.csv").open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(dict.fromkeys(cols)), restval="")
-        w.writeheader()
-        w.writerows(rows)
+    _pipeline_csv(tmp_path, rows)
     body = report.pipeline_table(tmp_path, ["spike_linear"], [16]).splitlines()[2:]
     assert body[0].endswith("| ok (host time can be inside) |")
     assert body[2].endswith("| torch 20.00x (its time can hold host time), "
