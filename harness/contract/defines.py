@@ -31,7 +31,27 @@ def parse_defines(specs: Sequence[str]) -> dict[str, list[str]]:
         if m.group(1) in out:
             raise BadInput(f"bad --define: {m.group(1)!r} given twice")
         out[m.group(1)] = list(dict.fromkeys(values))
+        same: dict[int, str] = {}
+        for v in out[m.group(1)]:  # 4 and 04, 16 and 0x10: one build under two labels
+            if (n := _c_int(v)) is not None and same.setdefault(n, v) != v:
+                raise BadInput(f"bad --define {spec!r}: {same[n]} and {v} are the same "
+                               "integer to C, one build under two names")
     return out
+
+
+_C_INT = re.compile(r"([+-]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)[uUlL]*")
+
+
+def _c_int(text: str) -> int | None:
+    """The value of a C integer literal (decimal, octal with a leading 0, hex; a sign and
+    u/l suffixes allowed), or None for any other text."""
+    m = _C_INT.fullmatch(text)
+    if m is None:
+        return None
+    digits = m.group(2)
+    n = int(digits, 16) if digits[:2] in ("0x", "0X") else \
+        int(digits, 8) if digits.startswith("0") else int(digits)
+    return -n if m.group(1) == "-" else n
 
 
 def one_build(specs: Sequence[str]) -> dict[str, str]:
