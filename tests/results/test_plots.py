@@ -236,3 +236,23 @@ def test_a_graph_launch_is_a_line_of_its_own() -> None:
 
     assert plots.series([row("stream", 5.0), row("graph", 4.0)], "batch") == {
         "pycuda d in_f=8": [(1.0, 5.0, None)], "pycuda d in_f=8 (graph)": [(1.0, 4.0, None)]}
+
+
+def test_the_folders_own_plots_folder_does_not_lead_out_of_it(tmp_path: Path) -> None:
+    """``FOLDER/plots`` a symlink to elsewhere: the PNGs would be written there, outside the
+    results folder. Refused, nothing written; a symlink that stays inside is followed."""
+    pytest.importorskip("matplotlib", reason="harness report draws its plots with matplotlib")
+    src, away = tmp_path / "src", tmp_path / "away"
+    src.mkdir()
+    away.mkdir()
+    shutil.copy(H200 / "dynamic_spikes.csv", src)
+    (src / "plots").symlink_to(away)
+    with pytest.raises(HarnessError, match=r"plots is a symlink leading out of .*src.*: not "
+                                           r"following it; nothing was written"):
+        plots.plots(src)
+    assert list(away.iterdir()) == []
+    (src / "plots").unlink()
+    (src / "pngs").mkdir()
+    (src / "plots").symlink_to(src / "pngs")
+    assert [p.name for p in plots.plots(src)] == ["dynamic_spikes.png"]
+    assert (src / "pngs" / "dynamic_spikes.png").is_file()
