@@ -80,7 +80,7 @@ def records(folder: Path) -> tuple[list[tuple[str, dict[str, Any]]], list[str]]:
         try:
             rec = _read(p, ("gbps", "median_us"))  # the table shows both
         except (OSError, ValueError, KeyError, TypeError) as exc:
-            bad.append(f"{p.name}: not a calibration record ({exc.__class__.__name__})")
+            bad.append(f"{p.name}: not a calibration record ({_why(exc)})")
             continue
         found.append((p.name, rec))
     return found, bad

@@ -52,9 +52,11 @@ def test_the_records_table_sets_each_ceiling_against_the_peak(tmp_path: Path) ->
     assert [n for n, _ in found] == ["calibration.json", "calibration-mix4to1-939524096.json",
                                      "calibration-mix6-234881024.json",
                                      "calibration-read-70017024.json"]
-    assert bad == ["calibration-nan-3.json: not a calibration record (ValueError)",
-                   "calibration-null-2.json: not a calibration record (TypeError)",
-                   "calibration-torn-1.json: not a calibration record (JSONDecodeError)"]
+    assert bad == ["calibration-nan-3.json: not a calibration record (bytes_read is NaN; it must be a "
+                   "whole number above 0)",
+                   "calibration-null-2.json: not a calibration record (reads is null, not a number)",
+                   "calibration-torn-1.json: not a calibration record (not JSON: Expecting "
+                   "property name enclosed in double quotes at line 1)"]
     lines = calibration.table(found).splitlines()
     assert lines[2] == "| calibration.json | copy of 2147.5 MB | 100.00 | 0.05% | 4000 | 100.0 " \
                        "| abc1234 |"
@@ -91,10 +93,11 @@ def test_a_record_needs_its_numbers_and_a_bool_is_none(tmp_path: Path) -> None:
                      name="calibration-d-1.json")
     found, bad = calibration.records(tmp_path / "g")
     assert [n for n, _ in found] == ["calibration.json", "calibration-write-1.json"]
-    assert bad == ["calibration-a-1.json: not a calibration record (KeyError)",
-                   "calibration-b-1.json: not a calibration record (KeyError)",
-                   "calibration-c-1.json: not a calibration record (TypeError)",
-                   "calibration-d-1.json: not a calibration record (TypeError)"]
+    assert bad == ["calibration-a-1.json: not a calibration record (no gbps)",
+                   "calibration-b-1.json: not a calibration record (no median_us)",
+                   "calibration-c-1.json: not a calibration record (gbps is true, not a number)",
+                   "calibration-d-1.json: not a calibration record (noise_pct is false, not a "
+                   "number)"]
     lines = calibration.table(found).splitlines()
     assert lines[2] == "| calibration.json | ? | 10.00 | 0.00% | 4000 | 100.0 |  |"
     assert lines[3] == "| calibration-write-1.json | ? | 12.00 | 0.00% | 3900 | 97.5 |  |"
@@ -146,6 +149,8 @@ def test_the_records_table_leaves_out_a_record_of_a_negative_rate_or_size(
                       "bytes_each_way": -3}, "g", tmp_path, name="calibration-copy-2.json")
     found, bad = calibration.records(tmp_path / "g")
     assert [n for n, _ in found] == ["calibration.json"]
-    assert bad == ["calibration-copy-2.json: not a calibration record (ValueError)",
-                   "calibration-write-1.json: not a calibration record (ValueError)"]
+    assert bad == ["calibration-copy-2.json: not a calibration record (bytes_each_way is -3; it "
+                   "must be a whole number above 0)",
+                   "calibration-write-1.json: not a calibration record (gbps is -5; it must be a "
+                   "finite number above 0)"]
     assert "-0.0 MB" not in calibration.table(found)
