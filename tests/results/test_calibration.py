@@ -52,9 +52,10 @@ def test_the_records_table_sets_each_ceiling_against_the_peak(tmp_path: Path) ->
     assert [n for n, _ in found] == ["calibration.json", "calibration-mix4to1-939524096.json",
                                      "calibration-mix6-234881024.json",
                                      "calibration-read-70017024.json"]
-    assert bad == ["calibration-nan-3.json: not a calibration record (bytes_read is NaN; it must be a "
-                   "whole number above 0)",
-                   "calibration-null-2.json: not a calibration record (reads is null, not a number)",
+    assert bad == ["calibration-nan-3.json: not a calibration record (bytes_read is NaN; it "
+                   "must be a whole number above 0)",
+                   "calibration-null-2.json: not a calibration record (reads is null, not a "
+                   "number)",
                    "calibration-torn-1.json: not a calibration record (not JSON: Expecting "
                    "property name enclosed in double quotes at line 1)"]
     lines = calibration.table(found).splitlines()
