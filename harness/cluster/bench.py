@@ -29,7 +29,6 @@ from harness.cluster.outputs import ClusterOutputs, refuse_existing
 from harness.cluster.worker import Identity, PointTask, Setup, run_point
 from harness.contract import registry
 from harness.contract.registry import Registry
-from harness.contract.timing import TimingConfig
 from harness.engine import bench as plain
 from harness.engine import devices, rows
 from harness.engine.jobs import Job, plan
@@ -70,7 +69,8 @@ def bench(reg: Registry, names: Sequence[str] | None, *, cluster: ClusterSpec,
           out_dir: Path | None = None, append: bool = False, overwrite: bool = False,
           session: Session | None = None, repeats: int = 1,
           against: str | None = None, resume: bool = False,
-          restrict: Sequence[str] = ()) -> ClusterRun:
+          restrict: Sequence[str] = (),
+          sampling: plain.Sampling = plain.DEFAULT_SAMPLING) -> ClusterRun:
     """``harness bench --cluster``: as :func:`harness.engine.bench.bench`, each point on a
     worker of the cluster ``cluster`` names (or of ``session``, which the run then leaves
     open). Every input error is raised before a point is handed out."""
@@ -79,6 +79,7 @@ def bench(reg: Registry, names: Sequence[str] | None, *, cluster: ClusterSpec,
         raise BadInput("--against times two builds of a kernel in one process: not with "
                        "--cluster")
     plain.check_budget(budget)
+    sampling.check()
     if resume:  # which worker measured what is the run's own record, not the files'
         raise BadInput("--resume continues one process's sweep from its files: not with "
                        "--cluster (a cluster run already hands a dead worker's points on)")
@@ -116,9 +117,8 @@ def bench(reg: Registry, names: Sequence[str] | None, *, cluster: ClusterSpec,
         if tg.pipelines and not on_gpu:
             raise GpuUnavailable(f"{tg.pipelines[0].name} is a pipeline of GPU streams: it "
                                  "needs GPU workers")
-        cfg = BenchConfig(family, seed, TimingConfig(
-            budget_s=budget if on_gpu else min(budget, plain.CPU_BUDGET_S), cold=not hot,
-            graph=graph), verify)
+        cfg = BenchConfig(family, seed, sampling.timing(
+            budget if on_gpu else min(budget, plain.CPU_BUDGET_S), not hot, graph), verify)
         slugs = sorted({i.slug for i in idents.values()})
         outputs = ClusterOutputs(jobs, out_dir or paths.statistics_dir(),
                                  out_dir is None or len(slugs) > 1, existing)

@@ -200,6 +200,37 @@ def _points(jobs: Sequence[Job]) -> list[list[Job]]:
     return list(groups.values())
 
 
+@dataclass(frozen=True)
+class Sampling:
+    """When a point's sampling stops, besides its budget (nvbench's stopping criterion):
+    the noise of the median under ``max_noise_pct`` with at least ``min_samples`` kept, or
+    ``max_samples`` taken (``--max-noise``, ``--min-samples``, ``--max-samples``)."""
+
+    max_noise_pct: float = 1.0
+    min_samples: int = 20
+    max_samples: int = 2000
+
+    def check(self) -> None:
+        """BadInput for a target that is no positive finite percentage, or sample counts
+        out of order."""
+        if not (math.isfinite(self.max_noise_pct) and self.max_noise_pct > 0):
+            raise BadInput(f"--max-noise must be a finite percentage above 0, not "
+                           f"{self.max_noise_pct}")
+        if not 1 <= self.min_samples <= self.max_samples:
+            raise BadInput(f"--min-samples ({self.min_samples}) must be at least 1 and at "
+                           f"most --max-samples ({self.max_samples})")
+
+    def timing(self, budget_s: float, cold: bool, graph: bool) -> TimingConfig:
+        """The TimingConfig of a point sampled so."""
+        return TimingConfig(budget_s=budget_s, cold=cold, graph=graph,
+                            target_noise_pct=self.max_noise_pct,
+                            min_samples=self.min_samples, max_samples=self.max_samples)
+
+
+#: nvbench's and the harness's defaults: 1 % noise, 20 to 2000 samples.
+DEFAULT_SAMPLING = Sampling()
+
+
 def check_budget(budget: float) -> None:
     """BadInput for a sampling budget that is not a finite number of seconds (``inf``
     passes the option's minimum; a sweep's chunks are sized by it)."""
@@ -248,7 +279,8 @@ def bench(reg: Registry, names: Sequence[str] | None, *, sweep: Sequence[str] = 
           seed: int = 0, options: Mapping[str, str] | None = None,
           out_dir: Path | None = None, append: bool = False, overwrite: bool = False,
           device: int = 0, repeats: int = 1, against: str | None = None,
-          resume: bool = False, restrict: Sequence[str] = ()) -> BenchRun:
+          resume: bool = False, restrict: Sequence[str] = (),
+          sampling: Sampling = DEFAULT_SAMPLING) -> BenchRun:
     """``harness bench``: plan the sweep of the named targets (default: every stage), open
     its backend and its result files (an existing one is added to with ``append``, replaced
     with ``overwrite``, else refused); every input error is raised here, before a row is
@@ -259,10 +291,12 @@ def bench(reg: Registry, names: Sequence[str] | None, *, sweep: Sequence[str] = 
     (:mod:`harness.engine.baseline`). ``resume``: the points this command has measured
     already (:mod:`harness.engine.resume`) are left as they are, the rest appended.
     ``restrict``: conditions on a ``--define`` sweep's builds; those that fail one are left
-    out (named in ``left_out``)."""
+    out (named in ``left_out``). ``sampling``: when a point's sampling stops, besides the
+    budget."""
     if repeats < 1:
         raise BadInput(f"--repeats must be at least 1, not {repeats}")
     check_budget(budget)
+    sampling.check()
     if resume and overwrite:
         raise BadInput("--resume and --overwrite exclude each other: keep the rows measured "
                        "so far, or replace them")
@@ -286,9 +320,8 @@ def bench(reg: Registry, names: Sequence[str] | None, *, sweep: Sequence[str] = 
     if tg.pipelines and not chosen.on_gpu:
         raise GpuUnavailable(f"{tg.pipelines[0].name} is a pipeline of GPU streams: it needs "
                              f"a GPU ({chosen.note})")
-    cfg = BenchConfig(family, seed, TimingConfig(
-        budget_s=budget if chosen.on_gpu else min(budget, CPU_BUDGET_S), cold=not hot,
-        graph=graph), verify)
+    cfg = BenchConfig(family, seed, sampling.timing(
+        budget if chosen.on_gpu else min(budget, CPU_BUDGET_S), not hot, graph), verify)
     dest = out_dir or paths.statistics_dir() / chosen.slug
     outputs = Outputs(jobs, dest, existing)
     done = 0

@@ -78,6 +78,14 @@ def bench_cmd(
                               "repeat, its noise at least the repeats' standard error, its "
                               "reason every repeat's time.")]
     = 1,
+    max_noise: Annotated[float, typer.Option(
+        "--max-noise", help="Stop a point's sampling once the noise of its median is under "
+                            "this % (and --min-samples are kept).")] = 1.0,
+    min_samples: Annotated[int, typer.Option(
+        "--min-samples", min=1, help="Samples a point keeps at least before the noise "
+                                     "target can stop it.")] = 20,
+    max_samples: Annotated[int, typer.Option(
+        "--max-samples", min=1, max=100_000, help="Samples a point takes at most.")] = 2000,
     seed: Annotated[int, typer.Option(min=0, help="Random seed of the inputs.")] = 0,
     mode: Mode = None,
     k: K = None,
@@ -108,7 +116,8 @@ def bench_cmd(
         verify=verify, seed=seed, options=targets.options(mode=mode, k=k,
                                                           group_size=group_size),
         out_dir=out_dir, append=append, overwrite=overwrite, repeats=repeats,
-        against=against, resume=resume, restrict=restrict or [])
+        against=against, resume=resume, restrict=restrict or [],
+        sampling=benches.Sampling(max_noise, min_samples, max_samples))
     run = cluster_bench.bench(discover(), stages, cluster=spec, **kw) if spec \
         else benches.bench(discover(), stages, device=device, **kw)
     warn(run.repaired)

@@ -353,3 +353,12 @@ def test_a_retried_rows_reason_stays_within_its_limit_the_attempt_said() -> None
     assert got.endswith(f"; {ungated_note(5, 20)}; measured on attempt 2: the worker that "
                         "ran it before died")
     assert _retried({"reason": ""}, 1) == {"reason": ""}
+
+
+def test_the_sampling_options_reach_the_workers(toy_reg, session, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A point measured on a worker is sampled as the driver was told."""
+    from harness.engine.bench import Sampling
+
+    got = sweep(toy_reg, session, "slowtoy", "batch=1,2", tmp_path,
+                sampling=Sampling(max_noise_pct=1e-9, min_samples=7, max_samples=7))
+    assert [int(r["samples"]) for r in got] == [7, 7], [r["reason"] for r in got]

@@ -800,3 +800,28 @@ def test_a_speedup_over_a_peer_whose_time_can_hold_host_time_says_so(
                                       repeats=repeats)]
     assert gated[-1]["speedup_vs_best_peer"] == 3.0 and "vs best peer" not in \
         gated[-1]["reason"]  # the best peer (torch) was gated
+
+
+def test_the_sampling_options_stop_each_point_where_they_say(reg, tmp_path: Path) -> None:
+    """--max-samples caps a point's samples, --min-samples keeps it sampling past a met
+    noise target, --max-noise is the target: each reaches the point's TimingConfig."""
+    from harness.engine.bench import Sampling
+
+    def samples(sampling: Sampling, out: str) -> list[int]:
+        run = bench.bench(reg, ["dynamic_spikes"], sweep=["batch=4,8", "in_f=64"],
+                          backend="numpy", budget=5.0, out_dir=tmp_path / out,
+                          sampling=sampling)
+        return [int(m.row["samples"]) for m in run.rows]
+
+    assert samples(Sampling(max_noise_pct=1e-9, min_samples=5, max_samples=25), "a") == \
+        [25, 25]  # a target no run meets: the cap ends each point
+    assert samples(Sampling(max_noise_pct=1e9, min_samples=40, max_samples=100), "b") == \
+        [40, 40]  # any noise meets it: the floor ends each point
+    with pytest.raises(BadInput, match="--max-noise must be a finite percentage above 0"):
+        bench.bench(reg, ["dynamic_spikes"], backend="numpy", out_dir=tmp_path / "c",
+                    sampling=Sampling(max_noise_pct=float("inf")))
+    with pytest.raises(BadInput, match=r"--min-samples \(9\) must be at least 1 and at most "
+                                       r"--max-samples \(8\)"):
+        bench.bench(reg, ["dynamic_spikes"], backend="numpy", out_dir=tmp_path / "d",
+                    sampling=Sampling(min_samples=9, max_samples=8))
+    assert not (tmp_path / "c").exists() and not (tmp_path / "d").exists()

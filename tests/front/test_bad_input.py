@@ -68,6 +68,12 @@ def only_line(res, text: str) -> None:  # type: ignore[no-untyped-def]
      "Invalid value for '--repeats'"),
     (["bench", "dynamic_spikes", "--sweep", "batch=1.." + "9" * 5000],
      "a range's bounds are sizes, at most 18 digits"),
+    (["bench", "dynamic_spikes", "--max-noise", "0"], "--max-noise must be a finite "
+                                                      "percentage above 0, not 0.0"),
+    (["bench", "dynamic_spikes", "--max-noise", "nan"], "--max-noise must be a finite"),
+    (["bench", "dynamic_spikes", "--min-samples", "30", "--max-samples", "20"],
+     "--min-samples (30) must be at least 1 and at most --max-samples (20)"),
+    (["bench", "dynamic_spikes", "--max-samples", "0"], "Invalid value for '--max-samples'"),
 ])
 def test_bad_values(args: list[str], text: str) -> None:
     one_line(runner.invoke(app, args), text)
