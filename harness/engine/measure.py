@@ -24,7 +24,7 @@ from harness.contract.backend import Backend, RunResult
 from harness.contract.checks import input_problems
 from harness.contract.rng import point_rng
 from harness.contract.stage import Peer, Pipeline, Stage
-from harness.contract.timing import TimingConfig
+from harness.contract.timing import Timing, TimingConfig
 from harness.engine import pipeline, rowcheck, rows
 from harness.engine.jobs import Job
 from harness.engine.memory import GUARD, MemoryGuard, host_available
@@ -35,6 +35,8 @@ from harness.results.rows import fit_notes, fit_reason, host_time, peer_host_tim
 
 #: Why an ok row's noise is above the target.
 NOT_CONVERGED = "noise above target when the budget ended"
+#: The same where the samples' cap (``--max-samples``) ended it, not the budget.
+NOT_CONVERGED_CAP = "noise above target when the sample cap was reached"
 #: ``verified`` of a peer that is a speed reference, not judged against the reference.
 NOT_JUDGED = "not judged"
 #: A reason is cut to this many characters (a whole compiler log does not fit a cell).
@@ -59,6 +61,13 @@ class BenchConfig:
     timing: TimingConfig = field(default_factory=TimingConfig)
     verify: bool = True
 
+
+def _not_converged(timing: Timing, cfg: TimingConfig) -> str:
+    """Why a point's sampling stopped above its noise target: the samples' cap (the
+    throttled ones discarded count towards it) or the budget."""
+    low = timing.clocks.throttled if timing.clocks is not None and timing.clocks.discarded \
+        else 0
+    return NOT_CONVERGED_CAP if timing.samples + low >= cfg.max_samples else NOT_CONVERGED
 
 
 def job_inputs(job: Job, cfg: BenchConfig) -> dict[str, np.ndarray]:
@@ -196,7 +205,7 @@ def _measure(job: Job, backend: Backend, cfg: BenchConfig, meta: RunMeta,
             return {**row, "status": "oom", "reason": f"out of memory: {exc}"[:REASON_CHARS]}
         return {**row, "status": "failed",
                 "reason": f"{type(exc).__name__}: {exc}"[:REASON_CHARS]}
-    reasons = [] if timing.converged else [NOT_CONVERGED]
+    reasons = [] if timing.converged else [_not_converged(timing, cfg.timing)]
     if backend.backend == "numpy" and job.variant.tuning:  # a build's name on no build
         reasons.append(f"{NUMPY_BUILD}: {job.variant.name} is timed as "
                        f"{job.variant.declared}")

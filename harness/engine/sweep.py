@@ -26,8 +26,9 @@ def _values(spec: str, text: str) -> list[str]:
     if m := _RANGE.match(text):
         if max(len(m.group(1)), len(m.group(2))) > 18:  # past int64: no size, and int()
             # of thousands of digits is refused by Python itself
-            raise BadInput(f"bad --sweep {spec[:40]!r}...: a range's bounds are sizes, at "
-                           "most 18 digits")
+            shown = spec if len(spec) <= 40 else spec[:40] + "..."
+            raise BadInput(f"bad --sweep {shown!r}: a range's bounds are sizes, at most 18 "
+                           "digits")
         lo, hi = int(m.group(1)), int(m.group(2))
         if lo < 1 or hi < lo:
             raise BadInput(f"bad --sweep {spec!r}: a range LO..HI needs 1 <= LO <= HI")

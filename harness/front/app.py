@@ -26,10 +26,17 @@ from harness.front import signals, terminal
 app = typer.Typer(add_completion=False, no_args_is_help=True, cls=terminal.OneLineErrors,
                   context_settings={"help_option_names": ["-h", "--help"]},
                   help="Benchmark harness for spike-stream conversion kernels (PyCUDA).")
-# A COLUMNS that is no positive width (0, say) would have rich print every line as nothing,
-# error lines included: taken as unset, here and by every console made later.
-if not os.environ.get("COLUMNS", "1").isdigit() or int(os.environ.get("COLUMNS", "1")) < 1:
-    del os.environ["COLUMNS"]
+#: The widest COLUMNS taken: past it a terminal is no wider (rich pads help to the width).
+MAX_COLUMNS = 1000
+# A COLUMNS that is no width (0, "²", "wide") would have rich print every line as nothing,
+# error lines included, or fail: taken as unset, here and by every console made later; a
+# huge one is cut to MAX_COLUMNS.
+_cols = os.environ.get("COLUMNS")
+if _cols is not None:
+    if not (_cols.isascii() and _cols.isdigit() and int(_cols) > 0):
+        del os.environ["COLUMNS"]
+    elif int(_cols) > MAX_COLUMNS:
+        os.environ["COLUMNS"] = str(MAX_COLUMNS)
 out = Console(highlight=False)
 err = Console(stderr=True, highlight=False)
 for _c in (out, err):

@@ -35,21 +35,26 @@ def one_line(exc: typer.TyperException) -> str:
 def given_once(command: Any, args: Sequence[str]) -> None:
     """typer.BadParameter for an option of ``command`` that takes one value (or is a flag)
     given more than once in ``args``: click keeps the last in silence, so ``--family ramp
-    --family normal`` would measure ``normal`` while the command line says both."""
-    names = {o: p for p in command.params if getattr(p, "opts", None)
-             and not p.multiple and not getattr(p, "count", False)
-             for o in (*p.opts, *p.secondary_opts)}
+    --family normal`` would measure ``normal`` while the command line says both. Only the
+    command's options count (a positional word is never one, whatever it reads), and the
+    word after an option that takes a value is that value, whatever it reads."""
+    options = {o: p for p in command.params if p.param_type_name == "option"
+               for o in (*p.opts, *p.secondary_opts)}
     said: dict[str, list[str]] = {}
     value_at = -1  # the index of the word that is the last option's value
     for i, a in enumerate(args):
         if a == "--":  # what follows is no option
             break
-        p = names.get(a.split("=", 1)[0] if a.startswith("--") else a)
-        if p is None or i == value_at:
+        if i == value_at or not a.startswith("-"):
             continue
-        takes = not p.is_flag and "=" not in a and i + 1 < len(args)
-        said.setdefault(p.name, []).append(f"{a} {args[i + 1]}" if takes else a)
+        p = options.get(a.split("=", 1)[0])
+        if p is None:
+            continue
+        takes = not p.is_flag and not getattr(p, "count", False) and "=" not in a
         value_at = i + 1 if takes else -1
+        if not p.multiple and not getattr(p, "count", False):
+            said.setdefault(p.name, []).append(
+                f"{a} {args[i + 1]}" if takes and i + 1 < len(args) else a)
     for given in said.values():
         if len(given) > 1:
             raise typer.BadParameter(f"given {len(given)} times ({', '.join(given)}): say it "

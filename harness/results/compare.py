@@ -13,8 +13,9 @@ and line: a missing, unreadable, binary or empty file, a header without rows, an
 a torn row, a time that is NaN, infinite, zero or negative (a pipeline's other intervals, in
 their columns or its ``intervals`` JSON, NaN, infinite or negative), or no row that matches.
 
-A little past 300 lines: the reading and checking of both files belongs with the matching
-(the verdict rule itself is :mod:`.verdict`).
+Past 300 lines (about 400): the reading and checking of both files belongs with the
+matching, and the row check is the one the report and merge read by too (the verdict rule
+itself is :mod:`.verdict`); a module of its own for reading is the split when it grows.
 """
 
 from __future__ import annotations

@@ -12,7 +12,8 @@ Every command that writes a result file (bench, profile, sanitize, calibrate, th
 - **Rows are written whole**: each is one ``write`` and ``fsync``; one that fails (a full
   disk) is cut back off, so the file ends on its last whole row, and one line says how many
   rows were kept. Before appending, a torn last row (a writer killed mid-write) is cut away
-  and reported; a file damaged before its last row, or of other columns, is refused
+  and reported, and one whose every field is there but not its line end is refused (it
+  may be whole); a file damaged before its last row, or of other columns, is refused
   (:mod:`harness.results.scan` reads what an existing file holds).
 - **No symlink is followed out of the output folder.**
 - **Whole files** (a plot, a calibration, a README) are replaced atomically: written to a
@@ -21,8 +22,8 @@ Every command that writes a result file (bench, profile, sanitize, calibrate, th
 Errors are :class:`ResultFileError`: one line, exit status 2, raised before anything is
 written where the problem can be known then.
 
-Just past 300 lines: the lock, the row writer and the atomic replace share the symlink
-rule and the error wording, and each rule is tested against the others here.
+Past 300 lines: the lock, the row writer and the atomic replace share the symlink rule
+and the error wording, and each rule is tested against the others here.
 """
 
 from __future__ import annotations
@@ -156,7 +157,8 @@ class RowFile:
     """A CSV result file open for whole rows, under its lock until :meth:`close`.
 
     ``existing`` says what to do with a file that holds something: ``REFUSE`` it, ``APPEND``
-    to it (its header checked, a torn last row cut away: ``repaired`` says so) or
+    to it (its header checked, a torn last row cut away and a whole one without its line
+    end refused: ``repaired`` says what was mended) or
     ``OVERWRITE`` it (at the first row written: a writer closed without rows leaves it).
     ``root`` is the output folder no symlink may lead out of (default: the
     file's folder). Every problem known before a row is written is raised here.

@@ -29,6 +29,11 @@ from harness.results.readback import number
 MIN_POINTS = 3
 
 
+#: A fitted time at or below this (µs) is no time: a femtosecond, the rounding of a fit
+#: that falls to 0 (``polyfit`` may land a hair either side of it).
+NO_TIME_US = 1e-9
+
+
 @dataclass(frozen=True)
 class Sample:
     """One row on the line: the axis value, the median, and how far the line is from it."""
@@ -39,12 +44,12 @@ class Sample:
 
     @property
     def residual_pct(self) -> float:
-        """(median - fitted) / fitted, in %. Where the line puts no time at x (a line that
-        falls to 0 across the rows), no finite share measures the miss: an infinity of its
-        sign, which makes the line's worst residual say it does not hold (0 where the median
-        is 0 too)."""
+        """(median - fitted) / fitted, in %. Where the line puts no time at x, or less than
+        none (a line that falls to 0 or below across the rows), no share of it measures
+        the miss: an infinity of the miss's sign, which makes the line's worst residual say
+        it does not hold (0 where the median is that time too)."""
         miss = self.median_us - self.fitted_us
-        if self.fitted_us == 0:
+        if self.fitted_us <= NO_TIME_US:
             return math.copysign(math.inf, miss) if miss else 0.0
         return 100.0 * miss / self.fitted_us
 
@@ -71,10 +76,12 @@ class Line:
 
     def fixed_share_pct(self, x: float) -> float:
         """The fixed part's share of the fitted time at x, in %; NaN where the fitted time
-        there is 0 (a line that falls to 0 at x): of no time, no part is a share
-        (:func:`share_text` shows it as ``-``)."""
+        there is 0 or less (a line that falls to 0 or below at x), or the fixed part is
+        less than none: no share of such a time means anything (:func:`share_text` shows
+        it as ``-``)."""
         fitted = self.fixed_us + self.per_unit_us * x
-        return 100.0 * self.fixed_us / fitted if fitted != 0 else math.nan
+        return 100.0 * self.fixed_us / fitted if fitted > NO_TIME_US and self.fixed_us >= 0 \
+            else math.nan
 
     def worst_residual_pct(self) -> float:
         """The largest |residual| of the fitted rows, in %."""

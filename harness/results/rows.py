@@ -63,7 +63,7 @@ _PEER_HOST = re.compile(r"vs best peer: \S+'s time can hold host time")
 #: (:func:`ungated_note`), a cluster's later attempt (``harness.cluster.bench``), a speedup
 #: over a peer whose time can hold host time (:func:`peer_host_time`).
 TIME_NOTES = re.compile(
-    r"noise above target when the budget ended"
+    r"noise above target when (the budget ended|the sample cap was reached)"
     r"|\d+ sample\(s\) below \d+ % of the \d+ MHz nominal clock.*"
     r"|\d+ of \d+ samples timed without the gate .*: host time can be inside"
     r"|measured on attempt \d+: .*"
@@ -117,9 +117,9 @@ class CsvWriter:
 
     ``existing`` says what to do with a file that already holds rows (``files.REFUSE``,
     ``APPEND``: its header must match, a torn last row is cut away and ``repaired`` says
-    so; ``OVERWRITE``); ``root`` is the output folder no symlink may lead out of;
-    ``choices``, what a refusal offers (the writing command's options). The file stays
-    locked against other writers until :meth:`close`.
+    so, a whole one without its line end refused; ``OVERWRITE``); ``root`` is the output
+    folder no symlink may lead out of; ``choices``, what a refusal offers (the writing
+    command's options). The file stays locked against other writers until :meth:`close`.
     """
 
     def __init__(self, path: Path, existing: str = files.REFUSE,

@@ -8,7 +8,8 @@ end, inside an open quote, or cut in the middle of a character. That row is what
 row of another field count or unreadable before the last) is damage the harness did not
 make, and is reported rather than guessed at; so is a last row that is malformed in any
 other way than those (a byte that is not UTF-8 before its last character, a quote closed
-and then followed by more than a comma or a line end).
+and then followed by more than a comma or a line end), and one with every field but no
+line end at all, which may be a whole row saved without one.
 """
 
 from __future__ import annotations

@@ -24,6 +24,7 @@ line saying so: it cannot be built again.
 from __future__ import annotations
 
 import argparse
+import csv
 import itertools
 import shlex
 import subprocess
@@ -203,8 +204,13 @@ def stages_named(args: Sequence[str], names: Collection[str]) -> list[str]:
 
 
 def _rows_in(path: Path) -> int:
-    """The rows of a result CSV (0 where there is none yet)."""
-    return len(read_rows(path)) if path.is_file() else 0
+    """The rows of a result CSV (0 where there is none yet), read leniently: only their
+    number is wanted, and a torn last row (which the command's ``--append`` cuts away, or
+    refuses in one line of its own) must not stop the replay."""
+    if not path.is_file():
+        return 0
+    with path.open(newline="", encoding="utf-8-sig", errors="replace") as f:
+        return sum(1 for _ in csv.DictReader(f))
 
 
 def unbuildable(args: Sequence[str], stages: Mapping[str, Stage]) -> str | None:

@@ -807,16 +807,18 @@ def test_the_sampling_options_stop_each_point_where_they_say(reg, tmp_path: Path
     noise target, --max-noise is the target: each reaches the point's TimingConfig."""
     from harness.engine.bench import Sampling
 
-    def samples(sampling: Sampling, out: str) -> list[int]:
+    def samples(sampling: Sampling, out: str) -> list[tuple[int, str]]:
         run = bench.bench(reg, ["dynamic_spikes"], sweep=["batch=4,8", "in_f=64"],
                           backend="numpy", budget=5.0, out_dir=tmp_path / out,
                           sampling=sampling)
-        return [int(m.row["samples"]) for m in run.rows]
+        return [(int(m.row["samples"]), m.row["reason"]) for m in run.rows]
 
+    # A target no run meets: the cap ends each point, and the row says it was the cap.
     assert samples(Sampling(max_noise_pct=1e-9, min_samples=5, max_samples=25), "a") == \
-        [25, 25]  # a target no run meets: the cap ends each point
+        [(25, "noise above target when the sample cap was reached")] * 2
+    # Any noise meets it: the floor ends each point.
     assert samples(Sampling(max_noise_pct=1e9, min_samples=40, max_samples=100), "b") == \
-        [40, 40]  # any noise meets it: the floor ends each point
+        [(40, "")] * 2
     with pytest.raises(BadInput, match="--max-noise must be a finite percentage above 0"):
         bench.bench(reg, ["dynamic_spikes"], backend="numpy", out_dir=tmp_path / "c",
                     sampling=Sampling(max_noise_pct=float("inf")))

@@ -19,7 +19,7 @@ from harness.results import rows as results
 from harness.results.provenance import RunMeta
 from tests.engine.host import HostRunner
 
-FAST = m.BenchConfig(timing=TimingConfig(warmup=0, min_samples=5, max_samples=5))
+FAST = m.BenchConfig(timing=TimingConfig(warmup=0, min_samples=5, max_samples=100))
 META = RunMeta(gpu="Fake GPU", driver="1", cuda="13.0", git_sha="abc", command="t",
                peak_gbps=1000.0)
 
@@ -353,3 +353,15 @@ def test_a_speedup_note_keeps_the_reason_within_its_limit() -> None:
     m.with_speedup(row, [peer])
     assert row["speedup_vs_best_peer"] == 3.0 and len(row["reason"]) <= m.REASON_CHARS
     assert row["reason"].startswith("rrr") and row["reason"].endswith(note)
+
+
+def test_a_row_above_its_noise_target_says_what_ended_its_sampling() -> None:
+    """The samples' cap or the budget: throttled samples that were set aside count towards
+    the cap (they were taken), so 3 kept and 2 discarded of a cap of 5 is the cap."""
+    cfg = TimingConfig(min_samples=2, max_samples=5)
+    at = Timing(100.0, 99.0, 101.0, 3.0, 5, False)
+    assert m._not_converged(at, cfg) == m.NOT_CONVERGED_CAP
+    assert m._not_converged(dataclasses.replace(at, samples=3), cfg) == m.NOT_CONVERGED
+    clocks = Clocks(1980.0, 1900.0, 1980.0, 2, 900.0, 0.75, True)
+    assert m._not_converged(dataclasses.replace(at, samples=3, clocks=clocks), cfg) == \
+        m.NOT_CONVERGED_CAP

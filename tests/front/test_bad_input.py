@@ -360,7 +360,7 @@ def _pipeline_csvs(tmp_path: Path, **changed: str) -> list[Path]:
 def test_merge_of_a_pipeline_row_with_a_nan_interval_is_one_line(
         tmp_path: Path, changed: dict[str, str], text: str) -> None:
     """merge widens every interval's noise by its spread across the processes: a NaN one
-    was a traceback from statistics.stdev."""
+    is refused in one line before statistics.stdev could fail on it."""
     a, b = _pipeline_csvs(tmp_path, **changed)
     out = tmp_path / "m.csv"
     only_line(runner.invoke(app, ["merge", str(a), str(b), "--out", str(out)]),
@@ -616,5 +616,26 @@ def test_an_option_given_once_with_a_value_that_looks_like_one_is_taken() -> Non
     cmd = typer.main.get_command(the_app).commands["bench"]  # type: ignore[attr-defined]
     terminal.given_once(cmd, ["--out", "--family", "--family", "x", "--sweep", "a=1",
                               "--sweep", "b=2", "--", "--family", "y"])
+    # A repeatable option's value is a value too; a positional word named as a parameter
+    # (bench's stages) is no option.
+    terminal.given_once(cmd, ["stages", "--sweep", "--budget", "--budget", "1"])
     with pytest.raises(typer.BadParameter):
         terminal.given_once(cmd, ["--out", "--family", "--family", "x", "--family", "y"])
+
+
+@pytest.mark.parametrize("args", [["compare", "old", "new"], ["fit", "csv", "--axis", "batch"],
+                                  ["report", "folders"], ["run", "name"]])
+def test_a_positional_word_named_as_a_parameter_is_no_option(tmp_path: Path,
+                                                             args: list[str]) -> None:
+    """``harness compare old new`` on files called old and new: the parameters' own names
+    are words like any other, not options (nor a traceback)."""
+    import os
+
+    cwd = os.getcwd()
+    os.chdir(tmp_path)
+    try:
+        res = runner.invoke(app, args)
+    finally:
+        os.chdir(cwd)
+    assert res.exit_code == 2 and "Traceback" not in res.output, res.output
+    assert "given 2 times" not in res.output

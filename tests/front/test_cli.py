@@ -256,10 +256,11 @@ def test_bench_table_fits_80_columns(tmp_path: Path) -> None:
     assert "batch 16" in proc.stdout and "in_f 64" in proc.stdout
 
 
-@pytest.mark.parametrize("columns", ["0", "-3", "wide"])
+@pytest.mark.parametrize("columns", ["0", "-3", "wide", "²", "999999999"])
 def test_a_columns_that_is_no_width_still_shows_the_error(columns: str) -> None:
-    """COLUMNS=0 made every line print as nothing, the error line included: exit 2 and a
-    blank terminal. A COLUMNS that is no positive width is taken as unset."""
+    """Taken as a width, COLUMNS=0 prints every line as nothing, the error line included
+    (exit 2 and a blank terminal): a COLUMNS that is no positive width is taken as unset,
+    a huge one as the widest."""
     import os
     import subprocess
     import sys

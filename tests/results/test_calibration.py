@@ -141,7 +141,7 @@ def test_a_stored_calibration_that_is_no_record_is_one_line(tmp_path: Path, text
 def test_the_records_table_leaves_out_a_record_of_a_negative_rate_or_size(
         tmp_path: Path) -> None:
     """The report's table reads records through the same check: a negative rate or size
-    (once shown as a "copy of -0.0 MB") is named as no record, not shown."""
+    (it would read as a "copy of -0.0 MB") is named as no record, not shown."""
     calibration.save({"gbps": 4000.0, "median_us": 10.0, "kind": "copy",
                       "bytes_each_way": 2 << 30}, "g", tmp_path)
     calibration.save({"gbps": -5, "median_us": 10.0}, "g", tmp_path,

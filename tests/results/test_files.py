@@ -410,8 +410,8 @@ def test_a_row_that_cannot_be_encoded_cuts_nothing_it_would_replace(tmp_path: Pa
 
 def test_an_output_folder_that_cannot_be_reached_is_one_line(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """A folder above --out that may not be searched: Path.exists raises, where it used to
-    be a traceback."""
+    """A folder above --out that may not be searched: Path.exists raises there, and that is
+    one line, not a traceback."""
 
     def denied(self: Path) -> bool:
         raise PermissionError(13, "Permission denied", str(self))

@@ -175,7 +175,7 @@ def test_a_line_that_falls_to_zero_has_defined_residuals_and_shares(tmp_path: Pa
     (line,) = fit.run(f, "in_f")
     assert line.fixed_us == pytest.approx(28.0) and line.per_unit_us == pytest.approx(-7.0)
     at_4 = line.samples[-1]
-    assert at_4.fitted_us == 0.0 and at_4.residual_pct == math.inf
+    assert at_4.fitted_us == pytest.approx(0.0, abs=1e-9) and at_4.residual_pct == math.inf
     assert fit.Sample(4.0, 0.0, 0.0).residual_pct == 0.0
     assert fit.Sample(4.0, -1.0, 0.0).residual_pct == -math.inf
     assert math.isnan(line.fixed_share_pct(4)) and line.worst_residual_pct() == math.inf
@@ -186,6 +186,18 @@ def test_a_line_that_falls_to_zero_has_defined_residuals_and_shares(tmp_path: Pa
     assert "+inf%" in res.stdout
 
 
+def test_a_line_that_falls_below_zero_has_no_share_and_does_not_hold(tmp_path: Path) -> None:
+    """Medians 30, 11, 1 µs at 1, 2, 4 fit a line below 0 at x = 4: no share there (one of
+    -3500 % meant nothing), and the residual against a negative time is an infinity."""
+    f = _write(tmp_path / "s.csv", [_row(x, m) for x, m in ((1, 30.0), (2, 11.0), (4, 1.0))])
+    (line,) = fit.run(f, "in_f")
+    at_4 = line.samples[-1]
+    assert at_4.fitted_us < 0 and at_4.residual_pct == math.inf
+    assert math.isnan(line.fixed_share_pct(4)) and line.worst_residual_pct() == math.inf
+    assert fit.Sample(1.0, 5.0, -1.0).residual_pct == math.inf
+    assert fit.Sample(1.0, -2.0, -1.0).residual_pct == -math.inf
+
+
 @pytest.mark.parametrize(("column", "bad"), [
     ("bytes", "inf"), ("bytes", "nan"), ("bytes", "-4096"), ("bytes", "1e308"),
     ("bytes", "2.5"), ("bytes", "lots"), ("peak_gbps", "inf"), ("peak_gbps", "nan"),
@@ -194,8 +206,9 @@ def test_a_bytes_or_peak_cell_that_is_no_count_or_rate_is_one_line(tmp_path: Pat
                                                                    column: str,
                                                                    bad: str) -> None:
     """A written bytes or peak_gbps cell that is not a count of bytes (a whole number below
-    2^63) or a rate (finite, above 0) names its file and line: an infinite count printed
-    "nan bytes a unit", 1e308 a negative rate, an infinite peak "0.0 % of the peak"."""
+    2^63) or a rate (finite, above 0) names its file and line: read as numbers, an
+    infinite count would print "nan bytes a unit", 1e308 a negative rate, an infinite peak
+    "0.0 % of the peak"."""
     rows = [_row(x, 7.0 + 0.0009 * x, bytes=str(3704 * x), peak_gbps="4287")
             for x in (4736, 9472, 18944)]
     rows[1][column] = bad

@@ -246,3 +246,27 @@ def test_the_stages_a_command_names_are_its_positional_words() -> None:
     args = ["bench", "int_gemm", "--sweep", "batch=1", "--out", "gemm", "--append"]
     assert replay.stages_named(args, {"gemm", "int_gemm"}) == ["int_gemm"]
     assert replay.stages_named(["bench", "--out=gemm", "gemm"], {"gemm"}) == ["gemm"]
+
+
+def test_a_torn_csv_where_the_rows_go_stops_no_command(  # type: ignore[no-untyped-def]
+        tmp_path, monkeypatch, capsys) -> None:
+    """OUT's CSV ends inside an open quote (a write cut short): replay only counts its rows,
+    leniently, and each command goes on (its own --append repairs the file, or refuses it
+    in one line). The folder whose commands are read is read strictly: a torn one there is
+    one line and exit 2, nothing run."""
+    src, out = tmp_path / "src", tmp_path / "out"
+    src.mkdir()
+    out.mkdir()
+    cmd = "harness bench dynamic_spikes --sweep batch=1"
+    _csv(src / "dynamic_spikes.csv", STAGE_HEADER,
+         [["dynamic_spikes", "pycuda", "default", "1", "ok", "1.0", cmd]])
+    (out / "dynamic_spikes.csv").write_bytes(b'stage,backend\ndynamic_spikes,"pyc')
+    ran = _children(monkeypatch, lambda cmd: 0, writes=False)
+    assert replay.main([str(src), str(out), "--append"]) == 1  # counted, then judged
+    assert len(ran) == 1 and "exited 0 but wrote no rows" in capsys.readouterr().err
+    (src / "dynamic_spikes.csv").write_bytes((src / "dynamic_spikes.csv").read_bytes()
+                                             + b'dynamic_spikes,"pyc')
+    ran.clear()
+    assert replay.main([str(src), str(tmp_path / "new")]) == 2 and ran == []
+    assert "dynamic_spikes.csv: not a readable CSV (unexpected end of data)" in \
+        capsys.readouterr().err
