@@ -100,12 +100,13 @@ def test_an_existing_csv_is_replaced_only_on_request(sweep: Path, monkeypatch) -
 def test_a_torn_last_row_is_cut_then_appended_to(sweep: Path) -> None:
     p = sweep / "dynamic_spikes.csv"
     data = p.read_bytes()
-    # Cut inside the last cell (the command): every field there, no line end. A whole row
-    # saved without its line end looks the same: refused, the file as it was.
-    p.write_bytes(data[:-40])
+    # A whole row saved without its line end (and a write cut inside an unquoted last cell
+    # looks the same): every field there, no line end. Refused, the file as it was.
+    assert data.endswith(b"\r\n")
+    p.write_bytes(data[:-2])
     res = bench(sweep, "--append")
     assert res.exit_code == 2 and "its last row has every field but no line end" in res.output
-    assert p.read_bytes() == data[:-40]
+    assert p.read_bytes() == data[:-2]
     last = data.rstrip(b"\r\n").rindex(b"\n") + 1
     p.write_bytes(data[:last + 30])  # a write cut short: the last row torn, fields missing
     res = bench(sweep, "--append")
