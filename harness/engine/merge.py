@@ -19,7 +19,7 @@ from pathlib import Path
 from harness.engine.repeats import combine
 from harness.engine.resume import same_command
 from harness.errors import BadInput
-from harness.results import compare, files
+from harness.results import files, resultcsv
 from harness.results.rows import CsvWriter
 
 
@@ -48,7 +48,7 @@ def combine_runs(paths: Sequence[Path]) -> tuple[list[dict[str, str]], tuple[str
     if twice:
         raise BadInput(f"harness merge: {', '.join(sorted(twice))} given twice (one file is "
                        "one process)")
-    tables = [compare.read(p) for p in paths]
+    tables = [resultcsv.read(p) for p in paths]
     schema = tables[0].schema
     if any(t.schema is not schema for t in tables):
         raise BadInput("harness merge: the CSVs mix stage and pipeline rows")
@@ -81,13 +81,13 @@ def combine_runs(paths: Sequence[Path]) -> tuple[list[dict[str, str]], tuple[str
             raise BadInput(f"harness merge: {_label(schema, key)} was measured on "
                            f"{' and '.join(repr(g) for g in gpus)}: one point's processes "
                            "run on one GPU model")
-    pipeline = schema is compare.PIPELINE
+    pipeline = schema is resultcsv.PIPELINE
     merged = [combine(rs, pipeline=pipeline, unit="process") for rs in groups.values()]
     columns = tuple(dict.fromkeys(c for t in tables for c in t.rows[0]))
     return merged, columns, tuple(len(rs) for rs in groups.values())
 
 
-def _label(schema: compare.Schema, key: tuple[str, ...]) -> str:
+def _label(schema: resultcsv.Schema, key: tuple[str, ...]) -> str:
     return " ".join(f"{c}={v}" for c, v in zip(schema.key, key, strict=True) if v)
 
 

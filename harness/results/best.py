@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.results import compare
+from harness.results import compare, resultcsv
 from harness.results.verdict import SLOWER, decide
 
 #: The verdict of the fastest build itself.
@@ -35,7 +35,7 @@ BEST = "best"
 _REPEATS = re.compile(r"median of (\d+) repeats")
 #: The columns of a point as compare matches rows, less the build (``variant``) and the
 #: backend; a column that came later is read with the value rows had before it.
-_POINT = tuple(c for c in compare.STAGE.key if c not in ("backend", "variant"))
+_POINT = tuple(c for c in resultcsv.STAGE.key if c not in ("backend", "variant"))
 #: The columns that tell a cluster's worker processes apart (empty in a plain run's CSV):
 #: one command's rows from two workers are two processes' rows, not one run's.
 _PROCESS = ("host", "gpu_uuid", "worker")
@@ -103,15 +103,15 @@ def run(path: Path, preset: str = "default", threshold_pct: float = 2.0,
     fastest build first (see the module's docstring); HarnessError (one line) for a file
     ``harness compare`` could not read, a pipeline CSV, or one with no such point."""
     p = compare.evidence(preset, threshold_pct, z)
-    res = compare.read(path)
-    if res.schema is not compare.STAGE:
+    res = resultcsv.read(path)
+    if res.schema is not resultcsv.STAGE:
         raise HarnessError(f"{path} holds pipeline rows: harness best ranks a stage's builds")
     groups: dict[tuple[object, ...], list[Mapping[str, str]]] = {}
     builds: dict[tuple[object, ...], set[str]] = {}  # the builds of each run's open group
     count: dict[tuple[object, ...], int] = {}
     peers: dict[tuple[object, ...], int] = {}  # a run's peer rows at a point, all its groups
     for r in res.rows:
-        run = (*(compare.STAGE.value(r, c) for c in _POINT), *compare.run_of(r),
+        run = (*(resultcsv.STAGE.value(r, c) for c in _POINT), *resultcsv.run_of(r),
                *(r.get(c, "") for c in _PROCESS))
         if r.get("backend") != "pycuda":
             peers[run] = peers.get(run, 0) + 1
@@ -137,7 +137,7 @@ def run(path: Path, preset: str = "default", threshold_pct: float = 2.0,
             d = decide(best, s, p, threshold_pct / 100)
             builds.append(Build(r["variant"], s.time_us, 100 * s.noise, d.verdict,
                                 d.change_pct, d.reason))
-        sha, command = compare.run_of(rows[0])
+        sha, command = resultcsv.run_of(rows[0])
         run = key[:-1]
         # A command appended again has its peers again: shared out over its groups alike.
         each = -(-peers.get(run, 0) // (count.get(run, 0) + 1))

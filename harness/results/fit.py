@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from harness.errors import BadInput
-from harness.results import compare
+from harness.results import resultcsv
 from harness.results.readback import number
 
 #: The fewest distinct values of the axis a line is fitted to (two fix it exactly, with
@@ -102,8 +102,8 @@ def run(path: Path, axis: str) -> list[Line]:
     CSV, an axis that is not a numeric key column, a value of it below 0 or not finite, a
     ``bytes`` or ``peak_gbps`` cell that is no count or rate (:func:`_check_cells`), or a
     file with no such sweep."""
-    res = compare.read(path)
-    if res.schema is not compare.STAGE:
+    res = resultcsv.read(path)
+    if res.schema is not resultcsv.STAGE:
         raise BadInput(f"{path} holds pipeline rows: harness fit takes a stage's rows")
     keys = [c for c in res.schema.key if c not in ("backend", "variant")]
     if axis not in keys:
@@ -123,8 +123,8 @@ def run(path: Path, axis: str) -> list[Line]:
             raise BadInput(f"{path}, line {n}: {axis} is {r[axis]!r}; harness fit takes "
                            f"values of {axis} that are finite and >= 0")
         _check_cells(r, f"{path}, line {n}")
-        rest = tuple(compare.STAGE.value(r, c) for c in keys if c != axis)
-        key = (r.get("backend", ""), r.get("variant", ""), *rest, *compare.run_of(r))
+        rest = tuple(resultcsv.STAGE.value(r, c) for c in keys if c != axis)
+        key = (r.get("backend", ""), r.get("variant", ""), *rest, *resultcsv.run_of(r))
         groups.setdefault(key, []).append(r)
     rest_cols = [c for c in keys if c != axis]
     lines = []

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from harness.errors import BadInput
-from harness.results.compare import STAGE
 from harness.results.readback import read_stage_rows, results_folder
+from harness.results.resultcsv import STAGE
 from harness.results.rows import host_time
 
 

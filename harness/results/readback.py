@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.results import compare, pipeline_rows
+from harness.results import pipeline_rows, resultcsv
 from harness.results import rows as results
 
 
@@ -70,7 +70,7 @@ def results_folder(folder: Path) -> Path:
 def read_checked(path: Path) -> list[dict[str, str]]:
     """The rows of a results CSV, each time and rate in it a finite number, an ok row's
     time a positive one, each size a positive whole number, and each row as
-    :func:`.compare.check_row` takes it (a status, a noise >= 0); HarnessError naming the
+    :func:`.resultcsv.check_row` takes it (a status, a noise >= 0); HarnessError naming the
     file and line otherwise (a NaN, a zero or a garbled cell would draw a wrong plot, or
     none)."""
     try:
@@ -106,8 +106,8 @@ def read_checked(path: Path) -> list[dict[str, str]]:
                 ok = False
             if not ok:
                 raise HarnessError(f"{path}, line {line}: intervals is not a JSON object")
-        schema = compare.STAGE if "median_us" in r else compare.PIPELINE
-        compare.check_row(r, schema, f"{path}, line {line}")
+        kind = resultcsv.STAGE if "median_us" in r else resultcsv.PIPELINE
+        resultcsv.check_row(r, kind, f"{path}, line {line}")
     for col in SIZES:  # a point's size is there in every row of a file, or in none
         given = [bool(r.get(col)) for r in rows]
         if any(given) and not all(given):

@@ -15,7 +15,7 @@ import pytest
 
 from harness.contract import registry
 from harness.engine import bench as plain
-from harness.results import compare, files, provenance
+from harness.results import compare, files, provenance, resultcsv
 from harness.results.rows import CLUSTER_COLUMNS, COLUMNS, read_rows
 from tests.cluster.conftest import stopped_sweep, sweep
 
@@ -95,7 +95,7 @@ def test_ctrl_c_stops_the_run_and_keeps_its_rows(toys: Path, tmp_path: Path) -> 
     assert len(said) == 1 and said[0].endswith(f"finished row(s) kept in {out}/"), stderr
     assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr, stderr
     assert "UserWarning" not in stderr and "distributed." not in stderr, stderr  # quiet
-    kept = compare.read(out / "slowtoy.csv").rows  # whole, and every row a valid one
+    kept = resultcsv.read(out / "slowtoy.csv").rows  # whole, and every row a valid one
     assert 2 <= int(said[0].split()[1]) <= len(kept) < 2000
     assert all(r["status"] == "ok" for r in kept)
     with files.locked(out / "slowtoy.csv"):  # the driver let go of its lock

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from harness.cluster.options import WAIT_ENV
-from harness.results import compare, files
+from harness.results import files, resultcsv
 from tests.cluster.conftest import stopped_sweep, until
 
 Proc = subprocess.Popen[bytes]
@@ -74,7 +74,7 @@ def _one_line(rc: int, stderr: str, text: str, out: Path) -> None:
     said = [ln for ln in stderr.splitlines() if ln.startswith("error:")]
     assert len(said) == 1 and text in said[0], stderr
     assert "Traceback" not in stderr and "distributed." not in stderr, stderr
-    kept = compare.read(out / "slowtoy.csv").rows
+    kept = resultcsv.read(out / "slowtoy.csv").rows
     assert len(kept) >= 2 and all(r["status"] == "ok" for r in kept)
     with files.locked(out / "slowtoy.csv"):
         pass

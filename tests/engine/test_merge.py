@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from harness.engine import merge
 from harness.errors import BadInput
 from harness.front.cli import app
-from harness.results import compare
+from harness.results import resultcsv
 from tests.results import stage_csv
 
 
@@ -29,7 +29,7 @@ def test_each_point_is_its_median_process_with_the_spread_as_noise(tmp_path: Pat
     paths = _procs(tmp_path, [[10.0, 50.0], [26.0, 52.0], [12.0, 51.0]])
     m = merge.run(paths, tmp_path / "merged.csv")
     assert (m.points, m.processes) == (2, (3, 3))
-    rows = compare.read(tmp_path / "merged.csv").rows
+    rows = resultcsv.read(tmp_path / "merged.csv").rows
     a, b = rows
     assert (a["variant"], float(a["median_us"]), a["command"]) == ("a", 12.0,
                                                                    "harness bench s --out p2")
@@ -49,7 +49,7 @@ def test_a_failed_process_makes_the_point_failed(tmp_path: Path) -> None:
         stage_csv.stage_row("a", 11.0, status="failed", reason="out: 3 mismatches"),
         stage_csv.stage_row("b", 52.0)])
     merge.run(paths, tmp_path / "m.csv")
-    a = compare.read(tmp_path / "m.csv").rows[0]
+    a = resultcsv.read(tmp_path / "m.csv").rows[0]
     assert a["status"] == "failed" and a["reason"] == "process 2 of 2: out: 3 mismatches"
 
 
@@ -108,7 +108,7 @@ def test_files_with_more_columns_merge_under_every_column(tmp_path: Path) -> Non
                      {**stage_csv.stage_row("b", 52.0), "host": "h1", "worker": "0"}])
     old = stage_csv.write(tmp_path / "m.csv", [stage_csv.stage_row("z", 1.0)])
     merged = merge.run([*paths, wide], old, overwrite=True)
-    rows = compare.read(old).rows
+    rows = resultcsv.read(old).rows
     assert merged.points == 2 and [r["variant"] for r in rows] == ["a", "b"]
     assert list(rows[0])[-2:] == ["host", "worker"]
     assert rows[0]["median_us"] == "11.0" and rows[0]["host"] == "h1"  # the median process's
@@ -200,7 +200,7 @@ def test_a_failed_process_keeps_the_notes_on_its_time(tmp_path: Path) -> None:
                             cmd="harness bench s --out p1"),
         stage_csv.stage_row("b", 52.0, cmd="harness bench s --out p1")])
     merge.run(paths, tmp_path / "m.csv")
-    a = compare.read(tmp_path / "m.csv").rows[0]
+    a = resultcsv.read(tmp_path / "m.csv").rows[0]
     assert a["status"] == "failed" and float(a["median_us"]) == 64.0
     assert a["reason"].startswith("process 2 of 2: q8: FAILED")
     assert a["reason"].endswith("; " + gate) and len(a["reason"]) <= REASON_CHARS

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 
 from harness.errors import HarnessError
 from harness.front.cli import app
-from harness.results import compare
+from harness.results import compare, resultcsv
 
 H200 = Path(__file__).parents[2] / "statistics" / "h200"
 #: Committed CSVs as they were before a later schema's columns (frozen copies: the ones in
@@ -242,7 +242,7 @@ def test_every_interval_of_a_pipeline_row_is_checked(tmp_path: Path, column: str
     rows[1][column] = value
     bad = write(tmp_path / "spike_linear.csv", rows)
     with pytest.raises(HarnessError, match="^" + re.escape(f"{bad}, line 3: {text}")):
-        compare.read(bad)
+        resultcsv.read(bad)
     one_line(cli(H200 / "spike_linear.csv", bad), f"{bad}, line 3: {text}")
 
 
@@ -251,7 +251,7 @@ def test_an_interval_of_zero_or_left_empty_is_taken(tmp_path: Path) -> None:
     rows = load("spike_linear.csv")
     rows[1].update(gemm_us="0", gemm_noise_pct="", intervals='{"activation": '
                    '{"median_us": 0}}')
-    assert compare.read(write(tmp_path / "s.csv", rows)).rows[1]["gemm_us"] == "0"
+    assert resultcsv.read(write(tmp_path / "s.csv", rows)).rows[1]["gemm_us"] == "0"
 
 
 # --- the verdicts on realistic inputs ---------------------------------------------------
@@ -518,12 +518,12 @@ def test_side_reads_a_row_s_spread_noise_and_clocks() -> None:
     r = stage_csv.stage_row("d", 100.0, p10_us="99.0", p90_us="102.0", noise_pct="0.5",
                             clock_mhz_median="1980", clock_mhz_min="1410",
                             throttled_samples="37.0")
-    s = compare.side(compare.STAGE, r)
+    s = compare.side(resultcsv.STAGE, r)
     assert (s.time_us, s.noise, s.spread) == (100.0, pytest.approx(0.005), (99.0, 102.0))
     assert (s.clock_mhz, s.clock_min_mhz, s.throttled) == (1980.0, 1410.0, 37)
     assert isinstance(s.throttled, int)
-    assert compare.side(compare.STAGE, {**r, "throttled_samples": ""}).throttled is None
-    pipe = compare.side(compare.PIPELINE, {"total_us": "10", "total_noise_pct": "1"})
+    assert compare.side(resultcsv.STAGE, {**r, "throttled_samples": ""}).throttled is None
+    pipe = compare.side(resultcsv.PIPELINE, {"total_us": "10", "total_noise_pct": "1"})
     assert (pipe.time_us, pipe.noise, pipe.spread) == (10.0, 0.01, None)
 
 
@@ -532,7 +532,7 @@ def test_a_time_at_its_own_p10_or_p90_is_a_row() -> None:
     from tests.results import stage_csv
 
     r = stage_csv.stage_row("d", 100.0, p10_us="100.0", p90_us="100.0")
-    compare.check_row(r, compare.STAGE, "here")
+    resultcsv.check_row(r, resultcsv.STAGE, "here")
 
 
 def test_a_verdict_s_label_names_the_point_and_what_is_not_usual() -> None:
@@ -557,7 +557,7 @@ def test_matched_without_a_column_the_point_is_the_new_side_s(tmp_path: Path) ->
     new = _one(tmp_path, "b.csv", stage_csv.stage_row("b", 100.0))
     (row,) = compare.run(old, new, ignore=("variant",)).rows
     assert row.point["variant"] == "b" and row.verdict == compare.SAME
-    assert compare.run_of({"git_sha": "abc", "command": "harness bench s"}) == (
+    assert resultcsv.run_of({"git_sha": "abc", "command": "harness bench s"}) == (
         "abc", "harness bench s")
 
 
@@ -654,5 +654,5 @@ def test_a_file_cut_inside_its_last_quoted_cell_is_refused(tmp_path: Path) -> No
     cut.write_bytes(whole.read_bytes().rstrip(b"\r\n")[:-5])
     with pytest.raises(HarnessError, match=r"cut.csv is not a results CSV: unexpected end of "
                                            r"data"):
-        compare.read(cut)
-    assert compare.read(whole).rows[0]["command"] == "harness bench d --sweep batch=1,2"
+        resultcsv.read(cut)
+    assert resultcsv.read(whole).rows[0]["command"] == "harness bench d --sweep batch=1,2"
