@@ -31,12 +31,16 @@ from harness.engine.memory import GUARD, MemoryGuard, host_available
 from harness.engine.validate import input_problem, judge
 from harness.errors import HarnessError
 from harness.results.provenance import RunMeta
-from harness.results.rows import fit_notes, fit_reason, host_time, peer_host_time, ungated_note
+from harness.results.rows import (
+    NOT_CONVERGED,
+    NOT_CONVERGED_CAP,
+    fit_notes,
+    fit_reason,
+    host_time,
+    peer_host_time,
+    ungated_note,
+)
 
-#: Why an ok row's noise is above the target.
-NOT_CONVERGED = "noise above target when the budget ended"
-#: The same where the samples' cap (``--max-samples``) ended it, not the budget.
-NOT_CONVERGED_CAP = "noise above target when the sample cap was reached"
 #: ``verified`` of a peer that is a speed reference, not judged against the reference.
 NOT_JUDGED = "not judged"
 #: A reason is cut to this many characters (a whole compiler log does not fit a cell).

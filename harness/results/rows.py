@@ -32,6 +32,12 @@ CLUSTER_COLUMNS: tuple[str, ...] = (*COLUMNS, "host", "gpu_uuid", "worker")
 #: Values ``status`` takes; anything but ``ok`` has a ``reason``.
 STATUSES = ("ok", "failed", "skipped", "oom")
 
+#: Why an ok row's noise is above the target: its budget ended sampling.
+NOT_CONVERGED = "noise above target when the budget ended"
+#: The same where the samples' cap (``--max-samples``) ended it, not the budget.
+NOT_CONVERGED_CAP = "noise above target when the sample cap was reached"
+
+
 def ungated_note(ungated: int, samples: int) -> str:
     """A row's note on a time some of whose samples were timed without the gate (the work
     synchronised inside its launch: the gate opened by itself)."""
@@ -63,7 +69,7 @@ _PEER_HOST = re.compile(r"vs best peer: \S+'s time can hold host time")
 #: (:func:`ungated_note`), a cluster's later attempt (``harness.cluster.bench``), a speedup
 #: over a peer whose time can hold host time (:func:`peer_host_time`).
 TIME_NOTES = re.compile(
-    r"noise above target when (the budget ended|the sample cap was reached)"
+    rf"{re.escape(NOT_CONVERGED)}|{re.escape(NOT_CONVERGED_CAP)}"
     r"|\d+ sample\(s\) below \d+ % of the \d+ MHz nominal clock.*"
     r"|\d+ of \d+ samples timed without the gate .*: host time can be inside"
     r"|measured on attempt \d+: .*"
