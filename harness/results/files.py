@@ -62,15 +62,36 @@ def _why(exc: OSError) -> str:
     return exc.strerror or str(exc)
 
 
-def folder(path: Path, option: str = "") -> Path:
-    """``path`` as an output folder, created when missing; one line when it is a file or
-    cannot be created (a read-only place). ``option`` names it in the message (``--out``)."""
-    p = Path(path)
+def _reach(p: Path, test: Callable[[], bool]) -> bool:
+    """``test()`` of ``p`` (its existence, its kind); one line where a folder above it may
+    not be searched (the test raises there)."""
     try:
-        is_file = p.exists() and not p.is_dir()
-    except OSError as exc:  # a folder above it that may not be searched
+        return test()
+    except OSError as exc:
         raise ResultFileError(f"cannot reach {p}: {_why(exc)}; nothing was written") from None
-    if is_file:
+
+
+def _within(p: Path, root: Path) -> Path:
+    """The real path of ``p``; ResultFileError when a symlink leads it out of ``root`` (or
+    loops)."""
+    try:
+        real, base = p.resolve(), Path(root).resolve()
+    except (OSError, RuntimeError) as exc:  # a symlink loop
+        raise ResultFileError(f"cannot follow {p}: {exc}") from None
+    if not real.is_relative_to(base):
+        raise ResultFileError(f"{p} is a symlink leading out of {root} (to {real}): not "
+                              "following it; nothing was written")
+    return real
+
+
+def folder(path: Path, option: str = "", root: Path | None = None) -> Path:
+    """``path`` as an output folder, created when missing; one line when it is a file or
+    cannot be created (a read-only place), or, given ``root``, when a symlink leads it out
+    of ``root``. ``option`` names it in the message (``--out``)."""
+    p = Path(path)
+    if root is not None:
+        _within(p, root)
+    if _reach(p, lambda: p.exists() and not p.is_dir()):
         raise ResultFileError(f"{option} {p} is a file: it takes a folder" if option else
                               f"{p} is a file, not a folder")
     try:
@@ -83,20 +104,10 @@ def folder(path: Path, option: str = "") -> Path:
 
 def inside(path: Path, root: Path) -> Path:
     """The real path of ``path``; ResultFileError when a symlink leads it out of ``root``
-    (or loops)."""
+    (or loops), or it is a folder."""
     p = Path(path)
-    try:
-        real, base = p.resolve(), Path(root).resolve()
-    except (OSError, RuntimeError) as exc:  # a symlink loop
-        raise ResultFileError(f"cannot follow {p}: {exc}") from None
-    if not real.is_relative_to(base):
-        raise ResultFileError(f"{p} is a symlink leading out of {root} (to {real}): not "
-                              "following it; nothing was written")
-    try:
-        is_dir = real.is_dir()
-    except OSError as exc:  # its folder may not be searched
-        raise ResultFileError(f"cannot reach {p}: {_why(exc)}; nothing was written") from None
-    if is_dir:
+    real = _within(p, root)
+    if _reach(p, real.is_dir):
         raise ResultFileError(f"{p} is a folder, not a file")
     return real
 

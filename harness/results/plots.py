@@ -150,14 +150,9 @@ def plots(folder: Path, dest: Path | None = None) -> list[Path]:
     # Every CSV read and checked before anything is written: a bad cell draws no plot.
     staged, piped = ([(p, [r for r in read_checked(p) if r["status"] == "ok"]) for p in ps]
                      for ps in (stage_files(folder), pipeline_files(folder)))
-    if dest is None:  # the folder's own plots: never written outside the folder
-        own = folder / "plots"
-        if own.is_symlink() and not own.resolve().is_relative_to(folder.resolve()):
-            raise HarnessError(f"{own} is a symlink leading out of {folder} (to "
-                               f"{own.resolve()}): not following it; nothing was written")
-        dest = files.folder(own)
-    else:
-        dest = files.folder(dest, "--out")
+    # The folder's own plots are never written outside the folder; --out is the user's.
+    dest = files.folder(folder / "plots", root=folder) if dest is None \
+        else files.folder(dest, "--out")
     written = []
     for path, rows in staged:
         if not rows:
