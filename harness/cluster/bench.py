@@ -117,8 +117,7 @@ def bench(reg: Registry, names: Sequence[str] | None, *, cluster: ClusterSpec,
         if tg.pipelines and not on_gpu:
             raise GpuUnavailable(f"{tg.pipelines[0].name} is a pipeline of GPU streams: it "
                                  "needs GPU workers")
-        cfg = BenchConfig(family, seed, sampling.timing(
-            budget if on_gpu else min(budget, plain.CPU_BUDGET_S), not hot, graph), verify)
+        cfg = BenchConfig(family, seed, sampling.timing(budget, on_gpu, hot, graph), verify)
         slugs = sorted({i.slug for i in idents.values()})
         outputs = ClusterOutputs(jobs, out_dir or paths.statistics_dir(),
                                  out_dir is None or len(slugs) > 1, existing)

@@ -220,10 +220,11 @@ class Sampling:
             raise BadInput(f"--min-samples ({self.min_samples}) must be at least 1 and at "
                            f"most --max-samples ({self.max_samples})")
 
-    def timing(self, budget_s: float, cold: bool, graph: bool) -> TimingConfig:
-        """The TimingConfig of a point sampled so."""
-        return TimingConfig(budget_s=budget_s, cold=cold, graph=graph,
-                            target_noise_pct=self.max_noise_pct,
+    def timing(self, budget: float, on_gpu: bool, hot: bool, graph: bool) -> TimingConfig:
+        """The TimingConfig of a point sampled so, within ``budget`` seconds (on the CPU
+        fallback at most :data:`CPU_BUDGET_S`), L2 flushed unless ``hot``."""
+        return TimingConfig(budget_s=budget if on_gpu else min(budget, CPU_BUDGET_S),
+                            cold=not hot, graph=graph, target_noise_pct=self.max_noise_pct,
                             min_samples=self.min_samples, max_samples=self.max_samples)
 
 
@@ -320,8 +321,7 @@ def bench(reg: Registry, names: Sequence[str] | None, *, sweep: Sequence[str] = 
     if tg.pipelines and not chosen.on_gpu:
         raise GpuUnavailable(f"{tg.pipelines[0].name} is a pipeline of GPU streams: it needs "
                              f"a GPU ({chosen.note})")
-    cfg = BenchConfig(family, seed, sampling.timing(
-        budget if chosen.on_gpu else min(budget, CPU_BUDGET_S), not hot, graph), verify)
+    cfg = BenchConfig(family, seed, sampling.timing(budget, chosen.on_gpu, hot, graph), verify)
     dest = out_dir or paths.statistics_dir() / chosen.slug
     outputs = Outputs(jobs, dest, existing)
     done = 0
