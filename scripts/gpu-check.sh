@@ -408,6 +408,8 @@ print(p.system(), p.python_implementation(), ".".join(p.python_version_tuple()[:
       p.architecture()[0], sep="-")')
       save=()
       [ "$regress_save" = 1 ] && save=(--benchmark-save="${HARNESS_GIT_SHA:-run}")
+      benchmarks=(python3 -m pytest -m gpu -p no:cacheprovider tests/bench --benchmark-enable
+                  --benchmark-storage="file://$stats/pytest-benchmark")
       if compgen -G "$stats/pytest-benchmark/$machine/*.json" >/dev/null; then
         # It compares against the newest saved run, and only the names that run holds: a
         # stage added since would pass unjudged, so it is said, and fails the phase.
@@ -420,9 +422,7 @@ print(p.system(), p.python_implementation(), ".".join(p.python_version_tuple()[:
  for these rounds"
           if [ "$regress_save" = 1 ]; then
             note regress-benchmarks "$why; this run's saved as the next"
-            step regress-benchmarks-save python3 -m pytest -m gpu -p no:cacheprovider \
-              tests/bench --benchmark-enable \
-              --benchmark-storage="file://$stats/pytest-benchmark" "${save[@]}"
+            step regress-benchmarks-save "${benchmarks[@]}" "${save[@]}"
           else
             skip regress-benchmarks "$why (REGRESS_SAVE=1 saves this run's as the next)"
           fi
@@ -433,17 +433,14 @@ print(p.system(), p.python_implementation(), ".".join(p.python_version_tuple()[:
             skip regress-benchmarks-names "no entry in $(basename "$newest") for: $missing\
  (REGRESS_SAVE=1 saves this run's as the next baseline)"
           fi
-          step regress-benchmarks python3 -m pytest -m gpu -p no:cacheprovider tests/bench \
-            --benchmark-enable --benchmark-storage="file://$stats/pytest-benchmark" \
-            --benchmark-compare --benchmark-compare-fail=median:10% \
+          step regress-benchmarks "${benchmarks[@]}" --benchmark-compare \
+            --benchmark-compare-fail=median:10% \
             --benchmark-json="$logs/pytest-benchmark.json" "${save[@]}"
         fi
       else
         skip regress-benchmarks "no pytest-benchmark baseline for $machine in $stats"
         if [ "$regress_save" = 1 ]; then
-          step regress-benchmarks-save python3 -m pytest -m gpu -p no:cacheprovider \
-            tests/bench --benchmark-enable \
-            --benchmark-storage="file://$stats/pytest-benchmark" "${save[@]}"
+          step regress-benchmarks-save "${benchmarks[@]}" "${save[@]}"
         fi
       fi
       ;;
