@@ -8,6 +8,7 @@ result_commands); :mod:`harness.front.cli` imports them, which registers them on
 from __future__ import annotations
 
 import functools
+import math
 import os
 from collections.abc import Callable
 from pathlib import Path
@@ -55,6 +56,25 @@ def given_path(text: str) -> Path:
     return Path(text)
 
 
+def at_least(least: float) -> Callable[[Any], float]:
+    """The parser of a float option of ``least`` or more that names what it was given: click's
+    range check says only "greater than or equal to" (of ``nan`` too, which is no number)."""
+
+    def parse(text: Any) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            raise typer.BadParameter(f"{text!r} is not a number") from None
+        if math.isnan(value):
+            raise typer.BadParameter(f"{text!r} is not a number")
+        if value < least:
+            raise typer.BadParameter(f"{text} is less than {least:g}, the least it takes")
+        return value
+
+    parse.__name__ = "FLOAT"  # click's metavar for the option in --help
+    return parse
+
+
 Stages = Annotated[list[str] | None, typer.Argument(help="Stages (default: all).")]
 DeviceOpt = Annotated[int, typer.Option("--device", min=0, help="CUDA device index.")]
 Mode = Annotated[str | None, typer.Option(help="Encoding mode, where a stage has one.")]
@@ -67,9 +87,10 @@ BuildDefine = Annotated[list[str] | None, typer.Option(
 # The evidence a verdict needs (compare, best).
 Preset = Annotated[str, typer.Option(help="Evidence a verdict needs: default, strict, "
                                      "permissive (nvbench-compare-robust's).")]
-Threshold = Annotated[float, typer.Option(min=0.0, help="Smallest change that counts, %.")]
-Z = Annotated[float | None, typer.Option(min=0.0, help="Standard errors on each side of a "
-                                         "median (default: the preset's).")]
+Threshold = Annotated[float, typer.Option(parser=at_least(0.0),
+                                          help="Smallest change that counts, %.")]
+Z = Annotated[float | None, typer.Option(parser=at_least(0.0), help="Standard errors on each "
+                                         "side of a median (default: the preset's).")]
 ClusterOpt = Annotated[str | None, typer.Option(
     "--cluster", help="Run on a Dask cluster (the cluster extra): local (every GPU of this "
     "machine, a worker each), a running scheduler's tcp://HOST:PORT, or slurm.")]

@@ -25,6 +25,7 @@ from harness.front.app import (
     Stages,
     WorkersOpt,
     app,
+    at_least,
     cli_errors,
     cluster_spec,
     discover,
@@ -68,7 +69,8 @@ def bench_cmd(
     hot: Annotated[bool, typer.Option(help="Skip the L2 flush before each sample.")] = False,
     graph: Annotated[bool, typer.Option(
         help="Capture each point's launches once as a CUDA graph; time its replay.")] = False,
-    budget: Annotated[float, typer.Option(min=0.01, help="Seconds of sampling per point.")]
+    budget: Annotated[float, typer.Option(parser=at_least(0.01),
+                                         help="Seconds of sampling per point, 0.01 or more.")]
     = 2.0,
     verify: Annotated[bool, typer.Option(help="Check each point against the reference.")]
     = True,

@@ -185,6 +185,14 @@ def test_missing_fields_and_missing_kernel(extra: Path) -> None:
 
 @pytest.mark.parametrize("args, text", [
     (["bench", "--budget", "x"], "Invalid value for '--budget'"),
+    # click's range check would say "greater than or equal to 0.01" of a nan, as if a number
+    (["bench", "--budget", "nan"], "Invalid value for '--budget': 'nan' is not a number"),
+    (["bench", "--budget", "0.001"], "Invalid value for '--budget': 0.001 is less than 0.01"),
+    (["compare", "a.csv", "b.csv", "--threshold", "nan"],
+     "Invalid value for '--threshold': 'nan' is not a number"),
+    (["compare", "a.csv", "b.csv", "--threshold", "-1"],
+     "Invalid value for '--threshold': -1 is less than 0"),
+    (["best", "a.csv", "--z", "NaN"], "Invalid value for '--z': 'NaN' is not a number"),
     (["bench", "--budgte", "1"], "No such option: --budgte"),
     (["benhc"], "No such command 'benhc'. Did you mean 'bench'?"),
     (["profile"], "Missing argument 'stage'."),
