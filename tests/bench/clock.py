@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from harness.contract.timing import Sample
+from harness.contract.timing import Sample, TimingConfig, throttled
 
 #: The name pytest-benchmark records as a benchmark's timer (``options.timer`` in its
 #: JSON): a saved run timed by another clock is no baseline for these rounds.
@@ -31,16 +31,35 @@ def cuda_event_clock() -> float:
 assert cuda_event_clock.__name__ == EVENT_CLOCK
 
 
-def event_round(sample: Callable[[], Sample]) -> Callable[[], None]:
+#: Samples a round takes at most while its SM clock is throttled, before it keeps one.
+THROTTLE_RETRIES = 10
+
+
+def event_round(sample: Callable[[], Sample], counts: dict[str, int] | None = None,
+                fraction: float = TimingConfig.throttle_fraction) -> Callable[[], None]:
     """A round for ``benchmark.pedantic``: one ``sample`` (a runner's ``sampler``), the clock
     moved on by its time. A sample timed without the gate (the work synchronised inside its
-    launch, so host time is inside) is an error, not a round."""
+    launch, so host time is inside) is an error, not a round. A sample whose SM clock ran
+    below ``fraction`` of the nominal is discarded and taken again, as ``harness bench``
+    discards it, up to :data:`THROTTLE_RETRIES` times (then the last is kept): ``counts``
+    gains how many were discarded (``throttled_discarded``) and kept (``throttled_kept``),
+    for the benchmark's ``extra_info``."""
+    said = counts if counts is not None else {}
+    said.setdefault("throttled_discarded", 0)
+    said.setdefault("throttled_kept", 0)
 
     def once() -> None:
-        s = sample()
-        if not s.gated:
-            raise RuntimeError("the work synchronised inside its launch: its sample was timed "
-                               "without the gate, so host time is inside it")
+        for attempt in range(THROTTLE_RETRIES + 1):
+            s = sample()
+            if not s.gated:
+                raise RuntimeError("the work synchronised inside its launch: its sample was "
+                                   "timed without the gate, so host time is inside it")
+            if not throttled(s, fraction):
+                break
+            if attempt == THROTTLE_RETRIES:
+                said["throttled_kept"] += 1
+            else:
+                said["throttled_discarded"] += 1
         _elapsed[0] += s.us * 1e-6
 
     return once

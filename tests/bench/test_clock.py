@@ -81,3 +81,23 @@ def test_the_clock_moves_by_the_rounds_only() -> None:
     once()
     once()
     assert clock.cuda_event_clock() - before == pytest.approx(25e-6, rel=1e-9)
+
+
+def test_a_throttled_sample_is_taken_again_and_counted() -> None:
+    """As bench discards a sample below 75 % of the nominal clock, a round takes another."""
+    samples = iter([Sample(99.0, 1000.0, 1980.0), Sample(7.0, 1980.0, 1980.0)])
+    counts: dict[str, int] = {}
+    before = clock.cuda_event_clock()
+    clock.event_round(lambda: next(samples), counts)()
+    assert clock.cuda_event_clock() - before == pytest.approx(7e-6, rel=1e-9)
+    assert counts == {"throttled_discarded": 1, "throttled_kept": 0}
+
+
+def test_a_round_throttled_throughout_keeps_its_last_sample_and_says_so() -> None:
+    n = clock.THROTTLE_RETRIES + 1
+    samples = iter([Sample(float(i + 1), 1000.0, 1980.0) for i in range(n)])
+    counts: dict[str, int] = {}
+    before = clock.cuda_event_clock()
+    clock.event_round(lambda: next(samples), counts)()
+    assert clock.cuda_event_clock() - before == pytest.approx(n * 1e-6, rel=1e-9)
+    assert counts == {"throttled_discarded": n - 1, "throttled_kept": 1}

@@ -50,7 +50,10 @@ def test_stage(benchmark, reg, gpu_runner, name: str) -> None:  # type: ignore[n
         # by itself, and a sampler that once ran ungated stays so.
         launch()
         gpu_runner.stream.synchronize()
-        once = event_round(gpu_runner.sampler(launch, cold=True))
+        counts: dict[str, int] = {}
+        once = event_round(gpu_runner.sampler(launch, cold=True), counts)
         benchmark.extra_info.update({"bytes": st.bytes_moved(p), "point": dict(p),
-                                     "time": "CUDA events, L2 flushed, gated"})
+                                     "time": "CUDA events, L2 flushed, gated, throttled "
+                                             "samples discarded"})
         benchmark.pedantic(once, rounds=50, warmup_rounds=5, iterations=1)
+        benchmark.extra_info.update(counts)  # the warm-up rounds' samples counted too
