@@ -88,9 +88,10 @@ BuildDefine = Annotated[list[str] | None, typer.Option(
 Preset = Annotated[str, typer.Option(help="Evidence a verdict needs: default, strict, "
                                      "permissive (nvbench-compare-robust's).")]
 Threshold = Annotated[float, typer.Option(parser=at_least(0.0),
-                                          help="Smallest change that counts, %.")]
+                                          help="Smallest change that counts, %; 0 or more.")]
 Z = Annotated[float | None, typer.Option(parser=at_least(0.0), help="Standard errors on each "
-                                         "side of a median (default: the preset's).")]
+                                         "side of a median, 0 or more (default: the "
+                                         "preset's).")]
 ClusterOpt = Annotated[str | None, typer.Option(
     "--cluster", help="Run on a Dask cluster (the cluster extra): local (every GPU of this "
     "machine, a worker each), a running scheduler's tcp://HOST:PORT, or slurm.")]

@@ -101,3 +101,13 @@ def test_a_round_throttled_throughout_keeps_its_last_sample_and_says_so() -> Non
     clock.event_round(lambda: next(samples), counts)()
     assert clock.cuda_event_clock() - before == pytest.approx(n * 1e-6, rel=1e-9)
     assert counts == {"throttled_discarded": n - 1, "throttled_kept": 1}
+
+
+def test_the_throttle_fraction_is_the_callers() -> None:
+    """At 60 % of the nominal clock a sample is throttled by the 75 % rule, not by a 50 % one."""
+    slow = Sample(5.0, 0.6 * 1980.0, 1980.0)
+    counts: dict[str, int] = {}
+    clock.event_round(lambda: slow, counts, fraction=0.5)()
+    assert counts == {"throttled_discarded": 0, "throttled_kept": 0}
+    clock.event_round(lambda: slow, counts)()
+    assert counts == {"throttled_discarded": clock.THROTTLE_RETRIES, "throttled_kept": 1}

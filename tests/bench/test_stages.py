@@ -45,9 +45,10 @@ def test_stage(benchmark, reg, gpu_runner, name: str) -> None:  # type: ignore[n
     ins = st.make_inputs(np.random.default_rng(0), "normal", p)
     with gpu_runner.bound(st, v, ins, p) as launch:
         # One launch before any sample, as `harness bench`'s checked run comes first: a
-        # launcher's first use does host work (int_gemm's reads its kernels' parameter layout
-        # and cluster occupancy from the cubin) that would hold the gate shut until it opened
-        # by itself, and a sampler that once ran ungated stays so.
+        # launcher's first use does host work (int_gemm's reads its kernels' __constant__
+        # configuration back by a synchronous copy, and their parameter layout from the
+        # cubin) that would hold the gate shut until it opened by itself, and a sampler that
+        # once ran ungated stays so.
         launch()
         gpu_runner.stream.synchronize()
         counts: dict[str, int] = {}

@@ -188,6 +188,13 @@ def test_bad_options(args: list[str], text: str) -> None:
     one_line(runner.invoke(app, ["compare", str(f), str(f), *args]), text)
 
 
+def test_the_least_threshold_and_z_are_taken() -> None:
+    """0 is the least --threshold and --z take (the parser's bound, inclusive)."""
+    f = H200 / "gemm.csv"
+    res = runner.invoke(app, ["compare", str(f), str(f), "--threshold", "0", "--z", "0"])
+    assert res.exit_code == 0, res.output
+
+
 @pytest.mark.parametrize("threshold, z", [(-50.0, None), (float("nan"), None),
                                           (float("inf"), None), (2.0, -1.0),
                                           (2.0, float("nan")), (2.0, float("inf"))])
