@@ -11,7 +11,9 @@ pytest-benchmark records for a round is then the work's event time, and nothing 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import contextlib
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
 from harness.contract.timing import Sample, TimingConfig, throttled
 
@@ -63,3 +65,19 @@ def event_round(sample: Callable[[], Sample], counts: dict[str, int] | None = No
         _elapsed[0] += s.us * 1e-6
 
     return once
+
+
+@contextlib.contextmanager
+def stage_rounds(runner: Any, stage: Any, variant: Any, inputs: Mapping[str, Any], point: Any,
+                 counts: dict[str, int] | None = None) -> Iterator[Callable[[], None]]:
+    """The rounds of one stage point on ``runner`` (a GPU runner: ``bound``, ``stream``,
+    ``sampler``), its buffers held while the block runs. The stage is launched once and
+    synchronised before the sampler is made, as ``harness bench``'s checked run comes first:
+    a launcher's first use does host work (int_gemm's reads its kernels' ``__constant__``
+    configuration back by a synchronous copy, and their parameter layout from the cubin)
+    that would hold the gate shut until it opened by itself, and a sampler that once ran
+    ungated stays so."""
+    with runner.bound(stage, variant, inputs, point) as launch:
+        launch()
+        runner.stream.synchronize()
+        yield event_round(runner.sampler(launch, cold=True), counts)

@@ -4,9 +4,11 @@ timer, and a sample timed without the gate fails the benchmark."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import subprocess
 import sys
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -111,3 +113,38 @@ def test_the_throttle_fraction_is_the_callers() -> None:
     assert counts == {"throttled_discarded": 0, "throttled_kept": 0}
     clock.event_round(lambda: slow, counts)()
     assert counts == {"throttled_discarded": clock.THROTTLE_RETRIES, "throttled_kept": 1}
+
+
+class _FirstUseRunner:
+    """A runner whose launcher does first-use work: a sampler made before any launch has
+    ended times its samples without the gate (as the gate opens by itself on the GPU)."""
+
+    def __init__(self) -> None:
+        self.launches = 0
+        self.synced_after = -1  # launches done when the stream was last synchronised
+        self.stream = self
+
+    def synchronize(self) -> None:
+        self.synced_after = self.launches
+
+    @contextlib.contextmanager
+    def bound(self, *_: object) -> Iterator[Callable[[], None]]:
+        def launch() -> None:
+            self.launches += 1
+        yield launch
+
+    def sampler(self, launch: Callable[[], None], cold: bool) -> Callable[[], Sample]:
+        warmed = self.synced_after > 0
+
+        def sample() -> Sample:
+            launch()
+            return Sample(3.0, 1980.0, 1980.0, gated=warmed)
+        return sample
+
+
+def test_stage_rounds_launch_once_before_the_sampler() -> None:
+    runner = _FirstUseRunner()
+    with clock.stage_rounds(runner, None, None, {}, None) as once:
+        assert runner.launches == 1 and runner.synced_after == 1
+        once()  # gated: the first use ended before the sampler was made
+    assert runner.launches == 2

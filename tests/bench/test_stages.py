@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from harness.contract import registry
-from tests.bench.clock import cuda_event_clock, event_round
+from tests.bench.clock import cuda_event_clock, stage_rounds
 
 pytestmark = pytest.mark.gpu
 
@@ -43,16 +43,8 @@ def test_stage(benchmark, reg, gpu_runner, name: str) -> None:  # type: ignore[n
     v = st.variants[0]
     p = st.point(v, **POINTS.get(name, {"batch": 16384}))
     ins = st.make_inputs(np.random.default_rng(0), "normal", p)
-    with gpu_runner.bound(st, v, ins, p) as launch:
-        # One launch before any sample, as `harness bench`'s checked run comes first: a
-        # launcher's first use does host work (int_gemm's reads its kernels' __constant__
-        # configuration back by a synchronous copy, and their parameter layout from the
-        # cubin) that would hold the gate shut until it opened by itself, and a sampler that
-        # once ran ungated stays so.
-        launch()
-        gpu_runner.stream.synchronize()
-        counts: dict[str, int] = {}
-        once = event_round(gpu_runner.sampler(launch, cold=True), counts)
+    counts: dict[str, int] = {}
+    with stage_rounds(gpu_runner, st, v, ins, p, counts) as once:
         benchmark.extra_info.update({"bytes": st.bytes_moved(p), "point": dict(p),
                                      "time": "CUDA events, L2 flushed, gated, throttled "
                                              "samples discarded"})
