@@ -31,7 +31,8 @@
 //   current one is promoted (correct, but measured slower than the default 0: ptxas fences
 //   every predicated wgmma; the two consumer warpgroups already overlap each other).
 //   IG_CLUSTER_M=2: clusters of 2 CTAs along M sharing the B tile (each loads half of it and
-//   multicasts it to both).
+//   multicasts it to both). int_gemm_wgmma_single is the same kernel without the cluster
+//   along M (the launch takes it for one or two M blocks).
 //   Persistent: grid = (co-resident clusters) x IG_CLUSTER_M CTAs, tiles walked with a stride,
 //   grouped by `group_m` cluster-rows for L2 reuse.
 // Launch: grid (num_ctas, 1, 1), block (384, 1, 1), dynamic smem = int_gemm_wgmma_smem
@@ -151,30 +152,26 @@ static_assert(IG_I2F >= 0 && IG_I2F <= 3, "IG_I2F must be 0, 1, 2 or 3");
 #define IG_ARRIVE_LANES 1
 #endif
 static_assert(IG_ARRIVE_LANES == 0 || IG_ARRIVE_LANES == 1, "IG_ARRIVE_LANES: 0 or 1");
-// setmaxnreg split: 128 producer threads + 256 consumer threads within 64K registers (the
-// cluster variant's producer needs a few more than 40 to stay clear of spills).
-#ifndef IG_PRODUCER_REGS
-#if IG_CLUSTER_M * IG_CLUSTER_N > 1
-#define IG_PRODUCER_REGS 56
-#else
-#define IG_PRODUCER_REGS 40
-#endif
-#endif
-#ifndef IG_CONSUMER_REGS
-#if IG_CLUSTER_M * IG_CLUSTER_N > 1
-#define IG_CONSUMER_REGS 224
-#else
-#define IG_CONSUMER_REGS 232
-#endif
-#endif
+// setmaxnreg split: 128 producer threads + 256 consumer threads within 64K registers (a
+// clustered kernel's producer needs a few more than 40 to stay clear of spills). The
+// defaults follow each entry point's cluster (PRODUCER_REGS<CS>, CONSUMER_REGS<CS> below); a
+// -D of either sets it for both entry points.
 
 namespace {
 
 constexpr int BM = 128, BN = 128, BK = 128;
 constexpr int STAGES = IG_STAGES;
-constexpr int CM = IG_CLUSTER_M;
-constexpr int CN = IG_CLUSTER_N;
-constexpr int CS = CM * CN;  // CTAs a cluster: rank = mi + CM ni
+// The register split of a kernel whose clusters have CS CTAs.
+#ifdef IG_PRODUCER_REGS
+template <int CS> constexpr int PRODUCER_REGS = IG_PRODUCER_REGS;
+#else
+template <int CS> constexpr int PRODUCER_REGS = CS > 1 ? 56 : 40;
+#endif
+#ifdef IG_CONSUMER_REGS
+template <int CS> constexpr int CONSUMER_REGS = IG_CONSUMER_REGS;
+#else
+template <int CS> constexpr int CONSUMER_REGS = CS > 1 ? 224 : 232;
+#endif
 constexpr int A_BYTES = BM * BK;          // 16 KB
 constexpr int B_BYTES = BN * BK;          // 16 KB
 constexpr int SC_BYTES = BN * 4;          // 512 B
@@ -211,12 +208,14 @@ constexpr int THREADS = 384;
 static_assert(IG_HANDOVER >= 0 && IG_HANDOVER <= BK / 32, "IG_HANDOVER: 0 to 4 wgmmas");
 [[maybe_unused]] constexpr uint64_t HINT = static_cast<uint64_t>(cute::TMA::CacheHintSm90::EVICT_NORMAL);
 
-static_assert(CM == 1 || CM == 2, "IG_CLUSTER_M must be 1 or 2");
+static_assert(IG_CLUSTER_M == 1 || IG_CLUSTER_M == 2, "IG_CLUSTER_M must be 1 or 2");
 static_assert(IG_SPLIT >= 0 && IG_SPLIT <= 2, "IG_SPLIT must be 0, 1 or 2");
 static_assert(!(IG_SPLIT && IG_OVERLAP), "IG_SPLIT and IG_OVERLAP exclude each other");
 static_assert(!(IG_OVERLAP && IG_PINGPONG), "IG_OVERLAP and IG_PINGPONG exclude each other");
-static_assert(CN == 1 || CN == 2, "IG_CLUSTER_N must be 1 or 2");
-static_assert(IG_PRODUCER_REGS * 128 + IG_CONSUMER_REGS * 256 <= 65536, "register split");
+static_assert(IG_CLUSTER_N == 1 || IG_CLUSTER_N == 2, "IG_CLUSTER_N must be 1 or 2");
+static_assert(PRODUCER_REGS<1> * 128 + CONSUMER_REGS<1> * 256 <= 65536 &&
+              PRODUCER_REGS<2> * 128 + CONSUMER_REGS<2> * 256 <= 65536 &&
+              PRODUCER_REGS<4> * 128 + CONSUMER_REGS<4> * 256 <= 65536, "register split");
 static_assert(SMEM_ALLOC <= 232448, "too many stages for 227 KB of shared memory");
 
 // Named barriers of the ping-pong (0 is __syncthreads'): TURN0 lets warpgroup 1 (c = 0)
@@ -244,6 +243,7 @@ struct TileCoord {
 
 // Cluster tile t -> this CTA's (m0, n0) (the CTA at (mi, ni) of its CM x CN cluster; cnb
 // cluster columns); cluster rows grouped by group_m for L2 reuse.
+template <int CM, int CN>
 [[maybe_unused]] __device__ __forceinline__ TileCoord tile_coord(int t, int cmb, int cnb, int group_m,
                                                 int mi, int ni) {
     const int per_group = group_m * cnb;
@@ -263,23 +263,25 @@ extern "C" __constant__ int int_gemm_wgmma_smem = SMEM_ALLOC;
 // layout assumes (with the 128-byte swizzle).
 extern "C" __constant__ int int_gemm_wgmma_out_box[2] = {OUT_BOX_ROWS, OUT_BOX_COLS};
 // BM, BN, BK, stages, cluster size along M, threads, overlap, cluster size along N, grid
-extern "C" __constant__ int int_gemm_wgmma_config[9] = {BM, BN, BK, STAGES, CM, THREADS,
-                                                        IG_OVERLAP, CN, IG_GRID};
+// (of int_gemm_wgmma; int_gemm_wgmma_single's cluster size along M is 1, the rest the same)
+extern "C" __constant__ int int_gemm_wgmma_config[9] = {BM, BN, BK, STAGES, IG_CLUSTER_M,
+                                                        THREADS, IG_OVERLAP, IG_CLUSTER_N,
+                                                        IG_GRID};
 
-#if IG_CLUSTER_M * IG_CLUSTER_N > 1
-#define IG_CLUSTER_ATTR __cluster_dims__(IG_CLUSTER_M * IG_CLUSTER_N, 1, 1)
-#else
-#define IG_CLUSTER_ATTR
-#endif
+namespace {
 
-extern "C" __global__ void __launch_bounds__(THREADS, 1) IG_CLUSTER_ATTR
-int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
-               const __grid_constant__ CUtensorMap tmap_w,
-               const __grid_constant__ CUtensorMap tmap_out,
-               const float* __restrict__ scale, const float* __restrict__ vth,
-               const float* __restrict__ bias, float* __restrict__ out,
-               int M, int N, int K, int group_m) {
+// The kernel's body on clusters of CM x CN CTAs (rank = mi + CM ni), inlined into each entry
+// point below; the tensor maps are the entry's __grid_constant__ parameters, by reference.
+template <int CM, int CN>
+__device__ __forceinline__ void wgmma_tiles(const CUtensorMap& tmap_q, const CUtensorMap& tmap_w,
+                                            const CUtensorMap& tmap_out,
+                                            const float* __restrict__ scale,
+                                            const float* __restrict__ vth,
+                                            const float* __restrict__ bias,
+                                            float* __restrict__ out, int M, int N, int K,
+                                            int group_m) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    constexpr int CS = CM * CN;  // CTAs a cluster
     extern __shared__ __align__(1024) uint8_t smem_raw[];
 #if IG_TMA_STORE && IG_OUT_FULL
     // No slack to align with (SMEM_ALLOC): smem_raw is the kernel's only shared variable, so
@@ -335,7 +337,7 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
 
     if (wg == 0) {
         // ---------------- producer ----------------
-        cutlass::arch::warpgroup_reg_dealloc<IG_PRODUCER_REGS>();
+        cutlass::arch::warpgroup_reg_dealloc<PRODUCER_REGS<CS>>();
         if (warp == 0) {
             if (lane == 0) {
                 cute::prefetch_tma_descriptor(reinterpret_cast<const cute::TmaDescriptor*>(&tmap_q));
@@ -346,7 +348,7 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
             int s = 0;
             uint32_t ph = 0;
             for (int t = cid; t < ntiles; t += ncl) {
-                const TileCoord tc = tile_coord(t, cmb, cnb, group_m, mi, ni);
+                const TileCoord tc = tile_coord<CM, CN>(t, cmb, cnb, group_m, mi, ni);
                 const float* scol = scale + static_cast<size_t>(tc.n0) * ng;
                 for (int kt = 0; kt < nk; ++kt) {
                     igemm::Barrier::wait(&empty[s], ph ^ 1);
@@ -398,7 +400,7 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
         }
     } else {
         // ---------------- consumers ----------------
-        cutlass::arch::warpgroup_reg_alloc<IG_CONSUMER_REGS>();
+        cutlass::arch::warpgroup_reg_alloc<CONSUMER_REGS<CS>>();
         const int c = wg - 1;                 // which 64-row half of the tile
         const int wq = warp % 4;              // warp within the warpgroup
         [[maybe_unused]] const int wtid = tid - 128 * wg;  // thread within the warpgroup
@@ -442,7 +444,7 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
         [[maybe_unused]] bool issued = false;  // ping-pong: this warpgroup has had a turn
 
         for (int t = cid; t < ntiles; t += ncl) {
-            const TileCoord tc = tile_coord(t, cmb, cnb, group_m, mi, ni);
+            const TileCoord tc = tile_coord<CM, CN>(t, cmb, cnb, group_m, mi, ni);
             float facc[64];
 #pragma unroll
             for (int i = 0; i < 64; ++i) facc[i] = 0.0f;
@@ -739,6 +741,46 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
     // Built for a target without wgmma/TMA (anything but sm_90a): not usable.
     asm volatile("trap;");
 #endif
+}
+
+}  // namespace
+
+#if IG_CLUSTER_M * IG_CLUSTER_N > 1
+#define IG_CLUSTER_ATTR __cluster_dims__(IG_CLUSTER_M * IG_CLUSTER_N, 1, 1)
+#else
+#define IG_CLUSTER_ATTR
+#endif
+#if IG_CLUSTER_N > 1
+#define IG_SINGLE_ATTR __cluster_dims__(IG_CLUSTER_N, 1, 1)
+#else
+#define IG_SINGLE_ATTR
+#endif
+
+// Clusters of IG_CLUSTER_M x IG_CLUSTER_N CTAs sharing their tiles by multicast.
+extern "C" __global__ void __launch_bounds__(THREADS, 1) IG_CLUSTER_ATTR
+int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
+               const __grid_constant__ CUtensorMap tmap_w,
+               const __grid_constant__ CUtensorMap tmap_out,
+               const float* __restrict__ scale, const float* __restrict__ vth,
+               const float* __restrict__ bias, float* __restrict__ out,
+               int M, int N, int K, int group_m) {
+    wgmma_tiles<IG_CLUSTER_M, IG_CLUSTER_N>(tmap_q, tmap_w, tmap_out, scale, vth, bias, out, M,
+                                            N, K, group_m);
+}
+
+// The same kernel without the cluster along M (1 x IG_CLUSTER_N): for one or two M blocks,
+// where a pair along M computes one tile's outputs with both CTAs (one of them on rows past
+// M when there is one M block) and its handshakes buy no saving of B (kernels/NOTES.md). The
+// w_q tensor map's box is then the whole 128-row tile.
+extern "C" __global__ void __launch_bounds__(THREADS, 1) IG_SINGLE_ATTR
+int_gemm_wgmma_single(const __grid_constant__ CUtensorMap tmap_q,
+                      const __grid_constant__ CUtensorMap tmap_w,
+                      const __grid_constant__ CUtensorMap tmap_out,
+                      const float* __restrict__ scale, const float* __restrict__ vth,
+                      const float* __restrict__ bias, float* __restrict__ out,
+                      int M, int N, int K, int group_m) {
+    wgmma_tiles<1, IG_CLUSTER_N>(tmap_q, tmap_w, tmap_out, scale, vth, bias, out, M, N, K,
+                                 group_m);
 }
 
 // ---------------------------------------------------------------------------------------

@@ -9,7 +9,8 @@ shared-memory ring, the units spread evenly over a persistent grid, mma.sync); e
 ``int_gemm_small1`` and ``int_gemm_small`` (the weights streamed into registers and
 prefetched to L2 ahead, split-K with a deterministic reduction). ``int_gemm_wgmma`` where N
 and K are multiples of 128 and G is 128 (Hopper wgmma fed by TMA, warp-specialised,
-persistent, CTA pairs sharing B), ``int_gemm_general`` for every other shape.
+persistent, CTA pairs sharing B; ``int_gemm_wgmma_single``, the same without the pairs, up
+to M = 256), ``int_gemm_general`` for every other shape.
 The ``int8`` variant takes q as int8 (the activations of families whose q fits); ``wide``
 takes q as int32 (|q| < 2^23) and splits it into byte planes in the load, so every family fits.
 
@@ -38,6 +39,10 @@ TILE = 128
 #: multiple of TILE times this (a build with IG_CLUSTER_N=2 needs N % 256 == 0, as 18944
 #: and 3584 are).
 CLUSTER_N = 1
+#: Up to this many rows (one or two M blocks) the wgmma path runs without its cluster along
+#: M (``int_gemm_wgmma_single``): measured faster there on both shapes of the A/B (4-21 % at
+#: M 64-256; kernels/NOTES.md, statistics/<gpu>/tuning/cluster-m/).
+SINGLE_M = 2 * TILE
 #: The swizzle the kernel's shared-memory layout of its out boxes assumes (bytes); the box
 #: itself (rows x fp32 columns, 128 bytes a row) is the module's ``int_gemm_wgmma_out_box``.
 OUT_SWIZZLE = 128
@@ -185,6 +190,9 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
         smem = int(launch.constant("int_gemm_wgmma_smem")[0])
         cfg = launch.constant("int_gemm_wgmma_config", 9)
         threads, cm, cn, by_sms = (int(x) for x in cfg[[5, 4, 7, 8]])
+        single = m <= SINGLE_M
+        name = "int_gemm_wgmma_single" if single else "int_gemm_wgmma"
+        cm = 1 if single else cm  # the single kernel has no cluster along M
         # A CTA loads its part of the tiles it shares: A's rows over the cluster's row (cn),
         # B's over its column (cm), each multicast to the CTAs that use it.
         tq = launch.tensor_map(bufs["q"], np.int8, m, k, TILE // cn, TILE)
@@ -202,9 +210,9 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
         # Persistent: no more clusters than run at once (a later one would run alone): the
         # driver's occupancy query, or (IG_GRID=1) the SMs over the cluster size.
         fits = (launch.sm_count // (cm * cn) if by_sms == 1 else
-                launch.max_active_clusters("int_gemm_wgmma", cm * cn, threads, smem))
+                launch.max_active_clusters(name, cm * cn, threads, smem))
         grid = (min(tiles, max(1, fits)) * cm * cn, 1, 1)
-        launch("int_gemm_wgmma", grid, (threads, 1, 1), tq, tw, to, bufs["scale"], bufs["vth"],
+        launch(name, grid, (threads, 1, 1), tq, tw, to, bufs["scale"], bufs["vth"],
                bufs["bias"], bufs["out"], np.int32(m), np.int32(n), np.int32(k), np.int32(8),
                shared=smem)
         return
@@ -350,8 +358,8 @@ STAGE = Stage(
     # int_gemm_general_unfit is launched by spike_linear's ``any`` path alone (it needs the
     # activation stage's stats), so it is not a stage entry point: compute-sanitizer watches
     # it through that pipeline's validation (scripts/gpu-check.sh, sanitize).
-    entry_points=("int_gemm_wgmma", "int_gemm_stream1", "int_gemm_stream", "int_gemm_small1",
-                  "int_gemm_small", "int_gemm_general"),
+    entry_points=("int_gemm_wgmma", "int_gemm_wgmma_single", "int_gemm_stream1",
+                  "int_gemm_stream", "int_gemm_small1", "int_gemm_small", "int_gemm_general"),
     description="exact integer GEMM with group scales on the tensor cores "
                 "(small-M, wgmma and general paths by shape)",
     axes=(
@@ -390,13 +398,16 @@ STAGE = Stage(
     ),
     default_sweep={"batch": (1, 4, 16, 64, 256, 1024, 4096, 8192),
                    "out_f": (18944, 3584)},
-    # The wgmma path (N and K multiples of 128) under compute-sanitizer: two M tiles, the
-    # second mostly past M (TMA zero-fill, rows not stored), two N tiles, three K tiles;
-    # then eight K tiles, so its ring of stages wraps inside a tile.
+    # The wgmma path (N and K multiples of 128) under compute-sanitizer: the single kernel
+    # on two M tiles, the second mostly past M (TMA zero-fill, rows not stored), two N
+    # tiles, three K tiles; then eight K tiles, so its ring of stages wraps inside a tile;
+    # the clustered kernel on three M tiles (its second pair's second CTA wholly past M),
+    # eight K tiles.
     # The stream paths too: a K tail, a row tail, tiles shared between CTAs, M < 8 and > 8,
     # and (13 x 12600 x 1040, at four groups a unit on 132 SMs) a ring that wraps.
     sanitize_shapes=({"batch": 130, "out_f": 256, "in_f": 384},
                      {"batch": 130, "out_f": 256, "in_f": 1024},
+                     {"batch": 300, "out_f": 256, "in_f": 1024},
                      {"batch": 3, "out_f": 200, "in_f": 1040},
                      {"batch": 13, "out_f": 12600, "in_f": 1040}),
     variants=(

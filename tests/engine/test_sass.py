@@ -23,10 +23,14 @@ WGMMA_REMOVED = """
         /*0000*/                   IMMA.16832.S8.S8 R92, R80.ROW, R88.COL, R92 ;
         Function : int_gemm_small
         /*0000*/                   IMMA.16832.S8.S8 R92, R80.ROW, R88.COL, R92 ;
+        Function : int_gemm_wgmma_single
+        /*0000*/                   HGMMA.64x8x16.F16 RZ, gdesc[URZ], RZ, !UPT, gsb0 ;
+        /*0010*/                   FFMA R1, R2, R3, R1 ;
         Function : int_gemm_wgmma
         /*0000*/                   HGMMA.64x8x16.F16 RZ, gdesc[URZ], RZ, !UPT, gsb0 ;
         /*0010*/                   FFMA R1, R2, R3, R1 ;
 """
+WGMMA_NAMES = ("int_gemm_wgmma", "int_gemm_wgmma_single")
 
 
 @pytest.fixture
@@ -50,11 +54,12 @@ def test_a_tensor_core_entry_point_without_mma_is_named(reg, built) -> None:  # 
     assert rep.variant == "int8[IG_PROMOTE=0]" and rep.arch == "sm_90a"
     assert dict(built["variant"].defines)["IG_PROMOTE"] == "0"  # type: ignore[attr-defined]
     assert [f.name for f in rep.functions] == list(reg.get("int_gemm").entry_points)
-    assert [f.mma for f in rep.functions] == [0 if f.name == "int_gemm_wgmma" else 1
+    assert [f.mma for f in rep.functions] == [0 if f.name in WGMMA_NAMES else 1
                                               for f in rep.functions]
-    assert len(rep.notes) == 1 and rep.notes[0].startswith(
-        "int_gemm_wgmma has no tensor-core MMA instruction, though int_gemm's arithmetic is "
-        "int8_dense")
+    assert len(rep.notes) == 2
+    for name, note in zip(("int_gemm_wgmma", "int_gemm_wgmma_single"), rep.notes, strict=True):
+        assert note.startswith(f"{name} has no tensor-core MMA instruction, though "
+                               "int_gemm's arithmetic is int8_dense")
 
 
 def test_no_note_where_the_mmas_are_there_or_not_expected(reg, built) -> None:  # type: ignore[no-untyped-def]
@@ -89,4 +94,4 @@ def test_the_promotion_free_build_has_no_wgmma(reg) -> None:  # type: ignore[no-
     rep = sass.sass(reg, "int_gemm", variant="int8", defines=["IG_PROMOTE=0"])
     wgmma = next(f for f in rep.functions if f.name == "int_gemm_wgmma")
     assert wgmma.mma == 0 and wgmma.opcodes["IGMMA"] == 0 and wgmma.null_mma > 0
-    assert len(rep.notes) == 1 and rep.notes[0].startswith("int_gemm_wgmma ")
+    assert sorted(n.split()[0] for n in rep.notes) == sorted(WGMMA_NAMES)

@@ -15,9 +15,9 @@ from harness.contract.launcher import RecordingLauncher
 #: weight_quant_fused (WARPS warps, a launch parameter), the integer GEMMs' paths (warp
 #: roles and tiles fix their threads), and act_one and act_rows (their threads follow the
 #: rows and the build: checked in test_activation_fused).
-OWN_BLOCK = {"gemm", "wq_vec1", "wq_vec4", "wq_any", "int_gemm_wgmma", "int_gemm_stream1",
-             "int_gemm_stream", "int_gemm_small1", "int_gemm_small", "int_gemm_general",
-             "int_gemm_packed", "act_one", "act_rows"}
+OWN_BLOCK = {"gemm", "wq_vec1", "wq_vec4", "wq_any", "int_gemm_wgmma", "int_gemm_wgmma_single",
+             "int_gemm_stream1", "int_gemm_stream", "int_gemm_small1", "int_gemm_small",
+             "int_gemm_general", "int_gemm_packed", "act_one", "act_rows"}
 STAGES = tuple(sorted(registry.discover(entry_points=False).stages))
 
 

@@ -48,17 +48,22 @@ _BUFS = ("q", "w_q", "scale", "vth", "bias", "out", "ws", "counters")
     ({"batch": 12, "out_f": 3584, "in_f": 3584, "group_size": 256}, "small"),
     ({"batch": 4, "out_f": 3584, "in_f": 3584, "group_size": 384}, "small1"),
     ({"batch": 17, "out_f": 3584, "in_f": 3584}, "wgmma"),
+    ({"batch": 256, "out_f": 18944, "in_f": 3584}, "wgmma"),
+    ({"batch": 257, "out_f": 18944, "in_f": 3584}, "wgmma"),
     ({"batch": 8192, "out_f": 18944, "in_f": 3584}, "wgmma"),
     ({"batch": 64, "out_f": 3584, "in_f": 3584, "group_size": 64}, "general"),
     ({"batch": 64, "out_f": 3000, "in_f": 3584}, "general"),
     ({"batch": 3, "out_f": 64, "in_f": 100}, "general"),
 ])
 def test_the_shape_picks_the_kernel(st, point, kind) -> None:  # type: ignore[no-untyped-def]
+    """The path by shape; on the wgmma path, the kernel without the M cluster up to M = 256
+    (one or two M blocks), the clustered one past it."""
     p = st.point(st.variant("int8"), **point)
     assert _mod().path(p) == kind
     launch = _Module()
     st.enqueue(launch, {n: 0 for n in _BUFS}, p, st.variant("int8"))
-    assert launch.names == [f"int_gemm_{kind}"]
+    single = kind == "wgmma" and point["batch"] <= 256
+    assert launch.names == [f"int_gemm_{kind}" + ("_single" if single else "")]
 
 
 def test_the_wide_variant_never_takes_the_int8_tensor_map_path(st) -> None:  # type: ignore[no-untyped-def]
@@ -234,7 +239,7 @@ class _Clustered(RecordingLauncher):
 
     def __init__(self, fits: int) -> None:
         super().__init__(256)
-        self.fits, self.maps = fits, []
+        self.fits, self.maps, self.asked = fits, [], []
 
     def constant(self, name, count=1):  # type: ignore[no-untyped-def]
         if name == "int_gemm_wgmma_config":
@@ -244,7 +249,7 @@ class _Clustered(RecordingLauncher):
         return np.array([200_000], dtype=np.int32)
 
     def max_active_clusters(self, name, cluster, threads, shared):  # type: ignore[no-untyped-def]
-        assert (name, cluster, threads, shared) == ("int_gemm_wgmma", 4, 384, 200_000)
+        self.asked.append((name, cluster, threads, shared))
         return self.fits
 
     def tensor_map(self, buf, dtype, rows, cols, box_rows, box_cols, swizzle=128):  # type: ignore[no-untyped-def]
@@ -253,7 +258,7 @@ class _Clustered(RecordingLauncher):
 
 
 @pytest.mark.parametrize(("batch", "fits", "ctas"), [(8192, 32, 128), (8192, 33, 132),
-                                                     (128, 80, 4 * 74)])
+                                                     (257, 80, 4 * 80), (257, 200, 4 * 148)])
 def test_the_persistent_grid_is_the_clusters_that_run_at_once(st, batch, fits, ctas) -> None:  # type: ignore[no-untyped-def]
     """A 2 x 2 cluster per tile group: the grid is never more clusters than the driver says
     run at once (a later one would run its tiles alone), nor more than there are cluster
@@ -265,9 +270,28 @@ def test_the_persistent_grid_is_the_clusters_that_run_at_once(st, batch, fits, c
                st.variant("int8"))
     (name, grid, block, _, shared), = launch.calls
     assert (name, block, shared) == ("int_gemm_wgmma", (384, 1, 1), 200_000)
+    assert launch.asked == [("int_gemm_wgmma", 4, 384, 200_000)]
     assert grid == (ctas, 1, 1) and grid[0] % 4 == 0
     assert launch.maps == [(batch, 3584, 64, 128, 128), (18944, 3584, 64, 128, 128),
                            (batch, 18944, 64, 32, 128)]
+
+
+@pytest.mark.parametrize(("batch", "fits", "ctas"), [(1 + 16, 80, 148), (128, 80, 148),
+                                                     (256, 100, 200), (256, 60, 120)])
+def test_one_or_two_m_blocks_run_without_the_cluster_along_m(st, batch, fits, ctas) -> None:  # type: ignore[no-untyped-def]
+    """Up to M = 256 the launch is int_gemm_wgmma_single: its clusters are the module's
+    cluster along N alone (here 2), so each CTA loads whole w_q tiles (a 128-row box) and
+    its share of q's along N; the grid is the clusters of two that run at once, or the
+    tiles, whichever is fewer."""
+    p = st.point(st.variant("int8"), batch=batch, out_f=18944, in_f=3584)
+    launch = _Clustered(fits)
+    st.enqueue(launch, {n: 0 for n in ("q", "w_q", "scale", "vth", "bias", "out")}, p,
+               st.variant("int8"))
+    (name, grid, _, _, _), = launch.calls
+    assert name == "int_gemm_wgmma_single"
+    assert launch.asked == [("int_gemm_wgmma_single", 2, 384, 200_000)]
+    assert grid == (ctas, 1, 1)
+    assert launch.maps[:2] == [(batch, 3584, 64, 128, 128), (18944, 3584, 128, 128, 128)]
 
 
 def test_the_exact_path_is_the_guarded_general_kernel_at_every_shape(st) -> None:  # type: ignore[no-untyped-def]
