@@ -23,9 +23,8 @@
 //   CTA tile 128 x 128, K tile 128 (one group), IG_STAGES-deep smem ring of
 //   {A 16 KB, B 16 KB, 128 scales}. 384 threads: warpgroup 0 is the producer (warp 0: lane 0
 //   issues the TMA loads, all 32 lanes cp.async the 128 scales of the group; warps 1-3 idle;
-//   setmaxnreg 56, or 40 without clusters), warpgroups 1 and 2 are consumers (setmaxnreg 224,
-//   or 232), each owning 64 rows x
-//   128 columns: 4 x wgmma m64n128k32 per K tile into int32 accumulators (the first with
+//   setmaxnreg 56, or 40 without clusters or a split of K), warpgroups 1 and 2 are consumers
+//   (setmaxnreg 224, or 232), each owning 64 rows x 128 columns: 4 x wgmma m64n128k32 per K tile into int32 accumulators (the first with
 //   scale-d = 0, which restarts the group), then the promotion.
 //   IG_OVERLAP=1 keeps two int32 accumulator sets so the next K tile's wgmmas run while the
 //   current one is promoted (correct, but measured slower than the default 0: ptxas fences
@@ -88,6 +87,11 @@
 #endif
 #ifndef IG_OVERLAP
 #define IG_OVERLAP 0
+#endif
+// The most ways int_gemm_wgmma_single splits K where its tiles are fewer than the SMs (the
+// launch chooses how many, from the SMs and the tiles; 1: never).
+#ifndef IG_SPLITS_MAX
+#define IG_SPLITS_MAX 4
 #endif
 // Ping-pong: the two consumer warpgroups take turns issuing their K tile's wgmmas (two named
 // barriers hand the turn over), so one's wgmmas run while the other promotes its group sums
@@ -153,24 +157,24 @@ static_assert(IG_I2F >= 0 && IG_I2F <= 3, "IG_I2F must be 0, 1, 2 or 3");
 #endif
 static_assert(IG_ARRIVE_LANES == 0 || IG_ARRIVE_LANES == 1, "IG_ARRIVE_LANES: 0 or 1");
 // setmaxnreg split: 128 producer threads + 256 consumer threads within 64K registers (a
-// clustered kernel's producer needs a few more than 40 to stay clear of spills). The
-// defaults follow each entry point's cluster (PRODUCER_REGS<CS>, CONSUMER_REGS<CS> below); a
-// -D of either sets it for both entry points.
+// clustered or split-K kernel's producer needs a few more than 40 to stay clear of spills).
+// The defaults follow each entry point (PRODUCER_REGS<WIDE>, CONSUMER_REGS<WIDE> below); a -D
+// of either sets it for both entry points.
 
 namespace {
 
 constexpr int BM = 128, BN = 128, BK = 128;
 constexpr int STAGES = IG_STAGES;
-// The register split of a kernel whose clusters have CS CTAs.
+// The register split of a kernel whose producer needs more than 40 registers (WIDE) or not.
 #ifdef IG_PRODUCER_REGS
-template <int CS> constexpr int PRODUCER_REGS = IG_PRODUCER_REGS;
+template <bool WIDE> constexpr int PRODUCER_REGS = IG_PRODUCER_REGS;
 #else
-template <int CS> constexpr int PRODUCER_REGS = CS > 1 ? 56 : 40;
+template <bool WIDE> constexpr int PRODUCER_REGS = WIDE ? 56 : 40;
 #endif
 #ifdef IG_CONSUMER_REGS
-template <int CS> constexpr int CONSUMER_REGS = IG_CONSUMER_REGS;
+template <bool WIDE> constexpr int CONSUMER_REGS = IG_CONSUMER_REGS;
 #else
-template <int CS> constexpr int CONSUMER_REGS = CS > 1 ? 224 : 232;
+template <bool WIDE> constexpr int CONSUMER_REGS = WIDE ? 224 : 232;
 #endif
 constexpr int A_BYTES = BM * BK;          // 16 KB
 constexpr int B_BYTES = BN * BK;          // 16 KB
@@ -213,9 +217,9 @@ static_assert(IG_SPLIT >= 0 && IG_SPLIT <= 2, "IG_SPLIT must be 0, 1 or 2");
 static_assert(!(IG_SPLIT && IG_OVERLAP), "IG_SPLIT and IG_OVERLAP exclude each other");
 static_assert(!(IG_OVERLAP && IG_PINGPONG), "IG_OVERLAP and IG_PINGPONG exclude each other");
 static_assert(IG_CLUSTER_N == 1 || IG_CLUSTER_N == 2, "IG_CLUSTER_N must be 1 or 2");
-static_assert(PRODUCER_REGS<1> * 128 + CONSUMER_REGS<1> * 256 <= 65536 &&
-              PRODUCER_REGS<2> * 128 + CONSUMER_REGS<2> * 256 <= 65536 &&
-              PRODUCER_REGS<4> * 128 + CONSUMER_REGS<4> * 256 <= 65536, "register split");
+static_assert(IG_SPLITS_MAX >= 1, "IG_SPLITS_MAX: at least 1");
+static_assert(PRODUCER_REGS<false> * 128 + CONSUMER_REGS<false> * 256 <= 65536 &&
+              PRODUCER_REGS<true> * 128 + CONSUMER_REGS<true> * 256 <= 65536, "register split");
 static_assert(SMEM_ALLOC <= 232448, "too many stages for 227 KB of shared memory");
 
 // Named barriers of the ping-pong (0 is __syncthreads'): TURN0 lets warpgroup 1 (c = 0)
@@ -263,25 +267,99 @@ extern "C" __constant__ int int_gemm_wgmma_smem = SMEM_ALLOC;
 // layout assumes (with the 128-byte swizzle).
 extern "C" __constant__ int int_gemm_wgmma_out_box[2] = {OUT_BOX_ROWS, OUT_BOX_COLS};
 // BM, BN, BK, stages, cluster size along M, threads, overlap, cluster size along N, grid
-// (of int_gemm_wgmma; int_gemm_wgmma_single's cluster size along M is 1, the rest the same)
-extern "C" __constant__ int int_gemm_wgmma_config[9] = {BM, BN, BK, STAGES, IG_CLUSTER_M,
-                                                        THREADS, IG_OVERLAP, IG_CLUSTER_N,
-                                                        IG_GRID};
+// (of int_gemm_wgmma; int_gemm_wgmma_single's cluster size along M is 1, the rest the same),
+// and the most splits of K int_gemm_wgmma_single takes
+extern "C" __constant__ int int_gemm_wgmma_config[10] = {BM, BN, BK, STAGES, IG_CLUSTER_M,
+                                                         THREADS, IG_OVERLAP, IG_CLUSTER_N,
+                                                         IG_GRID, IG_SPLITS_MAX};
 
 namespace {
 
+// A split unit's end, for one consumer warp: its 16 rows x 128 columns of sums (row0 and
+// row0 + 8 of this thread, columns col + 8 i + {0, 1}) into ws's slice j, then a ticket; the
+// warp holding the last ticket of the tile's `sp` adds slices 0 .. sp - 1 in that order
+// (from L2: other SMs wrote them), stores out = vth * sum + bias and zeroes the counter for
+// the next launch. Rows past M are neither written nor read.
+__device__ __forceinline__ void split_epilogue(const float (&facc)[64], float* __restrict__ ws,
+                                               unsigned int* counter, int j, int sp, int row0,
+                                               int col, int M, int N,
+                                               const float* __restrict__ vth,
+                                               const float* __restrict__ bias,
+                                               float* __restrict__ out) {
+    const int row1 = row0 + 8;
+    const size_t slice = static_cast<size_t>(M) * N;
+    float* w0 = ws + j * slice + static_cast<size_t>(row0) * N + col;
+#pragma unroll
+    for (int i = 0; i < 16; ++i) {
+        if (row0 < M)
+            __stcg(reinterpret_cast<float2*>(w0 + 8 * i), make_float2(facc[4 * i + 0], facc[4 * i + 1]));
+        if (row1 < M)
+            __stcg(reinterpret_cast<float2*>(w0 + 8 * N + 8 * i),
+                   make_float2(facc[4 * i + 2], facc[4 * i + 3]));
+    }
+    __threadfence();  // this lane's sums visible to the GPU before the warp's ticket
+    __syncwarp();
+    unsigned int ticket = 0;
+    if ((threadIdx.x & 31) == 0) ticket = atomicAdd(counter, 1u);
+    ticket = __shfl_sync(0xffffffffu, ticket, 0);
+    if (ticket != static_cast<unsigned int>(sp - 1)) return;
+    __threadfence();  // every other split's sums, seen after their tickets
+    float sum[64];
+#pragma unroll
+    for (int i = 0; i < 64; ++i) sum[i] = 0.0f;
+    const float* r0 = ws + static_cast<size_t>(row0) * N + col;
+    for (int jj = 0; jj < sp; ++jj) {
+#pragma unroll
+        for (int i = 0; i < 16; ++i) {
+            if (row0 < M) {
+                const float2 a = __ldcg(reinterpret_cast<const float2*>(r0 + jj * slice + 8 * i));
+                sum[4 * i + 0] += a.x;
+                sum[4 * i + 1] += a.y;
+            }
+            if (row1 < M) {
+                const float2 b = __ldcg(reinterpret_cast<const float2*>(r0 + jj * slice + 8 * N + 8 * i));
+                sum[4 * i + 2] += b.x;
+                sum[4 * i + 3] += b.y;
+            }
+        }
+    }
+    const float vth0 = row0 < M ? __ldg(vth + row0) : 0.0f;
+    const float vth1 = row1 < M ? __ldg(vth + row1) : 0.0f;
+    float* o0 = out + static_cast<size_t>(row0) * N + col;
+#pragma unroll
+    for (int i = 0; i < 16; ++i) {
+        const float2 b = __ldg(reinterpret_cast<const float2*>(bias + col + 8 * i));
+        if (row0 < M)
+            __stcs(reinterpret_cast<float2*>(o0 + 8 * i),
+                   make_float2(fmaf(vth0, sum[4 * i + 0], b.x), fmaf(vth0, sum[4 * i + 1], b.y)));
+        if (row1 < M)
+            __stcs(reinterpret_cast<float2*>(o0 + 8 * N + 8 * i),
+                   make_float2(fmaf(vth1, sum[4 * i + 2], b.x), fmaf(vth1, sum[4 * i + 3], b.y)));
+    }
+    if ((threadIdx.x & 31) == 0) *counter = 0u;  // for the next launch (stream order)
+}
+
 // The kernel's body on clusters of CM x CN CTAs (rank = mi + CM ni), inlined into each entry
 // point below; the tensor maps are the entry's __grid_constant__ parameters, by reference.
-template <int CM, int CN>
+// SPLIT_K: K is split into `splits` ranges of whole K tiles, a work unit being one tile's one
+// range (units of a tile consecutive); with splits > 1 each consumer warp writes its unit's
+// sums (before vth and bias) to ws [splits, M, N] and takes a ticket on counters [tile, warp];
+// the warp that takes the last one adds the splits' sums in split order (the same bits
+// whichever finishes last), applies vth and bias, stores out and zeroes the counter.
+template <int CM, int CN, bool SPLIT_K>
 __device__ __forceinline__ void wgmma_tiles(const CUtensorMap& tmap_q, const CUtensorMap& tmap_w,
                                             const CUtensorMap& tmap_out,
                                             const float* __restrict__ scale,
                                             const float* __restrict__ vth,
                                             const float* __restrict__ bias,
                                             float* __restrict__ out, int M, int N, int K,
-                                            int group_m) {
+                                            int group_m, int splits, float* __restrict__ ws,
+                                            unsigned int* __restrict__ counters) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     constexpr int CS = CM * CN;  // CTAs a cluster
+    // The register split: a clustered producer's, or a split one's (its units' arithmetic),
+    // needs more than 40 registers to stay clear of spills.
+    constexpr bool WIDE_PRODUCER = CS > 1 || SPLIT_K;
     extern __shared__ __align__(1024) uint8_t smem_raw[];
 #if IG_TMA_STORE && IG_OUT_FULL
     // No slack to align with (SMEM_ALLOC): smem_raw is the kernel's only shared variable, so
@@ -313,6 +391,8 @@ __device__ __forceinline__ void wgmma_tiles(const CUtensorMap& tmap_q, const CUt
     const int cmb = (nmb + CM - 1) / CM;    // cluster m blocks
     const int cnb = N / (BN * CN);           // cluster n blocks (N % (BN CN) == 0)
     const int ntiles = cmb * cnb;
+    const int sp = SPLIT_K ? splits : 1;   // K ranges a tile
+    const int nunits = ntiles * sp;
     const int cid = blockIdx.x / CS;
     const int ncl = gridDim.x / CS;
     if (group_m < 1) group_m = 1;
@@ -337,7 +417,7 @@ __device__ __forceinline__ void wgmma_tiles(const CUtensorMap& tmap_q, const CUt
 
     if (wg == 0) {
         // ---------------- producer ----------------
-        cutlass::arch::warpgroup_reg_dealloc<PRODUCER_REGS<CS>>();
+        cutlass::arch::warpgroup_reg_dealloc<PRODUCER_REGS<WIDE_PRODUCER>>();
         if (warp == 0) {
             if (lane == 0) {
                 cute::prefetch_tma_descriptor(reinterpret_cast<const cute::TmaDescriptor*>(&tmap_q));
@@ -347,10 +427,13 @@ __device__ __forceinline__ void wgmma_tiles(const CUtensorMap& tmap_q, const CUt
             }
             int s = 0;
             uint32_t ph = 0;
-            for (int t = cid; t < ntiles; t += ncl) {
+            for (int u = cid; u < nunits; u += ncl) {
+                const int t = SPLIT_K ? u / sp : u;
+                const int kb = SPLIT_K ? (u % sp) * nk / sp : 0;
+                const int ke = SPLIT_K ? (u % sp + 1) * nk / sp : nk;
                 const TileCoord tc = tile_coord<CM, CN>(t, cmb, cnb, group_m, mi, ni);
                 const float* scol = scale + static_cast<size_t>(tc.n0) * ng;
-                for (int kt = 0; kt < nk; ++kt) {
+                for (int kt = kb; kt < ke; ++kt) {
                     igemm::Barrier::wait(&empty[s], ph ^ 1);
                     if (lane == 0) {
                         igemm::TxBarrier::arrive_and_expect_tx(&full[s], A_BYTES + B_BYTES);
@@ -400,7 +483,7 @@ __device__ __forceinline__ void wgmma_tiles(const CUtensorMap& tmap_q, const CUt
         }
     } else {
         // ---------------- consumers ----------------
-        cutlass::arch::warpgroup_reg_alloc<CONSUMER_REGS<CS>>();
+        cutlass::arch::warpgroup_reg_alloc<CONSUMER_REGS<WIDE_PRODUCER>>();
         const int c = wg - 1;                 // which 64-row half of the tile
         const int wq = warp % 4;              // warp within the warpgroup
         [[maybe_unused]] const int wtid = tid - 128 * wg;  // thread within the warpgroup
@@ -443,7 +526,10 @@ __device__ __forceinline__ void wgmma_tiles(const CUtensorMap& tmap_q, const CUt
         uint32_t ph = 0;
         [[maybe_unused]] bool issued = false;  // ping-pong: this warpgroup has had a turn
 
-        for (int t = cid; t < ntiles; t += ncl) {
+        for (int u = cid; u < nunits; u += ncl) {
+            const int t = SPLIT_K ? u / sp : u;
+            const int kb = SPLIT_K ? (u % sp) * nk / sp : 0;
+            const int ke = SPLIT_K ? (u % sp + 1) * nk / sp : nk;
             const TileCoord tc = tile_coord<CM, CN>(t, cmb, cnb, group_m, mi, ni);
             float facc[64];
 #pragma unroll
@@ -543,9 +629,9 @@ __device__ __forceinline__ void wgmma_tiles(const CUtensorMap& tmap_q, const CUt
                 }
                 cute::warpgroup_commit_batch();
             };
-            for (int kt = 0; kt <= nk; kt += 2) {
+            for (int kt = kb; kt <= ke; kt += 2) {
                 {   // issue K tile kt into acc0; promote K tile kt - 1 from acc1
-                    const int p = kt < nk;
+                    const int p = kt < ke;
                     if (p) {
                         wait_full(s, ph);
                         s0 = s;
@@ -554,10 +640,10 @@ __device__ __forceinline__ void wgmma_tiles(const CUtensorMap& tmap_q, const CUt
                     issue_p(s0, acc0, p);
                     cute::warpgroup_wait<1>();
                     igemm::fence_regs(acc1);
-                    if (kt >= 1) promote(s1, acc1);
+                    if (kt >= kb + 1) promote(s1, acc1);
                 }
                 {   // issue K tile kt + 1 into acc1; promote K tile kt from acc0
-                    const int p = kt + 1 < nk;
+                    const int p = kt + 1 < ke;
                     if (p) {
                         wait_full(s, ph);
                         s1 = s;
@@ -566,7 +652,7 @@ __device__ __forceinline__ void wgmma_tiles(const CUtensorMap& tmap_q, const CUt
                     issue_p(s1, acc1, p);
                     cute::warpgroup_wait<1>();
                     igemm::fence_regs(acc0);
-                    if (kt < nk) promote(s0, acc0);
+                    if (kt < ke) promote(s0, acc0);
                 }
             }
             cute::warpgroup_wait<0>();
@@ -611,7 +697,7 @@ __device__ __forceinline__ void wgmma_tiles(const CUtensorMap& tmap_q, const CUt
                 }
             };
             uint32_t acc0[64];
-            for (int kt = 0; kt < nk; ++kt) {
+            for (int kt = kb; kt < ke; ++kt) {
                 wait_full(s, ph);
 #if IG_PINGPONG
                 // Wait for the turn (warpgroup 1's very first K tile goes first), issue, and
@@ -659,6 +745,16 @@ __device__ __forceinline__ void wgmma_tiles(const CUtensorMap& tmap_q, const CUt
             // ---------------- epilogue: out = vth[m] * facc + bias[n] ----------------
             const int row0 = tc.m0 + c * 64 + wq * 16 + lane / 4;
             const int row1 = row0 + 8;
+            if constexpr (SPLIT_K) {
+                if (sp > 1) {
+                    split_epilogue(facc, ws,
+                                   counters + (static_cast<size_t>(t) * CN + ni) * CONSUMER_WARPS +
+                                       4 * c + wq,
+                                   u % sp, sp, row0, tc.n0 + 2 * (lane & 3), M, N, vth, bias,
+                                   out);
+                    continue;
+                }
+            }
             const float vth0 = row0 < M ? __ldg(vth + row0) : 0.0f;
             const float vth1 = row1 < M ? __ldg(vth + row1) : 0.0f;
             const float* bp = bias + tc.n0 + 2 * (lane & 3);
@@ -764,23 +860,27 @@ int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
                const float* __restrict__ scale, const float* __restrict__ vth,
                const float* __restrict__ bias, float* __restrict__ out,
                int M, int N, int K, int group_m) {
-    wgmma_tiles<IG_CLUSTER_M, IG_CLUSTER_N>(tmap_q, tmap_w, tmap_out, scale, vth, bias, out, M,
-                                            N, K, group_m);
+    wgmma_tiles<IG_CLUSTER_M, IG_CLUSTER_N, false>(tmap_q, tmap_w, tmap_out, scale, vth, bias,
+                                                   out, M, N, K, group_m, 1, nullptr, nullptr);
 }
 
 // The same kernel without the cluster along M (1 x IG_CLUSTER_N): for one or two M blocks,
 // where a pair along M computes one tile's outputs with both CTAs (one of them on rows past
 // M when there is one M block) and its handshakes buy no saving of B (kernels/NOTES.md). The
-// w_q tensor map's box is then the whole 128-row tile.
+// w_q tensor map's box is then the whole 128-row tile. Where the tiles are too few for the
+// SMs, K is split `splits` ways (at most IG_SPLITS_MAX, the config's last value): ws holds
+// splits x M x N floats, counters a word for each of a tile's 8 consumer warps, zero before
+// the first launch (each launch leaves them zero).
 extern "C" __global__ void __launch_bounds__(THREADS, 1) IG_SINGLE_ATTR
 int_gemm_wgmma_single(const __grid_constant__ CUtensorMap tmap_q,
                       const __grid_constant__ CUtensorMap tmap_w,
                       const __grid_constant__ CUtensorMap tmap_out,
                       const float* __restrict__ scale, const float* __restrict__ vth,
                       const float* __restrict__ bias, float* __restrict__ out,
-                      int M, int N, int K, int group_m) {
-    wgmma_tiles<1, IG_CLUSTER_N>(tmap_q, tmap_w, tmap_out, scale, vth, bias, out, M, N, K,
-                                 group_m);
+                      int M, int N, int K, int group_m, int splits, float* __restrict__ ws,
+                      unsigned int* __restrict__ counters) {
+    wgmma_tiles<1, IG_CLUSTER_N, true>(tmap_q, tmap_w, tmap_out, scale, vth, bias, out, M, N, K,
+                                       group_m, splits, ws, counters);
 }
 
 // ---------------------------------------------------------------------------------------

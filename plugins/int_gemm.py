@@ -10,7 +10,8 @@ shared-memory ring, the units spread evenly over a persistent grid, mma.sync); e
 prefetched to L2 ahead, split-K with a deterministic reduction). ``int_gemm_wgmma`` where N
 and K are multiples of 128 and G is 128 (Hopper wgmma fed by TMA, warp-specialised,
 persistent, CTA pairs sharing B; ``int_gemm_wgmma_single``, the same without the pairs, up
-to M = 256), ``int_gemm_general`` for every other shape.
+to M = 256, K split where its tiles are fewer than the SMs), ``int_gemm_general`` for every
+other shape.
 The ``int8`` variant takes q as int8 (the activations of families whose q fits); ``wide``
 takes q as int32 (|q| < 2^23) and splits it into byte planes in the load, so every family fits.
 
@@ -43,6 +44,13 @@ CLUSTER_N = 1
 #: M (``int_gemm_wgmma_single``): measured faster there on both shapes of the A/B (4-21 % at
 #: M 64-256; kernels/NOTES.md, statistics/<gpu>/tuning/cluster-m/).
 SINGLE_M = 2 * TILE
+#: The most ways the single kernel splits K (the module's IG_SPLITS_MAX default; the
+#: workspace is sized for it), and the fewest K tiles a split takes.
+SPLITS_MAX = 4
+SPLIT_MIN_K_TILES = 4
+#: More SMs than any GPU the harness is built for has (132 on the H100 and H200 SXM): the
+#: single kernel's workspace is sized before the device is known, for this many.
+MOST_SMS = 256
 #: The swizzle the kernel's shared-memory layout of its out boxes assumes (bytes); the box
 #: itself (rows x fp32 columns, 128 bytes a row) is the module's ``int_gemm_wgmma_out_box``.
 OUT_SWIZZLE = 128
@@ -65,6 +73,8 @@ UNFIT_BLOCKS_PER_SM = 2
 STREAM_MT = {"stream1": 1, "stream": 2}
 STREAM_ROWS = 64
 STREAM_MAX_CTAS = 256
+#: Consumer warps of a wgmma CTA: a split tile's tickets, one counter each.
+WGMMA_CONSUMER_WARPS = 8
 #: Most splits of K the small paths use (whole groups each; the general path's rule is
 #: geometry.general_gemm_plan, which int_gemm_packed shares).
 MAX_SPLITS = geometry.GEMM_MAX_SPLITS
@@ -117,6 +127,16 @@ def small_splits(n: int, k: int, g: int, mt: int, rows: int, qp: int) -> int:
     return splits
 
 
+def wgmma_splits(m: int, n: int, k: int, cn: int, sm_count: int, most: int = SPLITS_MAX
+                 ) -> int:
+    """Ways int_gemm_wgmma_single splits K: as many as leave each unit an SM of its own
+    (clusters of ``cn`` CTAs along N), at most ``most``, each split at least
+    ``SPLIT_MIN_K_TILES`` K tiles; 1 where the tiles already fill the SMs."""
+    tiles = _cdiv(m, TILE) * (n // (TILE * cn))
+    clusters = min(sm_count, MOST_SMS) // cn
+    return max(1, min(most, clusters // max(1, tiles), (k // TILE) // SPLIT_MIN_K_TILES))
+
+
 def plan(p: Point, stream: bool = True, kind: str | None = None) -> dict[str, Any]:
     """The launch of a point: kernel, grid, splits and the workspace it needs (``ws``
     floats, ``counters`` words). The small and general paths' tiles are the module's
@@ -137,6 +157,10 @@ def plan(p: Point, stream: bool = True, kind: str | None = None) -> dict[str, An
                 "ws": _split_ws(splits, m, n), "smem": small_smem(mt, rows, qp, 2, 0, k, g, splits)}
     if kind == "general":
         return geometry.general_gemm_plan(m, n, k, g, qp)
+    if m <= SINGLE_M:  # the single kernel: split K on the most SMs any device has
+        splits = max(wgmma_splits(m, n, k, cn, MOST_SMS) for cn in (1, 2))
+        return {"kind": kind, "splits": splits, "ws": _split_ws(splits, m, n),
+                "counters": _cdiv(m, TILE) * (n // TILE) * WGMMA_CONSUMER_WARPS}
     return {"kind": kind, "splits": 1, "counters": 1, "ws": 1}
 
 
@@ -188,11 +212,15 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
     pl = plan(p)
     if pl["kind"] == "wgmma":
         smem = int(launch.constant("int_gemm_wgmma_smem")[0])
-        cfg = launch.constant("int_gemm_wgmma_config", 9)
-        threads, cm, cn, by_sms = (int(x) for x in cfg[[5, 4, 7, 8]])
+        cfg = launch.constant("int_gemm_wgmma_config", 10)
+        threads, cm, cn, by_sms, most = (int(x) for x in cfg[[5, 4, 7, 8, 9]])
         single = m <= SINGLE_M
         name = "int_gemm_wgmma_single" if single else "int_gemm_wgmma"
         cm = 1 if single else cm  # the single kernel has no cluster along M
+        if most > SPLITS_MAX:
+            raise BadInput(f"int_gemm_wgmma_single built to split K {most} ways: the "
+                           f"workspace holds {SPLITS_MAX}")
+        splits = wgmma_splits(m, n, k, cn, launch.sm_count, most) if single else 1
         # A CTA loads its part of the tiles it shares: A's rows over the cluster's row (cn),
         # B's over its column (cm), each multicast to the CTAs that use it.
         tq = launch.tensor_map(bufs["q"], np.int8, m, k, TILE // cn, TILE)
@@ -206,15 +234,17 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
         if n % (TILE * cn):  # a -D IG_CLUSTER_N=2 build at an N the path rule let through
             raise BadInput(f"int_gemm_wgmma built with clusters of {cn} along N needs N "
                            f"a multiple of {TILE * cn}, not {n}")
-        tiles = _cdiv(_cdiv(m, TILE), cm) * (n // (TILE * cn))  # cluster tiles
+        units = _cdiv(_cdiv(m, TILE), cm) * (n // (TILE * cn)) * splits  # cluster tiles
         # Persistent: no more clusters than run at once (a later one would run alone): the
         # driver's occupancy query, or (IG_GRID=1) the SMs over the cluster size.
         fits = (launch.sm_count // (cm * cn) if by_sms == 1 else
                 launch.max_active_clusters(name, cm * cn, threads, smem))
-        grid = (min(tiles, max(1, fits)) * cm * cn, 1, 1)
-        launch(name, grid, (threads, 1, 1), tq, tw, to, bufs["scale"], bufs["vth"],
-               bufs["bias"], bufs["out"], np.int32(m), np.int32(n), np.int32(k), np.int32(8),
-               shared=smem)
+        grid = (min(units, max(1, fits)) * cm * cn, 1, 1)
+        args = (tq, tw, to, bufs["scale"], bufs["vth"], bufs["bias"], bufs["out"], np.int32(m),
+                np.int32(n), np.int32(k), np.int32(8))
+        if single:  # the split of K and its workspace
+            args += (np.int32(splits), bufs["ws"], bufs["counters"])
+        launch(name, grid, (threads, 1, 1), *args, shared=smem)
         return
     if pl["kind"] in STREAM_MT:
         on, threads, smem1, smem2, groups = (
@@ -389,7 +419,9 @@ STAGE = Stage(
         {"batch": 12, "out_f": 384, "in_f": 1024, "group_size": 256},  # small, split K
         {"batch": 77, "out_f": 256, "in_f": 512},          # wgmma, M not a tile multiple
         {"batch": 300, "out_f": 512, "in_f": 1024},        # wgmma, several tiles each way
-        {"batch": 200, "out_f": 384, "in_f": 1024},        # wgmma: 3 column tiles
+        {"batch": 200, "out_f": 384, "in_f": 1024},        # wgmma single, K split 2 ways
+        {"batch": 45, "out_f": 640, "in_f": 2304},         # single: 4 uneven splits of 18
+        {"batch": 130, "out_f": 256, "in_f": 1536},        # single: 3 splits, M tile partial
         {"batch": 520, "out_f": 1024, "in_f": 512},        # wgmma: 3 x 2 cluster tiles
         {"batch": 7, "out_f": 3, "in_f": 5, "group_size": 2},     # general: odd everything
         {"batch": 33, "out_f": 130, "in_f": 130},          # general: K % G != 0
@@ -400,14 +432,15 @@ STAGE = Stage(
                    "out_f": (18944, 3584)},
     # The wgmma path (N and K multiples of 128) under compute-sanitizer: the single kernel
     # on two M tiles, the second mostly past M (TMA zero-fill, rows not stored), two N
-    # tiles, three K tiles; then eight K tiles, so its ring of stages wraps inside a tile;
-    # the clustered kernel on three M tiles (its second pair's second CTA wholly past M),
-    # eight K tiles.
+    # tiles, three K tiles; then eight K tiles, split two ways; the clustered kernel on three
+    # M tiles (its second pair's second CTA wholly past M), eight K tiles, so its ring of
+    # stages wraps inside a tile; the single kernel's four uneven splits.
     # The stream paths too: a K tail, a row tail, tiles shared between CTAs, M < 8 and > 8,
     # and (13 x 12600 x 1040, at four groups a unit on 132 SMs) a ring that wraps.
     sanitize_shapes=({"batch": 130, "out_f": 256, "in_f": 384},
                      {"batch": 130, "out_f": 256, "in_f": 1024},
                      {"batch": 300, "out_f": 256, "in_f": 1024},
+                     {"batch": 45, "out_f": 640, "in_f": 2304},
                      {"batch": 3, "out_f": 200, "in_f": 1040},
                      {"batch": 13, "out_f": 12600, "in_f": 1040}),
     variants=(

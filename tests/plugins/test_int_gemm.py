@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from harness.api import BadInput
 from harness.contract.launcher import RecordingLauncher
 from tests.plugins.support import kernel_define
 
@@ -235,15 +236,18 @@ def test_the_small_kernels_launch_with_their_own_warps(st) -> None:  # type: ign
 
 
 class _Clustered(RecordingLauncher):
-    """The module's 2 x 2 cluster configuration, and a device that runs ``fits`` clusters."""
+    """The module's 2 x 2 cluster configuration (``cn`` CTAs along N, K split at most
+    ``most`` ways), and a device that runs ``fits`` clusters."""
 
-    def __init__(self, fits: int) -> None:
+    def __init__(self, fits: int, cn: int = 2, most: int = 4) -> None:
         super().__init__(256)
         self.fits, self.maps, self.asked = fits, [], []
+        self.cn, self.most = cn, most
 
     def constant(self, name, count=1):  # type: ignore[no-untyped-def]
         if name == "int_gemm_wgmma_config":
-            return np.array([128, 128, 128, 5, 2, 384, 0, 2, 0], dtype=np.int32)[:count]
+            return np.array([128, 128, 128, 5, 2, 384, 0, self.cn, 0, self.most],
+                            dtype=np.int32)[:count]
         if name == "int_gemm_wgmma_out_box":
             return np.array([64, 32], dtype=np.int32)[:count]
         return np.array([200_000], dtype=np.int32)
@@ -266,10 +270,10 @@ def test_the_persistent_grid_is_the_clusters_that_run_at_once(st, batch, fits, c
     64 x 32 fp32 boxes."""
     p = st.point(st.variant("int8"), batch=batch, out_f=18944, in_f=3584)
     launch = _Clustered(fits)
-    st.enqueue(launch, {n: 0 for n in ("q", "w_q", "scale", "vth", "bias", "out")}, p,
-               st.variant("int8"))
-    (name, grid, block, _, shared), = launch.calls
+    st.enqueue(launch, {n: 0 for n in _BUFS}, p, st.variant("int8"))
+    (name, grid, block, args, shared), = launch.calls
     assert (name, block, shared) == ("int_gemm_wgmma", (384, 1, 1), 200_000)
+    assert len(args) == 11  # no split of K, no workspace
     assert launch.asked == [("int_gemm_wgmma", 4, 384, 200_000)]
     assert grid == (ctas, 1, 1) and grid[0] % 4 == 0
     assert launch.maps == [(batch, 3584, 64, 128, 128), (18944, 3584, 64, 128, 128),
@@ -285,13 +289,45 @@ def test_one_or_two_m_blocks_run_without_the_cluster_along_m(st, batch, fits, ct
     tiles, whichever is fewer."""
     p = st.point(st.variant("int8"), batch=batch, out_f=18944, in_f=3584)
     launch = _Clustered(fits)
-    st.enqueue(launch, {n: 0 for n in ("q", "w_q", "scale", "vth", "bias", "out")}, p,
-               st.variant("int8"))
-    (name, grid, _, _, _), = launch.calls
+    st.enqueue(launch, {n: n for n in _BUFS}, p, st.variant("int8"))
+    (name, grid, _, args, _), = launch.calls
     assert name == "int_gemm_wgmma_single"
+    assert args[11:] == (1, "ws", "counters")  # 74 tiles a row of 66 pairs: no split
     assert launch.asked == [("int_gemm_wgmma_single", 2, 384, 200_000)]
     assert grid == (ctas, 1, 1)
     assert launch.maps[:2] == [(batch, 3584, 64, 128, 128), (18944, 3584, 128, 128, 128)]
+
+
+@pytest.mark.parametrize(("batch", "out_f", "in_f", "splits"), [
+    (64, 3584, 3584, 4),     # 28 tiles on 132 SMs: four ways, 7 K tiles each
+    (128, 3584, 18944, 4),   # 28 tiles, 148 K tiles: four ways (the most)
+    (256, 3584, 3584, 2),    # 56 tiles: two ways
+    (64, 3584, 1024, 2),     # 8 K tiles: two ways of at least four
+    (64, 3584, 512, 1),      # 4 K tiles: no split
+    (128, 18944, 3584, 1),   # 148 tiles: more than the SMs
+])
+def test_the_single_kernel_splits_k_where_its_tiles_are_few(st, batch, out_f, in_f,
+                                                            splits) -> None:  # type: ignore[no-untyped-def]
+    """Without clusters along N, K is split as many ways as leave each unit an SM (at most
+    four, each at least four K tiles); the grid is the units, and the workspace holds
+    the splits' partial sums and a ticket for each of a tile's eight consumer warps."""
+    p = st.point(st.variant("int8"), batch=batch, out_f=out_f, in_f=in_f)
+    launch = _Clustered(fits=132, cn=1)
+    st.enqueue(launch, {n: n for n in _BUFS}, p, st.variant("int8"))
+    (name, grid, _, args, _), = launch.calls
+    tiles = -(-batch // 128) * (out_f // 128)
+    assert name == "int_gemm_wgmma_single" and args[11:] == (splits, "ws", "counters")
+    assert grid == (min(132, tiles * splits), 1, 1)
+    ws = st.workspace(p)
+    assert ws["ws"][0][0] >= (splits * batch * out_f if splits > 1 else 1)
+    assert ws["counters"][0][0] >= tiles * 8
+
+
+def test_a_build_that_splits_more_than_the_workspace_holds_is_refused(st) -> None:  # type: ignore[no-untyped-def]
+    p = st.point(st.variant("int8"), batch=64, out_f=3584, in_f=3584)
+    with pytest.raises(BadInput, match="split K 8 ways: the workspace holds 4"):
+        st.enqueue(_Clustered(fits=132, cn=1, most=8), {n: n for n in _BUFS}, p,
+                   st.variant("int8"))
 
 
 def test_the_exact_path_is_the_guarded_general_kernel_at_every_shape(st) -> None:  # type: ignore[no-untyped-def]
