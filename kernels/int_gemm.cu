@@ -300,7 +300,11 @@ __device__ __forceinline__ void split_epilogue(const float (&facc)[64], float* _
     __threadfence();  // this lane's sums visible to the GPU before the warp's ticket
     __syncwarp();
     unsigned int ticket = 0;
-    if ((threadIdx.x & 31) == 0) ticket = atomicAdd(counter, 1u);
+    if ((threadIdx.x & 31) == 0) {
+        ticket = atomicAdd(counter, 1u);
+        __threadfence();  // the ticket before any read of the other splits' sums
+    }
+    __syncwarp();  // orders lane 0's ticket before the other lanes' reads
     ticket = __shfl_sync(0xffffffffu, ticket, 0);
     if (ticket != static_cast<unsigned int>(sp - 1)) return;
     __threadfence();  // every other split's sums, seen after their tickets

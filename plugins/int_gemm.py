@@ -129,9 +129,10 @@ def small_splits(n: int, k: int, g: int, mt: int, rows: int, qp: int) -> int:
 
 def wgmma_splits(m: int, n: int, k: int, cn: int, sm_count: int, most: int = SPLITS_MAX
                  ) -> int:
-    """Ways int_gemm_wgmma_single splits K: as many as leave each unit an SM of its own
-    (clusters of ``cn`` CTAs along N), at most ``most``, each split at least
-    ``SPLIT_MIN_K_TILES`` K tiles; 1 where the tiles already fill the SMs."""
+    """Ways int_gemm_wgmma_single splits K: as many as leave each unit its own SMs
+    (``sm_count`` of them run at once, in clusters of ``cn`` CTAs along N), at most
+    ``most``, each split at least ``SPLIT_MIN_K_TILES`` K tiles; 1 where the tiles already
+    fill them."""
     tiles = _cdiv(m, TILE) * (n // (TILE * cn))
     clusters = min(sm_count, MOST_SMS) // cn
     return max(1, min(most, clusters // max(1, tiles), (k // TILE) // SPLIT_MIN_K_TILES))
@@ -217,10 +218,9 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
         single = m <= SINGLE_M
         name = "int_gemm_wgmma_single" if single else "int_gemm_wgmma"
         cm = 1 if single else cm  # the single kernel has no cluster along M
-        if most > SPLITS_MAX:
+        if single and most > SPLITS_MAX:
             raise BadInput(f"int_gemm_wgmma_single built to split K {most} ways: the "
                            f"workspace holds {SPLITS_MAX}")
-        splits = wgmma_splits(m, n, k, cn, launch.sm_count, most) if single else 1
         # A CTA loads its part of the tiles it shares: A's rows over the cluster's row (cn),
         # B's over its column (cm), each multicast to the CTAs that use it.
         tq = launch.tensor_map(bufs["q"], np.int8, m, k, TILE // cn, TILE)
@@ -234,11 +234,13 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
         if n % (TILE * cn):  # a -D IG_CLUSTER_N=2 build at an N the path rule let through
             raise BadInput(f"int_gemm_wgmma built with clusters of {cn} along N needs N "
                            f"a multiple of {TILE * cn}, not {n}")
-        units = _cdiv(_cdiv(m, TILE), cm) * (n // (TILE * cn)) * splits  # cluster tiles
         # Persistent: no more clusters than run at once (a later one would run alone): the
         # driver's occupancy query, or (IG_GRID=1) the SMs over the cluster size.
         fits = (launch.sm_count // (cm * cn) if by_sms == 1 else
                 launch.max_active_clusters(name, cm * cn, threads, smem))
+        # K split so that each unit has a cluster of its own among those that run at once.
+        splits = wgmma_splits(m, n, k, cn, max(1, fits) * cn, most) if single else 1
+        units = _cdiv(_cdiv(m, TILE), cm) * (n // (TILE * cn)) * splits  # cluster tiles
         grid = (min(units, max(1, fits)) * cm * cn, 1, 1)
         args = (tq, tw, to, bufs["scale"], bufs["vth"], bufs["bias"], bufs["out"], np.int32(m),
                 np.int32(n), np.int32(k), np.int32(8))

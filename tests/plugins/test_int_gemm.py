@@ -323,11 +323,26 @@ def test_the_single_kernel_splits_k_where_its_tiles_are_few(st, batch, out_f, in
     assert ws["counters"][0][0] >= tiles * 8
 
 
+def test_the_splits_follow_the_clusters_that_run_at_once(st) -> None:  # type: ignore[no-untyped-def]
+    """Where the occupancy query answers fewer clusters than the SMs, K is split for those:
+    66 at once over 28 tiles, two ways (not four, which would run units one after another)."""
+    p = st.point(st.variant("int8"), batch=64, out_f=3584, in_f=3584)
+    launch = _Clustered(fits=66, cn=1)
+    st.enqueue(launch, {n: n for n in _BUFS}, p, st.variant("int8"))
+    (_, grid, _, args, _), = launch.calls
+    assert args[11] == 2 and grid == (56, 1, 1)
+
+
 def test_a_build_that_splits_more_than_the_workspace_holds_is_refused(st) -> None:  # type: ignore[no-untyped-def]
     p = st.point(st.variant("int8"), batch=64, out_f=3584, in_f=3584)
     with pytest.raises(BadInput, match="split K 8 ways: the workspace holds 4"):
         st.enqueue(_Clustered(fits=132, cn=1, most=8), {n: n for n in _BUFS}, p,
                    st.variant("int8"))
+    # The clustered kernel never splits: such a build still runs it past M = 256.
+    big = st.point(st.variant("int8"), batch=512, out_f=3584, in_f=3584)
+    launch = _Clustered(fits=132, cn=1, most=8)
+    st.enqueue(launch, {n: n for n in _BUFS}, big, st.variant("int8"))
+    assert launch.names == ["int_gemm_wgmma"]
 
 
 def test_the_exact_path_is_the_guarded_general_kernel_at_every_shape(st) -> None:  # type: ignore[no-untyped-def]
