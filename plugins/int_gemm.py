@@ -10,7 +10,7 @@ shared-memory ring, the units spread evenly over a persistent grid, mma.sync); e
 prefetched to L2 ahead, split-K with a deterministic reduction). ``int_gemm_wgmma`` where N
 and K are multiples of 128 and G is 128 (Hopper wgmma fed by TMA, warp-specialised,
 persistent, CTA pairs sharing B; ``int_gemm_wgmma_single``, the same without the pairs, up
-to M = 256, K split where its tiles are fewer than the SMs), ``int_gemm_general`` for every
+to M = 256, K split where its tiles fill at most half the SMs), ``int_gemm_general`` for every
 other shape.
 The ``int8`` variant takes q as int8 (the activations of families whose q fits); ``wide``
 takes q as int32 (|q| < 2^23) and splits it into byte planes in the load, so every family fits.
@@ -41,7 +41,7 @@ TILE = 128
 #: and 3584 are).
 CLUSTER_N = 1
 #: Up to this many rows (one or two M blocks) the wgmma path runs without its cluster along
-#: M (``int_gemm_wgmma_single``): measured faster there on both shapes of the A/B (4-21 % at
+#: M (``int_gemm_wgmma_single``): measured faster there on both shapes of the A/B (2-21 % at
 #: M 64-256; kernels/NOTES.md, statistics/<gpu>/tuning/cluster-m/).
 SINGLE_M = 2 * TILE
 #: The most ways the single kernel splits K (the module's IG_SPLITS_MAX default; the
@@ -129,10 +129,10 @@ def small_splits(n: int, k: int, g: int, mt: int, rows: int, qp: int) -> int:
 
 def wgmma_splits(m: int, n: int, k: int, cn: int, sm_count: int, most: int = SPLITS_MAX
                  ) -> int:
-    """Ways int_gemm_wgmma_single splits K: as many as leave each unit its own SMs
-    (``sm_count`` of them run at once, in clusters of ``cn`` CTAs along N), at most
-    ``most``, each split at least ``SPLIT_MIN_K_TILES`` K tiles; 1 where the tiles already
-    fill them."""
+    """Ways int_gemm_wgmma_single splits K: as many as leave each unit a cluster of its own
+    (of the ``sm_count`` CTAs that run at once, in clusters of ``cn`` along N), at most
+    ``most``, each split at least ``SPLIT_MIN_K_TILES`` K tiles; 1 where the tiles fill
+    more than half of them."""
     tiles = _cdiv(m, TILE) * (n // (TILE * cn))
     clusters = min(sm_count, MOST_SMS) // cn
     return max(1, min(most, clusters // max(1, tiles), (k // TILE) // SPLIT_MIN_K_TILES))
@@ -142,8 +142,10 @@ def plan(p: Point, stream: bool = True, kind: str | None = None) -> dict[str, An
     """The launch of a point: kernel, grid, splits and the workspace it needs (``ws``
     floats, ``counters`` words). The small and general paths' tiles are the module's
     defaults (int_gemm.cu); the stream paths' grid is the device's, so only their workspace
-    is planned here (for the most CTAs they take). ``kind``: a path other than the shape's
-    (the exact path of a layer is the general one at every shape)."""
+    is planned here (for the most CTAs they take), and the single wgmma kernel's splits are
+    the most any device would take (``MOST_SMS``), which sizes its workspace: the launch
+    chooses its own for the device's SMs. ``kind``: a path other than the shape's (the
+    exact path of a layer is the general one at every shape)."""
     m, n, k, g = (int(p[a]) for a in ("batch", "out_f", "in_f", "group_size"))
     qp = 1 if p["q_type"] == "int8" else 3
     kind = kind or path(p, stream)
