@@ -117,8 +117,11 @@ def test_define_sweeps_compiled_parameters(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     rows = results.read_rows(tmp_path / "weight_quant_fused.csv")
     assert [r["variant"] for r in rows] == ["default[BPS=2]", "default[BPS=4]"]
-    assert all(r["reason"] == f"the NumPy reference: no build of its own: {r['variant']} is "
-               "timed as default" for r in rows), [r["reason"] for r in rows]
+    # The row's reason may also say the noise stayed above target on a loaded machine (the
+    # budget is short); the reference's note must be its last clause.
+    assert all(r["reason"].endswith(f"the NumPy reference: no build of its own: {r['variant']} "
+                                    "is timed as default") for r in rows), \
+        [r["reason"] for r in rows]
     assert "--define names kernel builds, which the NumPy reference does not have" in \
         " ".join(res.stderr.split())
     res = run("bench", "weight_quant_fused", "--backend", "numpy", "--define", "UNROLL=2,4",
