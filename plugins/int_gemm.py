@@ -127,15 +127,21 @@ def small_splits(n: int, k: int, g: int, mt: int, rows: int, qp: int) -> int:
     return splits
 
 
+def cluster_tiles(m: int, n: int, cm: int = 1, cn: int = 1) -> int:
+    """The wgmma path's tiles of clusters of ``cm`` x ``cn`` CTAs (N a multiple of
+    ``TILE * cn``): the units of its persistent walk before any split of K."""
+    return _cdiv(_cdiv(m, TILE), cm) * (n // (TILE * cn))
+
+
 def wgmma_splits(m: int, n: int, k: int, cn: int, sm_count: int, most: int = SPLITS_MAX
                  ) -> int:
     """Ways int_gemm_wgmma_single splits K: as many as leave each unit a cluster of its own
     (of the ``sm_count`` CTAs that run at once, in clusters of ``cn`` along N), at most
     ``most``, each split at least ``SPLIT_MIN_K_TILES`` K tiles; 1 where the tiles fill
     more than half of them."""
-    tiles = _cdiv(m, TILE) * (n // (TILE * cn))
     clusters = min(sm_count, MOST_SMS) // cn
-    return max(1, min(most, clusters // max(1, tiles), (k // TILE) // SPLIT_MIN_K_TILES))
+    return max(1, min(most, clusters // max(1, cluster_tiles(m, n, cn=cn)),
+                      (k // TILE) // SPLIT_MIN_K_TILES))
 
 
 def plan(p: Point, stream: bool = True, kind: str | None = None) -> dict[str, Any]:
@@ -163,7 +169,7 @@ def plan(p: Point, stream: bool = True, kind: str | None = None) -> dict[str, An
     if m <= SINGLE_M:  # the single kernel: split K on the most SMs any device has
         splits = max(wgmma_splits(m, n, k, cn, MOST_SMS) for cn in (1, 2))
         return {"kind": kind, "splits": splits, "ws": _split_ws(splits, m, n),
-                "counters": _cdiv(m, TILE) * (n // TILE) * WGMMA_CONSUMER_WARPS}
+                "counters": cluster_tiles(m, n) * WGMMA_CONSUMER_WARPS}
     return {"kind": kind, "splits": 1, "counters": 1, "ws": 1}
 
 
@@ -242,7 +248,7 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
                 launch.max_active_clusters(name, cm * cn, threads, smem))
         # K split so that each unit has a cluster of its own among those that run at once.
         splits = wgmma_splits(m, n, k, cn, max(1, fits) * cn, most) if single else 1
-        units = _cdiv(_cdiv(m, TILE), cm) * (n // (TILE * cn)) * splits  # cluster tiles
+        units = cluster_tiles(m, n, cm, cn) * splits
         grid = (min(units, max(1, fits)) * cm * cn, 1, 1)
         args = (tq, tw, to, bufs["scale"], bufs["vth"], bufs["bias"], bufs["out"], np.int32(m),
                 np.int32(n), np.int32(k), np.int32(8))
