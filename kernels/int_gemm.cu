@@ -1,8 +1,9 @@
-// SPEC step 6 on integer tensor cores: the Hopper fast path (int_gemm_wgmma, sm_90a only), the
-// small-M paths on a TMA ring (int_gemm_stream1, int_gemm_stream: int8 q, sm_90a; see
-// common/igemm_stream.cuh), and the register-fed small-M and general paths (int_gemm_small1,
-// int_gemm_small, int_gemm_general: mma.sync, any shape, q of int8 or, with -DQ_WIDE, wider
-// integers; see common/igemm_small.cuh).
+// SPEC step 6 on integer tensor cores. Entry points: the Hopper fast path (int_gemm_wgmma, and
+// int_gemm_wgmma_single for one or two M blocks; sm_90a only), the small-M paths on a TMA
+// ring (int_gemm_stream1, int_gemm_stream: int8 q, sm_90a; see common/igemm_stream.cuh), and
+// the register-fed small-M and general paths (int_gemm_small1, int_gemm_small,
+// int_gemm_general, int_gemm_general_unfit: mma.sync, any shape, q of int8 or, with -DQ_WIDE,
+// wider integers; see common/igemm_small.cuh). Which one a launch takes: plugins/int_gemm.py.
 // The fast path:
 //   out[m, n] = vth[m] * sum_g scale[n, g] * ( sum_{f in group g} q[m, f] * w_q[n, f] ) + bias[n]
 // q int8 [M, K] and w_q int8 [N, K] row-major (K contiguous: "TN"), scale fp32 [N, K / 128],
@@ -14,31 +15,39 @@
 // into floats exactly (|sum| <= 2^21) and fmaf'ed with scale[n, g] into fp32 accumulators;
 // vth (per row) and bias (per column) are applied by one fmaf in the epilogue.
 // Error bound beside the kernel: ||out - ref|| / ||ref|| <= 1e-6 against float64 (one fp32
-// rounding per group promotion, K / 128 of them summed sequentially, plus the epilogue's).
+// rounding per group promotion, K / 128 of them summed sequentially, plus the epilogue's;
+// a split of K adds its ranges' sums in a fixed order, the same bits on every launch).
 //
 // Epilogue (IG_TMA_STORE=1): each consumer warpgroup writes its 64 x 128 results to a shared
 // buffer (all 128 columns at once, or with IG_OUT_FULL=0 64 at a time) and one of its threads
-// stores them with TMA bulk tensor stores.
+// stores them with TMA bulk tensor stores; with IG_TMA_STORE=0, and for a split of K, each
+// thread stores its own (store_rows).
 // Design (warp-specialised, persistent):
 //   CTA tile 128 x 128, K tile 128 (one group), IG_STAGES-deep smem ring of
 //   {A 16 KB, B 16 KB, 128 scales}. 384 threads: warpgroup 0 is the producer (warp 0: lane 0
 //   issues the TMA loads, all 32 lanes cp.async the 128 scales of the group; warps 1-3 idle;
-//   setmaxnreg 56, or 40 without clusters or a split of K), warpgroups 1 and 2 are consumers
-//   (setmaxnreg 224, or 232), each owning 64 rows x 128 columns: 4 x wgmma m64n128k32 per K tile into int32 accumulators (the first with
+//   setmaxnreg 56 with a cluster or in int_gemm_wgmma_single, else 40), warpgroups 1 and 2
+//   are consumers (setmaxnreg 224, or 232 beside a producer of 40), each owning 64 rows x 128
+//   columns: 4 x wgmma m64n128k32 per K tile into int32 accumulators (the first with
 //   scale-d = 0, which restarts the group), then the promotion.
 //   IG_OVERLAP=1 keeps two int32 accumulator sets so the next K tile's wgmmas run while the
 //   current one is promoted (correct, but measured slower than the default 0: ptxas fences
 //   every predicated wgmma; the two consumer warpgroups already overlap each other).
-//   IG_CLUSTER_M=2: clusters of 2 CTAs along M sharing the B tile (each loads half of it and
-//   multicasts it to both). int_gemm_wgmma_single is the same kernel without the cluster
-//   along M (the launch takes it for one or two M blocks).
-//   Persistent: grid = (co-resident clusters) x IG_CLUSTER_M CTAs, tiles walked with a stride,
-//   grouped by `group_m` cluster-rows for L2 reuse.
+//   int_gemm_wgmma: IG_CLUSTER_M=2, clusters of 2 CTAs along M sharing the B tile (each loads
+//   half of it and multicasts it to both). int_gemm_wgmma_single: the same body without the
+//   cluster along M, whose w box is the whole 128-row tile; where its tiles are too few for
+//   the SMs it splits K into up to IG_SPLITS_MAX ranges of whole K tiles, a work unit being
+//   one tile's one range, and the last consumer warp of a tile to finish adds the ranges'
+//   sums from a workspace (split_epilogue).
+//   Persistent: grid = (co-resident clusters) x cluster size CTAs, work units walked with a
+//   stride, grouped by `group_m` cluster-rows for L2 reuse.
 // Launch: grid (num_ctas, 1, 1), block (384, 1, 1), dynamic smem = int_gemm_wgmma_smem
 // (read it from the module), after raising MAX_DYNAMIC_SHARED_SIZE_BYTES to it.
 // Parameters: three CUtensorMaps by value (q: uint8 2D {K, M}, box {128, 128}; w: {K, N}, box
-// {128, 128 / IG_CLUSTER_M}; out: fp32 {N, M}, box {32, 64}, the module's
-// int_gemm_wgmma_out_box as {rows, columns}; all SWIZZLE_128B), then pointers and sizes. The
+// {128, 128 / IG_CLUSTER_M} for int_gemm_wgmma, {128, 128} for int_gemm_wgmma_single; out:
+// fp32 {N, M}, box {32, 64}, the module's int_gemm_wgmma_out_box as {rows, columns}; all
+// SWIZZLE_128B), then pointers and sizes (int_gemm_wgmma_single also: the splits, the
+// workspace of splits x M x N floats, the zeroed ticket counters). The
 // CUtensorMaps are 128-byte aligned in the parameter bank, so ptxas does not
 // put the first one at offset 0: a launcher that packs the arguments itself (PyCUDA's
 // func(*args) does, from offset 0) must lay out the buffer from cuFuncGetParamInfo's
@@ -275,6 +284,30 @@ extern "C" __constant__ int int_gemm_wgmma_config[10] = {BM, BN, BK, STAGES, IG_
 
 namespace {
 
+// out = vth * acc + bias for one thread's share of a consumer warp's 16 x 128 results: rows
+// row0 and row0 + 8, columns col + 8 i + {0, 1} (acc[4 i + 0, 1] and acc[4 i + 2, 3]), by
+// streaming global stores; rows past M are not stored. The epilogue without TMA stores and
+// the split of K's last warp both end here.
+__device__ __forceinline__ void store_rows(const float (&acc)[64], int row0, int col, int M,
+                                           int N, const float* __restrict__ vth,
+                                           const float* __restrict__ bias,
+                                           float* __restrict__ out) {
+    const int row1 = row0 + 8;
+    const float vth0 = row0 < M ? __ldg(vth + row0) : 0.0f;
+    const float vth1 = row1 < M ? __ldg(vth + row1) : 0.0f;
+    float* o0 = out + static_cast<size_t>(row0) * N + col;
+#pragma unroll
+    for (int i = 0; i < 16; ++i) {
+        const float2 b = __ldg(reinterpret_cast<const float2*>(bias + col + 8 * i));
+        if (row0 < M)
+            __stcs(reinterpret_cast<float2*>(o0 + 8 * i),
+                   make_float2(fmaf(vth0, acc[4 * i + 0], b.x), fmaf(vth0, acc[4 * i + 1], b.y)));
+        if (row1 < M)
+            __stcs(reinterpret_cast<float2*>(o0 + 8 * N + 8 * i),
+                   make_float2(fmaf(vth1, acc[4 * i + 2], b.x), fmaf(vth1, acc[4 * i + 3], b.y)));
+    }
+}
+
 // A split unit's end, for one consumer warp: its 16 rows x 128 columns of sums (row0 and
 // row0 + 8 of this thread, columns col + 8 i + {0, 1}) into ws's slice j, then a ticket; the
 // warp holding the last ticket of the tile's `sp` adds slices 0 .. sp - 1 in that order
@@ -327,19 +360,7 @@ __device__ __forceinline__ void split_epilogue(const float (&facc)[64], float* _
             }
         }
     }
-    const float vth0 = row0 < M ? __ldg(vth + row0) : 0.0f;
-    const float vth1 = row1 < M ? __ldg(vth + row1) : 0.0f;
-    float* o0 = out + static_cast<size_t>(row0) * N + col;
-#pragma unroll
-    for (int i = 0; i < 16; ++i) {
-        const float2 b = __ldg(reinterpret_cast<const float2*>(bias + col + 8 * i));
-        if (row0 < M)
-            __stcs(reinterpret_cast<float2*>(o0 + 8 * i),
-                   make_float2(fmaf(vth0, sum[4 * i + 0], b.x), fmaf(vth0, sum[4 * i + 1], b.y)));
-        if (row1 < M)
-            __stcs(reinterpret_cast<float2*>(o0 + 8 * N + 8 * i),
-                   make_float2(fmaf(vth1, sum[4 * i + 2], b.x), fmaf(vth1, sum[4 * i + 3], b.y)));
-    }
+    store_rows(sum, row0, col, M, N, vth, bias, out);
     if ((threadIdx.x & 31) == 0) *counter = 0u;  // for the next launch (stream order)
 }
 
@@ -748,7 +769,6 @@ __device__ __forceinline__ void wgmma_tiles(const CUtensorMap& tmap_q, const CUt
 
             // ---------------- epilogue: out = vth[m] * facc + bias[n] ----------------
             const int row0 = tc.m0 + c * 64 + wq * 16 + lane / 4;
-            const int row1 = row0 + 8;
             if constexpr (SPLIT_K) {
                 if (sp > 1) {
                     split_epilogue(facc, ws,
@@ -759,9 +779,6 @@ __device__ __forceinline__ void wgmma_tiles(const CUtensorMap& tmap_q, const CUt
                     continue;
                 }
             }
-            const float vth0 = row0 < M ? __ldg(vth + row0) : 0.0f;
-            const float vth1 = row1 < M ? __ldg(vth + row1) : 0.0f;
-            const float* bp = bias + tc.n0 + 2 * (lane & 3);
 #if IG_TMA_STORE
             // The 128 columns through the warpgroup's buffer in OUT_PASSES fills of OUT_BOXES
             // 32-column boxes. Thread (wq, lane) holds rows r = wq 16 + lane / 4 and r + 8 of
@@ -769,6 +786,10 @@ __device__ __forceinline__ void wgmma_tiles(const CUtensorMap& tmap_q, const CUt
             // r's 128 bytes have their 16-byte chunks in the order chunk ^ (r % 8)
             // (CU_TENSOR_MAP_SWIZZLE_128B), so a warp's eight rows write different banks.
             {
+                const int row1 = row0 + 8;
+                const float vth0 = row0 < M ? __ldg(vth + row0) : 0.0f;
+                const float vth1 = row1 < M ? __ldg(vth + row1) : 0.0f;
+                const float* bp = bias + tc.n0 + 2 * (lane & 3);
                 constexpr int BLOCKS = 4 * OUT_BOXES;  // 8-column blocks i a fill holds
                 const uint32_t buf = sbase + OFF_OUT + c * (OUT_BOXES * OUT_BOX_BYTES);
                 const int r0 = wq * 16 + lane / 4;
@@ -806,18 +827,7 @@ __device__ __forceinline__ void wgmma_tiles(const CUtensorMap& tmap_q, const CUt
                 }
             }
 #else
-            float* o0 = out + static_cast<size_t>(row0) * N + tc.n0 + 2 * (lane & 3);
-            float* o1 = o0 + static_cast<size_t>(8) * N;
-#pragma unroll
-            for (int i = 0; i < 16; ++i) {
-                const float2 b = __ldg(reinterpret_cast<const float2*>(bp + 8 * i));
-                if (row0 < M)
-                    __stcs(reinterpret_cast<float2*>(o0 + 8 * i),
-                           make_float2(fmaf(vth0, facc[4 * i + 0], b.x), fmaf(vth0, facc[4 * i + 1], b.y)));
-                if (row1 < M)
-                    __stcs(reinterpret_cast<float2*>(o1 + 8 * i),
-                           make_float2(fmaf(vth1, facc[4 * i + 2], b.x), fmaf(vth1, facc[4 * i + 3], b.y)));
-            }
+            store_rows(facc, row0, tc.n0 + 2 * (lane & 3), M, N, vth, bias, out);
 #endif
         }
 #if IG_PINGPONG && !IG_OVERLAP
