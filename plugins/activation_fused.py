@@ -14,6 +14,11 @@ wherever ``stats`` says q fits): pass 2 reads it back, and the integer GEMM take
 operand (the ``spike_linear`` pipeline). Where q does not fit int8, the int8 layout's pass 2
 also writes q as int32 to ``q_wide``, the operand of the layer's exact path, which the GEMM
 chooses on the device from ``stats``; where q fits, ``q_wide`` is not written.
+
+The ``operand`` layout writes no planes: pass 1 alone (``act_stats``, at every batch), so
+``vth``, ``stats`` and ``q8``, what the integer GEMM reads, at x read once and q8 written
+once. It is the int8 build's pass 1, launched without pass 2: the layer's activation where
+the spikes are not materialised, so the planes' own cost is a measured difference.
 """
 
 from __future__ import annotations
@@ -27,7 +32,10 @@ from harness.api import Axis, Exact, Launcher, Point, Stage, Variant
 from harness.spikes import axes, cases, families, spec, torchmath
 from harness.spikes.tolerances import VTH
 
-LAYOUTS = ("int8", "packed")
+LAYOUTS = ("int8", "packed", "operand")
+#: The kernel's LAYOUT define a layout is built with: ``operand`` launches only pass 1,
+#: which is the same code in either build, so it takes the int8 one.
+BUILD_LAYOUT = {"int8": 0, "packed": 1, "operand": 0}
 #: Blocks of pass 1 (rows grid-strided over them): few enough that their three atomics
 #: each stay cheap, many enough to fill the GPU (8 rows a block at batch 65536). A -D
 #: define of the variant (read back by ``enqueue``), so ``bench --define`` can tune it.
@@ -128,7 +136,7 @@ def grid_geometry(defines: Mapping[str, str], block: int, sm_count: int, f: int,
     as the launch bounds promise); the grid takes the lesser. The rows are spread evenly:
     ceil(b / blocks) a block."""
     most, minb = int(defines["GRID_ROWS"]), int(defines["GRID_MINB"])
-    if int(defines["LAYOUT"]) != LAYOUTS.index("int8"):
+    if int(defines["LAYOUT"]) != BUILD_LAYOUT["int8"]:
         return None
     if most < 1 or b < 1 or not row_fits_caches(defines, block, f):
         return None
@@ -170,10 +178,13 @@ def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np
 
 def outputs(p: Point) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
     """``vth``, ``stats``, ``q8`` and the planes buffer (``capacity`` planes; T of them
-    written); in the int8 layout ``q_wide`` too (written where q does not fit int8)."""
+    written); in the int8 layout ``q_wide`` too (written where q does not fit int8); in the
+    ``operand`` layout no more than the first three."""
     b, f = p["batch"], p["in_f"]
     out = {"vth": ((b,), np.dtype(np.float32)), "stats": ((4,), np.dtype(np.int32)),
            "q8": ((b, f), np.dtype(np.int8))}
+    if p["layout"] == "operand":
+        return out
     if p["layout"] == "packed":
         out["packed"] = ((spec.packed_planes(capacity(p), p["mode"]), b, words(p)),
                          np.dtype(np.uint32))
@@ -196,7 +207,7 @@ def trim(got: Mapping[str, np.ndarray], p: Point) -> dict[str, np.ndarray]:
     out = dict(got)
     name = "packed" if "packed" in got else "spikes"
     t = planes_of(got, p["mode"])
-    if 0 <= t <= got[name].shape[0]:
+    if name in got and 0 <= t <= got[name].shape[0]:
         out[name] = got[name][:t]
     if "q_wide" in got and spec.fits_int8(int(got["stats"][0]), int(got["stats"][1])):
         out["q_wide"] = got["q_wide"][:0]
@@ -212,6 +223,8 @@ def reference(inputs: Mapping[str, np.ndarray], p: Point, v: Variant,
     mm, t = c["mm"], c["planes"]
     out = {"vth": c["vth64"], "stats": np.array([mm[0], mm[1], c["o"], t], dtype=np.int32),
            "q8": q8(c["q"])}
+    if p["layout"] == "operand":
+        return out
     if p["layout"] == "packed":
         out["packed"] = spec.pack(c["v"], t, mode)
     else:
@@ -244,16 +257,22 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
     resident at once (``grid_geometry``): act_grid, the two passes in one launch.
     Otherwise pass 1: rows over at most STATS_BLOCKS blocks (vth, q to q8, q's range; the
     last block decides o and T), and pass 2: the planes from q8 (or from x, a block per
-    row, when q is wider than int8, and then q to ``q_wide`` as well)."""
+    row, when q is wider than int8, and then q to ``q_wide`` as well). The ``operand``
+    layout: pass 1 alone, at every batch."""
     b, f, block = int(p["batch"]), int(p["in_f"]), launch.block
-    dest = bufs["packed"] if p["layout"] == "packed" else bufs["spikes"]
-    q_wide = bufs.get("q_wide", 0)  # null: not written (packed, or a pipeline without it)
     # Every kernel's arguments are these, in this order: act_one takes no B (batch 1),
     # act_stats no outputs past q8, act_encode no k.
     head = (bufs["x"], bufs["vth"], bufs["stats"], bufs["q8"])
     bfk = (np.int32(b), np.int32(f), np.float32(p["k"]))
-    tail = (dest, q_wide)
     d = dict(v.defines)  # read back, so that a -D build is launched as it was compiled
+    stats_blocks = int(d.get("STATS_BLOCKS", STATS_BLOCKS))
+    pass_1 = ((min(b, stats_blocks), 1, 1), (block, 1, 1), *head, *bfk)
+    if p["layout"] == "operand":
+        launch("act_stats", *pass_1, shared=stats_shared(d, block, f))
+        return
+    dest = bufs["packed"] if p["layout"] == "packed" else bufs["spikes"]
+    q_wide = bufs.get("q_wide", 0)  # null: not written (packed, or a pipeline without it)
+    tail = (dest, q_wide)
     one = one_geometry(d, block, f, b)
     if one is not None:  # batch 1: act_one; several rows: act_rows, the same code on (32 R, B)
         name, shape = ("act_rows", bfk) if b > 1 else ("act_one", bfk[1:])
@@ -269,9 +288,8 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
     if grid is not None:  # both passes in one launch, q kept in registers
         launch("act_grid", (grid[0], 1, 1), (block, 1, 1), *head, *bfk, *tail)
         return
-    stats_blocks, units = int(d.get("STATS_BLOCKS", STATS_BLOCKS)), int(d["ENC_UNITS"])
-    launch("act_stats", (min(b, stats_blocks), 1, 1), (block, 1, 1), *head, *bfk,
-           shared=stats_shared(d, block, f))
+    units = int(d["ENC_UNITS"])
+    launch("act_stats", *pass_1, shared=stats_shared(d, block, f))
     flat = -(-b * f // (16 * block * units))  # one thread-step each over the flat q8
     launch("act_encode", (max(flat, min(b, ENC_MIN_BLOCKS)), 1, 1), (block, 1, 1), *head,
            *bfk[:2], *tail)
@@ -285,9 +303,11 @@ def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[s
     o = torchmath.offset(torch, qmin, qmax, mode)
     vq = q - o
     n = spec.planes(int(vq.abs().max().item()), mode)  # T is a shape: read on the host
-    planes = torchmath.encode(torch, vq, n, mode)
     stats = torch.stack([qmin, qmax, o, torch.full_like(qmin, n)])
     q8 = q.clamp(-128, 127).to(torch.int8)
+    if p["layout"] == "operand":
+        return {"vth": vth, "stats": stats, "q8": q8}
+    planes = torchmath.encode(torch, vq, n, mode)
     if p["layout"] != "packed":
         fits = spec.fits_int8(int(qmin.item()), int(qmax.item()))
         q_wide = q.to(torch.int32)[:0] if fits else q.to(torch.int32)
@@ -307,9 +327,11 @@ def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[s
 
 def floor_bytes(p: Point, t: int) -> int:
     """The activation path's byte floor: x read once, T planes (or packed words) written
-    once, vth written."""
+    once, vth written; in the ``operand`` layout q8 in the planes' place."""
     b, f = int(p["batch"]), int(p["in_f"])
-    if p["layout"] == "packed":
+    if p["layout"] == "operand":
+        out = b * f
+    elif p["layout"] == "packed":
         out = 4 * spec.packed_planes(t, p["mode"]) * b * words(p)
     else:
         out = t * b * f
@@ -318,7 +340,8 @@ def floor_bytes(p: Point, t: int) -> int:
 
 def variant(mode: str, layout: str) -> Variant:
     """The compiled variant of one mode and layout."""
-    name = mode if layout == "int8" else f"packed_{mode}"
+    name = mode if layout == "int8" else f"{layout}_{mode}"
+    what = "no planes (vth, stats, q8)" if layout == "operand" else f"{layout} planes"
     return Variant(name, (("SMALL_B", str(SMALL_B)), ("CACHE_VEC", str(CACHE_VEC)),
                           ("STATS_BLOCKS", str(STATS_BLOCKS)), ("ENC_UNITS", str(ENC_UNITS)),
                           ("STATS_MINB", str(STATS_MINB)), ("STATS_STAGES", str(STATS_STAGES)),
@@ -326,8 +349,8 @@ def variant(mode: str, layout: str) -> Variant:
                           ("ONE_ROWS", str(ONE_ROWS)), ("GRID_ROWS", str(GRID_ROWS)),
                           ("GRID_MINB", str(GRID_MINB)),
                           ("MODE", str(spec.check_mode(mode))),
-                          ("LAYOUT", str(LAYOUTS.index(layout)))),
-                   f"{mode}, {layout} planes", pins=(("mode", mode), ("layout", layout)))
+                          ("LAYOUT", str(BUILD_LAYOUT[layout]))),
+                   f"{mode}, {what}", pins=(("mode", mode), ("layout", layout)))
 
 
 STAGE = Stage(
@@ -339,7 +362,8 @@ STAGE = Stage(
         axes.IN_F,
         axes.K,
         axes.mode("encoding mode (set by the variant)"),
-        Axis("layout", "int8", str, "int8 planes or bit-packed (set by the variant)",
+        Axis("layout", "int8", str, "int8 planes, bit-packed, or none: the GEMM's operand "
+             "only (set by the variant)",
              choices=LAYOUTS),
     ),
     families=families.NAMES,

@@ -25,6 +25,10 @@ two). Two variants (the ``q_path`` axis):
   tile load: no int8 planes and no q read by the GEMM (q8 is still the fused stage's
   workspace). Its GEMM is the general path, so this is the capability and its cost, not
   the fast layer. Exact where q fits int8, as ``default``.
+- ``operand``: ``default`` with the activation stage writing only what the GEMM reads
+  (vth, stats, q8: its ``operand`` layout, pass 1 alone): the spikes are not materialised,
+  so x is read once and q8 written once, and the planes' price is the difference to
+  ``default`` measured beside it. Exact where q fits int8, as ``default``.
 
 Its peers (``--peers linear_bf16,linear_fp32``) are the float layer it replaces, PyTorch's
 ``F.linear`` on x itself with the weights dequantised beforehand: speed references timed
@@ -58,6 +62,9 @@ STEPS = ("activation_fused", "int_gemm", "int_gemm_packed")
 #: what the wide build's three byte planes hold. Its group sums need a row's sum of |q|,
 #: at most (k + 1/2) F, times 127 within int32 too (``check_inputs`` holds both).
 ANY_KF = 2**23 - 2**16
+#: The activation stage's variant each q path runs, by mode.
+ACTIVATION = {"int8": "{mode}", "any": "{mode}", "packed": "packed_{mode}",
+              "operand": "operand_{mode}"}
 
 
 def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
@@ -77,19 +84,26 @@ def run(ctx: PipelineContext, bufs: Mapping[str, Any], p: Point) -> PipelineTrac
     stats = ctx.alloc((4,), np.int32)
     q8 = ctx.alloc((b, f), np.int8)
     out = ctx.alloc((b, n), np.float32)
-    # The planes buffer: bit-packed words on the packed path, int8 planes otherwise.
+    act = {"x": bufs["x"], "vth": vth, "stats": stats, "q8": q8}
+    outputs = {"vth": (vth, (b,), np.dtype(np.float32)),
+               "stats": (stats, (4,), np.dtype(np.int32)),
+               "q8": (q8, (b, f), np.dtype(np.int8))}
+    # The planes buffer: bit-packed words on the packed path, int8 planes otherwise, none on
+    # the operand path.
     name = planes_output(p)
-    buf_shape, buf_dtype = (((spec.packed_planes(cap, mode), b, -(-f // 32)), np.dtype(np.uint32))
-                     if path == "packed" else ((cap, b, f), np.dtype(np.int8)))
-    act = {"x": bufs["x"], "vth": vth, "stats": stats, "q8": q8,
-           name: ctx.alloc(buf_shape, buf_dtype)}
+    if name is not None:
+        buf_shape, buf_dtype = (((spec.packed_planes(cap, mode), b, -(-f // 32)),
+                                 np.dtype(np.uint32))
+                                if path == "packed" else ((cap, b, f), np.dtype(np.int8)))
+        act[name] = ctx.alloc(buf_shape, buf_dtype)
+        outputs[name] = (act[name], buf_shape, buf_dtype)
     if path == "any":
         act["q_wide"] = ctx.alloc((b, f), np.int32)
     weights = {"w_q": bufs["w_q"], "scale": bufs["scale"], "vth": vth, "bias": bufs["bias"],
                "out": out}
     shape = {"batch": b, "in_f": f, "out_f": n, "group_size": g, "k": k}
     ctx.mark("start", 0)
-    ctx.step("activation_fused", f"packed_{mode}" if path == "packed" else mode, 0, act,
+    ctx.step("activation_fused", ACTIVATION[path].format(mode=mode), 0, act,
              batch=b, in_f=f, k=k)
     ctx.mark("act_end", 0)
     if path == "packed":
@@ -101,11 +115,7 @@ def run(ctx: PipelineContext, bufs: Mapping[str, Any], p: Point) -> PipelineTrac
         ctx.step("int_gemm", "wide", 0, {"q": act["q_wide"], "stats": stats, **weights},
                  **shape)
     ctx.mark("end", 0)
-    outputs = {"vth": (vth, (b,), np.dtype(np.float32)),
-               "stats": (stats, (4,), np.dtype(np.int32)),
-               "q8": (q8, (b, f), np.dtype(np.int8)),
-               name: (act[name], buf_shape, buf_dtype),
-               "out": (out, (b, n), np.dtype(np.float32))}
+    outputs["out"] = (out, (b, n), np.dtype(np.float32))
     intervals = {"activation": (("start", "act_end"),), "gemm": (("act_end", "end"),),
                  "total": (("start", "end"),)}
     return PipelineTrace(outputs, {}, intervals)
@@ -143,10 +153,10 @@ PEERS = {
 }
 
 
-def planes_output(p: Point) -> str:
-    """The output holding the planes: ``packed`` (bit-packed words) on the packed path,
-    ``spikes`` (int8 planes) otherwise."""
-    return "packed" if p["q_path"] == "packed" else "spikes"
+def planes_output(p: Point) -> str | None:
+    """The output holding the planes: ``packed`` (bit-packed words) on the packed path, none
+    on the operand path, ``spikes`` (int8 planes) otherwise."""
+    return {"packed": "packed", "operand": None}.get(p["q_path"], "spikes")
 
 
 def reference(ins: Mapping[str, np.ndarray], p: Point,
@@ -156,17 +166,20 @@ def reference(ins: Mapping[str, np.ndarray], p: Point,
     x_rec = q * vth (exact in float64)."""
     c = spec.activation_chain(ins["x"], p["k"], p["mode"], vth)
     x_rec = c["q"].astype(np.float64) * c["vth32"].astype(np.float64)[:, None]
-    laid = spec.pack if p["q_path"] == "packed" else spec.encode
-    return {**c, planes_output(p): laid(c["v"], c["planes"], p["mode"]),
-            "q8": np.clip(c["q"], -128, 127).astype(np.int8),
-            "out": spec.gemm64(x_rec, ins["w_q"], ins["scale"], ins["bias"], p["group_size"])}
+    out = {**c, "q8": np.clip(c["q"], -128, 127).astype(np.int8),
+           "out": spec.gemm64(x_rec, ins["w_q"], ins["scale"], ins["bias"], p["group_size"])}
+    name = planes_output(p)
+    if name is not None:
+        laid = spec.pack if name == "packed" else spec.encode
+        out[name] = laid(c["v"], c["planes"], p["mode"])
+    return out
 
 
 def check(ins: Mapping[str, np.ndarray], p: Point, got: Mapping[str, np.ndarray],
           host: Mapping[str, Any]) -> list[Comparison]:
-    """vth, the integers (stats, q8, the first T planes: int8, or packed) exact on the run's
-    own vth, q within int8 (the ``default`` and ``packed`` paths), and out within SPEC's
-    1e-6 of the float64 layer."""
+    """vth, the integers (stats, q8, the first T planes: int8, or packed, where the path
+    writes them) exact on the run's own vth, q within int8 (every path but ``any``), and
+    out within SPEC's 1e-6 of the float64 layer."""
     ref = reference(ins, p, got["vth"])
     exact = Exact("integers: exact, judged on the run's own vth")
     stats = np.asarray(got["stats"])
@@ -180,7 +193,7 @@ def check(ins: Mapping[str, np.ndarray], p: Point, got: Mapping[str, np.ndarray]
         fits = spec.fits_int8(int(ref["mm"][0]), int(ref["mm"][1]))
         comps.append(exact.compare("q fits int8", np.array([int(fits)]), np.array([1])))
     name = planes_output(p)
-    if t == ref["planes"]:
+    if name is not None and t == ref["planes"]:
         comps.append(exact.compare(name, got[name][:t], ref[name]))
     comps.append(NormRel(1e-6, f"exact int32 group sums, one fp32 rounding per group "
                                f"promotion and in the epilogue (SPEC; |q| <= {qmax})")
@@ -199,11 +212,12 @@ def check_inputs(ins: Mapping[str, np.ndarray], p: Point) -> str | None:
 
 
 def bytes_moved(p: Point) -> int:
-    """The layer's byte floor: x read, T planes and vth written (T = 6 assumed), the
-    quantised weights, scales and bias read, out written. q8's round trip is the design's
-    cost, not the floor's."""
+    """The layer's byte floor: x read, T planes and vth written (T = 6 assumed; on the
+    operand path q8 in their place), the quantised weights, scales and bias read, out
+    written. q8's round trip is the design's cost, not the floor's."""
     b, f, n, g = (int(p[a]) for a in ("batch", "in_f", "out_f", "group_size"))
-    return (4 + spec.TYPICAL_T) * b * f + 4 * b + n * f + 4 * n * spec.n_groups(f, g) + 4 * n \
+    written = 1 if p["q_path"] == "operand" else spec.TYPICAL_T
+    return (4 + written) * b * f + 4 * b + n * f + 4 * n * spec.n_groups(f, g) + 4 * n \
         + 4 * b * n
 
 
@@ -219,8 +233,9 @@ STAGE = Pipeline(
         axes.K,
         axes.mode(),
         Axis("q_path", "int8", str, "the GEMM's q: int8 alone, any q with the exact path "
-             "chosen on the device, or the packed planes (set by the variant)",
-             choices=("int8", "any", "packed")),
+             "chosen on the device, the packed planes, or int8 with no planes written (set "
+             "by the variant)",
+             choices=tuple(ACTIVATION)),
     ),
     families=families.NAMES,
     make_inputs=make_inputs,
@@ -258,5 +273,9 @@ STAGE = Pipeline(
                                "tile load)",
                 pins=(("q_path", "packed"), ("mode", "unidirectional")),
                 families=("normal", "ramp")),
+        # What the GEMM reads and no more: the activation stage's pass 1 alone.
+        Variant("operand", help="q8 into int_gemm's int8 variant, the activation stage "
+                                "writing no planes (vth, stats, q8)",
+                pins=(("q_path", "operand"),), families=("normal", "ramp")),
     ),
 )

@@ -391,3 +391,42 @@ def test_a_buffer_of_exactly_max_planes_is_taken(st) -> None:  # type: ignore[no
     past = st.point(st.variants[0], batch=1, in_f=512, k=float(2**21))
     assert af.capacity(past) == spec.MAX_PLANES + 1
     assert "more than 31 planes hold" in (af.check_inputs({"x": x}, past) or "")
+
+
+@pytest.mark.parametrize(("batch", "in_f", "blocks"), [
+    (1, 3584, 1), (8, 3584, 8), (9, 3584, 9), (1, 130, 1), (8192, 18944, 8192),
+    (65536, 3584, af.STATS_BLOCKS)])
+def test_the_operand_layout_launches_pass_1_alone(st, batch, in_f, blocks) -> None:  # type: ignore[no-untyped-def]
+    """Where the int8 layout takes act_one, act_rows, act_grid, act_small or the two passes,
+    the operand layout takes act_stats alone, on the rows' blocks (at most STATS_BLOCKS),
+    with the ring's shared memory, and nothing past q8 among its arguments."""
+    v = st.variant("operand_unidirectional")
+    p = st.point(v, batch=batch, in_f=in_f)
+    launch = RecordingLauncher(256)
+    st.enqueue(launch, {b: b for b in ("x", "vth", "stats", "q8")}, p, v)
+    assert launch.names == ["act_stats"]
+    (_, grid, block, args, shared) = launch.calls[0][:5]
+    assert grid == (blocks, 1, 1) and block == (256, 1, 1)
+    assert args[:4] == ("x", "vth", "stats", "q8") and len(args) == 7
+    assert shared == af.stats_shared(dict(v.defines), 256, in_f)
+
+
+def test_the_operand_layout_is_the_int8_build_without_planes(st) -> None:  # type: ignore[no-untyped-def]
+    """Its variants compile the int8 layout's kernels (the same defines but the name), and
+    it declares, references and trims vth, stats and q8 only; its floor counts q8 where
+    the others count planes."""
+    for mode in ("unidirectional", "bidirectional", "twos_complement"):
+        op, i8 = st.variant(f"operand_{mode}"), st.variant(mode)
+        assert op.defines == i8.defines and dict(op.pins)["layout"] == "operand"
+    v = st.variant("operand_unidirectional")
+    p = st.point(v, batch=3, in_f=64)
+    assert set(st.outputs(p)) == {"vth", "stats", "q8"}
+    x = np.random.default_rng(1).standard_normal((3, 64), dtype=np.float32)
+    ref = st.reference({"x": x}, p, v)
+    assert set(ref) == {"vth", "stats", "q8"}
+    full = st.reference({"x": x}, st.point(st.variant("unidirectional"), batch=3, in_f=64),
+                        st.variant("unidirectional"))
+    for name in ref:
+        np.testing.assert_array_equal(ref[name], full[name])
+    assert set(st.trim(ref, p)) == {"vth", "stats", "q8"}
+    assert af.floor_bytes(p, 6) == 4 * 3 * 64 + 3 * 64 + 4 * 3

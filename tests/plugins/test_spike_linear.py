@@ -67,8 +67,8 @@ def _perfect(pipe, variant: str, x: np.ndarray, k: float):  # type: ignore[no-un
     p = pipe.point(pipe.variant(variant), batch=3, in_f=64, out_f=32, k=k)
     ins = {**pipe.make_inputs(rng, "normal", p), "x": x}
     ref = pipe.reference(ins, p)
-    planes = "packed" if variant == "packed" else "spikes"
-    got = {n: ref[n] for n in ("q8", planes)} | {
+    planes = {"packed": ("packed",), "operand": ()}.get(variant, ("spikes",))
+    got = {n: ref[n] for n in ("q8", *planes)} | {
         "vth": ref["vth32"], "out": ref["out"],
         "stats": np.array([*ref["mm"], ref["o"], ref["planes"]], np.int32)}
     return {c.output: c.ok for c in pipe.check(ins, p, got, {})}
@@ -123,3 +123,29 @@ def test_the_packed_path_judges_the_packed_words(pipe) -> None:  # type: ignore[
            "stats": np.array([*ref["mm"], ref["o"], ref["planes"]], np.int32)}
     judged = {c.output: c.ok for c in pipe.check(ins, p, got, {})}
     assert judged["packed"] is False and judged["out"] is True
+
+
+def test_the_operand_path_writes_no_planes(pipe) -> None:  # type: ignore[no-untyped-def]
+    """The fused stage runs its operand layout (vth, stats, q8, no planes buffer), the int8
+    GEMM reads q8 as on the default path, and the run's outputs hold no planes."""
+    act, gemm = _run(pipe, "operand")
+    assert (act[0], act[1], gemm[0], gemm[1]) == ("activation_fused", "operand_unidirectional",
+                                                  "int_gemm", "int8")
+    assert set(act[2]) == {"x", "vth", "stats", "q8"}
+    assert gemm[2]["q"] == act[2]["q8"] and gemm[2]["vth"] == act[2]["vth"]
+
+
+def test_the_operand_path_judges_q8_and_its_fit_but_no_planes(pipe) -> None:  # type: ignore[no-untyped-def]
+    """Its check has no planes to compare; q8, the stats, vth and out are judged as on the
+    default path, and a q past int8 fails its fit."""
+    x = np.random.default_rng(6).standard_normal((3, 64), dtype=np.float32)
+    ok = _perfect(pipe, "operand", x, 3.0)
+    assert all(ok.values()) and {"q8", "out", "q fits int8"} <= set(ok)
+    assert "spikes" not in ok and "packed" not in ok
+    x[1, 5] = 500.0
+    assert _perfect(pipe, "operand", x, 64.0)["q fits int8"] is False
+    mod = __import__("sys").modules["harness_plugin_spike_linear"]
+    p = pipe.point(pipe.variant("operand"), batch=2, in_f=64, out_f=32)
+    assert mod.bytes_moved(p) == (
+        mod.bytes_moved(pipe.point(pipe.variant("default"), batch=2, in_f=64, out_f=32))
+        - (spec.TYPICAL_T - 1) * 2 * 64)
