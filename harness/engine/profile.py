@@ -49,6 +49,9 @@ class Profile:
     unstored: tuple[str, ...] = ()
     #: What the rows themselves say is wrong with the build profiled (a line each).
     notes: tuple[str, ...] = ()
+    #: With ``--set``: the file holding every metric ncu measured, a row a kernel (None
+    #: without a set: the rows hold everything asked for).
+    table: Path | None = None
 
 
 def profile(reg: Registry, stage: str, *, variant: str | None = None,
@@ -96,7 +99,33 @@ def profile(reg: Registry, stage: str, *, variant: str | None = None,
     with w:
         for r in out:
             w.write({c: r[c] for c in columns})
-    return Profile(out, w.path, w.repaired, unstored, _idle_tensor_pipe(st, job.variant.name, out))
+    table = None
+    if section_set:  # a set measures hundreds of metrics: kept whole beside the rows
+        table = write_table(folder / f"{st.name}.{section_set}", base["timestamp"], profs)
+    return Profile(out, w.path, w.repaired, unstored, _idle_tensor_pipe(st, job.variant.name, out),
+                   table)
+
+
+def write_table(folder: Path, timestamp: str, profs: Sequence[ncu.KernelProfile]) -> Path:
+    """Every metric of the profiled kernels as ncu reported them (its raw page: a column a
+    metric, a row of units, then a row a kernel), in ``folder/<timestamp>.csv``; the rows
+    of the stage's CSV written by the same run carry that timestamp. An existing file is
+    never replaced: a second run in the same second gets a numbered name."""
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = timestamp.replace(":", "").replace("-", "")
+    path, n = folder / f"{stem}.csv", 1
+    while path.exists():
+        n += 1
+        path = folder / f"{stem}-{n}.csv"
+    header = list(dict.fromkeys(k for p in profs for k in p.values))
+    units = {k: u for p in profs for k, u in p.units.items()}
+    with path.open("x", newline="") as f:
+        out = csv.writer(f)
+        out.writerow(header)
+        out.writerow([units.get(k, "") for k in header])
+        for p in profs:
+            out.writerow([p.values.get(k, "") for k in header])
+    return path
 
 
 def _idle_tensor_pipe(st: Stage, variant: str, rows: list[dict[str, Any]]) -> tuple[str, ...]:

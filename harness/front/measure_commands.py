@@ -266,3 +266,5 @@ def profile_cmd(
                 f"{', '.join(prof.unstored)} printed, not stored"])
     out.print(render.profile(prof.rows))
     say(f"wrote {len(prof.rows)} row(s) to {prof.path}")
+    if prof.table is not None:
+        say(f"wrote every metric of the set to {prof.table}")

@@ -148,3 +148,25 @@ def test_the_launches_are_predicted_for_the_devices_sm_count(reg, recorded, monk
     cmd = recorded[-1]
     assert asked == [0]
     assert cmd[cmd.index("-k") + 1] == "regex:^(act_stats|act_encode)$"
+
+
+def test_a_set_s_every_metric_is_kept_beside_the_rows(reg, recorded, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """``--set`` asks ncu for hundreds of metrics: the rows keep the headline columns, and
+    the whole table (a column a metric, its units, a row a kernel) goes to a file named by
+    the rows' timestamp, never over an earlier one."""
+    import csv
+
+    first = profile.profile(reg, "dynamic_spikes", section_set="full", out_dir=tmp_path)
+    assert "--set" in recorded[0] and recorded[0][recorded[0].index("--set") + 1] == "full"
+    stamp = first.rows[0]["timestamp"].replace(":", "").replace("-", "")
+    assert first.table == tmp_path / "dynamic_spikes.full" / f"{stamp}.csv"
+    table = list(csv.reader(first.table.open()))
+    raw = ncu.parse_raw_csv(RAW.read_text())
+    assert len(table) == 2 + len(raw) == 2 + len(first.rows)
+    header, units = table[0], dict(zip(table[0], table[1], strict=True))
+    assert "dram__throughput.avg.pct_of_peak_sustained_elapsed" in header
+    assert units["gpu__time_duration.sum"] == raw[0].units["gpu__time_duration.sum"]
+    assert [r[header.index("Kernel Name")] for r in table[2:]] == [p.kernel for p in raw]
+    again = profile.write_table(first.table.parent, first.rows[0]["timestamp"], raw)
+    assert again != first.table and list(csv.reader(again.open())) == table
+    assert profile.profile(reg, "dynamic_spikes", out_dir=tmp_path).table is None
