@@ -18,7 +18,9 @@ chooses on the device from ``stats``; where q fits, ``q_wide`` is not written.
 The ``operand`` layout writes no planes: pass 1 alone (``act_stats``, at every batch), so
 ``vth``, ``stats`` and ``q8``, what the integer GEMM reads, at x read once and q8 written
 once. It is the int8 build's pass 1, launched without pass 2: the layer's activation where
-the spikes are not materialised, so the planes' own cost is a measured difference.
+the spikes are not materialised. Against the int8 layout at batches that run the two
+passes, the difference is the planes' pass; at those act_one, act_rows or act_grid take,
+the kernel differs too.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ quantised weights, so their quantisation is outside the timed region.
 
 The GEMM takes q8, the fused stage's q as int8: exact where q fits int8, as the ``normal``
 and ``ramp`` families' q does (the int_gemm stage's int8 variant is validated on the same
-two). Two variants (the ``q_path`` axis):
+two). The variants (the ``q_path`` axis):
 
 - ``default``: q8 into the int8 GEMM alone. A run whose q does not fit (the ``llm`` family's
   outliers, |q| beyond 127) fails its ``q fits int8`` check instead of giving a wrong answer
@@ -27,8 +27,10 @@ two). Two variants (the ``q_path`` axis):
   the fast layer. Exact where q fits int8, as ``default``.
 - ``operand``: ``default`` with the activation stage writing only what the GEMM reads
   (vth, stats, q8: its ``operand`` layout, pass 1 alone): the spikes are not materialised,
-  so x is read once and q8 written once, and the planes' price is the difference to
-  ``default`` measured beside it. Exact where q fits int8, as ``default``.
+  so x is read once and q8 written once. Where ``default`` runs the two passes, the
+  difference to it measured beside it is the planes' price; where ``default`` takes a
+  one-launch kernel (act_one, act_rows, act_grid), the choice of kernel too. Exact where q
+  fits int8, as ``default``.
 
 Its peers (``--peers linear_bf16,linear_fp32``) are the float layer it replaces, PyTorch's
 ``F.linear`` on x itself with the weights dequantised beforehand: speed references timed
@@ -213,8 +215,9 @@ def check_inputs(ins: Mapping[str, np.ndarray], p: Point) -> str | None:
 
 def bytes_moved(p: Point) -> int:
     """The layer's byte floor: x read, T planes and vth written (T = 6 assumed; on the
-    operand path q8 in their place), the quantised weights, scales and bias read, out
-    written. q8's round trip is the design's cost, not the floor's."""
+    operand path q8, its only integer output, in their place), the quantised weights,
+    scales and bias read, out written. Where the planes are written, q8's round trip is
+    the design's cost, not the floor's."""
     b, f, n, g = (int(p[a]) for a in ("batch", "in_f", "out_f", "group_size"))
     written = 1 if p["q_path"] == "operand" else spec.TYPICAL_T
     return (4 + written) * b * f + 4 * b + n * f + 4 * n * spec.n_groups(f, g) + 4 * n \

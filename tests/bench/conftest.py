@@ -14,7 +14,10 @@ def pytest_benchmark_update_commit_info(config: pytest.Config, commit_info: dict
     GPU machine the tree arrives as files whose git need not be the one they came from
     (a saved run there named an older commit, marked dirty), while every result row
     already takes its commit from HARNESS_GIT_SHA. The fields git gave of its own commit
-    (time, dirty) are dropped rather than kept beside another commit's id."""
+    (time, dirty) are dropped rather than kept beside another commit's id: whether that
+    tree differed from the commit named is for the run's logs to say. The saved file's
+    name is another matter: ``--benchmark-save=NAME`` sets it (gpu-check saves as the
+    commit); ``--benchmark-autosave`` names it from git, which this hook does not reach."""
     if sha := os.environ.get("HARNESS_GIT_SHA"):
         for key in ("time", "author_time", "dirty"):
             commit_info.pop(key, None)
