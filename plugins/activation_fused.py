@@ -15,12 +15,12 @@ operand (the ``spike_linear`` pipeline). Where q does not fit int8, the int8 lay
 also writes q as int32 to ``q_wide``, the operand of the layer's exact path, which the GEMM
 chooses on the device from ``stats``; where q fits, ``q_wide`` is not written.
 
-The ``operand`` layout writes no planes: pass 1 alone (``act_stats``, at every batch), so
-``vth``, ``stats`` and ``q8``, what the integer GEMM reads, at x read once and q8 written
-once. It is the int8 build's pass 1, launched without pass 2: the layer's activation where
-the spikes are not materialised. Against the int8 layout at batches that run the two
-passes, the difference is the planes' pass; at those act_one, act_rows or act_grid take,
-the kernel differs too.
+The ``operand`` layout (unidirectional, the layer's mode) writes no planes: pass 1 alone
+(``act_stats``, at every batch), so ``vth``, ``stats`` and ``q8``, what the integer GEMM
+reads, at x read once and q8 written once. It is the int8 build's pass 1, launched without
+pass 2: the layer's activation where the spikes are not materialised. Against the int8
+layout at batches that run the two passes, the difference is the planes' pass; at those
+act_one, act_rows or act_grid take, the kernel differs too.
 """
 
 from __future__ import annotations
@@ -390,7 +390,9 @@ STAGE = Stage(
         "packed": Exact("bit-packed planes, judged on the kernel's own vth (SPEC)"),
         "q_wide": Exact("q as int32 where it does not fit int8, on the kernel's own vth"),
     },
-    variants=tuple(variant(m, lay) for lay in LAYOUTS for m in spec.MODES),
+    # The operand layout for the layer's mode only (spike_linear's operand path pins it).
+    variants=(*(variant(m, lay) for lay in LAYOUTS[:2] for m in spec.MODES),
+              variant("unidirectional", "operand")),
     cases=(
         *cases.ACTIVATION[:4],  # act_one at batch 1, act_rows at 6; batch 3 (in_f 1): two passes
         {"batch": 1, "in_f": 4096},  # act_one: four turns a thread, every lane a value

@@ -25,12 +25,12 @@ two). The variants (the ``q_path`` axis):
   tile load: no int8 planes and no q read by the GEMM (q8 is still the fused stage's
   workspace). Its GEMM is the general path, so this is the capability and its cost, not
   the fast layer. Exact where q fits int8, as ``default``.
-- ``operand``: ``default`` with the activation stage writing only what the GEMM reads
-  (vth, stats, q8: its ``operand`` layout, pass 1 alone): the spikes are not materialised,
-  so x is read once and q8 written once. Where ``default`` runs the two passes, the
-  difference to it measured beside it is the planes' price; where ``default`` takes a
-  one-launch kernel (act_one, act_rows, act_grid), the choice of kernel too. Exact where q
-  fits int8, as ``default``.
+- ``operand``: ``default`` (unidirectional) with the activation stage writing only what the
+  GEMM reads (vth, stats, q8: its ``operand`` layout, pass 1 alone): the spikes are not
+  materialised, so x is read once and q8 written once. Where ``default`` runs the two
+  passes, the difference to it measured beside it is the planes' price; where ``default``
+  takes a one-launch kernel (act_one, act_rows, act_grid), the choice of kernel too. Exact
+  where q fits int8, as ``default``.
 
 Its peers (``--peers linear_bf16,linear_fp32``) are the float layer it replaces, PyTorch's
 ``F.linear`` on x itself with the weights dequantised beforehand: speed references timed
@@ -279,6 +279,7 @@ STAGE = Pipeline(
         # What the GEMM reads and no more: the activation stage's pass 1 alone.
         Variant("operand", help="q8 into int_gemm's int8 variant, the activation stage "
                                 "writing no planes (vth, stats, q8)",
-                pins=(("q_path", "operand"),), families=("normal", "ramp")),
+                pins=(("q_path", "operand"), ("mode", "unidirectional")),
+                families=("normal", "ramp")),
     ),
 )

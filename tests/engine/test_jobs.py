@@ -91,15 +91,14 @@ def test_a_sweep_over_a_pinned_axis_chooses_the_variants(reg) -> None:  # type: 
         jobs.plan([enc], ["batch=4", "mode=bidirectional"], ["unidirectional"])
     with pytest.raises(BadInput, match="unknown mode 'bogus'"):
         jobs.plan([enc], ["batch=4", "mode=bogus"])
-    af = reg.get("activation_fused")  # three variants a mode: the layout is pinned too
+    af = reg.get("activation_fused")  # two variants a mode: the layout is pinned too
     got = jobs.plan([af], ["batch=4", "mode=bidirectional"])
-    assert sorted(j.variant.name for j in got) == ["bidirectional", "operand_bidirectional",
-                                                   "packed_bidirectional"]
+    assert sorted(j.variant.name for j in got) == ["bidirectional", "packed_bidirectional"]
     with pytest.raises(BadInput, match="unknown layout 'wide'"):
         jobs.plan([af], ["batch=4", "layout=wide"])
-    sl = reg.pipelines["spike_linear"]  # only its packed variant pins the mode
+    sl = reg.pipelines["spike_linear"]  # its packed and operand variants pin the mode
     got = jobs.plan([sl], ["batch=8", "mode=bidirectional"])
-    assert sorted(j.variant.name for j in got) == ["any", "default", "operand"]
+    assert sorted(j.variant.name for j in got) == ["any", "default"]
     assert all(j.point["mode"] == "bidirectional" for j in got)
     with pytest.raises(BadInput, match="spike_linear has no variant with mode=bidirectional"):
         jobs.plan([sl], ["batch=8", "mode=bidirectional"], ["packed"])
