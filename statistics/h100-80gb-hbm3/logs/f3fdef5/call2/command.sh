@@ -1,0 +1,2 @@
+# The second call, on the warm machine (60 s of device time left):
+export PYTHONPATH=/tmp/site:$PWD HARNESS_GIT_SHA=f3fdef5b949a204cdc4ba81cd96f956bd2f9fd22 && mkdir -p $OUT && timeout 38 python3 -m harness bench spike_linear --variant default --variant operand --peers linear_bf16 --budget 0.2 --out statistics/h100-80gb-hbm3/layer-operand-wide --sweep batch=8192,1024 --sweep out_f=3584 --sweep in_f=18944 > $OUT/wide.log 2>&1; tar czf $OUT/s.tgz statistics/h100-80gb-hbm3/layer-operand-wide; tail -5 $OUT/wide.log
