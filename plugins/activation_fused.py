@@ -17,7 +17,8 @@ chooses on the device from ``stats``; where q fits, ``q_wide`` is not written.
 
 The ``operand`` layout (unidirectional, the layer's mode) writes no planes: pass 1 alone
 (``act_stats``, at every batch), so ``vth``, ``stats`` and ``q8``, what the integer GEMM
-reads, at x read once and q8 written once. It is the int8 build's pass 1, launched without
+reads: q8 written once, and x read once where a row fits the thread caches (wider rows'
+tail twice, as pass 1 always loads them). It is the int8 build's pass 1, launched without
 pass 2: the layer's activation where the spikes are not materialised. Against the int8
 layout at batches that run the two passes, the difference is the planes' pass; at those
 act_one, act_rows or act_grid take, the kernel differs too.

@@ -27,10 +27,10 @@ two). The variants (the ``q_path`` axis):
   the fast layer. Exact where q fits int8, as ``default``.
 - ``operand``: ``default`` (unidirectional) with the activation stage writing only what the
   GEMM reads (vth, stats, q8: its ``operand`` layout, pass 1 alone): the spikes are not
-  materialised, so x is read once and q8 written once. Where ``default`` runs the two
-  passes, the difference to it measured beside it is the planes' price; where ``default``
-  takes a one-launch kernel (act_one, act_rows, act_grid), the choice of kernel too. Exact
-  where q fits int8, as ``default``.
+  materialised: q8 written once, x read once where a row fits the thread caches. Where
+  ``default`` runs the two passes, the difference to it measured beside it is the planes'
+  price; where ``default`` takes a one-launch kernel (act_one, act_rows, act_grid), the
+  choice of kernel too. Exact where q fits int8, as ``default``.
 
 Its peers (``--peers linear_bf16,linear_fp32``) are the float layer it replaces, PyTorch's
 ``F.linear`` on x itself with the weights dequantised beforehand: speed references timed

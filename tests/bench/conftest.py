@@ -11,8 +11,8 @@ import pytest
 @pytest.hookimpl(optionalhook=True)
 def pytest_benchmark_update_commit_info(config: pytest.Config, commit_info: dict[str, Any]) -> None:
     """The commit HARNESS_GIT_SHA names, where it is set, in place of what git says: on the
-    GPU machine the tree arrives as files whose git need not be the one they came from
-    (a saved run there named an older commit, marked dirty), while every result row
+    GPU machine the tree arrives as files whose git need not be the one they came from,
+    while every result row
     already takes its commit from HARNESS_GIT_SHA. The fields git gave of its own commit
     (time, dirty) are dropped rather than kept beside another commit's id: whether that
     tree differed from the commit named is for the run's logs to say. The saved file's

@@ -8,15 +8,15 @@ from tests.bench import conftest
 
 
 def _info() -> dict[str, object]:
-    return {"id": "1007b9d", "time": "t", "author_time": "t", "dirty": True,
+    return {"id": "0000000", "time": "t", "author_time": "t", "dirty": True,
             "project": "main", "branch": "main"}
 
 
 def test_the_run_names_harness_git_sha_where_it_is_set(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("HARNESS_GIT_SHA", "68c55a21fa93")
+    monkeypatch.setenv("HARNESS_GIT_SHA", "abcdef123456")
     info = _info()
     conftest.pytest_benchmark_update_commit_info(None, info)  # type: ignore[arg-type]
-    assert info == {"id": "68c55a21fa93", "id_from": "HARNESS_GIT_SHA", "project": "main",
+    assert info == {"id": "abcdef123456", "id_from": "HARNESS_GIT_SHA", "project": "main",
                     "branch": "main"}
 
 

@@ -91,7 +91,7 @@ def test_a_sweep_over_a_pinned_axis_chooses_the_variants(reg) -> None:  # type: 
         jobs.plan([enc], ["batch=4", "mode=bidirectional"], ["unidirectional"])
     with pytest.raises(BadInput, match="unknown mode 'bogus'"):
         jobs.plan([enc], ["batch=4", "mode=bogus"])
-    af = reg.get("activation_fused")  # two variants a mode: the layout is pinned too
+    af = reg.get("activation_fused")  # a variant a layout of a mode: the layout is pinned too
     got = jobs.plan([af], ["batch=4", "mode=bidirectional"])
     assert sorted(j.variant.name for j in got) == ["bidirectional", "packed_bidirectional"]
     with pytest.raises(BadInput, match="unknown layout 'wide'"):
