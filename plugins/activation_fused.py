@@ -35,7 +35,9 @@ from harness.api import Axis, Exact, Launcher, Point, Stage, Variant
 from harness.spikes import axes, cases, families, spec, torchmath
 from harness.spikes.tolerances import VTH
 
-LAYOUTS = ("int8", "packed", "operand")
+#: The layouts that write planes, and the one that writes none.
+PLANES_LAYOUTS = ("int8", "packed")
+LAYOUTS = (*PLANES_LAYOUTS, "operand")
 #: The kernel's LAYOUT define a layout is built with: ``operand`` launches only pass 1,
 #: which is the same code in either build, so it takes the int8 one.
 BUILD_LAYOUT = {"int8": 0, "packed": 1, "operand": 0}
@@ -392,7 +394,7 @@ STAGE = Stage(
         "q_wide": Exact("q as int32 where it does not fit int8, on the kernel's own vth"),
     },
     # The operand layout for the layer's mode only (spike_linear's operand path pins it).
-    variants=(*(variant(m, lay) for lay in LAYOUTS[:2] for m in spec.MODES),
+    variants=(*(variant(m, lay) for lay in PLANES_LAYOUTS for m in spec.MODES),
               variant("unidirectional", "operand")),
     cases=(
         *cases.ACTIVATION[:4],  # act_one at batch 1, act_rows at 6; batch 3 (in_f 1): two passes

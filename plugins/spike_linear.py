@@ -64,9 +64,10 @@ STEPS = ("activation_fused", "int_gemm", "int_gemm_packed")
 #: what the wide build's three byte planes hold. Its group sums need a row's sum of |q|,
 #: at most (k + 1/2) F, times 127 within int32 too (``check_inputs`` holds both).
 ANY_KF = 2**23 - 2**16
-#: The activation stage's variant each q path runs, by mode.
-ACTIVATION = {"int8": "{mode}", "any": "{mode}", "packed": "packed_{mode}",
-              "operand": "operand_{mode}"}
+#: Each q path: the activation stage's variant it runs (by mode) and the output holding its
+#: planes (bit-packed words, int8 planes, or none).
+PATHS = {"int8": ("{mode}", "spikes"), "any": ("{mode}", "spikes"),
+         "packed": ("packed_{mode}", "packed"), "operand": ("operand_{mode}", None)}
 
 
 def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
@@ -96,7 +97,7 @@ def run(ctx: PipelineContext, bufs: Mapping[str, Any], p: Point) -> PipelineTrac
     if name is not None:
         buf_shape, buf_dtype = (((spec.packed_planes(cap, mode), b, -(-f // 32)),
                                  np.dtype(np.uint32))
-                                if path == "packed" else ((cap, b, f), np.dtype(np.int8)))
+                                if name == "packed" else ((cap, b, f), np.dtype(np.int8)))
         act[name] = ctx.alloc(buf_shape, buf_dtype)
         outputs[name] = (act[name], buf_shape, buf_dtype)
     if path == "any":
@@ -105,7 +106,7 @@ def run(ctx: PipelineContext, bufs: Mapping[str, Any], p: Point) -> PipelineTrac
                "out": out}
     shape = {"batch": b, "in_f": f, "out_f": n, "group_size": g, "k": k}
     ctx.mark("start", 0)
-    ctx.step("activation_fused", ACTIVATION[path].format(mode=mode), 0, act,
+    ctx.step("activation_fused", PATHS[path][0].format(mode=mode), 0, act,
              batch=b, in_f=f, k=k)
     ctx.mark("act_end", 0)
     if path == "packed":
@@ -158,7 +159,7 @@ PEERS = {
 def planes_output(p: Point) -> str | None:
     """The output holding the planes: ``packed`` (bit-packed words) on the packed path, none
     on the operand path, ``spikes`` (int8 planes) otherwise."""
-    return {"packed": "packed", "operand": None}.get(p["q_path"], "spikes")
+    return PATHS[p["q_path"]][1]
 
 
 def reference(ins: Mapping[str, np.ndarray], p: Point,
@@ -238,7 +239,7 @@ STAGE = Pipeline(
         Axis("q_path", "int8", str, "the GEMM's q: int8 alone, any q with the exact path "
              "chosen on the device, the packed planes, or int8 with no planes written (set "
              "by the variant)",
-             choices=tuple(ACTIVATION)),
+             choices=tuple(PATHS)),
     ),
     families=families.NAMES,
     make_inputs=make_inputs,

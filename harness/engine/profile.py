@@ -110,8 +110,8 @@ def write_table(folder: Path, timestamp: str, profs: Sequence[ncu.KernelProfile]
     """Every metric of the profiled kernels as ncu reported them (its raw page: a column a
     metric, a row of units, then a row a kernel), in ``folder/<timestamp>.csv``, the
     timestamp without its '-' and ':'; the rows of the stage's CSV written by the same run
-    carry that timestamp. An existing file is
-    never replaced: a second run in the same second gets a numbered name."""
+    carry that timestamp. An existing file is never replaced: a second run in the same
+    second gets a numbered name."""
     folder.mkdir(parents=True, exist_ok=True)
     stem = timestamp.replace(":", "").replace("-", "")
     path, n = folder / f"{stem}.csv", 1
