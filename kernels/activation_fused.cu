@@ -1,7 +1,9 @@
 // The activation path fused (SPEC steps 1-3): x -> vth, spikes, and the stats
 // [qmin, qmax, o, T], with the transform decision and T made on the device. Two passes
 // over x at most, nothing read back by the host, so the launches capture as one CUDA graph:
-//   act_stats:  rows grid-strided over at most STATS_BLOCKS blocks. A row that fits the
+//   act_stats:  rows grid-strided over the launch's blocks (the plugin's count: at most
+//               STATS_BLOCKS, or STATS_RING_BLOCKS where rows come through the ring and
+//               STATS_BLOCKS would leave a block one row, the ring idle). A row that fits the
 //               thread caches comes into a ring of STATS_STAGES rows in shared memory by
 //               cp.async.bulk, the next rows' copies in flight while this row is reduced;
 //               wider aligned rows (or STATS_STAGES 0) issue the next row's loads into
@@ -225,8 +227,8 @@ act_stats(const float* __restrict__ x, float* __restrict__ vth, int* __restrict_
     __shared__ int s_lo[32], s_hi[32];
     __shared__ bool s_last;
     int lo = INT_MAX, hi = INT_MIN;
-    // Rows grid-strided over at most STATS_BLOCKS blocks (a block per row would make every
-    // row's block queue three same-address atomics).
+    // Rows grid-strided over the launch's blocks, at most STATS_BLOCKS (a block per row would
+    // make every row's block queue three same-address atomics).
     if (stats_ring_fits(F)) {
         stats_ring_rows(x, vth, q8, B, F, k, scratch, lo, hi);
     } else if (PREFETCH && (F & 3) == 0) {

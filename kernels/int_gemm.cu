@@ -34,24 +34,27 @@
 //   current one is promoted (correct, but measured slower than the default 0: ptxas fences
 //   every predicated wgmma; the two consumer warpgroups already overlap each other).
 //   int_gemm_wgmma: IG_CLUSTER_M=2, clusters of 2 CTAs along M sharing the B tile (each loads
-//   half of it and multicasts it to both). int_gemm_wgmma_single: the same body without the
-//   cluster along M, whose w box is the whole 128-row tile; where its tiles are too few for
-//   the SMs it splits K into up to IG_SPLITS_MAX ranges of whole K tiles, a work unit being
-//   one tile's one range, and the last consumer warp of a tile to finish adds the ranges'
-//   sums from a workspace (split_epilogue).
+//   half of it and multicasts it to both); a build with IG_CLUSTER_N=2 makes the cluster
+//   2 x 2, the A tile shared the same way by the two CTAs along N. int_gemm_wgmma_single:
+//   the same body without the cluster along M (1 x IG_CLUSTER_N), whose w box is the whole
+//   128-row tile; where its tiles are too few for the SMs it splits K into up to
+//   IG_SPLITS_MAX ranges of whole K tiles, a work unit being one tile's one range. Each of a
+//   tile's 8 consumer warps writes its 16 rows' sums of a range to a workspace and takes a
+//   ticket on a counter of its own; the warp holding a counter's last ticket adds the
+//   ranges' sums of those rows (split_epilogue).
 //   Persistent: grid = (co-resident clusters) x cluster size CTAs, work units walked with a
 //   stride, grouped by `group_m` cluster-rows for L2 reuse.
 // Launch: grid (num_ctas, 1, 1), block (384, 1, 1), dynamic smem = int_gemm_wgmma_smem
 // (read it from the module), after raising MAX_DYNAMIC_SHARED_SIZE_BYTES to it.
-// Parameters: three CUtensorMaps by value (q: uint8 2D {K, M}, box {128, 128}; w: {K, N}, box
-// {128, 128 / IG_CLUSTER_M} for int_gemm_wgmma, {128, 128} for int_gemm_wgmma_single; out:
-// fp32 {N, M}, box {32, 64}, the module's int_gemm_wgmma_out_box as {rows, columns}; all
-// SWIZZLE_128B), then pointers and sizes (int_gemm_wgmma_single also: the splits, the
-// workspace of splits x M x N floats, the zeroed ticket counters). The
-// CUtensorMaps are 128-byte aligned in the parameter bank, so ptxas does not
-// put the first one at offset 0: a launcher that packs the arguments itself (PyCUDA's
-// func(*args) does, from offset 0) must lay out the buffer from cuFuncGetParamInfo's
-// offsets, not naturally.
+// Parameters: three CUtensorMaps by value (q: uint8 2D {K, M}, box {128, 128 / IG_CLUSTER_N};
+// w: {K, N}, box {128, 128 / IG_CLUSTER_M} for int_gemm_wgmma, {128, 128} for
+// int_gemm_wgmma_single; out: fp32 {N, M}, box {32, 64}, the module's int_gemm_wgmma_out_box
+// as {rows, columns}; all SWIZZLE_128B), then pointers and sizes (int_gemm_wgmma_single
+// also: the splits, the workspace of splits x M x N floats, and the ticket counters, a word
+// for each consumer warp of each tile, zero before the first launch). The CUtensorMaps are
+// 128-byte aligned in the parameter bank, so ptxas does not put the first one at offset 0: a
+// launcher that packs the arguments itself (PyCUDA's func(*args) does, from offset 0) must
+// lay out the buffer from cuFuncGetParamInfo's offsets, not naturally.
 // Measured times, rates and errors of each build: kernels/NOTES.md and statistics/.
 #include "igemm_sm90.cuh"
 
@@ -296,6 +299,7 @@ __device__ __forceinline__ void store_rows(const float (&acc)[64], int row0, int
     const float vth0 = row0 < M ? __ldg(vth + row0) : 0.0f;
     const float vth1 = row1 < M ? __ldg(vth + row1) : 0.0f;
     float* o0 = out + static_cast<size_t>(row0) * N + col;
+    float* o1 = o0 + static_cast<size_t>(8) * N;  // row1 (64-bit: no int product of N)
 #pragma unroll
     for (int i = 0; i < 16; ++i) {
         const float2 b = __ldg(reinterpret_cast<const float2*>(bias + col + 8 * i));
@@ -303,7 +307,7 @@ __device__ __forceinline__ void store_rows(const float (&acc)[64], int row0, int
             __stcs(reinterpret_cast<float2*>(o0 + 8 * i),
                    make_float2(fmaf(vth0, acc[4 * i + 0], b.x), fmaf(vth0, acc[4 * i + 1], b.y)));
         if (row1 < M)
-            __stcs(reinterpret_cast<float2*>(o0 + 8 * N + 8 * i),
+            __stcs(reinterpret_cast<float2*>(o1 + 8 * i),
                    make_float2(fmaf(vth1, acc[4 * i + 2], b.x), fmaf(vth1, acc[4 * i + 3], b.y)));
     }
 }
@@ -321,13 +325,14 @@ __device__ __forceinline__ void split_epilogue(const float (&facc)[64], float* _
                                                float* __restrict__ out) {
     const int row1 = row0 + 8;
     const size_t slice = static_cast<size_t>(M) * N;
+    const size_t eight_rows = static_cast<size_t>(8) * N;  // row0 to row1
     float* w0 = ws + j * slice + static_cast<size_t>(row0) * N + col;
 #pragma unroll
     for (int i = 0; i < 16; ++i) {
         if (row0 < M)
             __stcg(reinterpret_cast<float2*>(w0 + 8 * i), make_float2(facc[4 * i + 0], facc[4 * i + 1]));
         if (row1 < M)
-            __stcg(reinterpret_cast<float2*>(w0 + 8 * N + 8 * i),
+            __stcg(reinterpret_cast<float2*>(w0 + eight_rows + 8 * i),
                    make_float2(facc[4 * i + 2], facc[4 * i + 3]));
     }
     __threadfence();  // this lane's sums visible to the GPU before the warp's ticket
@@ -354,7 +359,7 @@ __device__ __forceinline__ void split_epilogue(const float (&facc)[64], float* _
                 sum[4 * i + 1] += a.y;
             }
             if (row1 < M) {
-                const float2 b = __ldcg(reinterpret_cast<const float2*>(r0 + jj * slice + 8 * N + 8 * i));
+                const float2 b = __ldcg(reinterpret_cast<const float2*>(r0 + jj * slice + eight_rows + 8 * i));
                 sum[4 * i + 2] += b.x;
                 sum[4 * i + 3] += b.y;
             }

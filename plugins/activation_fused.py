@@ -45,6 +45,14 @@ BUILD_LAYOUT = {"int8": 0, "packed": 1, "operand": 0}
 #: each stay cheap, many enough to fill the GPU (8 rows a block at batch 65536). A -D
 #: define of the variant (read back by ``enqueue``), so ``bench --define`` can tune it.
 STATS_BLOCKS = 8192
+#: Pass 1's blocks where its rows come through the ring (``stats_shared``) and STATS_BLOCKS
+#: would give most blocks a single row (batch below 2 x STATS_BLOCKS), so that the ring
+#: holds a block's next rows while it quantises one (the kernel's -DSTATS_RING_BLOCKS, read
+#: back by ``enqueue``). 256 on the H100: 53.3 µs against 69.3 at one row a block at batch
+#: 8192, 27.8 against 37.3 at 4096, 12.7 against 14.1 at 1024 (in_f 3584, the operand
+#: layout; statistics/h100-80gb-hbm3/tuning/stats-blocks-operand/). Rows past the ring (the
+#: register prefetch) keep STATS_BLOCKS: one row a block was fastest there.
+STATS_RING_BLOCKS = 256
 #: 16-value units of q8 a pass-2 thread loads before it stores (kernel's -DENC_UNITS): on
 #: the H200, 2 was 0.5 % faster than 4 at every STATS_BLOCKS (statistics/h200/tuning/).
 ENC_UNITS = 2
@@ -166,6 +174,17 @@ def stats_shared(defines: Mapping[str, str], block: int, f: int) -> int:
     return stages * 4 * f
 
 
+def stats_blocks(defines: Mapping[str, str], b: int, ring: bool) -> int:
+    """Pass 1's blocks for ``b`` rows: at most STATS_BLOCKS, except where the rows come
+    through the ring and STATS_BLOCKS would leave most blocks one row (``b`` below twice
+    it): then at most STATS_RING_BLOCKS, so that a block has rows in flight while it
+    quantises one."""
+    cap = int(defines.get("STATS_BLOCKS", STATS_BLOCKS))
+    if ring and b < 2 * cap:
+        cap = int(defines.get("STATS_RING_BLOCKS", STATS_RING_BLOCKS))
+    return max(1, min(b, cap))
+
+
 def capacity(p: Point) -> int:
     """Planes the output buffer holds: the largest T a row of this width can need."""
     return spec.plane_bound(p["k"], p["in_f"], p["mode"])
@@ -260,7 +279,7 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
     Up to SMALL_B rows otherwise: act_small, one block, one launch. In the int8 layout,
     where each row fits a thread's cache and the rows fit GRID_ROWS a block on a grid
     resident at once (``grid_geometry``): act_grid, the two passes in one launch.
-    Otherwise pass 1: rows over at most STATS_BLOCKS blocks (vth, q to q8, q's range; the
+    Otherwise pass 1: rows over ``stats_blocks`` blocks (vth, q to q8, q's range; the
     last block decides o and T), and pass 2: the planes from q8 (or from x, a block per
     row, when q is wider than int8, and then q to ``q_wide`` as well). The ``operand``
     layout: pass 1 alone, at every batch."""
@@ -270,10 +289,10 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
     head = (bufs["x"], bufs["vth"], bufs["stats"], bufs["q8"])
     bfk = (np.int32(b), np.int32(f), np.float32(p["k"]))
     d = dict(v.defines)  # read back, so that a -D build is launched as it was compiled
-    stats_blocks = int(d.get("STATS_BLOCKS", STATS_BLOCKS))
-    pass_1 = ((min(b, stats_blocks), 1, 1), (block, 1, 1), *head, *bfk)
+    shared = stats_shared(d, block, f)
+    pass_1 = ((stats_blocks(d, b, ring=shared > 0), 1, 1), (block, 1, 1), *head, *bfk)
     if p["layout"] == "operand":
-        launch("act_stats", *pass_1, shared=stats_shared(d, block, f))
+        launch("act_stats", *pass_1, shared=shared)
         return
     dest = bufs["packed"] if p["layout"] == "packed" else bufs["spikes"]
     q_wide = bufs.get("q_wide", 0)  # null: not written (packed, or a pipeline without it)
@@ -294,7 +313,7 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
         launch("act_grid", (grid[0], 1, 1), (block, 1, 1), *head, *bfk, *tail)
         return
     units = int(d["ENC_UNITS"])
-    launch("act_stats", *pass_1, shared=stats_shared(d, block, f))
+    launch("act_stats", *pass_1, shared=shared)
     flat = -(-b * f // (16 * block * units))  # one thread-step each over the flat q8
     launch("act_encode", (max(flat, min(b, ENC_MIN_BLOCKS)), 1, 1), (block, 1, 1), *head,
            *bfk[:2], *tail)
@@ -348,7 +367,9 @@ def variant(mode: str, layout: str) -> Variant:
     name = mode if layout == "int8" else f"{layout}_{mode}"
     what = "no planes (vth, stats, q8)" if layout == "operand" else f"{layout} planes"
     return Variant(name, (("SMALL_B", str(SMALL_B)), ("CACHE_VEC", str(CACHE_VEC)),
-                          ("STATS_BLOCKS", str(STATS_BLOCKS)), ("ENC_UNITS", str(ENC_UNITS)),
+                          ("STATS_BLOCKS", str(STATS_BLOCKS)),
+                          ("STATS_RING_BLOCKS", str(STATS_RING_BLOCKS)),
+                          ("ENC_UNITS", str(ENC_UNITS)),
                           ("STATS_MINB", str(STATS_MINB)), ("STATS_STAGES", str(STATS_STAGES)),
                           ("ONE_CLUSTER", str(ONE_CLUSTER)),
                           ("ONE_ROWS", str(ONE_ROWS)), ("GRID_ROWS", str(GRID_ROWS)),
@@ -434,6 +455,8 @@ STAGE = Stage(
         {"batch": 2500, "in_f": 1024},  # the two passes: past act_grid's rows (<= 156 SMs)
         {"batch": 2200, "in_f": 4096},  # ring at its widest row, 48 KB (<= 137 SMs: not act_grid)
         {"batch": 60000, "in_f": 68},  # pass 1's ring wrapped: 7-8 rows a block, 272 B rows
+        {"batch": 16383, "in_f": 8},  # the ring on STATS_RING_BLOCKS: 63-64 rows a block
+        {"batch": 16384, "in_f": 8},  # ... and from twice STATS_BLOCKS on, two rows a block
     ),
     # act_one at four turns a thread and at five, at its widest (32 warps a block), a
     # packed row ending in a partial word, most threads holding no value, act_rows

@@ -395,10 +395,11 @@ def test_a_buffer_of_exactly_max_planes_is_taken(st) -> None:  # type: ignore[no
 
 @pytest.mark.parametrize(("batch", "in_f", "blocks", "shared"), [
     (1, 3584, 1, 3 * 4 * 3584), (8, 3584, 8, 43008), (9, 3584, 9, 43008), (1, 130, 1, 0),
+    (1024, 3584, af.STATS_RING_BLOCKS, 43008), (8192, 3584, af.STATS_RING_BLOCKS, 43008),
     (8192, 18944, 8192, 0), (65536, 3584, af.STATS_BLOCKS, 43008)])
 def test_the_operand_layout_launches_pass_1_alone(st, batch, in_f, blocks, shared) -> None:  # type: ignore[no-untyped-def]
     """Where the int8 layout takes act_one, act_rows, act_grid, act_small or the two passes,
-    the operand layout takes act_stats alone, on the rows' blocks (at most STATS_BLOCKS),
+    the operand layout takes act_stats alone, on the rows' blocks (``stats_blocks``),
     with the ring's shared memory (three rows of the row where it fits the thread caches,
     none for F % 4 != 0 or past them), and nothing past q8 among its arguments."""
     v = st.variant("operand_unidirectional")
@@ -431,3 +432,24 @@ def test_the_operand_layout_is_the_int8_build_without_planes(st) -> None:  # typ
         np.testing.assert_array_equal(ref[name], full[name])
     assert set(st.trim(ref, p)) == {"vth", "stats", "q8"}
     assert af.floor_bytes(p, 6) == 4 * 3 * 64 + 3 * 64 + 4 * 3
+
+
+@pytest.mark.parametrize(("batch", "ring", "blocks"), [
+    (1, True, 1), (256, True, 256), (257, True, 256), (8192, True, 256),
+    (2 * af.STATS_BLOCKS - 1, True, 256), (2 * af.STATS_BLOCKS, True, af.STATS_BLOCKS),
+    (65536, True, af.STATS_BLOCKS), (300, False, 300), (8192, False, 8192),
+    (8200, False, af.STATS_BLOCKS)])
+def test_pass_1_gives_ring_blocks_several_rows(batch, ring, blocks) -> None:  # type: ignore[no-untyped-def]
+    """Through the ring, below twice STATS_BLOCKS rows, pass 1 takes STATS_RING_BLOCKS blocks
+    (a block's next rows in flight while it quantises one); from there, and on rows past the
+    ring, STATS_BLOCKS; never more blocks than rows."""
+    d = dict(af.variant("unidirectional", "int8").defines)
+    assert af.stats_blocks(d, batch, ring=ring) == blocks
+
+
+def test_pass_1_blocks_are_read_back_from_the_build() -> None:
+    """A -D build's block counts are the ones launched (``bench --define`` tunes them)."""
+    d = dict(af.variant("unidirectional", "operand").defines)
+    assert af.stats_blocks({**d, "STATS_RING_BLOCKS": "512"}, 4096, ring=True) == 512
+    assert af.stats_blocks({**d, "STATS_BLOCKS": "1024"}, 4096, ring=True) == 1024
+    assert af.stats_blocks({**d, "STATS_BLOCKS": "1024"}, 1500, ring=True) == 256
