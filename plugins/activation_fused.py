@@ -41,16 +41,19 @@ LAYOUTS = (*PLANES_LAYOUTS, "operand")
 #: The kernel's LAYOUT define a layout is built with: ``operand`` launches only pass 1,
 #: which is the same code in either build, so it takes the int8 one.
 BUILD_LAYOUT = {"int8": 0, "packed": 1, "operand": 0}
-#: Blocks of pass 1 (rows grid-strided over them): few enough that their three atomics
-#: each stay cheap, many enough to fill the GPU (8 rows a block at batch 65536). A -D
-#: define of the variant (read back by ``enqueue``), so ``bench --define`` can tune it.
+#: Pass 1's most blocks (its rows grid-strided over them): few enough that their three
+#: atomics each stay cheap, many enough to fill the GPU (8 rows a block at batch 65536). A
+#: -D define of the variant that the kernel does not read: ``enqueue`` reads it back, so
+#: ``bench --define`` can tune it (``stats_blocks``).
 STATS_BLOCKS = 8192
 #: Pass 1's blocks where its rows come through the ring (``stats_shared``) and STATS_BLOCKS
-#: would give most blocks a single row (batch below 2 x STATS_BLOCKS), so that the ring
-#: holds a block's next rows while it quantises one (the kernel's -DSTATS_RING_BLOCKS, read
-#: back by ``enqueue``). 256 on the H100: 53.3 µs against 69.3 at one row a block at batch
-#: 8192, 27.8 against 37.3 at 4096, 12.7 against 14.1 at 1024 (in_f 3584, the operand
-#: layout; statistics/h100-80gb-hbm3/tuning/stats-blocks-operand/). Rows past the ring (the
+#: would give each block one or two rows (batch below 2 x STATS_BLOCKS; one for most of
+#: them below 1.5 x), so that the ring holds a block's next rows while it quantises one;
+#: never more than STATS_BLOCKS. Like STATS_BLOCKS a define only ``enqueue`` reads. 256 on
+#: the H100: 53.3 µs against 69.3 at one row a block at batch 8192, 27.8 against 37.3 at
+#: 4096, 12.7 against 14.1 at 1024 (in_f 3584, the operand layout;
+#: statistics/h100-80gb-hbm3/tuning/stats-blocks-operand/), 3-7 % faster at 12288
+#: (tuning/ring-blocks/); 12289-16383 rows are not measured. Rows past the ring (the
 #: register prefetch) keep STATS_BLOCKS: one row a block was fastest there.
 STATS_RING_BLOCKS = 256
 #: 16-value units of q8 a pass-2 thread loads before it stores (kernel's -DENC_UNITS): on
@@ -175,13 +178,13 @@ def stats_shared(defines: Mapping[str, str], block: int, f: int) -> int:
 
 
 def stats_blocks(defines: Mapping[str, str], b: int, ring: bool) -> int:
-    """Pass 1's blocks for ``b`` rows: at most STATS_BLOCKS, except where the rows come
-    through the ring and STATS_BLOCKS would leave most blocks one row (``b`` below twice
-    it): then at most STATS_RING_BLOCKS, so that a block has rows in flight while it
-    quantises one."""
+    """Pass 1's blocks for ``b`` rows: at most STATS_BLOCKS; where the rows come through the
+    ring and STATS_BLOCKS would give each block at most two rows (``b`` below twice it), at
+    most STATS_RING_BLOCKS as well, so that a block has rows in flight while it quantises
+    one."""
     cap = int(defines.get("STATS_BLOCKS", STATS_BLOCKS))
     if ring and b < 2 * cap:
-        cap = int(defines.get("STATS_RING_BLOCKS", STATS_RING_BLOCKS))
+        cap = min(cap, int(defines.get("STATS_RING_BLOCKS", STATS_RING_BLOCKS)))
     return max(1, min(b, cap))
 
 

@@ -434,11 +434,17 @@ def test_the_operand_layout_is_the_int8_build_without_planes(st) -> None:  # typ
     assert af.floor_bytes(p, 6) == 4 * 3 * 64 + 3 * 64 + 4 * 3
 
 
+def test_the_default_ring_blocks_are_fewer_than_stats_blocks() -> None:
+    """The rule below is only worth its name while STATS_RING_BLOCKS < STATS_BLOCKS."""
+    assert 1 <= af.STATS_RING_BLOCKS < af.STATS_BLOCKS
+
+
 @pytest.mark.parametrize(("batch", "ring", "blocks"), [
-    (1, True, 1), (256, True, 256), (257, True, 256), (8192, True, 256),
-    (2 * af.STATS_BLOCKS - 1, True, 256), (2 * af.STATS_BLOCKS, True, af.STATS_BLOCKS),
-    (65536, True, af.STATS_BLOCKS), (300, False, 300), (8192, False, 8192),
-    (8200, False, af.STATS_BLOCKS)])
+    (1, True, 1), (af.STATS_RING_BLOCKS, True, af.STATS_RING_BLOCKS),
+    (af.STATS_RING_BLOCKS + 1, True, af.STATS_RING_BLOCKS),
+    (8192, True, af.STATS_RING_BLOCKS), (2 * af.STATS_BLOCKS - 1, True, af.STATS_RING_BLOCKS),
+    (2 * af.STATS_BLOCKS, True, af.STATS_BLOCKS), (65536, True, af.STATS_BLOCKS),
+    (300, False, 300), (8192, False, 8192), (8200, False, af.STATS_BLOCKS)])
 def test_pass_1_gives_ring_blocks_several_rows(batch, ring, blocks) -> None:  # type: ignore[no-untyped-def]
     """Through the ring, below twice STATS_BLOCKS rows, pass 1 takes STATS_RING_BLOCKS blocks
     (a block's next rows in flight while it quantises one); from there, and on rows past the
@@ -453,3 +459,21 @@ def test_pass_1_blocks_are_read_back_from_the_build() -> None:
     assert af.stats_blocks({**d, "STATS_RING_BLOCKS": "512"}, 4096, ring=True) == 512
     assert af.stats_blocks({**d, "STATS_BLOCKS": "1024"}, 4096, ring=True) == 1024
     assert af.stats_blocks({**d, "STATS_BLOCKS": "1024"}, 1500, ring=True) == 256
+    # Never more than STATS_BLOCKS, whatever a build gives STATS_RING_BLOCKS.
+    assert af.stats_blocks({**d, "STATS_RING_BLOCKS": "9000"}, 8500, ring=True) == 8192
+
+
+@pytest.mark.parametrize(("layout", "batch", "blocks"), [
+    ("int8", 8192, af.STATS_RING_BLOCKS), ("int8", 65536, af.STATS_BLOCKS),
+    ("packed", 1024, af.STATS_RING_BLOCKS), ("packed", 8192, af.STATS_RING_BLOCKS),
+    ("packed", 16384, af.STATS_BLOCKS)])
+def test_the_two_passes_launch_pass_1_on_its_blocks(st, layout, batch, blocks) -> None:  # type: ignore[no-untyped-def]
+    """Where the planes layouts take the two passes (past act_grid's rows, or packed past
+    act_rows'), pass 1 is launched on ``stats_blocks``' count, then act_encode."""
+    v = st.variant("unidirectional" if layout == "int8" else f"{layout}_unidirectional")
+    p = st.point(v, batch=batch, in_f=3584)
+    launch = RecordingLauncher(256)
+    names = ("x", "vth", "stats", "q8", "spikes", "packed", "q_wide")
+    st.enqueue(launch, {b: b for b in names}, p, v)
+    assert launch.names == ["act_stats", "act_encode"]
+    assert launch.calls[0][1] == (blocks, 1, 1)

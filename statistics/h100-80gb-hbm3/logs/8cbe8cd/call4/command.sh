@@ -1,3 +1,6 @@
+# Its output folders were renamed after the run: layer-current -> layer-peers, the
+# layer-current rows of call4 -> layer-peers-wide, act-current -> act-layouts (a name that
+# does not go stale); the rows are as they came.
 # The call's command (on the warm machine after call3), as run. Its working tree lacked
 # call3's results (not unpacked here before it), so its --append to layer-current/
 # spike_linear.csv began a new file: those rows are committed as they came, in
