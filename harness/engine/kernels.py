@@ -2,7 +2,8 @@
 (``harness check``) and whether a GPU validation vouches for it (``harness ledger``).
 
 ``older_rows`` says which committed timing rows were measured at another source than the
-kernel's current one (``harness ledger --rows FOLDER``).
+kernel's current one (``harness ledger --rows FOLDER``), ``unjudged_rows`` which ones no
+ledger record can speak for (another harness's stages, ``--define`` builds).
 
 ``harness check`` keeps what nvcc reported in a user cache folder, keyed by the kernel
 hash, the target arch and the nvcc version: a variant whose sources, flags and compiler
@@ -178,6 +179,66 @@ class LedgerReport:
         return None
 
 
+def _current_hashes(reg: Registry) -> dict[tuple[str, str], str]:
+    """Every stage variant's kernel hash and every pipeline variant's, by (name, variant)."""
+    current = {(s.name, v.name): kernel_hash(s, v)
+               for s in reg.stages.values() for v in s.variants}
+    for p in reg.pipelines.values():
+        h = ledger.pipeline_hash(p, reg.stages)
+        current.update({(p.name, v.name): h for v in p.variants})
+    return current
+
+
+def _timed_rows(folder: Path) -> list[tuple[dict[str, str], str, tuple[str, str]]]:
+    """A results folder's stage and pipeline rows, each with the column that holds its
+    kernel hash and its (stage or pipeline, variant); BadInput where there is no folder."""
+    if not Path(folder).is_dir():
+        raise BadInput(f"--rows {folder}: no such results folder")
+    timed = [(r, "kernel_hash") for r in read_stage_rows(folder)]
+    timed += [(r, "kernel_hashes") for f in pipeline_files(Path(folder))
+              for r in read_checked(f)]
+    # A pipeline file from before pipelines had variants has no variant column: its rows
+    # are the one variant there was, "default" (as compare reads them).
+    return [(r, column, (r.get("stage", ""),
+                         r.get("variant") or ("default" if column == "kernel_hashes" else "")))
+            for r, column in timed]
+
+
+@dataclass(frozen=True)
+class UnjudgedRows:
+    """A results folder's ``pycuda`` rows that ``older_rows`` cannot judge against the
+    ledger, grouped by stage (or pipeline) and variant, and why."""
+
+    stage: str
+    variant: str
+    rows: int
+    why: str
+
+    def describe(self) -> str:
+        """One line for the terminal."""
+        return f"{self.stage} [{self.variant}]: {self.rows} row(s) not judged: {self.why}"
+
+
+def unjudged_rows(reg: Registry, folder: Path) -> list[UnjudgedRows]:
+    """The folder's ``pycuda`` rows whose source the ledger cannot vouch for either way: of
+    a stage or pipeline this harness does not have (an out-of-tree plugin not on
+    ``$HARNESS_PLUGIN_PATH``, or one since removed), of a variant it does not have, or of a
+    ``--define`` build (a tuning sweep's ``int8[IG_X=1]``: the ledger validates the
+    declared builds). Listed, so that a check over the folder does not pass them unseen."""
+    current = _current_hashes(reg)
+    names = {*reg.stages, *reg.pipelines}
+    groups: dict[tuple[str, str, str], int] = {}
+    for r, _, key in _timed_rows(folder):
+        if r.get("backend") != "pycuda" or key in current:
+            continue
+        stage, variant = key
+        why = ("a build with --define, which the ledger does not validate" if "[" in variant
+               else "a variant this harness does not have" if stage in names
+               else "a stage or pipeline this harness does not have")
+        groups[(stage, variant, why)] = groups.get((stage, variant, why), 0) + 1
+    return [UnjudgedRows(st, v, n, why) for (st, v, why), n in sorted(groups.items())]
+
+
 def unvalidated_rows(older: list[OlderRows], folder: Path) -> str | None:
     """What fails ``harness ledger --check --rows FOLDER`` beside the kernels: rows in the
     folder timed at an earlier source that never passed a validation, or None."""
@@ -226,27 +287,15 @@ def older_rows(reg: Registry, folder: Path, ledger_path: Path | None = None
     one, grouped by stage (or pipeline), variant and hash: a stage row's ``kernel_hash``
     against its variant's, a pipeline row's ``kernel_hashes`` against the pipeline's hash
     (over every kernel its steps build). Rows of variants built with ``--define``
-    (``int8[IG_X=1]``) or of stages and pipelines the harness no longer has are not
-    judged. Each group says whether the ledger (``ledger_path``, default the project's)
-    records a validation of that earlier source that passed every case on a GPU at the
-    full seeds (:func:`ledger.full_pass`) over as many families as the target has now (a
-    family renamed since is not held against it; a run narrowed to fewer is), and when."""
-    if not Path(folder).is_dir():
-        raise BadInput(f"--rows {folder}: no such results folder")
-    current = {(s.name, v.name): kernel_hash(s, v)
-               for s in reg.stages.values() for v in s.variants}
-    for p in reg.pipelines.values():
-        h = ledger.pipeline_hash(p, reg.stages)
-        current.update({(p.name, v.name): h for v in p.variants})
-    timed = [(r, "kernel_hash") for r in read_stage_rows(folder)]
-    timed += [(r, "kernel_hashes") for f in pipeline_files(Path(folder))
-              for r in read_checked(f)]
+    (``int8[IG_X=1]``) or of stages and pipelines the harness does not have are not
+    judged here (:func:`unjudged_rows` lists them). Each group says whether the ledger
+    (``ledger_path``, default the project's) records a validation of that earlier source
+    that passed every case on a GPU at the full seeds (:func:`ledger.full_pass`) over as
+    many families as the target has now (a family renamed since is not held against it; a
+    run narrowed to fewer is), and when."""
+    current = _current_hashes(reg)
     groups: dict[tuple[str, str, str], list[str]] = {}
-    for r, column in timed:
-        # A pipeline file from before pipelines had variants has no variant column: its
-        # rows are the one variant there was, "default" (as compare reads them).
-        default = "default" if column == "kernel_hashes" else ""
-        key = (r.get("stage", ""), r.get("variant") or default)
+    for r, column, key in _timed_rows(folder):
         h = r.get(column, "")
         if r.get("backend") != "pycuda" or key not in current or not h or h == current[key]:
             continue

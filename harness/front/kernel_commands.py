@@ -204,17 +204,21 @@ def ledger_cmd(
     rows: Annotated[Path | None, typer.Option(
         "--rows", parser=given_path,
         help="Also list this results folder's timing rows measured at an "
-                       "earlier kernel source.")] = None,
+                       "earlier kernel source, and those it cannot judge (a stage it "
+                       "does not have, a --define build).")] = None,
 ) -> None:
     """Show, for every kernel variant at its current source, its GPU validation record."""
     reg = discover()
     rep = kernels.ledger_report(reg, path)
     older = kernels.older_rows(reg, rows, path) if rows is not None else []
+    unjudged = kernels.unjudged_rows(reg, rows) if rows is not None else []
     for s in rep.statuses:
         out.print(("[green]ok[/]      " if s.ok else "[red]MISSING[/] ") + escape(s.describe()),
                   soft_wrap=True)
     for o in older:
         out.print("[yellow]older[/]   " + escape(o.describe()), soft_wrap=True)
+    for u in unjudged:
+        out.print("[yellow]unjudged[/] " + escape(u.describe()), soft_wrap=True)
     if check_:
         failures = [f for f in (rep.failure, rows is not None
                                 and kernels.unvalidated_rows(older, rows)) if f]

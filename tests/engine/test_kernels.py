@@ -187,6 +187,54 @@ def test_older_rows_name_the_rows_of_an_earlier_kernel(reg, tmp_path) -> None:  
         kernels.older_rows(reg, tmp_path / "none")
 
 
+def test_unjudged_rows_name_what_the_ledger_cannot_speak_for(reg, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Rows of a stage the harness does not have, of a variant it does not have and of a
+    --define build are listed, grouped and counted; the declared builds' rows and the
+    peers' are not."""
+    import csv
+    from pathlib import Path
+
+    from harness.contract.kernel import kernel_hash
+    from harness.errors import BadInput
+
+    src = Path(__file__).parents[2] / "statistics" / "h200" / "dynamic_spikes.csv"
+    with src.open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    st = reg.stages["dynamic_spikes"]
+    ours = [r for r in rows if r["backend"] == "pycuda"]
+    for r in ours:
+        r.update(variant=st.variants[0].name, kernel_hash=kernel_hash(st, st.variants[0]))
+    ours[0]["variant"] = f"{st.variants[0].name}[BLOCK=128]"
+    ours[1]["variant"] = f"{st.variants[0].name}[BLOCK=128]"
+    ours[2]["variant"] = "gone"
+    peer = next(r for r in rows if r["backend"] != "pycuda")
+    peer["variant"] = "gone"  # a peer's row is not a kernel's: not listed
+    with (tmp_path / "dynamic_spikes.csv").open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    other = dict(ours[3], stage="dynamic_spikes_prev")
+    with (tmp_path / "dynamic_spikes_prev.csv").open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(other))
+        w.writeheader()
+        w.writerow(other)
+    got = kernels.unjudged_rows(reg, tmp_path)
+    by = {(u.stage, u.variant): u for u in got}
+    assert sorted((u.stage, u.variant, u.rows) for u in got) == sorted([
+        ("dynamic_spikes", "gone", 1),
+        ("dynamic_spikes", f"{st.variants[0].name}[BLOCK=128]", 2),
+        ("dynamic_spikes_prev", st.variants[0].name, 1)])
+    assert by[("dynamic_spikes", "gone")].describe() == (
+        "dynamic_spikes [gone]: 1 row(s) not judged: a variant this harness does not have")
+    assert by[("dynamic_spikes", f"{st.variants[0].name}[BLOCK=128]")].why == (
+        "a build with --define, which the ledger does not validate")
+    assert by[("dynamic_spikes_prev", st.variants[0].name)].why == (
+        "a stage or pipeline this harness does not have")
+    assert kernels.older_rows(reg, tmp_path) == []  # none of them is judged there
+    with pytest.raises(BadInput, match="no such results folder"):
+        kernels.unjudged_rows(reg, tmp_path / "none")
+
+
 def test_older_rows_judge_a_pipeline_row_by_its_pipeline_hash(reg, tmp_path) -> None:  # type: ignore[no-untyped-def]
     """A pipeline row carries the hash over every kernel its steps build (``kernel_hashes``):
     rows at another one are named, rows at the current one are not."""
