@@ -222,9 +222,10 @@ class UnjudgedRows:
 def unjudged_rows(reg: Registry, folder: Path) -> list[UnjudgedRows]:
     """The folder's ``pycuda`` rows whose source the ledger cannot vouch for either way: of
     a stage or pipeline this harness does not have (an out-of-tree plugin not on
-    ``$HARNESS_PLUGIN_PATH``, or one since removed), of a variant it does not have, or of a
+    ``$HARNESS_PLUGIN_PATH``, or one since removed), of a variant it does not have, of a
     ``--define`` build (a tuning sweep's ``int8[IG_X=1]``: the ledger validates the
-    declared builds). Listed, so that a check over the folder does not pass them unseen."""
+    declared builds) or of another source's twin (``bench --against``'s ``int8@label``).
+    Listed, so that a check over the folder does not pass them unseen."""
     current = _current_hashes(reg)
     names = {*reg.stages, *reg.pipelines}
     groups: dict[tuple[str, str, str], int] = {}
@@ -233,6 +234,8 @@ def unjudged_rows(reg: Registry, folder: Path) -> list[UnjudgedRows]:
             continue
         stage, variant = key
         why = ("a build with --define, which the ledger does not validate" if "[" in variant
+               else "a build of another source (bench --against), its rows an A/B's"
+               if "@" in variant and stage in names
                else "a variant this harness does not have" if stage in names
                else "a stage or pipeline this harness does not have")
         groups[(stage, variant, why)] = groups.get((stage, variant, why), 0) + 1

@@ -207,13 +207,14 @@ def test_unjudged_rows_name_what_the_ledger_cannot_speak_for(reg, tmp_path) -> N
     ours[0]["variant"] = f"{st.variants[0].name}[BLOCK=128]"
     ours[1]["variant"] = f"{st.variants[0].name}[BLOCK=128]"
     ours[2]["variant"] = "gone"
+    ours[3]["variant"] = f"{st.variants[0].name}@abc1234"
     peer = next(r for r in rows if r["backend"] != "pycuda")
     peer["variant"] = "gone"  # a peer's row is not a kernel's: not listed
     with (tmp_path / "dynamic_spikes.csv").open("w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(rows[0]))
         w.writeheader()
         w.writerows(rows)
-    other = dict(ours[3], stage="dynamic_spikes_prev")
+    other = dict(ours[3], stage="dynamic_spikes_prev", variant=st.variants[0].name)
     with (tmp_path / "dynamic_spikes_prev.csv").open("w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=list(other))
         w.writeheader()
@@ -223,7 +224,10 @@ def test_unjudged_rows_name_what_the_ledger_cannot_speak_for(reg, tmp_path) -> N
     assert sorted((u.stage, u.variant, u.rows) for u in got) == sorted([
         ("dynamic_spikes", "gone", 1),
         ("dynamic_spikes", f"{st.variants[0].name}[BLOCK=128]", 2),
+        ("dynamic_spikes", f"{st.variants[0].name}@abc1234", 1),
         ("dynamic_spikes_prev", st.variants[0].name, 1)])
+    assert by[("dynamic_spikes", f"{st.variants[0].name}@abc1234")].why == (
+        "a build of another source (bench --against), its rows an A/B's")
     assert by[("dynamic_spikes", "gone")].describe() == (
         "dynamic_spikes [gone]: 1 row(s) not judged: a variant this harness does not have")
     assert by[("dynamic_spikes", f"{st.variants[0].name}[BLOCK=128]")].why == (
