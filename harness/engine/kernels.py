@@ -3,7 +3,8 @@
 
 ``older_rows`` says which committed timing rows were measured at another source than the
 kernel's current one (``harness ledger --rows FOLDER``), ``unjudged_rows`` which ones no
-ledger record can speak for (another harness's stages, ``--define`` builds).
+ledger record can speak for (stages or variants this harness lacks, ``--define`` builds,
+``bench --against`` twins, rows without a hash).
 
 ``harness check`` keeps what nvcc reported in a user cache folder, keyed by the kernel
 hash, the target arch and the nvcc version: a variant whose sources, flags and compiler
@@ -224,22 +225,35 @@ def unjudged_rows(reg: Registry, folder: Path) -> list[UnjudgedRows]:
     a stage or pipeline this harness does not have (an out-of-tree plugin not on
     ``$HARNESS_PLUGIN_PATH``, or one since removed), of a variant it does not have, of a
     ``--define`` build (a tuning sweep's ``int8[IG_X=1]``: the ledger validates the
-    declared builds) or of another source's twin (``bench --against``'s ``int8@label``).
-    Listed, so that a check over the folder does not pass them unseen."""
+    declared builds), of another source's twin (``bench --against``'s ``int8@label``), or
+    with no kernel hash at all. Listed, so that a check over the folder does not pass them
+    unseen."""
+    timed = _timed_rows(folder)  # a missing folder said before any kernel is hashed
     current = _current_hashes(reg)
     names = {*reg.stages, *reg.pipelines}
     groups: dict[tuple[str, str, str], int] = {}
-    for r, _, key in _timed_rows(folder):
-        if r.get("backend") != "pycuda" or key in current:
+    for r, column, key in timed:
+        if r.get("backend") != "pycuda" or (key in current and r.get(column)):
             continue
-        stage, variant = key
-        why = ("a build with --define, which the ledger does not validate" if "[" in variant
-               else "a build of another source (bench --against), its rows an A/B's"
-               if "@" in variant and stage in names
-               else "a variant this harness does not have" if stage in names
-               else "a stage or pipeline this harness does not have")
-        groups[(stage, variant, why)] = groups.get((stage, variant, why), 0) + 1
+        why = _unjudged_why(key, names, key in current)
+        groups[(*key, why)] = groups.get((*key, why), 0) + 1
     return [UnjudgedRows(st, v, n, why) for (st, v, why), n in sorted(groups.items())]
+
+
+def _unjudged_why(key: tuple[str, str], names: set[str], known: bool) -> str:
+    """Why a row of (stage, variant) ``key`` is not judged (``known``: the harness has that
+    variant, so the row lacks only its hash)."""
+    stage, variant = key
+    if known:
+        return "no kernel hash in the row"
+    if stage not in names:
+        return "a stage or pipeline this harness does not have"
+    kinds = [k for k, mark in (("a build with --define", "["),
+                               ("a build of another source (bench --against)", "@"))
+             if mark in variant]
+    if kinds:
+        return f"{' and '.join(kinds)}, which the ledger does not validate"
+    return "a variant this harness does not have"
 
 
 def unvalidated_rows(older: list[OlderRows], folder: Path) -> str | None:
@@ -289,16 +303,18 @@ def older_rows(reg: Registry, folder: Path, ledger_path: Path | None = None
     """The folder's ``pycuda`` rows timed at another source than their variant's current
     one, grouped by stage (or pipeline), variant and hash: a stage row's ``kernel_hash``
     against its variant's, a pipeline row's ``kernel_hashes`` against the pipeline's hash
-    (over every kernel its steps build). Rows of variants built with ``--define``
-    (``int8[IG_X=1]``) or of stages and pipelines the harness does not have are not
-    judged here (:func:`unjudged_rows` lists them). Each group says whether the ledger
+    (over every kernel its steps build). Rows of ``--define`` builds (``int8[IG_X=1]``),
+    of ``bench --against`` twins (``int8@label``), of stages, pipelines or variants the
+    harness does not have, or without a hash, are not judged here (:func:`unjudged_rows`
+    lists them). Each group says whether the ledger
     (``ledger_path``, default the project's) records a validation of that earlier source
     that passed every case on a GPU at the full seeds (:func:`ledger.full_pass`) over as
     many families as the target has now (a family renamed since is not held against it; a
     run narrowed to fewer is), and when."""
+    timed = _timed_rows(folder)  # a missing folder said before any kernel is hashed
     current = _current_hashes(reg)
     groups: dict[tuple[str, str, str], list[str]] = {}
-    for r, column, key in _timed_rows(folder):
+    for r, column, key in timed:
         h = r.get(column, "")
         if r.get("backend") != "pycuda" or key not in current or not h or h == current[key]:
             continue

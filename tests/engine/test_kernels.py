@@ -208,6 +208,8 @@ def test_unjudged_rows_name_what_the_ledger_cannot_speak_for(reg, tmp_path) -> N
     ours[1]["variant"] = f"{st.variants[0].name}[BLOCK=128]"
     ours[2]["variant"] = "gone"
     ours[3]["variant"] = f"{st.variants[0].name}@abc1234"
+    peer_of_ours = dict(ours[3], variant=st.variants[0].name, kernel_hash="")
+    rows.append(peer_of_ours)  # one of ours without a hash: listed, not skipped
     peer = next(r for r in rows if r["backend"] != "pycuda")
     peer["variant"] = "gone"  # a peer's row is not a kernel's: not listed
     with (tmp_path / "dynamic_spikes.csv").open("w", newline="") as f:
@@ -225,15 +227,24 @@ def test_unjudged_rows_name_what_the_ledger_cannot_speak_for(reg, tmp_path) -> N
         ("dynamic_spikes", "gone", 1),
         ("dynamic_spikes", f"{st.variants[0].name}[BLOCK=128]", 2),
         ("dynamic_spikes", f"{st.variants[0].name}@abc1234", 1),
+        ("dynamic_spikes", st.variants[0].name, 1),
         ("dynamic_spikes_prev", st.variants[0].name, 1)])
     assert by[("dynamic_spikes", f"{st.variants[0].name}@abc1234")].why == (
-        "a build of another source (bench --against), its rows an A/B's")
+        "a build of another source (bench --against), which the ledger does not validate")
     assert by[("dynamic_spikes", "gone")].describe() == (
         "dynamic_spikes [gone]: 1 row(s) not judged: a variant this harness does not have")
     assert by[("dynamic_spikes", f"{st.variants[0].name}[BLOCK=128]")].why == (
         "a build with --define, which the ledger does not validate")
+    assert kernels._unjudged_why(("dynamic_spikes", "default[X=1]@abc"),
+                                 {"dynamic_spikes"}, False) == (
+        "a build with --define and a build of another source (bench --against), which the "
+        "ledger does not validate")
+    assert kernels._unjudged_why(("dynamic_spikes_prev", "default[X=1]"),
+                                 {"dynamic_spikes"}, False) == (
+        "a stage or pipeline this harness does not have")
     assert by[("dynamic_spikes_prev", st.variants[0].name)].why == (
         "a stage or pipeline this harness does not have")
+    assert by[("dynamic_spikes", st.variants[0].name)].why == "no kernel hash in the row"
     assert kernels.older_rows(reg, tmp_path) == []  # none of them is judged there
     with pytest.raises(BadInput, match="no such results folder"):
         kernels.unjudged_rows(reg, tmp_path / "none")

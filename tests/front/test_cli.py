@@ -160,6 +160,11 @@ def test_ledger_check(tmp_path: Path) -> None:
     res = run("ledger", "--check", "--rows", str(stats / "processes-a"))
     assert res.exit_code == 1 and "timed at a kernel source with no passing GPU " \
         "validation: int_gemm [int8]" in res.stderr
+    # Rows the ledger cannot speak for (here bench --against's twins) are listed, and pass.
+    res = run("ledger", "--check", "--rows", str(stats / "tuning" / "against-aa"))
+    assert res.exit_code == 0, res.output
+    assert "unjudged dynamic_spikes [default@" in res.stdout
+    assert "a build of another source (bench --against)" in res.stdout
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
