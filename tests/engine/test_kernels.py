@@ -8,6 +8,15 @@ from harness.engine import kernels
 from harness.errors import CompileError
 
 
+def _write_csv(path, rows) -> None:  # type: ignore[no-untyped-def]
+    """Rows (dicts) as a CSV whose header is the first row's keys."""
+    import csv
+
+    with path.open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+
 def test_check_reports_a_variant_that_does_not_compile_and_goes_on(reg, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from harness.contract.kernel import KernelResources
 
@@ -142,10 +151,7 @@ def test_older_rows_name_the_rows_of_an_earlier_kernel(reg, tmp_path) -> None:  
     ours[1].update(kernel_hash="0ld", git_sha="abc1234")
     peer = next(r for r in rows if r["backend"] != "pycuda")
     peer["kernel_hash"] = "0ld"  # a peer's row is not a kernel's: not judged
-    with (tmp_path / "dynamic_spikes.csv").open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    _write_csv(tmp_path / "dynamic_spikes.csv", rows)
     (older,) = kernels.older_rows(reg, tmp_path)
     assert (older.stage, older.variant, older.row_hash, older.current_hash, older.rows,
             older.git_shas) == ("dynamic_spikes", st.variants[0].name, "0ld", now, 2,
@@ -178,10 +184,7 @@ def test_older_rows_name_the_rows_of_an_earlier_kernel(reg, tmp_path) -> None:  
         f"dynamic_spikes [{st.variants[0].name}]")
     for r in rows:
         r["kernel_hash"] = now
-    with (tmp_path / "dynamic_spikes.csv").open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    _write_csv(tmp_path / "dynamic_spikes.csv", rows)
     assert kernels.older_rows(reg, tmp_path) == []
     with pytest.raises(BadInput, match="no such results folder"):
         kernels.older_rows(reg, tmp_path / "none")
@@ -208,19 +211,13 @@ def test_unjudged_rows_name_what_the_ledger_cannot_speak_for(reg, tmp_path) -> N
     ours[1]["variant"] = f"{st.variants[0].name}[BLOCK=128]"
     ours[2]["variant"] = "gone"
     ours[3]["variant"] = f"{st.variants[0].name}@abc1234"
-    peer_of_ours = dict(ours[3], variant=st.variants[0].name, kernel_hash="")
-    rows.append(peer_of_ours)  # one of ours without a hash: listed, not skipped
+    hashless = dict(ours[3], variant=st.variants[0].name, kernel_hash="")
+    rows.append(hashless)  # one of ours without a hash: listed, not skipped
     peer = next(r for r in rows if r["backend"] != "pycuda")
     peer["variant"] = "gone"  # a peer's row is not a kernel's: not listed
-    with (tmp_path / "dynamic_spikes.csv").open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(rows[0]))
-        w.writeheader()
-        w.writerows(rows)
+    _write_csv(tmp_path / "dynamic_spikes.csv", rows)
     other = dict(ours[3], stage="dynamic_spikes_prev", variant=st.variants[0].name)
-    with (tmp_path / "dynamic_spikes_prev.csv").open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(other))
-        w.writeheader()
-        w.writerow(other)
+    _write_csv(tmp_path / "dynamic_spikes_prev.csv", [other])
     got = kernels.unjudged_rows(reg, tmp_path)
     by = {(u.stage, u.variant): u for u in got}
     assert sorted((u.stage, u.variant, u.rows) for u in got) == sorted([
@@ -270,10 +267,7 @@ def test_older_rows_judge_a_pipeline_row_by_its_pipeline_hash(reg, tmp_path) -> 
         r.update(kernel_hashes="0ld", git_sha="abc1234")
 
     def write() -> None:
-        with (tmp_path / "activation_path.csv").open("w", newline="") as f:
-            w = csv.DictWriter(f, fieldnames=list(rows[0]))
-            w.writeheader()
-            w.writerows(rows)
+        _write_csv(tmp_path / "activation_path.csv", rows)
 
     write()
     (older,) = kernels.older_rows(reg, tmp_path)
@@ -285,10 +279,7 @@ def test_older_rows_judge_a_pipeline_row_by_its_pipeline_hash(reg, tmp_path) -> 
         r.update(stage="spike_quant_gemm", kernel_hashes="0ld")
     old_dir = tmp_path / "old"
     old_dir.mkdir()
-    with (old_dir / "spike_quant_gemm.csv").open("w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=list(pipe_rows[0]))
-        w.writeheader()
-        w.writerows(pipe_rows)
+    _write_csv(old_dir / "spike_quant_gemm.csv", pipe_rows)
     (no_variant,) = kernels.older_rows(reg, old_dir)
     assert (no_variant.stage, no_variant.variant, no_variant.rows) == \
         ("spike_quant_gemm", "default", 3)
