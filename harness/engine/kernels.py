@@ -227,17 +227,8 @@ def unjudged_rows(reg: Registry, folder: Path) -> list[UnjudgedRows]:
     ``--define`` build (a tuning sweep's ``int8[IG_X=1]``: the ledger validates the
     declared builds), of another source's twin (``bench --against``'s ``int8@label``), or
     with no kernel hash at all. Listed, so that a check over the folder does not pass them
-    unseen."""
-    timed = _timed_rows(folder)  # a missing folder said before any kernel is hashed
-    current = _current_hashes(reg)
-    names = {*reg.stages, *reg.pipelines}
-    groups: dict[tuple[str, str, str], int] = {}
-    for r, column, key in timed:
-        if r.get("backend") != "pycuda" or (key in current and r.get(column)):
-            continue
-        why = _unjudged_why(key, names, key in current)
-        groups[(*key, why)] = groups.get((*key, why), 0) + 1
-    return [UnjudgedRows(st, v, n, why) for (st, v, why), n in sorted(groups.items())]
+    unseen. (:func:`judge_rows` gives these and :func:`older_rows`' in one reading.)"""
+    return judge_rows(reg, folder)[1]
 
 
 def _unjudged_why(key: tuple[str, str], names: set[str], known: bool) -> str:
@@ -311,14 +302,28 @@ def older_rows(reg: Registry, folder: Path, ledger_path: Path | None = None
     that passed every case on a GPU at the full seeds (:func:`ledger.full_pass`) over as
     many families as the target has now (a family renamed since is not held against it; a
     run narrowed to fewer is), and when."""
+    return judge_rows(reg, folder, ledger_path)[0]
+
+
+def judge_rows(reg: Registry, folder: Path, ledger_path: Path | None = None
+               ) -> tuple[list[OlderRows], list[UnjudgedRows]]:
+    """:func:`older_rows` and :func:`unjudged_rows` of one folder from one reading of its
+    CSVs and one hashing of the kernels (``harness ledger --rows`` wants both)."""
     timed = _timed_rows(folder)  # a missing folder said before any kernel is hashed
     current = _current_hashes(reg)
+    names = {*reg.stages, *reg.pipelines}
     groups: dict[tuple[str, str, str], list[str]] = {}
+    unjudged: dict[tuple[str, str, str], int] = {}
     for r, column, key in timed:
-        h = r.get(column, "")
-        if r.get("backend") != "pycuda" or key not in current or not h or h == current[key]:
+        if r.get("backend") != "pycuda":
             continue
-        groups.setdefault((*key, h), []).append(r.get("git_sha", ""))
+        h = r.get(column, "")
+        if key not in current or not h:
+            why = _unjudged_why(key, names, key in current)
+            unjudged[(*key, why)] = unjudged.get((*key, why), 0) + 1
+        elif h != current[key]:
+            groups.setdefault((*key, h), []).append(r.get("git_sha", ""))
+    rest = [UnjudgedRows(st, v, n, why) for (st, v, why), n in sorted(unjudged.items())]
     # A family renamed since is not held against an earlier record, but a run narrowed to
     # fewer families than the target has is no whole validation (as for the current source).
     families = {**{s.name: len(s.families) for s in reg.stages.values()},
@@ -330,6 +335,7 @@ def older_rows(reg: Registry, folder: Path, ledger_path: Path | None = None
         if key in groups and key not in passed and ledger.full_pass(r, ()) \
                 and len(ran) >= families[key[0]]:
             passed[key] = r.get("date", "") or "an unrecorded date"
-    return [OlderRows(st, v, h, current[(st, v)], len(shas),
-                      tuple(dict.fromkeys(x for x in shas if x)), passed.get((st, v, h), ""))
-            for (st, v, h), shas in sorted(groups.items())]
+    older = [OlderRows(st, v, h, current[(st, v)], len(shas),
+                       tuple(dict.fromkeys(x for x in shas if x)), passed.get((st, v, h), ""))
+             for (st, v, h), shas in sorted(groups.items())]
+    return older, rest

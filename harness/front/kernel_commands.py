@@ -210,8 +210,7 @@ def ledger_cmd(
     """Show, for every kernel variant at its current source, its GPU validation record."""
     reg = discover()
     rep = kernels.ledger_report(reg, path)
-    older = kernels.older_rows(reg, rows, path) if rows is not None else []
-    unjudged = kernels.unjudged_rows(reg, rows) if rows is not None else []
+    older, unjudged = kernels.judge_rows(reg, rows, path) if rows is not None else ([], [])
     for s in rep.statuses:
         out.print(("[green]ok[/]      " if s.ok else "[red]MISSING[/] ") + escape(s.describe()),
                   soft_wrap=True)
