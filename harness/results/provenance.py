@@ -13,13 +13,17 @@ from typing import Any
 from harness import paths
 
 
-def git_sha() -> str:
-    """The commit the harness runs from (``-dirty`` when tracked files changed).
+def sent_sha() -> str | None:
+    """The commit ``HARNESS_GIT_SHA`` names, or None where it is unset: on the GPU machine
+    the tree arrives without history, so the script that starts the run passes the commit
+    it was sent from."""
+    return os.environ.get("HARNESS_GIT_SHA") or None
 
-    ``HARNESS_GIT_SHA`` overrides it: on the GPU machine the tree arrives without history,
-    so the script that starts the run passes the commit it was sent from.
-    """
-    if env := os.environ.get("HARNESS_GIT_SHA"):
+
+def git_sha() -> str:
+    """The commit the harness runs from (``-dirty`` when tracked files changed);
+    :func:`sent_sha` overrides it."""
+    if env := sent_sha():
         return env
     root = paths.project_root()
     try:

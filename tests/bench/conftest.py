@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import pytest
+
+from harness.results.provenance import sent_sha
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -18,7 +19,7 @@ def pytest_benchmark_update_commit_info(config: pytest.Config, commit_info: dict
     tree differed from the commit named is for the run's logs to say. The saved file's
     name is another matter: ``--benchmark-save=NAME`` sets it (gpu-check saves as the
     commit); ``--benchmark-autosave`` names it from git, which this hook does not reach."""
-    if sha := os.environ.get("HARNESS_GIT_SHA"):
+    if sha := sent_sha():
         for key in ("time", "author_time", "dirty"):
             commit_info.pop(key, None)
         commit_info.update(id=sha, id_from="HARNESS_GIT_SHA")
