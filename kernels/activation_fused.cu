@@ -227,10 +227,12 @@ __device__ __forceinline__ void stats_ring_rows(const float* __restrict__ x,
 // Pass 1's ending (act_stats, act_stats_warps): the block's q range to the two global words
 // (one atomic each); the last block to finish (a ticket counter) makes SPEC's decision 2b and
 // T into stats and resets the words for the next launch. Every thread of the block calls it.
+// NW: the block's warps where the launch has BLOCK threads, 0 where it may have fewer.
+template <int NW>
 __device__ __forceinline__ void stats_finish(int lo, int hi, int* __restrict__ stats) {
     __shared__ int s_lo[32], s_hi[32];
     __shared__ bool s_last;
-    block_min_max<BLOCK / 32>(lo, hi, s_lo, s_hi);
+    block_min_max<NW>(lo, hi, s_lo, s_hi);
     if (threadIdx.x == 0) {
         atomicMin(&g_qmin, lo);
         atomicMax(&g_qmax, hi);
@@ -279,13 +281,14 @@ act_stats(const float* __restrict__ x, float* __restrict__ vth, int* __restrict_
             if (threadIdx.x == 0) vth[b] = t;
         }
     }
-    stats_finish(lo, hi, stats);
+    stats_finish<BLOCK / 32>(lo, hi, stats);
 }
 
 
 // act_stats_warps: pass 1 with a warp a row, on aligned rows that fit the thread caches (F % 4
 // == 0, F / 4 <= CACHE_VEC BLOCK; the plugin launches it where act_stats would give its blocks
-// one or two rows), rows grid-strided over the launch's warps. Lane l stands in for the BLOCK
+// one or two rows), rows grid-strided over the launch's warps (a block of BLOCK threads or
+// fewer: the plugin's STATS_WARPS warps a block). Lane l stands in for the BLOCK
 // build's threads t = l + 32 w (w < BLOCK / 32): it sums each t's cache slots t + j BLOCK
 // (j < CACHE_VEC) in cache_abs_sum's order; warp_sum of each w's partials is that build's
 // warp w sum, and warp_sum over those sums, in lanes 0 .. BLOCK / 32 - 1 with zeros past,
@@ -300,9 +303,10 @@ act_stats_warps(const float* __restrict__ x, float* __restrict__ vth, int* __res
                 signed char* __restrict__ q8, int B, int F, float k) {
     const int lane = threadIdx.x & 31;
     const int n4 = F >> 2;
-    const int step = gridDim.x * SW_NW;
+    const int nw = blockDim.x >> 5;  // the launch's warps a block (BLOCK or fewer threads)
+    const int step = gridDim.x * nw;
     int lo = INT_MAX, hi = INT_MIN;
-    for (int b = blockIdx.x * SW_NW + (threadIdx.x >> 5); b < B; b += step) {  // warp-uniform
+    for (int b = blockIdx.x * nw + (threadIdx.x >> 5); b < B; b += step) {  // warp-uniform
         const size_t off = (size_t)b * (size_t)F;
         const float4* xr4 = reinterpret_cast<const float4*>(x + off);
         float p[SW_NW];
@@ -337,7 +341,7 @@ act_stats_warps(const float* __restrict__ x, float* __restrict__ vth, int* __res
         }
         if (lane == 0) vth[b] = t;
     }
-    stats_finish(lo, hi, stats);
+    stats_finish<0>(lo, hi, stats);
 }
 
 // q as int32 into q_wide, rows b0, b0 + step, ... (quantise: the same q as pass 1's) where the

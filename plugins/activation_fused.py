@@ -56,12 +56,13 @@ STATS_BLOCKS = 8192
 #: (tuning/ring-blocks/); 12289-16383 rows are not measured. Rows past the ring (the
 #: register prefetch) keep STATS_BLOCKS: one row a block was fastest there.
 STATS_RING_BLOCKS = 256
-#: 1: where STATS_RING_BLOCKS would apply (rows through the ring, batch below twice
+#: Where STATS_RING_BLOCKS would apply (rows through the ring, batch below twice
 #: STATS_BLOCKS), pass 1 is act_stats_warps instead, a warp a row (the same bits; no block
-#: barrier a row) on ceil(batch / (BLOCK / 32)) blocks, at most STATS_BLOCKS; 0: act_stats
-#: on STATS_RING_BLOCKS there (an A/B of the two). A define of the build that only
-#: ``enqueue`` reads (``pass_1_plan``), so ``bench --define STATS_WARPS=0,1`` compares them.
-STATS_WARPS = 1
+#: barrier a row) on blocks of this many warps (at most BLOCK / 32), as many blocks as the
+#: rows need, at most STATS_BLOCKS; 0: act_stats on STATS_RING_BLOCKS there. A define of
+#: the build that only ``enqueue`` reads (``pass_1_plan``), so ``bench --define
+#: STATS_WARPS=0,4,8`` compares the two kernels and the warp kernel's block sizes.
+STATS_WARPS = 8
 #: 16-value units of q8 a pass-2 thread loads before it stores (kernel's -DENC_UNITS): on
 #: the H200, 2 was 0.5 % faster than 4 at every STATS_BLOCKS (statistics/h200/tuning/).
 ENC_UNITS = 2
@@ -195,18 +196,20 @@ def stats_blocks(defines: Mapping[str, str], b: int, ring: bool) -> int:
 
 
 def pass_1_plan(defines: Mapping[str, str], block: int, f: int, b: int
-                ) -> tuple[str, int, int]:
-    """Pass 1's kernel, blocks and dynamic shared memory for ``b`` rows of ``f``: where
-    ``stats_blocks`` would take STATS_RING_BLOCKS (rows through the ring, ``b`` below twice
-    STATS_BLOCKS) and the build has STATS_WARPS, act_stats_warps, a warp a row, on enough
-    blocks for a row a warp (at most STATS_BLOCKS), no shared memory; otherwise act_stats
-    on ``stats_blocks``' count with the ring's shared memory where the rows fit it."""
+                ) -> tuple[str, int, int, int]:
+    """Pass 1's kernel, blocks, threads a block and dynamic shared memory for ``b`` rows
+    of ``f``: where ``stats_blocks`` would take STATS_RING_BLOCKS (rows through the ring,
+    ``b`` below twice STATS_BLOCKS) and the build's STATS_WARPS is not 0, act_stats_warps,
+    a warp a row, on blocks of STATS_WARPS warps (at most ``block``'s), enough of them for
+    a row a warp (at most STATS_BLOCKS), no shared memory; otherwise act_stats on
+    ``stats_blocks``' count of ``block`` threads, with the ring's shared memory where the
+    rows fit it."""
     shared = stats_shared(defines, block, f)
     cap = int(defines.get("STATS_BLOCKS", STATS_BLOCKS))
-    if shared > 0 and b < 2 * cap and int(defines.get("STATS_WARPS", STATS_WARPS)):
-        warps = max(1, block // 32)
-        return "act_stats_warps", max(1, min(-(-b // warps), cap)), 0
-    return "act_stats", stats_blocks(defines, b, ring=shared > 0), shared
+    warps = min(int(defines.get("STATS_WARPS", STATS_WARPS)), max(1, block // 32))
+    if shared > 0 and b < 2 * cap and warps > 0:
+        return "act_stats_warps", max(1, min(-(-b // warps), cap)), 32 * warps, 0
+    return "act_stats", stats_blocks(defines, b, ring=shared > 0), block, shared
 
 
 def capacity(p: Point) -> int:
@@ -313,8 +316,8 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
     head = (bufs["x"], bufs["vth"], bufs["stats"], bufs["q8"])
     bfk = (np.int32(b), np.int32(f), np.float32(p["k"]))
     d = dict(v.defines)  # read back, so that a -D build is launched as it was compiled
-    stats_kernel, stats_grid, shared = pass_1_plan(d, block, f, b)
-    pass_1 = ((stats_grid, 1, 1), (block, 1, 1), *head, *bfk)
+    stats_kernel, stats_grid, stats_threads, shared = pass_1_plan(d, block, f, b)
+    pass_1 = ((stats_grid, 1, 1), (stats_threads, 1, 1), *head, *bfk)
     if p["layout"] == "operand":
         launch(stats_kernel, *pass_1, shared=shared)
         return

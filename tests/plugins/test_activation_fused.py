@@ -484,16 +484,20 @@ def test_the_two_passes_launch_pass_1_on_its_blocks(st, layout, batch, kernel, b
 
 
 @pytest.mark.parametrize(("defines", "batch", "f", "want"), [
-    ({}, 1024, 3584, ("act_stats_warps", 128, 0)),
-    ({"STATS_WARPS": "0"}, 1024, 3584, ("act_stats", 256, 43008)),
-    ({}, 16384, 3584, ("act_stats", 8192, 43008)),
-    ({}, 1024, 18944, ("act_stats", 1024, 0)),  # past the ring: act_stats, a row a block
-    ({}, 1024, 130, ("act_stats", 1024, 0)),  # F % 4 != 0
-    ({"STATS_BLOCKS": "64"}, 100, 3584, ("act_stats_warps", 13, 0)),
-    ({"STATS_BLOCKS": "64"}, 1000, 3584, ("act_stats", 64, 43008))])
+    ({}, 1024, 3584, ("act_stats_warps", 128, 256, 0)),
+    ({"STATS_WARPS": "0"}, 1024, 3584, ("act_stats", 256, 256, 43008)),
+    ({}, 16384, 3584, ("act_stats", 8192, 256, 43008)),
+    ({}, 1024, 18944, ("act_stats", 1024, 256, 0)),  # past the ring: act_stats, a row a block
+    ({}, 1024, 130, ("act_stats", 1024, 256, 0)),  # F % 4 != 0
+    ({"STATS_BLOCKS": "64"}, 100, 3584, ("act_stats_warps", 13, 256, 0)),
+    ({"STATS_BLOCKS": "64"}, 1000, 3584, ("act_stats", 64, 256, 43008)),
+    ({"STATS_WARPS": "4"}, 1024, 3584, ("act_stats_warps", 256, 128, 0)),
+    ({"STATS_WARPS": "1"}, 1000, 3584, ("act_stats_warps", 1000, 32, 0)),
+    ({"STATS_WARPS": "1"}, 20000, 3584, ("act_stats", 8192, 256, 43008)),
+    ({"STATS_WARPS": "32"}, 1024, 3584, ("act_stats_warps", 128, 256, 0))])  # at most BLOCK
 def test_pass_1_plan_takes_a_warp_a_row_where_blocks_hold_few(defines, batch, f, want) -> None:  # type: ignore[no-untyped-def]
     """act_stats_warps where the ring would otherwise run on STATS_RING_BLOCKS, on a warp a
-    row (BLOCK / 32 rows a block), at most STATS_BLOCKS blocks; STATS_WARPS=0 keeps
-    act_stats there (the A/B)."""
+    row on blocks of STATS_WARPS warps (at most BLOCK's), at most STATS_BLOCKS blocks;
+    STATS_WARPS=0 keeps act_stats there (the A/B)."""
     d = {**dict(af.variant("unidirectional", "int8").defines), **defines}
     assert af.pass_1_plan(d, 256, f, batch) == want
