@@ -16,10 +16,6 @@
 //               (one atomic each); the last block to finish (a ticket counter) makes SPEC's
 //               decision 2b and T (2d, common/decision.cuh), writes stats, and resets the
 //               words for the next launch.
-//   act_stats_warps: pass 1 with a warp a row where the rows fit the thread caches and
-//               act_stats would give its blocks one or two rows (the plugin's rule,
-//               STATS_WARPS): the same sums in the same order (the BLOCK build's threads
-//               stood in for by each lane), so the same bits, with no block barrier a row.
 //   act_encode: v = q - o and the planes of the layout: LAYOUT 0 int8 planes [T, B, F]
 //               (common/act_planes.cuh), LAYOUT 1 bit-packed planes (common/act_packed.cuh).
 //               When q fits int8 and T <= 8 (every normal input: T = 6), q comes from q8,
@@ -224,35 +220,12 @@ __device__ __forceinline__ void stats_ring_rows(const float* __restrict__ x,
 #endif
 }
 
-// Pass 1's ending (act_stats, act_stats_warps): the block's q range to the two global words
-// (one atomic each); the last block to finish (a ticket counter) makes SPEC's decision 2b and
-// T into stats and resets the words for the next launch. Every thread of the block calls it.
-// NW: the block's warps where the launch has BLOCK threads, 0 where it may have fewer.
-template <int NW>
-__device__ __forceinline__ void stats_finish(int lo, int hi, int* __restrict__ stats) {
-    __shared__ int s_lo[32], s_hi[32];
-    __shared__ bool s_last;
-    block_min_max<NW>(lo, hi, s_lo, s_hi);
-    if (threadIdx.x == 0) {
-        atomicMin(&g_qmin, lo);
-        atomicMax(&g_qmax, hi);
-        __threadfence();  // the block's atomics land before its ticket
-        s_last = atomicAdd(&g_ticket, 1u) == gridDim.x - 1u;
-    }
-    __syncthreads();
-    if (s_last && threadIdx.x == 0) {
-        __threadfence();
-        decide(atomicAdd(&g_qmin, 0), atomicAdd(&g_qmax, 0), stats);
-        g_qmin = INT_MAX;  // ready for the next launch
-        g_qmax = INT_MIN;
-        g_ticket = 0u;
-    }
-}
-
 extern "C" __global__ void __launch_bounds__(BLOCK, STATS_MINB)
 act_stats(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ stats,
           signed char* __restrict__ q8, int B, int F, float k) {
     __shared__ float scratch[32];
+    __shared__ int s_lo[32], s_hi[32];
+    __shared__ bool s_last;
     int lo = INT_MAX, hi = INT_MIN;
     // Rows grid-strided over the launch's blocks, at most STATS_BLOCKS (a block per row would
     // make every row's block queue three same-address atomics).
@@ -281,67 +254,21 @@ act_stats(const float* __restrict__ x, float* __restrict__ vth, int* __restrict_
             if (threadIdx.x == 0) vth[b] = t;
         }
     }
-    stats_finish<BLOCK / 32>(lo, hi, stats);
-}
-
-
-// act_stats_warps: pass 1 with a warp a row, on aligned rows that fit the thread caches (F % 4
-// == 0, F / 4 <= CACHE_VEC BLOCK; the plugin launches it where act_stats would give its blocks
-// one or two rows), rows grid-strided over the launch's warps (a block of BLOCK threads or
-// fewer: the plugin's STATS_WARPS warps a block). Lane l stands in for the BLOCK
-// build's threads t = l + 32 w (w < BLOCK / 32): it sums each t's cache slots t + j BLOCK
-// (j < CACHE_VEC) in cache_abs_sum's order; warp_sum of each w's partials is that build's
-// warp w sum, and warp_sum over those sums, in lanes 0 .. BLOCK / 32 - 1 with zeros past,
-// is block_sum's second stage: the same row sum, so the same vth and q bits as act_stats.
-// No block barrier a row: each warp's rows are a chain of their own, many an SM, where
-// act_stats' block waits at each row's reduction. The row is read twice (the sum, then the
-// quantisation): the second read from L1 or L2.
-#define SW_NW (BLOCK / 32)
-static_assert(SW_NW >= 1 && SW_NW <= 32, "act_stats_warps: BLOCK of 32 to 1024 threads");
-extern "C" __global__ void __launch_bounds__(BLOCK, STATS_MINB)
-act_stats_warps(const float* __restrict__ x, float* __restrict__ vth, int* __restrict__ stats,
-                signed char* __restrict__ q8, int B, int F, float k) {
-    const int lane = threadIdx.x & 31;
-    const int n4 = F >> 2;
-    const int nw = blockDim.x >> 5;  // the launch's warps a block (BLOCK or fewer threads)
-    const int step = gridDim.x * nw;
-    int lo = INT_MAX, hi = INT_MIN;
-    for (int b = blockIdx.x * nw + (threadIdx.x >> 5); b < B; b += step) {  // warp-uniform
-        const size_t off = (size_t)b * (size_t)F;
-        const float4* xr4 = reinterpret_cast<const float4*>(x + off);
-        float p[SW_NW];
-#pragma unroll
-        for (int w = 0; w < SW_NW; ++w) p[w] = 0.0f;
-#pragma unroll
-        for (int j = 0; j < CACHE_VEC; ++j) {  // each t's slots in order j = 0, 1, ...
-#pragma unroll
-            for (int w = 0; w < SW_NW; ++w)
-                p[w] += abs_sum4(load_or_zero(xr4, n4, lane + 32 * w + j * BLOCK));
-        }
-        float v = 0.0f;
-#pragma unroll
-        for (int w = 0; w < SW_NW; ++w) {
-            const float s = warp_sum(p[w]);  // every lane: the BLOCK build's warp w sum
-            if (lane == w) v = s;
-        }
-        const float t = threshold_from_sum(warp_sum(v), F, k, 0.0f, INFINITY);
-        const ReciprocalQ quant(t);
-        unsigned* q8r = reinterpret_cast<unsigned*>(q8 + off);
-#pragma unroll
-        for (int j = 0; j < CACHE_VEC; ++j) {
-#pragma unroll
-            for (int w = 0; w < SW_NW; ++w) {
-                const int i = lane + 32 * w + j * BLOCK;
-                if (i < n4) {
-                    const int4 q = quant.q4(__ldg(xr4 + i));
-                    fold4(q, lo, hi);
-                    q8r[i] = q8_word(q);
-                }
-            }
-        }
-        if (lane == 0) vth[b] = t;
+    block_min_max<BLOCK / 32>(lo, hi, s_lo, s_hi);
+    if (threadIdx.x == 0) {
+        atomicMin(&g_qmin, lo);
+        atomicMax(&g_qmax, hi);
+        __threadfence();  // the block's atomics land before its ticket
+        s_last = atomicAdd(&g_ticket, 1u) == gridDim.x - 1u;
     }
-    stats_finish<0>(lo, hi, stats);
+    __syncthreads();
+    if (s_last && threadIdx.x == 0) {
+        __threadfence();
+        decide(atomicAdd(&g_qmin, 0), atomicAdd(&g_qmax, 0), stats);
+        g_qmin = INT_MAX;  // ready for the next launch
+        g_qmax = INT_MIN;
+        g_ticket = 0u;
+    }
 }
 
 // q as int32 into q_wide, rows b0, b0 + step, ... (quantise: the same q as pass 1's) where the

@@ -56,13 +56,6 @@ STATS_BLOCKS = 8192
 #: (tuning/ring-blocks/); 12289-16383 rows are not measured. Rows past the ring (the
 #: register prefetch) keep STATS_BLOCKS: one row a block was fastest there.
 STATS_RING_BLOCKS = 256
-#: Where STATS_RING_BLOCKS would apply (rows through the ring, batch below twice
-#: STATS_BLOCKS), pass 1 is act_stats_warps instead, a warp a row (the same bits; no block
-#: barrier a row) on blocks of this many warps (at most BLOCK / 32), as many blocks as the
-#: rows need, at most STATS_BLOCKS; 0: act_stats on STATS_RING_BLOCKS there. A define of
-#: the build that only ``enqueue`` reads (``pass_1_plan``), so ``bench --define
-#: STATS_WARPS=0,4,8`` compares the two kernels and the warp kernel's block sizes.
-STATS_WARPS = 8
 #: 16-value units of q8 a pass-2 thread loads before it stores (kernel's -DENC_UNITS): on
 #: the H200, 2 was 0.5 % faster than 4 at every STATS_BLOCKS (statistics/h200/tuning/).
 ENC_UNITS = 2
@@ -195,23 +188,6 @@ def stats_blocks(defines: Mapping[str, str], b: int, ring: bool) -> int:
     return max(1, min(b, cap))
 
 
-def pass_1_plan(defines: Mapping[str, str], block: int, f: int, b: int
-                ) -> tuple[str, int, int, int]:
-    """Pass 1's kernel, blocks, threads a block and dynamic shared memory for ``b`` rows
-    of ``f``: where ``stats_blocks`` would take STATS_RING_BLOCKS (rows through the ring,
-    ``b`` below twice STATS_BLOCKS) and the build's STATS_WARPS is not 0, act_stats_warps,
-    a warp a row, on blocks of STATS_WARPS warps (at most ``block``'s), enough of them for
-    a row a warp (at most STATS_BLOCKS), no shared memory; otherwise act_stats on
-    ``stats_blocks``' count of ``block`` threads, with the ring's shared memory where the
-    rows fit it."""
-    shared = stats_shared(defines, block, f)
-    cap = int(defines.get("STATS_BLOCKS", STATS_BLOCKS))
-    warps = min(int(defines.get("STATS_WARPS", STATS_WARPS)), max(1, block // 32))
-    if shared > 0 and b < 2 * cap and warps > 0:
-        return "act_stats_warps", max(1, min(-(-b // warps), cap)), 32 * warps, 0
-    return "act_stats", stats_blocks(defines, b, ring=shared > 0), block, shared
-
-
 def capacity(p: Point) -> int:
     """Planes the output buffer holds: the largest T a row of this width can need."""
     return spec.plane_bound(p["k"], p["in_f"], p["mode"])
@@ -316,10 +292,10 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
     head = (bufs["x"], bufs["vth"], bufs["stats"], bufs["q8"])
     bfk = (np.int32(b), np.int32(f), np.float32(p["k"]))
     d = dict(v.defines)  # read back, so that a -D build is launched as it was compiled
-    stats_kernel, stats_grid, stats_threads, shared = pass_1_plan(d, block, f, b)
-    pass_1 = ((stats_grid, 1, 1), (stats_threads, 1, 1), *head, *bfk)
+    shared = stats_shared(d, block, f)
+    pass_1 = ((stats_blocks(d, b, ring=shared > 0), 1, 1), (block, 1, 1), *head, *bfk)
     if p["layout"] == "operand":
-        launch(stats_kernel, *pass_1, shared=shared)
+        launch("act_stats", *pass_1, shared=shared)
         return
     dest = bufs["packed"] if p["layout"] == "packed" else bufs["spikes"]
     q_wide = bufs.get("q_wide", 0)  # null: not written (packed, or a pipeline without it)
@@ -340,7 +316,7 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
         launch("act_grid", (grid[0], 1, 1), (block, 1, 1), *head, *bfk, *tail)
         return
     units = int(d["ENC_UNITS"])
-    launch(stats_kernel, *pass_1, shared=shared)
+    launch("act_stats", *pass_1, shared=shared)
     flat = -(-b * f // (16 * block * units))  # one thread-step each over the flat q8
     launch("act_encode", (max(flat, min(b, ENC_MIN_BLOCKS)), 1, 1), (block, 1, 1), *head,
            *bfk[:2], *tail)
@@ -396,7 +372,6 @@ def variant(mode: str, layout: str) -> Variant:
     return Variant(name, (("SMALL_B", str(SMALL_B)), ("CACHE_VEC", str(CACHE_VEC)),
                           ("STATS_BLOCKS", str(STATS_BLOCKS)),
                           ("STATS_RING_BLOCKS", str(STATS_RING_BLOCKS)),
-                          ("STATS_WARPS", str(STATS_WARPS)),
                           ("ENC_UNITS", str(ENC_UNITS)),
                           ("STATS_MINB", str(STATS_MINB)), ("STATS_STAGES", str(STATS_STAGES)),
                           ("ONE_CLUSTER", str(ONE_CLUSTER)),
@@ -409,8 +384,7 @@ def variant(mode: str, layout: str) -> Variant:
 
 STAGE = Stage(
     name="activation_fused",
-    entry_points=("act_stats", "act_stats_warps", "act_encode", "act_small", "act_one",
-                  "act_rows", "act_grid"),
+    entry_points=("act_stats", "act_encode", "act_small", "act_one", "act_rows", "act_grid"),
     description="steps 1-3 fused: x -> vth, T planes, [qmin, qmax, o, T]; T on the device",
     axes=(
         axes.BATCH,

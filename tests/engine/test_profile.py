@@ -140,15 +140,14 @@ def test_an_idle_tensor_pipe_in_a_tensor_core_stage_is_noted(  # type: ignore[no
 def test_the_launches_are_predicted_for_the_devices_sm_count(reg, recorded, monkeypatch,  # type: ignore[no-untyped-def]
                                                               tmp_path) -> None:
     """The ncu command counts the kernels the device launches: activation_fused at batch
-    2000 is act_grid on 132 SMs, the two passes on 114 (the SM count of the device asked;
-    pass 1 a warp a row there)."""
+    2000 is act_grid on 132 SMs, the two passes on 114 (the SM count of the device asked)."""
     asked = []
     monkeypatch.setattr(profile, "sm_count", lambda device: asked.append(device) or 114)
     profile.profile(reg, "activation_fused", options={"batch": "2000"}, device=0,
                     out_dir=tmp_path)
     cmd = recorded[-1]
     assert asked == [0]
-    assert cmd[cmd.index("-k") + 1] == "regex:^(act_stats_warps|act_encode)$"
+    assert cmd[cmd.index("-k") + 1] == "regex:^(act_stats|act_encode)$"
 
 
 def test_a_set_s_every_metric_is_kept_beside_the_rows(reg, recorded, tmp_path) -> None:  # type: ignore[no-untyped-def]

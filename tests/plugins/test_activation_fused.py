@@ -60,9 +60,7 @@ def test_act_one_takes_the_rows_it_holds(st, batch, in_f, kernels) -> None:  # t
         p = st.point(v, batch=batch, in_f=in_f)
         launch = RecordingLauncher(256)
         st.enqueue(launch, {b: b for b in _BUFS} | {"q_wide": "q_wide"}, p, v)
-        # The packed layout has no act_grid: the two passes, pass 1 a warp a row where the
-        # rows fit the thread caches (every act_grid row here does).
-        packed_two = ["act_stats_warps", "act_encode"] if kernels == ["act_grid"] else kernels
+        packed_two = ["act_stats", "act_encode"] if kernels == ["act_grid"] else kernels
         assert launch.names == (packed_two if name.startswith("packed") else kernels)
         if kernels in (["act_one"], ["act_rows"]):
             _, grid, block, args, _ = launch.calls[0]
@@ -395,22 +393,20 @@ def test_a_buffer_of_exactly_max_planes_is_taken(st) -> None:  # type: ignore[no
     assert "more than 31 planes hold" in (af.check_inputs({"x": x}, past) or "")
 
 
-@pytest.mark.parametrize(("batch", "in_f", "kernel", "blocks", "shared"), [
-    (1, 3584, "act_stats_warps", 1, 0), (8, 3584, "act_stats_warps", 1, 0),
-    (9, 3584, "act_stats_warps", 2, 0), (1, 130, "act_stats", 1, 0),
-    (1024, 3584, "act_stats_warps", 128, 0), (8192, 3584, "act_stats_warps", 1024, 0),
-    (2 * af.STATS_BLOCKS - 1, 3584, "act_stats_warps", 2048, 0),
-    (8192, 18944, "act_stats", 8192, 0), (65536, 3584, "act_stats", af.STATS_BLOCKS, 43008)])
-def test_the_operand_layout_launches_pass_1_alone(st, batch, in_f, kernel, blocks, shared) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(("batch", "in_f", "blocks", "shared"), [
+    (1, 3584, 1, 3 * 4 * 3584), (8, 3584, 8, 43008), (9, 3584, 9, 43008), (1, 130, 1, 0),
+    (1024, 3584, af.STATS_RING_BLOCKS, 43008), (8192, 3584, af.STATS_RING_BLOCKS, 43008),
+    (8192, 18944, 8192, 0), (65536, 3584, af.STATS_BLOCKS, 43008)])
+def test_the_operand_layout_launches_pass_1_alone(st, batch, in_f, blocks, shared) -> None:  # type: ignore[no-untyped-def]
     """Where the int8 layout takes act_one, act_rows, act_grid, act_small or the two passes,
-    the operand layout takes pass 1 alone (``pass_1_plan``): a warp a row on rows that fit
-    the thread caches below twice STATS_BLOCKS, else act_stats on ``stats_blocks`` with the
-    ring's shared memory where the rows fit it; nothing past q8 among its arguments."""
+    the operand layout takes act_stats alone, on the rows' blocks (``stats_blocks``),
+    with the ring's shared memory (three rows of the row where it fits the thread caches,
+    none for F % 4 != 0 or past them), and nothing past q8 among its arguments."""
     v = st.variant("operand_unidirectional")
     p = st.point(v, batch=batch, in_f=in_f)
     launch = RecordingLauncher(256)
     st.enqueue(launch, {b: b for b in ("x", "vth", "stats", "q8")}, p, v)
-    assert launch.names == [kernel]
+    assert launch.names == ["act_stats"]
     (_, grid, block, args, got) = launch.calls[0][:5]
     assert grid == (blocks, 1, 1) and block == (256, 1, 1)
     assert args[:4] == ("x", "vth", "stats", "q8") and len(args) == 7
@@ -467,37 +463,17 @@ def test_pass_1_blocks_are_read_back_from_the_build() -> None:
     assert af.stats_blocks({**d, "STATS_RING_BLOCKS": "9000"}, 8500, ring=True) == 8192
 
 
-@pytest.mark.parametrize(("layout", "batch", "kernel", "blocks"), [
-    ("int8", 8192, "act_stats_warps", 1024), ("int8", 65536, "act_stats", af.STATS_BLOCKS),
-    ("packed", 1024, "act_stats_warps", 128), ("packed", 8192, "act_stats_warps", 1024),
-    ("packed", 16384, "act_stats", af.STATS_BLOCKS)])
-def test_the_two_passes_launch_pass_1_on_its_blocks(st, layout, batch, kernel, blocks) -> None:  # type: ignore[no-untyped-def]
+@pytest.mark.parametrize(("layout", "batch", "blocks"), [
+    ("int8", 8192, af.STATS_RING_BLOCKS), ("int8", 65536, af.STATS_BLOCKS),
+    ("packed", 1024, af.STATS_RING_BLOCKS), ("packed", 8192, af.STATS_RING_BLOCKS),
+    ("packed", 16384, af.STATS_BLOCKS)])
+def test_the_two_passes_launch_pass_1_on_its_blocks(st, layout, batch, blocks) -> None:  # type: ignore[no-untyped-def]
     """Where the planes layouts take the two passes (past act_grid's rows, or packed past
-    act_rows'), pass 1 is ``pass_1_plan``'s kernel on its blocks, then act_encode."""
+    act_rows'), pass 1 is launched on ``stats_blocks``' count, then act_encode."""
     v = st.variant("unidirectional" if layout == "int8" else f"{layout}_unidirectional")
     p = st.point(v, batch=batch, in_f=3584)
     launch = RecordingLauncher(256)
     names = ("x", "vth", "stats", "q8", "spikes", "packed", "q_wide")
     st.enqueue(launch, {b: b for b in names}, p, v)
-    assert launch.names == [kernel, "act_encode"]
+    assert launch.names == ["act_stats", "act_encode"]
     assert launch.calls[0][1] == (blocks, 1, 1)
-
-
-@pytest.mark.parametrize(("defines", "batch", "f", "want"), [
-    ({}, 1024, 3584, ("act_stats_warps", 128, 256, 0)),
-    ({"STATS_WARPS": "0"}, 1024, 3584, ("act_stats", 256, 256, 43008)),
-    ({}, 16384, 3584, ("act_stats", 8192, 256, 43008)),
-    ({}, 1024, 18944, ("act_stats", 1024, 256, 0)),  # past the ring: act_stats, a row a block
-    ({}, 1024, 130, ("act_stats", 1024, 256, 0)),  # F % 4 != 0
-    ({"STATS_BLOCKS": "64"}, 100, 3584, ("act_stats_warps", 13, 256, 0)),
-    ({"STATS_BLOCKS": "64"}, 1000, 3584, ("act_stats", 64, 256, 43008)),
-    ({"STATS_WARPS": "4"}, 1024, 3584, ("act_stats_warps", 256, 128, 0)),
-    ({"STATS_WARPS": "1"}, 1000, 3584, ("act_stats_warps", 1000, 32, 0)),
-    ({"STATS_WARPS": "1"}, 20000, 3584, ("act_stats", 8192, 256, 43008)),
-    ({"STATS_WARPS": "32"}, 1024, 3584, ("act_stats_warps", 128, 256, 0))])  # at most BLOCK
-def test_pass_1_plan_takes_a_warp_a_row_where_blocks_hold_few(defines, batch, f, want) -> None:  # type: ignore[no-untyped-def]
-    """act_stats_warps where the ring would otherwise run on STATS_RING_BLOCKS, on a warp a
-    row on blocks of STATS_WARPS warps (at most BLOCK's), at most STATS_BLOCKS blocks;
-    STATS_WARPS=0 keeps act_stats there (the A/B)."""
-    d = {**dict(af.variant("unidirectional", "int8").defines), **defines}
-    assert af.pass_1_plan(d, 256, f, batch) == want

@@ -98,13 +98,13 @@ def test_command_counts_the_kernels_one_launch_enqueues(reg, monkeypatch) -> Non
 
 def test_the_prediction_follows_the_devices_sm_count(reg, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """act_grid takes the rows its resident grid holds (4 rows a block, 4 blocks an SM), so
-    batch 2000 is one launch on 132 SMs and the two passes on 114 (pass 1 a warp a row): the
-    command profiles what the device it runs on launches."""
+    batch 2000 is one launch on 132 SMs and the two passes on 114: the command profiles
+    what the device it runs on launches."""
     fused = reg.get("activation_fused")
     v = fused.variants[0]
     p = fused.point(v, batch=2000)
     assert ncu.launched_kernels(fused, v, p, sm_count=132) == ["act_grid"]
-    assert ncu.launched_kernels(fused, v, p, sm_count=114) == ["act_stats_warps", "act_encode"]
+    assert ncu.launched_kernels(fused, v, p, sm_count=114) == ["act_stats", "act_encode"]
     monkeypatch.setattr(ncu, "find_ncu", lambda: "ncu")
     cmd = ncu.command(fused, v, p, "normal", None, None, 0, sm_count=114)
-    assert cmd[cmd.index("-k") + 1] == "regex:^(act_stats_warps|act_encode)$"
+    assert cmd[cmd.index("-k") + 1] == "regex:^(act_stats|act_encode)$"

@@ -325,26 +325,3 @@ def test_graph_mode_times_one_replay_of_the_stage(reg, gpu_runner) -> None:  # t
         print(f"activation_fused batch {batch}: graph replay {t.median_us:.2f} us "
               f"(noise {t.noise_pct:.2f}%), stream launches {s.median_us:.2f} us "
               f"(noise {s.noise_pct:.2f}%)")
-
-
-@pytest.mark.gpu
-def test_pass_1_on_a_warp_a_row_gives_act_stats_bits(reg, gpu_runner) -> None:  # type: ignore[no-untyped-def]
-    """act_stats_warps (STATS_WARPS 8, 4 and 1 warps a block) against act_stats
-    (STATS_WARPS=0) on the same x: the same vth bits, q8 and stats, in both layouts that
-    run pass 1 (operand alone; int8 planes through both passes)."""
-    st = reg.get("activation_fused")
-    # the int8 layout takes act_grid below ~2100 rows of 3584, so its cases are past it
-    shapes = {"operand_unidirectional": (("normal", 1024, 3584), ("llm", 777, 3584),
-                                         ("ramp", 2049, 1024), ("edge", 9, 3584)),
-              "unidirectional": (("normal", 3000, 3584), ("llm", 4100, 3584))}
-    for name, cases in shapes.items():
-        base = st.variant(name)
-        for fam, b, f in cases:
-            p = st.point(base, batch=b, in_f=f)
-            ins = st.make_inputs(np.random.default_rng([b, f]), fam, p)
-            want = gpu_runner.run(st, base.tuned({"STATS_WARPS": "0"}), ins, p).outputs
-            for warps in ("8", "4", "1"):
-                got = gpu_runner.run(st, base.tuned({"STATS_WARPS": warps}), ins, p).outputs
-                where = f"{name} {fam} batch={b} in_f={f} STATS_WARPS={warps}"
-                for out in want:
-                    assert got[out].tobytes() == want[out].tobytes(), (where, out)
