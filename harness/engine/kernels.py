@@ -21,7 +21,7 @@ import json
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -190,11 +190,16 @@ def _current_hashes(reg: Registry) -> dict[tuple[str, str], str]:
     return current
 
 
+def _require_folder(folder: Path) -> None:
+    """BadInput where ``folder`` is not a results folder (a directory)."""
+    if not Path(folder).is_dir():
+        raise BadInput(f"--rows {folder}: no such results folder")
+
+
 def _timed_rows(folder: Path) -> list[tuple[dict[str, str], str, tuple[str, str]]]:
     """A results folder's stage and pipeline rows, each with the column that holds its
     kernel hash and its (stage or pipeline, variant); BadInput where there is no folder."""
-    if not Path(folder).is_dir():
-        raise BadInput(f"--rows {folder}: no such results folder")
+    _require_folder(folder)
     timed = [(r, "kernel_hash") for r in read_stage_rows(folder)]
     timed += [(r, "kernel_hashes") for f in pipeline_files(Path(folder))
               for r in read_checked(f)]
@@ -305,12 +310,26 @@ def older_rows(reg: Registry, folder: Path, ledger_path: Path | None = None
     return judge_rows(reg, folder, ledger_path)[0]
 
 
-def judge_rows(reg: Registry, folder: Path, ledger_path: Path | None = None
+def judge_folders(reg: Registry, folders: Sequence[Path], ledger_path: Path | None = None
+                  ) -> list[tuple[Path, list[OlderRows], list[UnjudgedRows]]]:
+    """:func:`judge_rows` of each folder, in order, with the kernels hashed once for all
+    of them (``harness ledger --rows A --rows B ...``). Every folder is looked for before
+    any kernel is hashed, so a missing one is said at once."""
+    for folder in folders:
+        _require_folder(folder)
+    current = _current_hashes(reg) if folders else {}
+    return [(Path(f), *judge_rows(reg, f, ledger_path, current)) for f in folders]
+
+
+def judge_rows(reg: Registry, folder: Path, ledger_path: Path | None = None,
+               current: Mapping[tuple[str, str], str] | None = None
                ) -> tuple[list[OlderRows], list[UnjudgedRows]]:
     """:func:`older_rows` and :func:`unjudged_rows` of one folder from one reading of its
-    CSVs and one hashing of the kernels (``harness ledger --rows`` wants both)."""
+    CSVs and one hashing of the kernels (``harness ledger --rows`` wants both); ``current``:
+    the kernels' hashes where the caller has them already (:func:`judge_folders`)."""
     timed = _timed_rows(folder)  # a missing folder said before any kernel is hashed
-    current = _current_hashes(reg)
+    if current is None:
+        current = _current_hashes(reg)
     names = {*reg.stages, *reg.pipelines}
     groups: dict[tuple[str, str, str], list[str]] = {}
     unjudged: dict[tuple[str, str, str], int] = {}

@@ -201,25 +201,29 @@ def ledger_cmd(
                                          "--rows, or a row there was timed at a source "
                                          "that never had one).")] = False,
     path: Annotated[Path | None, typer.Option(parser=given_path, help="Ledger CSV.")] = None,
-    rows: Annotated[Path | None, typer.Option(
+    rows: Annotated[list[Path] | None, typer.Option(
         "--rows", parser=given_path,
         help="Also list this results folder's timing rows measured at an "
                        "earlier kernel source, and those it cannot judge (a stage it "
-                       "does not have, a --define build).")] = None,
+                       "does not have, a --define build). Repeat for more folders "
+                       "(the kernels hashed once for all).")] = None,
 ) -> None:
     """Show, for every kernel variant at its current source, its GPU validation record."""
     reg = discover()
+    folders = kernels.judge_folders(reg, rows or [], path)
     rep = kernels.ledger_report(reg, path)
-    older, unjudged = kernels.judge_rows(reg, rows, path) if rows is not None else ([], [])
     for s in rep.statuses:
         out.print(("[green]ok[/]      " if s.ok else "[red]MISSING[/] ") + escape(s.describe()),
                   soft_wrap=True)
-    for o in older:
-        out.print("[yellow]older[/]   " + escape(o.describe()), soft_wrap=True)
-    for u in unjudged:
-        out.print("[yellow]unjudged[/] " + escape(u.describe()), soft_wrap=True)
+    for folder, older, unjudged in folders:
+        if len(folders) > 1 and (older or unjudged):
+            out.print(f"rows of {escape(str(folder))}:", soft_wrap=True)
+        for o in older:
+            out.print("[yellow]older[/]   " + escape(o.describe()), soft_wrap=True)
+        for u in unjudged:
+            out.print("[yellow]unjudged[/] " + escape(u.describe()), soft_wrap=True)
     if check_:
-        failures = [f for f in (rep.failure, rows is not None
-                                and kernels.unvalidated_rows(older, rows)) if f]
+        failures = [f for f in (rep.failure, *(kernels.unvalidated_rows(older, folder)
+                                               for folder, older, _ in folders)) if f]
         if failures:
             raise CheckFailed("; ".join(failures))

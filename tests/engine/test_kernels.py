@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from harness import paths
 from harness.engine import kernels
-from harness.errors import CompileError
+from harness.errors import BadInput, CompileError
 
 
 def _write_csv(path, rows) -> None:  # type: ignore[no-untyped-def]
@@ -287,3 +288,18 @@ def test_older_rows_judge_a_pipeline_row_by_its_pipeline_hash(reg, tmp_path) -> 
         r["kernel_hashes"] = now
     write()
     assert kernels.older_rows(reg, tmp_path) == []
+
+
+def test_judge_folders_judges_each_folder_as_judge_rows_does(reg, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Several folders judged with the kernels hashed once: each folder's older and
+    unjudged rows are what ``judge_rows`` gives it alone, in the order given."""
+    stats = paths.project_root() / "statistics" / "h200"
+    folders = [stats / "processes-a", stats / "tuning" / "against-aa"]
+    got = kernels.judge_folders(reg, folders)
+    assert [f for f, _, _ in got] == folders
+    for folder, older, unjudged in got:
+        assert (older, unjudged) == kernels.judge_rows(reg, folder)
+    assert got[0][1] and got[1][2]  # an older row in one, an unjudged one in the other
+    assert kernels.judge_folders(reg, []) == []
+    with pytest.raises(BadInput, match="no such results folder"):
+        kernels.judge_folders(reg, [folders[0], tmp_path / "none"])

@@ -294,6 +294,11 @@ def test_report_over_garbage_is_one_line(tmp_path: Path) -> None:
 def test_ledger_rows_of_no_folder(tmp_path: Path) -> None:
     only_line(runner.invoke(app, ["ledger", "--rows", str(tmp_path / "none")]),
               f"--rows {tmp_path / 'none'}: no such results folder")
+    # the second of two: said before any kernel is hashed or any folder judged
+    (tmp_path / "there").mkdir()
+    only_line(runner.invoke(app, ["ledger", "--rows", str(tmp_path / "there"), "--rows",
+                                  str(tmp_path / "none")]),
+              f"--rows {tmp_path / 'none'}: no such results folder")
 
 
 def test_ledger_path_that_is_no_ledger(tmp_path: Path) -> None:

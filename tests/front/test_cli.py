@@ -165,6 +165,16 @@ def test_ledger_check(tmp_path: Path) -> None:
     assert res.exit_code == 0, res.output
     assert "unjudged dynamic_spikes [default@" in res.stdout
     assert "a build of another source (bench --against)" in res.stdout
+    # Several folders in one run: each folder's rows under its name, and the check fails
+    # for the one folder that should, named in the error.
+    res = run("ledger", "--check", "--rows", str(stats / "tuning" / "against-aa"),
+              "--rows", str(stats / "processes-a"))
+    assert res.exit_code == 1
+    assert f"rows of {stats / 'tuning' / 'against-aa'}:" in res.stdout
+    assert f"rows of {stats / 'processes-a'}:" in res.stdout
+    assert res.stdout.index("unjudged dynamic_spikes [default@") \
+        < res.stdout.index(f"rows of {stats / 'processes-a'}:")
+    assert f"row(s) in {stats / 'processes-a'} timed at a kernel source" in res.stderr
 
 
 @pytest.mark.skipif(shutil.which("nvcc") is None, reason="nvcc not on PATH")
