@@ -205,20 +205,29 @@ def test_poison_catches_a_kernel_that_skips_rows(reg, gpu_runner) -> None:
     p = st.point(batch=4, in_f=64)
     x = st.make_inputs(np.random.default_rng(0), "normal", p)
     res = gpu_runner.run(broken, st.variants[0], x, p)
+    assert np.isnan(res.outputs["vth"][-1]) and not np.isnan(res.outputs["vth"][:-1]).any()
     comps, problems = validate.judge(broken, st.variants[0], p, x, res)
-    assert not problems
-    vth = next(c for c in comps if c.output == "vth")
-    assert not vth.ok and vth.nan_got == 1  # the poison is a NaN
+    assert comps == () and problems == tuple(
+        f"output {name}: {n} element(s) differ between two runs under different poisons "
+        "(left unwritten, or not deterministic)" for name, n in (("q", 64), ("vth", 1)))
 
 
 @pytest.mark.gpu
 def test_wrong_rounding_variant_is_rejected(reg, gpu_runner) -> None:
-    """The away kernel judged as half-to-even must fail on the edge family's ties."""
+    """The away kernel judged as half-to-even must fail on the edge family's ties (an
+    edge draw whose rows include the ties row: the two roundings' references differ)."""
     st = reg.get("dynamic_spikes")
     p = st.point(batch=6, in_f=3584)
-    x = st.make_inputs(np.random.default_rng(1), "edge", p)
-    res = gpu_runner.run(st, st.variant("away"), x, p)
-    comps, _ = validate.judge(st, st.variant("default"), p, x, res)
+    away, even = st.variant("away"), st.variant("default")
+    for seed in range(50):
+        x = st.make_inputs(np.random.default_rng(seed), "edge", p)
+        if not np.array_equal(st.expected(x, p, away, None)["q"],
+                              st.expected(x, p, even, None)["q"]):
+            break
+    else:
+        pytest.fail("no edge draw of 50 holds a .5 tie")
+    res = gpu_runner.run(st, away, x, p)
+    comps, _ = validate.judge(st, even, p, x, res)
     q = next(c for c in comps if c.output == "q")
     assert not q.ok and q.mismatches > 0
 
