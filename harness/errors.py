@@ -41,3 +41,11 @@ class CheckFailed(HarnessError):
     as a failed validation, where bad input is 2."""
 
     exit_code = 1
+
+
+class ContextLost(HarnessError):
+    """The device's context died (a sticky CUDA error: an illegal memory access, say), so no
+    later job of the process can run: the sweep stops, its finished rows kept. Exit status
+    1: a fault found on good input."""
+
+    exit_code = 1

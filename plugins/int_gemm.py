@@ -60,8 +60,6 @@ SMALL_M = 16
 #: Warps a block of each small kernel (the module's IGS1_WARPS and IGS_WARPS): 16 weight
 #: rows a warp.
 SMALL_WARPS = {"small1": 4, "small": 8}
-#: Warps a block of the general kernel (the module's IGG_WM x IGG_WN).
-GENERAL_WARPS = geometry.GEMM_WARPS
 #: Blocks an SM of the exact path's persistent grid: int_gemm_general_unfit in a wide build
 #: takes 232 registers a thread and 61 KB of shared memory, so two blocks fit an SM. Where q
 #: fits int8 its blocks return at once: one wave of them, not one a tile.
@@ -144,13 +142,15 @@ def wgmma_splits(m: int, n: int, k: int, cn: int, sm_count: int, most: int = SPL
                       (k // TILE) // SPLIT_MIN_K_TILES))
 
 
-def plan(p: Point, stream: bool = True, kind: str | None = None) -> dict[str, Any]:
+def plan(p: Point, stream: bool = True, kind: str | None = None,
+         tile: geometry.GeneralTile = geometry.GENERAL_TILE) -> dict[str, Any]:
     """The launch of a point: kernel, grid, splits and the workspace it needs (``ws``
-    floats, ``counters`` words). The small and general paths' tiles are the module's
-    defaults (int_gemm.cu); the stream paths' grid is the device's, so only their workspace
-    is planned here (for the most CTAs they take), and the single wgmma kernel's splits are
-    the most any device would take (``MOST_SMS``), which sizes its workspace: the launch
-    chooses its own for the device's SMs. ``kind``: a path other than the shape's (the
+    floats, ``counters`` words). The small paths' tiles are the module's defaults
+    (int_gemm.cu), the general path's ``tile`` (the build's); the stream paths' grid is
+    the device's, so only their workspace is planned here (for the most CTAs they take),
+    and the single wgmma kernel's splits are the most any device would take
+    (``MOST_SMS``), which sizes its workspace: the launch chooses its own for the
+    device's SMs. ``kind``: a path other than the shape's (the
     exact path of a layer is the general one at every shape)."""
     m, n, k, g = (int(p[a]) for a in ("batch", "out_f", "in_f", "group_size"))
     qp = 1 if p["q_type"] == "int8" else 3
@@ -165,7 +165,7 @@ def plan(p: Point, stream: bool = True, kind: str | None = None) -> dict[str, An
         return {"kind": kind, "grid": grid, "splits": splits, "counters": grid[0],
                 "ws": _split_ws(splits, m, n), "smem": small_smem(mt, rows, qp, 2, 0, k, g, splits)}
     if kind == "general":
-        return geometry.general_gemm_plan(m, n, k, g, qp)
+        return geometry.general_gemm_plan(m, n, k, g, qp, tile)
     if m <= SINGLE_M:  # the single kernel: split K on the most SMs any device has
         splits = max(wgmma_splits(m, n, k, cn, MOST_SMS) for cn in (1, 2))
         return {"kind": kind, "splits": splits, "ws": _split_ws(splits, m, n),
@@ -216,9 +216,9 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
         if p["q_type"] != "int32":
             raise BadInput("int_gemm: the exact path (given the activation stage's stats) "
                            f"takes q as int32, the wide variant, not {p['q_type']}")
-        _enqueue_unfit(launch, bufs, p)
+        _enqueue_unfit(launch, bufs, p, v)
         return
-    pl = plan(p)
+    pl = plan(p, tile=_general_tile(v))
     if pl["kind"] == "wgmma":
         smem = int(launch.constant("int_gemm_wgmma_smem")[0])
         cfg = launch.constant("int_gemm_wgmma_config", 10)
@@ -262,9 +262,9 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
         if on:
             _enqueue_stream(launch, bufs, m, n, k, pl["kind"], threads, (smem1, smem2), groups)
             return
-        pl = plan(p, stream=False)
+        pl = plan(p, stream=False, tile=_general_tile(v))
     name = f"int_gemm_{pl['kind']}"
-    threads = 32 * SMALL_WARPS.get(pl["kind"], GENERAL_WARPS)
+    threads = 32 * SMALL_WARPS[pl["kind"]] if pl["kind"] in SMALL_WARPS else pl["threads"]
     launch(name, pl["grid"], (threads, 1, 1), *_register_fed_args(bufs, p, pl),
            shared=pl["smem"])
 
@@ -278,15 +278,24 @@ def _register_fed_args(bufs: Mapping[str, Any], p: Point, pl: Mapping[str, Any]
             bufs["counters"], bufs["out"])
 
 
-def _enqueue_unfit(launch: Launcher, bufs: Mapping[str, Any], p: Point) -> None:
+def _general_tile(v: Variant) -> geometry.GeneralTile:
+    """The general path's tile in the variant's build (its ``-D`` values: a ``--define``
+    sweep's launched as compiled); BadInput where the workspace cannot hold it."""
+    tile = geometry.GeneralTile.of_defines(dict(v.defines))
+    if why := tile.unfit():
+        raise BadInput(f"int_gemm: {why}")
+    return tile
+
+
+def _enqueue_unfit(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
     """The layer's exact path, chosen on the device: the general path's tiles (a ``wide``
     build takes q as int32) over a persistent grid, guarded by ``stats`` = [qmin, qmax, o,
     T]. Where q fits int8 every block returns at once, and the int8 launch before it stands;
     where it does not, this launch writes all of out."""
-    pl = plan(p, kind="general")
+    pl = plan(p, kind="general", tile=_general_tile(v))
     tiles = pl["grid"][0] * pl["grid"][1] * pl["grid"][2]
     grid = (max(1, min(tiles, UNFIT_BLOCKS_PER_SM * launch.sm_count)), 1, 1)
-    launch("int_gemm_general_unfit", grid, (32 * GENERAL_WARPS, 1, 1), bufs["stats"],
+    launch("int_gemm_general_unfit", grid, (pl["threads"], 1, 1), bufs["stats"],
            *_register_fed_args(bufs, p, pl), shared=pl["smem"])
 
 
@@ -309,10 +318,14 @@ def workspace(p: Point) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
     """Split-K partial sums and the tickets of their reduction (zeros between runs), enough
     for either small path (the module chooses: ``IGS_STREAM``); a ``wide`` launch's for the
     general path too (the exact path of a layer takes it at every shape)."""
-    plans = (plan(p), plan(p, stream=False)) + \
-        ((plan(p, kind="general"),) if p["q_type"] == "int32" else ())
-    ws = max(pl["ws"] for pl in plans)
-    counters = max(pl["counters"] for pl in plans)
+    sizes = [(pl["ws"], pl["counters"]) for pl in (plan(p), plan(p, stream=False))]
+    if p["q_type"] == "int32" or "general" in (plan(p)["kind"], plan(p, stream=False)["kind"]):
+        # any general tile a build may have (a --define sweep's)
+        sizes.append(geometry.general_gemm_workspace(
+            *(int(p[a]) for a in ("batch", "out_f", "in_f", "group_size")),
+            1 if p["q_type"] == "int8" else 3))
+    ws = max(w for w, _ in sizes)
+    counters = max(c for _, c in sizes)
     return {"ws": ((ws,), np.dtype(np.float32)),
             "counters": ((counters,), np.dtype(np.uint32))}
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.api import Axis, Launcher, Point, Rows, Stage, Variant
+from harness.api import Axis, BadInput, Launcher, Point, Rows, Stage, Variant
 from harness.spikes import axes, families, geometry, inputs, spec
 from harness.spikes.tolerances import INT_GEMM_OUT
 
@@ -45,11 +45,16 @@ def capacity(p: Point) -> int:
     return spec.plane_bound(p["k"], p["in_f"], MODE)
 
 
-def plan(p: Point) -> dict[str, Any]:
-    """The general path's launch (int_gemm's, shared: ``geometry.general_gemm_plan``)."""
-    return geometry.general_gemm_plan(*(int(p[a]) for a in ("batch", "out_f", "in_f",
-                                                            "group_size")),
-                                      Q_PLANES[p["q_type"]])
+def _shape(p: Point) -> tuple[int, int, int, int, int]:
+    """M, N, K, G and q's byte planes of the point."""
+    return (*(int(p[a]) for a in ("batch", "out_f", "in_f", "group_size")),
+            Q_PLANES[p["q_type"]])
+
+
+def plan(p: Point, tile: geometry.GeneralTile = geometry.GENERAL_TILE) -> dict[str, Any]:
+    """The general path's launch on ``tile`` (int_gemm's, shared:
+    ``geometry.general_gemm_plan``)."""
+    return geometry.general_gemm_plan(*_shape(p), tile)
 
 
 def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
@@ -116,8 +121,11 @@ def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[s
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
     """The general path's grid: column tiles, row tiles, splits of K."""
     m, n, k, g = (int(p[a]) for a in ("batch", "out_f", "in_f", "group_size"))
-    pl = plan(p)
-    launch("int_gemm_packed", pl["grid"], (32 * geometry.GEMM_WARPS, 1, 1),
+    tile = geometry.GeneralTile.of_defines(dict(v.defines))  # a -D build as it was compiled
+    if why := tile.unfit():
+        raise BadInput(f"int_gemm_packed: {why}")
+    pl = plan(p, tile)
+    launch("int_gemm_packed", pl["grid"], (pl["threads"], 1, 1),
            bufs["planes"], bufs["stats"], bufs["w_q"], bufs["scale"], bufs["vth"],
            bufs["bias"], np.int32(m), np.int32(n), np.int32(k), np.int32(g),
            np.int32(pl["splits"]), bufs["ws"], bufs["counters"], bufs["out"],
@@ -125,10 +133,11 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
 
 
 def workspace(p: Point) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
-    """Split-K partial sums and a ticket a tile (zeros between runs)."""
-    pl = plan(p)
-    return {"ws": ((pl["ws"],), np.dtype(np.float32)),
-            "counters": ((pl["counters"],), np.dtype(np.uint32))}
+    """Split-K partial sums and a ticket a tile (zeros between runs), for any tile a build
+    may have (``geometry.general_gemm_workspace``)."""
+    ws, counters = geometry.general_gemm_workspace(*_shape(p))
+    return {"ws": ((ws,), np.dtype(np.float32)),
+            "counters": ((counters,), np.dtype(np.uint32))}
 
 
 def bytes_moved(p: Point) -> int:

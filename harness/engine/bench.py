@@ -28,11 +28,18 @@ from harness.contract.stage import Stage
 from harness.contract.timing import TimingConfig
 from harness.engine import baseline, devices, rows
 from harness.engine.jobs import Job, plan
-from harness.engine.measure import BenchConfig, PointMemo, measure, point_key, with_speedup
+from harness.engine.measure import (
+    BenchConfig,
+    PointMemo,
+    context_lost,
+    measure,
+    point_key,
+    with_speedup,
+)
 from harness.engine.repeats import combine, schedule, spacer
 from harness.engine.resume import pending
 from harness.engine.targets import check_families, check_options, resolve
-from harness.errors import BadInput, GpuUnavailable
+from harness.errors import BadInput, ContextLost, GpuUnavailable
 from harness.results import files
 from harness.results.pipeline_rows import PipelineCsv
 from harness.results.provenance import RunMeta
@@ -127,14 +134,33 @@ def run(jobs: Sequence[Job], backend: Backend, cfg: BenchConfig, meta: RunMeta,
                                              memo=memo))
                     outputs.write(job, peer_rows[-1])
                     yield Measured(job, peer_rows[-1])
+                    _stop_if_lost(job, peer_rows[-1], _after(jobs, job))
                 row = measure(job, backend, cfg, meta, stages, memo=memo)
                 if not job.is_pipeline:
                     with_speedup(row, _against(job, peer_rows, timed))
                 outputs.write(job, row)
                 yield Measured(job, row)
+                _stop_if_lost(job, row, _after(jobs, job))
             del memo  # the point's draw and reference go before the next point's
     finally:
         outputs.close()
+
+
+def _stop_if_lost(job: Job, row: Mapping[str, Any], not_run: str) -> None:
+    """ContextLost where ``row`` failed on a sticky device error: every later launch of
+    the process would fail too, each with a message about its own first call, so the sweep
+    stops at the row that says why (its rows so far are written); ``not_run`` says what
+    was left."""
+    if row.get("status") == "failed" and context_lost(str(row.get("reason", ""))):
+        raise ContextLost(
+            f"stopped: the device's context was lost at {job.target.name} "
+            f"[{job.variant.name}] {', '.join(f'{k}={v}' for k, v in job.point.items())} "
+            f"({row['reason']}); {not_run} not run: run them again in a new process")
+
+
+def _after(jobs: Sequence[Job], job: Job) -> str:
+    """The jobs after ``job`` in the sweep, as :func:`_stop_if_lost` names them."""
+    return f"the {len(jobs) - 1 - jobs.index(job)} job(s) after it were"
 
 
 def _serving(peers: Sequence[Backend], job: Job) -> list[Backend]:
@@ -160,7 +186,8 @@ def _repeated(jobs: Sequence[Job], backend: Backend, cfg: BenchConfig, meta: Run
               repeats: int) -> Iterator[Measured]:
     """:func:`run` with ``repeats`` rounds a point: every (job, backend) of the point in
     each round, in rotated order; then each one's row, peers first, from its repeats."""
-    for group in _points(jobs):
+    groups = _points(jobs)
+    for at, group in enumerate(groups):
         # A unit is a (job, backend) pair; its repeats are kept by its place in the list,
         # so two peers of one name (--peers torch,torch) stay two rows.
         units = [(j, b) for job in group for j, b in
@@ -172,6 +199,15 @@ def _repeated(jobs: Sequence[Job], backend: Backend, cfg: BenchConfig, meta: Run
             placed = dataclasses.replace(cfg, timing=dataclasses.replace(
                 cfg.timing, spacer_bytes=spacer(r)))
             got[i].append(measure(job, b, placed, meta, stages, memo=memo))
+            if got[i][-1]["status"] == "failed" and context_lost(got[i][-1]["reason"]):
+                # the point's repeats so far, each unit's from those it has, then the stop
+                for (unit_job, _), kept in zip(units, got, strict=True):
+                    if kept:
+                        outputs.write(unit_job, combine(kept, unit_job.is_pipeline))
+                        yield Measured(unit_job, combine(kept, unit_job.is_pipeline))
+                later = len(jobs) - sum(len(g) for g in groups[:at + 1])
+                _stop_if_lost(job, got[i][-1], f"the point's other repeats and the {later} "
+                                               "job(s) of later points were")
         rows = iter(got)
         timed: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
         for job in group:

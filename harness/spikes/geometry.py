@@ -3,7 +3,8 @@ kernels' group paths a shape takes."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 #: Enough blocks to fill any current GPU many times over; grid-stride loops do the rest.
@@ -48,22 +49,71 @@ def one_wave(n: int, block: int, sm_count: int, units: int, blocks_per_sm: int
     return (min(-(-n // per_block), sm_count * blocks_per_sm), 1, 1)
 
 
-#: The integer GEMMs' general path (common/igemm_small.cuh's general kernel at the modules'
-#: defaults): 64 x 64 tiles, 2 x 2 warps, three stages of 64-k tiles in rows of 80 bytes.
-GEMM_TILE, GEMM_WARPS, GEMM_STAGES, GEMM_ROW_PITCH = 64, 4, 3, 64 + 16
+@dataclass(frozen=True)
+class GeneralTile:
+    """The integer GEMMs' general path as a build compiles it (common/igemm_small.cuh's
+    IGG_BM x IGG_BN block tile on IGG_WM x IGG_WN warps, IGG_STAGES stages of 64-k tiles in
+    rows of GEMM_ROW_PITCH bytes): what a module publishes in its ``*_config`` constant
+    ([BM, BN, WM, WN, STAGES]), so a ``--define`` build is launched as it was compiled. The
+    defaults are the kernel's."""
+
+    bm: int = 64
+    bn: int = 64
+    wm: int = 2
+    wn: int = 2
+    stages: int = 3
+
+    @classmethod
+    def of_defines(cls, defines: Mapping[str, str]) -> GeneralTile:
+        """The tile a build with these ``-D`` values compiles (a variant's defines, a
+        ``--define`` sweep's among them; the kernel's defaults where they are not set)."""
+        base = cls()
+        return cls(*(int(defines.get(name, getattr(base, field)))
+                     for name, field in (("IGG_BM", "bm"), ("IGG_BN", "bn"), ("IGG_WM", "wm"),
+                                         ("IGG_WN", "wn"), ("IGG_STAGES", "stages"))))
+
+    @property
+    def threads(self) -> int:
+        """Threads a block: a warp per warp tile."""
+        return 32 * self.wm * self.wn
+
+    def smem(self, qp: int) -> int:
+        """Dynamic shared memory bytes with q in ``qp`` byte planes (general_smem_bytes)."""
+        return self.stages * (qp * self.bm + self.bn) * GEMM_ROW_PITCH
+
+    def unfit(self) -> str | None:
+        """Why the harness cannot launch this tile (its workspace is sized for tiles of
+        GEMM_TILE_SIDES), or None."""
+        lo, hi = GEMM_TILE_SIDES
+        if lo <= self.bm <= hi and lo <= self.bn <= hi:
+            return None
+        return (f"the general path built with a {self.bm} x {self.bn} tile: its workspace is "
+                f"sized for tiles of {lo} to {hi} rows and columns")
+
+
+#: The general path's tile at the kernel's defaults (a build without IGG_* defines).
+GENERAL_TILE = GeneralTile()
+#: Bytes of a shared-memory row of the general path's 64-k tiles (GEN_BKP: 64 + 16, so
+#: ldmatrix meets no bank conflict).
+GEMM_ROW_PITCH = 64 + 16
+#: The general path's smallest and largest tile sides a launch may have: the workspace is
+#: sized before a module is built, for the most tiles (the smallest) and the most splits
+#: (the largest), so a ``--define`` build of any tile between runs on it.
+GEMM_TILE_SIDES = (32, 128)
 #: Most splits of K a GEMM path uses (whole groups each).
 GEMM_MAX_SPLITS = 16
 #: Tiles a general launch should have in flight before it splits K (the tuning runs').
 GEMM_GENERAL_TILES = 2 * 132 * 4
 
 
-def general_gemm_plan(m: int, n: int, k: int, g: int, qp: int) -> dict[str, Any]:
-    """The general path's launch at ``M x N x K``, groups of ``g``, q in ``qp`` byte planes:
-    its grid (column tiles, row tiles, splits of K: doubled while the grid has too few
-    tiles), its dynamic shared memory, and its workspace (``ws`` floats: one M x N slice a
-    split, none unsplit; ``counters``: a ticket a tile)."""
+def general_gemm_plan(m: int, n: int, k: int, g: int, qp: int,
+                      tile: GeneralTile = GENERAL_TILE) -> dict[str, Any]:
+    """The general path's launch at ``M x N x K``, groups of ``g``, q in ``qp`` byte planes,
+    on ``tile`` (the build's): its grid (column tiles, row tiles, splits of K: doubled while
+    the grid has too few tiles), its block, its dynamic shared memory, and its workspace
+    (``ws`` floats: one M x N slice a split, none unsplit; ``counters``: a ticket a tile)."""
     ng = -(-k // g)
-    tx, ty = -(-n // GEMM_TILE), -(-m // GEMM_TILE)
+    tx, ty = -(-n // tile.bn), -(-m // tile.bm)
     splits = 1
     while splits < min(ng, GEMM_MAX_SPLITS) and tx * ty * splits < GEMM_GENERAL_TILES:
         splits *= 2
@@ -71,7 +121,16 @@ def general_gemm_plan(m: int, n: int, k: int, g: int, qp: int) -> dict[str, Any]
     splits = min(splits, ng, GEMM_MAX_SPLITS)
     return {"kind": "general", "grid": (tx, ty, splits), "splits": splits,
             "counters": tx * ty, "ws": splits * m * n if splits > 1 else 1,
-            "smem": GEMM_STAGES * (qp * GEMM_TILE + GEMM_TILE) * GEMM_ROW_PITCH}
+            "threads": tile.threads, "smem": tile.smem(qp)}
+
+
+def general_gemm_workspace(m: int, n: int, k: int, g: int, qp: int) -> tuple[int, int]:
+    """The ``ws`` floats and ``counters`` words any general tile of GEMM_TILE_SIDES needs at
+    this shape: the most splits come with the largest tile, the most tiles with the
+    smallest."""
+    plans = [general_gemm_plan(m, n, k, g, qp, GeneralTile(side, side))
+             for side in GEMM_TILE_SIDES]
+    return max(p["ws"] for p in plans), max(p["counters"] for p in plans)
 
 
 def group_path(f: int, g: int) -> str:

@@ -827,3 +827,59 @@ def test_the_sampling_options_stop_each_point_where_they_say(reg, tmp_path: Path
         bench.bench(reg, ["dynamic_spikes"], backend="numpy", out_dir=tmp_path / "d",
                     sampling=Sampling(min_samples=9, max_samples=8))
     assert not (tmp_path / "c").exists() and not (tmp_path / "d").exists()
+
+
+class _LosesContext(FakeGpu):
+    """A fake GPU whose third timed run hits an illegal memory access, as PyCUDA says it;
+    every later call would fail too (the context is gone)."""
+
+    def time(self, *a, **k):  # type: ignore[no-untyped-def]
+        if self.timed >= 2:
+            self.timed += 1
+            raise RuntimeError("cuStreamSynchronize failed: an illegal memory access was "
+                               "encountered")
+        return super().time(*a, **k)
+
+
+def test_a_lost_context_stops_the_sweep_at_its_row(reg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A sticky CUDA error fails its row, which says it, and stops the sweep there (each
+    later job would fail on its own first call, with a message about that call): the rows
+    before it and its own are written, the rest named as not run."""
+    from harness.errors import ContextLost
+
+    jobs = plan([reg.get("dynamic_spikes")], ["batch=1,2,4,8", "in_f=64"])
+    got: list[bench.Measured] = []
+    with pytest.raises(ContextLost, match=r"lost at dynamic_spikes \[default\] batch=4.*"
+                       r"illegal memory access.*the 1 job\(s\) after it were not run"):
+        got.extend(bench.run(jobs, _LosesContext(), FAST, META, tmp_path))
+    assert [m.row["status"] for m in got] == ["ok", "ok", "failed"]
+    on_disk = results.read_rows(tmp_path / "dynamic_spikes.csv")
+    assert [(r["batch"], r["status"]) for r in on_disk] == [("1", "ok"), ("2", "ok"),
+                                                            ("4", "failed")]
+    assert ContextLost("x").exit_code == 1
+
+
+def test_a_lost_context_under_repeats_keeps_the_point_s_repeats(reg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """With --repeats the point's rows land after its last repeat; a lost context mid-point
+    writes each unit's row from the repeats it has, then stops."""
+    from harness.errors import ContextLost
+
+    jobs = plan([reg.get("dynamic_spikes")], ["batch=4,8", "in_f=64"], variants=["all"])
+    with pytest.raises(ContextLost, match="the point's other repeats and the 2 job"):
+        list(bench.run(jobs, _LosesContext(), FAST, META, tmp_path, repeats=3))
+    on_disk = results.read_rows(tmp_path / "dynamic_spikes.csv")
+    # round 1 timed both variants at batch 4; round 2's first unit lost the context
+    assert [(r["batch"], r["status"]) for r in on_disk] == [("4", "failed"), ("4", "ok")] \
+        or [(r["batch"], r["status"]) for r in on_disk] == [("4", "ok"), ("4", "failed")]
+    assert any("illegal memory access" in r["reason"] for r in on_disk)
+
+
+def test_only_sticky_errors_count_as_a_lost_context() -> None:
+    from harness.engine.measure import context_lost
+
+    assert context_lost("LogicError: cuStreamSynchronize failed: an illegal memory access "
+                        "was encountered")
+    assert context_lost("RuntimeError: CUDA error: unspecified launch failure")
+    assert not context_lost("LogicError: cuModuleLoadDataEx failed: device kernel image is "
+                            "invalid")
+    assert not context_lost("out of memory: cuMemAlloc failed: out of memory")

@@ -185,8 +185,10 @@ def test_check_prints_registers(tmp_path: Path, monkeypatch) -> None:  # type: i
     assert "regs" in res.stdout and "dynamic_spikes" in res.stdout
 
 
-def _sweep(reg, fail_after: int | None = None, status: str = "ok"):  # type: ignore[no-untyped-def]
-    """A BenchRun of one stage row and one pipeline row (the library replaced)."""
+def _sweep(reg, fail_after: int | None = None, status: str = "ok",  # type: ignore[no-untyped-def]
+           stop: BaseException | None = None):
+    """A BenchRun of one stage row and one pipeline row (the library replaced); ``stop``
+    raised in place of the row ``fail_after`` (a Ctrl-C by default)."""
     from harness.engine.bench import BenchRun, Measured
     from harness.engine.jobs import plan
 
@@ -203,7 +205,7 @@ def _sweep(reg, fail_after: int | None = None, status: str = "ok"):  # type: ign
     def rows():  # type: ignore[no-untyped-def]
         for i, (j, r) in enumerate(zip(js, (stage_row, pipe_row), strict=True)):
             if i == fail_after:
-                raise KeyboardInterrupt
+                raise stop or KeyboardInterrupt
             yield Measured(j, r)
 
     return BenchRun(rows(), 2, Path("out"), True, "")
@@ -222,6 +224,21 @@ def test_bench_shows_stage_and_pipeline_rows_apart(reg, monkeypatch, status, cod
     # a failed row shows why, not a time
     assert ("12.50" in stage_table) == (status == "ok")
     assert ("failed: q: FAILED" in stage_table) == (status == "failed")
+
+
+def test_a_bench_stopped_by_a_lost_context_shows_its_rows_and_one_line(reg, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """The sweep's rows so far drawn as a table, then the stop as one line, exit 1."""
+    from harness.engine import bench as benches
+    from harness.errors import ContextLost
+
+    stop = ContextLost("stopped: the device's context was lost at x; the 1 job(s) after it "
+                       "were not run: run them again in a new process")
+    monkeypatch.setattr(benches, "bench", lambda *a, **k: _sweep(reg, fail_after=1,
+                                                                 stop=stop))
+    res = run("bench")
+    assert res.exit_code == 1, res.output
+    assert "dynamic_spikes" in res.stdout and "12.50" in res.stdout
+    assert res.stderr.strip().splitlines()[-1] == f"error: {stop}"
 
 
 def test_an_interrupted_bench_keeps_its_rows_and_says_so(reg, monkeypatch) -> None:  # type: ignore[no-untyped-def]

@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from harness.api import BadInput
 from harness.contract.launcher import RecordingLauncher
 from harness.spikes import inputs, spec
 
@@ -70,4 +71,26 @@ def test_the_launch_is_the_general_grid(st, variant, qp) -> None:  # type: ignor
     assert args[:6] == ("planes", "stats", "w_q", "scale", "vth", "bias")
     assert [int(a) for a in args[6:11]] == [70, 130, 1024, 128, splits]
     ws = st.workspace(p)
-    assert ws["ws"][0] == (splits * 70 * 130,) and ws["counters"][0] == (6,)
+    # sized for any tile a build may have: the 128 x 128 tile's splits, the 32 x 32 tile's
+    # tickets (3 x 5 of them)
+    assert ws["ws"][0] == (splits * 70 * 130,) and ws["counters"][0] == (15,)
+
+
+def test_a_tile_build_is_launched_as_compiled(st) -> None:  # type: ignore[no-untyped-def]
+    """--define IGG_BM=128 IGG_WM=4: the build's grid, block and shared memory (launched
+    with the default tile's, it read past its buffers on the GPU); a tile past the
+    workspace's sizing is refused in one line."""
+    v = st.variant("default").tuned({"IGG_BM": "128", "IGG_WM": "4"})
+    p = st.point(v, batch=1024, out_f=18944, in_f=3584)
+    launch = RecordingLauncher(128)
+    bufs = {b: b for b in ("planes", "stats", "w_q", "scale", "vth", "bias", "ws", "counters",
+                           "out")}
+    st.enqueue(launch, bufs, p, v)
+    ((name, grid, block, _, shared),) = launch.calls
+    assert (name, grid, block, shared) == ("int_gemm_packed", (296, 8, 1), (256, 1, 1),
+                                          3 * (128 + 64) * 80)
+    ws = st.workspace(p)
+    assert ws["counters"][0][0] >= 296 * 8
+    big = st.variant("default").tuned({"IGG_BN": "256", "IGG_WN": "8"})
+    with pytest.raises(BadInput, match="the general path built with a 64 x 256 tile"):
+        st.enqueue(launch, bufs, st.point(big, **p), big)

@@ -143,17 +143,17 @@ def test_general_gemm_plan_grid_workspace_and_shared_memory() -> None:
     """The general plan's 64 x 64 tile grid, counters, split-only workspace and smem bytes."""
     p = geometry.general_gemm_plan(70, 130, 1024, 128, 1)
     assert p == {"kind": "general", "grid": (3, 2, 8), "splits": 8, "counters": 6,
-                 "ws": 8 * 70 * 130, "smem": 3 * (64 + 64) * 80}
+                 "ws": 8 * 70 * 130, "threads": 128, "smem": 3 * (64 + 64) * 80}
     two = geometry.general_gemm_plan(65, 129, 256, 128, 3)
     assert two == {"kind": "general", "grid": (3, 2, 2), "splits": 2, "counters": 6,
-                   "ws": 2 * 65 * 129, "smem": 3 * (3 * 64 + 64) * 80}
+                   "ws": 2 * 65 * 129, "threads": 128, "smem": 3 * (3 * 64 + 64) * 80}
     one = geometry.general_gemm_plan(64, 64, 128, 128, 2)
     assert (one["grid"], one["ws"], one["counters"]) == ((1, 1, 1), 1, 1)
     assert one["smem"] == 3 * (2 * 64 + 64) * 80
 
 
 def test_general_gemm_constants_agree_with_the_kernel_source() -> None:
-    """The general path's tile, warps, stages and row pitch are the kernel's defaults."""
+    """The general path's default tile, warps, stages and row pitch are the kernel's."""
     src = (Path(__file__).resolve().parents[2] / "kernels" / "common" /
            "igemm_small.cuh").read_text()
 
@@ -165,7 +165,35 @@ def test_general_gemm_constants_agree_with_the_kernel_source() -> None:
     bk = re.search(r"constexpr int GEN_BK = (\d+);", src)
     pitch = re.search(r"constexpr int GEN_BKP = GEN_BK \+ (\d+);", src)
     assert bk and pitch
-    assert geometry.GEMM_TILE == define("IGG_BM") == define("IGG_BN") == int(bk.group(1))
-    assert define("IGG_WM") * define("IGG_WN") == geometry.GEMM_WARPS
-    assert define("IGG_STAGES") == geometry.GEMM_STAGES
+    t = geometry.GENERAL_TILE
+    assert (t.bm, t.bn, t.wm, t.wn, t.stages) == tuple(
+        define(f"IGG_{x}") for x in ("BM", "BN", "WM", "WN", "STAGES"))
     assert int(bk.group(1)) + int(pitch.group(1)) == geometry.GEMM_ROW_PITCH
+
+
+def test_the_general_tile_is_the_builds() -> None:
+    """A build's -D values give its tile (the kernel's defaults where unset): the grid,
+    block and shared memory follow it, so a --define sweep is launched as compiled."""
+    tile = geometry.GeneralTile.of_defines({"IGG_BN": "128", "IGG_WN": "4", "PACKED_WIDE": "0"})
+    assert tile == geometry.GeneralTile(64, 128, 2, 4, 3) and tile.threads == 256
+    assert geometry.GeneralTile.of_defines({}) == geometry.GENERAL_TILE
+    p = geometry.general_gemm_plan(1024, 18944, 3584, 128, 1, tile)
+    assert p["grid"] == (148, 16, 1) and p["threads"] == 256
+    assert p["smem"] == 3 * (64 + 128) * 80 and p["counters"] == 148 * 16
+
+
+def test_the_general_workspace_holds_every_tile_it_admits() -> None:
+    """Sized before a build is known: the most splits (of the largest tile) and the most
+    tiles (of the smallest) at the shape; a tile past GEMM_TILE_SIDES is refused."""
+    lo, hi = geometry.GEMM_TILE_SIDES
+    for m, n, k, g, qp in ((70, 130, 1024, 128, 1), (16, 18944, 3584, 128, 3),
+                           (8192, 18944, 3584, 128, 1), (7, 3, 5, 2, 1)):
+        ws, counters = geometry.general_gemm_workspace(m, n, k, g, qp)
+        for bm in (lo, 64, hi):
+            for bn in (lo, 64, hi):
+                tile = geometry.GeneralTile(bm, bn)
+                assert tile.unfit() is None
+                p = geometry.general_gemm_plan(m, n, k, g, qp, tile)
+                assert p["ws"] <= ws and p["counters"] <= counters, (m, n, bm, bn)
+    assert "256 x 64 tile" in (geometry.GeneralTile(256, 64).unfit() or "")
+    assert "64 x 16 tile" in (geometry.GeneralTile(64, 16).unfit() or "")
