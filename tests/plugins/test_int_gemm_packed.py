@@ -16,6 +16,11 @@ def st(reg):  # type: ignore[no-untyped-def]
     return reg.get("int_gemm_packed")
 
 
+#: The kernel's buffers, each standing for itself in a recorded launch.
+_BUFS = {b: b for b in ("planes", "stats", "w_q", "scale", "vth", "bias", "ws", "counters",
+                        "out")}
+
+
 def _mod():  # type: ignore[no-untyped-def]
     import sys
 
@@ -60,9 +65,7 @@ def test_the_launch_is_the_general_grid(st, variant, qp) -> None:  # type: ignor
     v = st.variant(variant)
     p = st.point(v, batch=70, out_f=130, in_f=1024)
     launch = RecordingLauncher(128)
-    bufs = {b: b for b in ("planes", "stats", "w_q", "scale", "vth", "bias", "ws", "counters",
-                           "out")}
-    st.enqueue(launch, bufs, p, v)
+    st.enqueue(launch, _BUFS, p, v)
     ((name, grid, block, args, shared),) = launch.calls
     splits = grid[2]
     assert (name, grid[:2], block) == ("int_gemm_packed", (3, 2), (128, 1, 1))
@@ -83,9 +86,7 @@ def test_a_tile_build_is_launched_as_compiled(st) -> None:  # type: ignore[no-un
     v = st.variant("default").tuned({"IGG_BM": "128", "IGG_WM": "4"})
     p = st.point(v, batch=1024, out_f=18944, in_f=3584)
     launch = RecordingLauncher(128)
-    bufs = {b: b for b in ("planes", "stats", "w_q", "scale", "vth", "bias", "ws", "counters",
-                           "out")}
-    st.enqueue(launch, bufs, p, v)
+    st.enqueue(launch, _BUFS, p, v)
     ((name, grid, block, _, shared),) = launch.calls
     assert (name, grid, block, shared) == ("int_gemm_packed", (296, 8, 1), (256, 1, 1),
                                           3 * (128 + 64) * 80)
@@ -93,4 +94,4 @@ def test_a_tile_build_is_launched_as_compiled(st) -> None:  # type: ignore[no-un
     assert ws["counters"][0][0] >= 296 * 8
     big = st.variant("default").tuned({"IGG_BN": "256", "IGG_WN": "8"})
     with pytest.raises(BadInput, match="the general path built with a 64 x 256 tile"):
-        st.enqueue(launch, bufs, st.point(big, **p), big)
+        st.enqueue(launch, _BUFS, st.point(big, **p), big)
