@@ -31,27 +31,18 @@ def parse_defines(specs: Sequence[str]) -> dict[str, list[str]]:
         if m.group(1) in out:
             raise BadInput(f"bad --define: {m.group(1)!r} given twice")
         out[m.group(1)] = list(dict.fromkeys(values))
-        same: dict[int, str] = {}
-        for v in out[m.group(1)]:  # 4 and 04, 16 and 0x10: one build under two labels
-            if (n := _c_int(v)) is not None and same.setdefault(n, v) != v:
-                raise BadInput(f"bad --define {spec!r}: {same[n]} and {v} are the same "
-                               "integer to C, one build under two names")
+        # A plugin reads a value back as Python's int() does; and 4 and 04, 16 and 0x10
+        # would be one build under two labels.
+        for v in out[m.group(1)]:
+            if _C_INT.match(v) and not _DECIMAL.fullmatch(v):
+                raise BadInput(f"bad --define {spec!r}: write {v} as a plain decimal integer "
+                               "(a plugin reads a -D value back in decimal, where C reads "
+                               "010 as 8 and 0x10 as 16)")
     return out
 
 
-_C_INT = re.compile(r"([+-]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)[uUlL]*")
-
-
-def _c_int(text: str) -> int | None:
-    """The value of a C integer literal (decimal, octal with a leading 0, hex; a sign and
-    u/l suffixes allowed), or None for any other text."""
-    m = _C_INT.fullmatch(text)
-    if m is None:
-        return None
-    digits = m.group(2)
-    n = int(digits, 16) if digits[:2] in ("0x", "0X") else \
-        int(digits, 8) if digits.startswith("0") else int(digits)
-    return -n if m.group(1) == "-" else n
+#: An integer as C and Python's int() read it alike: no octal 0, no 0x or 0b, no suffix.
+_DECIMAL = re.compile(r"[+-]?(0|[1-9][0-9]*)")
 
 
 def one_build(specs: Sequence[str]) -> dict[str, str]:
@@ -72,6 +63,11 @@ def check_defines(st: Stage | Pipeline, names: Iterable[str]) -> None:
     names = list(names)
     if not names or not isinstance(st, Stage):
         return
+    chosen = [n for n in names if n in selectors(st)]
+    if chosen:
+        raise BadInput(f"--define {', '.join(chosen)}: stage {st.name}'s variants are told "
+                       f"apart by {'it' if len(chosen) == 1 else 'them'} (the buffers a "
+                       "build is given follow its variant): choose --variant instead")
     text = code_of(st)  # a name only a comment mentions changes no build
     declared = {k for v in st.variants for k, _ in v.defines}
     unread = [n for n in names
@@ -80,6 +76,19 @@ def check_defines(st: Stage | Pipeline, names: Iterable[str]) -> None:
         raise BadInput(f"--define {', '.join(unread)}: stage {st.name}'s kernel never reads "
                        f"{'it' if len(unread) == 1 else 'them'} (a misspelt macro would "
                        "build the same kernel under another name)")
+
+
+def selectors(st: Stage) -> set[str]:
+    """The defines that go with the axes a variant pins (``LAYOUT`` with ``layout``,
+    ``MODE`` with ``mode``, ``PACKED_WIDE`` with ``q_type``): a value that differs between
+    two variants that pin different values. The buffers a build is given follow its
+    variant's pins, so such a ``--define`` would hand a kernel built for one layout the
+    buffers of another. (A define that differs between variants pinning nothing, such as
+    ``ROUNDING_AWAY``, changes the answer, not the buffers: the build's check fails it.)"""
+    names = {k for v in st.variants for k, _ in v.defines}
+    return {k for v in st.variants for w in st.variants
+            if v.pins != w.pins for k in names
+            if dict(v.defines).get(k) != dict(w.defines).get(k)}
 
 
 # -- restrictions of a tuning sweep (``--restrict``) ----------------------------------------
