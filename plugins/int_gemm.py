@@ -60,6 +60,11 @@ SMALL_M = 16
 #: Warps a block of each small kernel (the module's IGS1_WARPS and IGS_WARPS): 16 weight
 #: rows a warp.
 SMALL_WARPS = {"small1": 4, "small": 8}
+#: The small kernels' build as the plan above counts it (int_gemm.cu's defaults: MT, NT,
+#: warps, U, MAP, and the one-tile kernel's warps): a ``--define`` of another value is
+#: refused where a small path would run, since its launch would be planned for this one.
+SMALL_BUILD = {"IGS_MT": 2, "IGS_NT": 1, "IGS_WARPS": 8, "IGS_U": 2, "IGS_MAP": 0,
+               "IGS1_WARPS": 4}
 #: Blocks an SM of the exact path's persistent grid: int_gemm_general_unfit in a wide build
 #: takes 232 registers a thread and 61 KB of shared memory, so two blocks fit an SM. Where q
 #: fits int8 its blocks return at once: one wave of them, not one a tile.
@@ -218,7 +223,7 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
                            f"takes q as int32, the wide variant, not {p['q_type']}")
         _enqueue_unfit(launch, bufs, p, v)
         return
-    pl = plan(p, tile=_general_tile(v))
+    pl = _planned(p, v)
     if pl["kind"] == "wgmma":
         smem = int(launch.constant("int_gemm_wgmma_smem")[0])
         cfg = launch.constant("int_gemm_wgmma_config", 10)
@@ -262,7 +267,7 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
         if on:
             _enqueue_stream(launch, bufs, m, n, k, pl["kind"], threads, (smem1, smem2), groups)
             return
-        pl = plan(p, stream=False, tile=_general_tile(v))
+        pl = _planned(p, v, stream=False)
     name = f"int_gemm_{pl['kind']}"
     threads = 32 * SMALL_WARPS[pl["kind"]] if pl["kind"] in SMALL_WARPS else pl["threads"]
     launch(name, pl["grid"], (threads, 1, 1), *_register_fed_args(bufs, p, pl),
@@ -276,6 +281,22 @@ def _register_fed_args(bufs: Mapping[str, Any], p: Point, pl: Mapping[str, Any]
     return (bufs["q"], bufs["w_q"], bufs["scale"], bufs["vth"], bufs["bias"], np.int32(m),
             np.int32(n), np.int32(k), np.int32(g), np.int32(pl["splits"]), bufs["ws"],
             bufs["counters"], bufs["out"])
+
+
+def _planned(p: Point, v: Variant, stream: bool = True) -> dict[str, Any]:
+    """``plan`` of the variant's build: the general path on its tile (``_general_tile``); a
+    small path only on the build the plan counts (SMALL_BUILD), else BadInput."""
+    pl = plan(p, stream)
+    if pl["kind"] == "general":
+        return plan(p, stream, tile=_general_tile(v))
+    if pl["kind"] in SMALL_WARPS:
+        d = dict(v.defines)
+        other = [k for k, want in SMALL_BUILD.items() if k in d and d[k] != str(want)]
+        if other:
+            raise BadInput("int_gemm: the small paths' launch is planned for "
+                           f"{', '.join(f'{k}={SMALL_BUILD[k]}' for k in other)}; a build "
+                           f"of {', '.join(f'{k}={d[k]}' for k in other)} is not launched")
+    return pl
 
 
 def _general_tile(v: Variant) -> geometry.GeneralTile:

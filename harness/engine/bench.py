@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -105,7 +105,8 @@ class Outputs:
 
 def run(jobs: Sequence[Job], backend: Backend, cfg: BenchConfig, meta: RunMeta,
         out: Path | Outputs, existing: str = files.REFUSE, peers: Sequence[Backend] = (),
-        stages: Mapping[str, Stage] | None = None, repeats: int = 1) -> Iterator[Measured]:
+        stages: Mapping[str, Stage] | None = None, repeats: int = 1,
+        stop_when_lost: bool = True) -> Iterator[Measured]:
     """Measure the jobs in order, a stage's point on the peers first (those it has) and
     then on ``backend``, whose row gets ``speedup_vs_best_peer``. Each row is on
     disk in ``<out>/<target>.csv`` before it is yielded; ``out`` is the folder (its files
@@ -113,34 +114,43 @@ def run(jobs: Sequence[Job], backend: Backend, cfg: BenchConfig, meta: RunMeta,
 
     With ``repeats`` above 1 the jobs of one point (its variants and builds) and its peers
     are measured that many times in rotated orders (:mod:`harness.engine.repeats`), and
-    their rows land together once the point's last repeat is done."""
+    their rows land together once the point's last repeat is done.
+
+    ``stop_when_lost``: a row that failed on a sticky device error (:func:`context_lost`)
+    ends the sweep there with ContextLost, once it is written; off for a cluster worker,
+    which hands its rows back and is restarted by its nanny."""
     outputs = out if isinstance(out, Outputs) else Outputs(jobs, out, existing)
+    stop = _stop_if_lost if stop_when_lost else _go_on
     try:
         if repeats > 1:
-            yield from _repeated(jobs, backend, cfg, meta, outputs, peers, stages, repeats)
+            yield from _repeated(jobs, backend, cfg, meta, outputs, peers, stages, repeats,
+                                 stop)
             return
         # The jobs of one point that follow each other (its peers, ours, an --against
         # twin, a --define sweep's builds) draw its inputs and compute its reference
         # once; what they kept goes before the next point, so a sweep holds one point's
         # at most.
+        place = itertools.count()
         for _, group in itertools.groupby(jobs, key=point_key):
-            together = [(job, _serving(peers, job)) for job in group]
-            memo = PointMemo() if sum(1 + len(p) for _, p in together) > 1 else None
+            together = [(job, _serving(peers, job), next(place)) for job in group]
+            memo = PointMemo() if sum(1 + len(p) for _, p, _ in together) > 1 else None
             timed: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
-            for job, serving in together:
+            for job, serving, at in together:
                 peer_rows = timed.setdefault(job.peer_key, []) if serving else []
                 for peer in serving:
                     peer_rows.append(measure(job.as_peers_run_it(), peer, cfg, meta, stages,
                                              memo=memo))
                     outputs.write(job, peer_rows[-1])
                     yield Measured(job, peer_rows[-1])
-                    _stop_if_lost(job, peer_rows[-1], _after(jobs, job))
+                    # ours at this point among those not run
+                    stop(job, peer_rows[-1], _not_run(len(jobs) - at, "this point's own "
+                                                                      "included"))
                 row = measure(job, backend, cfg, meta, stages, memo=memo)
                 if not job.is_pipeline:
                     with_speedup(row, _against(job, peer_rows, timed))
                 outputs.write(job, row)
                 yield Measured(job, row)
-                _stop_if_lost(job, row, _after(jobs, job))
+                stop(job, row, _not_run(len(jobs) - at - 1))
             del memo  # the point's draw and reference go before the next point's
     finally:
         outputs.close()
@@ -155,12 +165,19 @@ def _stop_if_lost(job: Job, row: Mapping[str, Any], not_run: str) -> None:
         raise ContextLost(
             f"stopped: the device's context was lost at {job.target.name} "
             f"[{job.variant.name}] {', '.join(f'{k}={v}' for k, v in job.point.items())} "
-            f"({row['reason']}); {not_run} not run: run them again in a new process")
+            f"({row['reason']}); {not_run}")
 
 
-def _after(jobs: Sequence[Job], job: Job) -> str:
-    """The jobs after ``job`` in the sweep, as :func:`_stop_if_lost` names them."""
-    return f"the {len(jobs) - 1 - jobs.index(job)} job(s) after it were"
+def _go_on(job: Job, row: Mapping[str, Any], not_run: str) -> None:
+    """:func:`_stop_if_lost` turned off: the sweep goes on whatever the row."""
+
+
+def _not_run(left: int, note: str = "") -> str:
+    """What a stopped sweep left: ``left`` jobs (``note`` in brackets after the count)."""
+    if left <= 0:
+        return "no job was left to run"
+    return (f"{left} job(s) not run{f' ({note})' if note else ''}: run them again in a new "
+            "process, without the build that lost it (--restrict, or a narrower sweep)")
 
 
 def _serving(peers: Sequence[Backend], job: Job) -> list[Backend]:
@@ -183,7 +200,8 @@ def _against(job: Job, own: list[dict[str, Any]],
 
 def _repeated(jobs: Sequence[Job], backend: Backend, cfg: BenchConfig, meta: RunMeta,
               outputs: Outputs, peers: Sequence[Backend], stages: Mapping[str, Stage] | None,
-              repeats: int) -> Iterator[Measured]:
+              repeats: int, stop: Callable[[Job, Mapping[str, Any], str], None]
+              ) -> Iterator[Measured]:
     """:func:`run` with ``repeats`` rounds a point: every (job, backend) of the point in
     each round, in rotated order; then each one's row, peers first, from its repeats."""
     groups = _points(jobs)
@@ -199,15 +217,18 @@ def _repeated(jobs: Sequence[Job], backend: Backend, cfg: BenchConfig, meta: Run
             placed = dataclasses.replace(cfg, timing=dataclasses.replace(
                 cfg.timing, spacer_bytes=spacer(r)))
             got[i].append(measure(job, b, placed, meta, stages, memo=memo))
-            if got[i][-1]["status"] == "failed" and context_lost(got[i][-1]["reason"]):
-                # the point's repeats so far, each unit's from those it has, then the stop
+            if stop is not _go_on and got[i][-1]["status"] == "failed" \
+                    and context_lost(got[i][-1]["reason"]):
+                # the point's repeats so far, each unit's from those it has (its reason
+                # says how many), then the stop
                 for (unit_job, _), kept in zip(units, got, strict=True):
                     if kept:
-                        outputs.write(unit_job, combine(kept, unit_job.is_pipeline))
-                        yield Measured(unit_job, combine(kept, unit_job.is_pipeline))
-                later = len(jobs) - sum(len(g) for g in groups[:at + 1])
-                _stop_if_lost(job, got[i][-1], f"the point's other repeats and the {later} "
-                                               "job(s) of later points were")
+                        partial = combine(kept, unit_job.is_pipeline)
+                        outputs.write(unit_job, partial)
+                        yield Measured(unit_job, partial)
+                left = len(jobs) - sum(len(g) for g in groups[:at])
+                stop(job, got[i][-1], _not_run(left, "this point's included, whose rows hold "
+                                                     "the repeats measured"))
         rows = iter(got)
         timed: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
         for job in group:

@@ -315,8 +315,12 @@ def judge_folders(reg: Registry, folders: Sequence[Path], ledger_path: Path | No
     """:func:`judge_rows` of each folder, in order, with the kernels hashed once for all
     of them (``harness ledger --rows A --rows B ...``). Every folder is looked for before
     any kernel is hashed, so a missing one is said at once."""
+    seen: set[Path] = set()
     for folder in folders:
         _require_folder(folder)
+        if (key := Path(folder).resolve()) in seen:
+            raise BadInput(f"--rows {folder} given twice")
+        seen.add(key)
     current = _current_hashes(reg) if folders else {}
     return [(Path(f), *judge_rows(reg, f, ledger_path, current)) for f in folders]
 

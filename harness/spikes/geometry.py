@@ -7,6 +7,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from harness.api import BadInput
+
 #: Enough blocks to fill any current GPU many times over; grid-stride loops do the rest.
 MAX_BLOCKS = 8192
 #: Reductions whose blocks meet at the end (a slot and a ticket a block) use fewer blocks:
@@ -68,9 +70,15 @@ class GeneralTile:
         """The tile a build with these ``-D`` values compiles (a variant's defines, a
         ``--define`` sweep's among them; the kernel's defaults where they are not set)."""
         base = cls()
-        return cls(*(int(defines.get(name, getattr(base, field)))
-                     for name, field in (("IGG_BM", "bm"), ("IGG_BN", "bn"), ("IGG_WM", "wm"),
-                                         ("IGG_WN", "wn"), ("IGG_STAGES", "stages"))))
+        sizes = []
+        for name, field in (("IGG_BM", "bm"), ("IGG_BN", "bn"), ("IGG_WM", "wm"),
+                            ("IGG_WN", "wn"), ("IGG_STAGES", "stages")):
+            text = str(defines.get(name, getattr(base, field)))
+            if not text.isdecimal():  # what C would read otherwise is not what int() reads
+                raise BadInput(f"{name}={text}: the general path's tile takes a positive "
+                               "decimal integer")
+            sizes.append(int(text))
+        return cls(*sizes)
 
     @property
     def threads(self) -> int:

@@ -850,7 +850,7 @@ def test_a_lost_context_stops_the_sweep_at_its_row(reg, tmp_path: Path) -> None:
     jobs = plan([reg.get("dynamic_spikes")], ["batch=1,2,4,8", "in_f=64"])
     got: list[bench.Measured] = []
     with pytest.raises(ContextLost, match=r"lost at dynamic_spikes \[default\] batch=4.*"
-                       r"illegal memory access.*the 1 job\(s\) after it were not run"):
+                       r"illegal memory access.*\); 1 job\(s\) not run: run them again"):
         got.extend(bench.run(jobs, _LosesContext(), FAST, META, tmp_path))
     assert [m.row["status"] for m in got] == ["ok", "ok", "failed"]
     on_disk = results.read_rows(tmp_path / "dynamic_spikes.csv")
@@ -865,7 +865,7 @@ def test_a_lost_context_under_repeats_keeps_the_point_s_repeats(reg, tmp_path: P
     from harness.errors import ContextLost
 
     jobs = plan([reg.get("dynamic_spikes")], ["batch=4,8", "in_f=64"], variants=["all"])
-    with pytest.raises(ContextLost, match="the point's other repeats and the 2 job"):
+    with pytest.raises(ContextLost, match=r"4 job\(s\) not run \(this point's included"):
         list(bench.run(jobs, _LosesContext(), FAST, META, tmp_path, repeats=3))
     on_disk = results.read_rows(tmp_path / "dynamic_spikes.csv")
     # round 1 timed both variants at batch 4; round 2's first unit lost the context
@@ -883,3 +883,13 @@ def test_only_sticky_errors_count_as_a_lost_context() -> None:
     assert not context_lost("LogicError: cuModuleLoadDataEx failed: device kernel image is "
                             "invalid")
     assert not context_lost("out of memory: cuMemAlloc failed: out of memory")
+
+
+def test_a_cluster_worker_s_sweep_hands_back_every_row(reg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """stop_when_lost=False (a cluster worker, whose nanny restarts it): no stop, each row
+    as it came, the failed ones saying why."""
+    jobs = plan([reg.get("dynamic_spikes")], ["batch=1,2,4,8", "in_f=64"])
+    got = [m.row for m in bench.run(jobs, _LosesContext(), FAST, META, tmp_path,
+                                    stop_when_lost=False)]
+    assert [r["status"] for r in got] == ["ok", "ok", "failed", "failed"]
+    assert all("illegal memory access" in r["reason"] for r in got[2:])

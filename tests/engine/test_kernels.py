@@ -303,3 +303,19 @@ def test_judge_folders_judges_each_folder_as_judge_rows_does(reg, tmp_path) -> N
     assert kernels.judge_folders(reg, []) == []
     with pytest.raises(BadInput, match="no such results folder"):
         kernels.judge_folders(reg, [folders[0], tmp_path / "none"])
+    with pytest.raises(BadInput, match="given twice"):
+        kernels.judge_folders(reg, [folders[0], folders[1], folders[0]])
+
+
+def test_judge_folders_hashes_the_kernels_once(reg, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    stats = paths.project_root() / "statistics" / "h200"
+    calls = []
+    real = kernels._current_hashes
+
+    def counted(r):  # type: ignore[no-untyped-def]
+        calls.append(1)
+        return real(r)
+
+    monkeypatch.setattr(kernels, "_current_hashes", counted)
+    kernels.judge_folders(reg, [stats / "processes-a", stats / "tuning" / "against-aa"])
+    assert len(calls) == 1

@@ -481,3 +481,32 @@ def test_a_general_tile_build_is_launched_as_compiled(st) -> None:  # type: igno
     big = st.variant("int8").tuned({"IGG_BM": "256", "IGG_WM": "8"})
     with pytest.raises(BadInput, match="int_gemm: the general path built with a 256 x 64 tile"):
         st.enqueue(_Module(), {b: b for b in _BUFS}, st.point(big, **p), big)
+
+
+def test_the_small_build_is_the_kernels_and_another_is_refused(st) -> None:  # type: ignore[no-untyped-def]
+    """SMALL_BUILD restates int_gemm.cu's defaults; a --define of another small-path size
+    is refused where a small path would run (its launch is planned for the defaults), and
+    left alone where it would not (the wgmma path at M = 8192)."""
+    for name, want in _mod().SMALL_BUILD.items():
+        assert kernel_define("kernels/int_gemm.cu", name) == want, name
+    v = st.variant("int8").tuned({"IGS_STREAM": "0", "IGS_WARPS": "4"})
+    small = st.point(v, batch=12, out_f=18944, in_f=3584)
+    with pytest.raises(BadInput, match="planned for IGS_WARPS=8; a build of IGS_WARPS=4 is "
+                                       "not launched"):
+        st.enqueue(_Module(stream=0), {b: b for b in _BUFS}, small, v)
+    launch = _Module()
+    st.enqueue(launch, {b: b for b in _BUFS}, st.point(v, batch=8192, out_f=3584,
+                                                       in_f=3584), v)
+    assert launch.names == ["int_gemm_wgmma"]
+    # a general tile the workspace cannot hold is refused on the general path only
+    big = st.variant("int8").tuned({"IGG_BM": "256", "IGG_WM": "8"})
+    launch = _Module()
+    st.enqueue(launch, {b: b for b in _BUFS}, st.point(big, batch=8192, out_f=3584,
+                                                         in_f=3584), big)
+    assert launch.names == ["int_gemm_wgmma"]
+
+
+def test_a_general_tile_that_is_no_decimal_integer_is_bad_input() -> None:
+    with pytest.raises(BadInput, match="IGG_BM=0x80: the general path's tile takes a "
+                                       "positive decimal integer"):
+        geometry.GeneralTile.of_defines({"IGG_BM": "0x80"})
