@@ -80,8 +80,9 @@ SMALL_B = 1
 #: 4 x CACHE_VEC x BLOCK values take the one-block act_one, on CACHE_VEC x BLOCK threads
 #: (at most 1024).
 CACHE_VEC = 4
-#: act_one's most float4 slots (CACHE_VEC x BLOCK; the kernel's -DONE_MAX_SLOTS): its |x| sums
-#: fill shared memory past that, so a build whose caches hold more has no act_one.
+#: act_one's most float4 slots (CACHE_VEC x BLOCK; the kernel's -DONE_MAX_SLOTS, read back
+#: from a build that sets it): its |x| sums fill shared memory past that, so a build whose
+#: caches hold more has no act_one (the kernel traps there).
 ONE_MAX_SLOTS = 8192
 #: act_one on a thread-block cluster (the kernel's -DONE_CLUSTER): 2 (the default) gives it
 #: BLOCK / 32 blocks, one SM each, of ceil(F / 4 / BLOCK) warps, one float4 a thread, where
@@ -126,7 +127,7 @@ def one_geometry(defines: Mapping[str, str], block: int, f: int,
         fits = b * turns <= 32 and b <= int(defines["ONE_ROWS"])
         return (block // 32, 32 * turns, b) if fits else None
     slots = int(defines["CACHE_VEC"]) * block
-    if b > 1 or f > 4 * slots or slots > ONE_MAX_SLOTS:
+    if b > 1 or f > 4 * slots or slots > int(defines.get("ONE_MAX_SLOTS", ONE_MAX_SLOTS)):
         return None
     return 1, min(slots, 1024), 1
 

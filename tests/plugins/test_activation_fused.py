@@ -103,6 +103,18 @@ def test_act_one_follows_the_build(st, cache_vec, cluster, block, in_f, kernel, 
         assert launch.calls[0][1:3] == ((geometry[0], 1, 1), (geometry[1], 1, 1))
 
 
+def test_a_build_s_own_one_max_slots_is_read_back(st) -> None:  # type: ignore[no-untyped-def]
+    """-D ONE_MAX_SLOTS=512 on a one-block build (ONE_CLUSTER=0): 1024 slots (CACHE_VEC 4 x
+    BLOCK 256) are past that build's act_one, whose kernel would trap, so the row of 1024
+    values goes to act_small; the default build takes it on act_one."""
+    v = st.variant("unidirectional").tuned({"ONE_CLUSTER": "0"})
+    low = v.tuned({"ONE_MAX_SLOTS": "512"})
+    for build, kernel in ((v, "act_one"), (low, "act_small")):
+        launch = RecordingLauncher(256)
+        st.enqueue(launch, {b: b for b in _BUFS}, st.point(build, batch=1, in_f=1024), build)
+        assert launch.names == [kernel], build.name
+
+
 def test_act_one_cluster_rule_is_the_kernels() -> None:
     """one_geometry takes the cluster exactly where the kernel's ONE_CL compiles one: the
     macro's expression, evaluated for every BLOCK, against the geometry of a 4-value row
