@@ -84,7 +84,9 @@ def selectors(st: Stage) -> set[str]:
     two variants that pin different values. The buffers a build is given follow its
     variant's pins, so such a ``--define`` would hand a kernel built for one layout the
     buffers of another. (A define that differs between variants pinning nothing, such as
-    ``ROUNDING_AWAY``, changes the answer, not the buffers: the build's check fails it.)"""
+    ``ROUNDING_AWAY``, changes the answer, not the buffers: the build's check fails it.) A
+    tuning default set differently in variants of different pins counts as one too: to
+    sweep it, a plugin declares it alike in every variant."""
     names = {k for v in st.variants for k, _ in v.defines}
     return {k for v in st.variants for w in st.variants
             if v.pins != w.pins for k in names
