@@ -28,18 +28,12 @@ from harness.contract.stage import Stage
 from harness.contract.timing import TimingConfig
 from harness.engine import baseline, devices, rows
 from harness.engine.jobs import Job, plan
-from harness.engine.measure import (
-    BenchConfig,
-    PointMemo,
-    context_lost,
-    measure,
-    point_key,
-    with_speedup,
-)
+from harness.engine.measure import BenchConfig, PointMemo, measure, point_key, with_speedup
 from harness.engine.repeats import combine, schedule, spacer
 from harness.engine.resume import pending
+from harness.engine.sticky import context_lost, go_on, stop_if_lost, unrun
 from harness.engine.targets import check_families, check_options, resolve
-from harness.errors import BadInput, ContextLost, GpuUnavailable
+from harness.errors import BadInput, GpuUnavailable
 from harness.results import files
 from harness.results.pipeline_rows import PipelineCsv
 from harness.results.provenance import RunMeta
@@ -120,7 +114,7 @@ def run(jobs: Sequence[Job], backend: Backend, cfg: BenchConfig, meta: RunMeta,
     ends the sweep there with ContextLost, once it is written; off for a cluster worker,
     which hands its rows back and is restarted by its nanny."""
     outputs = out if isinstance(out, Outputs) else Outputs(jobs, out, existing)
-    stop = _stop_if_lost if stop_when_lost else _go_on
+    stop = stop_if_lost if stop_when_lost else go_on
     try:
         if repeats > 1:
             yield from _repeated(jobs, backend, cfg, meta, outputs, peers, stages, repeats,
@@ -143,41 +137,17 @@ def run(jobs: Sequence[Job], backend: Backend, cfg: BenchConfig, meta: RunMeta,
                     outputs.write(job, peer_rows[-1])
                     yield Measured(job, peer_rows[-1])
                     # ours at this point among those not run
-                    stop(job, peer_rows[-1], _not_run(len(jobs) - at, "this point's own "
+                    stop(job, peer_rows[-1], unrun(len(jobs) - at, "this point's own "
                                                                       "included"))
                 row = measure(job, backend, cfg, meta, stages, memo=memo)
                 if not job.is_pipeline:
                     with_speedup(row, _against(job, peer_rows, timed))
                 outputs.write(job, row)
                 yield Measured(job, row)
-                stop(job, row, _not_run(len(jobs) - at - 1))
+                stop(job, row, unrun(len(jobs) - at - 1))
             del memo  # the point's draw and reference go before the next point's
     finally:
         outputs.close()
-
-
-def _stop_if_lost(job: Job, row: Mapping[str, Any], not_run: str) -> None:
-    """ContextLost where ``row`` failed on a sticky device error: every later launch of
-    the process would fail too, each with a message about its own first call, so the sweep
-    stops at the row that says why (its rows so far are written); ``not_run`` says what
-    was left."""
-    if row.get("status") == "failed" and context_lost(str(row.get("reason", ""))):
-        raise ContextLost(
-            f"stopped: the device's context was lost at {job.target.name} "
-            f"[{job.variant.name}] {', '.join(f'{k}={v}' for k, v in job.point.items())} "
-            f"({row['reason']}); {not_run}")
-
-
-def _go_on(job: Job, row: Mapping[str, Any], not_run: str) -> None:
-    """:func:`_stop_if_lost` turned off: the sweep goes on whatever the row."""
-
-
-def _not_run(left: int, note: str = "") -> str:
-    """What a stopped sweep left: ``left`` jobs (``note`` in brackets after the count)."""
-    if left <= 0:
-        return "no job was left to run"
-    return (f"{left} job(s) not run{f' ({note})' if note else ''}: run them again in a new "
-            "process, without the build that lost it (--restrict, or a narrower sweep)")
 
 
 def _serving(peers: Sequence[Backend], job: Job) -> list[Backend]:
@@ -217,7 +187,7 @@ def _repeated(jobs: Sequence[Job], backend: Backend, cfg: BenchConfig, meta: Run
             placed = dataclasses.replace(cfg, timing=dataclasses.replace(
                 cfg.timing, spacer_bytes=spacer(r)))
             got[i].append(measure(job, b, placed, meta, stages, memo=memo))
-            if stop is not _go_on and got[i][-1]["status"] == "failed" \
+            if stop is not go_on and got[i][-1]["status"] == "failed" \
                     and context_lost(got[i][-1]["reason"]):
                 # the point's repeats so far, each unit's from those it has (its reason
                 # says how many), then the stop
@@ -227,7 +197,7 @@ def _repeated(jobs: Sequence[Job], backend: Backend, cfg: BenchConfig, meta: Run
                         outputs.write(unit_job, partial)
                         yield Measured(unit_job, partial)
                 left = len(jobs) - sum(len(g) for g in groups[:at])
-                stop(job, got[i][-1], _not_run(left, "this point's included, whose rows hold "
+                stop(job, got[i][-1], unrun(left, "this point's included, whose rows hold "
                                                      "the repeats measured"))
         rows = iter(got)
         timed: dict[tuple[str, str, str], list[dict[str, Any]]] = {}

@@ -250,23 +250,6 @@ def _measure(job: Job, backend: Backend, cfg: BenchConfig, meta: RunMeta,
                                got.outputs if status == "ok" else None, meta)}
 
 
-#: cuGetErrorString's text of the CUDA errors that leave the context unusable (sticky
-#: errors: every later call of the process fails with them), as PyCUDA's and PyTorch's
-#: messages carry it.
-STICKY_ERRORS = ("an illegal memory access was encountered", "unspecified launch failure",
-                 "misaligned address", "an illegal instruction was encountered",
-                 "device-side assert triggered", "the launch timed out and was terminated",
-                 "uncorrectable ECC error encountered", "hardware stack error",
-                 "invalid program counter", "operation not supported on global/shared "
-                 "address space")
-
-
-def context_lost(reason: str) -> bool:
-    """Whether a failed row's reason is a sticky CUDA error (:data:`STICKY_ERRORS`): the
-    device context is gone, and no later job of the process can run."""
-    return any(text in reason for text in STICKY_ERRORS)
-
-
 def _failed_reason(failure: str, notes: list[str], limit: int | None = None) -> str:
     """A failed row's reason: the failure, then the notes on its kept time, within ``limit``
     (default :data:`REASON_CHARS` less :data:`PREFIX_ROOM`; without notes the failure alone,
