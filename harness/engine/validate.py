@@ -30,6 +30,7 @@ from harness.contract.stage import Pipeline, Point, Stage, Variant
 from harness.contract.tolerance import Comparison
 from harness.engine import rowcheck
 from harness.engine.devices import open_gpu
+from harness.engine.sticky import context_lost
 from harness.engine.targets import (
     Target,
     Targets,
@@ -39,9 +40,12 @@ from harness.engine.targets import (
     resolve,
     select_variants,
 )
-from harness.errors import BadInput
+from harness.errors import BadInput, ContextLost
 from harness.results import ledger
 from harness.results import provenance as meta
+
+#: How a case's problem begins where its run lost the device context (a sticky CUDA error).
+LOST = "the run lost the device context"
 
 
 @dataclass(frozen=True)
@@ -221,16 +225,24 @@ def validate(target: Target, variant: Variant, backend: Backend,
         if wrong:
             yield CaseResult(target.name, variant.name, fam, si, dict(point), (), tuple(wrong))
             continue
-        if isinstance(target, Pipeline):
-            if stages is None:
-                raise ValueError(f"pipeline {target.name} runs through its stages: pass them")
-            outs, host, _ = backend.pipeline(target, stages, inputs, point, repeats=0,
-                                             cold=False, warmup=0)
-            comps, problems = tuple(target.check(inputs, point, outs, host)), ()
-        else:
-            pristine = {k: v.copy() for k, v in inputs.items()}
-            result = backend.run(target, variant, inputs, point)
-            comps, problems = judge(target, variant, point, pristine, result)
+        if isinstance(target, Pipeline) and stages is None:
+            raise ValueError(f"pipeline {target.name} runs through its stages: pass them")
+        try:
+            if isinstance(target, Pipeline):
+                assert stages is not None
+                outs, host, _ = backend.pipeline(target, stages, inputs, point, repeats=0,
+                                                 cold=False, warmup=0)
+                comps, problems = tuple(target.check(inputs, point, outs, host)), ()
+            else:
+                pristine = {k: v.copy() for k, v in inputs.items()}
+                result = backend.run(target, variant, inputs, point)
+                comps, problems = judge(target, variant, point, pristine, result)
+        except Exception as exc:  # a sticky error fails the case and ends the variant's
+            if not context_lost(str(exc)):
+                raise
+            yield CaseResult(target.name, variant.name, fam, si, dict(point), (),
+                             (f"{LOST}: {type(exc).__name__}: {exc}",))
+            return
         yield CaseResult(target.name, variant.name, fam, si, dict(point), comps, problems)
 
 
@@ -328,13 +340,23 @@ def validation(reg: Registry, targets: Targets, backend: Backend, variant: str,
 
 def summaries(todo: Sequence[Unit], backend: Backend, seeds: int, seed: int,
               stages: Mapping[str, Stage]) -> Iterator[ValidationSummary]:
-    """Validate each of the resolved units on the backend, in order."""
-    for u in todo:
+    """Validate each of the resolved units on the backend, in order. A unit whose case lost
+    the device context is yielded (failed at that case), then ContextLost: no later unit
+    of the process could run."""
+    for at, u in enumerate(todo):
         fams = list(u.families)
-        yield ValidationSummary(
+        done = ValidationSummary(
             u.target.name, u.variant.name, u.kernel_hash, fams,
             list(validate(u.target, u.variant, backend, fams, seeds, seed, u.overrides,
                           stages)))
+        yield done
+        if done.cases and any(p.startswith(LOST) for p in done.cases[-1].problems):
+            rest = [f"{v.target.name} [{v.variant.name}]" for v in todo[at + 1:]]
+            raise ContextLost(
+                f"stopped: {done.cases[-1].problems[0]} ({u.target.name} [{u.variant.name}] "
+                f"family={done.cases[-1].family} seed={done.cases[-1].seed}); "
+                + (f"not validated: {', '.join(rest)}: validate them in a new process"
+                   if rest else "nothing was left to validate"))
 
 
 @dataclass(frozen=True)

@@ -511,3 +511,39 @@ def test_an_in_place_kernel_may_overwrite_its_input_and_no_other(reg) -> None:  
 
     assert all(c.ok for c in validate.validate(st, st.variants[0], Faulty(forgets),
                                                ("normal",), seeds=1))
+
+
+def test_a_case_that_loses_the_device_context_stops_the_validation(reg, monkeypatch,  # type: ignore[no-untyped-def]
+                                                                   tmp_path) -> None:
+    """A sticky CUDA error fails its case (which says so) and ends its variant's cases; its
+    variant's ledger row is written, failed; then ContextLost names the variants not
+    validated. Another exception is not swallowed."""
+    from harness.errors import ContextLost
+    from harness.results import ledger
+
+    class Lost(FakeGpu):
+        def run(self, stage, variant, inputs, point):  # type: ignore[no-untyped-def]
+            raise RuntimeError("cuStreamSynchronize failed: an illegal memory access was "
+                               "encountered")
+
+    monkeypatch.setattr(validate, "open_gpu", lambda device: Lost())
+    monkeypatch.setattr(ledger, "default_path", lambda: tmp_path / "ledger.csv")
+    with pytest.raises(ContextLost, match=r"stopped: the run lost the device context: "
+                       r"RuntimeError: .*illegal memory access.*\(dynamic_spikes \[default\] "
+                       r"family=normal seed=0\); not validated: dynamic_spikes \[away\]"):
+        validate.validate_targets(reg, ["dynamic_spikes"], families=["normal"], seeds=1,
+                                  record=True)
+    rows = ledger.read(tmp_path / "ledger.csv")
+    assert [(r["variant"], r["status"]) for r in rows] == [("default", "fail")]
+    cases = list(validate.validate(reg.get("dynamic_spikes"), reg.get("dynamic_spikes")
+                                   .variant("default"), Lost(), ["normal"], seeds=2))
+    assert len(cases) == 1 and cases[0].problems[0].startswith(validate.LOST)
+
+    class Broken(FakeGpu):
+        def run(self, stage, variant, inputs, point):  # type: ignore[no-untyped-def]
+            raise RuntimeError("cuLaunchKernel failed: invalid argument")
+
+    with pytest.raises(RuntimeError, match="invalid argument"):
+        list(validate.validate(reg.get("dynamic_spikes"),
+                               reg.get("dynamic_spikes").variant("default"), Broken(),
+                               ["normal"], seeds=1))
