@@ -81,8 +81,8 @@ def test_the_launch_is_the_general_grid(st, variant, qp) -> None:  # type: ignor
 
 def test_a_tile_build_is_launched_as_compiled(st) -> None:  # type: ignore[no-untyped-def]
     """--define IGG_BM=128 IGG_WM=4: the build's grid, block and shared memory (launched
-    with the default tile's, it read past its buffers on the GPU); a tile past the
-    workspace's sizing is refused in one line."""
+    with the default tile's, its blocks would read and write past their tiles); a tile past
+    the workspace's sizing is refused in one line."""
     v = st.variant("default").tuned({"IGG_BM": "128", "IGG_WM": "4"})
     p = st.point(v, batch=1024, out_f=18944, in_f=3584)
     launch = RecordingLauncher(128)
