@@ -85,8 +85,10 @@ def selectors(st: Stage) -> set[str]:
     variant's pins, so such a ``--define`` would hand a kernel built for one layout the
     buffers of another. (A define that differs between variants pinning nothing, such as
     ``ROUNDING_AWAY``, changes the answer, not the buffers: the build's check fails it.) A
-    tuning default set differently in variants of different pins counts as one too: to
-    sweep it, a plugin declares it alike in every variant."""
+    tuning default set differently in variants of different pins counts as one too, so a
+    stage with one declares its selectors (``Stage.selectors``), which stand as given."""
+    if st.selectors is not None:
+        return set(st.selectors)
     names = {k for v in st.variants for k, _ in v.defines}
     return {k for v in st.variants for w in st.variants
             if v.pins != w.pins for k in names

@@ -358,6 +358,12 @@ class Stage(_Parametrised):
     #: How the outputs may be checked on a sample of rows at a large point; None: they may
     #: not, and every point is checked whole against the full reference, however slow.
     rows: Rows | None = None
+    #: The defines that tell the variants apart, which the buffers a build is given follow
+    #: (``LAYOUT``, ``PACKED_WIDE``): ``--define`` may not set them. None: inferred, as the
+    #: defines whose value differs between variants that pin different axes
+    #: (``contract.defines.selectors``); declare them where a tuning default also differs
+    #: between such variants (a tile one variant takes and another does not).
+    selectors: tuple[str, ...] | None = None
     #: The datasheet rate the kernel's arithmetic runs at (a key of
     #: ``contract.datasheet.RATES``: ``int8_dense``, ``bf16_dense``, ``fp32``): a row's
     #: TOPS is set against it. None: no compute peak applies (a memory-bound stage).

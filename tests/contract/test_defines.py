@@ -127,3 +127,30 @@ def test_values_that_differ_to_c_are_kept() -> None:
 
     assert parse_defines(["N=10,0,-3,4,4"]) == {"N": ["10", "0", "-3", "4"]}
     assert parse_defines(["M=1.5,1.50,fast"]) == {"M": ["1.5", "1.50", "fast"]}
+
+
+def test_a_define_that_tells_pinned_variants_apart_is_refused(reg) -> None:  # type: ignore[no-untyped-def]
+    """LAYOUT on activation_fused, MODE on spike_encode, PACKED_WIDE on int_gemm_packed:
+    the buffers a build is given follow its variant, so --define may not turn one variant
+    into another; ROUNDING_AWAY (variants that pin nothing) changes only the answer, and
+    stays a build the check judges. A stage's declared selectors stand as given."""
+    import dataclasses
+
+    from harness.contract.defines import check_defines, selectors
+
+    assert selectors(reg.get("activation_fused")) == {"LAYOUT", "MODE"}
+    assert selectors(reg.get("spike_encode")) == {"MODE"}
+    assert selectors(reg.get("int_gemm_packed")) == {"PACKED_WIDE"}
+    assert selectors(reg.get("dynamic_spikes")) == set()
+    with pytest.raises(BadInput, match=r"--define LAYOUT: stage activation_fused's variants "
+                                       r"are told apart by it .*choose --variant instead"):
+        check_defines(reg.get("activation_fused"), ["STATS_RING_BLOCKS", "LAYOUT"])
+    check_defines(reg.get("activation_fused"), ["STATS_RING_BLOCKS"])
+    check_defines(reg.get("dynamic_spikes"), ["ROUNDING_AWAY"])
+    packed = reg.get("int_gemm_packed")
+    tiled = dataclasses.replace(packed, variants=(
+        packed.variants[0].tuned({"IGG_BM": "128"}), packed.variants[1]))
+    assert selectors(tiled) == {"PACKED_WIDE", "IGG_BM"}  # inferred: a tile taken as one
+    declared = dataclasses.replace(tiled, selectors=("PACKED_WIDE",))
+    assert selectors(declared) == {"PACKED_WIDE"}
+    check_defines(declared, ["IGG_BM"])
