@@ -377,6 +377,12 @@ class Stage(_Parametrised):
     def __post_init__(self) -> None:
         _check_declarations("stage", self.name, self.axes, self.rows, self.compute_peak,
                             self.sanitize_shapes)
+        if self.selectors is not None and (
+                not isinstance(self.selectors, tuple)
+                or not all(isinstance(x, str) for x in self.selectors)
+                or not set(self.selectors) <= {k for v in self.variants for k, _ in v.defines}):
+            raise ValueError(f"stage {self.name}: selectors {self.selectors!r} must be a tuple "
+                             "of defines its variants declare")
         # Whether ``reference`` takes ``given``: found once here, not on every call (the
         # numpy backend times the reference itself).
         object.__setattr__(self, "_takes_given",

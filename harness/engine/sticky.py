@@ -1,7 +1,8 @@
-"""A lost device context (a sticky CUDA error): how a failed row shows one, and how a sweep
-stops at it (:func:`harness.engine.bench.run`). After an illegal memory access, say, every
-later call of the process fails, each with a message about its own first call, so the
-sweep stops at the row that says why, its finished rows kept."""
+"""A lost device context (a sticky CUDA error): how a failure shows one, and how a sweep
+stops at it (:func:`harness.engine.bench.run`; ``harness validate`` stops the same way,
+:func:`harness.engine.validate.summaries`). After an illegal memory access, say, every
+later call of the process fails, each with a message about its own first call, so the run
+stops where the failure says why, what it finished kept."""
 
 from __future__ import annotations
 

@@ -8,8 +8,8 @@ no GPU: tests use fakes that return deliberately wrong outputs, which must be re
 ``validate_targets`` is what ``harness validate`` does: a summary per target variant, ready
 for the ledger.
 
-Just past 300 lines: the cases, their judging, the loop and its summary are one reading of
-a validation, which the plain and the cluster validation share (``units``, ``judge``).
+Past 300 lines: the cases, their judging, the loop and its summary are one reading of a
+validation, which the plain and the cluster validation share (``units``, ``judge``).
 """
 
 from __future__ import annotations
@@ -214,7 +214,9 @@ def validate(target: Target, variant: Variant, backend: Backend,
              base_seed: int = 0, overrides: Mapping[str, Any] | None = None,
              stages: Mapping[str, Stage] | None = None) -> Iterator[CaseResult]:
     """Run every case of ``cases`` on fresh inputs and yield each judged result (a
-    pipeline runs through its steps, the registry's ``stages``)."""
+    pipeline runs through its steps, the registry's ``stages``). A case whose run lost the
+    device context (a sticky CUDA error: ``engine.sticky``) is yielded failed, its problem
+    beginning with :data:`LOST`, and the variant's cases end there."""
     for fam, ci, si, point in cases(target, variant, families, seeds, overrides):
         rng = case_rng(base_seed, target.name, fam, ci, si)
         inputs = target.make_inputs(rng, fam, point)
@@ -351,12 +353,13 @@ def summaries(todo: Sequence[Unit], backend: Backend, seeds: int, seed: int,
                           stages)))
         yield done
         if done.cases and any(p.startswith(LOST) for p in done.cases[-1].problems):
-            rest = [f"{v.target.name} [{v.variant.name}]" for v in todo[at + 1:]]
+            last = done.cases[-1]
+            rest = [f"{v.target.name} --variant {v.variant.name}" for v in todo[at + 1:]]
             raise ContextLost(
-                f"stopped: {done.cases[-1].problems[0]} ({u.target.name} [{u.variant.name}] "
-                f"family={done.cases[-1].family} seed={done.cases[-1].seed}); "
-                + (f"not validated: {', '.join(rest)}: validate them in a new process"
-                   if rest else "nothing was left to validate"))
+                f"stopped: {last.problems[0]}, at {last.describe().splitlines()[0]}; "
+                + (f"not validated: {'; '.join(rest)} (validate each in a new process: "
+                   "harness validate NAME --variant VARIANT)" if rest else
+                   "no variant was left to validate"))
 
 
 @dataclass(frozen=True)
@@ -370,6 +373,8 @@ class ValidationReport:
     repaired: str = ""
     #: Ledger rows written (a cluster unit of unknown GPU or of another source has none).
     rows: int = 0
+    #: Where the run stopped on a lost device context (ContextLost's line), or "".
+    stopped: str = ""
 
     @property
     def failures(self) -> list[CaseResult]:
@@ -399,14 +404,17 @@ def validate_targets(reg: Registry, names: Sequence[str] | None, *, variant: str
     # written as its validation ends: an interrupt keeps the rows of those that ended.
     book = ledger.open_for_append() if record else None
     sums: list[ValidationSummary] = []
+    stopped = ""
     try:
         gpu = open_gpu(device)
         for s in summaries(todo, gpu, seeds, seed, reg.stages):
             sums.append(s)
             if book is not None:
                 book.write(s.ledger_row(gpu.device.info, seeds))
+    except ContextLost as exc:  # the report is drawn, then the stop said (the CLI's)
+        stopped = str(exc)
     finally:
         if book is not None:
             book.close()
     return ValidationReport(sums, book.path if book else None, book.repaired if book else "",
-                            len(sums) if book else 0)
+                            len(sums) if book else 0, stopped)

@@ -13,7 +13,7 @@ from rich.markup import escape
 from harness.cluster import validate as cluster_validate
 from harness.contract import registry
 from harness.engine import kernels, sanitize, sass, targets, validate
-from harness.errors import BadInput, CheckFailed, ValidationFailed
+from harness.errors import BadInput, CheckFailed, ContextLost, ValidationFailed
 from harness.front import render
 from harness.front.app import (
     BuildDefine,
@@ -120,6 +120,8 @@ def validate_cmd(
     if rep.recorded is not None:
         warn([rep.repaired] if rep.repaired else [])
         say(f"recorded {rep.rows} rows in {rep.recorded}")
+    if rep.stopped:
+        raise ContextLost(rep.stopped)
     if rep.failure:
         raise ValidationFailed(rep.failure)
 

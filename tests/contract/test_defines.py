@@ -154,3 +154,16 @@ def test_a_define_that_tells_pinned_variants_apart_is_refused(reg) -> None:  # t
     declared = dataclasses.replace(tiled, selectors=("PACKED_WIDE",))
     assert selectors(declared) == {"PACKED_WIDE"}
     check_defines(declared, ["IGG_BM"])
+
+
+def test_declared_selectors_are_a_tuple_of_declared_defines(reg) -> None:  # type: ignore[no-untyped-def]
+    """A string (a set of its letters), or a name no variant declares (a typo), would lift
+    the refusal silently: the stage does not load."""
+    import dataclasses
+
+    packed = reg.get("int_gemm_packed")
+    for bad in ("PACKED_WIDE", ("PACKED_WIDEE",), ["PACKED_WIDE"]):
+        with pytest.raises(ValueError, match=r"stage int_gemm_packed: selectors .* must be a "
+                                             r"tuple of defines its variants declare"):
+            dataclasses.replace(packed, selectors=bad)
+    assert dataclasses.replace(packed, selectors=("PACKED_WIDE",)).selectors == ("PACKED_WIDE",)

@@ -390,3 +390,31 @@ def test_help_lists_the_commands_in_their_order() -> None:
               if line.startswith("│ ") and len(line.split()) > 1 and line.split()[1] in
               cli.ORDER]
     assert listed == list(cli.ORDER)
+
+
+def test_a_validation_stopped_by_a_lost_context_draws_its_table_first(reg, monkeypatch,  # type: ignore[no-untyped-def]
+                                                                     tmp_path) -> None:
+    """The variants validated so far and the failed case are drawn, then the stop as one
+    line, exit 1 (where the stop once took the table with it)."""
+    from harness.backends.numpy import NumpyRunner
+    from harness.engine import validate
+
+    class _Info:
+        name, uuid, cc, driver, cuda = "Fake GPU", "GPU-0", "9.0", "0", "13.0"
+
+    class Lost(NumpyRunner):
+        device = type("D", (), {"info": _Info()})()
+
+        def run(self, stage, variant, inputs, point):  # type: ignore[no-untyped-def]
+            if variant.name == "away":
+                raise RuntimeError("an illegal memory access was encountered")
+            return super().run(stage, variant, inputs, point)
+
+    monkeypatch.setattr(validate, "open_gpu", lambda device: Lost())
+    res = run("validate", "dynamic_spikes", "--family", "normal", "--seeds", "1")
+    assert res.exit_code == 1, res.output
+    assert "default" in res.stdout and "away" in res.stdout  # the table, both variants
+    assert "the run lost the device context" in res.stderr
+    assert res.stderr.strip().splitlines()[-1].startswith(
+        "error: stopped: the run lost the device context: RuntimeError: an illegal memory "
+        "access was encountered, at dynamic_spikes [away] family=normal seed=0")
