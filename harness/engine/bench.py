@@ -16,7 +16,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,7 +31,7 @@ from harness.engine.jobs import Job, plan
 from harness.engine.measure import BenchConfig, PointMemo, measure, point_key, with_speedup
 from harness.engine.repeats import combine, schedule, spacer
 from harness.engine.resume import pending
-from harness.engine.sticky import context_lost, go_on, stop_if_lost, unrun
+from harness.engine.sticky import context_lost, stop_if_lost, unrun
 from harness.engine.targets import check_families, check_options, resolve
 from harness.errors import BadInput, GpuUnavailable
 from harness.results import files
@@ -114,11 +114,10 @@ def run(jobs: Sequence[Job], backend: Backend, cfg: BenchConfig, meta: RunMeta,
     ends the sweep there with ContextLost, once it is written; off for a cluster worker,
     which hands its rows back and is restarted by its nanny."""
     outputs = out if isinstance(out, Outputs) else Outputs(jobs, out, existing)
-    stop = stop_if_lost if stop_when_lost else go_on
     try:
         if repeats > 1:
             yield from _repeated(jobs, backend, cfg, meta, outputs, peers, stages, repeats,
-                                 stop)
+                                 stop_when_lost)
             return
         # The jobs of one point that follow each other (its peers, ours, an --against
         # twin, a --define sweep's builds) draw its inputs and compute its reference
@@ -137,14 +136,16 @@ def run(jobs: Sequence[Job], backend: Backend, cfg: BenchConfig, meta: RunMeta,
                     outputs.write(job, peer_rows[-1])
                     yield Measured(job, peer_rows[-1])
                     # ours at this point among those not run
-                    stop(job, peer_rows[-1], unrun(len(jobs) - at, "this point's own "
-                                                                      "included"))
+                    if stop_when_lost:
+                        stop_if_lost(job, peer_rows[-1], unrun(len(jobs) - at, "this point's "
+                                                                               "own included"))
                 row = measure(job, backend, cfg, meta, stages, memo=memo)
                 if not job.is_pipeline:
                     with_speedup(row, _against(job, peer_rows, timed))
                 outputs.write(job, row)
                 yield Measured(job, row)
-                stop(job, row, unrun(len(jobs) - at - 1))
+                if stop_when_lost:
+                    stop_if_lost(job, row, unrun(len(jobs) - at - 1))
             del memo  # the point's draw and reference go before the next point's
     finally:
         outputs.close()
@@ -170,8 +171,7 @@ def _against(job: Job, own: list[dict[str, Any]],
 
 def _repeated(jobs: Sequence[Job], backend: Backend, cfg: BenchConfig, meta: RunMeta,
               outputs: Outputs, peers: Sequence[Backend], stages: Mapping[str, Stage] | None,
-              repeats: int, stop: Callable[[Job, Mapping[str, Any], str], None]
-              ) -> Iterator[Measured]:
+              repeats: int, stop_when_lost: bool) -> Iterator[Measured]:
     """:func:`run` with ``repeats`` rounds a point: every (job, backend) of the point in
     each round, in rotated order; then each one's row, peers first, from its repeats."""
     groups = _points(jobs)
@@ -187,7 +187,7 @@ def _repeated(jobs: Sequence[Job], backend: Backend, cfg: BenchConfig, meta: Run
             placed = dataclasses.replace(cfg, timing=dataclasses.replace(
                 cfg.timing, spacer_bytes=spacer(r)))
             got[i].append(measure(job, b, placed, meta, stages, memo=memo))
-            if stop is not go_on and got[i][-1]["status"] == "failed" \
+            if stop_when_lost and got[i][-1]["status"] == "failed" \
                     and context_lost(got[i][-1]["reason"]):
                 # the point's repeats so far, each unit's from those it has (its reason
                 # says how many), then the stop
@@ -197,8 +197,8 @@ def _repeated(jobs: Sequence[Job], backend: Backend, cfg: BenchConfig, meta: Run
                         outputs.write(unit_job, partial)
                         yield Measured(unit_job, partial)
                 left = len(jobs) - sum(len(g) for g in groups[:at])
-                stop(job, got[i][-1], unrun(left, "this point's included, whose rows hold "
-                                                     "the repeats measured"))
+                stop_if_lost(job, got[i][-1], unrun(left, "this point's included, whose "
+                                                          "rows hold the repeats measured"))
         rows = iter(got)
         timed: dict[tuple[str, str, str], list[dict[str, Any]]] = {}
         for job in group:

@@ -41,10 +41,6 @@ def stop_if_lost(job: Job, row: Mapping[str, Any], left: str) -> None:
             f"({row['reason']}); {left}")
 
 
-def go_on(job: Job, row: Mapping[str, Any], left: str) -> None:
-    """:func:`stop_if_lost` turned off: the sweep goes on whatever the row."""
-
-
 def unrun(left: int, note: str = "") -> str:
     """What a stopped sweep left: ``left`` jobs (``note`` in brackets after the count)."""
     if left <= 0:
