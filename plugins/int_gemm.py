@@ -168,7 +168,8 @@ def plan(p: Point, stream: bool = True, kind: str | None = None,
         splits = small_splits(n, k, g, mt, rows, qp)
         grid = (_cdiv(n, rows), splits, 1)
         return {"kind": kind, "grid": grid, "splits": splits, "counters": grid[0],
-                "ws": _split_ws(splits, m, n), "smem": small_smem(mt, rows, qp, 2, 0, k, g, splits)}
+                "ws": _split_ws(splits, m, n), "threads": 32 * SMALL_WARPS[kind],
+                "smem": small_smem(mt, rows, qp, 2, 0, k, g, splits)}
     if kind == "general":
         return geometry.general_gemm_plan(m, n, k, g, qp, tile)
     if m <= SINGLE_M:  # the single kernel: split K on the most SMs any device has
@@ -269,8 +270,7 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
             return
         pl = _planned(p, v, stream=False)
     name = f"int_gemm_{pl['kind']}"
-    threads = 32 * SMALL_WARPS[pl["kind"]] if pl["kind"] in SMALL_WARPS else pl["threads"]
-    launch(name, pl["grid"], (threads, 1, 1), *_register_fed_args(bufs, p, pl),
+    launch(name, pl["grid"], (pl["threads"], 1, 1), *_register_fed_args(bufs, p, pl),
            shared=pl["smem"])
 
 
@@ -284,28 +284,21 @@ def _register_fed_args(bufs: Mapping[str, Any], p: Point, pl: Mapping[str, Any]
 
 
 def _planned(p: Point, v: Variant, stream: bool = True) -> dict[str, Any]:
-    """``plan`` of the variant's build: the general path on its tile (``_general_tile``); a
-    small path only on the build the plan counts (SMALL_BUILD), else BadInput."""
-    pl = plan(p, stream)
-    if pl["kind"] == "general":
-        return plan(p, stream, tile=_general_tile(v))
-    if pl["kind"] in SMALL_WARPS:
+    """``plan`` of the variant's build: the general path on its tile
+    (``GeneralTile.launchable``); a small path only on the build the plan counts
+    (SMALL_BUILD), else BadInput."""
+    kind = path(p, stream)
+    if kind == "general":
+        return plan(p, stream, tile=geometry.GeneralTile.launchable(dict(v.defines),
+                                                                     "int_gemm"))
+    if kind in SMALL_WARPS:
         d = dict(v.defines)
         other = [k for k, want in SMALL_BUILD.items() if k in d and d[k] != str(want)]
         if other:
             raise BadInput("int_gemm: the small paths' launch is planned for "
                            f"{', '.join(f'{k}={SMALL_BUILD[k]}' for k in other)}; a build "
                            f"of {', '.join(f'{k}={d[k]}' for k in other)} is not launched")
-    return pl
-
-
-def _general_tile(v: Variant) -> geometry.GeneralTile:
-    """The general path's tile in the variant's build (its ``-D`` values: a ``--define``
-    sweep's launched as compiled); BadInput where the workspace cannot hold it."""
-    tile = geometry.GeneralTile.of_defines(dict(v.defines))
-    if why := tile.unfit():
-        raise BadInput(f"int_gemm: {why}")
-    return tile
+    return plan(p, stream)
 
 
 def _enqueue_unfit(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
@@ -313,7 +306,8 @@ def _enqueue_unfit(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Varia
     build takes q as int32) over a persistent grid, guarded by ``stats`` = [qmin, qmax, o,
     T]. Where q fits int8 every block returns at once, and the int8 launch before it stands;
     where it does not, this launch writes all of out."""
-    pl = plan(p, kind="general", tile=_general_tile(v))
+    pl = plan(p, kind="general",
+              tile=geometry.GeneralTile.launchable(dict(v.defines), "int_gemm"))
     tiles = pl["grid"][0] * pl["grid"][1] * pl["grid"][2]
     grid = (max(1, min(tiles, UNFIT_BLOCKS_PER_SM * launch.sm_count)), 1, 1)
     launch("int_gemm_general_unfit", grid, (pl["threads"], 1, 1), bufs["stats"],
@@ -339,8 +333,9 @@ def workspace(p: Point) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
     """Split-K partial sums and the tickets of their reduction (zeros between runs), enough
     for either small path (the module chooses: ``IGS_STREAM``); a ``wide`` launch's for the
     general path too (the exact path of a layer takes it at every shape)."""
-    sizes = [(pl["ws"], pl["counters"]) for pl in (plan(p), plan(p, stream=False))]
-    if p["q_type"] == "int32" or "general" in (plan(p)["kind"], plan(p, stream=False)["kind"]):
+    plans = (plan(p), plan(p, stream=False))
+    sizes = [(pl["ws"], pl["counters"]) for pl in plans]
+    if p["q_type"] == "int32" or any(pl["kind"] == "general" for pl in plans):
         # any general tile a build may have (a --define sweep's)
         sizes.append(geometry.general_gemm_workspace(
             *(int(p[a]) for a in ("batch", "out_f", "in_f", "group_size")),

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.api import Axis, BadInput, Launcher, Point, Rows, Stage, Variant
+from harness.api import Axis, Launcher, Point, Rows, Stage, Variant
 from harness.spikes import axes, families, geometry, inputs, spec
 from harness.spikes.tolerances import INT_GEMM_OUT
 
@@ -121,10 +121,8 @@ def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[s
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
     """The general path's grid: column tiles, row tiles, splits of K."""
     m, n, k, g = (int(p[a]) for a in ("batch", "out_f", "in_f", "group_size"))
-    tile = geometry.GeneralTile.of_defines(dict(v.defines))  # a -D build as it was compiled
-    if why := tile.unfit():
-        raise BadInput(f"int_gemm_packed: {why}")
-    pl = plan(p, tile)
+    # a -D build as it was compiled
+    pl = plan(p, geometry.GeneralTile.launchable(dict(v.defines), "int_gemm_packed"))
     launch("int_gemm_packed", pl["grid"], (pl["threads"], 1, 1),
            bufs["planes"], bufs["stats"], bufs["w_q"], bufs["scale"], bufs["vth"],
            bufs["bias"], np.int32(m), np.int32(n), np.int32(k), np.int32(g),

@@ -55,9 +55,8 @@ def one_wave(n: int, block: int, sm_count: int, units: int, blocks_per_sm: int
 class GeneralTile:
     """The integer GEMMs' general path as a build compiles it (common/igemm_small.cuh's
     IGG_BM x IGG_BN block tile on IGG_WM x IGG_WN warps, IGG_STAGES stages of 64-k tiles in
-    rows of GEMM_ROW_PITCH bytes): what a module publishes in its ``*_config`` constant
-    ([BM, BN, WM, WN, STAGES]), so a ``--define`` build is launched as it was compiled. The
-    defaults are the kernel's."""
+    rows of GEMM_ROW_PITCH bytes), read from the build's defines (``of_defines``), so a
+    ``--define`` build is launched as it was compiled. The defaults are the kernel's."""
 
     bm: int = 64
     bn: int = 64
@@ -79,6 +78,15 @@ class GeneralTile:
                                "decimal integer")
             sizes.append(int(text))
         return cls(*sizes)
+
+    @classmethod
+    def launchable(cls, defines: Mapping[str, str], stage: str) -> GeneralTile:
+        """The build's tile (``of_defines``), or BadInput naming ``stage`` where the
+        workspace cannot hold it (``unfit``): such a build is never launched."""
+        tile = cls.of_defines(defines)
+        if why := tile.unfit():
+            raise BadInput(f"{stage}: {why}")
+        return tile
 
     @property
     def threads(self) -> int:
