@@ -31,29 +31,12 @@ from typing import Any
 import numpy as np
 
 from harness.api import Axis, BadInput, Launcher, Peer, Point, Rows, Stage, Variant
-from harness.spikes import axes, families, geometry, inputs, spec, torchmath
+from harness.spikes import axes, families, geometry, inputs, spec, torchmath, wgmma
 from harness.spikes.tolerances import INT_GEMM_OUT
 
-#: The wgmma path's tile (BM = BN = BK) and group size.
-TILE = 128
-#: CTAs along N in a cluster of the wgmma path (the module's IG_CLUSTER_N): N must be a
-#: multiple of TILE times this (a build with IG_CLUSTER_N=2 needs N % 256 == 0, as 18944
-#: and 3584 are).
-CLUSTER_N = 1
-#: Up to this many rows (one or two M blocks) the wgmma path runs without its cluster along
-#: M (``int_gemm_wgmma_single``): measured faster there on both shapes of the A/B (2-21 % at
-#: M 64-256; kernels/NOTES.md, statistics/<gpu>/tuning/cluster-m/).
-SINGLE_M = 2 * TILE
-#: The most ways the single kernel splits K (the module's IG_SPLITS_MAX default; the
-#: workspace is sized for it), and the fewest K tiles a split takes.
-SPLITS_MAX = 4
-SPLIT_MIN_K_TILES = 4
-#: More SMs than any GPU the harness is built for has (132 on the H100 and H200 SXM): the
-#: single kernel's workspace is sized before the device is known, for this many.
-MOST_SMS = 256
-#: The swizzle the kernel's shared-memory layout of its out boxes assumes (bytes); the box
-#: itself (rows x fp32 columns, 128 bytes a row) is the module's ``int_gemm_wgmma_out_box``.
-OUT_SWIZZLE = 128
+#: The wgmma path's tile (BM = BN = BK) and group size (its launch: harness.spikes.wgmma),
+#: also the stream paths' K box.
+TILE = wgmma.TILE
 #: The small paths take up to this many rows (8 IGS_MT: the module's MT of 1 and of 2).
 SMALL1_M = 8
 SMALL_M = 16
@@ -76,8 +59,6 @@ UNFIT_BLOCKS_PER_SM = 2
 STREAM_MT = {"stream1": 1, "stream": 2}
 STREAM_ROWS = 64
 STREAM_MAX_CTAS = 256
-#: Consumer warps of a wgmma CTA: a split tile's tickets, one counter each.
-WGMMA_CONSUMER_WARPS = 8
 #: Most splits of K the small paths use (whole groups each; the general path's rule is
 #: geometry.general_gemm_plan, which int_gemm_packed shares).
 MAX_SPLITS = geometry.GEMM_MAX_SPLITS
@@ -102,7 +83,7 @@ def path(p: Point, stream: bool = True) -> str:
         return "stream1" if m <= SMALL1_M else "stream"
     if m <= SMALL_M and k % 16 == 0 and g % 128 == 0:
         return "small1" if m <= SMALL1_M else "small"
-    if p["q_type"] == "int8" and n % (TILE * CLUSTER_N) == 0 and k % TILE == 0 and g == TILE:
+    if p["q_type"] == "int8" and wgmma.fits(n, k, g):
         return "wgmma"
     return "general"
 
@@ -130,32 +111,13 @@ def small_splits(n: int, k: int, g: int, mt: int, rows: int, qp: int) -> int:
     return splits
 
 
-def cluster_tiles(m: int, n: int, cm: int = 1, cn: int = 1) -> int:
-    """The wgmma path's tiles of clusters of ``cm`` x ``cn`` CTAs (N a multiple of
-    ``TILE * cn``): the units of its persistent walk before any split of K."""
-    return _cdiv(_cdiv(m, TILE), cm) * (n // (TILE * cn))
-
-
-def wgmma_splits(m: int, n: int, k: int, cn: int, sm_count: int, most: int = SPLITS_MAX
-                 ) -> int:
-    """Ways int_gemm_wgmma_single splits K: as many as leave each unit a cluster of its own
-    (of the ``sm_count`` CTAs that run at once, in clusters of ``cn`` along N), at most
-    ``most``, each split at least ``SPLIT_MIN_K_TILES`` K tiles; 1 where the tiles fill
-    more than half of them."""
-    clusters = min(sm_count, MOST_SMS) // cn
-    return max(1, min(most, clusters // max(1, cluster_tiles(m, n, cn=cn)),
-                      (k // TILE) // SPLIT_MIN_K_TILES))
-
-
 def plan(p: Point, stream: bool = True, kind: str | None = None,
          tile: geometry.GeneralTile = geometry.GENERAL_TILE) -> dict[str, Any]:
     """The launch of a point: kernel, grid, splits and the workspace it needs (``ws``
     floats, ``counters`` words). The small paths' tiles are the module's defaults
     (int_gemm.cu), the general path's ``tile`` (the build's); the stream paths' grid is
     the device's, so only their workspace is planned here (for the most CTAs they take),
-    and the single wgmma kernel's splits are the most any device would take
-    (``MOST_SMS``), which sizes its workspace: the launch chooses its own for the
-    device's SMs. ``kind``: a path other than the shape's (the
+    and the wgmma path's is ``wgmma.plan``'s. ``kind``: a path other than the shape's (the
     exact path of a layer is the general one at every shape)."""
     m, n, k, g = (int(p[a]) for a in ("batch", "out_f", "in_f", "group_size"))
     qp = 1 if p["q_type"] == "int8" else 3
@@ -168,20 +130,11 @@ def plan(p: Point, stream: bool = True, kind: str | None = None,
         splits = small_splits(n, k, g, mt, rows, qp)
         grid = (_cdiv(n, rows), splits, 1)
         return {"kind": kind, "grid": grid, "splits": splits, "counters": grid[0],
-                "ws": _split_ws(splits, m, n), "threads": 32 * SMALL_WARPS[kind],
+                "ws": wgmma.split_ws(splits, m, n), "threads": 32 * SMALL_WARPS[kind],
                 "smem": small_smem(mt, rows, qp, 2, 0, k, g, splits)}
     if kind == "general":
         return geometry.general_gemm_plan(m, n, k, g, qp, tile)
-    if m <= SINGLE_M:  # the single kernel: split K on the most SMs any device has
-        splits = max(wgmma_splits(m, n, k, cn, MOST_SMS) for cn in (1, 2))
-        return {"kind": kind, "splits": splits, "ws": _split_ws(splits, m, n),
-                "counters": cluster_tiles(m, n) * WGMMA_CONSUMER_WARPS}
-    return {"kind": kind, "splits": 1, "counters": 1, "ws": 1}
-
-
-def _split_ws(splits: int, m: int, n: int) -> int:
-    """Floats of a split-K launch's partial sums: one M x N slice a split (none unsplit)."""
-    return splits * m * n if splits > 1 else 1
+    return wgmma.plan(m, n, k)
 
 
 def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
@@ -226,41 +179,9 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
         return
     pl = _planned(p, v)
     if pl["kind"] == "wgmma":
-        smem = int(launch.constant("int_gemm_wgmma_smem")[0])
-        cfg = launch.constant("int_gemm_wgmma_config", 10)
-        threads, cm, cn, by_sms, most = (int(x) for x in cfg[[5, 4, 7, 8, 9]])
-        single = m <= SINGLE_M
-        name = "int_gemm_wgmma_single" if single else "int_gemm_wgmma"
-        cm = 1 if single else cm  # the single kernel has no cluster along M
-        if single and most > SPLITS_MAX:
-            raise BadInput(f"int_gemm_wgmma_single built to split K {most} ways: the "
-                           f"workspace holds {SPLITS_MAX}")
-        # A CTA loads its part of the tiles it shares: A's rows over the cluster's row (cn),
-        # B's over its column (cm), each multicast to the CTAs that use it.
-        tq = launch.tensor_map(bufs["q"], np.int8, m, k, TILE // cn, TILE)
-        tw = launch.tensor_map(bufs["w_q"], np.int8, n, k, TILE // cm, TILE)
-        # out as the TMA stores it (IG_TMA_STORE): fp32 boxes of the module's shape (64 rows x
-        # 32 columns), swizzled as the kernel lays them out in shared memory; a build without
-        # it ignores the map.
-        box_rows, box_cols = (int(x) for x in launch.constant("int_gemm_wgmma_out_box", 2))
-        to = launch.tensor_map(bufs["out"], np.float32, m, n, box_rows, box_cols,
-                               swizzle=OUT_SWIZZLE)
-        if n % (TILE * cn):  # a -D IG_CLUSTER_N=2 build at an N the path rule let through
-            raise BadInput(f"int_gemm_wgmma built with clusters of {cn} along N needs N "
-                           f"a multiple of {TILE * cn}, not {n}")
-        # Persistent: no more clusters than run at once (a later one would run alone): the
-        # driver's occupancy query, or (IG_GRID=1) the SMs over the cluster size.
-        fits = (launch.sm_count // (cm * cn) if by_sms == 1 else
-                launch.max_active_clusters(name, cm * cn, threads, smem))
-        # K split so that each unit has a cluster of its own among those that run at once.
-        splits = wgmma_splits(m, n, k, cn, max(1, fits) * cn, most) if single else 1
-        units = cluster_tiles(m, n, cm, cn) * splits
-        grid = (min(units, max(1, fits)) * cm * cn, 1, 1)
-        args = (tq, tw, to, bufs["scale"], bufs["vth"], bufs["bias"], bufs["out"], np.int32(m),
-                np.int32(n), np.int32(k), np.int32(8))
-        if single:  # the split of K and its workspace
-            args += (np.int32(splits), bufs["ws"], bufs["counters"])
-        launch(name, grid, (threads, 1, 1), *args, shared=smem)
+        # A by TMA: a CTA loads its part of the A tile its cluster row shares (cn along N).
+        wgmma.enqueue(launch, "int_gemm_wgmma", bufs, m, n, k, lambda cn: (
+            launch.tensor_map(bufs["q"], np.int8, m, k, TILE // cn, TILE),), a_first=True)
         return
     if pl["kind"] in STREAM_MT:
         on, threads, smem1, smem2, groups = (

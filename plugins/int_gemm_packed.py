@@ -5,14 +5,16 @@ on the device (o and T), instead of q:
 ``out[m, n] = vth[m] * sum_g scale[n, g] * (sum_{f in g} q[m, f] * w_q[n, f]) + bias[n]``
 with ``q = sum_t 2^(T-1-t) plane_t + o``.
 
-The general path (mma.sync, any shape) decodes 16 values at a time in its A-tile load: no
-decode pass and no q in memory. Two variants, as ``int_gemm``'s (the ``q_type`` axis):
-``default`` decodes q as int8 in byte arithmetic mod 256 (planes worth 2^8 and more drop
-out, o is added bytewise), exact where q fits int8 as the q8 path; ``wide`` decodes q whole
-in int32 and splits it into three byte planes (three MMAs), exact for every family. The
-wgmma and TMA-ring paths of ``int_gemm`` take q8 only; this stage is the capability and its
-cost, measured beside them (kernels/NOTES.md counts what a decode in the wgmma kernel's
-producer would save and cost).
+No decode pass and no q in memory: the kernel decodes q where it loads A. Two paths:
+``int_gemm_packed_wgmma`` (and ``_single`` up to two M blocks, K split where its tiles are
+few) where N and K are multiples of 128 and G is 128, the int8 decode only: int_gemm's Hopper
+kernel, whose producer warpgroup decodes each stage's A tile from the planes into shared
+memory where int_gemm's has TMA load q8 (``harness.spikes.wgmma`` launches both); and the
+general path (mma.sync, any shape), which decodes 16 values at a time in its A-tile load.
+Two variants, as ``int_gemm``'s (the ``q_type`` axis): ``default`` decodes q as int8 in byte
+arithmetic mod 256 (planes worth 2^8 and more drop out, o is added bytewise), exact where q
+fits int8 as the q8 path; ``wide`` decodes q whole in int32 and splits it into three byte
+planes (three MMAs; the general path only), exact for every family.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from harness.api import Axis, Launcher, Point, Rows, Stage, Variant
-from harness.spikes import axes, families, geometry, inputs, spec
+from harness.spikes import axes, families, geometry, inputs, spec, wgmma
 from harness.spikes.tolerances import INT_GEMM_OUT
 
 MODE = "unidirectional"
@@ -51,9 +53,18 @@ def _shape(p: Point) -> tuple[int, int, int, int, int]:
             Q_PLANES[p["q_type"]])
 
 
+def path(p: Point) -> str:
+    """The kernel a point runs on: ``wgmma`` (the int8 decode, N and K multiples of 128, G
+    = 128) or ``general``."""
+    _, n, k, g, _ = _shape(p)
+    return "wgmma" if p["q_type"] == "int8" and wgmma.fits(n, k, g) else "general"
+
+
 def plan(p: Point, tile: geometry.GeneralTile = geometry.GENERAL_TILE) -> dict[str, Any]:
-    """The general path's launch on ``tile`` (int_gemm's, shared:
-    ``geometry.general_gemm_plan``)."""
+    """The point's launch: the wgmma path's workspace (``wgmma.plan``), or the general
+    path's launch on ``tile`` (int_gemm's, shared: ``geometry.general_gemm_plan``)."""
+    if path(p) == "wgmma":
+        return wgmma.plan(*_shape(p)[:3])
     return geometry.general_gemm_plan(*_shape(p), tile)
 
 
@@ -119,8 +130,13 @@ def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[s
 
 
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
-    """The general path's grid: column tiles, row tiles, splits of K."""
+    """The wgmma path (its persistent grid, A's planes and stats after the tensor maps), or
+    the general path's grid: column tiles, row tiles, splits of K."""
     m, n, k, g = (int(p[a]) for a in ("batch", "out_f", "in_f", "group_size"))
+    if path(p) == "wgmma":
+        wgmma.enqueue(launch, "int_gemm_packed_wgmma", bufs, m, n, k,
+                      lambda cn: (bufs["planes"], bufs["stats"]), a_first=False)
+        return
     # a -D build as it was compiled
     pl = plan(p, geometry.GeneralTile.launchable(dict(v.defines), "int_gemm_packed"))
     launch("int_gemm_packed", pl["grid"], (pl["threads"], 1, 1),
@@ -131,9 +147,13 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
 
 
 def workspace(p: Point) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
-    """Split-K partial sums and a ticket a tile (zeros between runs), for any tile a build
-    may have (``geometry.general_gemm_workspace``)."""
-    ws, counters = geometry.general_gemm_workspace(*_shape(p))
+    """Split-K partial sums and their tickets (zeros between runs): the wgmma path's, or the
+    general path's for any tile a build may have (``geometry.general_gemm_workspace``)."""
+    if path(p) == "wgmma":
+        pl = plan(p)
+        ws, counters = pl["ws"], pl["counters"]
+    else:
+        ws, counters = geometry.general_gemm_workspace(*_shape(p))
     return {"ws": ((ws,), np.dtype(np.float32)),
             "counters": ((counters,), np.dtype(np.uint32))}
 
@@ -148,7 +168,7 @@ def bytes_moved(p: Point) -> int:
 
 STAGE = Stage(
     name="int_gemm_packed",
-    entry_points=("int_gemm_packed",),
+    entry_points=("int_gemm_packed_wgmma", "int_gemm_packed_wgmma_single", "int_gemm_packed"),
     description="exact integer GEMM with group scales, A read as bit-packed spike planes "
                 "(decoded in the tile load; no q in memory)",
     axes=(axes.BATCH, axes.OUT_F, axes.WEIGHT_IN_F, axes.GROUP_SIZE, axes.K_INPUT,
@@ -167,9 +187,12 @@ STAGE = Stage(
     flops=inputs.layer_flops,
     tolerances={"out": INT_GEMM_OUT},
     cases=(
-        {"batch": 1, "out_f": 384, "in_f": 1024},          # one row, split K
+        {"batch": 1, "out_f": 384, "in_f": 1024},          # one row (int8: wgmma, split K)
         {"batch": 77, "out_f": 256, "in_f": 512},          # M not a tile multiple
-        {"batch": 300, "out_f": 384, "in_f": 3584},        # several row tiles
+        {"batch": 300, "out_f": 384, "in_f": 3584},        # several row tiles (int8: pairs)
+        {"batch": 520, "out_f": 1024, "in_f": 512},        # int8: 3 x 8 pair tiles, M partial
+        {"batch": 12, "out_f": 256, "in_f": 1024, "k": 0.5},   # int8: wgmma, T small
+        {"batch": 300, "out_f": 256, "in_f": 1024, "k": 16.0},  # int8: pairs, T = 8
         {"batch": 7, "out_f": 3, "in_f": 5, "group_size": 2},     # odd all; K < a word
         {"batch": 33, "out_f": 130, "in_f": 130},          # K % 32 != 0: padding bits
         {"batch": 65, "out_f": 129, "in_f": 300, "group_size": 7},  # K % 16 != 0
@@ -178,6 +201,11 @@ STAGE = Stage(
         {"batch": 9, "out_f": 96, "in_f": 2048, "k": 16.0},   # normal: T = 8, v past 127
     ),
     default_sweep={"batch": (1, 16, 1024, 8192), "out_f": (18944, 3584)},
+    # The wgmma path under compute-sanitizer: the single kernel on two M tiles, the second
+    # mostly past M (its rows decoded from no planes), K split; the paired kernel on three M
+    # tiles, its second pair's second CTA wholly past M, eight K tiles (the ring wraps).
+    sanitize_shapes=({"batch": 130, "out_f": 256, "in_f": 1024},
+                     {"batch": 300, "out_f": 256, "in_f": 1024}),
     variants=(
         # The families whose q fits int8 (the llm family's outliers do not).
         Variant("default", (("PACKED_WIDE", "0"),), "q decoded as int8 (bytewise)",
@@ -191,6 +219,8 @@ STAGE = Stage(
     torch_impl=torch_impl,
     workspace=workspace,
     zeroed=("counters",),
+    header_libraries=("cutlass",),
+    arch_specific=True,
     # Each row of out is that row of the planes and vth against the whole of the weights.
     rows=Rows("batch", {"planes": 1, "vth": 0}, {"out": 0}),
     compute_peak="int8_dense",

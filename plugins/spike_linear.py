@@ -23,8 +23,9 @@ two). The variants (the ``q_path`` axis):
 - ``packed``: the spikes feed the GEMM. The fused stage writes its bit-packed planes
   (unidirectional), and ``int_gemm_packed`` reads them as its A operand, decoding q in its
   tile load: no int8 planes and no q read by the GEMM (q8 is still the fused stage's
-  workspace). Its GEMM is the general path, so this is the capability and its cost, not
-  the fast layer. Exact where q fits int8, as ``default``.
+  workspace). Where N and K are multiples of 128 and G is 128 its GEMM is int_gemm's Hopper
+  kernel with the decode in its producer warpgroup (the general path elsewhere). Exact
+  where q fits int8, as ``default``.
 - ``operand``: ``default`` (unidirectional) with the activation stage writing only what the
   GEMM reads (vth, stats, q8: its ``operand`` layout, pass 1 alone): the spikes are not
   materialised: q8 written once, x read once where a row fits the thread caches. Where

@@ -17,7 +17,8 @@ from harness.contract.launcher import RecordingLauncher
 #: rows and the build: checked in test_activation_fused).
 OWN_BLOCK = {"gemm", "wq_vec1", "wq_vec4", "wq_any", "int_gemm_wgmma", "int_gemm_wgmma_single",
              "int_gemm_stream1", "int_gemm_stream", "int_gemm_small1", "int_gemm_small",
-             "int_gemm_general", "int_gemm_packed", "act_one", "act_rows"}
+             "int_gemm_general", "int_gemm_packed", "int_gemm_packed_wgmma",
+             "int_gemm_packed_wgmma_single", "act_one", "act_rows"}
 STAGES = tuple(sorted(registry.discover(entry_points=False).stages))
 
 

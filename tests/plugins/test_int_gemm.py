@@ -441,11 +441,11 @@ def test_a_sanitize_shape_wraps_each_tma_ring(st) -> None:  # type: ignore[no-un
     def cdiv(a: int, b: int) -> int:
         return -(-a // b)
 
-    sms, src = 132, "kernels/int_gemm.cu"
+    sms, src, body = 132, "kernels/int_gemm.cu", "kernels/common/igemm_wgmma.cuh"
     groups = kernel_define(src, "IGT_GROUPS")
     stream_stages = 16 // groups  # IGT_STAGES' default, (16 / IGT_GROUPS)
-    wg_stages = kernel_define(src, "IG_STAGES")  # the first: the TMA-store build's
-    cm, cn = kernel_define(src, "IG_CLUSTER_M"), kernel_define(src, "IG_CLUSTER_N")
+    wg_stages = kernel_define(body, "IG_STAGES")  # the first: the TMA-store build's
+    cm, cn = kernel_define(body, "IG_CLUSTER_M"), kernel_define(body, "IG_CLUSTER_N")
     wrapped = set()
     for shape in st.sanitize_shapes:
         p = st.point(st.variant("int8"), **shape)

@@ -9,6 +9,7 @@ import pytest
 from harness.api import BadInput
 from harness.contract.launcher import RecordingLauncher
 from harness.spikes import inputs, spec
+from tests.plugins.support import kernel_define
 
 
 @pytest.fixture(scope="module")
@@ -84,7 +85,7 @@ def test_a_tile_build_is_launched_as_compiled(st) -> None:  # type: ignore[no-un
     with the default tile's, its blocks would read and write past their tiles); a tile past
     the workspace's sizing is refused in one line."""
     v = st.variant("default").tuned({"IGG_BM": "128", "IGG_WM": "4"})
-    p = st.point(v, batch=1024, out_f=18944, in_f=3584)
+    p = st.point(v, batch=1024, out_f=18940, in_f=3584)  # N % 128 != 0: the general path
     launch = RecordingLauncher(128)
     st.enqueue(launch, _BUFS, p, v)
     ((name, grid, block, _, shared),) = launch.calls
@@ -95,3 +96,80 @@ def test_a_tile_build_is_launched_as_compiled(st) -> None:  # type: ignore[no-un
     big = st.variant("default").tuned({"IGG_BN": "256", "IGG_WN": "8"})
     with pytest.raises(BadInput, match="the general path built with a 64 x 256 tile"):
         st.enqueue(launch, _BUFS, st.point(big, **p), big)
+
+
+@pytest.mark.parametrize(("variant", "shape", "kind"), [
+    ("default", {"batch": 8192, "out_f": 18944, "in_f": 3584}, "wgmma"),
+    ("default", {"batch": 1, "out_f": 3584, "in_f": 3584}, "wgmma"),
+    ("wide", {"batch": 8192, "out_f": 18944, "in_f": 3584}, "general"),  # int32 decode
+    ("default", {"batch": 64, "out_f": 18940, "in_f": 3584}, "general"),  # N % 128
+    ("default", {"batch": 64, "out_f": 256, "in_f": 1040}, "general"),    # K % 128
+    ("default", {"batch": 64, "out_f": 256, "in_f": 1024, "group_size": 64}, "general"),
+])
+def test_the_path_by_shape(st, variant, shape, kind) -> None:  # type: ignore[no-untyped-def]
+    v = st.variant(variant)
+    assert _mod().path(st.point(v, **shape)) == kind
+
+
+class _Module(RecordingLauncher):
+    """The packed module's wgmma constants (clusters of 2 along M, K split at most 4 ways)
+    and the names read."""
+
+    def __init__(self) -> None:
+        super().__init__(256)
+        self.read: list[str] = []
+
+    def constant(self, name, count=1):  # type: ignore[no-untyped-def]
+        self.read.append(name)
+        if name == "int_gemm_packed_wgmma_config":
+            return np.array([128, 128, 128, 5, 2, 384, 0, 1, 1, 4], dtype=np.int32)[:count]
+        if name == "int_gemm_packed_wgmma_out_box":
+            return np.array([64, 32], dtype=np.int32)[:count]
+        return np.array([200_000], dtype=np.int32)
+
+
+def test_the_wgmma_launch_takes_the_planes_after_the_maps(st) -> None:  # type: ignore[no-untyped-def]
+    """Past two M blocks: int_gemm_packed_wgmma on pairs along M over the SMs, the weights'
+    and out's tensor maps, then the planes and stats where int_gemm's kernel takes q's map
+    first; its module's own constants are read."""
+    v = st.variant("default")
+    p = st.point(v, batch=8192, out_f=18944, in_f=3584)
+    launch = _Module()
+    st.enqueue(launch, _BUFS, p, v)
+    ((name, grid, block, args, shared),) = launch.calls
+    assert (name, grid, block, shared) == ("int_gemm_packed_wgmma", (132, 1, 1), (384, 1, 1),
+                                          200_000)
+    assert args[2:8] == ("planes", "stats", "scale", "vth", "bias", "out")
+    assert [int(a) for a in args[8:]] == [8192, 18944, 3584, 8]
+    assert set(launch.read) == {"int_gemm_packed_wgmma_smem", "int_gemm_packed_wgmma_config",
+                                "int_gemm_packed_wgmma_out_box"}
+    assert st.workspace(p)["ws"][0] == (1,)
+
+
+def test_the_wgmma_launch_splits_k_at_one_m_block(st) -> None:  # type: ignore[no-untyped-def]
+    """Up to two M blocks: the single kernel, K split where its tiles are few (28 tiles of
+    3584 x 3584 on 132 SMs: four ways), on a workspace sized for it."""
+    v = st.variant("default")
+    p = st.point(v, batch=16, out_f=3584, in_f=3584)
+    launch = _Module()
+    st.enqueue(launch, _BUFS, p, v)
+    ((name, grid, _, args, _),) = launch.calls
+    assert name == "int_gemm_packed_wgmma_single"
+    assert args[12:] == (4, "ws", "counters") and grid == (112, 1, 1)
+    ws = st.workspace(p)
+    assert ws["ws"][0][0] >= 4 * 16 * 3584 and ws["counters"][0][0] >= 28 * 8
+
+
+def test_the_sanitize_shapes_reach_both_wgmma_kernels_and_wrap_the_ring(st) -> None:  # type: ignore[no-untyped-def]
+    """compute-sanitizer watches the single kernel and the paired one, the latter on a
+    shape whose K tiles outnumber the ring's stages (the producer's decode writes a stage
+    the consumers freed)."""
+    stages = kernel_define("kernels/common/igemm_wgmma.cuh", "IG_STAGES")
+    names, wraps = set(), False
+    for shape in st.sanitize_shapes:
+        p = st.point(st.variant("default"), **shape)
+        launch = _Module()
+        st.enqueue(launch, _BUFS, p, st.variant("default"))
+        names |= set(launch.names)
+        wraps |= launch.names == ["int_gemm_packed_wgmma"] and p["in_f"] // 128 > stages
+    assert names == {"int_gemm_packed_wgmma", "int_gemm_packed_wgmma_single"} and wraps
