@@ -25,12 +25,14 @@
 #include "igemm_small.cuh"
 
 // The register split of the wgmma kernel's warpgroups when its producer decodes: the
-// decoder holds up to 32 plane words a thread (four units of up to 8 planes).
+// decoder holds up to 32 plane words a thread (four units of up to 8 planes). The two must
+// fit the registers the launch gave the CTA (168 a thread of 384; ptxas spills the
+// decoder at 88).
 #ifndef IGP_PRODUCER_REGS
 #define IGP_PRODUCER_REGS 96
 #endif
 #ifndef IGP_CONSUMER_REGS
-#define IGP_CONSUMER_REGS 208
+#define IGP_CONSUMER_REGS 200
 #endif
 
 namespace {

@@ -181,8 +181,11 @@ static_assert(!(IG_SPLIT && IG_OVERLAP), "IG_SPLIT and IG_OVERLAP exclude each o
 static_assert(!(IG_OVERLAP && IG_PINGPONG), "IG_OVERLAP and IG_PINGPONG exclude each other");
 static_assert(IG_CLUSTER_N == 1 || IG_CLUSTER_N == 2, "IG_CLUSTER_N must be 1 or 2");
 static_assert(IG_SPLITS_MAX >= 1, "IG_SPLITS_MAX: at least 1");
-static_assert(PRODUCER_REGS<false> * 128 + CONSUMER_REGS<false> * 256 <= 65536 &&
-              PRODUCER_REGS<true> * 128 + CONSUMER_REGS<true> * 256 <= 65536, "register split");
+// (within the registers the launch gives the CTA: 65536 / THREADS a thread, rounded down to 8)
+static_assert(PRODUCER_REGS<false> * 128 + CONSUMER_REGS<false> * 256 <= 168 * THREADS &&
+              PRODUCER_REGS<true> * 128 + CONSUMER_REGS<true> * 256 <= 168 * THREADS,
+              "register split");
+static_assert((65536 / THREADS) / 8 * 8 == 168, "the CTA's registers a thread");
 static_assert(SMEM_ALLOC <= 232448, "too many stages for 227 KB of shared memory");
 
 // Named barriers of the ping-pong (0 is __syncthreads'): TURN0 lets warpgroup 1 (c = 0)
@@ -416,7 +419,11 @@ __device__ __forceinline__ void wgmma_tiles(const ASrc& asrc, const CUtensorMap&
     constexpr bool WIDE_PRODUCER = CS > 1 || SPLIT_K;
     constexpr int P_REGS = ASrc::PRODUCER_REGS ? ASrc::PRODUCER_REGS : PRODUCER_REGS<WIDE_PRODUCER>;
     constexpr int C_REGS = ASrc::CONSUMER_REGS ? ASrc::CONSUMER_REGS : CONSUMER_REGS<WIDE_PRODUCER>;
-    static_assert(P_REGS * 128 + C_REGS * 256 <= 65536, "register split");
+    // setmaxnreg moves registers between the warpgroups within what the launch gave the CTA
+    // (65536 / THREADS a thread, rounded down to 8): a split past it waits forever in the
+    // consumers' increase.
+    static_assert(P_REGS * 128 + C_REGS * 256 <= (65536 / THREADS) / 8 * 8 * THREADS,
+                  "register split past the CTA's registers");
     static_assert(ASrc::BY_TMA || CN == 1, "A written by the producer is not multicast");
     extern __shared__ __align__(1024) uint8_t smem_raw[];
 #if IG_TMA_STORE && IG_OUT_FULL
