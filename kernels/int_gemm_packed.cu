@@ -34,6 +34,12 @@
 #ifndef IGP_CONSUMER_REGS
 #define IGP_CONSUMER_REGS 200
 #endif
+// 1: each unit's words of the next K tile are loaded as soon as the unit is decoded, into
+// the registers it freed (their latency spent on the other units and the stage's wait);
+// 0: a K tile's words are loaded when its fill starts (an A/B of where the loads wait).
+#ifndef IGP_PREFETCH
+#define IGP_PREFETCH 1
+#endif
 
 namespace {
 
@@ -67,8 +73,10 @@ struct PackedA {
             for (int i = 0; i < TT; ++i) reg[j][i] = row < M ? __ldg(p - i * plane) : 0u;
         }
         __device__ __forceinline__ void fetch(int m0, int kt) {
+            if constexpr (IGP_PREFETCH) {
 #pragma unroll
-            for (int j = 0; j < 4; ++j) fetch_unit(j, m0, kt);
+                for (int j = 0; j < 4; ++j) fetch_unit(j, m0, kt);
+            }
         }
         // Unit j's 32 values as q bytes, in value order: words 2b and 2b + 1 hold values
         // 8b .. 8b + 7 (byte b of each plane word as an 8 x 8 bit matrix, transposed).
@@ -97,11 +105,15 @@ struct PackedA {
         // of row r at c ^ (r % 8): CU_TENSOR_MAP_SWIZZLE_128B), each unit's registers then
         // refilled with K tile kt + 1 if `more`.
         __device__ __forceinline__ void fill(uint32_t a, int m0, int kt, bool more) {
+            if constexpr (!IGP_PREFETCH) {
+#pragma unroll
+                for (int j = 0; j < 4; ++j) fetch_unit(j, m0, kt);
+            }
 #pragma unroll
             for (int j = 0; j < 4; ++j) {
                 unsigned q[8];
                 decode(j, q);
-                if (more) fetch_unit(j, m0, kt + 1);
+                if (IGP_PREFETCH && more) fetch_unit(j, m0, kt + 1);
                 const int r = r0 + 8 * j;
                 const uint32_t row = a + 128u * static_cast<uint32_t>(r);
                 const uint32_t c = 2u * static_cast<uint32_t>(word);
