@@ -35,10 +35,10 @@
 #define IGP_CONSUMER_REGS 200
 #endif
 // 1: each unit's words of the next K tile are loaded as soon as the unit is decoded, into
-// the registers it freed (their latency spent on the other units and the stage's wait);
-// 0: a K tile's words are loaded when its fill starts (an A/B of where the loads wait).
+// the registers it freed; 0: a K tile's words are loaded when its fill starts. 0 measured
+// 7-8 % faster (kernels/NOTES.md: the stage's proxy fence waited on the early loads).
 #ifndef IGP_PREFETCH
-#define IGP_PREFETCH 1
+#define IGP_PREFETCH 0
 #endif
 
 namespace {
@@ -68,9 +68,15 @@ struct PackedA {
 
         __device__ __forceinline__ void fetch_unit(int j, int m0, int kt) {
             const int row = m0 + r0 + 8 * j;
-            const unsigned* p = low + static_cast<size_t>(row) * W + 4 * kt;
+            // One pointer walked down the planes (a 64-bit subtract a word), where indexing
+            // each plane from the base cost a multiply and a reload of the base a word.
+            const unsigned* p = low + (static_cast<size_t>(row) * W + 4 * kt);
+            const bool in = row < M;
 #pragma unroll
-            for (int i = 0; i < TT; ++i) reg[j][i] = row < M ? __ldg(p - i * plane) : 0u;
+            for (int i = 0; i < TT; ++i) {
+                reg[j][i] = in ? __ldg(p) : 0u;
+                p -= plane;
+            }
         }
         __device__ __forceinline__ void fetch(int m0, int kt) {
             if constexpr (IGP_PREFETCH) {
