@@ -27,7 +27,8 @@
 // The register split of the wgmma kernel's warpgroups when its producer decodes: the
 // decoder holds up to 32 plane words a thread (four units of up to 8 planes). The two must
 // fit the registers the launch gave the CTA (168 a thread of 384; ptxas spills the
-// decoder at 88).
+// decoder at 88). These set the decoding kernels' split; the header's IG_PRODUCER_REGS and
+// IG_CONSUMER_REGS do not apply to them.
 #ifndef IGP_PRODUCER_REGS
 #define IGP_PRODUCER_REGS 96
 #endif
@@ -134,7 +135,9 @@ struct PackedA {
 
     template <class Body>
     __device__ __forceinline__ void run(Body&& body) const {
-        const int T = __ldg(stats + 3);
+        // SPEC's T is at least 1; a T below it reads no plane (q = o), never one before the
+        // buffer.
+        const int T = max(__ldg(stats + 3), 0);
         const unsigned o4 = (static_cast<unsigned>(__ldg(stats + 2)) & 0xFFu) * 0x01010101u;
         const int tid = threadIdx.x;  // 0..127: the producer warpgroup
         const int lane = tid & 31, r0 = 32 * (tid >> 5) + (lane >> 2), word = lane & 3;

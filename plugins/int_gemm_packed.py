@@ -15,6 +15,10 @@ Two variants, as ``int_gemm``'s (the ``q_type`` axis): ``default`` decodes q as 
 arithmetic mod 256 (planes worth 2^8 and more drop out, o is added bytewise), exact where q
 fits int8 as the q8 path; ``wide`` decodes q whole in int32 and splits it into three byte
 planes (three MMAs; the general path only), exact for every family.
+
+The wgmma kernels are built for sm_90a, so the stage is arch-specific, its general path too.
+A ``--define`` of the general path's tile (``IGG_*``) reaches only the points that take it:
+a tile sweep on N and K multiples of 128 (G = 128) times the wgmma kernel.
 """
 
 from __future__ import annotations
@@ -93,6 +97,8 @@ def check_inputs(ins: Mapping[str, np.ndarray], p: Point) -> str | None:
     """The planes buffer must hold T planes; q must fit the variant's decode (int8), and
     every group sum int32."""
     qmin, qmax, _, t = (int(x) for x in ins["stats"])
+    if t < 1:
+        return f"bad input: stats say T = {t}, SPEC's T is at least 1"
     if t > ins["planes"].shape[0]:
         return f"bad input: stats say T = {t}, the planes buffer holds {ins['planes'].shape[0]}"
     if p["q_type"] == "int8" and not spec.fits_int8(qmin, qmax):
@@ -193,6 +199,10 @@ STAGE = Stage(
         {"batch": 520, "out_f": 1024, "in_f": 512},        # int8: 3 x 8 pair tiles, M partial
         {"batch": 12, "out_f": 256, "in_f": 1024, "k": 0.5},   # int8: wgmma, T small
         {"batch": 300, "out_f": 256, "in_f": 1024, "k": 16.0},  # int8: pairs, T = 8
+        # int8: the decoder at every T the families give (normal T 2, 4, 7; ramp 1, 2, 5)
+        {"batch": 12, "out_f": 256, "in_f": 1024, "k": 0.25},
+        {"batch": 40, "out_f": 128, "in_f": 512, "k": 1.0},
+        {"batch": 140, "out_f": 256, "in_f": 1024, "k": 8.0},
         {"batch": 7, "out_f": 3, "in_f": 5, "group_size": 2},     # odd all; K < a word
         {"batch": 33, "out_f": 130, "in_f": 130},          # K % 32 != 0: padding bits
         {"batch": 65, "out_f": 129, "in_f": 300, "group_size": 7},  # K % 16 != 0

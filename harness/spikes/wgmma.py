@@ -24,8 +24,9 @@ TILE = 128
 #: TILE times this (a build with IG_CLUSTER_N=2 needs N % 256 == 0, as 18944 and 3584 are).
 CLUSTER_N = 1
 #: Up to this many rows (one or two M blocks) the path runs without its cluster along M
-#: (``<prefix>_single``): measured faster there on both shapes of the A/B (2-21 % at M
-#: 64-256; kernels/NOTES.md, statistics/<gpu>/tuning/cluster-m/).
+#: (``<prefix>_single``): measured faster there for int_gemm's q8 kernel on both shapes of
+#: the A/B (2-21 % at M 64-256; kernels/NOTES.md, statistics/<gpu>/tuning/cluster-m/);
+#: int_gemm_packed's decoding kernel takes the same rule, not measured apart.
 SINGLE_M = 2 * TILE
 #: The most ways the single kernel splits K (the modules' IG_SPLITS_MAX default; the
 #: workspace is sized for it), and the fewest K tiles a split takes.

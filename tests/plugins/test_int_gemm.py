@@ -510,3 +510,16 @@ def test_a_general_tile_that_is_no_decimal_integer_is_bad_input() -> None:
     with pytest.raises(BadInput, match="IGG_BM=0x80: the general path's tile takes a "
                                        "positive decimal integer"):
         geometry.GeneralTile.of_defines({"IGG_BM": "0x80"})
+
+
+@pytest.mark.skipif(__import__("shutil").which("nvcc") is None, reason="needs nvcc on PATH")
+def test_the_wgmma_kernels_fit_the_registers_the_launch_gives(st) -> None:  # type: ignore[no-untyped-def]
+    """The wgmma kernels' setmaxnreg split moves registers within what the launch gave the
+    CTA: ptxas must give each 168 a thread of 384 (the bound common/igemm_wgmma.cuh's assert
+    assumes; fewer, and the consumers' increase would wait forever), with no spills."""
+    from harness.contract import kernel
+
+    res = {r.function: r for r in kernel.nvcc_report(st, st.variant("int8"))}
+    for name in ("int_gemm_wgmma", "int_gemm_wgmma_single"):
+        assert res[name].registers == 168, (name, res[name])
+        assert res[name].spill_stores == 0 and res[name].spill_loads == 0, (name, res[name])

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 
 from harness.api import BadInput
+from harness.contract import kernel
 from harness.contract.launcher import RecordingLauncher
 from harness.spikes import inputs, spec
 from tests.plugins.support import kernel_define
@@ -59,6 +60,9 @@ def test_each_decode_refuses_what_it_cannot_hold(st) -> None:  # type: ignore[no
     why = st.check_inputs({"planes": np.zeros((3, 2, 8), np.uint32),
                            "stats": np.array([0, 20, 0, 5], np.int32)}, p)
     assert why is not None and "holds 3" in why
+    why = st.check_inputs({"planes": np.zeros((3, 2, 8), np.uint32),
+                           "stats": np.array([0, 0, 0, 0], np.int32)}, p)
+    assert why is not None and "at least 1" in why
 
 
 @pytest.mark.parametrize(("variant", "qp"), [("default", 1), ("wide", 3)])
@@ -173,3 +177,15 @@ def test_the_sanitize_shapes_reach_both_wgmma_kernels_and_wrap_the_ring(st) -> N
         names |= set(launch.names)
         wraps |= launch.names == ["int_gemm_packed_wgmma"] and p["in_f"] // 128 > stages
     assert names == {"int_gemm_packed_wgmma", "int_gemm_packed_wgmma_single"} and wraps
+
+
+@pytest.mark.skipif(__import__("shutil").which("nvcc") is None, reason="needs nvcc on PATH")
+def test_the_decoding_kernels_fit_the_registers_the_launch_gives(st) -> None:  # type: ignore[no-untyped-def]
+    """The wgmma kernels' setmaxnreg split (the decoder's and the consumers') moves registers
+    within what the launch gave the CTA: ptxas must give each 168 a thread of 384 (the
+    bound the kernel's assert assumes; fewer, and the consumers' increase would wait
+    forever), with no spills in either warpgroup."""
+    res = {r.function: r for r in kernel.nvcc_report(st, st.variant("default"))}
+    for name in ("int_gemm_packed_wgmma", "int_gemm_packed_wgmma_single"):
+        assert res[name].registers == 168, (name, res[name])
+        assert res[name].spill_stores == 0 and res[name].spill_loads == 0, (name, res[name])
