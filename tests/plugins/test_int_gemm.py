@@ -9,7 +9,7 @@ import pytest
 from harness.api import BadInput
 from harness.contract.launcher import RecordingLauncher
 from harness.spikes import geometry
-from tests.plugins.support import kernel_define
+from tests.plugins.support import WgmmaModule, kernel_define
 
 
 @pytest.fixture(scope="module")
@@ -237,30 +237,10 @@ def test_the_small_kernels_launch_with_their_own_warps(st) -> None:  # type: ign
         assert launch.calls[0][1][0] == -(-18944 // (threads // 32 * 16))
 
 
-class _Clustered(RecordingLauncher):
+def _clustered(fits: int, cn: int = 2, most: int = 4) -> WgmmaModule:
     """The module's 2 x 2 cluster configuration (``cn`` CTAs along N, K split at most
     ``most`` ways), and a device that runs ``fits`` clusters."""
-
-    def __init__(self, fits: int, cn: int = 2, most: int = 4) -> None:
-        super().__init__(256)
-        self.fits, self.maps, self.asked = fits, [], []
-        self.cn, self.most = cn, most
-
-    def constant(self, name, count=1):  # type: ignore[no-untyped-def]
-        if name == "int_gemm_wgmma_config":
-            return np.array([128, 128, 128, 5, 2, 384, 0, self.cn, 0, self.most],
-                            dtype=np.int32)[:count]
-        if name == "int_gemm_wgmma_out_box":
-            return np.array([64, 32], dtype=np.int32)[:count]
-        return np.array([200_000], dtype=np.int32)
-
-    def max_active_clusters(self, name, cluster, threads, shared):  # type: ignore[no-untyped-def]
-        self.asked.append((name, cluster, threads, shared))
-        return self.fits
-
-    def tensor_map(self, buf, dtype, rows, cols, box_rows, box_cols, swizzle=128):  # type: ignore[no-untyped-def]
-        self.maps.append((rows, cols, box_rows, box_cols, swizzle))
-        return super().tensor_map(buf, dtype, rows, cols, box_rows, box_cols, swizzle)
+    return WgmmaModule("int_gemm_wgmma", cn=cn, most=most, by_sms=0, fits=fits)
 
 
 @pytest.mark.parametrize(("batch", "fits", "ctas"), [(8192, 32, 128), (8192, 33, 132),
@@ -271,7 +251,7 @@ def test_the_persistent_grid_is_the_clusters_that_run_at_once(st, batch, fits, c
     tiles; each CTA's TMA box is its share of the tiles it multicasts, and out is stored in
     64 x 32 fp32 boxes."""
     p = st.point(st.variant("int8"), batch=batch, out_f=18944, in_f=3584)
-    launch = _Clustered(fits)
+    launch = _clustered(fits)
     st.enqueue(launch, {n: 0 for n in _BUFS}, p, st.variant("int8"))
     (name, grid, block, args, shared), = launch.calls
     assert (name, block, shared) == ("int_gemm_wgmma", (384, 1, 1), 200_000)
@@ -290,7 +270,7 @@ def test_one_or_two_m_blocks_run_without_the_cluster_along_m(st, batch, fits, ct
     its share of q's along N; the grid is the clusters of two that run at once, or the
     tiles, whichever is fewer."""
     p = st.point(st.variant("int8"), batch=batch, out_f=18944, in_f=3584)
-    launch = _Clustered(fits)
+    launch = _clustered(fits)
     st.enqueue(launch, {n: n for n in _BUFS}, p, st.variant("int8"))
     (name, grid, _, args, _), = launch.calls
     assert name == "int_gemm_wgmma_single"
@@ -314,7 +294,7 @@ def test_the_single_kernel_splits_k_where_its_tiles_are_few(st, batch, out_f, in
     four, each at least four K tiles); the grid is the units, and the workspace holds
     the splits' partial sums and a ticket for each of a tile's eight consumer warps."""
     p = st.point(st.variant("int8"), batch=batch, out_f=out_f, in_f=in_f)
-    launch = _Clustered(fits=132, cn=1)
+    launch = _clustered(fits=132, cn=1)
     st.enqueue(launch, {n: n for n in _BUFS}, p, st.variant("int8"))
     (name, grid, _, args, _), = launch.calls
     tiles = -(-batch // 128) * (out_f // 128)
@@ -329,7 +309,7 @@ def test_the_splits_follow_the_clusters_that_run_at_once(st) -> None:  # type: i
     """Where the occupancy query answers fewer clusters than the SMs, K is split for those:
     66 at once over 28 tiles, two ways (not four, which would run units one after another)."""
     p = st.point(st.variant("int8"), batch=64, out_f=3584, in_f=3584)
-    launch = _Clustered(fits=66, cn=1)
+    launch = _clustered(fits=66, cn=1)
     st.enqueue(launch, {n: n for n in _BUFS}, p, st.variant("int8"))
     (_, grid, _, args, _), = launch.calls
     assert args[11] == 2 and grid == (56, 1, 1)
@@ -338,11 +318,11 @@ def test_the_splits_follow_the_clusters_that_run_at_once(st) -> None:  # type: i
 def test_a_build_that_splits_more_than_the_workspace_holds_is_refused(st) -> None:  # type: ignore[no-untyped-def]
     p = st.point(st.variant("int8"), batch=64, out_f=3584, in_f=3584)
     with pytest.raises(BadInput, match="split K 8 ways: the workspace holds 4"):
-        st.enqueue(_Clustered(fits=132, cn=1, most=8), {n: n for n in _BUFS}, p,
+        st.enqueue(_clustered(fits=132, cn=1, most=8), {n: n for n in _BUFS}, p,
                    st.variant("int8"))
     # The clustered kernel never splits: such a build still runs it past M = 256.
     big = st.point(st.variant("int8"), batch=512, out_f=3584, in_f=3584)
-    launch = _Clustered(fits=132, cn=1, most=8)
+    launch = _clustered(fits=132, cn=1, most=8)
     st.enqueue(launch, {n: n for n in _BUFS}, big, st.variant("int8"))
     assert launch.names == ["int_gemm_wgmma"]
 

@@ -10,7 +10,7 @@ from harness.api import BadInput
 from harness.contract import kernel
 from harness.contract.launcher import RecordingLauncher
 from harness.spikes import inputs, spec
-from tests.plugins.support import kernel_define
+from tests.plugins.support import WgmmaModule, kernel_define
 
 
 @pytest.fixture(scope="module")
@@ -115,30 +115,13 @@ def test_the_path_by_shape(st, variant, shape, kind) -> None:  # type: ignore[no
     assert _mod().path(st.point(v, **shape)) == kind
 
 
-class _Module(RecordingLauncher):
-    """The packed module's wgmma constants (clusters of 2 along M, K split at most 4 ways)
-    and the names read."""
-
-    def __init__(self) -> None:
-        super().__init__(256)
-        self.read: list[str] = []
-
-    def constant(self, name, count=1):  # type: ignore[no-untyped-def]
-        self.read.append(name)
-        if name == "int_gemm_packed_wgmma_config":
-            return np.array([128, 128, 128, 5, 2, 384, 0, 1, 1, 4], dtype=np.int32)[:count]
-        if name == "int_gemm_packed_wgmma_out_box":
-            return np.array([64, 32], dtype=np.int32)[:count]
-        return np.array([200_000], dtype=np.int32)
-
-
 def test_the_wgmma_launch_takes_the_planes_after_the_maps(st) -> None:  # type: ignore[no-untyped-def]
     """Past two M blocks: int_gemm_packed_wgmma on pairs along M over the SMs, the weights'
     and out's tensor maps, then the planes and stats where int_gemm's kernel takes q's map
     first; its module's own constants are read."""
     v = st.variant("default")
     p = st.point(v, batch=8192, out_f=18944, in_f=3584)
-    launch = _Module()
+    launch = WgmmaModule("int_gemm_packed_wgmma")
     st.enqueue(launch, _BUFS, p, v)
     ((name, grid, block, args, shared),) = launch.calls
     assert (name, grid, block, shared) == ("int_gemm_packed_wgmma", (132, 1, 1), (384, 1, 1),
@@ -155,7 +138,7 @@ def test_the_wgmma_launch_splits_k_at_one_m_block(st) -> None:  # type: ignore[n
     3584 x 3584 on 132 SMs: four ways), on a workspace sized for it."""
     v = st.variant("default")
     p = st.point(v, batch=16, out_f=3584, in_f=3584)
-    launch = _Module()
+    launch = WgmmaModule("int_gemm_packed_wgmma")
     st.enqueue(launch, _BUFS, p, v)
     ((name, grid, _, args, _),) = launch.calls
     assert name == "int_gemm_packed_wgmma_single"
@@ -172,7 +155,7 @@ def test_the_sanitize_shapes_reach_both_wgmma_kernels_and_wrap_the_ring(st) -> N
     names, wraps = set(), False
     for shape in st.sanitize_shapes:
         p = st.point(st.variant("default"), **shape)
-        launch = _Module()
+        launch = WgmmaModule("int_gemm_packed_wgmma")
         st.enqueue(launch, _BUFS, p, st.variant("default"))
         names |= set(launch.names)
         wraps |= launch.names == ["int_gemm_packed_wgmma"] and p["in_f"] // 128 > stages

@@ -3,12 +3,11 @@ and where A's arguments go."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 from harness.api import BadInput
-from harness.contract.launcher import RecordingLauncher
 from harness.spikes import wgmma
+from tests.plugins.support import WgmmaModule
 
 
 @pytest.mark.parametrize(("n", "k", "g", "ok"), [(18944, 3584, 128, True),
@@ -34,30 +33,12 @@ def test_the_workspace_holds_the_most_splits_any_device_takes() -> None:
                                            "ws": 1}
 
 
-class _Module(RecordingLauncher):
-    def __init__(self, most: int = 4, cn: int = 1) -> None:
-        super().__init__(256)
-        self.most, self.cn, self.maps = most, cn, []
-
-    def constant(self, name, count=1):  # type: ignore[no-untyped-def]
-        if name == "k_config":
-            return np.array([128, 128, 128, 5, 2, 384, 0, self.cn, 1, self.most],
-                            dtype=np.int32)[:count]
-        if name == "k_out_box":
-            return np.array([64, 32], dtype=np.int32)[:count]
-        return np.array([1000], dtype=np.int32)
-
-    def tensor_map(self, buf, dtype, rows, cols, box_rows, box_cols, swizzle=128):  # type: ignore[no-untyped-def]
-        self.maps.append((buf, rows, cols, box_rows, box_cols))
-        return f"map:{buf}"
-
-
 _BUFS = {b: b for b in ("w_q", "scale", "vth", "bias", "out", "ws", "counters")}
 
 
 @pytest.mark.parametrize("a_first", [True, False])
 def test_a_goes_before_or_after_the_maps(a_first) -> None:  # type: ignore[no-untyped-def]
-    launch = _Module()
+    launch = WgmmaModule("k", smem=1000)
     wgmma.enqueue(launch, "k", _BUFS, 1000, 256, 512, lambda cn: ("a0", "a1"), a_first)
     ((name, grid, block, args, shared),) = launch.calls
     assert (name, block, shared) == ("k", (384, 1, 1), 1000)
@@ -66,11 +47,13 @@ def test_a_goes_before_or_after_the_maps(a_first) -> None:  # type: ignore[no-un
     assert args[:4] == head
     assert args[4:8] == ("scale", "vth", "bias", "out")
     # B's box is the pair's half of a tile; out's the module's 64 x 32
-    assert launch.maps == [("w_q", 256, 512, 64, 128), ("out", 1000, 256, 64, 32)]
+    assert launch.maps == [(256, 512, 64, 128, 128), (1000, 256, 64, 32, 128)]
 
 
 def test_a_build_past_the_workspace_or_the_clusters_shape_is_refused() -> None:
     with pytest.raises(BadInput, match="split K 8 ways: the workspace holds 4"):
-        wgmma.enqueue(_Module(most=8), "k", _BUFS, 16, 256, 512, lambda cn: (), True)
+        wgmma.enqueue(WgmmaModule("k", smem=1000, most=8), "k", _BUFS, 16, 256, 512,
+                      lambda cn: (), True)
     with pytest.raises(BadInput, match="clusters of 2 along N needs N a multiple of 256"):
-        wgmma.enqueue(_Module(cn=2), "k", _BUFS, 16, 384, 512, lambda cn: (), True)
+        wgmma.enqueue(WgmmaModule("k", smem=1000, cn=2), "k", _BUFS, 16, 384, 512,
+                      lambda cn: (), True)
