@@ -386,12 +386,19 @@ __device__ __forceinline__ void produce_decoded(const ASrc& asrc, const CUtensor
     struct Step {
         int u, kt, ke, m0, n0;
     };
+    // Past the last unit: a step of no tile (u >= nunits ends both walks). A unit of no K
+    // tiles (a split of more ways than K tiles, which the launch never asks for) is skipped,
+    // as the consumers' loop skips it.
     auto first = [&](int u) -> Step {
-        const int t = SPLIT_K ? u / sp : u;
-        const int kb = SPLIT_K ? (u % sp) * nk / sp : 0;
-        const int ke = SPLIT_K ? (u % sp + 1) * nk / sp : nk;
-        const TileCoord tc = tile_coord<CM, CN>(t, cmb, cnb, group_m, mi, ni);
-        return {u, kb, ke, tc.m0, tc.n0};
+        for (; u < nunits; u += ncl) {
+            const int t = SPLIT_K ? u / sp : u;
+            const int kb = SPLIT_K ? (u % sp) * nk / sp : 0;
+            const int ke = SPLIT_K ? (u % sp + 1) * nk / sp : nk;
+            if (kb == ke) continue;
+            const TileCoord tc = tile_coord<CM, CN>(t, cmb, cnb, group_m, mi, ni);
+            return {u, kb, ke, tc.m0, tc.n0};
+        }
+        return {u, 0, 0, 0, 0};
     };
     auto next = [&](Step st) -> Step { return ++st.kt < st.ke ? st : first(st.u + ncl); };
     asrc.run([&](auto dec) {
