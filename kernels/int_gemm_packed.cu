@@ -20,6 +20,17 @@
 #ifndef PACKED_WIDE
 #define PACKED_WIDE 0
 #endif
+// 1: the decoder's plane words come by TMA into a shared-memory staging buffer two steps
+// ahead (a 2-D map of the planes as P M rows of W words, boxes of 128 rows x 4 words, one a
+// plane), on a barrier of their own, and are read from there; the A/B ring then has 4
+// stages, not 5, to make room. 0: each thread loads its words from global memory when a
+// step's fill starts (its latency in the producer's path: kernels/NOTES.md).
+#ifndef IGP_STAGED
+#define IGP_STAGED 1
+#endif
+#if IGP_STAGED && !defined(IG_STAGES)
+#define IG_STAGES 4
+#endif
 #include "bits.cuh"
 #include "igemm_wgmma.cuh"
 #include "igemm_small.cuh"
@@ -35,62 +46,102 @@
 #ifndef IGP_CONSUMER_REGS
 #define IGP_CONSUMER_REGS 200
 #endif
-// 1: each unit's words of the next K tile are loaded as soon as the unit is decoded, into
-// the registers it freed; 0: a K tile's words are loaded when its fill starts. 0 measured
-// 7-8 % faster (kernels/NOTES.md: the stage's proxy fence waited on the early loads).
-#ifndef IGP_PREFETCH
-#define IGP_PREFETCH 0
-#endif
 
 namespace {
+
+// The staging buffers (IGP_STAGED): two slots of 8 planes x 128 rows x 4 words (16 KB), each
+// with a transaction barrier, past the kernel's own layout (the barriers in its last
+// 128-byte line's slack, the slots 128-aligned for the TMA).
+constexpr int STG_SLOTS = 2;
+constexpr int STG_PLANE_BYTES = 128 * 16;
+constexpr int STG_BYTES = 8 * STG_PLANE_BYTES;
+constexpr int OFF_STG_BAR = SMEM_USED;
+constexpr int OFF_STG = (OFF_STG_BAR + 8 * STG_SLOTS + 127) / 128 * 128;
+constexpr int PACKED_SMEM = IGP_STAGED ? OFF_STG + STG_SLOTS * STG_BYTES : SMEM_ALLOC;
+static_assert(PACKED_SMEM <= 232448, "the staging buffers do not fit beside the ring");
+static_assert(!IGP_STAGED || (IG_TMA_STORE && IG_OUT_FULL),
+              "the staging layout follows the full-tile TMA-store layout (no base slack)");
 
 // A from the planes, decoded by the wgmma kernel's producer warpgroup (see TmaA in
 // common/igemm_wgmma.cuh for what an A source provides). A K tile's A is 128 rows x 128
 // values: 4 words of each plane a row. Producer thread (warp wp, lane l) takes the four
-// units (row 32 wp + 8 j + l / 4, word l % 4), j = 0..3: a warp's load instruction reads 8
-// rows' 16 contiguous bytes of a plane. Only the TT = min(T, 8) planes worth less than 2^8
-// are read (the others drop out of q mod 256, as in the general path's int8 decode).
+// units (row 32 wp + 8 j + l / 4, word l % 4), j = 0..3: a warp's read of a plane is 8 rows'
+// 16 contiguous bytes. Only the TT = min(T, 8) planes worth less than 2^8 are read (the
+// others drop out of q mod 256, as in the general path's int8 decode): planes c .. c + TT - 1,
+// c = T - TT, local plane i of a step's words worth 2^(TT - 1 - i).
 struct PackedA {
     static constexpr bool BY_TMA = false;
     static constexpr int ARRIVALS = 128;
     static constexpr int PRODUCER_REGS = IGP_PRODUCER_REGS, CONSUMER_REGS = IGP_CONSUMER_REGS;
+    const CUtensorMap& map;  // planes as P M rows of W words, boxes of 128 rows x 4 words
     const unsigned* __restrict__ planes;
     const int* __restrict__ stats;
     int M, W;
 
+    __device__ __forceinline__ void init(uint8_t* smem) const {
+        if constexpr (IGP_STAGED) {
+            uint64_t* bar = reinterpret_cast<uint64_t*>(smem + OFF_STG_BAR);
+            for (int b = 0; b < STG_SLOTS; ++b) igemm::TxBarrier::init(&bar[b], 1);
+        }
+    }
+
     template <int TT>
     struct Decoder {
+        static constexpr int AHEAD = IGP_STAGED ? STG_SLOTS : 0;
+        const CUtensorMap* map;
         const unsigned* __restrict__ low;  // plane T - 1's word w of row 0 (weight 2^0)
         size_t plane;                      // words a plane: M W
-        int M, W, r0, word;                // r0: the thread's first row in the tile;
-                                           // word: its word of a row's four (lane % 4)
-        unsigned o4;                       // o's low byte in each byte
-        unsigned reg[4][TT > 0 ? TT : 1];  // unit j's words, reg[j][i] of weight 2^i
+        uint8_t* smem;
+        int M, W, c, r0, word;  // c: the first plane read; r0: the thread's first row in the
+                                // tile; word: its word of a row's four (lane % 4)
+        unsigned o4;            // o's low byte in each byte
+        int loaded = 0, used = 0;  // steps whose loads were issued, and decoded
 
-        __device__ __forceinline__ void fetch_unit(int j, int m0, int kt) {
-            const int row = m0 + r0 + 8 * j;
-            // One pointer walked down the planes (a 64-bit subtract a word), where indexing
-            // each plane from the base cost a multiply and a reload of the base a word.
-            const unsigned* p = low + (static_cast<size_t>(row) * W + 4 * kt);
-            const bool in = row < M;
+        // Step `loaded`'s words into staging slot loaded % 2 (IGP_STAGED): once every thread
+        // has read the slot's previous step, thread 0 issues one box a plane.
+        __device__ __forceinline__ void ahead(int m0, int kt) {
+            if constexpr (IGP_STAGED) {
+                const int b = loaded % STG_SLOTS;
+                asm volatile("bar.sync 5, 128;\n" ::: "memory");
+                if (threadIdx.x == 0 && TT > 0) {
+                    uint64_t* bar = reinterpret_cast<uint64_t*>(smem + OFF_STG_BAR) + b;
+                    igemm::TxBarrier::arrive_and_expect_tx(bar, TT * STG_PLANE_BYTES);
 #pragma unroll
-            for (int i = 0; i < TT; ++i) {
-                reg[j][i] = in ? __ldg(p) : 0u;
-                p -= plane;
+                    for (int i = 0; i < TT; ++i)
+                        cute::SM90_TMA_LOAD_2D::copy(map, bar, HINT,
+                                                     smem + OFF_STG + b * STG_BYTES +
+                                                         i * STG_PLANE_BYTES,
+                                                     4 * kt, (c + i) * M + m0);
+                }
+                ++loaded;
             }
         }
-        __device__ __forceinline__ void fetch(int m0, int kt) {
-            if constexpr (IGP_PREFETCH) {
+        // Unit j's words of step kt, reg[i] of weight 2^i.
+        __device__ __forceinline__ void words(int j, int m0, int kt, unsigned (&reg)[8]) const {
+            const int r = r0 + 8 * j;
+            if constexpr (IGP_STAGED) {
+                const uint32_t at = igemm::smem_u32(smem + OFF_STG + (used % STG_SLOTS) * STG_BYTES) +
+                                    16u * static_cast<uint32_t>(r) + 4u * word;
 #pragma unroll
-                for (int j = 0; j < 4; ++j) fetch_unit(j, m0, kt);
+                for (int i = 0; i < TT; ++i)  // local plane TT - 1 - i has weight 2^i
+                    asm volatile("ld.shared.u32 %0, [%1];" : "=r"(reg[i])
+                                 : "r"(at + (TT - 1 - i) * STG_PLANE_BYTES));
+            } else {
+                // One pointer walked down the planes (a 64-bit subtract a word).
+                const unsigned* p = low + (static_cast<size_t>(m0 + r) * W + 4 * kt);
+                const bool in = m0 + r < M;
+#pragma unroll
+                for (int i = 0; i < TT; ++i) {
+                    reg[i] = in ? __ldg(p) : 0u;
+                    p -= plane;
+                }
             }
+#pragma unroll
+            for (int i = TT; i < 8; ++i) reg[i] = 0u;
         }
         // Unit j's 32 values as q bytes, in value order: words 2b and 2b + 1 hold values
         // 8b .. 8b + 7 (byte b of each plane word as an 8 x 8 bit matrix, transposed).
-        __device__ __forceinline__ void decode(int j, unsigned (&q)[8]) const {
-            unsigned x[8];
-#pragma unroll
-            for (int i = 0; i < 8; ++i) x[i] = i < TT ? reg[j][i < TT ? i : 0] : 0u;
+        __device__ __forceinline__ void decode(const unsigned (&x)[8], unsigned (&q)[8]) const {
             unsigned lo[4], hi[4];
             bits::transpose4x4(x[0], x[1], x[2], x[3], lo[0], lo[1], lo[2], lo[3]);
             bits::transpose4x4(x[4], x[5], x[6], x[7], hi[0], hi[1], hi[2], hi[3]);
@@ -108,28 +159,35 @@ struct PackedA {
                 else q[i] = ((q[i] & 0x7F7F7F7Fu) + o7) ^ ((q[i] & 0x80808080u) ^ o8);
             }
         }
-        // The K tile held into the stage at shared address a (128 rows of 128 bytes, chunk c
-        // of row r at c ^ (r % 8): CU_TENSOR_MAP_SWIZZLE_128B), each unit's registers then
-        // refilled with K tile kt + 1 if `more`.
-        __device__ __forceinline__ void fill(uint32_t a, int m0, int kt, bool more) {
-            if constexpr (!IGP_PREFETCH) {
-#pragma unroll
-                for (int j = 0; j < 4; ++j) fetch_unit(j, m0, kt);
+        // Step (m0, kt)'s tile into the stage at shared address a (128 rows of 128 bytes,
+        // chunk c of row r at c ^ (r % 8): CU_TENSOR_MAP_SWIZZLE_128B). With IGP_STAGED the
+        // step's words are waited for in their staging slot (rows past M hold the next
+        // plane's rows or zeros: decoded, never stored).
+        __device__ __forceinline__ void fill(uint32_t a, int m0, int kt) {
+            if constexpr (IGP_STAGED) {
+                if (TT > 0) {
+                    uint64_t* bar = reinterpret_cast<uint64_t*>(smem + OFF_STG_BAR) +
+                                    used % STG_SLOTS;
+                    igemm::Barrier::wait(bar, static_cast<uint32_t>((used / STG_SLOTS) & 1));
+                }
             }
+            unsigned x[4][8];
+#pragma unroll
+            for (int j = 0; j < 4; ++j) words(j, m0, kt, x[j]);
 #pragma unroll
             for (int j = 0; j < 4; ++j) {
                 unsigned q[8];
-                decode(j, q);
-                if (IGP_PREFETCH && more) fetch_unit(j, m0, kt + 1);
+                decode(x[j], q);
                 const int r = r0 + 8 * j;
                 const uint32_t row = a + 128u * static_cast<uint32_t>(r);
-                const uint32_t c = 2u * static_cast<uint32_t>(word);
+                const uint32_t ch = 2u * static_cast<uint32_t>(word);
                 const uint32_t sw = static_cast<uint32_t>(r & 7);
-                asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(row + ((c ^ sw) << 4)),
+                asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(row + ((ch ^ sw) << 4)),
                              "r"(q[0]), "r"(q[1]), "r"(q[2]), "r"(q[3]) : "memory");
-                asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(row + (((c + 1) ^ sw) << 4)),
+                asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};\n" ::"r"(row + (((ch + 1) ^ sw) << 4)),
                              "r"(q[4]), "r"(q[5]), "r"(q[6]), "r"(q[7]) : "memory");
             }
+            ++used;
         }
     };
 
@@ -144,15 +202,22 @@ struct PackedA {
         const size_t plane = static_cast<size_t>(M) * W;
         // Plane T - 1 (weight 2^0), word `word` of row 0; plane T - 1 - i lies i planes before.
         const unsigned* low = planes + static_cast<size_t>(T > 0 ? T - 1 : 0) * plane + word;
+        extern __shared__ __align__(1024) uint8_t smem_raw[];
+        if constexpr (IGP_STAGED)
+            cute::prefetch_tma_descriptor(reinterpret_cast<const cute::TmaDescriptor*>(&map));
         auto go = [&](auto tt) {
-            Decoder<decltype(tt)::value> d;
+            constexpr int TT = decltype(tt)::value;
+            Decoder<TT> d;
+            d.map = &map;
             d.low = low;
             d.plane = plane;
+            d.smem = smem_raw;  // the layout's base (IG_OUT_FULL: no slack)
             d.M = M;
             d.W = W;
+            d.c = T - TT;
             d.r0 = r0;
-            d.o4 = o4;
             d.word = word;
+            d.o4 = o4;
             body(d);
         };
         switch (T < 8 ? T : 8) {
@@ -171,7 +236,7 @@ struct PackedA {
 
 }  // namespace
 
-extern "C" __constant__ int int_gemm_packed_wgmma_smem = SMEM_ALLOC;
+extern "C" __constant__ int int_gemm_packed_wgmma_smem = PACKED_SMEM;
 // The out tensor map's box (rows, fp32 columns) and the kernel's configuration, laid out as
 // int_gemm's int_gemm_wgmma_out_box and int_gemm_wgmma_config (the launch reads both alike).
 extern "C" __constant__ int int_gemm_packed_wgmma_out_box[2] = {OUT_BOX_ROWS, OUT_BOX_COLS};
@@ -179,17 +244,19 @@ extern "C" __constant__ int int_gemm_packed_wgmma_config[10] = {
     BM, BN, BK, STAGES, IG_CLUSTER_M, THREADS, IG_OVERLAP, IG_CLUSTER_N, IG_GRID, IG_SPLITS_MAX};
 
 // As int_gemm_wgmma, A decoded from the planes: tmap_w and tmap_out as there, then the
-// planes and stats, then int_gemm_wgmma's pointers and sizes. Needs IG_CLUSTER_N = 1.
+// planes' map (uint32 {W, P M}, box {4, 128}, no swizzle: IGP_STAGED's), the planes and
+// stats, then int_gemm_wgmma's pointers and sizes. Needs IG_CLUSTER_N = 1.
 extern "C" __global__ void __launch_bounds__(THREADS, 1) IG_CLUSTER_ATTR
 int_gemm_packed_wgmma(const __grid_constant__ CUtensorMap tmap_w,
                       const __grid_constant__ CUtensorMap tmap_out,
+                      const __grid_constant__ CUtensorMap tmap_planes,
                       const unsigned* __restrict__ planes, const int* __restrict__ stats,
                       const float* __restrict__ scale, const float* __restrict__ vth,
                       const float* __restrict__ bias, float* __restrict__ out, int M, int N,
                       int K, int group_m) {
-    wgmma_tiles<IG_CLUSTER_M, IG_CLUSTER_N, false>(PackedA{planes, stats, M, K / 32}, tmap_w,
-                                                   tmap_out, scale, vth, bias, out, M, N, K,
-                                                   group_m, 1, nullptr, nullptr);
+    wgmma_tiles<IG_CLUSTER_M, IG_CLUSTER_N, false>(
+        PackedA{tmap_planes, planes, stats, M, K / 32}, tmap_w, tmap_out, scale, vth, bias, out,
+        M, N, K, group_m, 1, nullptr, nullptr);
 }
 
 // As int_gemm_wgmma_single (no cluster along M, K split `splits` ways), A decoded from the
@@ -197,14 +264,15 @@ int_gemm_packed_wgmma(const __grid_constant__ CUtensorMap tmap_w,
 extern "C" __global__ void __launch_bounds__(THREADS, 1) IG_SINGLE_ATTR
 int_gemm_packed_wgmma_single(const __grid_constant__ CUtensorMap tmap_w,
                              const __grid_constant__ CUtensorMap tmap_out,
+                             const __grid_constant__ CUtensorMap tmap_planes,
                              const unsigned* __restrict__ planes, const int* __restrict__ stats,
                              const float* __restrict__ scale, const float* __restrict__ vth,
                              const float* __restrict__ bias, float* __restrict__ out, int M,
                              int N, int K, int group_m, int splits, float* __restrict__ ws,
                              unsigned int* __restrict__ counters) {
-    wgmma_tiles<1, IG_CLUSTER_N, true>(PackedA{planes, stats, M, K / 32}, tmap_w, tmap_out,
-                                       scale, vth, bias, out, M, N, K, group_m, splits, ws,
-                                       counters);
+    wgmma_tiles<1, IG_CLUSTER_N, true>(PackedA{tmap_planes, planes, stats, M, K / 32}, tmap_w,
+                                       tmap_out, scale, vth, bias, out, M, N, K, group_m, splits,
+                                       ws, counters);
 }
 
 // The general path's tile (BM, BN, warps along m, along n, stages; common/igemm_small.cuh),

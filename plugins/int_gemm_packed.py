@@ -140,8 +140,12 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
     the general path's grid: column tiles, row tiles, splits of K."""
     m, n, k, g = (int(p[a]) for a in ("batch", "out_f", "in_f", "group_size"))
     if path(p) == "wgmma":
-        wgmma.enqueue(launch, "int_gemm_packed_wgmma", bufs, m, n, k,
-                      lambda cn: (bufs["planes"], bufs["stats"]), a_first=False)
+        # The planes' map for the kernel's staging (P M rows of W words, a box of 128 rows x
+        # 4 words: one plane's K tile), then the planes themselves and the stats.
+        wgmma.enqueue(launch, "int_gemm_packed_wgmma", bufs, m, n, k, lambda cn: (
+            launch.tensor_map(bufs["planes"], np.uint32, capacity(p) * m, words(p),
+                              wgmma.TILE, wgmma.TILE // 32, swizzle=0),
+            bufs["planes"], bufs["stats"]), a_first=False)
         return
     # a -D build as it was compiled
     pl = plan(p, geometry.GeneralTile.launchable(dict(v.defines), "int_gemm_packed"))

@@ -215,11 +215,13 @@ struct TileCoord {
 // point), box {BK, BM / CN}, rows past M zero-filled. An A source that is not by TMA (BY_TMA
 // false) has its producer warpgroup's 128 threads write each stage's A tile themselves, in
 // the 128-byte swizzle a TMA would have used, and each arrive on the stage's full barrier
-// (ARRIVALS of them); it may set the warpgroups' register split (PRODUCER_REGS,
-// CONSUMER_REGS; 0: the kernel's) and runs the producer's loop through `run(body)`, handing `body` a decoder with
-// `fetch(m0, kt)` (the unit's first K tile into registers) and `fill(a_addr, m0, kt, more)`
-// (the tile held into the stage at shared address a_addr, then the next K tile's fetch if
-// `more`).
+// (ARRIVALS of them). It may set the warpgroups' register split (PRODUCER_REGS,
+// CONSUMER_REGS; 0: the kernel's), initialises its own barriers in `init(smem)` (thread 0,
+// with the kernel's), and runs the producer's loop through `run(body)`, handing `body` a
+// decoder with AHEAD (how many steps, a step being a unit's K tile, its loads run in front
+// of its decode), `ahead(m0, kt)` (the loads of a step to come, called in step order by all
+// 128 threads) and `fill(a_addr, m0, kt)` (the next step's tile into the stage at shared
+// address a_addr).
 struct TmaA {
     static constexpr bool BY_TMA = true;
     static constexpr int ARRIVALS = 0;
@@ -328,6 +330,39 @@ __device__ __forceinline__ void split_epilogue(const float (&facc)[64], float* _
     if ((threadIdx.x & 31) == 0) *counter = 0u;  // for the next launch (stream order)
 }
 
+// Stage s's B tile for K tile kt by TMA (lane 0 of the producer): this CTA's part of the
+// tile its cluster column shares, multicast to the CTAs of that column (CM > 1).
+template <int CM>
+__device__ __forceinline__ void load_b(const CUtensorMap& tmap_w, uint64_t* bar, uint8_t* smem,
+                                       int s, int kt, int n0, int mi, int ni) {
+    if (CM == 1) {
+        cute::SM90_TMA_LOAD_2D::copy(&tmap_w, bar, HINT, smem + OFF_B + s * B_BYTES, kt * BK,
+                                     n0);
+    } else {
+        // columns mi of B's CM parts, to the CTAs of this cluster column
+        const uint16_t col = static_cast<uint16_t>(((1 << CM) - 1) << (CM * ni));
+        cute::SM90_TMA_LOAD_MULTICAST_2D::copy(&tmap_w, bar, col, HINT,
+                                               smem + OFF_B + s * B_BYTES + mi * (B_BYTES / CM),
+                                               kt * BK, n0 + mi * (BN / CM));
+    }
+}
+
+// Stage s's 128 scales of group kt (one warp's lanes, by cp.async, then their arrivals on
+// the stage's full barrier). Column n goes to slot (n / 16) * 16 + ((n % 8) / 2) * 4 +
+// ((n / 8) % 2) * 2 + n % 2: then the four scales a consumer thread needs for two adjacent
+// 8-column blocks are one 16-byte word.
+__device__ __forceinline__ void copy_scales(uint64_t* bar, uint32_t sbase, int s, int kt,
+                                            const float* __restrict__ scol, int ng, int lane) {
+    const uint32_t dst = sbase + OFF_SC + s * SC_BYTES;
+#pragma unroll
+    for (int j = 0; j < BN / 32; ++j) {
+        const int n = lane + 32 * j;
+        const int slot = (n & ~15) | ((n & 6) << 1) | ((n & 8) >> 2) | (n & 1);
+        igemm::cp_async_4(dst + 4 * slot, scol + static_cast<size_t>(n) * ng + kt);
+    }
+    igemm::cp_async_arrive_noinc(bar);
+}
+
 // The producer of an A source that is not by TMA (all 128 threads of warpgroup 0): for each
 // stage, once the consumers have freed it, warp 0's lane 0 loads B by TMA (multicast over the
 // cluster's column as the TMA producer does) and warp 0 the group's scales by cp.async, while
@@ -347,50 +382,55 @@ __device__ __forceinline__ void produce_decoded(const ASrc& asrc, const CUtensor
         if constexpr (IG_TMA_STORE)
             cute::prefetch_tma_descriptor(reinterpret_cast<const cute::TmaDescriptor*>(&tmap_out));
     }
-    asrc.run([&](auto dec) {
-        int s = 0;
-        uint32_t ph = 0;
-        for (int u = cid; u < nunits; u += ncl) {
+    // A step is one K tile of one unit; `first` is a unit's first step, `next` the one after.
+    struct Step {
+        int u, kt, ke, m0, n0;
+    };
+    // Past the last unit: a step of no tile (u >= nunits ends both walks). A unit of no K
+    // tiles (a split of more ways than K tiles, which the launch never asks for) is skipped,
+    // as the consumers' loop skips it.
+    auto first = [&](int u) -> Step {
+        for (; u < nunits; u += ncl) {
             const int t = SPLIT_K ? u / sp : u;
             const int kb = SPLIT_K ? (u % sp) * nk / sp : 0;
             const int ke = SPLIT_K ? (u % sp + 1) * nk / sp : nk;
+            if (kb == ke) continue;
             const TileCoord tc = tile_coord<CM, CN>(t, cmb, cnb, group_m, mi, ni);
-            const float* scol = scale + static_cast<size_t>(tc.n0) * nk;
-            dec.fetch(tc.m0, kb);  // its loads' latency spent waiting for the stage
-            for (int kt = kb; kt < ke; ++kt) {
-                igemm::Barrier::wait(&empty[s], ph ^ 1);
-                if (warp == 0) {
-                    if (lane == 0) {
-                        igemm::TxBarrier::arrive_and_expect_tx(&full[s], B_BYTES);
-                        if (CM == 1) {
-                            cute::SM90_TMA_LOAD_2D::copy(&tmap_w, &full[s], HINT,
-                                                         smem + OFF_B + s * B_BYTES, kt * BK,
-                                                         tc.n0);
-                        } else {
-                            const uint16_t col = static_cast<uint16_t>(((1 << CM) - 1) << (CM * ni));
-                            cute::SM90_TMA_LOAD_MULTICAST_2D::copy(
-                                &tmap_w, &full[s], col, HINT,
-                                smem + OFF_B + s * B_BYTES + mi * (B_BYTES / CM), kt * BK,
-                                tc.n0 + mi * (BN / CM));
-                        }
-                    }
-                    // The scales' slots as the TMA producer lays them out.
-                    const uint32_t dst = sbase + OFF_SC + s * SC_BYTES;
-#pragma unroll
-                    for (int j = 0; j < BN / 32; ++j) {
-                        const int n = lane + 32 * j;
-                        const int slot = (n & ~15) | ((n & 6) << 1) | ((n & 8) >> 2) | (n & 1);
-                        igemm::cp_async_4(dst + 4 * slot, scol + static_cast<size_t>(n) * nk + kt);
-                    }
-                    igemm::cp_async_arrive_noinc(&full[s]);
+            return {u, kb, ke, tc.m0, tc.n0};
+        }
+        return {u, 0, 0, 0, 0};
+    };
+    auto next = [&](Step st) -> Step { return ++st.kt < st.ke ? st : first(st.u + ncl); };
+    asrc.run([&](auto dec) {
+        // The source's loads run AHEAD steps in front of the decode (none for a source that
+        // loads what it decodes).
+        Step ahead = first(cid);
+        for (int i = 0; i < decltype(dec)::AHEAD && ahead.u < nunits; ++i) {
+            dec.ahead(ahead.m0, ahead.kt);
+            ahead = next(ahead);
+        }
+        int s = 0;
+        uint32_t ph = 0;
+        for (Step st = first(cid); st.u < nunits; st = next(st)) {
+            igemm::Barrier::wait(&empty[s], ph ^ 1);
+            if (warp == 0) {
+                if (lane == 0) {
+                    igemm::TxBarrier::arrive_and_expect_tx(&full[s], B_BYTES);
+                    load_b<CM>(tmap_w, &full[s], smem, s, st.kt, st.n0, mi, ni);
                 }
-                dec.fill(sbase + OFF_A + s * A_BYTES, tc.m0, kt, kt + 1 < ke);
-                cutlass::arch::fence_view_async_shared();  // the stores, seen by the wgmmas
-                igemm::Barrier::arrive(&full[s]);
-                if (++s == STAGES) {
-                    s = 0;
-                    ph ^= 1;
-                }
+                copy_scales(&full[s], sbase, s, st.kt, scale + static_cast<size_t>(st.n0) * nk,
+                            nk, lane);
+            }
+            dec.fill(sbase + OFF_A + s * A_BYTES, st.m0, st.kt);
+            cutlass::arch::fence_view_async_shared();  // the stores, seen by the wgmmas
+            igemm::Barrier::arrive(&full[s]);
+            if (decltype(dec)::AHEAD > 0 && ahead.u < nunits) {
+                dec.ahead(ahead.m0, ahead.kt);
+                ahead = next(ahead);
+            }
+            if (++s == STAGES) {
+                s = 0;
+                ph ^= 1;
             }
         }
     });
@@ -471,6 +511,7 @@ __device__ __forceinline__ void wgmma_tiles(const ASrc& asrc, const CUtensorMap&
             igemm::Barrier::init(&empty[s], CONSUMER_WARPS * ((IG_ARRIVE_LANES ? 32 : 1) +
                                                               CM + CN - 2));
         }
+        if constexpr (!ASrc::BY_TMA) asrc.init(smem);
         cutlass::arch::fence_barrier_init();
     }
     if (CS > 1) {
@@ -520,30 +561,9 @@ __device__ __forceinline__ void wgmma_tiles(const ASrc& asrc, const CUtensorMap&
                                 smem + OFF_A + s * A_BYTES + ni * (A_BYTES / CN), kt * BK,
                                 tc.m0 + ni * (BM / CN));
                         }
-                        if (CM == 1) {
-                            cute::SM90_TMA_LOAD_2D::copy(&tmap_w, &full[s], HINT,
-                                                         smem + OFF_B + s * B_BYTES, kt * BK,
-                                                         tc.n0);
-                        } else {
-                            // columns mi of B's CM parts, to the CTAs of this cluster column
-                            const uint16_t col = static_cast<uint16_t>(((1 << CM) - 1) << (CM * ni));
-                            cute::SM90_TMA_LOAD_MULTICAST_2D::copy(
-                                &tmap_w, &full[s], col, HINT,
-                                smem + OFF_B + s * B_BYTES + mi * (B_BYTES / CM), kt * BK,
-                                tc.n0 + mi * (BN / CM));
-                        }
+                        load_b<CM>(tmap_w, &full[s], smem, s, kt, tc.n0, mi, ni);
                     }
-                    // Column n goes to slot (n / 16) * 16 + ((n % 8) / 2) * 4 + ((n / 8) % 2) * 2
-                    // + n % 2: then the four scales a consumer thread needs for two adjacent
-                    // 8-column blocks are one 16-byte word.
-                    const uint32_t dst = sbase + OFF_SC + s * SC_BYTES;
-#pragma unroll
-                    for (int j = 0; j < BN / 32; ++j) {
-                        const int n = lane + 32 * j;
-                        const int slot = (n & ~15) | ((n & 6) << 1) | ((n & 8) >> 2) | (n & 1);
-                        igemm::cp_async_4(dst + 4 * slot, scol + static_cast<size_t>(n) * ng + kt);
-                    }
-                    igemm::cp_async_arrive_noinc(&full[s]);
+                    copy_scales(&full[s], sbase, s, kt, scol, ng, lane);
                     if (++s == STAGES) {
                         s = 0;
                         ph ^= 1;

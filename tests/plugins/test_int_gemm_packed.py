@@ -126,8 +126,10 @@ def test_the_wgmma_launch_takes_the_planes_after_the_maps(st) -> None:  # type: 
     ((name, grid, block, args, shared),) = launch.calls
     assert (name, grid, block, shared) == ("int_gemm_packed_wgmma", (132, 1, 1), (384, 1, 1),
                                           200_000)
-    assert args[2:8] == ("planes", "stats", "scale", "vth", "bias", "out")
-    assert [int(a) for a in args[8:]] == [8192, 18944, 3584, 8]
+    assert args[3:9] == ("planes", "stats", "scale", "vth", "bias", "out")
+    assert [int(a) for a in args[9:]] == [8192, 18944, 3584, 8]
+    # the planes' map: P M rows of W words, one plane's K tile a box, unswizzled
+    assert launch.maps[0] == (_mod().capacity(p) * 8192, 112, 128, 4, 0)
     assert set(launch.read) == {"int_gemm_packed_wgmma_smem", "int_gemm_packed_wgmma_config",
                                 "int_gemm_packed_wgmma_out_box"}
     assert st.workspace(p)["ws"][0] == (1,)
@@ -142,7 +144,7 @@ def test_the_wgmma_launch_splits_k_at_one_m_block(st) -> None:  # type: ignore[n
     st.enqueue(launch, _BUFS, p, v)
     ((name, grid, _, args, _),) = launch.calls
     assert name == "int_gemm_packed_wgmma_single"
-    assert args[12:] == (4, "ws", "counters") and grid == (112, 1, 1)
+    assert args[13:] == (4, "ws", "counters") and grid == (112, 1, 1)
     ws = st.workspace(p)
     assert ws["ws"][0][0] >= 4 * 16 * 3584 and ws["counters"][0][0] >= 28 * 8
 
