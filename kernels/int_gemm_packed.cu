@@ -31,17 +31,24 @@
 #if IGP_STAGED && !defined(IG_STAGES)
 #define IG_STAGES 4
 #endif
+// The decode's warpgroups: 2 (warpgroups 0 and 3, two units a thread a K tile; 512 threads), or
+// 1 (warpgroup 0, four units a thread; 384 threads). One decoding warp a sub-partition is
+// latency-bound (kernels/NOTES.md).
+#ifndef IG_PRODUCER_WARPGROUPS
+#define IG_PRODUCER_WARPGROUPS 2
+#endif
 #include "bits.cuh"
 #include "igemm_wgmma.cuh"
 #include "igemm_small.cuh"
 
-// The register split of the wgmma kernel's warpgroups when its producer decodes: the
-// decoder holds up to 32 plane words a thread (four units of up to 8 planes). The two must
-// fit the registers the launch gave the CTA (168 a thread of 384; ptxas spills the
-// decoder at 88). These set the decoding kernels' split; the header's IG_PRODUCER_REGS and
-// IG_CONSUMER_REGS do not apply to them.
+// The register split of the wgmma kernel's warpgroups when its producers decode: the
+// decoder holds up to 8 plane words a unit (four units a thread with one producer
+// warpgroup, two with two). The split must fit the registers the launch gave the CTA (168 a
+// thread of 384: 96 + 200; 128 a thread of 512: 56 + 200, the whole file). These set the
+// decoding kernels' split; the header's IG_PRODUCER_REGS and IG_CONSUMER_REGS do not apply
+// to them.
 #ifndef IGP_PRODUCER_REGS
-#define IGP_PRODUCER_REGS 96
+#define IGP_PRODUCER_REGS (IG_PRODUCER_WARPGROUPS == 2 ? 56 : 96)
 #endif
 #ifndef IGP_CONSUMER_REGS
 #define IGP_CONSUMER_REGS 200
@@ -62,16 +69,18 @@ static_assert(PACKED_SMEM <= 232448, "the staging buffers do not fit beside the 
 static_assert(!IGP_STAGED || (IG_TMA_STORE && IG_OUT_FULL),
               "the staging layout follows the full-tile TMA-store layout (no base slack)");
 
-// A from the planes, decoded by the wgmma kernel's producer warpgroup (see TmaA in
+// A from the planes, decoded by the wgmma kernel's producer warpgroups (see TmaA in
 // common/igemm_wgmma.cuh for what an A source provides). A K tile's A is 128 rows x 128
-// values: 4 words of each plane a row. Producer thread (warp wp, lane l) takes the four
-// units (row 32 wp + 8 j + l / 4, word l % 4), j = 0..3: a warp's read of a plane is 8 rows'
-// 16 contiguous bytes. Only the TT = min(T, 8) planes worth less than 2^8 are read (the
+// values: 4 words of each plane a row, 512 (row, word) units. Producer thread (producer warp
+// wp = 0 .. 4 PRODUCER_WGS - 1, lane l) takes the UNITS = 4 / PRODUCER_WGS units (row
+// (32 / PRODUCER_WGS) wp + 8 j + l / 4, word l % 4), j < UNITS: a warp's read of a plane is 8
+// rows' 16 contiguous bytes. Only the TT = min(T, 8) planes worth less than 2^8 are read (the
 // others drop out of q mod 256, as in the general path's int8 decode): planes c .. c + TT - 1,
 // c = T - TT, local plane i of a step's words worth 2^(TT - 1 - i).
 struct PackedA {
     static constexpr bool BY_TMA = false;
-    static constexpr int ARRIVALS = 128;
+    static constexpr int ARRIVALS = 128 * PRODUCER_WGS;
+    static constexpr int UNITS = 4 / PRODUCER_WGS;  // units a thread a K tile
     static constexpr int PRODUCER_REGS = IGP_PRODUCER_REGS, CONSUMER_REGS = IGP_CONSUMER_REGS;
     const CUtensorMap& map;  // planes as P M rows of W words, boxes of 128 rows x 4 words
     const unsigned* __restrict__ planes;
@@ -97,12 +106,12 @@ struct PackedA {
         unsigned o4;            // o's low byte in each byte
         int loaded = 0, used = 0;  // steps whose loads were issued, and decoded
 
-        // Step `loaded`'s words into staging slot loaded % 2 (IGP_STAGED): once every thread
-        // has read the slot's previous step, thread 0 issues one box a plane.
+        // Step `loaded`'s words into staging slot loaded % 2 (IGP_STAGED): once every producer
+        // thread has read the slot's previous step, thread 0 issues one box a plane.
         __device__ __forceinline__ void ahead(int m0, int kt) {
             if constexpr (IGP_STAGED) {
                 const int b = loaded % STG_SLOTS;
-                asm volatile("bar.sync 5, 128;\n" ::: "memory");
+                asm volatile("bar.sync 5, %0;\n" ::"n"(ARRIVALS) : "memory");
                 if (threadIdx.x == 0 && TT > 0) {
                     uint64_t* bar = reinterpret_cast<uint64_t*>(smem + OFF_STG_BAR) + b;
                     igemm::TxBarrier::arrive_and_expect_tx(bar, TT * STG_PLANE_BYTES);
@@ -171,11 +180,11 @@ struct PackedA {
                     igemm::Barrier::wait(bar, static_cast<uint32_t>((used / STG_SLOTS) & 1));
                 }
             }
-            unsigned x[4][8];
+            unsigned x[UNITS][8];
 #pragma unroll
-            for (int j = 0; j < 4; ++j) words(j, m0, kt, x[j]);
+            for (int j = 0; j < UNITS; ++j) words(j, m0, kt, x[j]);
 #pragma unroll
-            for (int j = 0; j < 4; ++j) {
+            for (int j = 0; j < UNITS; ++j) {
                 unsigned q[8];
                 decode(x[j], q);
                 const int r = r0 + 8 * j;
@@ -197,8 +206,10 @@ struct PackedA {
         // buffer.
         const int T = max(__ldg(stats + 3), 0);
         const unsigned o4 = (static_cast<unsigned>(__ldg(stats + 2)) & 0xFFu) * 0x01010101u;
-        const int tid = threadIdx.x;  // 0..127: the producer warpgroup
-        const int lane = tid & 31, r0 = 32 * (tid >> 5) + (lane >> 2), word = lane & 3;
+        // The thread's place among the producers: warpgroup 0's threads, then warpgroup 3's.
+        const int pt = threadIdx.x < 128 ? threadIdx.x : threadIdx.x - 256;
+        const int lane = pt & 31, r0 = (32 / PRODUCER_WGS) * (pt >> 5) + (lane >> 2),
+                  word = lane & 3;
         const size_t plane = static_cast<size_t>(M) * W;
         // Plane T - 1 (weight 2^0), word `word` of row 0; plane T - 1 - i lies i planes before.
         const unsigned* low = planes + static_cast<size_t>(T > 0 ? T - 1 : 0) * plane + word;

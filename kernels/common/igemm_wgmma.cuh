@@ -122,7 +122,13 @@ static_assert(IG_ARRIVE_LANES == 0 || IG_ARRIVE_LANES == 1, "IG_ARRIVE_LANES: 0 
 // setmaxnreg split: 128 producer threads + 256 consumer threads within 64K registers (a
 // clustered or split-K kernel's producer needs a few more than 40 to stay clear of spills).
 // The defaults follow each entry point (PRODUCER_REGS<WIDE>, CONSUMER_REGS<WIDE> below); a -D
-// of either sets it for both entry points.
+// of either sets it for both entry points. They are the TMA producer's: an A source written
+// by its producers (not by TMA) sets its own split and ignores these.
+// Producer warpgroups: 1 (warpgroup 0), or 2 (warpgroups 0 and 3, 512 threads) for an A source
+// written by its producers, which then share its decode out between them.
+#ifndef IG_PRODUCER_WARPGROUPS
+#define IG_PRODUCER_WARPGROUPS 1
+#endif
 
 namespace {
 
@@ -169,7 +175,12 @@ static_assert(OUT_BOX_COLS * 4 == 128 && OUT_BOX_ROWS == 64,
 static_assert(A_BYTES % 1024 == 0 && B_BYTES % 1024 == 0 && OFF_B % 1024 == 0 &&
               OFF_OUT % 1024 == 0 && OUT_BOX_BYTES % 1024 == 0,
               "tiles and out boxes 1024-aligned (SW128)");
-constexpr int THREADS = 384;
+constexpr int PRODUCER_WGS = IG_PRODUCER_WARPGROUPS;
+static_assert(PRODUCER_WGS == 1 || PRODUCER_WGS == 2, "IG_PRODUCER_WARPGROUPS: 1 or 2");
+constexpr int THREADS = 128 * (2 + PRODUCER_WGS);
+// The registers the launch gives a thread (65536 / THREADS, rounded down to 8): 168 of 384, 128
+// of 512.
+constexpr int LAUNCH_REGS = (65536 / THREADS) / 8 * 8;
 [[maybe_unused]] constexpr int CONSUMER_WARPS = 8;
 [[maybe_unused]] constexpr int HANDOVER = IG_PINGPONG ? IG_HANDOVER : 0;
 static_assert(IG_HANDOVER >= 0 && IG_HANDOVER <= BK / 32, "IG_HANDOVER: 0 to 4 wgmmas");
@@ -181,11 +192,11 @@ static_assert(!(IG_SPLIT && IG_OVERLAP), "IG_SPLIT and IG_OVERLAP exclude each o
 static_assert(!(IG_OVERLAP && IG_PINGPONG), "IG_OVERLAP and IG_PINGPONG exclude each other");
 static_assert(IG_CLUSTER_N == 1 || IG_CLUSTER_N == 2, "IG_CLUSTER_N must be 1 or 2");
 static_assert(IG_SPLITS_MAX >= 1, "IG_SPLITS_MAX: at least 1");
-// (within the registers the launch gives the CTA: 65536 / THREADS a thread, rounded down to 8)
-static_assert(PRODUCER_REGS<false> * 128 + CONSUMER_REGS<false> * 256 <= 168 * THREADS &&
-              PRODUCER_REGS<true> * 128 + CONSUMER_REGS<true> * 256 <= 168 * THREADS,
+// (within the registers the launch gives the CTA; the defaults are the one TMA producer's)
+static_assert(PRODUCER_WGS > 1 ||
+                  (PRODUCER_REGS<false> * 128 + CONSUMER_REGS<false> * 256 <= LAUNCH_REGS * THREADS &&
+                   PRODUCER_REGS<true> * 128 + CONSUMER_REGS<true> * 256 <= LAUNCH_REGS * THREADS),
               "register split");
-static_assert((65536 / THREADS) / 8 * 8 == 168, "the CTA's registers a thread");
 static_assert(SMEM_ALLOC <= 232448, "too many stages for 227 KB of shared memory");
 
 // Named barriers of the ping-pong (0 is __syncthreads'): TURN0 lets warpgroup 1 (c = 0)
@@ -213,14 +224,14 @@ struct TileCoord {
 
 // A by TMA: q int8 [M, K] through its tensor map (a __grid_constant__ parameter of the entry
 // point), box {BK, BM / CN}, rows past M zero-filled. An A source that is not by TMA (BY_TMA
-// false) has its producer warpgroup's 128 threads write each stage's A tile themselves, in
+// false) has its producer warpgroups' threads (128 PRODUCER_WGS) write each stage's A tile, in
 // the 128-byte swizzle a TMA would have used, and each arrive on the stage's full barrier
 // (ARRIVALS of them). It may set the warpgroups' register split (PRODUCER_REGS,
 // CONSUMER_REGS; 0: the kernel's), initialises its own barriers in `init(smem)` (thread 0,
 // with the kernel's), and runs the producer's loop through `run(body)`, handing `body` a
 // decoder with AHEAD (how many steps, a step being a unit's K tile, its loads run in front
 // of its decode), `ahead(m0, kt)` (the loads of a step to come, called in step order by all
-// 128 threads) and `fill(a_addr, m0, kt)` (the next step's tile into the stage at shared
+// producer threads) and `fill(a_addr, m0, kt)` (the next step's tile into the stage at shared
 // address a_addr).
 struct TmaA {
     static constexpr bool BY_TMA = true;
@@ -363,7 +374,8 @@ __device__ __forceinline__ void copy_scales(uint64_t* bar, uint32_t sbase, int s
     igemm::cp_async_arrive_noinc(bar);
 }
 
-// The producer of an A source that is not by TMA (all 128 threads of warpgroup 0): for each
+// The producer of an A source that is not by TMA (every thread of the producer warpgroups,
+// 0 and, with two, 3; warps 0-3 and 12-15): for each
 // stage, once the consumers have freed it, warp 0's lane 0 loads B by TMA (multicast over the
 // cluster's column as the TMA producer does) and warp 0 the group's scales by cp.async, while
 // every thread writes its share of the A tile through the source's decoder, fences its
@@ -460,11 +472,11 @@ __device__ __forceinline__ void wgmma_tiles(const ASrc& asrc, const CUtensorMap&
     constexpr int P_REGS = ASrc::PRODUCER_REGS ? ASrc::PRODUCER_REGS : PRODUCER_REGS<WIDE_PRODUCER>;
     constexpr int C_REGS = ASrc::CONSUMER_REGS ? ASrc::CONSUMER_REGS : CONSUMER_REGS<WIDE_PRODUCER>;
     // setmaxnreg moves registers between the warpgroups within what the launch gave the CTA
-    // (65536 / THREADS a thread, rounded down to 8): a split past it waits forever in the
-    // consumers' increase.
-    static_assert(P_REGS * 128 + C_REGS * 256 <= (65536 / THREADS) / 8 * 8 * THREADS,
+    // (LAUNCH_REGS a thread): a split past it waits forever in the consumers' increase.
+    static_assert(P_REGS * 128 * PRODUCER_WGS + C_REGS * 256 <= LAUNCH_REGS * THREADS,
                   "register split past the CTA's registers");
     static_assert(ASrc::BY_TMA || CN == 1, "A written by the producer is not multicast");
+    static_assert(!ASrc::BY_TMA || PRODUCER_WGS == 1, "the TMA producer is one warpgroup");
     extern __shared__ __align__(1024) uint8_t smem_raw[];
 #if IG_TMA_STORE && IG_OUT_FULL
     // No slack to align with (SMEM_ALLOC): smem_raw is the kernel's only shared variable, so
@@ -521,7 +533,7 @@ __device__ __forceinline__ void wgmma_tiles(const ASrc& asrc, const CUtensorMap&
         __syncthreads();
     }
 
-    if (wg == 0) {
+    if (wg == 0 || (PRODUCER_WGS > 1 && wg == 3)) {
         // ---------------- producer ----------------
         cutlass::arch::warpgroup_reg_dealloc<P_REGS>();
         if constexpr (!ASrc::BY_TMA) {
