@@ -7,14 +7,15 @@ with ``q = sum_t 2^(T-1-t) plane_t + o``.
 
 No decode pass and no q in memory: the kernel decodes q where it loads A. Two paths:
 ``int_gemm_packed_wgmma`` (and ``_single`` up to two M blocks, K split where its tiles are
-few) where N and K are multiples of 128 and G is 128, the int8 decode only: int_gemm's Hopper
-kernel, whose producer warpgroup decodes each stage's A tile from the planes into shared
-memory where int_gemm's has TMA load q8 (``harness.spikes.wgmma`` launches both); and the
-general path (mma.sync, any shape), which decodes 16 values at a time in its A-tile load.
-Two variants, as ``int_gemm``'s (the ``q_type`` axis): ``default`` decodes q as int8 in byte
-arithmetic mod 256 (planes worth 2^8 and more drop out, o is added bytewise), exact where q
-fits int8 as the q8 path; ``wide`` decodes q whole in int32 and splits it into three byte
-planes (three MMAs; the general path only), exact for every family.
+few) where N and K are multiples of 128 and G is 128, the int8 decode only: int_gemm's
+Hopper kernel, whose producer warpgroups (two, 512 threads a CTA) decode each stage's A tile
+from the planes into shared memory where int_gemm's has TMA load q8
+(``harness.spikes.wgmma`` launches both); and the general path (mma.sync, any shape), which
+decodes 16 values at a time in its A-tile load. Two variants, as ``int_gemm``'s (the
+``q_type`` axis): ``default`` decodes q as int8 in byte arithmetic mod 256 (planes worth 2^8
+and more drop out, o is added bytewise), exact where q fits int8 as the q8 path; ``wide``
+decodes q whole in int32 and splits it into three byte planes (three MMAs; the general path
+only), exact for every family.
 
 The wgmma kernels are built for sm_90a, so the stage is arch-specific, its general path too.
 A ``--define`` of the general path's tile (``IGG_*``) reaches only the points that take it:
@@ -94,13 +95,22 @@ def q_of(ins: Mapping[str, np.ndarray], p: Point) -> np.ndarray:
 
 
 def check_inputs(ins: Mapping[str, np.ndarray], p: Point) -> str | None:
-    """The planes buffer must hold T planes; q must fit the variant's decode (int8), and
-    every group sum int32."""
+    """The planes buffer must hold T planes (on the wgmma path, the layout's ``capacity``
+    planes, T at most that); q must fit the variant's decode (int8), and every group sum
+    int32."""
     qmin, qmax, _, t = (int(x) for x in ins["stats"])
     if t < 1:
         return f"bad input: stats say T = {t}, SPEC's T is at least 1"
     if t > ins["planes"].shape[0]:
         return f"bad input: stats say T = {t}, the planes buffer holds {ins['planes'].shape[0]}"
+    if path(p) == "wgmma":
+        # The wgmma kernel's tensor map spans ``capacity`` planes (enqueue): a T past it
+        # would read zeros, a shorter buffer would be read past its end.
+        cap = capacity(p)
+        if t > cap or ins["planes"].shape[0] < cap:
+            return (f"bad input: stats say T = {t} in a buffer of {ins['planes'].shape[0]} "
+                    f"planes; the layout at in_f {p['in_f']}, k {p['k']} is {cap} planes, "
+                    "T at most that")
     if p["q_type"] == "int8" and not spec.fits_int8(qmin, qmax):
         return (f"bad input: q reaches [{qmin}, {qmax}], beyond int8: the wide variant "
                 "decodes it")

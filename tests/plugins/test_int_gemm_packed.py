@@ -65,6 +65,25 @@ def test_each_decode_refuses_what_it_cannot_hold(st) -> None:  # type: ignore[no
     assert why is not None and "at least 1" in why
 
 
+def test_the_wgmma_path_refuses_planes_past_its_map(st) -> None:  # type: ignore[no-untyped-def]
+    """The wgmma kernel's tensor map spans the layout's ``capacity`` planes: a T past it, or
+    a buffer shorter than it, is bad input there (the general path reads the buffer as it
+    is)."""
+    p = st.point(st.variant("default"), batch=2, out_f=128, in_f=256)
+    assert _mod().path(p) == "wgmma"
+    cap = _mod().capacity(p)
+    stats = np.array([0, 20, 0, 5], np.int32)
+    ok = {"planes": np.zeros((cap, 2, 8), np.uint32), "stats": stats}
+    assert st.check_inputs(ok, p) is None
+    short = {"planes": np.zeros((cap - 1, 2, 8), np.uint32), "stats": stats}
+    assert f"is {cap} planes" in st.check_inputs(short, p)
+    past = {"planes": np.zeros((cap + 2, 2, 8), np.uint32),
+            "stats": np.array([0, 20, 0, cap + 1], np.int32)}
+    assert "T at most that" in st.check_inputs(past, p)
+    general = st.point(st.variant("default"), batch=2, out_f=8, in_f=256)
+    assert st.check_inputs(short, general) is None
+
+
 @pytest.mark.parametrize(("variant", "qp"), [("default", 1), ("wide", 3)])
 def test_the_launch_is_the_general_grid(st, variant, qp) -> None:  # type: ignore[no-untyped-def]
     v = st.variant(variant)
@@ -115,17 +134,30 @@ def test_the_path_by_shape(st, variant, shape, kind) -> None:  # type: ignore[no
     assert _mod().path(st.point(v, **shape)) == kind
 
 
+#: The packed wgmma module's own build (int_gemm_packed.cu's defaults): its producer
+#: warpgroups beside the two consumer ones, and the ring's stages beside the staging slots.
+_THREADS = 128 * (2 + kernel_define("kernels/int_gemm_packed.cu", "IG_PRODUCER_WARPGROUPS"))
+_STAGES = kernel_define("kernels/int_gemm_packed.cu", "IG_STAGES")
+
+
+def _packed_module() -> WgmmaModule:
+    """The packed wgmma module as its launch reads it (its threads and stages; 231 552 bytes
+    of shared memory, the staged build's)."""
+    return WgmmaModule("int_gemm_packed_wgmma", threads=_THREADS, stages=_STAGES,
+                       smem=231_552)
+
+
 def test_the_wgmma_launch_takes_the_planes_after_the_maps(st) -> None:  # type: ignore[no-untyped-def]
     """Past two M blocks: int_gemm_packed_wgmma on pairs along M over the SMs, the weights'
     and out's tensor maps, then the planes and stats where int_gemm's kernel takes q's map
     first; its module's own constants are read."""
     v = st.variant("default")
     p = st.point(v, batch=8192, out_f=18944, in_f=3584)
-    launch = WgmmaModule("int_gemm_packed_wgmma")
+    launch = _packed_module()
     st.enqueue(launch, _BUFS, p, v)
     ((name, grid, block, args, shared),) = launch.calls
-    assert (name, grid, block, shared) == ("int_gemm_packed_wgmma", (132, 1, 1), (384, 1, 1),
-                                          200_000)
+    assert (name, grid, block, shared) == ("int_gemm_packed_wgmma", (132, 1, 1),
+                                          (_THREADS, 1, 1), 231_552)
     assert args[3:9] == ("planes", "stats", "scale", "vth", "bias", "out")
     assert [int(a) for a in args[9:]] == [8192, 18944, 3584, 8]
     # the planes' map: P M rows of W words, one plane's K tile a box, unswizzled
@@ -140,7 +172,7 @@ def test_the_wgmma_launch_splits_k_at_one_m_block(st) -> None:  # type: ignore[n
     3584 x 3584 on 132 SMs: four ways), on a workspace sized for it."""
     v = st.variant("default")
     p = st.point(v, batch=16, out_f=3584, in_f=3584)
-    launch = WgmmaModule("int_gemm_packed_wgmma")
+    launch = _packed_module()
     st.enqueue(launch, _BUFS, p, v)
     ((name, grid, _, args, _),) = launch.calls
     assert name == "int_gemm_packed_wgmma_single"
@@ -153,14 +185,13 @@ def test_the_sanitize_shapes_reach_both_wgmma_kernels_and_wrap_the_ring(st) -> N
     """compute-sanitizer watches the single kernel and the paired one, the latter on a
     shape whose K tiles outnumber the ring's stages (the producer's decode writes a stage
     the consumers freed)."""
-    stages = kernel_define("kernels/common/igemm_wgmma.cuh", "IG_STAGES")
     names, wraps = set(), False
     for shape in st.sanitize_shapes:
         p = st.point(st.variant("default"), **shape)
-        launch = WgmmaModule("int_gemm_packed_wgmma")
+        launch = _packed_module()
         st.enqueue(launch, _BUFS, p, st.variant("default"))
         names |= set(launch.names)
-        wraps |= launch.names == ["int_gemm_packed_wgmma"] and p["in_f"] // 128 > stages
+        wraps |= launch.names == ["int_gemm_packed_wgmma"] and p["in_f"] // 128 > _STAGES
     assert names == {"int_gemm_packed_wgmma", "int_gemm_packed_wgmma_single"} and wraps
 
 
@@ -171,10 +202,7 @@ def test_the_decoding_kernels_fit_the_registers_the_launch_gives(st) -> None:  #
     threads (128 of 512 with two decoding warpgroups, the bound the kernel's assert assumes;
     fewer, and the consumers' increase would wait forever), with no spills in any
     warpgroup."""
-    wgs = int(kernel_define("kernels/int_gemm_packed.cu", "IG_PRODUCER_WARPGROUPS"))
-    threads = 128 * (2 + wgs)
-    assert (wgs, threads) == (2, 512)
     res = {r.function: r for r in kernel.nvcc_report(st, st.variant("default"))}
     for name in ("int_gemm_packed_wgmma", "int_gemm_packed_wgmma_single"):
-        assert res[name].registers == 65536 // threads // 8 * 8, (name, res[name])
+        assert res[name].registers == 65536 // _THREADS // 8 * 8, (name, res[name])
         assert res[name].spill_stores == 0 and res[name].spill_loads == 0, (name, res[name])
