@@ -8,9 +8,9 @@
 // Two paths, as int_gemm's (which one a launch takes: plugins/int_gemm_packed.py):
 // - int_gemm_packed_wgmma and int_gemm_packed_wgmma_single (PACKED_WIDE=0, G = 128,
 //   K % 128 == 0, N % 128 == 0; sm_90a): int_gemm's Hopper kernel (common/igemm_wgmma.cuh)
-//   whose producer warpgroup decodes each stage's A tile from the planes into shared memory
-//   (PackedA below) where int_gemm's has it loaded by TMA; B, the consumers, the promotion
-//   and the epilogue are int_gemm's.
+//   whose producer warpgroups (0 and 3, 512 threads a CTA) decode each stage's A tile from
+//   the planes into shared memory (PackedA below) where int_gemm's has it loaded by TMA; B,
+//   the consumers, the promotion and the epilogue are int_gemm's.
 // - int_gemm_packed (every shape; mma.sync, common/igemm_small.cuh): the general path, which
 //   decodes 16 values at a time in its A-tile load.
 // PACKED_WIDE=0: q decoded as int8, bytewise mod 256 (exact where q fits int8, as the q8
@@ -97,6 +97,7 @@ struct PackedA {
     template <int TT>
     struct Decoder {
         static constexpr int AHEAD = IGP_STAGED ? STG_SLOTS : 0;
+        static_assert(AHEAD <= STG_SLOTS, "the loads run ahead by at most the staging slots");
         const CUtensorMap* map;
         const unsigned* __restrict__ low;  // plane T - 1's word w of row 0 (weight 2^0)
         size_t plane;                      // words a plane: M W
@@ -111,7 +112,7 @@ struct PackedA {
         __device__ __forceinline__ void ahead(int m0, int kt) {
             if constexpr (IGP_STAGED) {
                 const int b = loaded % STG_SLOTS;
-                asm volatile("bar.sync 5, %0;\n" ::"n"(ARRIVALS) : "memory");
+                asm volatile("bar.sync %0, %1;\n" ::"n"(SOURCE_BAR), "n"(ARRIVALS) : "memory");
                 if (threadIdx.x == 0 && TT > 0) {
                     uint64_t* bar = reinterpret_cast<uint64_t*>(smem + OFF_STG_BAR) + b;
                     igemm::TxBarrier::arrive_and_expect_tx(bar, TT * STG_PLANE_BYTES);
@@ -171,7 +172,8 @@ struct PackedA {
         // Step (m0, kt)'s tile into the stage at shared address a (128 rows of 128 bytes,
         // chunk c of row r at c ^ (r % 8): CU_TENSOR_MAP_SWIZZLE_128B). With IGP_STAGED the
         // step's words are waited for in their staging slot (rows past M hold the next
-        // plane's rows or zeros: decoded, never stored).
+        // plane's rows or zeros: decoded into the stage like any row; their out rows are
+        // never written).
         __device__ __forceinline__ void fill(uint32_t a, int m0, int kt) {
             if constexpr (IGP_STAGED) {
                 if (TT > 0) {

@@ -1,9 +1,10 @@
 // The Hopper (sm_90a) integer GEMM's body: warp-specialised, persistent, CTA clusters
 // sharing their tiles by multicast, wgmma on int8 tiles fed through a ring of shared-memory
 // stages, the group promotion after each K tile and the epilogue (its design, defines and
-// launch: int_gemm.cu's opening comment). Its A operand comes from an `ASrc`: by TMA from
-// q as int8 (TmaA, int_gemm.cu), or written into the stage by the producer warpgroup itself
-// (int_gemm_packed.cu decodes the spikes' bit-packed planes there). Header-only device code,
+// launch: int_gemm.cu's opening comment, for its 384 threads). Its A operand comes from an
+// `ASrc`: by TMA from q as int8 (TmaA, int_gemm.cu), or written into the stage by the
+// producer warpgroups themselves (int_gemm_packed.cu decodes the spikes' bit-packed planes
+// there, on two producer warpgroups: 512 threads, IG_PRODUCER_WARPGROUPS). Header-only device code,
 // in each including module's own anonymous namespace.
 #pragma once
 
@@ -119,8 +120,9 @@ static_assert(IG_I2F >= 0 && IG_I2F <= 3, "IG_I2F must be 0, 1, 2 or 3");
 #define IG_ARRIVE_LANES 1
 #endif
 static_assert(IG_ARRIVE_LANES == 0 || IG_ARRIVE_LANES == 1, "IG_ARRIVE_LANES: 0 or 1");
-// setmaxnreg split: 128 producer threads + 256 consumer threads within 64K registers (a
-// clustered or split-K kernel's producer needs a few more than 40 to stay clear of spills).
+// setmaxnreg split of the TMA producer's kernel: 128 producer threads + 256 consumer threads
+// within 64K registers (a clustered or split-K kernel's producer needs a few more than 40 to
+// stay clear of spills).
 // The defaults follow each entry point (PRODUCER_REGS<WIDE>, CONSUMER_REGS<WIDE> below); a -D
 // of either sets it for both entry points. They are the TMA producer's: an A source written
 // by its producers (not by TMA) sets its own split and ignores these.
@@ -202,7 +204,9 @@ static_assert(SMEM_ALLOC <= 232448, "too many stages for 227 KB of shared memory
 // Named barriers of the ping-pong (0 is __syncthreads'): TURN0 lets warpgroup 1 (c = 0)
 // issue, TURN1 warpgroup 2 (c = 1); each generation is one warpgroup's arrive and the other's
 // sync, 256 threads. OUT0 + c: consumer warpgroup c's own 128 threads (its staging buffer).
-[[maybe_unused]] constexpr int TURN0 = 1, TURN1 = 2, OUT0 = 3;
+// SOURCE_BAR: the first id an A source may take for its producers' own (int_gemm_packed.cu's
+// staging refill); ids up to 15.
+[[maybe_unused]] constexpr int TURN0 = 1, TURN1 = 2, OUT0 = 3, SOURCE_BAR = 5;
 template <int ID>
 __device__ __forceinline__ void bar_sync() {
     asm volatile("bar.sync %0, 256;\n" ::"n"(ID) : "memory");
