@@ -1,0 +1,2 @@
+# The call's command (on the warm machine after call1), as run:
+python3 -m pip install -q --no-index --no-deps --target /tmp/site .whl/*.whl && export PYTHONPATH=/tmp/site:$PWD && mkdir -p $OUT/logs && timeout 140 python3 -m pytest -q -m gpu -rA -p no:cacheprovider tests/backends/pycuda/test_pipeline.py tests/bench/test_stages.py -k "int_gemm or pipeline or spike_linear" > $OUT/logs/pytest-gpu-gemm.log 2>&1; echo "rc=$?" >> $OUT/logs/pytest-gpu-gemm.log
