@@ -169,11 +169,9 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
 def workspace(p: Point) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
     """Split-K partial sums and their tickets (zeros between runs): the wgmma path's, or the
     general path's for any tile a build may have (``geometry.general_gemm_workspace``)."""
-    if path(p) == "wgmma":
-        pl = plan(p)
-        ws, counters = pl["ws"], pl["counters"]
-    else:
-        ws, counters = geometry.general_gemm_workspace(*_shape(p))
+    pl = plan(p)
+    ws, counters = ((pl["ws"], pl["counters"]) if pl["kind"] == "wgmma"
+                    else geometry.general_gemm_workspace(*_shape(p)))
     return {"ws": ((ws,), np.dtype(np.float32)),
             "counters": ((counters,), np.dtype(np.uint32))}
 

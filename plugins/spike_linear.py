@@ -24,7 +24,7 @@ two). The variants (the ``q_path`` axis):
   (unidirectional), and ``int_gemm_packed`` reads them as its A operand, decoding q in its
   tile load: no int8 planes and no q read by the GEMM (q8 is still the fused stage's
   workspace). Where N and K are multiples of 128 and G is 128 its GEMM is int_gemm's Hopper
-  kernel with the decode in its producer warpgroup (the general path elsewhere). Exact
+  kernel with the decode in its producer warpgroups (the general path elsewhere). Exact
   where q fits int8, as ``default``.
 - ``operand``: ``default`` (unidirectional) with the activation stage writing only what the
   GEMM reads (vth, stats, q8: its ``operand`` layout, pass 1 alone): the spikes are not

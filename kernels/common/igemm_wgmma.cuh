@@ -226,6 +226,17 @@ struct TileCoord {
     int m0, n0;
 };
 
+// Work unit u of the persistent walk: its tile t and its K tiles [kb, ke) (SPLIT_K: K split
+// `sp` ways into whole K tiles, a tile's units consecutive; else the whole of K).
+struct UnitSpan {
+    int t, kb, ke;
+};
+template <bool SPLIT_K>
+__device__ __forceinline__ UnitSpan unit_span(int u, int sp, int nk) {
+    if constexpr (SPLIT_K) return {u / sp, (u % sp) * nk / sp, (u % sp + 1) * nk / sp};
+    return {u, 0, nk};
+}
+
 // A by TMA: q int8 [M, K] through its tensor map (a __grid_constant__ parameter of the entry
 // point), box {BK, BM / CN}, rows past M zero-filled. An A source that is not by TMA (BY_TMA
 // false) has its producer warpgroups' threads (128 PRODUCER_WGS) write each stage's A tile, in
@@ -407,12 +418,10 @@ __device__ __forceinline__ void produce_decoded(const ASrc& asrc, const CUtensor
     // as the consumers' loop skips it.
     auto first = [&](int u) -> Step {
         for (; u < nunits; u += ncl) {
-            const int t = SPLIT_K ? u / sp : u;
-            const int kb = SPLIT_K ? (u % sp) * nk / sp : 0;
-            const int ke = SPLIT_K ? (u % sp + 1) * nk / sp : nk;
-            if (kb == ke) continue;
-            const TileCoord tc = tile_coord<CM, CN>(t, cmb, cnb, group_m, mi, ni);
-            return {u, kb, ke, tc.m0, tc.n0};
+            const UnitSpan us = unit_span<SPLIT_K>(u, sp, nk);
+            if (us.kb == us.ke) continue;
+            const TileCoord tc = tile_coord<CM, CN>(us.t, cmb, cnb, group_m, mi, ni);
+            return {u, us.kb, us.ke, tc.m0, tc.n0};
         }
         return {u, 0, 0, 0, 0};
     };
@@ -555,9 +564,7 @@ __device__ __forceinline__ void wgmma_tiles(const ASrc& asrc, const CUtensorMap&
             int s = 0;
             uint32_t ph = 0;
             for (int u = cid; u < nunits; u += ncl) {
-                const int t = SPLIT_K ? u / sp : u;
-                const int kb = SPLIT_K ? (u % sp) * nk / sp : 0;
-                const int ke = SPLIT_K ? (u % sp + 1) * nk / sp : nk;
+                const auto [t, kb, ke] = unit_span<SPLIT_K>(u, sp, nk);
                 const TileCoord tc = tile_coord<CM, CN>(t, cmb, cnb, group_m, mi, ni);
                 const float* scol = scale + static_cast<size_t>(tc.n0) * ng;
                 for (int kt = kb; kt < ke; ++kt) {
@@ -633,9 +640,7 @@ __device__ __forceinline__ void wgmma_tiles(const ASrc& asrc, const CUtensorMap&
         [[maybe_unused]] bool issued = false;  // ping-pong: this warpgroup has had a turn
 
         for (int u = cid; u < nunits; u += ncl) {
-            const int t = SPLIT_K ? u / sp : u;
-            const int kb = SPLIT_K ? (u % sp) * nk / sp : 0;
-            const int ke = SPLIT_K ? (u % sp + 1) * nk / sp : nk;
+            const auto [t, kb, ke] = unit_span<SPLIT_K>(u, sp, nk);
             const TileCoord tc = tile_coord<CM, CN>(t, cmb, cnb, group_m, mi, ni);
             float facc[64];
 #pragma unroll
