@@ -1,9 +1,10 @@
 // The Hopper (sm_90a) integer GEMM's body: warp-specialised, persistent, CTA clusters
 // sharing their tiles by multicast, wgmma on int8 tiles fed through a ring of shared-memory
 // stages, the group promotion after each K tile and the epilogue (its design, defines and
-// launch: int_gemm.cu's opening comment). Its A operand comes from an `ASrc`: by TMA from
-// q as int8 (TmaA, int_gemm.cu), or written into the stage by the producer warpgroup itself
-// (int_gemm_packed.cu decodes the spikes' bit-packed planes there). Header-only device code,
+// launch: int_gemm.cu's opening comment, for its 384 threads). Its A operand comes from an
+// `ASrc`: by TMA from q as int8 (TmaA, int_gemm.cu), or written into the stage by the
+// producer warpgroups themselves (int_gemm_packed.cu decodes the spikes' bit-packed planes
+// there, on two producer warpgroups: 512 threads, IG_PRODUCER_WARPGROUPS). Header-only device code,
 // in each including module's own anonymous namespace.
 #pragma once
 
@@ -119,8 +120,9 @@ static_assert(IG_I2F >= 0 && IG_I2F <= 3, "IG_I2F must be 0, 1, 2 or 3");
 #define IG_ARRIVE_LANES 1
 #endif
 static_assert(IG_ARRIVE_LANES == 0 || IG_ARRIVE_LANES == 1, "IG_ARRIVE_LANES: 0 or 1");
-// setmaxnreg split: 128 producer threads + 256 consumer threads within 64K registers (a
-// clustered or split-K kernel's producer needs a few more than 40 to stay clear of spills).
+// setmaxnreg split of the TMA producer's kernel: 128 producer threads + 256 consumer threads
+// within 64K registers (a clustered or split-K kernel's producer needs a few more than 40 to
+// stay clear of spills).
 // The defaults follow each entry point (PRODUCER_REGS<WIDE>, CONSUMER_REGS<WIDE> below); a -D
 // of either sets it for both entry points. They are the TMA producer's: an A source written
 // by its producers (not by TMA) sets its own split and ignores these.
@@ -202,7 +204,9 @@ static_assert(SMEM_ALLOC <= 232448, "too many stages for 227 KB of shared memory
 // Named barriers of the ping-pong (0 is __syncthreads'): TURN0 lets warpgroup 1 (c = 0)
 // issue, TURN1 warpgroup 2 (c = 1); each generation is one warpgroup's arrive and the other's
 // sync, 256 threads. OUT0 + c: consumer warpgroup c's own 128 threads (its staging buffer).
-[[maybe_unused]] constexpr int TURN0 = 1, TURN1 = 2, OUT0 = 3;
+// SOURCE_BAR: the first id an A source may take for its producers' own (int_gemm_packed.cu's
+// staging refill); ids up to 15.
+[[maybe_unused]] constexpr int TURN0 = 1, TURN1 = 2, OUT0 = 3, SOURCE_BAR = 5;
 template <int ID>
 __device__ __forceinline__ void bar_sync() {
     asm volatile("bar.sync %0, 256;\n" ::"n"(ID) : "memory");
@@ -221,6 +225,17 @@ __device__ __forceinline__ void bar_arrive() {
 struct TileCoord {
     int m0, n0;
 };
+
+// Work unit u of the persistent walk: its tile t and its K tiles [kb, ke) (SPLIT_K: K split
+// `sp` ways into whole K tiles, a tile's units consecutive; else the whole of K).
+struct UnitSpan {
+    int t, kb, ke;
+};
+template <bool SPLIT_K>
+__device__ __forceinline__ UnitSpan unit_span(int u, int sp, int nk) {
+    if constexpr (SPLIT_K) return {u / sp, (u % sp) * nk / sp, (u % sp + 1) * nk / sp};
+    return {u, 0, nk};
+}
 
 // A by TMA: q int8 [M, K] through its tensor map (a __grid_constant__ parameter of the entry
 // point), box {BK, BM / CN}, rows past M zero-filled. An A source that is not by TMA (BY_TMA
@@ -403,12 +418,10 @@ __device__ __forceinline__ void produce_decoded(const ASrc& asrc, const CUtensor
     // as the consumers' loop skips it.
     auto first = [&](int u) -> Step {
         for (; u < nunits; u += ncl) {
-            const int t = SPLIT_K ? u / sp : u;
-            const int kb = SPLIT_K ? (u % sp) * nk / sp : 0;
-            const int ke = SPLIT_K ? (u % sp + 1) * nk / sp : nk;
-            if (kb == ke) continue;
-            const TileCoord tc = tile_coord<CM, CN>(t, cmb, cnb, group_m, mi, ni);
-            return {u, kb, ke, tc.m0, tc.n0};
+            const UnitSpan us = unit_span<SPLIT_K>(u, sp, nk);
+            if (us.kb == us.ke) continue;
+            const TileCoord tc = tile_coord<CM, CN>(us.t, cmb, cnb, group_m, mi, ni);
+            return {u, us.kb, us.ke, tc.m0, tc.n0};
         }
         return {u, 0, 0, 0, 0};
     };
@@ -551,9 +564,7 @@ __device__ __forceinline__ void wgmma_tiles(const ASrc& asrc, const CUtensorMap&
             int s = 0;
             uint32_t ph = 0;
             for (int u = cid; u < nunits; u += ncl) {
-                const int t = SPLIT_K ? u / sp : u;
-                const int kb = SPLIT_K ? (u % sp) * nk / sp : 0;
-                const int ke = SPLIT_K ? (u % sp + 1) * nk / sp : nk;
+                const auto [t, kb, ke] = unit_span<SPLIT_K>(u, sp, nk);
                 const TileCoord tc = tile_coord<CM, CN>(t, cmb, cnb, group_m, mi, ni);
                 const float* scol = scale + static_cast<size_t>(tc.n0) * ng;
                 for (int kt = kb; kt < ke; ++kt) {
@@ -629,9 +640,7 @@ __device__ __forceinline__ void wgmma_tiles(const ASrc& asrc, const CUtensorMap&
         [[maybe_unused]] bool issued = false;  // ping-pong: this warpgroup has had a turn
 
         for (int u = cid; u < nunits; u += ncl) {
-            const int t = SPLIT_K ? u / sp : u;
-            const int kb = SPLIT_K ? (u % sp) * nk / sp : 0;
-            const int ke = SPLIT_K ? (u % sp + 1) * nk / sp : nk;
+            const auto [t, kb, ke] = unit_span<SPLIT_K>(u, sp, nk);
             const TileCoord tc = tile_coord<CM, CN>(t, cmb, cnb, group_m, mi, ni);
             float facc[64];
 #pragma unroll
