@@ -31,12 +31,6 @@
 #if IGP_STAGED && !defined(IG_STAGES)
 #define IG_STAGES 4
 #endif
-// IGP_STAGED's refill of a staging slot: 1, the last producer warp to have read the slot's
-// step issues it (each warp counts itself on the slot's counter; none waits); 0, the producer
-// threads meet at a named barrier and thread 0 issues it.
-#ifndef IGP_REFILL
-#define IGP_REFILL 1
-#endif
 // The decode's warpgroups: 2 (warpgroups 0 and 3, two units a thread a K tile; 512 threads), or
 // 1 (warpgroup 0, four units a thread; 384 threads). One decoding warp a sub-partition is
 // latency-bound (kernels/NOTES.md).
@@ -63,15 +57,13 @@
 namespace {
 
 // The staging buffers (IGP_STAGED): two slots of 8 planes x 128 rows x 4 words (16 KB), each
-// with a transaction barrier and a counter of the warps that read it (IGP_REFILL), past the
-// kernel's own layout (the barriers and counters in its last 128-byte line's slack, the
-// slots 128-aligned for the TMA).
+// with a transaction barrier, past the kernel's own layout (the barriers in its last
+// 128-byte line's slack, the slots 128-aligned for the TMA).
 constexpr int STG_SLOTS = 2;
 constexpr int STG_PLANE_BYTES = 128 * 16;
 constexpr int STG_BYTES = 8 * STG_PLANE_BYTES;
 constexpr int OFF_STG_BAR = SMEM_USED;
-constexpr int OFF_STG_CNT = OFF_STG_BAR + 8 * STG_SLOTS;
-constexpr int OFF_STG = (OFF_STG_CNT + 4 * STG_SLOTS + 127) / 128 * 128;
+constexpr int OFF_STG = (OFF_STG_BAR + 8 * STG_SLOTS + 127) / 128 * 128;
 constexpr int PACKED_SMEM = IGP_STAGED ? OFF_STG + STG_SLOTS * STG_BYTES : SMEM_ALLOC;
 static_assert(PACKED_SMEM <= 232448, "the staging buffers do not fit beside the ring");
 static_assert(!IGP_STAGED || (IG_TMA_STORE && IG_OUT_FULL),
@@ -98,11 +90,7 @@ struct PackedA {
     __device__ __forceinline__ void init(uint8_t* smem) const {
         if constexpr (IGP_STAGED) {
             uint64_t* bar = reinterpret_cast<uint64_t*>(smem + OFF_STG_BAR);
-            unsigned* cnt = reinterpret_cast<unsigned*>(smem + OFF_STG_CNT);
-            for (int b = 0; b < STG_SLOTS; ++b) {
-                igemm::TxBarrier::init(&bar[b], 1);
-                cnt[b] = 0u;
-            }
+            for (int b = 0; b < STG_SLOTS; ++b) igemm::TxBarrier::init(&bar[b], 1);
         }
     }
 
@@ -121,31 +109,17 @@ struct PackedA {
 
         // Step `loaded`'s words into staging slot loaded % 2 (IGP_STAGED), one box a plane,
         // once every producer thread has read the slot's previous step (called after this
-        // thread's fill of that step, whose decode used what it read). The first STG_SLOTS
-        // steps have no previous reader: thread 0 issues them. After that, IGP_REFILL 1: each
-        // warp, its lanes past their reads (__syncwarp), counts itself on the slot's counter,
-        // and the warp that makes a step's count whole (the counter is never reset: a
-        // multiple of the producer warps each step) issues the refill, so no warp waits on
-        // another; IGP_REFILL 0: the producer threads meet at a named barrier, then thread 0.
+        // thread's fill of that step, whose decode used what it read): the producer threads
+        // meet at a named barrier, then thread 0 issues it. The first STG_SLOTS steps have no
+        // previous reader, so no barrier. (A refill by the last warp to have read the slot,
+        // each warp counting itself and none waiting, measured 14-17 % slower:
+        // kernels/NOTES.md.)
         __device__ __forceinline__ void ahead(int m0, int kt) {
             if constexpr (IGP_STAGED) {
-                constexpr unsigned WARPS = ARRIVALS / 32;
                 const int b = loaded % STG_SLOTS;
-                bool issue = threadIdx.x == 0;
-                if (loaded >= STG_SLOTS) {
-                    if constexpr (IGP_REFILL) {
-                        __syncwarp();
-                        issue = false;
-                        if ((threadIdx.x & 31) == 0) {
-                            unsigned* cnt = reinterpret_cast<unsigned*>(smem + OFF_STG_CNT) + b;
-                            issue = atomicAdd(cnt, 1u) % WARPS == WARPS - 1;
-                        }
-                    } else {
-                        asm volatile("bar.sync %0, %1;\n" ::"n"(SOURCE_BAR), "n"(ARRIVALS)
-                                     : "memory");
-                    }
-                }
-                if (issue && TT > 0) {
+                if (loaded >= STG_SLOTS)
+                    asm volatile("bar.sync %0, %1;\n" ::"n"(SOURCE_BAR), "n"(ARRIVALS) : "memory");
+                if (threadIdx.x == 0 && TT > 0) {
                     uint64_t* bar = reinterpret_cast<uint64_t*>(smem + OFF_STG_BAR) + b;
                     igemm::TxBarrier::arrive_and_expect_tx(bar, TT * STG_PLANE_BYTES);
 #pragma unroll
