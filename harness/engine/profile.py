@@ -7,7 +7,9 @@ backend, variant, batch, in_f, out_f, family, params), so the two can be read si
 from __future__ import annotations
 
 import csv
+import gzip
 import json
+import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +26,7 @@ from harness.engine.targets import check_families, check_options
 from harness.results import files
 from harness.results.rows import CsvWriter
 from harness.tools import ncu
+from harness.tools.ncu_source import SourcePage
 
 _JOIN = ("stage", "backend", "variant", "batch", "in_f", "out_f", "family", "params",
          "kernel")
@@ -52,36 +55,53 @@ class Profile:
     #: With ``--set``: the file holding every metric ncu measured, a row a kernel (None
     #: without a set: the rows hold everything asked for).
     table: Path | None = None
+    #: With ``stalls``: each profiled kernel's source page (its SASS instructions and their
+    #: warp-state samples), and the file keeping the page as ncu printed it.
+    pages: tuple[SourcePage, ...] = ()
+    source: Path | None = None
 
 
 def profile(reg: Registry, stage: str, *, variant: str | None = None,
             family: str = "normal", metrics: Sequence[str] | None = None,
             section_set: str | None = None, options: Mapping[str, str] | None = None,
             sweep: Sequence[str] = (), device: int = 0,
-            out_dir: Path | None = None, defines: Sequence[str] = ()) -> Profile:
+            out_dir: Path | None = None, defines: Sequence[str] = (),
+            stalls: bool = False) -> Profile:
     """Profile the stage at one point (its axes' defaults, changed by ``options`` and
     ``AXIS=V`` sweeps of one value) and append the rows to ``<out_dir>/<stage>.csv``
     (default ``statistics/ncu/``). ``defines`` (``NAME=V``, one value each) profile that
     tuning build, as ``harness bench --define`` compiles it; its rows name it
-    (``variant[NAME=V]``)."""
+    (``variant[NAME=V]``). ``stalls`` also samples where the kernels' warps wait, a SASS
+    instruction at a time: the pages are returned and kept, gzipped, in
+    ``<out_dir>/<stage>.source/<timestamp>.csv.gz``."""
     st = reg.get(stage)
     check_families([st], [family])
     check_options([st], options or {})
     job = one_point(st, variant, options or {}, sweep, defines)
     ncu.find_ncu()  # its one line first, where neither ncu nor a driver is installed
+    scratch = tempfile.TemporaryDirectory(prefix="harness-ncu-") if stalls else None
+    report = Path(scratch.name) / "profile.ncu-rep" if scratch else None
     cmd = ncu.command(st, job.variant, job.point, family, metrics, section_set, device,
-                      sm_count=sm_count(device))
+                      sm_count=sm_count(device), report=report)
     folder = files.folder(Path(out_dir or paths.statistics_dir() / "ncu"), "--out")
     # Locked and checked before ncu runs, written after it; a file of the earlier columns
     # is added to in those.
     path = folder / f"{st.name}.csv"
     columns = EARLIER if _header(path) == EARLIER else COLUMNS
     w = CsvWriter(path, files.APPEND, columns, require_status=False, root=folder)
+    pages: list[SourcePage] = []
+    page_text = ""
     try:
-        profs = ncu.run(cmd)
+        if report is None:
+            profs = ncu.run(cmd)
+        else:
+            profs, pages, page_text = ncu.run_report(cmd, report)
     except BaseException:
         w.close()
         raise
+    finally:
+        if scratch is not None:
+            scratch.cleanup()
     # The columns that join with the timing rows, as a timing row of this point has them.
     base = rows.base(job, "pycuda", family, True, device_meta(device))
     out = []
@@ -102,8 +122,26 @@ def profile(reg: Registry, stage: str, *, variant: str | None = None,
     table = None
     if section_set:  # a set measures hundreds of metrics: kept whole beside the rows
         table = write_table(folder / f"{st.name}.{section_set}", base["timestamp"], profs)
+    source = None
+    if report is not None:
+        source = _fresh(folder / f"{st.name}.source", base["timestamp"], ".csv.gz")
+        with gzip.open(source, "xt", encoding="utf-8") as f:
+            f.write(page_text)
     return Profile(out, w.path, w.repaired, unstored, _idle_tensor_pipe(st, job.variant.name, out),
-                   table)
+                   table, tuple(pages), source)
+
+
+def _fresh(folder: Path, timestamp: str, suffix: str) -> Path:
+    """A new file's path in ``folder`` (made if missing) named by the run's timestamp
+    without its '-' and ':', numbered where a run in the same second took the name: an
+    existing file is never replaced."""
+    folder.mkdir(parents=True, exist_ok=True)
+    stem = timestamp.replace(":", "").replace("-", "")
+    path, n = folder / f"{stem}{suffix}", 1
+    while path.exists():
+        n += 1
+        path = folder / f"{stem}-{n}{suffix}"
+    return path
 
 
 def write_table(folder: Path, timestamp: str, profs: Sequence[ncu.KernelProfile]) -> Path:
@@ -112,12 +150,7 @@ def write_table(folder: Path, timestamp: str, profs: Sequence[ncu.KernelProfile]
     timestamp without its '-' and ':'; the rows of the stage's CSV written by the same run
     carry that timestamp. An existing file is never replaced: a second run in the same
     second gets a numbered name."""
-    folder.mkdir(parents=True, exist_ok=True)
-    stem = timestamp.replace(":", "").replace("-", "")
-    path, n = folder / f"{stem}.csv", 1
-    while path.exists():
-        n += 1
-        path = folder / f"{stem}-{n}.csv"
+    path = _fresh(folder, timestamp, ".csv")
     header = list(dict.fromkeys(k for p in profs for k in p.values))
     units = {k: u for p in profs for k, u in p.units.items()}
     with path.open("x", newline="") as f:

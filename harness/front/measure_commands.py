@@ -252,13 +252,19 @@ def profile_cmd(
     = None,
     device: DeviceOpt = 0,
     define: BuildDefine = None,
+    stalls: Annotated[bool, typer.Option(
+        help="Also sample each SASS instruction's warp states: where the warps wait, by "
+             "stall reason and by instruction (the source page kept, gzipped, in "
+             "<out>/<stage>.source/).")] = False,
+    top: Annotated[int, typer.Option(min=1, help="With --stalls: instructions listed.")] = 20,
 ) -> None:
     """Re-run one stage launch under Nsight Compute (ncu) and print and store its metrics."""
     prof = profile.profile(
         discover(), stage, variant=variant, family=family,
         metrics=metrics.split(",") if metrics else None, section_set=section_set,
         options=targets.options(mode=mode, k=k, group_size=group_size, batch=batch),
-        sweep=sweep or [], device=device, out_dir=out_dir, defines=define or [])
+        sweep=sweep or [], device=device, out_dir=out_dir, defines=define or [],
+        stalls=stalls)
     warn([prof.repaired] if prof.repaired else [])
     warn(list(prof.notes))
     if prof.unstored:
@@ -268,3 +274,8 @@ def profile_cmd(
     say(f"wrote {len(prof.rows)} row(s) to {prof.path}")
     if prof.table is not None:
         say(f"wrote every metric of the set to {prof.table}")
+    for page in prof.pages:
+        out.print(render.stall_reasons(page))
+        out.print(render.stall_instructions(page, top))
+    if prof.source is not None:
+        say(f"wrote the source page (every instruction's samples) to {prof.source}")

@@ -15,12 +15,14 @@ import io
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from harness.contract.launcher import RecordingLauncher
 from harness.contract.stage import Stage, Variant
 from harness.errors import HarnessError
 from harness.tools import child, process
+from harness.tools.ncu_source import SourcePage, parse_source_csv
 
 #: What ``harness profile`` prints by default: metric -> short name.
 DEFAULT_METRICS = {
@@ -35,6 +37,8 @@ DEFAULT_METRICS = {
     "sm__pipe_tensor_cycles_active.avg.pct_of_peak_sustained_active": "tensor_pct_of_peak",
 }
 SETS = ("basic", "full")
+#: The sections that sample each SASS instruction's warp states (``--stalls``).
+STALL_SECTIONS = ("--section", "SourceCounters", "--section", "WarpStateStats")
 #: Launches made before the profiled one, outside the profile (module load, caches).
 WARMUP = 3
 
@@ -101,16 +105,24 @@ def launched_kernels(stage: Stage, variant: Variant, point: dict[str, Any], *,
 
 def command(stage: Stage, variant: Variant, point: dict[str, Any], family: str,
             metrics: Sequence[str] | None, section_set: str | None, device: int, *,
-            sm_count: int, seed: int = 0, python: str = sys.executable) -> list[str]:
+            sm_count: int, seed: int = 0, python: str = sys.executable,
+            report: Path | None = None) -> list[str]:
     """The ncu command line profiling one launch of the stage variant at the point, on the
     inputs a sweep of this family and seed draws there (``harness bench``'s seed is 0), on
-    ``device``, which has ``sm_count`` SMs."""
+    ``device``, which has ``sm_count`` SMs. With ``report`` (a path ending ``.ncu-rep``) it
+    also samples the warps' stall reasons a SASS instruction (the SourceCounters and
+    WarpStateStats sections) and writes the report there instead of printing its table:
+    read it back with :func:`run_report`."""
     launched = launched_kernels(stage, variant, point, sm_count=sm_count)
     kernels = "|".join(dict.fromkeys(launched))
     n = len(launched)
-    cmd = [find_ncu(), "--clock-control", "none", "--csv", "--page", "raw",
-           "-k", f"regex:^({kernels})$", "--launch-skip", str(WARMUP * n),
-           "--launch-count", str(n)]
+    cmd = [find_ncu(), "--clock-control", "none"]
+    if report is None:
+        cmd += ["--csv", "--page", "raw"]
+    else:
+        cmd += [*STALL_SECTIONS, "-o", str(report), "-f"]
+    cmd += ["-k", f"regex:^({kernels})$", "--launch-skip", str(WARMUP * n),
+            "--launch-count", str(n)]
     if section_set:
         if section_set not in SETS:
             raise HarnessError(f"unknown --set {section_set!r} (known: {', '.join(SETS)})")
@@ -121,8 +133,9 @@ def command(stage: Stage, variant: Variant, point: dict[str, Any], family: str,
     return [*cmd, *child.command(job, python)]
 
 
-def run(cmd: list[str], timeout_s: float = 600) -> list[KernelProfile]:
-    """Run ncu and parse its table; clear one-line errors for the usual failures."""
+def _checked(cmd: list[str], timeout_s: float) -> str:
+    """Run an ncu command line; its standard output, or clear one-line errors for the usual
+    failures."""
     proc = process.run(cmd, "ncu", timeout_s)
     text = proc.stdout + proc.stderr
     if "ERR_NVGPUCTRPERM" in text:
@@ -130,4 +143,22 @@ def run(cmd: list[str], timeout_s: float = 600) -> list[KernelProfile]:
                            "GPU performance counters are restricted to admin users)")
     if proc.returncode != 0:
         raise HarnessError(f"ncu failed (exit {proc.returncode})", detail=text[-4000:])
-    return parse_raw_csv(proc.stdout)
+    return proc.stdout
+
+
+def run(cmd: list[str], timeout_s: float = 600) -> list[KernelProfile]:
+    """Run ncu and parse its table; clear one-line errors for the usual failures."""
+    return parse_raw_csv(_checked(cmd, timeout_s))
+
+
+def run_report(cmd: list[str], report: Path, timeout_s: float = 600
+               ) -> tuple[list[KernelProfile], list[SourcePage], str]:
+    """Run a :func:`command` made with ``report``, then read the report back: its metrics
+    table (as :func:`run` returns it), its source page parsed, and the page's CSV text as
+    ncu printed it (to keep: the instructions and their samples in full)."""
+    _checked(cmd, timeout_s)
+    imported = [find_ncu(), "--import", str(report)]
+    profs = parse_raw_csv(_checked([*imported, "--page", "raw", "--csv"], timeout_s))
+    text = _checked([*imported, "--page", "source", "--csv", "--print-source", "sass"],
+                    timeout_s)
+    return profs, parse_source_csv(text), text

@@ -170,3 +170,38 @@ def test_a_set_s_every_metric_is_kept_beside_the_rows(reg, recorded, tmp_path) -
     again = profile.write_table(first.table.parent, first.rows[0]["timestamp"], raw)
     assert again != first.table and list(csv.reader(again.open())) == table
     assert profile.profile(reg, "dynamic_spikes", out_dir=tmp_path).table is None
+
+
+def test_stalls_keep_the_source_page_beside_the_rows(reg, monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """``stalls``: ncu writes a report (in a scratch folder, gone afterwards); the rows are
+    stored as ever, the pages returned, and the page's text kept gzipped under
+    ``<stage>.source/``, named by the run's timestamp, never replacing a file."""
+    import gzip
+
+    from harness.backends.pycuda import context
+    from harness.tools import ncu_source
+
+    page_text = (RAW.parent / "source_page.csv").read_text()
+    monkeypatch.setattr(context, "smi_query", lambda index, field: "NVIDIA H200")
+    monkeypatch.setattr(profile, "sm_count", lambda device: 132)
+    monkeypatch.setattr(ncu, "find_ncu", lambda: "ncu")
+    seen: list[tuple[list[str], Path]] = []
+
+    def run_report(cmd, report):  # type: ignore[no-untyped-def]
+        seen.append((cmd, report))
+        assert report.parent.is_dir()  # the scratch folder exists while ncu runs
+        return (ncu.parse_raw_csv(RAW.read_text()), ncu_source.parse_source_csv(page_text),
+                page_text)
+
+    monkeypatch.setattr(ncu, "run_report", run_report)
+    monkeypatch.setattr(ncu, "run", lambda cmd: pytest.fail("the table comes from the report"))
+    prof = profile.profile(reg, "dynamic_spikes", out_dir=tmp_path, stalls=True)
+    (cmd, report), = seen
+    assert cmd[cmd.index("-o") + 1] == str(report) and not report.parent.exists()
+    assert results.read_rows(prof.path) and len(prof.pages) == 2
+    assert prof.source is not None and prof.source.parent == tmp_path / "dynamic_spikes.source"
+    assert prof.source.name.endswith(".csv.gz")
+    with gzip.open(prof.source, "rt", encoding="utf-8") as f:
+        assert f.read() == page_text
+    again = profile.profile(reg, "dynamic_spikes", out_dir=tmp_path, stalls=True)
+    assert again.source != prof.source and prof.source.exists()

@@ -126,3 +126,23 @@ def test_a_time_that_can_hold_host_time_is_said_in_the_status() -> None:
                            ([ours, failed], "best peer's time can hold host time")):
             assert said in _words(_draw(rows, width)), (width, said)
         assert "host time" not in _words(_draw([ok, failed], width))
+
+
+def test_the_stall_tables_say_where_a_kernels_warps_wait() -> None:
+    """``profile --stalls``: the reasons by share of the kernel's samples, and the
+    instructions that drew the most, with their own main reasons."""
+    from pathlib import Path
+
+    from harness.tools.ncu_source import parse_source_csv
+
+    page = Path(__file__).parents[1] / "fixtures" / "ncu" / "source_page.csv"
+    first = parse_source_csv(page.read_text())[0]
+    buf = io.StringIO()
+    con = Console(file=buf, width=160, highlight=False)
+    con.print(render.stall_reasons(first))
+    con.print(render.stall_instructions(first, 2))
+    text = buf.getvalue()
+    # long_sb: 8219 of 14213 samples; the barrier 4501.
+    assert "long_sb" in text and "8219" in text and "57.8" in text and "31.7" in text
+    assert "@!P0  BRA" in text and "long_sb 8219" in text and "barrier 1832" in text
+    assert "@P1   BRA 0x7fcc077ccf40" not in text  # the third instruction, past the two asked

@@ -108,3 +108,43 @@ def test_the_prediction_follows_the_devices_sm_count(reg, monkeypatch) -> None: 
     monkeypatch.setattr(ncu, "find_ncu", lambda: "ncu")
     cmd = ncu.command(fused, v, p, "normal", None, None, 0, sm_count=114)
     assert cmd[cmd.index("-k") + 1] == "regex:^(act_stats|act_encode)$"
+
+
+def test_stall_sampling_writes_a_report_and_reads_it_back(reg, monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """With a report path the profiling run samples each instruction (the two sections),
+    writes the report and prints no table; the report is then read back twice: its metrics
+    table and its SASS source page."""
+    import subprocess
+    from pathlib import Path
+
+    fixtures = Path(__file__).parents[1] / "fixtures" / "ncu"
+    monkeypatch.setattr("shutil.which", lambda name: f"/opt/bin/{name}")
+    st = reg.get("find_min_max")
+    rep = tmp_path / "p.ncu-rep"
+    cmd = ncu.command(st, st.variants[0], st.point(batch=16384), "normal", None, None, 0,
+                      sm_count=132, report=rep)
+    assert "--csv" not in cmd and "--page" not in cmd
+    assert cmd[cmd.index("-o") + 1] == str(rep) and "-f" in cmd
+    sections = [cmd[i + 1] for i, a in enumerate(cmd) if a == "--section"]
+    assert sections == ["SourceCounters", "WarpStateStats"]
+    assert "regex:^(find_min_max)$" in cmd and child.MODULE in cmd
+    ran: list[list[str]] = []
+
+    def run(c, what, timeout_s):  # type: ignore[no-untyped-def]
+        ran.append(list(c))
+        out = ""
+        if "raw" in c:
+            out = (fixtures / "dynamic_spikes_raw.txt").read_text()
+        elif "source" in c:
+            out = (fixtures / "source_page.csv").read_text()
+        return subprocess.CompletedProcess(c, 0, out, "")
+
+    monkeypatch.setattr(ncu.process, "run", run)
+    profs, pages, text = ncu.run_report(cmd, rep)
+    assert ran[0] == cmd
+    assert ran[1] == ["/opt/bin/ncu", "--import", str(rep), "--page", "raw", "--csv"]
+    assert ran[2] == ["/opt/bin/ncu", "--import", str(rep), "--page", "source", "--csv",
+                      "--print-source", "sass"]
+    assert profs and profs[0].kernel
+    assert [p.kernel for p in pages] == ["int_gemm_packed_wgmma", "int_gemm_packed_wgmma_refill"]
+    assert text == (fixtures / "source_page.csv").read_text()
