@@ -97,7 +97,6 @@ struct PackedA {
     template <int TT>
     struct Decoder {
         static constexpr int AHEAD = IGP_STAGED ? STG_SLOTS : 0;
-        static_assert(AHEAD <= STG_SLOTS, "the loads run ahead by at most the staging slots");
         const CUtensorMap* map;
         const unsigned* __restrict__ low;  // plane T - 1's word w of row 0 (weight 2^0)
         size_t plane;                      // words a plane: M W
@@ -107,11 +106,13 @@ struct PackedA {
         unsigned o4;            // o's low byte in each byte
         int loaded = 0, used = 0;  // steps whose loads were issued, and decoded
 
-        // Step `loaded`'s words into staging slot loaded % 2 (IGP_STAGED), one box a plane,
-        // once every producer thread has read the slot's previous step (called after this
-        // thread's fill of that step, whose decode used what it read): the producer threads
-        // meet at a named barrier, then thread 0 issues it. The first STG_SLOTS steps have no
-        // previous reader, so no barrier. (A refill by the last warp to have read the slot,
+        // Step `loaded`'s words into staging slot loaded % STG_SLOTS (IGP_STAGED), one box a
+        // plane, once every producer thread has read the slot's previous step (called after
+        // this thread's fill of that step, whose decode used what it read, and after the
+        // body's fence_view_async_shared, which orders those generic-proxy reads before the
+        // TMA's async-proxy writes): the producer threads meet at a named barrier, then
+        // thread 0 issues it. The first STG_SLOTS steps have no previous reader (AHEAD ==
+        // STG_SLOTS), so no barrier. (A refill by the last warp to have read the slot,
         // each warp counting itself and none waiting, measured 14-17 % slower:
         // kernels/NOTES.md.)
         __device__ __forceinline__ void ahead(int m0, int kt) {

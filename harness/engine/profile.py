@@ -6,9 +6,11 @@ backend, variant, batch, in_f, out_f, family, params), so the two can be read si
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import gzip
 import json
+import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -23,7 +25,8 @@ from harness.engine import rows
 from harness.engine.devices import device_meta, sm_count
 from harness.engine.jobs import one_point
 from harness.engine.targets import check_families, check_options
-from harness.results import files
+from harness.errors import HarnessError
+from harness.results import files, provenance
 from harness.results.rows import CsvWriter
 from harness.tools import ncu
 from harness.tools.ncu_source import SourcePage
@@ -79,29 +82,24 @@ def profile(reg: Registry, stage: str, *, variant: str | None = None,
     check_options([st], options or {})
     job = one_point(st, variant, options or {}, sweep, defines)
     ncu.find_ncu()  # its one line first, where neither ncu nor a driver is installed
-    scratch = tempfile.TemporaryDirectory(prefix="harness-ncu-") if stalls else None
-    report = Path(scratch.name) / "profile.ncu-rep" if scratch else None
-    cmd = ncu.command(st, job.variant, job.point, family, metrics, section_set, device,
-                      sm_count=sm_count(device), report=report)
-    folder = files.folder(Path(out_dir or paths.statistics_dir() / "ncu"), "--out")
-    # Locked and checked before ncu runs, written after it; a file of the earlier columns
-    # is added to in those.
-    path = folder / f"{st.name}.csv"
-    columns = EARLIER if _header(path) == EARLIER else COLUMNS
-    w = CsvWriter(path, files.APPEND, columns, require_status=False, root=folder)
-    pages: list[SourcePage] = []
-    page_text = ""
-    try:
-        if report is None:
-            profs = ncu.run(cmd)
-        else:
-            profs, pages, page_text = ncu.run_report(cmd, report)
-    except BaseException:
-        w.close()
-        raise
-    finally:
-        if scratch is not None:
-            scratch.cleanup()
+    with contextlib.ExitStack() as scratch:  # the report's folder (--stalls), gone after
+        report = None
+        if stalls:
+            made = scratch.enter_context(tempfile.TemporaryDirectory(prefix="harness-ncu-"))
+            report = Path(made) / "profile.ncu-rep"
+        cmd = ncu.command(st, job.variant, job.point, family, metrics, section_set, device,
+                          sm_count=sm_count(device), report=report)
+        folder = files.folder(Path(out_dir or paths.statistics_dir() / "ncu"), "--out")
+        # Locked and checked before ncu runs, written after it; a file of the earlier
+        # columns is added to in those.
+        path = folder / f"{st.name}.csv"
+        columns = EARLIER if _header(path) == EARLIER else COLUMNS
+        w = CsvWriter(path, files.APPEND, columns, require_status=False, root=folder)
+        try:
+            profs, pages, page_text = _measure(cmd, report, folder / f"{st.name}.source")
+        except BaseException:
+            w.close()
+            raise
     # The columns that join with the timing rows, as a timing row of this point has them.
     base = rows.base(job, "pycuda", family, True, device_meta(device))
     out = []
@@ -129,6 +127,23 @@ def profile(reg: Registry, stage: str, *, variant: str | None = None,
             f.write(page_text)
     return Profile(out, w.path, w.repaired, unstored, _idle_tensor_pipe(st, job.variant.name, out),
                    table, tuple(pages), source)
+
+
+def _measure(cmd: list[str], report: Path | None, keep: Path
+             ) -> tuple[list[ncu.KernelProfile], list[SourcePage], str]:
+    """Run the ncu command line: its kernels' metrics, and with a ``report``, the source
+    pages read back from it and their text. A report that ncu wrote but that cannot be
+    read back is moved into ``keep`` (the measurement is not lost; ``ncu --import`` opens
+    it) and the error names it."""
+    if report is None:
+        return ncu.run(cmd), [], ""
+    ncu.collect(cmd)
+    try:
+        return ncu.read_report(report)
+    except HarnessError as exc:
+        kept = _fresh(keep, provenance.now(), ".ncu-rep")
+        shutil.move(report, kept)
+        raise HarnessError(f"{exc} (the profile is kept in {kept})", detail=exc.detail) from exc
 
 
 def _fresh(folder: Path, timestamp: str, suffix: str) -> Path:

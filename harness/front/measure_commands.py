@@ -12,7 +12,8 @@ from harness.cluster import bench as cluster_bench
 from harness.engine import bench as benches
 from harness.engine import calibrate as calibration
 from harness.engine import pipeline, profile, targets
-from harness.front import render, signals
+from harness.errors import BadInput
+from harness.front import render, render_ncu, signals
 from harness.front.app import (
     BuildDefine,
     ClusterOpt,
@@ -256,9 +257,12 @@ def profile_cmd(
         help="Also sample each SASS instruction's warp states: where the warps wait, by "
              "stall reason and by instruction (the source page kept, gzipped, in "
              "<out>/<stage>.source/).")] = False,
-    top: Annotated[int, typer.Option(min=1, help="With --stalls: instructions listed.")] = 20,
+    top: Annotated[int | None, typer.Option(
+        min=1, help="With --stalls: the instructions listed [default: 20].")] = None,
 ) -> None:
     """Re-run one stage launch under Nsight Compute (ncu) and print and store its metrics."""
+    if top is not None and not stalls:
+        raise BadInput("--top lists the instructions of --stalls: give --stalls too")
     prof = profile.profile(
         discover(), stage, variant=variant, family=family,
         metrics=metrics.split(",") if metrics else None, section_set=section_set,
@@ -275,7 +279,7 @@ def profile_cmd(
     if prof.table is not None:
         say(f"wrote every metric of the set to {prof.table}")
     for page in prof.pages:
-        out.print(render.stall_reasons(page))
-        out.print(render.stall_instructions(page, top))
+        out.print(render_ncu.stall_reasons(page))
+        out.print(render_ncu.stall_instructions(page, top or 20))
     if prof.source is not None:
         say(f"wrote the source page (every instruction's samples) to {prof.source}")

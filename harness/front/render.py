@@ -24,7 +24,6 @@ from harness.results import compare
 from harness.results import fit as fits
 from harness.results.readback import own_intervals
 from harness.results.rows import caveats
-from harness.tools.ncu_source import SourcePage
 from harness.tools.sanitize import Outcome
 
 
@@ -243,32 +242,6 @@ def profile(rows: Sequence[dict[str, Any]]) -> Table:
             "duration", "dram_pct_of_peak", "l2_pct_of_peak", "tensor_pct_of_peak",
             "achieved_occupancy_pct", "registers_per_thread", "l2_hit_rate_pct")),
             *(_num(more.get(m)) for m in extra))
-    return t
-
-
-def stall_reasons(page: SourcePage, most: int = 10) -> Table:
-    """``harness profile --stalls``: a kernel's warp-state samples by reason, commonest
-    first (``selected`` is a warp issuing; every other reason, one waiting)."""
-    total = page.samples
-    t = Table("stall reason", "samples", "% of samples", title=escape(page.kernel))
-    for reason, n in page.stall_totals().most_common(most):
-        if n:
-            t.add_row(escape(reason), str(n), f"{100 * n / total:.1f}" if total else "-")
-    return t
-
-
-def stall_instructions(page: SourcePage, most: int = 20) -> Table:
-    """``harness profile --stalls``: the instructions that drew the most samples, with how
-    often a warp executed each and its main stall reasons."""
-    total = page.samples
-    t = Table("#", "SASS", "executed", "samples", "%", "main stalls",
-              title=f"{escape(page.kernel)}: where the samples fall")
-    for i in page.top(most):
-        if not i.samples:
-            break
-        t.add_row(str(i.index), escape(i.source), str(i.executed), str(i.samples),
-                  f"{100 * i.samples / total:.1f}" if total else "-",
-                  escape(", ".join(f"{k} {v}" for k, v in i.main_stalls())))
     return t
 
 

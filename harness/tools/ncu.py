@@ -112,7 +112,7 @@ def command(stage: Stage, variant: Variant, point: dict[str, Any], family: str,
     ``device``, which has ``sm_count`` SMs. With ``report`` (a path ending ``.ncu-rep``) it
     also samples the warps' stall reasons a SASS instruction (the SourceCounters and
     WarpStateStats sections) and writes the report there instead of printing its table:
-    read it back with :func:`run_report`."""
+    read it back with :func:`read_report` once :func:`collect` has run it."""
     launched = launched_kernels(stage, variant, point, sm_count=sm_count)
     kernels = "|".join(dict.fromkeys(launched))
     n = len(launched)
@@ -151,12 +151,17 @@ def run(cmd: list[str], timeout_s: float = 600) -> list[KernelProfile]:
     return parse_raw_csv(_checked(cmd, timeout_s))
 
 
-def run_report(cmd: list[str], report: Path, timeout_s: float = 600
-               ) -> tuple[list[KernelProfile], list[SourcePage], str]:
-    """Run a :func:`command` made with ``report``, then read the report back: its metrics
-    table (as :func:`run` returns it), its source page parsed, and the page's CSV text as
-    ncu printed it (to keep: the instructions and their samples in full)."""
+def collect(cmd: list[str], timeout_s: float = 600) -> None:
+    """Run a :func:`command` made with a report path: ncu writes the report, prints no
+    table."""
     _checked(cmd, timeout_s)
+
+
+def read_report(report: Path, timeout_s: float = 600
+                ) -> tuple[list[KernelProfile], list[SourcePage], str]:
+    """A report read back: its metrics table (as :func:`run` returns it), its source page
+    parsed, and the page's CSV text as ncu printed it (to keep: every instruction and its
+    samples)."""
     imported = [find_ncu(), "--import", str(report)]
     profs = parse_raw_csv(_checked([*imported, "--page", "raw", "--csv"], timeout_s))
     text = _checked([*imported, "--page", "source", "--csv", "--print-source", "sass"],

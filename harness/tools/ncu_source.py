@@ -64,13 +64,18 @@ class SourcePage:
         return sorted(self.instructions, key=lambda i: (-i.samples, i.index))[:most]
 
 
-def _int(text: str) -> int:
-    """A count as the page prints it ('-' or '' for none; thousands separators dropped)."""
+def _int(text: str, column: str) -> int:
+    """A count as the page prints it ('-' or '' for none; thousands separators dropped);
+    anything else is an error, not a zero (a page whose numbers read wrong would otherwise
+    show warps that never waited)."""
     text = text.replace(",", "").strip()
+    if text in ("", "-"):
+        return 0
     try:
         return int(float(text))
     except ValueError:
-        return 0
+        raise HarnessError(f"ncu's source page has {text!r} in its column {column!r}, "
+                           "not a count") from None
 
 
 def parse_source_csv(text: str) -> list[SourcePage]:
@@ -85,7 +90,10 @@ def parse_source_csv(text: str) -> list[SourcePage]:
         if kernel is not None:
             pages.append(SourcePage(kernel, tuple(rows)))
 
-    for rec in csv.reader(io.StringIO(text)):
+    # Only the quoted lines are the page's: ncu's own (==PROF==, ==WARNING==) may fall
+    # anywhere, between kernels too.
+    lines = [ln for ln in text.splitlines() if ln.startswith('"')]
+    for rec in csv.reader(io.StringIO("\n".join(lines))):
         if not rec:
             continue
         if rec[0] == "Kernel Name":
@@ -102,12 +110,17 @@ def parse_source_csv(text: str) -> list[SourcePage]:
                                    f"{', '.join(sorted(missing))} (was it profiled with the "
                                    "SourceCounters and WarpStateStats sections?)")
             continue
-        d = dict(zip(header, rec, strict=False))
-        stalls = {h[len(_STALL):]: _int(v) for h, v in d.items()
+        # A trailing empty field (the kernel line's) is no column.
+        cells = rec[:-1] if len(rec) == len(header) + 1 and rec[-1] == "" else rec
+        if len(cells) != len(header):
+            raise HarnessError(f"ncu's source page of {kernel} has a line of {len(cells)} "
+                               f"fields under a header of {len(header)} (cut short?)")
+        d = dict(zip(header, cells, strict=True))
+        stalls = {h[len(_STALL):]: _int(v, h) for h, v in d.items()
                   if h.startswith(_STALL) and not h.endswith("(Not Issued)")}
         rows.append(Instruction(len(rows), d["Source"].strip(),
-                                _int(d["Instructions Executed"]), _int(d["# Samples"]),
-                                stalls))
+                                _int(d["Instructions Executed"], "Instructions Executed"),
+                                _int(d["# Samples"], "# Samples"), stalls))
     close()
     if not pages:
         raise HarnessError("ncu printed no source page (no kernel matched, or it failed)")

@@ -172,32 +172,44 @@ def test_a_set_s_every_metric_is_kept_beside_the_rows(reg, recorded, tmp_path) -
     assert profile.profile(reg, "dynamic_spikes", out_dir=tmp_path).table is None
 
 
+def _stall_fakes(monkeypatch, page_text: str):  # type: ignore[no-untyped-def]
+    """ncu faked for ``stalls``: the profiling run writes a report file; reading it back
+    gives the recorded raw table and ``page_text`` as the source page. Returns the command
+    lines the profiling run was given."""
+    from harness.backends.pycuda import context
+    from harness.tools import ncu_source
+
+    monkeypatch.setattr(context, "smi_query", lambda index, field: "NVIDIA H200")
+    monkeypatch.setattr(profile, "sm_count", lambda device: 132)
+    monkeypatch.setattr(ncu, "find_ncu", lambda: "ncu")
+    seen: list[list[str]] = []
+
+    def collect(cmd):  # type: ignore[no-untyped-def]
+        seen.append(cmd)
+        Path(cmd[cmd.index("-o") + 1]).write_bytes(b"report")
+
+    def read_report(report):  # type: ignore[no-untyped-def]
+        assert report.read_bytes() == b"report"  # the scratch folder lives while it is read
+        return (ncu.parse_raw_csv(RAW.read_text()), ncu_source.parse_source_csv(page_text),
+                page_text)
+
+    monkeypatch.setattr(ncu, "collect", collect)
+    monkeypatch.setattr(ncu, "read_report", read_report)
+    monkeypatch.setattr(ncu, "run", lambda cmd: pytest.fail("the table comes from the report"))
+    return seen
+
+
 def test_stalls_keep_the_source_page_beside_the_rows(reg, monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
     """``stalls``: ncu writes a report (in a scratch folder, gone afterwards); the rows are
     stored as ever, the pages returned, and the page's text kept gzipped under
     ``<stage>.source/``, named by the run's timestamp, never replacing a file."""
     import gzip
 
-    from harness.backends.pycuda import context
-    from harness.tools import ncu_source
-
     page_text = (RAW.parent / "source_page.csv").read_text()
-    monkeypatch.setattr(context, "smi_query", lambda index, field: "NVIDIA H200")
-    monkeypatch.setattr(profile, "sm_count", lambda device: 132)
-    monkeypatch.setattr(ncu, "find_ncu", lambda: "ncu")
-    seen: list[tuple[list[str], Path]] = []
-
-    def run_report(cmd, report):  # type: ignore[no-untyped-def]
-        seen.append((cmd, report))
-        assert report.parent.is_dir()  # the scratch folder exists while ncu runs
-        return (ncu.parse_raw_csv(RAW.read_text()), ncu_source.parse_source_csv(page_text),
-                page_text)
-
-    monkeypatch.setattr(ncu, "run_report", run_report)
-    monkeypatch.setattr(ncu, "run", lambda cmd: pytest.fail("the table comes from the report"))
+    seen = _stall_fakes(monkeypatch, page_text)
     prof = profile.profile(reg, "dynamic_spikes", out_dir=tmp_path, stalls=True)
-    (cmd, report), = seen
-    assert cmd[cmd.index("-o") + 1] == str(report) and not report.parent.exists()
+    report = Path(seen[0][seen[0].index("-o") + 1])
+    assert not report.parent.exists()
     assert results.read_rows(prof.path) and len(prof.pages) == 2
     assert prof.source is not None and prof.source.parent == tmp_path / "dynamic_spikes.source"
     assert prof.source.name.endswith(".csv.gz")
@@ -205,3 +217,17 @@ def test_stalls_keep_the_source_page_beside_the_rows(reg, monkeypatch, tmp_path)
         assert f.read() == page_text
     again = profile.profile(reg, "dynamic_spikes", out_dir=tmp_path, stalls=True)
     assert again.source != prof.source and prof.source.exists()
+
+
+def test_a_report_that_cannot_be_read_back_is_kept_not_lost(reg, monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """ncu profiled, but its source page does not parse: one clear error naming where the
+    report now lies (moved out of the scratch folder), and no rows written."""
+    from harness.errors import HarnessError
+
+    seen = _stall_fakes(monkeypatch, '"Kernel Name","k"\n"Address","Source"\n')
+    with pytest.raises(HarnessError, match=r"lacks the column.*the profile is kept in") as err:
+        profile.profile(reg, "dynamic_spikes", out_dir=tmp_path, stalls=True)
+    kept = list((tmp_path / "dynamic_spikes.source").glob("*.ncu-rep"))
+    assert len(kept) == 1 and kept[0].read_bytes() == b"report" and str(kept[0]) in str(err.value)
+    assert not Path(seen[0][seen[0].index("-o") + 1]).parent.exists()
+    assert results.read_rows(tmp_path / "dynamic_spikes.csv") == []  # no rows written

@@ -465,6 +465,8 @@ def test_run_of_a_point_that_cannot_fit_is_one_line(monkeypatch) -> None:  # typ
     (["validate", "compute_scales", "--mode", "bidirectional"],
      "--mode: compute_scales has no axis 'mode'"),
     (["profile", "compute_scales", "--batch", "4"], "--batch: compute_scales has no axis"),
+    (["profile", "dynamic_spikes", "--top", "5"],
+     "--top lists the instructions of --stalls: give --stalls too"),
     (["run", "activation_path", "--out-f", "8"], "--out-f: activation_path has no axis 'out_f'"),
     (["bench", "dynamic_spikes", "dynamic_spikes"], "stage dynamic_spikes named twice"),
     (["validate", "find_min_max", "find_min_max"], "stage find_min_max named twice"),

@@ -133,14 +133,15 @@ def test_the_stall_tables_say_where_a_kernels_warps_wait() -> None:
     instructions that drew the most, with their own main reasons."""
     from pathlib import Path
 
+    from harness.front import render_ncu
     from harness.tools.ncu_source import parse_source_csv
 
     page = Path(__file__).parents[1] / "fixtures" / "ncu" / "source_page.csv"
     first = parse_source_csv(page.read_text())[0]
     buf = io.StringIO()
     con = Console(file=buf, width=160, highlight=False)
-    con.print(render.stall_reasons(first))
-    con.print(render.stall_instructions(first, 2))
+    con.print(render_ncu.stall_reasons(first))
+    con.print(render_ncu.stall_instructions(first, 2))
     text = buf.getvalue()
     # long_sb: 8219 of 14213 samples; the barrier 4501.
     assert "long_sb" in text and "8219" in text and "57.8" in text and "31.7" in text

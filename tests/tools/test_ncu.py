@@ -140,7 +140,8 @@ def test_stall_sampling_writes_a_report_and_reads_it_back(reg, monkeypatch, tmp_
         return subprocess.CompletedProcess(c, 0, out, "")
 
     monkeypatch.setattr(ncu.process, "run", run)
-    profs, pages, text = ncu.run_report(cmd, rep)
+    ncu.collect(cmd)
+    profs, pages, text = ncu.read_report(rep)
     assert ran[0] == cmd
     assert ran[1] == ["/opt/bin/ncu", "--import", str(rep), "--page", "raw", "--csv"]
     assert ran[2] == ["/opt/bin/ncu", "--import", str(rep), "--page", "source", "--csv",
