@@ -95,28 +95,16 @@ def profile(reg: Registry, stage: str, *, variant: str | None = None,
         path = folder / f"{st.name}.csv"
         columns = EARLIER if _header(path) == EARLIER else COLUMNS
         w = CsvWriter(path, files.APPEND, columns, require_status=False, root=folder)
-        try:
+        with w:  # closed on every path, an error's too
             profs, pages, page_text = _measure(cmd, report, folder / f"{st.name}.source")
-        except BaseException:
-            w.close()
-            raise
-    # The columns that join with the timing rows, as a timing row of this point has them.
-    base = rows.base(job, "pycuda", family, True, device_meta(device))
-    out = []
-    for p in profs:
-        r: dict[str, Any] = {k: base[k] for k in (*_JOIN[:8], *_PROVENANCE)}
-        r["kernel"] = p.kernel
-        for metric, short in ncu.DEFAULT_METRICS.items():
-            v = p.duration_us() if metric == "gpu__time_duration.sum" else p.number(metric)
-            r[short] = "" if v is None else v
-        extra = {m: p.number(m) for m in metrics or () if m not in ncu.DEFAULT_METRICS}
-        r["metrics"] = json.dumps(extra, sort_keys=True) if extra else ""
-        out.append(r)
-    unstored = tuple(c for c in COLUMNS if c not in columns
-                     and any(r[c] not in ("", None) for r in out))
-    with w:
-        for r in out:
-            w.write({c: r[c] for c in columns})
+            # The columns that join with the timing rows, as a timing row of this point
+            # has them.
+            base = rows.base(job, "pycuda", family, True, device_meta(device))
+            out = [_row(p, base, metrics) for p in profs]
+            unstored = tuple(c for c in COLUMNS if c not in columns
+                             and any(r[c] not in ("", None) for r in out))
+            for r in out:
+                w.write({c: r[c] for c in columns})
     table = None
     if section_set:  # a set measures hundreds of metrics: kept whole beside the rows
         table = write_table(folder / f"{st.name}.{section_set}", base["timestamp"], profs)
@@ -129,21 +117,37 @@ def profile(reg: Registry, stage: str, *, variant: str | None = None,
                    table, tuple(pages), source)
 
 
+def _row(p: ncu.KernelProfile, base: Mapping[str, Any], metrics: Sequence[str] | None
+         ) -> dict[str, Any]:
+    """A profiled kernel's row: the point's join columns and provenance, its metrics."""
+    r: dict[str, Any] = {k: base[k] for k in (*_JOIN[:8], *_PROVENANCE)}
+    r["kernel"] = p.kernel
+    for metric, short in ncu.DEFAULT_METRICS.items():
+        v = p.duration_us() if metric == "gpu__time_duration.sum" else p.number(metric)
+        r[short] = "" if v is None else v
+    extra = {m: p.number(m) for m in metrics or () if m not in ncu.DEFAULT_METRICS}
+    r["metrics"] = json.dumps(extra, sort_keys=True) if extra else ""
+    return r
+
+
 def _measure(cmd: list[str], report: Path | None, keep: Path
              ) -> tuple[list[ncu.KernelProfile], list[SourcePage], str]:
     """Run the ncu command line: its kernels' metrics, and with a ``report``, the source
-    pages read back from it and their text. A report that ncu wrote but that cannot be
-    read back is moved into ``keep`` (the measurement is not lost; ``ncu --import`` opens
-    it) and the error names it."""
+    pages read back from it and their text. Where that fails after ncu wrote the report
+    (ncu's own late failure, or a report that does not read back), the report is moved
+    into ``keep`` (the measurement is not lost; ``ncu --import`` opens it) and the error
+    names it; where ncu wrote none, the error is ncu's alone."""
     if report is None:
         return ncu.run(cmd), [], ""
-    ncu.collect(cmd)
     try:
+        ncu.collect(cmd)
         return ncu.read_report(report)
     except HarnessError as exc:
+        if not report.exists():
+            raise
         kept = _fresh(keep, provenance.now(), ".ncu-rep")
         shutil.move(report, kept)
-        raise HarnessError(f"{exc} (the profile is kept in {kept})", detail=exc.detail) from exc
+        raise type(exc)(f"{exc} (the profile is kept in {kept})", detail=exc.detail) from exc
 
 
 def _fresh(folder: Path, timestamp: str, suffix: str) -> Path:

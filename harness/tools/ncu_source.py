@@ -72,7 +72,7 @@ def _int(text: str, column: str) -> int:
     if text in ("", "-"):
         return 0
     try:
-        return int(float(text))
+        return int(text)
     except ValueError:
         raise HarnessError(f"ncu's source page has {text!r} in its column {column!r}, "
                            "not a count") from None
@@ -110,12 +110,10 @@ def parse_source_csv(text: str) -> list[SourcePage]:
                                    f"{', '.join(sorted(missing))} (was it profiled with the "
                                    "SourceCounters and WarpStateStats sections?)")
             continue
-        # A trailing empty field (the kernel line's) is no column.
-        cells = rec[:-1] if len(rec) == len(header) + 1 and rec[-1] == "" else rec
-        if len(cells) != len(header):
-            raise HarnessError(f"ncu's source page of {kernel} has a line of {len(cells)} "
+        if len(rec) != len(header):
+            raise HarnessError(f"ncu's source page of {kernel} has a line of {len(rec)} "
                                f"fields under a header of {len(header)} (cut short?)")
-        d = dict(zip(header, cells, strict=True))
+        d = dict(zip(header, rec, strict=True))
         stalls = {h[len(_STALL):]: _int(v, h) for h, v in d.items()
                   if h.startswith(_STALL) and not h.endswith("(Not Issued)")}
         rows.append(Instruction(len(rows), d["Source"].strip(),

@@ -8,9 +8,10 @@ from pathlib import Path
 import pytest
 
 from harness.engine import profile
-from harness.errors import BadInput
+from harness.errors import BadInput, HarnessError
 from harness.results import provenance
 from harness.results import rows as results
+from harness.results.rows import CsvWriter
 from harness.tools import ncu
 
 RAW = Path(__file__).parents[1] / "fixtures" / "ncu" / "dynamic_spikes_raw.txt"
@@ -172,10 +173,11 @@ def test_a_set_s_every_metric_is_kept_beside_the_rows(reg, recorded, tmp_path) -
     assert profile.profile(reg, "dynamic_spikes", out_dir=tmp_path).table is None
 
 
-def _stall_fakes(monkeypatch, page_text: str):  # type: ignore[no-untyped-def]
-    """ncu faked for ``stalls``: the profiling run writes a report file; reading it back
-    gives the recorded raw table and ``page_text`` as the source page. Returns the command
-    lines the profiling run was given."""
+def _stall_fakes(monkeypatch, page_text: str, writes: bool = True):  # type: ignore[no-untyped-def]
+    """ncu faked for ``stalls``: the profiling run writes a report file (unless not
+    ``writes``: ncu matched no kernel); reading it back gives the recorded raw table and
+    ``page_text`` as the source page. Returns the command lines the profiling run was
+    given, and the results files closed, in order."""
     from harness.backends.pycuda import context
     from harness.tools import ncu_source
 
@@ -183,20 +185,32 @@ def _stall_fakes(monkeypatch, page_text: str):  # type: ignore[no-untyped-def]
     monkeypatch.setattr(profile, "sm_count", lambda device: 132)
     monkeypatch.setattr(ncu, "find_ncu", lambda: "ncu")
     seen: list[list[str]] = []
+    closed: list[Path] = []
 
     def collect(cmd):  # type: ignore[no-untyped-def]
         seen.append(cmd)
-        Path(cmd[cmd.index("-o") + 1]).write_bytes(b"report")
+        if writes:
+            Path(cmd[cmd.index("-o") + 1]).write_bytes(b"report")
 
     def read_report(report):  # type: ignore[no-untyped-def]
+        if not report.exists():
+            raise HarnessError("ncu printed no profile table (no kernel matched, or it failed)")
         assert report.read_bytes() == b"report"  # the scratch folder lives while it is read
         return (ncu.parse_raw_csv(RAW.read_text()), ncu_source.parse_source_csv(page_text),
                 page_text)
 
+    closing = CsvWriter.close
+
+    def close(self):  # type: ignore[no-untyped-def]
+        closed.append(self.path)
+        closing(self)
+
+    monkeypatch.setattr(CsvWriter, "close", close)
+
     monkeypatch.setattr(ncu, "collect", collect)
     monkeypatch.setattr(ncu, "read_report", read_report)
     monkeypatch.setattr(ncu, "run", lambda cmd: pytest.fail("the table comes from the report"))
-    return seen
+    return seen, closed
 
 
 def test_stalls_keep_the_source_page_beside_the_rows(reg, monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -206,8 +220,9 @@ def test_stalls_keep_the_source_page_beside_the_rows(reg, monkeypatch, tmp_path)
     import gzip
 
     page_text = (RAW.parent / "source_page.csv").read_text()
-    seen = _stall_fakes(monkeypatch, page_text)
+    seen, closed = _stall_fakes(monkeypatch, page_text)
     prof = profile.profile(reg, "dynamic_spikes", out_dir=tmp_path, stalls=True)
+    assert closed == [tmp_path / "dynamic_spikes.csv"]
     report = Path(seen[0][seen[0].index("-o") + 1])
     assert not report.parent.exists()
     assert results.read_rows(prof.path) and len(prof.pages) == 2
@@ -221,13 +236,24 @@ def test_stalls_keep_the_source_page_beside_the_rows(reg, monkeypatch, tmp_path)
 
 def test_a_report_that_cannot_be_read_back_is_kept_not_lost(reg, monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
     """ncu profiled, but its source page does not parse: one clear error naming where the
-    report now lies (moved out of the scratch folder), and no rows written."""
-    from harness.errors import HarnessError
-
-    seen = _stall_fakes(monkeypatch, '"Kernel Name","k"\n"Address","Source"\n')
+    report now lies (moved out of the scratch folder), no rows written, the results file
+    closed."""
+    seen, closed = _stall_fakes(monkeypatch, '"Kernel Name","k"\n"Address","Source"\n')
     with pytest.raises(HarnessError, match=r"lacks the column.*the profile is kept in") as err:
         profile.profile(reg, "dynamic_spikes", out_dir=tmp_path, stalls=True)
     kept = list((tmp_path / "dynamic_spikes.source").glob("*.ncu-rep"))
     assert len(kept) == 1 and kept[0].read_bytes() == b"report" and str(kept[0]) in str(err.value)
     assert not Path(seen[0][seen[0].index("-o") + 1]).parent.exists()
     assert results.read_rows(tmp_path / "dynamic_spikes.csv") == []  # no rows written
+    assert closed == [tmp_path / "dynamic_spikes.csv"]
+
+
+def test_where_ncu_wrote_no_report_its_error_stands_alone(reg, monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """ncu matched no kernel (it exits 0 and writes no report): ncu's own one line, nothing
+    kept, no pages folder made, the results file closed."""
+    _, closed = _stall_fakes(monkeypatch, "", writes=False)
+    with pytest.raises(HarnessError, match=r"^ncu printed no profile table \(no kernel matched, "
+                                           r"or it failed\)$"):
+        profile.profile(reg, "dynamic_spikes", out_dir=tmp_path, stalls=True)
+    assert not (tmp_path / "dynamic_spikes.source").exists()
+    assert closed == [tmp_path / "dynamic_spikes.csv"]

@@ -65,10 +65,11 @@ def test_what_is_not_a_source_page_is_a_clear_error() -> None:
 def test_a_page_cut_short_or_misread_is_an_error_and_ncus_own_lines_are_skipped() -> None:
     head = ('"Kernel Name","k",\n"Address","Source","# Samples","Instructions Executed",'
             '"stall_wait"\n')
-    # ncu's own lines between kernels and a trailing empty field are not the page's.
-    (page,) = parse_source_csv(head + '==WARNING== a note\n"0x0","  NOP","1","2","1",\n')
+    # ncu's own lines, between kernels too, are not the page's.
+    (page,) = parse_source_csv(head + '==WARNING== a note\n"0x0","  NOP","1","2","1"\n')
     assert [(i.source, i.samples) for i in page.instructions] == [("NOP", 1)]
     with pytest.raises(HarnessError, match="3 fields under a header of 5"):
         parse_source_csv(head + '"0x0","  NOP","1"\n')
-    with pytest.raises(HarnessError, match=r"'1\.2\.3' in its column 'stall_wait'"):
-        parse_source_csv(head + '"0x0","  NOP","1","2","1.2.3"\n')
+    for bad in ("1.2.3", "1.5", "inf"):  # a count is whole digits, or nothing
+        with pytest.raises(HarnessError, match=f"'{bad}' in its column 'stall_wait'"):
+            parse_source_csv(head + f'"0x0","  NOP","1","2","{bad}"\n')
