@@ -16,7 +16,7 @@ def stall_reasons(page: SourcePage, most: int = 10) -> Table:
     t = Table("stall reason", "samples", "% of samples", title=escape(page.kernel))
     for reason, n in page.stall_totals().most_common(most):
         if n:
-            t.add_row(escape(reason), str(n), f"{100 * n / total:.1f}" if total else "-")
+            t.add_row(escape(reason), str(n), _share(n, total))
     return t
 
 
@@ -30,6 +30,11 @@ def stall_instructions(page: SourcePage, most: int = 20) -> Table:
         if not i.samples:
             break
         t.add_row(str(i.index), escape(i.source), str(i.executed), str(i.samples),
-                  f"{100 * i.samples / total:.1f}" if total else "-",
+                  _share(i.samples, total),
                   escape(", ".join(f"{k} {v}" for k, v in i.main_stalls())))
     return t
+
+
+def _share(n: int, total: int) -> str:
+    """n as a percentage of the kernel's samples, '-' where it drew none."""
+    return f"{100 * n / total:.1f}" if total else "-"

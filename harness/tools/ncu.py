@@ -10,8 +10,6 @@ The raw CSV page is parsed into one record per profiled kernel.
 from __future__ import annotations
 
 import collections
-import csv
-import io
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -22,7 +20,7 @@ from harness.contract.launcher import RecordingLauncher
 from harness.contract.stage import Stage, Variant
 from harness.errors import HarnessError
 from harness.tools import child, process
-from harness.tools.ncu_source import SourcePage, parse_source_csv
+from harness.tools.ncu_source import SourcePage, parse_source_csv, quoted_rows
 
 #: What ``harness profile`` prints by default: metric -> short name.
 DEFAULT_METRICS = {
@@ -76,8 +74,7 @@ def find_ncu() -> str:
 
 def parse_raw_csv(text: str) -> list[KernelProfile]:
     """Parse ``ncu --csv --page raw`` output (``==PROF==`` lines and all)."""
-    lines = [ln for ln in text.splitlines() if ln.startswith('"')]
-    rows = list(csv.reader(io.StringIO("\n".join(lines))))
+    rows = quoted_rows(text)
     if not rows or rows[0][:1] != ["ID"]:
         raise HarnessError("ncu printed no profile table (no kernel matched, or it failed)")
     header = rows[0]

@@ -78,6 +78,13 @@ def _int(text: str, column: str) -> int:
                            "not a count") from None
 
 
+def quoted_rows(text: str) -> list[list[str]]:
+    """The CSV records of a page ncu printed: only its quoted lines are the page's; ncu's
+    own (``==PROF==``, ``==WARNING==``) may fall anywhere, between kernels too."""
+    lines = [ln for ln in text.splitlines() if ln.startswith('"')]
+    return list(csv.reader(io.StringIO("\n".join(lines))))
+
+
 def parse_source_csv(text: str) -> list[SourcePage]:
     """The kernels of a source page printed as CSV: each begins with a ``"Kernel
     Name",<name>`` line, then its header line, then a line an instruction."""
@@ -90,10 +97,7 @@ def parse_source_csv(text: str) -> list[SourcePage]:
         if kernel is not None:
             pages.append(SourcePage(kernel, tuple(rows)))
 
-    # Only the quoted lines are the page's: ncu's own (==PROF==, ==WARNING==) may fall
-    # anywhere, between kernels too.
-    lines = [ln for ln in text.splitlines() if ln.startswith('"')]
-    for rec in csv.reader(io.StringIO("\n".join(lines))):
+    for rec in quoted_rows(text):
         if not rec:
             continue
         if rec[0] == "Kernel Name":
