@@ -1,4 +1,4 @@
-"""The commands over result files: report, compare, best, fit, merge."""
+"""The commands over result files: report, compare, best, fit, merge, commits."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ from typing import Annotated
 import typer
 from rich.markup import escape
 
+from harness import paths
 from harness.engine import merge
-from harness.errors import BadInput
+from harness.errors import BadInput, CheckFailed
 from harness.front import render
 from harness.front.app import (
     Preset,
@@ -23,7 +24,7 @@ from harness.front.app import (
     out,
     say,
 )
-from harness.results import best, compare, fit, models, report
+from harness.results import best, commits, compare, fit, models, report
 
 
 @app.command("report")
@@ -148,3 +149,32 @@ def merge_cmd(
     m = merge.run(csvs, out, overwrite)
     say(f"merged {m.points} point(s) from {len(csvs)} CSVs into {m.path} "
           f"({min(m.processes)}-{max(m.processes)} processes a point)")
+
+
+@app.command("commits")
+@cli_errors
+def commits_cmd(
+    folders: Annotated[list[Path] | None, typer.Argument(
+        parser=given_path, help="Results folders or CSVs (default: statistics/).")] = None,
+    check_: Annotated[bool, typer.Option("--check", help="Fail when a row names a commit "
+                                         "this clone's history does not hold and "
+                                         "statistics/untraced_commits.csv does not give, "
+                                         "or that list has a stale entry.")] = False,
+) -> None:
+    """The commits the result rows name, and whether this clone's history holds each one
+    (those it does not, each with why: statistics/untraced_commits.csv)."""
+    stats = paths.statistics_dir()
+    rep = commits.check(folders or [stats], stats / commits.UNTRACED_FILE, paths.project_root())
+    held = len(rep.named) - len(rep.missing) - len(rep.untraced)
+    say(f"{len(rep.named)} commit(s) named by result rows: {held} in the history, "
+        f"{len(rep.untraced)} listed as untraced, {len(rep.missing)} missing")
+    for c in rep.untraced:
+        out.print(f"[yellow]untraced[/] {escape(c.git_sha)}: {escape(c.reason)}", soft_wrap=True)
+    for sha in rep.missing:
+        where = ", ".join(str(f) for f in rep.named[sha])
+        out.print(f"[red]missing[/]  {escape(sha)} (rows in {escape(where)})", soft_wrap=True)
+    for c in rep.stale:
+        out.print(f"[red]stale[/]    {escape(c.git_sha)} in {commits.UNTRACED_FILE}",
+                  soft_wrap=True)
+    if check_ and rep.failure:
+        raise CheckFailed(rep.failure)

@@ -1,0 +1,151 @@
+"""Which commits the result rows name, and whether this clone's history holds each of them.
+
+Every row keeps the ``git_sha`` of the tree it was measured from (on the GPU machine the run
+script passes it, since the tree arrives there without history). A row is only as traceable
+as that commit: a branch that was measured and then lost takes with it the source its rows
+describe, and a mistyped ``HARNESS_GIT_SHA`` names no commit at all. This module reads the
+rows' commits under the folders it is given and asks git which of them HEAD's history holds.
+A commit the history does not hold as written (an unmerged branch that did not survive, a
+mistyped or tagged sha) is listed with the reason, and the real commit where known, in
+``untraced_commits.csv`` beside the results; the list is checked too: a listed commit that
+the history now holds, or that no row names any more, is a stale entry.
+"""
+
+from __future__ import annotations
+
+import bisect
+import csv
+import subprocess
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.errors import BadInput
+
+#: The commits rows name that the history does not hold, each with why (columns git_sha,
+#: reason), under the results folder.
+UNTRACED_FILE = "untraced_commits.csv"
+#: Folders whose CSVs are not result rows: a run's logs (copies of scripts and their output).
+_SKIP_DIRS = frozenset({"logs"})
+_DIRTY = "-dirty"
+
+
+@dataclass(frozen=True)
+class UntracedCommit:
+    """A commit that rows name and the history does not hold as written, and why."""
+
+    git_sha: str
+    reason: str
+
+
+@dataclass(frozen=True)
+class CommitReport:
+    """The rows' commits against the history."""
+
+    #: Each commit the rows name (as written, ``-dirty`` kept), with the folders naming it.
+    named: dict[str, tuple[Path, ...]]
+    #: Commits the history does not hold and the list does not give: the check's failures.
+    missing: tuple[str, ...]
+    #: Listed commits that the rows name and the history does not hold (as expected).
+    untraced: tuple[UntracedCommit, ...]
+    #: Listed commits that no row names, or that the history holds: stale entries.
+    stale: tuple[UntracedCommit, ...] = field(default=())
+
+    @property
+    def failure(self) -> str:
+        """Why ``--check`` fails ('' when it passes)."""
+        parts = []
+        if self.missing:
+            parts.append(f"{len(self.missing)} commit(s) named by result rows are not in this "
+                         f"clone's history nor in {UNTRACED_FILE}: {', '.join(self.missing)}")
+        if self.stale:
+            parts.append(f"{len(self.stale)} stale entr(y/ies) in {UNTRACED_FILE} (in the history, "
+                         f"or named by no row): {', '.join(s.git_sha for s in self.stale)}")
+        return "; ".join(parts)
+
+
+def result_csvs(folders: Iterable[Path]) -> list[Path]:
+    """Every CSV under ``folders`` but those in a run's logs and the untraced list itself."""
+    found: set[Path] = set()
+    for folder in folders:
+        if folder.is_file():
+            found.add(folder)
+            continue
+        if not folder.is_dir():
+            raise BadInput(f"{folder}: no such results folder")
+        for p in folder.rglob("*.csv"):
+            rel = p.relative_to(folder).parts
+            if p.name != UNTRACED_FILE and not _SKIP_DIRS.intersection(rel[:-1]):
+                found.add(p)
+    return sorted(found)
+
+
+def named_commits(csvs: Iterable[Path]) -> dict[str, tuple[Path, ...]]:
+    """Each ``git_sha`` the files' rows hold, with the folders (sorted) that hold it."""
+    where: dict[str, set[Path]] = {}
+    for path in csvs:
+        with path.open(newline="", encoding="utf-8", errors="replace") as f:
+            reader = csv.DictReader(f)
+            if "git_sha" not in (reader.fieldnames or ()):
+                continue
+            for row in reader:
+                sha = (row.get("git_sha") or "").strip()
+                if sha:
+                    where.setdefault(sha, set()).add(path.parent)
+    return {sha: tuple(sorted(folders)) for sha, folders in sorted(where.items())}
+
+
+def history(root: Path) -> list[str]:
+    """Every commit HEAD's history holds (full hashes, sorted). A tree without history,
+    or a shallow clone (whose history stops short), cannot answer: bad input."""
+    def git(*args: str) -> str:
+        try:
+            return subprocess.run(["git", "-C", str(root), *args], capture_output=True,
+                                  text=True, timeout=60, check=True).stdout
+        except (OSError, subprocess.SubprocessError) as e:
+            raise BadInput(f"{root}: no git history to check the rows' commits against "
+                           f"({type(e).__name__})") from None
+
+    if git("rev-parse", "--is-shallow-repository").strip() == "true":
+        raise BadInput(f"{root}: a shallow clone holds only part of the history; fetch it "
+                       "whole (git fetch --unshallow) to check the rows' commits")
+    return sorted(git("rev-list", "HEAD").split())
+
+
+def holds(commits: Sequence[str], sha: str) -> bool:
+    """Whether the sorted full hashes ``commits`` hold ``sha`` (full or abbreviated,
+    ``-dirty`` meaning its commit plus changes: the commit is what must be there)."""
+    sha = sha.removesuffix(_DIRTY).lower()
+    if len(sha) < 4 or any(c not in "0123456789abcdef" for c in sha):
+        return False
+    i = bisect.bisect_left(commits, sha)
+    return i < len(commits) and commits[i].startswith(sha)
+
+
+def read_untraced(path: Path) -> list[UntracedCommit]:
+    """The untraced list (none where the file is absent); a malformed one is bad input."""
+    if not path.exists():
+        return []
+    with path.open(newline="", encoding="utf-8") as f:
+        reader = csv.DictReader(f)
+        if list(reader.fieldnames or ()) != ["git_sha", "reason"]:
+            raise BadInput(f"{path}: its columns must be git_sha,reason")
+        listed = [UntracedCommit(r["git_sha"].strip(), (r["reason"] or "").strip()) for r in reader]
+    for c in listed:
+        if not c.git_sha or not c.reason:
+            raise BadInput(f"{path}: every entry needs a git_sha and a reason")
+    return listed
+
+
+def check(folders: Sequence[Path], untraced_path: Path, root: Path) -> CommitReport:
+    """The commits the rows under ``folders`` name, against ``root``'s history and the
+    untraced list at ``untraced_path``."""
+    named = named_commits(result_csvs(folders))
+    commits = history(root)
+    listed = {c.git_sha: c for c in read_untraced(untraced_path)}
+    gone = [sha for sha in named if not holds(commits, sha)]
+    return CommitReport(
+        named=named,
+        missing=tuple(sha for sha in gone if sha not in listed),
+        untraced=tuple(listed[sha] for sha in gone if sha in listed),
+        stale=tuple(c for sha, c in listed.items() if sha not in named or holds(commits, sha)))
