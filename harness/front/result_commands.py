@@ -173,6 +173,11 @@ def commits_cmd(
     for sha in rep.missing:
         where = ", ".join(str(f) for f in rep.named[sha])
         out.print(f"[red]missing[/]  {escape(sha)} (rows in {escape(where)})", soft_wrap=True)
+    for f in rep.unnamed_files:
+        out.print(f"[yellow]no git_sha column[/] {escape(str(f))}", soft_wrap=True)
+    for f, n in rep.blank_rows.items():
+        out.print(f"[red]blank[/]    {n} row(s) with no git_sha in {escape(str(f))}",
+                  soft_wrap=True)
     for c in rep.stale:
         out.print(f"[red]stale[/]    {escape(c.git_sha)} in {commits.UNTRACED_FILE}",
                   soft_wrap=True)

@@ -25,9 +25,13 @@ from harness.errors import BadInput
 #: The commits rows name that the history does not hold, each with why (columns git_sha,
 #: reason), under the results folder.
 UNTRACED_FILE = "untraced_commits.csv"
-#: Folders whose CSVs are not result rows: a run's logs (copies of scripts and their output).
+#: Folders whose CSVs are not result rows: a run's logs (what it printed and wrote there, and
+#: copies of its scripts, kept beside its results as they came).
 _SKIP_DIRS = frozenset({"logs"})
 _DIRTY = "-dirty"
+#: The shortest abbreviation taken for a commit (git's default), so that a mistyped short
+#: sha does not pass by matching some commit's first digits by chance.
+_MIN_SHA = 7
 
 
 @dataclass(frozen=True)
@@ -48,8 +52,13 @@ class CommitReport:
     missing: tuple[str, ...]
     #: Listed commits that the rows name and the history does not hold (as expected).
     untraced: tuple[UntracedCommit, ...]
-    #: Listed commits that no row names, or that the history holds: stale entries.
+    #: Listed commits that no row under the list's folder names, or that the history holds:
+    #: stale entries.
     stale: tuple[UntracedCommit, ...] = field(default=())
+    #: CSVs with no git_sha column (not rows of this harness: ncu's raw pages, say).
+    unnamed_files: tuple[Path, ...] = field(default=())
+    #: Files holding rows with an empty git_sha, and how many: rows no commit traces.
+    blank_rows: dict[Path, int] = field(default_factory=dict)
 
     @property
     def failure(self) -> str:
@@ -58,6 +67,9 @@ class CommitReport:
         if self.missing:
             parts.append(f"{len(self.missing)} commit(s) named by result rows are not in this "
                          f"clone's history nor in {UNTRACED_FILE}: {', '.join(self.missing)}")
+        if self.blank_rows:
+            parts.append(f"{sum(self.blank_rows.values())} row(s) with no git_sha in "
+                         f"{', '.join(str(p) for p in self.blank_rows)}")
         if self.stale:
             parts.append(f"{len(self.stale)} stale entr(y/ies) in {UNTRACED_FILE} (in the history, "
                          f"or named by no row): {', '.join(s.git_sha for s in self.stale)}")
@@ -65,10 +77,13 @@ class CommitReport:
 
 
 def result_csvs(folders: Iterable[Path]) -> list[Path]:
-    """Every CSV under ``folders`` but those in a run's logs and the untraced list itself."""
+    """Every CSV under ``folders`` but those in a run's logs and the untraced list itself (a
+    file named directly must be a results CSV)."""
     found: set[Path] = set()
     for folder in folders:
         if folder.is_file():
+            if folder.suffix != ".csv" or folder.name == UNTRACED_FILE:
+                raise BadInput(f"{folder}: not a results CSV")
             found.add(folder)
             continue
         if not folder.is_dir():
@@ -80,19 +95,41 @@ def result_csvs(folders: Iterable[Path]) -> list[Path]:
     return sorted(found)
 
 
-def named_commits(csvs: Iterable[Path]) -> dict[str, tuple[Path, ...]]:
-    """Each ``git_sha`` the files' rows hold, with the folders (sorted) that hold it."""
+@dataclass(frozen=True)
+class Named:
+    """What the rows of some CSVs name."""
+
+    #: Each ``git_sha``, with the folders (sorted) whose rows name it.
+    commits: dict[str, tuple[Path, ...]]
+    #: The CSVs with no git_sha column.
+    unnamed_files: tuple[Path, ...]
+    #: The CSVs holding rows with an empty git_sha, and how many.
+    blank_rows: dict[Path, int]
+
+
+def named_commits(csvs: Iterable[Path]) -> Named:
+    """Each ``git_sha`` the files' rows hold, the files without the column, and the rows
+    with it empty; a file that is not readable CSV is bad input."""
     where: dict[str, set[Path]] = {}
+    unnamed: list[Path] = []
+    blank: dict[Path, int] = {}
     for path in csvs:
-        with path.open(newline="", encoding="utf-8", errors="replace") as f:
-            reader = csv.DictReader(f)
-            if "git_sha" not in (reader.fieldnames or ()):
-                continue
-            for row in reader:
-                sha = (row.get("git_sha") or "").strip()
-                if sha:
-                    where.setdefault(sha, set()).add(path.parent)
-    return {sha: tuple(sorted(folders)) for sha, folders in sorted(where.items())}
+        try:
+            with path.open(newline="", encoding="utf-8") as f:
+                reader = csv.DictReader(f)
+                if "git_sha" not in (reader.fieldnames or ()):
+                    unnamed.append(path)
+                    continue
+                for row in reader:
+                    sha = (row.get("git_sha") or "").strip()
+                    if sha:
+                        where.setdefault(sha, set()).add(path.parent)
+                    else:
+                        blank[path] = blank.get(path, 0) + 1
+        except (UnicodeDecodeError, csv.Error) as e:
+            raise BadInput(f"{path}: not a readable CSV ({e})") from None
+    return Named({sha: tuple(sorted(folders)) for sha, folders in sorted(where.items())},
+                 tuple(unnamed), blank)
 
 
 def history(root: Path) -> list[str]:
@@ -116,7 +153,7 @@ def holds(commits: Sequence[str], sha: str) -> bool:
     """Whether the sorted full hashes ``commits`` hold ``sha`` (full or abbreviated,
     ``-dirty`` meaning its commit plus changes: the commit is what must be there)."""
     sha = sha.removesuffix(_DIRTY).lower()
-    if len(sha) < 4 or any(c not in "0123456789abcdef" for c in sha):
+    if len(sha) < _MIN_SHA or any(c not in "0123456789abcdef" for c in sha):
         return False
     i = bisect.bisect_left(commits, sha)
     return i < len(commits) and commits[i].startswith(sha)
@@ -126,26 +163,40 @@ def read_untraced(path: Path) -> list[UntracedCommit]:
     """The untraced list (none where the file is absent); a malformed one is bad input."""
     if not path.exists():
         return []
-    with path.open(newline="", encoding="utf-8") as f:
-        reader = csv.DictReader(f)
-        if list(reader.fieldnames or ()) != ["git_sha", "reason"]:
-            raise BadInput(f"{path}: its columns must be git_sha,reason")
-        listed = [UntracedCommit(r["git_sha"].strip(), (r["reason"] or "").strip()) for r in reader]
+    try:
+        with path.open(newline="", encoding="utf-8") as f:
+            reader = csv.DictReader(f)
+            if list(reader.fieldnames or ()) != ["git_sha", "reason"]:
+                raise BadInput(f"{path}: its columns must be git_sha,reason")
+            listed = [UntracedCommit((r["git_sha"] or "").strip(), (r["reason"] or "").strip())
+                      for r in reader]
+    except (UnicodeDecodeError, csv.Error) as e:
+        raise BadInput(f"{path}: not a readable CSV ({e})") from None
+    seen: set[str] = set()
     for c in listed:
         if not c.git_sha or not c.reason:
             raise BadInput(f"{path}: every entry needs a git_sha and a reason")
+        if c.git_sha in seen:
+            raise BadInput(f"{path}: {c.git_sha} listed twice")
+        seen.add(c.git_sha)
     return listed
 
 
 def check(folders: Sequence[Path], untraced_path: Path, root: Path) -> CommitReport:
     """The commits the rows under ``folders`` name, against ``root``'s history and the
-    untraced list at ``untraced_path``."""
+    untraced list at ``untraced_path``. An entry of the list is stale where the history
+    holds it, or where no row under the list's own folder names it (whichever folders are
+    checked, so a narrower check judges the list as the whole one does)."""
     named = named_commits(result_csvs(folders))
     commits = history(root)
     listed = {c.git_sha: c for c in read_untraced(untraced_path)}
-    gone = [sha for sha in named if not holds(commits, sha)]
+    everywhere = (named_commits(result_csvs([untraced_path.parent])).commits if listed
+                  else {})
+    gone = [sha for sha in named.commits if not holds(commits, sha)]
     return CommitReport(
-        named=named,
+        named=named.commits,
         missing=tuple(sha for sha in gone if sha not in listed),
         untraced=tuple(listed[sha] for sha in gone if sha in listed),
-        stale=tuple(c for sha, c in listed.items() if sha not in named or holds(commits, sha)))
+        stale=tuple(c for sha, c in listed.items()
+                    if sha not in everywhere or holds(commits, sha)),
+        unnamed_files=named.unnamed_files, blank_rows=named.blank_rows)

@@ -71,14 +71,33 @@ def test_rows_commits_found_abbreviated_dirty_and_missing(tmp_path: Path) -> Non
     first, second, lost = _repo(tmp_path)
     stats = tmp_path / "statistics"
     _rows(stats / "gpu" / "stage.csv", [first, second[:7], second[:12] + "-dirty"])
-    _rows(stats / "gpu" / "tuning" / "t.csv", [lost, "0123abc", "not-a-sha"])
+    _rows(stats / "gpu" / "tuning" / "t.csv", [lost, "0123abc", "not-a-sha", first[:4]])
     _rows(stats / "gpu" / "logs" / "abc" / "copy.csv", ["deadbeef"])
     rep = commits.check([stats], stats / commits.UNTRACED_FILE, tmp_path)
     assert set(rep.named) == {first, second[:7], second[:12] + "-dirty", lost, "0123abc",
-                              "not-a-sha"}
-    assert set(rep.missing) == {lost, "0123abc", "not-a-sha"}
+                              "not-a-sha", first[:4]}
+    # Four digits are too few to trust (a mistyped short sha may match by chance).
+    assert set(rep.missing) == {lost, "0123abc", "not-a-sha", first[:4]}
     assert rep.named[lost] == (stats / "gpu" / "tuning",)
-    assert "3 commit(s)" in rep.failure and lost in rep.failure
+    assert "4 commit(s)" in rep.failure and lost in rep.failure
+
+
+def test_rows_without_a_commit_fail_and_files_without_the_column_are_listed(
+        tmp_path: Path) -> None:
+    """A row with an empty git_sha is traced to nothing: the check fails; a CSV with no
+    git_sha column (an external tool's page) is listed, not judged; a file named directly
+    must be a results CSV (the untraced list cannot vouch for itself)."""
+    first, _, _ = _repo(tmp_path)
+    stats = tmp_path / "statistics"
+    _rows(stats / "s.csv", [first, "", ""])
+    (stats / "page.csv").write_text("ID,Kernel Name\n1,k\n")
+    rep = commits.check([stats], stats / commits.UNTRACED_FILE, tmp_path)
+    assert rep.blank_rows == {stats / "s.csv": 2} and "2 row(s) with no git_sha" in rep.failure
+    assert rep.unnamed_files == (stats / "page.csv",)
+    _untraced(stats / commits.UNTRACED_FILE, [("abcdef1", "x")])
+    for bad in (stats / commits.UNTRACED_FILE, tmp_path / "a"):
+        with pytest.raises(BadInput, match="not a results CSV"):
+            commits.check([bad], stats / commits.UNTRACED_FILE, tmp_path)
 
 
 def test_listed_commits_pass_and_stale_entries_fail(tmp_path: Path) -> None:
@@ -96,16 +115,24 @@ def test_listed_commits_pass_and_stale_entries_fail(tmp_path: Path) -> None:
     rep = commits.check([stats], listed, tmp_path)
     assert [c.git_sha for c in rep.stale] == [first, "abcdef1"]
     assert "2 stale" in rep.failure
+    # A narrower check judges the list against every row under its folder: the lost
+    # commit's entry is not stale for a folder whose rows do not name it.
+    _untraced(listed, [(lost, "gone")])
+    _rows(stats / "other" / "o.csv", [first])
+    rep = commits.check([stats / "other"], listed, tmp_path)
+    assert rep.failure == "" and rep.stale == ()
 
 
 @pytest.mark.parametrize("text, message", [
     ("sha,why\nabc,x\n", "columns must be git_sha,reason"),
     ("git_sha,reason\nabc1234,\n", "needs a git_sha and a reason"),
+    ("git_sha,reason\nabc1234,x\nabc1234,y\n", "abc1234 listed twice"),
+    ("git_sha,reason\nabc1234,\xff\n", "not a readable CSV"),
 ])
 def test_a_malformed_list_is_bad_input(tmp_path: Path, text: str, message: str) -> None:
     _repo(tmp_path)
     listed = tmp_path / commits.UNTRACED_FILE
-    listed.write_text(text)
+    listed.write_bytes(text.encode("latin-1"))
     with pytest.raises(BadInput, match=message):
         commits.check([tmp_path], listed, tmp_path)
 
