@@ -38,13 +38,13 @@
 //               == 0, F <= 4 CACHE_VEC BLOCK) and the rows fit GRID_ROWS a block on a grid
 //               of at most GRID_MINB blocks an SM, all resident at once: each block keeps
 //               its rows' q in registers (as int8 words) between pass 1 and pass 2, the q
-//               range meets at a grid-wide barrier (the last block to arrive decides), so x
-//               is read once and q8 never read back. The row code is act_stats' (the same
-//               bits).
+//               range meets at a grid-wide barrier (each block polls the arrivals' count and
+//               decides from the range itself), so x is read once and q8 never read back.
+//               The row code is act_stats' (the same bits).
 // q8 is an output: q as int8 (clamped where it does not fit, which stats tells), the operand
 // the integer GEMM (int_gemm) takes, so a layer needs no decode pass.
-// The module's __device__ words (g_qmin, g_qmax, g_ticket, and act_grid's g_round and
-// g_range) make it one launch at a time per module (per variant).
+// The module's __device__ words (act_stats' g_qmin, g_qmax and g_ticket; act_grid's g_round
+// and its barrier's words) make it one launch at a time per module (per variant).
 #include <cuda/ptx>
 #include "threshold.cuh"
 #include "reduce_int.cuh"
@@ -378,15 +378,17 @@ __device__ __forceinline__ void one_planes(out_t* __restrict__ out, int B, int F
 #ifndef GRID_MINB
 #define GRID_MINB 4  // act_grid's blocks an SM (__launch_bounds__): the plugin's grid cap
 #endif
-__device__ unsigned int g_round = 0;  // act_grid's launches, counted: which slot of g_range
-// act_grid's result: the tensor's (qmin, qmax) packed in one word, in the slot of the launch's
-// round parity; lo > hi (INT_MAX, INT_MIN) marks a slot not yet written.
-#define RANGE_UNSET 0x7fffffff80000000ULL
+__device__ unsigned int g_round = 0;  // act_grid's launches, counted: which parity's words
 // act_grid's waiters give up after this many polls (seconds, at 32 ns or more a poll): a grid
 // that is not all resident (another kernel or process holding SMs) then ends in an error,
 // not a hang.
 #define GRID_SPINS (1u << 26)
-__device__ unsigned long long g_range[2] = {RANGE_UNSET, RANGE_UNSET};
+// act_grid's barrier's words, a pair per round parity: the range (lo, hi) and the arrivals'
+// count, each on a 128-byte line of its own, so the pollers' reads of the count stay off the
+// range's line and off g_round's.
+struct __align__(128) GridLine { int v[32]; };
+__device__ GridLine g_lohi[2] = {{{INT_MAX, INT_MIN}}, {{INT_MAX, INT_MIN}}};
+__device__ GridLine g_arrived[2] = {{{0}}, {{0}}};
 
 // Pass 1 on an aligned row that fits the thread's cache c (F <= 4 CACHE_VEC BLOCK): vth, q of
 // every value folded into lo/hi and written to q8r as int8, and kept in w (slot j: float4
@@ -412,50 +414,51 @@ __device__ __forceinline__ float stats_row_kept(const float4 (&c)[CACHE_VEC], in
 }
 
 // The q range of every block met at one grid-wide barrier, and SPEC's decision into dec for
-// every thread (the last block also writes stats). Thread 0 of each block adds the block's
-// range to the two global words (reductions, no return) and takes a ticket with release and
-// acquire order (no separate fence); the last block reads the words, resets them, the ticket
-// and the other slot for the next launch, and publishes (qmin, qmax) in its round's slot with
-// one release store; the others wait on that slot (acquire) and decide from it themselves
-// (decide is a function of qmin and qmax). Every block of the grid must be resident at
-// once (the plugin's grid: at most GRID_MINB blocks an SM).
+// every thread (block 0 also writes stats). Thread 0 of each block adds the block's range to
+// its round parity's two words and counts its arrival (three reductions, no return, the
+// count's with release order), then polls the count (acquire) until the grid has arrived
+// and reads the range itself, so every block decides from the same qmin and qmax (decide is
+// a function of them: the same bits). Block 0 writes stats, bumps the round, and resets the
+// other parity's words for the next launch. After the last arrival: its reduction's way to
+// L2, a poll's round trip and the range's. Every block of the grid must be resident at once
+// (the plugin's grid: at most GRID_MINB blocks an SM).
 __device__ __forceinline__ void grid_decide(int lo, int hi, int* __restrict__ stats, int* s_lo,
                                             int* s_hi, int* dec) {
-    // Read before the block's ticket, so before the last block can bump it; its latency under
-    // the block's reduction.
+    // Read before the block's arrival, so before block 0 can bump it; its latency under the
+    // block's reduction.
     const unsigned round = threadIdx.x == 0 ? *(volatile unsigned*)&g_round : 0u;
     block_min_max<BLOCK / 32>(lo, hi, s_lo, s_hi);
     if (threadIdx.x == 0) {
-        atomicMin(&g_qmin, lo);
-        atomicMax(&g_qmax, hi);
-        unsigned ticket;
-        asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;"
-                     : "=r"(ticket) : "l"(&g_ticket) : "memory");
-        unsigned long long* slot = &g_range[round & 1u];
-        unsigned long long got;
-        const bool last = ticket == gridDim.x - 1u;
-        if (last) {
-            int qmin, qmax;
-            asm volatile("ld.relaxed.gpu.global.s32 %0, [%1];" : "=r"(qmin) : "l"(&g_qmin) : "memory");
-            asm volatile("ld.relaxed.gpu.global.s32 %0, [%1];" : "=r"(qmax) : "l"(&g_qmax) : "memory");
-            g_qmin = INT_MAX;  // ready for the next launch
-            g_qmax = INT_MIN;
-            g_ticket = 0u;
-            g_range[(round + 1u) & 1u] = RANGE_UNSET;
-            g_round = round + 1u;
-            got = (unsigned long long)(unsigned)qmin << 32 | (unsigned)qmax;
-            asm volatile("st.release.gpu.global.u64 [%0], %1;" :: "l"(slot), "l"(got) : "memory");
-        } else {
-            for (unsigned spins = 0;; ++spins) {
-                asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(got) : "l"(slot) : "memory");
-                if ((int)(got >> 32) <= (int)(unsigned)got) break;
-                if (spins == GRID_SPINS) __trap();
-                __nanosleep(32);
-            }
+        const unsigned par = round & 1u;
+        int* range = g_lohi[par].v;
+        if (blockIdx.x == 0) {
+            // The other parity's words, ready for the next launch: the launch before, which
+            // used them, has ended, and no block of this one touches them.
+            g_lohi[par ^ 1u].v[0] = INT_MAX;
+            g_lohi[par ^ 1u].v[1] = INT_MIN;
+            g_arrived[par ^ 1u].v[0] = 0;
         }
-        decide((int)(got >> 32), (int)(unsigned)got, dec);
-        if (last)
+        // Reductions with no return; the count's with release order, so a block that sees the
+        // whole grid counted (acquire, through the count's release sequence) sees every range.
+        asm volatile("red.relaxed.gpu.global.min.s32 [%0], %1;" :: "l"(range), "r"(lo) : "memory");
+        asm volatile("red.relaxed.gpu.global.max.s32 [%0], %1;" :: "l"(range + 1), "r"(hi) : "memory");
+        asm volatile("red.release.gpu.global.add.s32 [%0], 1;" :: "l"(g_arrived[par].v) : "memory");
+        for (unsigned spins = 0;; ++spins) {
+            int n;
+            asm volatile("ld.acquire.gpu.global.s32 %0, [%1];" : "=r"(n) : "l"(g_arrived[par].v) : "memory");
+            if (n == (int)gridDim.x) break;
+            if (spins == GRID_SPINS) __trap();
+            __nanosleep(32);
+        }
+        int qmin, qmax;
+        asm volatile("ld.relaxed.gpu.global.s32 %0, [%1];" : "=r"(qmin) : "l"(range) : "memory");
+        asm volatile("ld.relaxed.gpu.global.s32 %0, [%1];" : "=r"(qmax) : "l"(range + 1) : "memory");
+        decide(qmin, qmax, dec);
+        if (blockIdx.x == 0) {
+            // Every block read the round before it arrived, so none reads it after this.
+            g_round = round + 1u;
             for (int i = 0; i < 4; ++i) stats[i] = dec[i];
+        }
     }
     __syncthreads();
 }
