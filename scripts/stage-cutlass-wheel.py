@@ -5,10 +5,11 @@ the ``nvidia-cutlass`` distribution installed in this Python, written into a fol
     python scripts/stage-cutlass-wheel.py [FOLDER]
 
 The wheel holds the files the installed distribution's RECORD lists (its packages and
-dist-info; entries outside site-packages, such as scripts, and byte-code left out), so it
-installs as the same version, and the kernel hash, which counts that version, is the one
-validated. Exit 2 with one line where the distribution is not installed or its RECORD is
-missing."""
+dist-info; entries outside site-packages, such as scripts, and byte-code left out), under
+the tag its WHEEL file gives, so it installs as the same version, and the kernel hash,
+which counts that version, is the one validated; a wheel of another version already in the
+folder is removed. Exit 2 with one line where the distribution is not installed or its
+RECORD is missing."""
 
 from __future__ import annotations
 
@@ -28,8 +29,16 @@ def stage(folder: Path) -> Path:
     if record is None:
         raise LookupError(f"{DIST}: its RECORD is missing, so its files are unknown")
     base = Path(str(dist.locate_file("")))
-    name = f"{DIST.replace('-', '_')}-{dist.version}-py3-none-any.whl"
+    # The tag the distribution was built with (its WHEEL file), so the wheel says what it is.
+    wheel = dist.read_text("WHEEL") or ""
+    tags = [ln.split(":", 1)[1].strip() for ln in wheel.splitlines() if ln.startswith("Tag:")]
+    if len(tags) != 1:
+        raise LookupError(f"{DIST}: its WHEEL file gives {len(tags)} tags, not one")
+    name = f"{DIST.replace('-', '_')}-{dist.version}-{tags[0]}.whl"
     folder.mkdir(parents=True, exist_ok=True)
+    # One version in the folder: gpu-check.sh installs every wheel there.
+    for old in folder.glob(f"{DIST.replace('-', '_')}-*.whl"):
+        old.unlink()
     out = folder / name
     tmp = out.with_suffix(".part")
     with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as z:

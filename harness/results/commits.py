@@ -152,7 +152,7 @@ def history(root: Path) -> list[str]:
 def holds(commits: Sequence[str], sha: str) -> bool:
     """Whether the sorted full hashes ``commits`` hold ``sha`` (full or abbreviated,
     ``-dirty`` meaning its commit plus changes: the commit is what must be there)."""
-    sha = sha.removesuffix(_DIRTY).lower()
+    sha = sha.lower().removesuffix(_DIRTY)
     if len(sha) < _MIN_SHA or any(c not in "0123456789abcdef" for c in sha):
         return False
     i = bisect.bisect_left(commits, sha)

@@ -26,6 +26,9 @@ def test_the_staged_wheel_installs_offline_with_the_headers(tmp_path: Path) -> N
         version = metadata.version("nvidia-cutlass")
     except metadata.PackageNotFoundError:
         pytest.skip("nvidia-cutlass is not installed here (the cutlass or test extra)")
+    stale = tmp_path / "whl" / "nvidia_cutlass-0.0.1-py3-none-any.whl"
+    stale.parent.mkdir()
+    stale.write_bytes(b"an older version's wheel")
     res = _run(str(tmp_path / "whl"))
     assert res.returncode == 0, res.stderr
     wheels = list((tmp_path / "whl").glob("*.whl"))
