@@ -187,11 +187,16 @@ def check(folders: Sequence[Path], untraced_path: Path, root: Path) -> CommitRep
     untraced list at ``untraced_path``. An entry of the list is stale where the history
     holds it, or where no row under the list's own folder names it (whichever folders are
     checked, so a narrower check judges the list as the whole one does)."""
-    named = named_commits(result_csvs(folders))
+    files = result_csvs(folders)
+    named = named_commits(files)
     commits = history(root)
     listed = {c.git_sha: c for c in read_untraced(untraced_path)}
-    everywhere = (named_commits(result_csvs([untraced_path.parent])).commits if listed
-                  else {})
+    everywhere: dict[str, tuple[Path, ...]] = {}
+    if listed:
+        # The rows under the list's folder; read again only where the folders checked hold
+        # other files than those (the default check reads every file once).
+        whole = result_csvs([untraced_path.parent])
+        everywhere = named.commits if whole == files else named_commits(whole).commits
     gone = [sha for sha in named.commits if not holds(commits, sha)]
     return CommitReport(
         named=named.commits,
