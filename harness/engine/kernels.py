@@ -35,7 +35,7 @@ from harness.contract.kernel import (
 from harness.contract.registry import Registry
 from harness.contract.stage import Stage, Variant
 from harness.errors import BadInput, CompileError, HarnessError
-from harness.results import ledger
+from harness.results import goals, ledger
 from harness.results.readback import pipeline_files, read_checked, read_stage_rows
 
 
@@ -362,3 +362,12 @@ def judge_rows(reg: Registry, folder: Path, ledger_path: Path | None = None,
                        tuple(dict.fromkeys(x for x in shas if x)), passed.get((st, v, h), ""))
              for (st, v, h), shas in sorted(groups.items())]
     return older, rest
+
+
+def judged_goals(reg: Registry, folder: Path, path: Path) -> list[goals.Judged]:
+    """The goals of the TOML file ``path`` judged from ``folder``'s rows, each row said to
+    be timed at its kernel's current source or not (``harness goals``)."""
+    declared = goals.load(path)  # a malformed file said before any kernel is hashed
+    if not Path(folder).is_dir():
+        raise BadInput(f"no such results folder: {folder}")
+    return goals.judge_all(declared, folder, _current_hashes(reg))

@@ -1,4 +1,4 @@
-"""The commands over result files: report, compare, best, fit, merge, commits."""
+"""The commands over result files: report, compare, best, fit, merge, commits, goals."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 
 from harness import paths
-from harness.engine import merge
+from harness.engine import kernels, merge
 from harness.errors import BadInput, CheckFailed
 from harness.front import render
 from harness.front.app import (
@@ -24,7 +24,7 @@ from harness.front.app import (
     out,
     say,
 )
-from harness.results import best, commits, compare, fit, models, report
+from harness.results import best, commits, compare, fit, goals, models, report
 
 
 @app.command("report")
@@ -183,3 +183,29 @@ def commits_cmd(
                   soft_wrap=True)
     if check_ and rep.failure:
         raise CheckFailed(rep.failure)
+
+
+@app.command("goals")
+@cli_errors
+def goals_cmd(
+    folder: Annotated[Path, typer.Argument(
+        parser=given_path, help="A results folder, e.g. statistics/h200.")],
+    goals_file: Annotated[Path | None, typer.Option(
+        "--goals", parser=given_path,
+        help="The goals' TOML file (default: statistics/goals.toml).")] = None,
+    readme: Annotated[Path | None, typer.Option(
+        parser=given_path, help="Write the table into this README's block.")] = None,
+    block: Annotated[str, typer.Option(help="The README block: <!-- BLOCK:begin -->.")]
+    = "goals",
+) -> None:
+    """Each declared goal judged from the folder's rows: the figure its row shows, the
+    bound, met or missed, the run behind it and whether its kernel is at the current
+    source (the figures are read from the rows, never typed)."""
+    if readme is not None:
+        report.check_readme(readme, block)
+    path = goals_file or paths.statistics_dir() / "goals.toml"
+    text = goals.table(kernels.judged_goals(discover(), folder, path))
+    say(text)
+    if readme is not None:
+        report.update_readme(readme, text, block)
+        say(f"updated {readme}")
