@@ -1,8 +1,8 @@
 """``harness goals``: targets declared in a TOML file, each judged from the committed rows.
 
-A goal names one point of one results CSV (a file under the results folder, the stage or
-pipeline, its variant, backend and launch, and the point's sizes and parameters) and one
-bound on what that point's row shows:
+A goal names one point (the stage or pipeline, its variant, backend and launch, and the
+point's sizes and parameters) in one results CSV under the results folder, or in the first
+of several that has rows of it, and one bound on what that point's row shows:
 
 * ``at_least_tops``, ``at_least_pct_peak``: the row's own rate columns;
 * ``at_most_floor``: the row's time over its byte floor's (the ``bytes`` it counts at the
@@ -50,7 +50,8 @@ class Goal:
     """One declared target: where its row is and the bound it must meet."""
 
     name: str
-    file: str
+    #: The results CSVs under the folder that may hold the point's rows, in order.
+    files: tuple[str, ...]
     bound: str  #: a key of :data:`BOUNDS`
     limit: float
     stage: str = ""
@@ -136,9 +137,13 @@ def _goal(t: Mapping[str, Any], where: str) -> Goal:
     if unknown:
         raise BadInput(f"{where}: unknown key(s) {', '.join(unknown)} (keys: "
                        f"{', '.join(sorted(_KEYS))})")
-    for key in ("name", "file"):
-        if not isinstance(t.get(key), str) or not t[key].strip():
-            raise BadInput(f"{where}: {key} must be a non-empty string")
+    if not isinstance(t.get("name"), str) or not t["name"].strip():
+        raise BadInput(f"{where}: name must be a non-empty string")
+    files = [t.get("file")] if isinstance(t.get("file"), str) else t.get("file")
+    if not isinstance(files, list) or not files \
+            or any(not isinstance(f, str) or not f.strip() for f in files):
+        raise BadInput(f"{where} ({t['name']}): file must be a non-empty string, or a list "
+                       "of them")
     for key in ("stage", "variant", "backend", "launch", "peer"):
         if key in t and not isinstance(t[key], str):
             raise BadInput(f"{where} ({t['name']}): {key} must be a string")
@@ -158,9 +163,9 @@ def _goal(t: Mapping[str, Any], where: str) -> Goal:
     if not isinstance(point, dict) or any(
             isinstance(v, bool) or not isinstance(v, int | float | str) for v in point.values()):
         raise BadInput(f"{where} ({t['name']}): point must be a table of numbers or strings")
-    if Path(t["file"]).is_absolute() or ".." in Path(t["file"]).parts:
+    if any(Path(f).is_absolute() or ".." in Path(f).parts for f in files):
         raise BadInput(f"{where} ({t['name']}): file is a path inside the results folder")
-    return Goal(name=t["name"].strip(), file=t["file"], bound=bound, limit=float(limit),
+    return Goal(name=t["name"].strip(), files=tuple(files), bound=bound, limit=float(limit),
                 stage=t.get("stage", ""), variant=t.get("variant", ""),
                 backend=t.get("backend", "pycuda"), launch=t.get("launch", "stream"),
                 peer=t.get("peer", ""), point=dict(point))
@@ -231,17 +236,22 @@ def judge(g: Goal, folder: Path, current: Mapping[tuple[str, str], str] | None =
     """What the rows under ``folder`` show for goal ``g`` (``current``: each (stage,
     variant)'s kernel hash at this source, to say whether the row was timed at it);
     HarnessError where the goal's file is there but cannot be read."""
-    path = Path(folder) / g.file
-    if not path.is_file():
-        return Judged(g, NO_ROW, note=f"no {g.file} in {folder}")
     cache = {} if cache is None else cache
-    if path not in cache:
-        cache[path] = resultcsv.read(path)
-    res = cache[path]
-    ours = [r for r in res.rows if _matches(g, r, res.schema, g.backend)]
+    found = [p for p in (Path(folder) / f for f in g.files) if p.is_file()]
+    if not found:
+        return Judged(g, NO_ROW, note=f"no {' or '.join(g.files)} in {folder}")
+    res, ours = None, []
+    for path in found:  # the first file with rows of the point
+        if path not in cache:
+            cache[path] = resultcsv.read(path)
+        res = cache[path]
+        ours = [r for r in res.rows if _matches(g, r, res.schema, g.backend)]
+        if ours:
+            break
     row, runs = _pick(ours)
-    if row is None:
-        return Judged(g, NO_ROW, note=f"no {g.backend} row at this point in {g.file}")
+    if row is None or res is None:
+        return Judged(g, NO_ROW, note=f"no {g.backend} row at this point in "
+                      f"{' or '.join(g.files)}")
     base = {"git_sha": row.get("git_sha", ""), "timestamp": row.get("timestamp", ""),
             "current": _current(row, res.schema, current)}
     repeats = f"the median of its run's {runs} rows; " if runs > 1 else ""
