@@ -35,7 +35,7 @@ from harness.contract.kernel import (
 from harness.contract.registry import Registry
 from harness.contract.stage import Stage, Variant
 from harness.errors import BadInput, CompileError, HarnessError
-from harness.results import goals, ledger
+from harness.results import ledger
 from harness.results.readback import pipeline_files, read_checked, read_stage_rows
 
 
@@ -180,7 +180,7 @@ class LedgerReport:
         return None
 
 
-def _current_hashes(reg: Registry) -> dict[tuple[str, str], str]:
+def current_hashes(reg: Registry) -> dict[tuple[str, str], str]:
     """Every stage variant's kernel hash and every pipeline variant's, by (name, variant)."""
     current = {(s.name, v.name): kernel_hash(s, v)
                for s in reg.stages.values() for v in s.variants}
@@ -321,7 +321,7 @@ def judge_folders(reg: Registry, folders: Sequence[Path], ledger_path: Path | No
         if (key := Path(folder).resolve()) in seen:
             raise BadInput(f"--rows {folder} given twice")
         seen.add(key)
-    current = _current_hashes(reg) if folders else {}
+    current = current_hashes(reg) if folders else {}
     return [(Path(f), *judge_rows(reg, f, ledger_path, current)) for f in folders]
 
 
@@ -333,7 +333,7 @@ def judge_rows(reg: Registry, folder: Path, ledger_path: Path | None = None,
     the kernels' hashes where the caller has them already (:func:`judge_folders`)."""
     timed = _timed_rows(folder)  # a missing folder said before any kernel is hashed
     if current is None:
-        current = _current_hashes(reg)
+        current = current_hashes(reg)
     names = {*reg.stages, *reg.pipelines}
     groups: dict[tuple[str, str, str], list[str]] = {}
     unjudged: dict[tuple[str, str, str], int] = {}
@@ -363,11 +363,3 @@ def judge_rows(reg: Registry, folder: Path, ledger_path: Path | None = None,
              for (st, v, h), shas in sorted(groups.items())]
     return older, rest
 
-
-def judged_goals(reg: Registry, folder: Path, path: Path) -> list[goals.Judged]:
-    """The goals of the TOML file ``path`` judged from ``folder``'s rows, each row said to
-    be timed at its kernel's current source or not (``harness goals``)."""
-    declared = goals.load(path)  # a malformed file said before any kernel is hashed
-    if not Path(folder).is_dir():
-        raise BadInput(f"no such results folder: {folder}")
-    return goals.judge_all(declared, folder, _current_hashes(reg))

@@ -9,7 +9,8 @@ import typer
 from rich.markup import escape
 
 from harness import paths
-from harness.engine import kernels, merge
+from harness.engine import goals as goal_report
+from harness.engine import merge
 from harness.errors import BadInput, CheckFailed
 from harness.front import render
 from harness.front.app import (
@@ -24,7 +25,7 @@ from harness.front.app import (
     out,
     say,
 )
-from harness.results import best, commits, compare, fit, goals, models, report
+from harness.results import best, commits, compare, fit, models, report
 
 
 @app.command("report")
@@ -201,11 +202,8 @@ def goals_cmd(
     """Each declared goal judged from the folder's rows: the figure its row shows, the
     bound, met or missed, the run behind it and whether its kernel is at the current
     source (the figures are read from the rows, never typed)."""
-    if readme is not None:
-        report.check_readme(readme, block)
     path = goals_file or paths.statistics_dir() / "goals.toml"
-    text = goals.table(kernels.judged_goals(discover(), folder, path))
-    say(text)
+    out.print(goal_report.report_goals(discover(), folder, path, readme, block), markup=False,
+              soft_wrap=True)
     if readme is not None:
-        report.update_readme(readme, text, block)
         say(f"updated {readme}")

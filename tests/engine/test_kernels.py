@@ -310,12 +310,12 @@ def test_judge_folders_judges_each_folder_as_judge_rows_does(reg, tmp_path) -> N
 def test_judge_folders_hashes_the_kernels_once(reg, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     stats = paths.project_root() / "statistics" / "h200"
     calls = []
-    real = kernels._current_hashes
+    real = kernels.current_hashes
 
     def counted(r):  # type: ignore[no-untyped-def]
         calls.append(1)
         return real(r)
 
-    monkeypatch.setattr(kernels, "_current_hashes", counted)
+    monkeypatch.setattr(kernels, "current_hashes", counted)
     kernels.judge_folders(reg, [stats / "processes-a", stats / "tuning" / "against-aa"])
     assert len(calls) == 1
