@@ -74,7 +74,7 @@ def load(path: Path) -> list[Goal]:
             import tomli as tomllib  # type: ignore[no-redef]
         except ModuleNotFoundError:
             raise BadInput("reading a goals file needs Python 3.11 (tomllib) or the tomli "
-                           "package") from None
+                           "package (a dependency on Python 3.10)") from None
     try:
         data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
