@@ -362,4 +362,3 @@ def judge_rows(reg: Registry, folder: Path, ledger_path: Path | None = None,
                        tuple(dict.fromkeys(x for x in shas if x)), passed.get((st, v, h), ""))
              for (st, v, h), shas in sorted(groups.items())]
     return older, rest
-

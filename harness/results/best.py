@@ -36,9 +36,6 @@ _REPEATS = re.compile(r"median of (\d+) repeats")
 #: The columns of a point as compare matches rows, less the build (``variant``) and the
 #: backend; a column that came later is read with the value rows had before it.
 _POINT = tuple(c for c in resultcsv.STAGE.key if c not in ("backend", "variant"))
-#: The columns that tell a cluster's worker processes apart (empty in a plain run's CSV):
-#: one command's rows from two workers are two processes' rows, not one run's.
-_PROCESS = ("host", "gpu_uuid", "worker")
 
 
 @dataclass(frozen=True)
@@ -111,8 +108,8 @@ def run(path: Path, preset: str = "default", threshold_pct: float = 2.0,
     count: dict[tuple[object, ...], int] = {}
     peers: dict[tuple[object, ...], int] = {}  # a run's peer rows at a point, all its groups
     for r in res.rows:
-        run = (*(resultcsv.STAGE.value(r, c) for c in _POINT), *resultcsv.run_of(r),
-               *(r.get(c, "") for c in _PROCESS))
+        # one command's rows from two workers are two processes' rows, not one run's
+        run = (*(resultcsv.STAGE.value(r, c) for c in _POINT), *resultcsv.process_of(r))
         if r.get("backend") != "pycuda":
             peers[run] = peers.get(run, 0) + 1
             continue

@@ -28,13 +28,12 @@ from typing import Any
 from harness.errors import HarnessError
 from harness.results import resultcsv
 from harness.results.goals import BOUNDS, Goal
+from harness.results.readback import number
 
 #: Verdicts.
 MET, MISSED, NO_ROW = "met", "missed", "no row"
 #: Standard errors on each side within which a figure is not told from its bound.
 Z = 3.0
-#: The columns that tell a cluster's worker processes apart (empty in a plain run's CSV).
-_PROCESS = ("host", "gpu_uuid", "worker")
 
 
 @dataclass(frozen=True)
@@ -103,26 +102,10 @@ def _matches(g: Goal, row: Mapping[str, str], schema: resultcsv.Schema, backend:
     return True
 
 
-def _run(row: Mapping[str, str]) -> tuple[str, ...]:
-    """The run and process a row came from."""
-    return (*resultcsv.run_of(row), *(row.get(c, "") for c in _PROCESS))
-
-
-def _time_col(row: Mapping[str, str]) -> str:
-    return "median_us" if "median_us" in row else "total_us"
-
-
-def _noise_col(row: Mapping[str, str]) -> str:
-    return "noise_pct" if "median_us" in row else "total_noise_pct"
-
-
 def _positive(row: Mapping[str, str], col: str) -> float | None:
     """The cell as a finite number above zero, or None (empty, not a number, or not one)."""
-    try:
-        v = float(row.get(col) or "")
-    except ValueError:
-        return None
-    return v if math.isfinite(v) and v > 0 else None
+    v = number(row.get(col) or "")
+    return v if v is not None and math.isfinite(v) and v > 0 else None
 
 
 def _one_point(rows: Sequence[dict[str, str]], schema: resultcsv.Schema, what: str) -> str:
@@ -174,7 +157,8 @@ def judge(g: Goal, folder: Path, current: Mapping[tuple[str, str], str] | None =
         return Judged(g, NO_ROW, note=why)
     order = {id(r): i for i, r in enumerate(res.rows)}
     newest = max(ours, key=lambda r: (r.get("timestamp", ""), order[id(r)]))
-    run = [r for r in ours if _run(r) == _run(newest)]
+    process = resultcsv.process_of(newest)
+    run = [r for r in ours if resultcsv.process_of(r) == process]
     if why := _one_point(run, res.schema, "the rows"):
         return Judged(g, NO_ROW, note=why)
     row = run[-1]  # the file's order is the run's: the last measurement
@@ -184,13 +168,13 @@ def judge(g: Goal, folder: Path, current: Mapping[tuple[str, str], str] | None =
     if row.get("status") != "ok":
         return Judged(g, MISSED, **base, note="; ".join(
             [*notes, f"the row is {row.get('status')}: {row.get('reason') or 'no reason'}"]))
-    t = float(row[_time_col(row)])
-    noise = (resultcsv.cell(row, _noise_col(row)) or 0.0) / 100
+    t = float(row[res.schema.time])
+    noise = (resultcsv.cell(row, res.schema.noise) or 0.0) / 100
     timed = {"time_us": t, "noise_pct": 100 * noise}
     peer_us = None
     if g.bound == "at_least_speedup":
         theirs = [r for r in res.rows
-                  if _run(r) == _run(row) and _matches(g, r, res.schema, g.peer)]
+                  if resultcsv.process_of(r) == process and _matches(g, r, res.schema, g.peer)]
         why = _one_point(theirs, res.schema, f"the {g.peer} rows")
         if not theirs or why or len(theirs) != len(run):
             return Judged(g, NO_ROW, **timed, **base, note=why or (
@@ -198,11 +182,11 @@ def judge(g: Goal, folder: Path, current: Mapping[tuple[str, str], str] | None =
                 f"{len(theirs)} {g.peer} rows in the run for its {len(run)} of ours: not "
                 "paired"))
         peer = theirs[-1]
-        peer_us = _positive(peer, _time_col(peer))
+        peer_us = _positive(peer, res.schema.time)
         if peer_us is None:
             return Judged(g, NO_ROW, **timed, **base, note=f"the {g.peer} row has no time")
         figure = peer_us / t
-        noise = math.hypot(noise, (resultcsv.cell(peer, _noise_col(peer)) or 0.0) / 100)
+        noise = math.hypot(noise, (resultcsv.cell(peer, res.schema.noise) or 0.0) / 100)
         if peer.get("status") != "ok":
             notes.append(f"the peer's row is {peer.get('status')}")
     elif g.bound == "at_most_us":

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.errors import HarnessError
-from harness.results.rows import STATUSES
+from harness.results.rows import PROCESS_COLUMNS, STATUSES
 
 #: The columns that name a row's point (with its kind's own: the launch, the mode).
 POINT = ("stage", "backend", "variant", "batch", "in_f", "out_f", "family", "params", "l2")
@@ -62,6 +62,12 @@ def run_of(row: Mapping[str, str]) -> tuple[str, str]:
     run are set against each other; rows of different processes differ by more than their
     noise (README, "How a time is measured")."""
     return row.get("git_sha", ""), row.get("command", "")
+
+
+def process_of(row: Mapping[str, str]) -> tuple[str, ...]:
+    """The run a row came from and the process within it: on a cluster, one command's rows
+    are measured by several workers, each its own process (empty in a plain run)."""
+    return (*run_of(row), *(row.get(c, "") for c in PROCESS_COLUMNS))
 
 
 @dataclass(frozen=True)

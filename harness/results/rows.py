@@ -26,8 +26,11 @@ COLUMNS: tuple[str, ...] = (
     "kernel_hash", "gpu", "driver", "cuda", "git_sha", "timestamp", "command",
 )
 
+#: Where a cluster run's row was measured: the columns that tell its worker processes apart
+#: (absent from a plain run's CSV).
+PROCESS_COLUMNS: tuple[str, ...] = ("host", "gpu_uuid", "worker")
 #: A cluster run's stage rows (``--cluster``): the same, and where each was measured.
-CLUSTER_COLUMNS: tuple[str, ...] = (*COLUMNS, "host", "gpu_uuid", "worker")
+CLUSTER_COLUMNS: tuple[str, ...] = (*COLUMNS, *PROCESS_COLUMNS)
 
 #: Values ``status`` takes; anything but ``ok`` has a ``reason``.
 STATUSES = ("ok", "failed", "skipped", "oom")
