@@ -155,8 +155,8 @@ def judge(g: Goal, folder: Path, current: Mapping[tuple[str, str], str] | None =
     res, ours, why = _rows(g, folder, {} if cache is None else cache)
     if res is None:
         return Judged(g, NO_ROW, note=why)
-    order = {id(r): i for i, r in enumerate(res.rows)}
-    newest = max(ours, key=lambda r: (r.get("timestamp", ""), order[id(r)]))
+    # the newest by timestamp; of rows written at one time, the last in the file
+    newest = max(reversed(ours), key=lambda r: r.get("timestamp", ""))
     process = resultcsv.process_of(newest)
     run = [r for r in ours if resultcsv.process_of(r) == process]
     if why := _one_point(run, res.schema, "the rows"):
@@ -192,7 +192,7 @@ def judge(g: Goal, folder: Path, current: Mapping[tuple[str, str], str] | None =
     elif g.bound == "at_most_us":
         figure = t
     else:
-        col = "pct_peak" if g.bound == "at_most_floor" else BOUNDS[g.bound][1]
+        col = BOUNDS[g.bound][1]
         v = _positive(row, col)
         if v is None:
             return Judged(g, NO_ROW, **timed, **base,

@@ -29,7 +29,7 @@ from harness.errors import BadInput
 BOUNDS = {
     "at_least_tops": (" TOPS", "tops", True),
     "at_least_pct_peak": (" % of peak", "pct_peak", True),
-    "at_most_floor": ("x its floor", "", False),
+    "at_most_floor": ("x its floor", "pct_peak", False),  # 100 / pct_peak
     "at_most_us": (" µs", "", False),
     "at_least_speedup": ("x the peer's speed", "", True),
 }
