@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.api import Launcher, Point, Rows, Stage
+from harness.api import Launcher, Point, Rows, Stage, Variant
 from harness.spikes import axes, families, inputs, spec
 from harness.spikes.tolerances import INT_GEMM_OUT
 
@@ -158,8 +158,7 @@ STAGE = Stage(
     description="the layer plane by plane: spike planes x weight bit planes, binary MMAs "
                 "(AND, popcount) and shifts, exact group sums",
     axes=(axes.BATCH, axes.OUT_F, axes.WEIGHT_IN_F, axes.GROUP_SIZE, axes.K_INPUT),
-    # q within int8 (T <= 8): the llm family's outliers are not.
-    families=("normal", "ramp"),
+    families=families.NAMES,
     make_inputs=make_inputs,
     inputs=lambda p: {
         "planes": ((capacity(p), p["batch"], words(p)), np.dtype(np.uint32)),
@@ -190,6 +189,9 @@ STAGE = Stage(
     ),
     default_sweep={"batch": (1, 16, 1024, 8192), "out_f": (18944, 3584)},
     sanitize_shapes=({"batch": 70, "out_f": 40, "in_f": 300},),
+    # q within int8 (T <= 8): the llm family's outliers are not, nor the edge rows' extremes.
+    variants=(Variant("default", help="T <= 8 spike planes, G a multiple of 128",
+                      families=("normal", "ramp")),),
     check_inputs=check_inputs,
     torch_impl=torch_impl,
     # Each row of out is that row of the planes and vth against the whole of the weights.

@@ -13,12 +13,13 @@ from harness.contract.launcher import RecordingLauncher
 
 #: Kernels whose block is not the harness's: the GEMM (its 64 x 64 tile fixes 256 threads),
 #: weight_quant_fused (WARPS warps, a launch parameter), the integer GEMMs' paths (warp
-#: roles and tiles fix their threads), and act_one and act_rows (their threads follow the
-#: rows and the build: checked in test_activation_fused).
+#: roles and tiles fix their threads: the plane-by-plane GEMM's 64 x 32 tile takes 128), and
+#: act_one and act_rows (their threads follow the rows and the build: checked in
+#: test_activation_fused).
 OWN_BLOCK = {"gemm", "wq_vec1", "wq_vec4", "wq_any", "int_gemm_wgmma", "int_gemm_wgmma_single",
              "int_gemm_stream1", "int_gemm_stream", "int_gemm_small1", "int_gemm_small",
              "int_gemm_general", "int_gemm_packed", "int_gemm_packed_wgmma",
-             "int_gemm_packed_wgmma_single", "act_one", "act_rows"}
+             "int_gemm_packed_wgmma_single", "int_gemm_planes", "act_one", "act_rows"}
 STAGES = tuple(sorted(registry.discover(entry_points=False).stages))
 
 
