@@ -9,8 +9,9 @@ weight sum (``w_sum``, emitted with the weights' planes, once).
 
 It prices literal spike-by-spike evaluation on tensor cores (8 T binary MMAs where
 ``int_gemm`` takes one int8 MMA per 32 values): a measured number beside ``int_gemm_packed``
-(the same planes decoded to int8 in the tile load), not a tuned GEMM. Exact for T <= 8 (q
-fits int8 unidirectionally) and G a multiple of 128; any M, N, K.
+(the same planes decoded to int8 in the tile load), not a tuned GEMM. Exact for T <= 8
+(v = q - o within 8 bits) and G a multiple of 128, every group sum within int32; any M, N,
+K.
 """
 
 from __future__ import annotations
@@ -28,7 +29,7 @@ MODE = "unidirectional"
 #: The weights' planes: w_q's 8 bits in two's complement (plane 0 the sign, worth -128).
 WEIGHT_MODE = "twos_complement"
 WEIGHT_PLANES = 8
-#: The most spike planes the kernel holds (PL_TMAX): v <= 255.
+#: The most spike planes the kernel holds (PL_TMAX): v = q - o within 8 bits.
 MAX_T = 8
 #: Values one binary MMA sums (m16n8k128): a group must be whole multiples of it.
 CHUNK = 128
@@ -92,16 +93,20 @@ def w_q_of(ins: Mapping[str, np.ndarray], p: Point) -> np.ndarray:
 
 
 def check_inputs(ins: Mapping[str, np.ndarray], p: Point) -> str | None:
-    """T between 1 and the kernel's 8 planes, held by the buffer; G whole binary MMAs."""
-    t = int(ins["stats"][3])
+    """T between 1 and the kernel's 8 planes, held by the buffer; G whole binary MMAs;
+    every group sum within int32."""
+    qmin, qmax, _, t = (int(x) for x in ins["stats"])
     if not 1 <= t <= MAX_T:
         return (f"bad input: stats say T = {t}; plane-by-plane evaluation takes 1 to {MAX_T} "
-                "planes (q within int8)")
+                "planes (v = q - o within 8 bits)")
     if t > ins["planes"].shape[0]:
         return f"bad input: stats say T = {t}, the planes buffer holds {ins['planes'].shape[0]}"
     if int(p["group_size"]) % CHUNK:
         return (f"bad input: group_size {p['group_size']} is not a multiple of {CHUNK}: a "
                 "binary MMA's values would straddle two groups")
+    big = max(-qmin, qmax)
+    if big * 127 * min(int(p["group_size"]), int(p["in_f"])) >= 2**31:
+        return f"bad input: q reaches {big}: a group sum could leave int32"
     return None
 
 
@@ -189,7 +194,7 @@ STAGE = Stage(
     ),
     default_sweep={"batch": (1, 16, 1024, 8192), "out_f": (18944, 3584)},
     sanitize_shapes=({"batch": 70, "out_f": 40, "in_f": 300},),
-    # q within int8 (T <= 8): the llm family's outliers are not, nor the edge rows' extremes.
+    # T <= 8 planes: the llm family's outliers and the edge rows' extremes need more.
     variants=(Variant("default", help="T <= 8 spike planes, G a multiple of 128",
                       families=("normal", "ramp")),),
     check_inputs=check_inputs,

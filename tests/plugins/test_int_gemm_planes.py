@@ -65,15 +65,15 @@ def _kernel_group_sums(planes: np.ndarray, t: int, o: int, w_bits: np.ndarray,
             a = [planes[t - 1 - s, :, sl] for s in range(t)]  # by significance s
             x = [np.zeros((m, n), dtype=np.int64) for _ in range(5)]
             for e in range(t, -1, -1):
+                if 0 <= e - 1 < t:  # {6} and the sign plane at s = e - 1, beside the pairs
+                    x[3] = x[3] + x[3] + _popcounts(a[e - 1], w_bits[1, :, sl])
+                    x[4] = x[4] + x[4] + _popcounts(a[e - 1], w_bits[0, :, sl])
                 for c in range(3):
                     x[c] = x[c] + x[c]
                 for d in range(2):
                     if 0 <= e - d < t:
                         for c in range(3):
                             x[c] += _popcounts(a[e - d], w_bits[7 - (2 * c + d), :, sl])
-            for s in range(t - 1, -1, -1):
-                x[3] = x[3] + x[3] + _popcounts(a[s], w_bits[1, :, sl])
-                x[4] = x[4] + x[4] + _popcounts(a[s], w_bits[0, :, sl])
             out[:, :, grp] += x[0] + 4 * x[1] + 16 * x[2] + 64 * x[3] - 128 * x[4]
         out[:, :, grp] += o * w_sum[None, :, grp].astype(np.int64)
     return out
@@ -99,11 +99,14 @@ def test_the_kernels_chains_give_every_group_sum(st, k, in_f, g) -> None:  # typ
 
 
 def test_what_the_kernel_cannot_hold_is_bad_input(st) -> None:  # type: ignore[no-untyped-def]
-    """T past 8 planes or under 1, T past the buffer, a group not whole binary MMAs."""
+    """T past 8 planes or under 1, T past the buffer, a group not whole binary MMAs, a
+    group sum that could leave int32 (a small range far from 0: T small, o large)."""
     p = _point(st, batch=2, out_f=8, in_f=256)
     planes = np.zeros((10, 2, 8), np.uint32)
     for stats, bad in (([0, 9, 0, 4], None), ([0, 500, 0, 9], "1 to 8 planes"),
-                       ([0, 0, 0, 0], "1 to 8 planes")):
+                       ([0, 0, 0, 0], "1 to 8 planes"),
+                       ([-140000, -139990, -140000, 4], "leave int32"),
+                       ([-120000, -119990, -120000, 4], None)):
         why = st.check_inputs({"planes": planes, "stats": np.array(stats, np.int32)}, p)
         assert (why is None) if bad is None else (bad in why), (stats, why)
     why = st.check_inputs({"planes": planes[:3], "stats": np.array([0, 20, 0, 5], np.int32)},

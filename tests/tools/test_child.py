@@ -67,8 +67,8 @@ def test_child_launches_on_the_inputs_a_sweep_draws(reg, monkeypatch, tmp_path) 
     by_variant: dict[tuple[str, str], list[dict[str, Any]]] = {}
     for stage, variant, point in swept:
         by_variant.setdefault((stage, variant), []).append(json.loads(point))
-    # every stage with a variant that takes the family (int_gemm_planes' does not: its q
-    # stays within int8)
+    # every stage with a variant that takes the family (int_gemm_planes' does not: it takes
+    # at most 8 spike planes)
     takes = {n for n, st in reg.stages.items()
              if any(family in (v.families or st.families) for v in st.variants)}
     assert {s for s, _ in by_variant} == takes and len(takes) >= len(reg.stages) - 1
