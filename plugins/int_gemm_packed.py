@@ -44,7 +44,7 @@ def _cdiv(a: int, b: int) -> int:
 
 def words(p: Point) -> int:
     """32-value words a row of a plane."""
-    return _cdiv(int(p["in_f"]), 32)
+    return inputs.packed_words(p["in_f"])
 
 
 def capacity(p: Point) -> int:
@@ -77,21 +77,14 @@ def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np
     """Step 1's activations of the family as the fused stage leaves them (the packed planes
     of v = q - o in a buffer of ``capacity`` planes, T of them written, and [qmin, qmax, o,
     T]), the quantized weights and their scales, a bias."""
-    b, f = int(p["batch"]), int(p["in_f"])
-    x, vth, _ = inputs.activation_chain(rng, family, b, f, p["k"])
-    c = spec.activation_chain(x, p["k"], MODE, vth)
-    t = int(c["planes"])
-    planes = np.zeros((max(capacity(p), t), b, words(p)), dtype=np.uint32)
-    planes[:t] = spec.pack(c["v"], t, MODE)
-    _, scale, w_q = inputs.weight_chain(rng, family, p["out_f"], f, p["group_size"])
-    return {"planes": planes, "stats": np.array([*c["mm"], c["o"], t], dtype=np.int32),
-            "w_q": w_q, "scale": scale, "vth": vth, "bias": families.bias(rng, family, p["out_f"])}
+    act = inputs.packed_activations(rng, family, p, MODE)
+    _, scale, w_q = inputs.weight_chain(rng, family, p["out_f"], p["in_f"], p["group_size"])
+    return {**act, "w_q": w_q, "scale": scale, "bias": families.bias(rng, family, p["out_f"])}
 
 
 def q_of(ins: Mapping[str, np.ndarray], p: Point) -> np.ndarray:
     """q as the planes and stats give it (SPEC step 4)."""
-    t, o = int(ins["stats"][3]), int(ins["stats"][2])
-    return spec.unpack(ins["planes"][:t], t, MODE, int(p["in_f"])) + o
+    return inputs.packed_q(ins["planes"], ins["stats"], MODE, p["in_f"])
 
 
 def check_inputs(ins: Mapping[str, np.ndarray], p: Point) -> str | None:

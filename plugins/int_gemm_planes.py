@@ -43,7 +43,7 @@ def _cdiv(a: int, b: int) -> int:
 
 def words(p: Point) -> int:
     """32-value words a row of a plane."""
-    return _cdiv(int(p["in_f"]), 32)
+    return inputs.packed_words(p["in_f"])
 
 
 def capacity(p: Point) -> int:
@@ -69,22 +69,16 @@ def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np
     """Step 1's activations as the fused stage leaves them (the packed planes of v = q - o
     in a buffer of ``capacity`` planes, T written, and [qmin, qmax, o, T]); the quantized
     weights as their bit planes and group sums, their scales; a bias."""
-    b, f, g = int(p["batch"]), int(p["in_f"]), int(p["group_size"])
-    x, vth, _ = inputs.activation_chain(rng, family, b, f, p["k"])
-    c = spec.activation_chain(x, p["k"], MODE, vth)
-    t = int(c["planes"])
-    planes = np.zeros((max(capacity(p), t), b, words(p)), dtype=np.uint32)
-    planes[:t] = spec.pack(c["v"], t, MODE)
-    _, scale, w_q = inputs.weight_chain(rng, family, p["out_f"], f, g)
-    return {"planes": planes, "stats": np.array([*c["mm"], c["o"], t], dtype=np.int32),
-            "w_bits": weight_planes(w_q), "w_sum": group_sums(w_q, g), "scale": scale,
-            "vth": vth, "bias": families.bias(rng, family, p["out_f"])}
+    g = int(p["group_size"])
+    act = inputs.packed_activations(rng, family, p, MODE)
+    _, scale, w_q = inputs.weight_chain(rng, family, p["out_f"], p["in_f"], g)
+    return {**act, "w_bits": weight_planes(w_q), "w_sum": group_sums(w_q, g), "scale": scale,
+            "bias": families.bias(rng, family, p["out_f"])}
 
 
 def q_of(ins: Mapping[str, np.ndarray], p: Point) -> np.ndarray:
     """q as the planes and stats give it (SPEC step 4)."""
-    t, o = int(ins["stats"][3]), int(ins["stats"][2])
-    return spec.unpack(ins["planes"][:t], t, MODE, int(p["in_f"])) + o
+    return inputs.packed_q(ins["planes"], ins["stats"], MODE, p["in_f"])
 
 
 def w_q_of(ins: Mapping[str, np.ndarray], p: Point) -> np.ndarray:

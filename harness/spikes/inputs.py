@@ -46,6 +46,34 @@ def encodable(rng: np.random.Generator, family: str, batch: int, in_f: int, k: f
     return v, o
 
 
+def packed_words(in_f: int) -> int:
+    """32-value words a row of a bit-packed plane."""
+    return -(-int(in_f) // 32)
+
+
+def packed_activations(rng: np.random.Generator, family: str, p: Any,
+                       mode: str) -> dict[str, np.ndarray]:
+    """Step 1's activations as the fused stage's packed layout leaves them: ``planes``, the
+    packed planes of v = q - o in a buffer of the most planes a row of this width can need
+    (``spec.plane_bound``; T of them written, the rest zero), ``stats`` [qmin, qmax, o, T]
+    and ``vth``. It draws from ``rng`` as :func:`activation_chain` does."""
+    b, f = int(p["batch"]), int(p["in_f"])
+    x, vth, _ = activation_chain(rng, family, b, f, p["k"])
+    c = spec.activation_chain(x, p["k"], mode, vth)
+    t = int(c["planes"])
+    planes = np.zeros((max(spec.plane_bound(p["k"], f, mode), t), b, packed_words(f)),
+                      dtype=np.uint32)
+    planes[:t] = spec.pack(c["v"], t, mode)
+    return {"planes": planes, "stats": np.array([*c["mm"], c["o"], t], dtype=np.int32),
+            "vth": vth}
+
+
+def packed_q(planes: np.ndarray, stats: np.ndarray, mode: str, in_f: int) -> np.ndarray:
+    """q as the packed planes and stats [qmin, qmax, o, T] give it (SPEC step 4)."""
+    t, o = int(stats[3]), int(stats[2])
+    return spec.unpack(planes[:t], t, mode, int(in_f)) + o
+
+
 def weight_chain(rng: np.random.Generator, family: str, out_f: int, in_f: int,
                  group: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(w, scale, w_q)`` of steps A and B on the family's weights."""
