@@ -27,7 +27,9 @@
 #             linear_bf16, int_mm), torch.compile of the W8ASpike reference at M 1, 1024 and
 #             8192 on the first shape, the FP32 tiled gemm on the first shape (harness
 #             compare --ignore stage,variant,params against it), and spike_linear's sweep
-#             on the three shapes, into the GPU's folder (replacing those CSVs)
+#             on the three shapes, into the GPU's folder (replacing those CSVs); the layer
+#             plane by plane (int_gemm_planes) beside int_gemm_packed and int_gemm at M 1,
+#             16, 1024, 8192 on the first shape, into its planes/
 #   ceilings  the copy bandwidth calibrated, then the ceiling of the traffic of the passes
 #             the byte-floor targets judge, each by the harness's own kernel at that pass's
 #             bytes (stored beside the peak, never replacing it): activation_fused's pass 2
@@ -343,6 +345,10 @@ for phase in "${asked[@]}"; do
       step layer-spike-linear-wide h bench spike_linear --peers linear_fp32,linear_bf16 \
         --budget "$budget" --append --sweep "batch=$layer_batches" --sweep out_f=3584 \
         --sweep in_f=18944
+      # The layer plane by plane (binary MMAs) beside the packed-A and q8 GEMMs, one process.
+      step layer-planes h bench int_gemm_planes int_gemm_packed int_gemm --budget "$budget" \
+        --overwrite --sweep batch=1,16,1024,8192 --sweep out_f=18944 --sweep in_f=3584 \
+        --out "$stats/planes"
       ;;
     profile)
       if ! found variants > "$work/variants"; then
