@@ -29,7 +29,7 @@
 #             compare --ignore stage,variant,params against it), and spike_linear's sweep
 #             on the three shapes, into the GPU's folder (replacing those CSVs); the layer
 #             plane by plane (int_gemm_planes) beside int_gemm_packed and int_gemm at M 1,
-#             16, 1024, 8192 on the first shape, into its planes/
+#             16, 1024, 8192 on the first shape and M 1024 on 3584 x 3584, into planes/
 #   ceilings  the copy bandwidth calibrated, then the ceiling of the traffic of the passes
 #             the byte-floor targets judge, each by the harness's own kernel at that pass's
 #             bytes (stored beside the peak, never replacing it): activation_fused's pass 2
@@ -348,6 +348,9 @@ for phase in "${asked[@]}"; do
       # The layer plane by plane (binary MMAs) beside the packed-A and q8 GEMMs, one process.
       step layer-planes h bench int_gemm_planes int_gemm_packed int_gemm --budget "$budget" \
         --overwrite --sweep batch=1,16,1024,8192 --sweep out_f=18944 --sweep in_f=3584 \
+        --out "$stats/planes"
+      step layer-planes-square h bench int_gemm_planes int_gemm_packed int_gemm \
+        --budget "$budget" --append --sweep batch=1024 --sweep out_f=3584 --sweep in_f=3584 \
         --out "$stats/planes"
       ;;
     profile)
