@@ -156,7 +156,7 @@ def check_inputs(ins: Mapping[str, np.ndarray], p: Point) -> str | None:
     if p["q_type"] == "int8" and q.dtype != np.int8:
         return (f"bad input: q spans [{int(q.min())}, {int(q.max())}], beyond int8: the wide "
                 "variant takes it")
-    if big * 127 * min(int(p["group_size"]), int(p["in_f"])) >= 2**31 or big >= 2**23:
+    if not spec.group_sums_fit(big, p["group_size"], p["in_f"]) or big >= 2**23:
         return f"bad input: q reaches {big}: a group sum could leave int32"
     return None
 

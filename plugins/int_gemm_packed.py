@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from harness.api import Axis, Launcher, Point, Rows, Stage, Variant
-from harness.spikes import axes, families, geometry, inputs, spec, wgmma
+from harness.spikes import axes, families, geometry, inputs, spec, torchmath, wgmma
 from harness.spikes.tolerances import INT_GEMM_OUT
 
 MODE = "unidirectional"
@@ -108,7 +108,7 @@ def check_inputs(ins: Mapping[str, np.ndarray], p: Point) -> str | None:
         return (f"bad input: q reaches [{qmin}, {qmax}], beyond int8: the wide variant "
                 "decodes it")
     big = max(-qmin, qmax)
-    if big * 127 * min(int(p["group_size"]), int(p["in_f"])) >= 2**31 or big >= 2**23:
+    if not spec.group_sums_fit(big, p["group_size"], p["in_f"]) or big >= 2**23:
         return f"bad input: q reaches {big}: a group sum could leave int32"
     return None
 
@@ -126,16 +126,15 @@ def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[s
     k, g = int(p["in_f"]), int(p["group_size"])
     stats = t["stats"]
     n_planes = int(stats[3].item())
-    planes = t["planes"][:n_planes].to(torch.int64)
-    shifts = torch.arange(32, dtype=torch.int64, device=planes.device)
-    bits = ((planes[..., None] >> shifts) & 1).reshape(n_planes, planes.shape[1], -1)[..., :k]
+    planes = t["planes"][:n_planes]
+    bits = torchmath.unpack_bits(torch, planes, k)
     weights = torch.bitwise_left_shift(
         torch.ones(n_planes, dtype=torch.int64, device=planes.device),
         torch.arange(n_planes - 1, -1, -1, dtype=torch.int64, device=planes.device))
     q = (bits * weights[:, None, None]).sum(dim=0) + stats[2].to(torch.int64)
-    s = t["scale"].repeat_interleave(g, dim=1)[:, :k]
     x_rec = q.to(torch.float32) * t["vth"][:, None]
-    return {"out": x_rec @ (t["w_q"].to(torch.float32) * s).T + t["bias"]}
+    return {"out": x_rec @ torchmath.dequantised(torch, t["w_q"], t["scale"], g).T
+            + t["bias"]}
 
 
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:

@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from harness.api import Launcher, Point, Rows, Stage, Variant
-from harness.spikes import axes, families, inputs, spec
+from harness.spikes import axes, families, inputs, spec, torchmath
 from harness.spikes.tolerances import INT_GEMM_OUT
 
 MODE = "unidirectional"
@@ -99,7 +99,7 @@ def check_inputs(ins: Mapping[str, np.ndarray], p: Point) -> str | None:
         return (f"bad input: group_size {p['group_size']} is not a multiple of {CHUNK}: a "
                 "binary MMA's values would straddle two groups")
     big = max(-qmin, qmax)
-    if big * 127 * min(int(p["group_size"]), int(p["in_f"])) >= 2**31:
+    if not spec.group_sums_fit(big, p["group_size"], p["in_f"]):
         return f"bad input: q reaches {big}: a group sum could leave int32"
     return None
 
@@ -110,13 +110,6 @@ def reference(ins: Mapping[str, np.ndarray], p: Point, v: Any) -> dict[str, np.n
                                      ins["bias"], int(p["group_size"]))}
 
 
-def _bits(torch: Any, planes: Any, n: int, k: int) -> Any:
-    """``n`` packed planes ``[P, R, W]`` as bits ``[n, R, k]`` int64."""
-    shifts = torch.arange(32, dtype=torch.int64, device=planes.device)
-    bits = (planes[:n].to(torch.int64)[..., None] >> shifts) & 1
-    return bits.reshape(n, planes.shape[1], -1)[..., :k]
-
-
 def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Any) -> dict[str, Any]:
     """W8ASpike from both sides' planes as PyTorch writes it: the planes unpacked (T read on
     the host), q and w_q rebuilt, both dequantised, one fp32 matmul (TF32 off)."""
@@ -124,13 +117,12 @@ def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Any) -> dict[str, 
     n_planes = int(t["stats"][3].item())
     dev = t["planes"].device
     sig = torch.pow(2, torch.arange(n_planes - 1, -1, -1, dtype=torch.int64, device=dev))
-    q = (_bits(torch, t["planes"], n_planes, k) * sig[:, None, None]).sum(dim=0) \
-        + t["stats"][2].to(torch.int64)
+    vals = (torchmath.unpack_bits(torch, t["planes"][:n_planes], k) * sig[:, None, None]).sum(0)
+    q = vals + t["stats"][2].to(torch.int64)
     wsig = torch.tensor([-128, 64, 32, 16, 8, 4, 2, 1], dtype=torch.int64, device=dev)
-    w_q = (_bits(torch, t["w_bits"], WEIGHT_PLANES, k) * wsig[:, None, None]).sum(dim=0)
-    s = t["scale"].repeat_interleave(g, dim=1)[:, :k]
+    w_q = (torchmath.unpack_bits(torch, t["w_bits"], k) * wsig[:, None, None]).sum(dim=0)
     x_rec = q.to(torch.float32) * t["vth"][:, None]
-    return {"out": x_rec @ (w_q.to(torch.float32) * s).T + t["bias"]}
+    return {"out": x_rec @ torchmath.dequantised(torch, w_q, t["scale"], g).T + t["bias"]}
 
 
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Any) -> None:
@@ -164,10 +156,8 @@ STAGE = Stage(
         "stats": ((4,), np.dtype(np.int32)),
         "w_bits": ((WEIGHT_PLANES, p["out_f"], words(p)), np.dtype(np.uint32)),
         "w_sum": ((p["out_f"], spec.n_groups(p["in_f"], p["group_size"])), np.dtype(np.int32)),
-        "scale": ((p["out_f"], spec.n_groups(p["in_f"], p["group_size"])),
-                  np.dtype(np.float32)),
-        "vth": ((p["batch"],), np.dtype(np.float32)),
-        "bias": ((p["out_f"],), np.dtype(np.float32))},
+        # the layer's scale, vth and bias; w_q comes as its planes
+        **{k: s for k, s in inputs.layer_specs(p).items() if k != "w_q"}},
     outputs=inputs.layer_out,
     reference=reference,
     enqueue=enqueue,

@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from harness.api import Exact, Launcher, Point, Stage, Variant
-from harness.spikes import axes, families, inputs, spec
+from harness.spikes import axes, families, inputs, spec, torchmath
 from harness.spikes import planes as plane_stages
 
 
@@ -34,9 +34,8 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
 
 def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
     """Bits out of the words by shifts, then the weighted sum of the planes."""
-    words, n, m = t["packed"].to(torch.int64), p["planes"], spec.check_mode(p["mode"])
-    shifts = torch.arange(32, device=words.device, dtype=torch.int64)
-    bits = ((words[..., None] >> shifts) & 1).flatten(2)[:, :, : p["in_f"]]
+    words, n, m = t["packed"], p["planes"], spec.check_mode(p["mode"])
+    bits = torchmath.unpack_bits(torch, words, p["in_f"])
     w = (2 ** torch.arange(n - 1, -1, -1, device=words.device, dtype=torch.int64)).view(-1, 1, 1)
     acc = (bits[:n] * w).sum(dim=0)
     if m == 1:

@@ -315,6 +315,12 @@ def fits_int8(qmin: int, qmax: int) -> bool:
     return qmin >= -128 and qmax <= 127
 
 
+def group_sums_fit(big: int, g: int, f: int) -> bool:
+    """Whether every group sum of q (|q| <= ``big``) against int8 weights (|w_q| <= 127)
+    over groups of ``g`` of the ``f`` columns stays within int32."""
+    return big * 127 * min(int(g), int(f)) < 2**31
+
+
 def group_gemm64(q: np.ndarray, w_q: np.ndarray, scale: np.ndarray, vth: np.ndarray,
                  bias: np.ndarray, g: int) -> np.ndarray:
     """Step 6 as the integer GEMM computes it, in float64: ``vth[m] * sum_g scale[n, g] *

@@ -48,6 +48,13 @@ def encode(torch: Any, v: Any, t_planes: int, mode: str) -> Any:
     return planes
 
 
+def unpack_bits(torch: Any, words: Any, f: int) -> Any:
+    """Bit-packed planes ``[..., W]`` (bit j of word w is value 32 w + j) as their bits
+    ``[..., f]`` int64, by shifts and masks."""
+    shifts = torch.arange(32, dtype=torch.int64, device=words.device)
+    return ((words.to(torch.int64)[..., None] >> shifts) & 1).flatten(-2)[..., :f]
+
+
 def dequantised(torch: Any, w_q: Any, scale: Any, group_size: int) -> Any:
     """Step B undone: the weights ``w_q * scale`` of each one's group, in fp32 (what a
     float layer holds for the quantised weights)."""

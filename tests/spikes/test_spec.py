@@ -346,3 +346,12 @@ def test_x_problem_is_step_ones_check_on_the_inputs_x_at_the_points_k() -> None:
     assert "overflows" in (spec.x_problem({"x": x, "w": np.zeros(1)}, {"k": 0.05}) or "")
     assert spec.x_problem({"x": x}, {"k": 3.0}) is None
     assert spec.x_problem({"x": np.ones((2, 8), np.float32)}, {"k": 0.1}) is None
+
+
+def test_group_sums_fit_int32_exactly_below_its_bound() -> None:
+    """|q| * 127 * min(G, F) must stay below 2^31: at the bound it does not; a short row
+    (F < G) counts F values a group."""
+    big = (2**31 - 1) // (127 * 128)  # 132104
+    assert spec.group_sums_fit(big, 128, 3584)
+    assert not spec.group_sums_fit(big + 1, 128, 3584)
+    assert spec.group_sums_fit(big + 1, 128, 127)

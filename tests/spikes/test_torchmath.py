@@ -30,3 +30,13 @@ def test_clamp_and_away() -> None:
     assert float(vth[0]) == 1.0 and q.tolist() == [[3, -3, 0, 0]]  # 2.5 -> 3 away from zero
     _, q_even = torchmath.quantise(torch, torch.from_numpy(x), 1.25, (1.0, 1.0))
     assert q_even.tolist() == [[2, -2, 0, 0]]  # half to even
+
+
+def test_unpack_bits_is_spec_unpacks_bits() -> None:
+    """The words' bits, value 32 w + j at bit j of word w, cut to f values (padding dropped):
+    the bits spec.unpack decodes, plane by plane."""
+    v = np.random.default_rng(3).integers(0, 64, size=(5, 70)).astype(np.int32)
+    words = spec.pack(v, 6, "unidirectional")  # [6, 5, 3]
+    bits = torchmath.unpack_bits(torch, torch.from_numpy(words.astype(np.int64)), 70).numpy()
+    assert bits.shape == (6, 5, 70)
+    assert np.array_equal(bits, spec.encode(v, 6, "unidirectional"))
