@@ -3,30 +3,27 @@
 // mma.sync m16n8k128 .b1), and the shifts put the planes' significances back:
 //   out[m, n] = vth[m] * sum_g scale[n, g] * S[m, n, g] + bias[n]
 //   S[m, n, g] = sum_{f in g} q[m, f] w_q[n, f]
-//              = sum_{s, r < 7} 2^(s + r) D(s, 7 - r) - 128 sum_s 2^s D(s, 0) + o wsum[n, g]
+//              = sum_{s, r} 2^(s + r) D(s, 7 - r) - 128 sum_s 2^s D(s, 0) + o wsum[n, g]
 // where D(s, p) = popcount(spike plane of significance s AND weight plane p) over the group
 // (an exact int32 count, at most G), q = v + o with v = sum_s 2^s (its plane), and w_q in
 // two's complement as 8 bit planes (plane 0 the sign, worth -128; plane p worth 2^(7 - p)).
-// The terms run as five short chains, each its own accumulator (one long chain is bound
-// by the MMAs' latency): the weight planes of significance {0, 1}, {2, 3}, {4, 5} as
-// Horner chains over s + d (d the plane's place in its pair: double, then accumulate the
-// pairs of that exponent into the MMA's C), {6} and the sign plane as Horner chains over s,
-// combined once a 128-value chunk: 8 T binary MMAs, 5 T + 3 doublings as run (the first of
-// each chain doubles zero). Every sum is an integer, so S is exact; one fp32 rounding per
-// group's promotion and in the epilogue, as int_gemm's.
+// The positive terms run as one Horner chain over the exponent e = s + r (double, then
+// accumulate every plane pair of that exponent into the MMA's C), the sign plane's as a
+// second chain over s: T - 1 + 6 and T - 1 doublings an accumulator a 128-value chunk, 8 T
+// binary MMAs. Every sum is an integer, so S is exact; one fp32 rounding per group's
+// promotion and in the epilogue, as int_gemm's.
 //   planes uint32 [P, M, W] (W = ceil(K / 32); bit j of word w is value 32 w + j; plane t of
 //          the T written is worth 2^(T - 1 - t)), activation_fused's packed_unidirectional
 //   stats  int32 [qmin, qmax, o, T]
 //   w_bits uint32 [8, N, W], w_q's bit planes in the same packing (padding bits 0)
 //   w_sum  int32 [N, ceil(K / G)], sum of w_q over each group (the offset's fold)
 //   scale  fp32 [N, ceil(K / G)], vth fp32 [M], bias fp32 [N], out fp32 [M, N]
-// G % 128 == 0 (a binary MMA's 128 values never straddle a group), 1 <= T <= 8 (a T outside
-// that, which the host refuses, gives NaN rather than a sum that drops planes); any M, N, K.
+// G % 128 == 0 (a binary MMA's 128 values never straddle a group), T <= 8; any M, N, K.
 // A CTA of 4 warps holds a 64 x 32 tile of out, a warp 32 x 16 (2 x 2 MMA tiles); the
 // fragments come straight from global memory (each thread's 32-bit words, L1 caches the
 // neighbours' reuse): this kernel prices literal evaluation, it is not a tuned GEMM.
 
-#define PL_TMAX 8      // most spike planes: v = q - o within 8 bits (v <= 255)
+#define PL_TMAX 8      // most spike planes (q fits int8 unidirectionally: v <= 255)
 #define PL_MT 2        // MMA tiles of 16 rows a warp
 #define PL_NT 2        // MMA tiles of 8 columns a warp
 #define PL_BM 64       // a CTA's rows: 2 warps of 32
@@ -65,8 +62,7 @@ int_gemm_planes(const unsigned* __restrict__ planes, const int* __restrict__ sta
     const size_t a_plane = (size_t)M * W, b_plane = (size_t)N * W;
 
     float acc[PL_MT][PL_NT][4] = {};
-    const bool planes_fit = T >= 1 && T <= PL_TMAX;
-    for (int grp = 0; planes_fit && grp < ng; ++grp) {
+    for (int grp = 0; grp < ng; ++grp) {
         int S[PL_MT][PL_NT][4] = {};
         const int w_end = min((grp + 1) * (G / 32), W);
         for (int w0 = grp * (G / 32); w0 < w_end; w0 += 4) {  // a 128-value chunk
@@ -91,62 +87,46 @@ int_gemm_planes(const unsigned* __restrict__ planes, const int* __restrict__ sta
                 for (int nt = 0; nt < PL_NT; ++nt)
                     b[p][nt] = word_at(w_bits + (size_t)p * b_plane, n0 + nt * 8 + g8, N, w, W);
 
-            // Five accumulators, each a short chain of its own (a long one is latency-bound):
-            // weight significances {0, 1}, {2, 3}, {4, 5} (c = 0, 1, 2: Horner over
-            // e = s + d, d the plane's place in its pair), {6} (c = 3) and the sign plane
-            // (c = 4), Horner over s.
-            int x[5][PL_MT][PL_NT][4] = {};
+            int x[PL_MT][PL_NT][4] = {};  // positive planes, Horner over e = s + r
 #pragma unroll
-            for (int e = PL_TMAX; e >= 0; --e) {
-                if (e > T) continue;  // uniform: no plane pair this high
-                // {6} and the sign plane at s = e - 1, beside the pairs' step (all five
-                // chains in flight at once)
-                const int s1 = e - 1;
-                if (s1 >= 0 && s1 < PL_TMAX && s1 < T) {
+            for (int e = PL_TMAX - 1 + 6; e >= 0; --e) {
+                if (e > T - 1 + 6) continue;  // uniform: no plane pair this high
 #pragma unroll
-                    for (int c = 3; c < 5; ++c)
+                for (int mt = 0; mt < PL_MT; ++mt)
 #pragma unroll
-                        for (int mt = 0; mt < PL_MT; ++mt)
+                    for (int nt = 0; nt < PL_NT; ++nt)
 #pragma unroll
-                            for (int nt = 0; nt < PL_NT; ++nt) {
+                        for (int i = 0; i < 4; ++i) x[mt][nt][i] += x[mt][nt][i];
 #pragma unroll
-                                for (int i = 0; i < 4; ++i)
-                                    x[c][mt][nt][i] += x[c][mt][nt][i];
-                                mma_b1(x[c][mt][nt], a[s1][mt][0], a[s1][mt][1],
-                                       b[c == 3 ? 1 : 0][nt]);
-                            }
-                }
-#pragma unroll
-                for (int c = 0; c < 3; ++c)
+                for (int r = 0; r <= 6; ++r) {
+                    const int s = e - r;
+                    if (s < 0 || s >= PL_TMAX || s >= T) continue;
 #pragma unroll
                     for (int mt = 0; mt < PL_MT; ++mt)
 #pragma unroll
                         for (int nt = 0; nt < PL_NT; ++nt)
-#pragma unroll
-                            for (int i = 0; i < 4; ++i) x[c][mt][nt][i] += x[c][mt][nt][i];
-#pragma unroll
-                for (int d = 0; d < 2; ++d) {
-                    const int s = e - d;
-                    if (s < 0 || s >= PL_TMAX || s >= T) continue;
-#pragma unroll
-                    for (int c = 0; c < 3; ++c)
-#pragma unroll
-                        for (int mt = 0; mt < PL_MT; ++mt)
-#pragma unroll
-                            for (int nt = 0; nt < PL_NT; ++nt)
-                                mma_b1(x[c][mt][nt], a[s][mt][0], a[s][mt][1],
-                                       b[7 - (2 * c + d)][nt]);
+                            mma_b1(x[mt][nt], a[s][mt][0], a[s][mt][1], b[7 - r][nt]);
                 }
+            }
+            int y[PL_MT][PL_NT][4] = {};  // the sign plane, Horner over s
+#pragma unroll
+            for (int s = PL_TMAX - 1; s >= 0; --s) {
+                if (s >= T) continue;
+#pragma unroll
+                for (int mt = 0; mt < PL_MT; ++mt)
+#pragma unroll
+                    for (int nt = 0; nt < PL_NT; ++nt) {
+#pragma unroll
+                        for (int i = 0; i < 4; ++i) y[mt][nt][i] += y[mt][nt][i];
+                        mma_b1(y[mt][nt], a[s][mt][0], a[s][mt][1], b[0][nt]);
+                    }
             }
 #pragma unroll
             for (int mt = 0; mt < PL_MT; ++mt)
 #pragma unroll
                 for (int nt = 0; nt < PL_NT; ++nt)
 #pragma unroll
-                    for (int i = 0; i < 4; ++i)
-                        S[mt][nt][i] += x[0][mt][nt][i] + 4 * x[1][mt][nt][i] +
-                                        16 * x[2][mt][nt][i] + 64 * x[3][mt][nt][i] -
-                                        128 * x[4][mt][nt][i];
+                    for (int i = 0; i < 4; ++i) S[mt][nt][i] += x[mt][nt][i] - 128 * y[mt][nt][i];
         }
         // q = v + o: the offset folds back through the group's weight sum; then the
         // group's promotion.
@@ -174,14 +154,13 @@ int_gemm_planes(const unsigned* __restrict__ planes, const int* __restrict__ sta
         for (int h = 0; h < 2; ++h) {
             const int m = m0 + mt * 16 + h * 8 + g8;
             if (m >= M) continue;
-            const float v = planes_fit ? __ldg(vth + m) : __int_as_float(0x7fc00000);  // NaN
+            const float v = __ldg(vth + m);
 #pragma unroll
             for (int nt = 0; nt < PL_NT; ++nt)
 #pragma unroll
                 for (int c = 0; c < 2; ++c) {
                     const int n = n0 + nt * 8 + 2 * tq + c;
-                    if (n < N)
-                        out[(size_t)m * N + n] = fmaf(v, acc[mt][nt][2 * h + c], __ldg(bias + n));
+                    if (n < N) out[(size_t)m * N + n] = fmaf(v, acc[mt][nt][2 * h + c], __ldg(bias + n));
                 }
         }
 }

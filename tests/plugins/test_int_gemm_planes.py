@@ -1,5 +1,5 @@
 """The plane-by-plane GEMM's plugin on the CPU: both sides' planes give back step 1's q and
-step B's w_q, the kernel's five Horner chains of popcounts (emulated here as the kernel runs
+step B's w_q, the kernel's two Horner chains of popcounts (emulated here as the kernel runs
 them) give every group sum exactly, the bad-input rules and the launch."""
 
 from __future__ import annotations
@@ -52,10 +52,9 @@ def _popcounts(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 
 def _kernel_group_sums(planes: np.ndarray, t: int, o: int, w_bits: np.ndarray,
                        w_sum: np.ndarray, g: int) -> np.ndarray:
-    """S [M, N, groups] as int_gemm_planes.cu forms it: for each 128-value chunk five
-    chains, the weight significances {0, 1}, {2, 3}, {4, 5} (Horner over e = s + d: double,
-    then the pairs of that exponent) and {6} and the sign plane (Horner over s), combined as
-    x0 + 4 x1 + 16 x2 + 64 x3 - 128 x4; the offset through w_sum per group."""
+    """S [M, N, groups] as int_gemm_planes.cu forms it: for each 128-value chunk the
+    positive chain (Horner over e = s + r: double, then every pair of that exponent), the
+    sign plane's chain (Horner over s), x - 128 y; the offset through w_sum per group."""
     m, n, words = planes.shape[1], w_bits.shape[1], planes.shape[2]
     ng = w_sum.shape[1]
     out = np.zeros((m, n, ng), dtype=np.int64)
@@ -63,18 +62,16 @@ def _kernel_group_sums(planes: np.ndarray, t: int, o: int, w_bits: np.ndarray,
         for w0 in range(grp * g // 32, min((grp + 1) * g // 32, words), 4):
             sl = slice(w0, w0 + 4)
             a = [planes[t - 1 - s, :, sl] for s in range(t)]  # by significance s
-            x = [np.zeros((m, n), dtype=np.int64) for _ in range(5)]
-            for e in range(t, -1, -1):
-                if 0 <= e - 1 < t:  # {6} and the sign plane at s = e - 1, beside the pairs
-                    x[3] = x[3] + x[3] + _popcounts(a[e - 1], w_bits[1, :, sl])
-                    x[4] = x[4] + x[4] + _popcounts(a[e - 1], w_bits[0, :, sl])
-                for c in range(3):
-                    x[c] = x[c] + x[c]
-                for d in range(2):
-                    if 0 <= e - d < t:
-                        for c in range(3):
-                            x[c] += _popcounts(a[e - d], w_bits[7 - (2 * c + d), :, sl])
-            out[:, :, grp] += x[0] + 4 * x[1] + 16 * x[2] + 64 * x[3] - 128 * x[4]
+            x = np.zeros((m, n), dtype=np.int64)
+            for e in range(t - 1 + 6, -1, -1):
+                x = x + x
+                for r in range(7):
+                    if 0 <= e - r < t:
+                        x += _popcounts(a[e - r], w_bits[7 - r, :, sl])
+            y = np.zeros((m, n), dtype=np.int64)
+            for s in range(t - 1, -1, -1):
+                y = y + y + _popcounts(a[s], w_bits[0, :, sl])
+            out[:, :, grp] += x - 128 * y
         out[:, :, grp] += o * w_sum[None, :, grp].astype(np.int64)
     return out
 
