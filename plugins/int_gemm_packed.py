@@ -124,14 +124,7 @@ def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[s
     shape, read on the host), q = v + o, both sides dequantised, one fp32 matmul (TF32
     off)."""
     k, g = int(p["in_f"]), int(p["group_size"])
-    stats = t["stats"]
-    n_planes = int(stats[3].item())
-    planes = t["planes"][:n_planes]
-    bits = torchmath.unpack_bits(torch, planes, k)
-    weights = torch.bitwise_left_shift(
-        torch.ones(n_planes, dtype=torch.int64, device=planes.device),
-        torch.arange(n_planes - 1, -1, -1, dtype=torch.int64, device=planes.device))
-    q = (bits * weights[:, None, None]).sum(dim=0) + stats[2].to(torch.int64)
+    q = torchmath.packed_q(torch, t["planes"], t["stats"], k)
     x_rec = q.to(torch.float32) * t["vth"][:, None]
     return {"out": x_rec @ torchmath.dequantised(torch, t["w_q"], t["scale"], g).T
             + t["bias"]}

@@ -114,11 +114,8 @@ def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Any) -> dict[str, 
     """W8ASpike from both sides' planes as PyTorch writes it: the planes unpacked (T read on
     the host), q and w_q rebuilt, both dequantised, one fp32 matmul (TF32 off)."""
     k, g = int(p["in_f"]), int(p["group_size"])
-    n_planes = int(t["stats"][3].item())
     dev = t["planes"].device
-    sig = torch.pow(2, torch.arange(n_planes - 1, -1, -1, dtype=torch.int64, device=dev))
-    vals = (torchmath.unpack_bits(torch, t["planes"][:n_planes], k) * sig[:, None, None]).sum(0)
-    q = vals + t["stats"][2].to(torch.int64)
+    q = torchmath.packed_q(torch, t["planes"], t["stats"], k)
     wsig = torch.tensor([-128, 64, 32, 16, 8, 4, 2, 1], dtype=torch.int64, device=dev)
     w_q = (torchmath.unpack_bits(torch, t["w_bits"], k) * wsig[:, None, None]).sum(dim=0)
     x_rec = q.to(torch.float32) * t["vth"][:, None]

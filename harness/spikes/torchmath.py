@@ -55,6 +55,18 @@ def unpack_bits(torch: Any, words: Any, f: int) -> Any:
     return ((words.to(torch.int64)[..., None] >> shifts) & 1).flatten(-2)[..., :f]
 
 
+def packed_q(torch: Any, planes: Any, stats: Any, f: int) -> Any:
+    """q (int64) from the unidirectional bit-packed planes ``[P, R, W]`` and their stats
+    [qmin, qmax, o, T] (T read on the host): the T planes' bits weighted 2^(T - 1 - t),
+    summed, plus o (:func:`harness.spikes.inputs.packed_q` in NumPy)."""
+    n_planes = int(stats[3].item())
+    bits = unpack_bits(torch, planes[:n_planes], f)
+    sig = torch.bitwise_left_shift(
+        torch.ones(n_planes, dtype=torch.int64, device=planes.device),
+        torch.arange(n_planes - 1, -1, -1, dtype=torch.int64, device=planes.device))
+    return (bits * sig[:, None, None]).sum(dim=0) + stats[2].to(torch.int64)
+
+
 def dequantised(torch: Any, w_q: Any, scale: Any, group_size: int) -> Any:
     """Step B undone: the weights ``w_q * scale`` of each one's group, in fp32 (what a
     float layer holds for the quantised weights)."""

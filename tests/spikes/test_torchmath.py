@@ -40,3 +40,16 @@ def test_unpack_bits_is_spec_unpacks_bits() -> None:
     bits = torchmath.unpack_bits(torch, torch.from_numpy(words.astype(np.int64)), 70).numpy()
     assert bits.shape == (6, 5, 70)
     assert np.array_equal(bits, spec.encode(v, 6, "unidirectional"))
+
+
+def test_packed_q_is_inputs_packed_q() -> None:
+    """q from the packed planes and stats in torch, as the NumPy twin gives it, with the
+    buffer's unwritten planes past T ignored and o added back."""
+    from harness.spikes import inputs
+    act = inputs.packed_activations(np.random.default_rng(5), "normal",
+                                    {"batch": 3, "in_f": 70, "k": 3.0}, "unidirectional")
+    want = inputs.packed_q(act["planes"], act["stats"], "unidirectional", 70)
+    got = torchmath.packed_q(torch, torch.from_numpy(act["planes"].astype(np.int64)),
+                             torch.from_numpy(act["stats"]), 70).numpy()
+    assert int(act["stats"][2]) != 0 and act["planes"].shape[0] > int(act["stats"][3])
+    assert np.array_equal(got, want)
