@@ -52,6 +52,12 @@ def capacity(p: Point) -> int:
     return spec.plane_bound(p["k"], p["in_f"], MODE)
 
 
+def stage_rows(m: int) -> int:
+    """Rows of a staged box of the planes: the tile's 128, or M rounded up to 8 where M is
+    smaller (the kernel's ``stage_rows``, whose barrier expects that many rows' bytes)."""
+    return min(wgmma.TILE, _cdiv(m, 8) * 8)
+
+
 def _shape(p: Point) -> tuple[int, int, int, int, int]:
     """M, N, K, G and q's byte planes of the point."""
     return (*(int(p[a]) for a in ("batch", "out_f", "in_f", "group_size")),
@@ -135,11 +141,13 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
     the general path's grid: column tiles, row tiles, splits of K."""
     m, n, k, g = (int(p[a]) for a in ("batch", "out_f", "in_f", "group_size"))
     if path(p) == "wgmma":
-        # The planes' map for the kernel's staging (P M rows of W words, a box of 128 rows x
-        # 4 words: one plane's K tile), then the planes themselves and the stats.
+        # The planes' map for the kernel's staging (P M rows of W words, a box of one
+        # plane's K tile: 128 rows, or M rounded up to 8 where M is smaller, as the kernel's
+        # stage_rows, so that no box of a small M runs far past the map; 4 words), then the
+        # planes themselves and the stats.
         wgmma.enqueue(launch, "int_gemm_packed_wgmma", bufs, m, n, k, lambda cn: (
             launch.tensor_map(bufs["planes"], np.uint32, capacity(p) * m, words(p),
-                              wgmma.TILE, wgmma.TILE // 32, swizzle=0),
+                              stage_rows(m), wgmma.TILE // 32, swizzle=0),
             bufs["planes"], bufs["stats"]), a_first=False)
         return
     # a -D build as it was compiled

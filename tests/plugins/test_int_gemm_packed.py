@@ -181,6 +181,20 @@ def test_the_wgmma_launch_splits_k_at_one_m_block(st) -> None:  # type: ignore[n
     assert ws["ws"][0][0] >= 4 * 16 * 3584 and ws["counters"][0][0] >= 28 * 8
 
 
+@pytest.mark.parametrize(("batch", "box_rows"), [(1, 8), (9, 16), (16, 16), (100, 104),
+                                                 (128, 128), (200, 128)])
+def test_a_small_m_stages_boxes_of_m_rows_rounded_to_8(st, batch, box_rows) -> None:  # type: ignore[no-untyped-def]
+    """The planes' boxes are the tile's 128 rows, or M rounded up to 8 below that (the
+    kernel's stage_rows, whose barrier expects that many rows' bytes), so that no box of a
+    small M reaches far past the map."""
+    v = st.variant("default")
+    p = st.point(v, batch=batch, out_f=256, in_f=1024)
+    launch = _packed_module()
+    st.enqueue(launch, _BUFS, p, v)
+    assert launch.maps[0] == (_mod().capacity(p) * batch, 32, box_rows, 4, 0)
+    assert _mod().stage_rows(batch) == box_rows
+
+
 def test_the_sanitize_shapes_reach_both_wgmma_kernels_and_wrap_the_ring(st) -> None:  # type: ignore[no-untyped-def]
     """compute-sanitizer watches the single kernel and the paired one, the latter on a
     shape whose K tiles outnumber the ring's stages (the producer's decode writes a stage
