@@ -99,9 +99,7 @@ def check_inputs(ins: Mapping[str, np.ndarray], p: Point) -> str | None:
         return (f"bad input: group_size {p['group_size']} is not a multiple of {CHUNK}: a "
                 "binary MMA's values would straddle two groups")
     big = max(-qmin, qmax)
-    if not spec.group_sums_fit(big, p["group_size"], p["in_f"]):
-        return f"bad input: q reaches {big}: a group sum could leave int32"
-    return None
+    return spec.q_reach_problem(big, p["group_size"], p["in_f"], byte_planes=False)
 
 
 def reference(ins: Mapping[str, np.ndarray], p: Point, v: Any) -> dict[str, np.ndarray]:

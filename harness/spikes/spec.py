@@ -321,6 +321,23 @@ def group_sums_fit(big: int, g: int, f: int) -> bool:
     return big * 127 * min(int(g), int(f)) < 2**31
 
 
+#: |q| the wide integer paths take: they split q into three byte planes (u8, u8, s8).
+WIDE_Q_BOUND = 2**23
+
+
+def q_reach_problem(big: int, g: int, f: int, byte_planes: bool) -> str | None:
+    """Why q with |q| up to ``big`` cannot be multiplied exactly against int8 weights in
+    groups of ``g`` of ``f`` columns (one line, for a stage's check_inputs), or None: a
+    group sum past int32, or, where the path splits q into three byte planes
+    (``byte_planes``), |q| past ``WIDE_Q_BOUND``."""
+    if not group_sums_fit(big, g, f):
+        return f"bad input: q reaches {big}: a group sum could leave int32"
+    if byte_planes and big >= WIDE_Q_BOUND:
+        return (f"bad input: q reaches {big}: the wide path splits q into three byte planes, "
+                f"|q| below {WIDE_Q_BOUND}")
+    return None
+
+
 def group_gemm64(q: np.ndarray, w_q: np.ndarray, scale: np.ndarray, vth: np.ndarray,
                  bias: np.ndarray, g: int) -> np.ndarray:
     """Step 6 as the integer GEMM computes it, in float64: ``vth[m] * sum_g scale[n, g] *

@@ -223,6 +223,16 @@ def test_group_sums_that_could_leave_int32_are_bad_input(st) -> None:  # type: i
     assert "could leave int32" in st.check_inputs(ins, p)
 
 
+def test_q_past_the_byte_planes_is_bad_input_where_group_sums_fit(st) -> None:  # type: ignore[no-untyped-def]
+    """Groups of 2: group sums of |q| = 2^23 fit int32, but the wide path's three byte
+    planes do not hold it; the message names that bound, not int32."""
+    p = st.point(st.variant("wide"), batch=2, out_f=4, in_f=256, group_size=2)
+    ins = st.make_inputs(np.random.default_rng(1), "normal", p)
+    ins["q"][0, 0] = 2**23
+    why = st.check_inputs(ins, p)
+    assert "three byte planes" in why and "int32" not in why
+
+
 def test_reference_is_specs_formula(st) -> None:  # type: ignore[no-untyped-def]
     """vth * sum_g scale * (q . w_q over the group) + bias, against x_rec @ dequant(w)^T."""
     p = st.point(st.variant("wide"), batch=5, out_f=7, in_f=300, group_size=7, k=16.0)

@@ -355,3 +355,12 @@ def test_group_sums_fit_int32_exactly_below_its_bound() -> None:
     assert spec.group_sums_fit(big, 128, 3584)
     assert not spec.group_sums_fit(big + 1, 128, 3584)
     assert spec.group_sums_fit(big + 1, 128, 127)
+
+
+def test_q_reach_problem_names_the_bound_q_passes() -> None:
+    assert spec.q_reach_problem(127, 128, 3584, byte_planes=False) is None
+    assert "leave int32" in spec.q_reach_problem(2**18, 128, 3584, byte_planes=False)
+    # Group sums of one column fit int32 up to 2^31 / 127, past the byte planes' 2^23.
+    assert spec.q_reach_problem(2**23, 1, 3584, byte_planes=False) is None
+    assert "three byte planes" in spec.q_reach_problem(2**23, 1, 3584, byte_planes=True)
+    assert spec.q_reach_problem(2**23 - 1, 1, 3584, byte_planes=True) is None
