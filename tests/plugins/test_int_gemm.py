@@ -142,8 +142,7 @@ def test_the_dynamic_schedule_cuts_each_tile_into_whole_units(st) -> None:  # ty
             cuts = _slices(k, item_groups)
             assert all(b > a for a, b in cuts), (k, item_groups)
             assert [a for a, _ in cuts[1:]] == [b for _, b in cuts[:-1]] and cuts[0][0] == 0
-            ng = -(-k // 128)
-            assert len(cuts) <= -(-ng // _mod().STREAM_ITEM_GROUPS_MIN)
+            assert len(cuts) <= -(-(-(-k // 128)) // _mod().STREAM_ITEM_GROUPS_MIN)
     assert default == 8
     assert len(_slices(3584, default)) == 4 and len(_slices(18944, default)) == 19
 
