@@ -237,9 +237,8 @@ extern "C" __constant__ int int_gemm_stream_config[5] = {
 // grid (P, 1, 1), P <= min(units, ST_MAX_CTAS) (one CTA an SM; units: ceil(N / 64) x
 // ceil(K / (128 IGT_GROUPS))); block ST_THREADS; dynamic
 // shared memory from int_gemm_stream_config. tmap_w: w_q uint8 {K, N}, box {128, 64};
-// tmap_q: q {K, M}, box {128, 8} (stream1) or {128, 16} (stream); SWIZZLE_128B. ws: 64 8 MT
-// floats a CTA (stream-K) or a slice of a tile (the dynamic schedule); counters:
-// ceil(N / 64) + 2 words, zero before the first launch (see common/igemm_stream.cuh).
+// tmap_q: q {K, M}, box {128, 8} (stream1) or {128, 16} (stream); SWIZZLE_128B. ws: P 64
+// 8 MT floats; counters: ceil(N / 64) words, zero before the first launch.
 extern "C" __global__ void __launch_bounds__(igemm::ST_THREADS, 1)
 int_gemm_stream1(const __grid_constant__ CUtensorMap tmap_w,
                  const __grid_constant__ CUtensorMap tmap_q, const float* __restrict__ scale,

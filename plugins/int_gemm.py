@@ -59,10 +59,6 @@ UNFIT_BLOCKS_PER_SM = 2
 STREAM_MT = {"stream1": 1, "stream": 2}
 STREAM_ROWS = 64
 STREAM_MAX_CTAS = 256
-#: The fewest groups an item of the stream paths' dynamic schedule covers (its
-#: IGT_ITEM_GROUPS's least value): a tile has at most ceil(groups / this) slices, each with a
-#: workspace slot.
-STREAM_ITEM_GROUPS_MIN = 4
 #: Most splits of K the small paths use (whole groups each; the general path's rule is
 #: geometry.general_gemm_plan, which int_gemm_packed shares).
 MAX_SPLITS = geometry.GEMM_MAX_SPLITS
@@ -127,11 +123,8 @@ def plan(p: Point, stream: bool = True, kind: str | None = None,
     qp = 1 if p["q_type"] == "int8" else 3
     kind = kind or path(p, stream)
     if kind in STREAM_MT:
-        # Slots for the stream-K split's CTAs or the dynamic schedule's slices, whichever
-        # the build takes; a count a tile, then the dynamic schedule's item and done counts.
-        tiles, slices = _cdiv(n, STREAM_ROWS), _cdiv(_cdiv(k, TILE), STREAM_ITEM_GROUPS_MIN)
-        return {"kind": kind, "splits": 1, "counters": tiles + 2,
-                "ws": max(STREAM_MAX_CTAS, tiles * slices) * STREAM_ROWS * 8 * STREAM_MT[kind]}
+        return {"kind": kind, "splits": 1, "counters": _cdiv(n, STREAM_ROWS),
+                "ws": STREAM_MAX_CTAS * STREAM_ROWS * 8 * STREAM_MT[kind]}
     if kind in SMALL_WARPS:
         mt, rows = (1 if kind == "small1" else 2), SMALL_WARPS[kind] * 16  # warps * NT * 16
         splits = small_splits(n, k, g, mt, rows, qp)
@@ -381,8 +374,6 @@ STAGE = Stage(
         {"batch": 3, "out_f": 9000, "in_f": 1040},         # stream1: K % 128 != 0, long runs
         {"batch": 13, "out_f": 10600, "in_f": 1040},       # stream: heads wait (4 groups a unit)
         {"batch": 13, "out_f": 12600, "in_f": 1040},       # stream: heads read early, or wait
-        {"batch": 7, "out_f": 130, "in_f": 9008},          # stream1: 9 slices a tile, a row tail
-        {"batch": 12, "out_f": 70, "in_f": 9008},          # stream: 9 slices a tile
         {"batch": 12, "out_f": 384, "in_f": 1024, "group_size": 256},  # small, split K
         {"batch": 77, "out_f": 256, "in_f": 512},          # wgmma, M not a tile multiple
         {"batch": 300, "out_f": 512, "in_f": 1024},        # wgmma, several tiles each way
@@ -403,15 +394,13 @@ STAGE = Stage(
     # M tiles (its second pair's second CTA wholly past M), eight K tiles, so its ring of
     # stages wraps inside a tile; the single kernel's four uneven splits.
     # The stream paths too: a K tail, a row tail, tiles shared between CTAs, M < 8 and > 8,
-    # (13 x 12600 x 1040, at four groups a unit on 132 SMs) a ring that wraps, and (7 x 130
-    # x 9008) tiles of nine slices, finished from two rounds of partials.
+    # and (13 x 12600 x 1040, at four groups a unit on 132 SMs) a ring that wraps.
     sanitize_shapes=({"batch": 130, "out_f": 256, "in_f": 384},
                      {"batch": 130, "out_f": 256, "in_f": 1024},
                      {"batch": 300, "out_f": 256, "in_f": 1024},
                      {"batch": 45, "out_f": 640, "in_f": 2304},
                      {"batch": 3, "out_f": 200, "in_f": 1040},
-                     {"batch": 13, "out_f": 12600, "in_f": 1040},
-                     {"batch": 7, "out_f": 130, "in_f": 9008}),
+                     {"batch": 13, "out_f": 12600, "in_f": 1040}),
     variants=(
         _variant("int8", "int8", "0", "q as int8 (families whose q fits int8)",
                  ("normal", "ramp")),

@@ -29,17 +29,6 @@
 //    its one tail's run goes on past the tile, the tail finished its share long before the
 //    head starts the tile: the head reads the count and the partial then (IGT_HEAD_EARLY),
 //    and its last unit is followed by the store alone.
-//  * IGT_DYNAMIC (the default): the same units on a dynamic schedule. The SMs do not draw
-//    DRAM at one rate, so an equal split of the bytes leaves the fast ones idle while the
-//    slow ones finish (kernels/NOTES.md: 5.6 µs between the first and the last CTA's last
-//    unit on 18944 x 3584). A tile's units are cut into S = ceil(ng / IGT_ITEM_GROUPS)
-//    slices of whole units, the items numbered tile by tile; CTA p takes item p, then its
-//    producer takes the next from a grid-wide counter and writes each stage's item beside
-//    the ring (-1: no more). An item whole in one tile (S = 1) is stored at once; else its
-//    partial goes to its own slot (tile, slice) and is counted on the tile's counter, and
-//    the contributor that completes the count adds the S partials in the order of the
-//    slices (its own from registers: the same bits whoever is last), stores out and zeroes
-//    the count. No CTA waits for another.
 // The swizzle (TMA's 128-byte, box rows of 128 bytes) puts the 16-byte chunk c of row r at
 // (c ^ (r % 8)): a quarter-warp's 8 loads (two rows, chunks 2 t + u) fall in 8 different
 // chunks, so no bank conflicts.
@@ -75,18 +64,6 @@
 #define IGT_ARRIVE_LANES 1
 #endif
 static_assert(IGT_ARRIVE_LANES == 0 || IGT_ARRIVE_LANES == 1, "IGT_ARRIVE_LANES: 0 or 1");
-// 1: the dynamic schedule (above); 0: the stream-K split, every CTA one contiguous run.
-#ifndef IGT_DYNAMIC
-#define IGT_DYNAMIC 1
-#endif
-static_assert(IGT_DYNAMIC == 0 || IGT_DYNAMIC == 1, "IGT_DYNAMIC: 0 or 1");
-// Groups of 128 k an item of the dynamic schedule covers, at most (a multiple of the unit's
-// groups, at least 4: the workspace is sized for S = ceil(ng / 4) slices a tile). Eight is
-// two units of four groups, ~64 KB of weights, ~2 µs of one SM's share of DRAM.
-#ifndef IGT_ITEM_GROUPS
-#define IGT_ITEM_GROUPS 8
-#endif
-static_assert(IGT_ITEM_GROUPS >= 4 && IGT_ITEM_GROUPS % 4 == 0, "IGT_ITEM_GROUPS: 4, 8, 12, ...");
 // A diagnostic build (1): each CTA stamps %globaltimer (ns) and clock64 (cycles) at its
 // milestones into int_gemm_stream_trace[CTA][slot] (IGT_SLOTS globaltimer words, then
 // IGT_SLOTS clock words): 0 entry, 1 the first TMA issued, 2 the first unit landed, 3 the
@@ -136,11 +113,9 @@ struct StreamSmem {
     static constexpr int OFF_SC = OFF_Q + STAGES * Q_STAGE;
     static constexpr int OFF_FULL = OFF_SC + STAGES * SC_STAGE;
     static constexpr int OFF_EMPTY = OFF_FULL + STAGES * 8;
-    static constexpr int OFF_ITEM = OFF_EMPTY + STAGES * 8;  // a stage's item (dynamic)
-    static constexpr int OFF_FLAG = OFF_ITEM + STAGES * 4;   // the consumers' "last" word
     // No slack to align with: the dynamic buffer is the kernel's only shared variable, and
     // its __align__(1024) is checked at kernel start (trap_unless_1024_aligned).
-    static constexpr int ALLOC = OFF_FLAG + 8;
+    static constexpr int ALLOC = OFF_EMPTY + STAGES * 8;
 };
 
 // 4-byte global -> shared copy (cp.async, L1-cached: a row's next groups' scales share the
@@ -167,18 +142,6 @@ __device__ __forceinline__ float ld_shared_f32(uint32_t addr) {
 __device__ __forceinline__ void red_release_add1(unsigned* p) {
     asm volatile("red.release.gpu.global.add.u32 [%0], 1;\n" ::"l"(p) : "memory");
 }
-// Add 1 to a word other CTAs add to, acquiring what they released and releasing what this
-// CTA wrote (GPU scope); the value before.
-__device__ __forceinline__ unsigned atom_acq_rel_add1(unsigned* p) {
-    unsigned v;
-    asm volatile("atom.acq_rel.gpu.global.add.u32 %0, [%1], 1;\n" : "=r"(v) : "l"(p) : "memory");
-    return v;
-}
-__device__ __forceinline__ int ld_shared_s32(uint32_t addr) {
-    int v;
-    asm volatile("ld.shared.s32 %0, [%1];\n" : "=r"(v) : "r"(addr) : "memory");
-    return v;
-}
 // A word another CTA writes, read with acquire semantics at GPU scope.
 __device__ __forceinline__ unsigned ld_acquire_u32(const unsigned* p) {
     unsigned v;
@@ -199,333 +162,12 @@ __device__ __forceinline__ int stream_owner(int u, int P, int T) {
     return static_cast<int>((static_cast<long long>(u + 1) * P + T - 1) / T - 1);
 }
 
-// The producer warp's side of the ring: stage s of phase ph, filled a unit at a time.
-template <int MT, int STAGES, int GROUPS>
-struct StreamProducer {
-    using L = StreamSmem<MT, STAGES, GROUPS>;
-    static constexpr uint64_t W_HINT =
-        static_cast<uint64_t>(cute::TMA::CacheHintSm90::EVICT_FIRST);
-    static constexpr uint64_t Q_HINT =
-        static_cast<uint64_t>(cute::TMA::CacheHintSm90::EVICT_LAST);
-    uint8_t* smem;
-    uint32_t sbase;
-    uint64_t* full;
-    uint64_t* empty;
-    const CUtensorMap* tmap_w;
-    const CUtensorMap* tmap_q;
-    const float* scale;
-    int N, ng, lane;
-    int s = 0;
-    uint32_t ph = 0;
-
-    // Groups g0 .. g0 + GROUPS - 1 of tile t into the next stage, with `item` beside it
-    // (the dynamic schedule's; unused by the stream-K split). Lane 0 issues the TMA loads,
-    // the 32 lanes copy the scales.
-    __device__ __forceinline__ void unit(int t, int g0, int item, bool first) {
-        mbar_wait(smem_u32(&empty[s]), ph ^ 1);
-        if (lane == 0) {
-            if (first) IGT_STAMP(1);
-            if (IGT_DYNAMIC) reinterpret_cast<int*>(smem + L::OFF_ITEM)[s] = item;
-            TxBarrier::arrive_and_expect_tx(&full[s], L::W_STAGE + L::Q_STAGE);
-#pragma unroll
-            for (int i = 0; i < GROUPS; ++i) {
-                cute::SM90_TMA_LOAD_2D::copy(tmap_w, &full[s], W_HINT,
-                                             smem + L::OFF_W + s * L::W_STAGE + i * ST_W_BYTES,
-                                             (g0 + i) * ST_K, t * ST_ROWS);
-                cute::SM90_TMA_LOAD_2D::copy(tmap_q, &full[s], Q_HINT,
-                                             smem + L::OFF_Q + s * L::Q_STAGE + i * L::Q_BYTES,
-                                             (g0 + i) * ST_K, 0);
-            }
-        }
-        const uint32_t dst = sbase + L::OFF_SC + s * L::SC_STAGE;
-#pragma unroll
-        for (int i = 0; i < GROUPS; ++i)
-#pragma unroll
-            for (int j = 0; j < ST_ROWS / 32; ++j) {
-                const int r = lane + 32 * j, n = t * ST_ROWS + r, g = g0 + i;
-                const bool ok = n < N && g < ng;
-                cp_async_4z(dst + 4 * (i * ST_ROWS + r),
-                            scale + (ok ? static_cast<size_t>(n) * ng + g : 0), ok);
-            }
-        cp_async_arrive_noinc(&full[s]);
-        advance();
-    }
-    // The stage after the last unit, no bytes, item -1: the consumers stop there (dynamic).
-    __device__ __forceinline__ void finish() {
-        mbar_wait(smem_u32(&empty[s]), ph ^ 1);
-        if (lane == 0) reinterpret_cast<int*>(smem + L::OFF_ITEM)[s] = -1;
-        __syncwarp();
-        // The barrier's 1 + 32 arrivals: every lane once (the item written before: lane 0's
-        // arrive releases it), lane 0 once more.
-        mbar_arrive(smem_u32(&full[s]));
-        if (lane == 0) mbar_arrive(smem_u32(&full[s]));
-    }
-    __device__ __forceinline__ void advance() {
-        if (++s == STAGES) {
-            s = 0;
-            ph ^= 1;
-        }
-    }
-};
-
-// A consumer thread's side of the ring: per group it reads 32 bytes of each of its two
-// weight rows and of each of its MT q rows and issues 4 MT mma.sync into exact int32 group
-// sums, frees the stage, then promotes each group in order into the fp32 sums.
-template <int MT, int STAGES, int GROUPS>
-struct StreamConsumer {
-    using L = StreamSmem<MT, STAGES, GROUPS>;
-    uint32_t w_row, q_row, sc_row, full_a, empty_a, item_a;
-    uint32_t chunk[2];
-    int s = 0;
-    uint32_t ph = 0;
-
-    // cw: the warp's rows 16 cw .. 16 cw + 15 of the tile; gq, tq: the MMA fragment's row
-    // group and thread. Row 16 cw + gq (and + 8) of a weight box, row gq + 8 j of a q box:
-    // each row's r % 8 is gq, so its chunk c sits at (c ^ gq) * 16.
-    __device__ __forceinline__ StreamConsumer(uint32_t sbase, int cw, int gq, int tq)
-        : w_row(sbase + L::OFF_W + (16 * cw + gq) * ST_K),
-          q_row(sbase + L::OFF_Q + gq * ST_K),
-          sc_row(sbase + L::OFF_SC + 4 * (16 * cw + gq)),
-          full_a(sbase + L::OFF_FULL),
-          empty_a(sbase + L::OFF_EMPTY),
-          item_a(sbase + L::OFF_ITEM) {
-#pragma unroll
-        for (int c = 0; c < 2; ++c) chunk[c] = static_cast<uint32_t>(((2 * tq + c) ^ gq) * 16);
-    }
-    __device__ __forceinline__ void wait() { mbar_wait(full_a + 8 * s, ph); }
-    // The item of the stage waited for (the dynamic schedule's).
-    __device__ __forceinline__ int item() const { return ld_shared_s32(item_a + 4 * s); }
-    // The stage waited for, into facc; the next stage.
-    __device__ __forceinline__ void consume(float (&facc)[MT][4]) {
-        int iacc[GROUPS][MT][4];
-        float sc[GROUPS][2];
-#pragma unroll
-        for (int i = 0; i < GROUPS; ++i) {
-            uint4 a[2][2], b[MT][2];  // [row h or q tile j][chunk c]
-#pragma unroll
-            for (int c = 0; c < 2; ++c) {
-#pragma unroll
-                for (int h = 0; h < 2; ++h)
-                    a[h][c] = ld_shared_u4(w_row + s * L::W_STAGE + i * ST_W_BYTES +
-                                           h * 8 * ST_K + chunk[c]);
-#pragma unroll
-                for (int j = 0; j < MT; ++j)
-                    b[j][c] = ld_shared_u4(q_row + s * L::Q_STAGE + i * L::Q_BYTES +
-                                           j * 8 * ST_K + chunk[c]);
-            }
-            sc[i][0] = ld_shared_f32(sc_row + s * L::SC_STAGE + i * ST_ROWS * 4);
-            sc[i][1] = ld_shared_f32(sc_row + s * L::SC_STAGE + i * ST_ROWS * 4 + 32);
-#pragma unroll
-            for (int j = 0; j < MT; ++j) {
-#pragma unroll
-                for (int e = 0; e < 4; ++e) iacc[i][j][e] = 0;
-#pragma unroll
-                for (int c = 0; c < 2; ++c) {
-                    mma16832<false, false>(iacc[i][j], a[0][c].x, a[1][c].x, a[0][c].y,
-                                           a[1][c].y, b[j][c].x, b[j][c].y);
-                    mma16832<false, false>(iacc[i][j], a[0][c].z, a[1][c].z, a[0][c].w,
-                                           a[1][c].w, b[j][c].z, b[j][c].w);
-                }
-            }
-        }
-        // Every lane's reads of the stage are done (the MMAs took their registers): free it
-        // (IGT_ARRIVE_LANES: each lane for its own reads, or lane 0 after __syncwarp).
-        if constexpr (IGT_ARRIVE_LANES) {
-            mbar_arrive(empty_a + 8 * s);
-        } else {
-            __syncwarp();
-            if ((threadIdx.x % 32) == 0) mbar_arrive(empty_a + 8 * s);
-        }
-#pragma unroll
-        for (int i = 0; i < GROUPS; ++i)  // the groups in order, as one run would add them
-#pragma unroll
-            for (int j = 0; j < MT; ++j)
-#pragma unroll
-                for (int e = 0; e < 4; ++e)
-                    facc[j][e] = __fmaf_rn(__int2float_rn(iacc[i][j][e]), sc[i][e >> 1], facc[j][e]);
-        if (++s == STAGES) {
-            s = 0;
-            ph ^= 1;
-        }
-    }
-};
-
-// A consumer thread's part of a tile's output: d[e] of q tile j is weight row n_lo + 8 (e / 2)
-// (n_lo = the tile's row 16 cw + gq) and q row 8 j + 2 tq + e % 2.
-template <int MT>
-struct StreamTileOut {
-    int n_lo, tq;
-#if IGT_EPI_EARLY
-    float vz[MT][2], bz[2];
-#endif
-    // Where this CTA may finish the tile: its vth and bias now (IGT_EPI_EARLY), so the
-    // store does not begin with a DRAM round trip after the last unit.
-    __device__ __forceinline__ StreamTileOut(int n_lo_, int tq_, const float* __restrict__ vth,
-                                             const float* __restrict__ bias, int M, int N)
-        : n_lo(n_lo_), tq(tq_) {
-#if IGT_EPI_EARLY
-#pragma unroll
-        for (int h = 0; h < 2; ++h) bz[h] = n_lo + 8 * h < N ? __ldg(bias + n_lo + 8 * h) : 0.0f;
-#pragma unroll
-        for (int j = 0; j < MT; ++j)
-#pragma unroll
-            for (int h = 0; h < 2; ++h) {
-                const int m = 8 * j + 2 * tq + h;
-                vz[j][h] = m < M ? __ldg(vth + m) : 0.0f;
-            }
-#endif
-    }
-    __device__ __forceinline__ void store(const float (&acc)[MT][4], float* __restrict__ out,
-                                          const float* __restrict__ vth,
-                                          const float* __restrict__ bias, int M, int N) const {
-#pragma unroll
-        for (int j = 0; j < MT; ++j)
-#pragma unroll
-            for (int e = 0; e < 4; ++e) {
-                const int m = 8 * j + 2 * tq + (e & 1), n = n_lo + 8 * (e >> 1);
-#if IGT_EPI_EARLY
-                if (m < M && n < N)
-                    out[static_cast<size_t>(m) * N + n] =
-                        __fmaf_rn(vz[j][e & 1], acc[j][e], bz[e >> 1]);
-#else
-                if (m < M && n < N)
-                    out[static_cast<size_t>(m) * N + n] = __fmaf_rn(vth[m], acc[j][e], bias[n]);
-#endif
-            }
-    }
-};
-
-template <int MT>
-__device__ __forceinline__ void zero_acc(float (&acc)[MT][4]) {
-#pragma unroll
-    for (int j = 0; j < MT; ++j)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) acc[j][e] = 0.0f;
-}
-// A consumer thread's partial (4 MT floats) to or from its place in a workspace slot.
-template <int MT>
-__device__ __forceinline__ void store_partial(float* dst, const float (&acc)[MT][4]) {
-#pragma unroll
-    for (int j = 0; j < MT; ++j)
-        *reinterpret_cast<float4*>(dst + 4 * j) = make_float4(acc[j][0], acc[j][1], acc[j][2], acc[j][3]);
-}
-template <int MT>
-__device__ __forceinline__ void load_partial(float (&v)[MT][4], const float* src) {
-#pragma unroll
-    for (int j = 0; j < MT; ++j) {
-        const float4 x = __ldcg(reinterpret_cast<const float4*>(src + 4 * j));
-        v[j][0] = x.x;
-        v[j][1] = x.y;
-        v[j][2] = x.z;
-        v[j][3] = x.w;
-    }
-}
-template <int MT>
-__device__ __forceinline__ void add_acc(float (&acc)[MT][4], const float (&v)[MT][4]) {
-#pragma unroll
-    for (int j = 0; j < MT; ++j)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) acc[j][e] += v[j][e];
-}
-
-// The dynamic schedule's consumers (IGT_DYNAMIC): items until the stage marked -1; the
-// CTA's count on the grid-wide done counter, the last zeroing the item counter.
-template <int MT, int STAGES, int GROUPS>
-__device__ __forceinline__ void stream_consume_dynamic(
-    StreamConsumer<MT, STAGES, GROUPS>& ring, uint8_t* smem, const float* __restrict__ vth,
-    const float* __restrict__ bias, float* __restrict__ ws, unsigned* __restrict__ counters,
-    float* __restrict__ out, int M, int N, int nu, int S, int tiles, int cw, int gq, int tq) {
-    using L = StreamSmem<MT, STAGES, GROUPS>;
-    constexpr int MP = 8 * MT;
-    constexpr int FRAG = 4 * MT;
-    const int lane = threadIdx.x % 32;
-    const int frag = (cw * 32 + lane) * FRAG;
-    volatile int* flag = reinterpret_cast<volatile int*>(smem + L::OFF_FLAG);
-    bool first = true;
-    for (;;) {
-        ring.wait();
-        const int it = ring.item();
-        if (it < 0) break;
-        const int t = it / S, j = it - t * S;
-        const int ua = j * nu / S, ub = (j + 1) * nu / S;
-        float facc[MT][4];
-        zero_acc(facc);
-        const StreamTileOut<MT> tile(t * ST_ROWS + 16 * cw + gq, tq, vth, bias, M, N);
-        for (int u = ua; u < ub; ++u) {
-            ring.wait();
-            if (IGT_TRACE && cw == 0 && lane == 0) {
-                if (first) IGT_STAMP(2);
-                IGT_STAMP(3);  // the last one stamped stays: the CTA's last unit
-                first = false;
-            }
-            ring.consume(facc);
-        }
-        if (S > 1) {
-            // The item's partial to its slot, counted once every consumer's is written; the
-            // contributor that completes the count finishes the tile.
-            store_partial<MT>(ws + static_cast<size_t>(it) * (ST_ROWS * MP) + frag, facc);
-            consumers_sync();
-            if (cw == 0 && lane == 0)
-                *flag = atom_acq_rel_add1(&counters[t]) == static_cast<unsigned>(S - 1);
-            consumers_sync();
-            if (!*flag) continue;
-            (void)ld_acquire_u32(&counters[t]);  // this thread's reads after the others' writes
-            // The slices in order, eight loads in flight at a time; this CTA's own from
-            // registers (the same bits as its slot's).
-            const float* base = ws + static_cast<size_t>(t) * S * (ST_ROWS * MP) + frag;
-            float acc[MT][4];
-            for (int j0 = 0; j0 < S; j0 += 8) {
-                float v[8][MT][4];
-#pragma unroll
-                for (int d = 0; d < 8; ++d)
-                    if (j0 + d < S && j0 + d != j)
-                        load_partial<MT>(v[d], base + static_cast<size_t>(j0 + d) * (ST_ROWS * MP));
-#pragma unroll
-                for (int d = 0; d < 8; ++d) {
-                    if (j0 + d >= S) break;
-                    if (j0 + d == j) {  // d is a constant here: selects, not an indexed array
-#pragma unroll
-                        for (int q = 0; q < MT; ++q)
-#pragma unroll
-                            for (int e = 0; e < 4; ++e) v[d][q][e] = facc[q][e];
-                    }
-                    if (j0 + d == 0) {
-#pragma unroll
-                        for (int q = 0; q < MT; ++q)
-#pragma unroll
-                            for (int e = 0; e < 4; ++e) acc[q][e] = v[d][q][e];
-                    } else {
-                        add_acc<MT>(acc, v[d]);
-                    }
-                }
-            }
-            consumers_sync();  // every consumer has read the count: zero it for the next launch
-            if (cw == 0 && lane == 0) counters[t] = 0u;
-            if (IGT_TRACE && cw == 0 && lane == 0) IGT_STAMP(4);
-            tile.store(acc, out, vth, bias, M, N);
-        } else {
-            if (IGT_TRACE && cw == 0 && lane == 0) IGT_STAMP(4);
-            tile.store(facc, out, vth, bias, M, N);
-        }
-        if (IGT_TRACE && cw == 0 && lane == 0) IGT_STAMP(5);
-    }
-    // Every item of this CTA is done, so its producer took its last number: the last CTA
-    // to count itself zeroes the item counter and the done counter for the next launch.
-    consumers_sync();
-    if (cw == 0 && lane == 0 &&
-        atom_acq_rel_add1(&counters[tiles + 1]) == gridDim.x - 1u) {
-        counters[tiles] = 0u;
-        counters[tiles + 1] = 0u;
-    }
-}
-
 // The kernel body. Grid (P, 1, 1) with P <= min(T, ST_MAX_CTAS) (T: the units, below 2^31)
-// and, for the stream-K split, P no more than the SMs (a head waits for its tails: all must
-// be resident); block ST_THREADS; dynamic shared memory StreamSmem<MT, STAGES, GROUPS>::ALLOC.
-// tmap_w: w_q as uint8 {K, N}, box {128, 64}; tmap_q: q {K, M}, box {128, 8 MT}; both
-// SWIZZLE_128B. ws: P ST_ROWS 8 MT floats (stream-K) or ceil(N / 64) S ST_ROWS 8 MT
-// (dynamic); counters: ceil(N / 64) + 2 words, zero before the first launch (each launch
-// leaves them zero).
+// and P no more than the SMs (a head waits for its tails: all must be resident); block
+// ST_THREADS; dynamic shared memory StreamSmem<MT, STAGES, GROUPS>::ALLOC. tmap_w: w_q as
+// uint8 {K, N}, box {128, 64};
+// tmap_q: q {K, M}, box {128, 8 MT}; both SWIZZLE_128B. ws: P ST_ROWS 8 MT floats;
+// counters: ceil(N / 64) words, zero before the first launch (each launch leaves them zero).
 template <int MT, int STAGES, int GROUPS>
 __device__ __forceinline__ void stream_kernel(const CUtensorMap* tmap_w, const CUtensorMap* tmap_q,
                                               const float* __restrict__ scale,
@@ -537,6 +179,8 @@ __device__ __forceinline__ void stream_kernel(const CUtensorMap* tmap_w, const C
     using L = StreamSmem<MT, STAGES, GROUPS>;
     constexpr int MP = 8 * MT;
     constexpr int FRAG = 4 * MT;  // a consumer thread's accumulators
+    constexpr uint64_t W_HINT = static_cast<uint64_t>(cute::TMA::CacheHintSm90::EVICT_FIRST);
+    constexpr uint64_t Q_HINT = static_cast<uint64_t>(cute::TMA::CacheHintSm90::EVICT_LAST);
     extern __shared__ __align__(1024) uint8_t smem_raw[];
     if (threadIdx.x == 0) {
         IGT_STAMP(0);
@@ -558,13 +202,10 @@ __device__ __forceinline__ void stream_kernel(const CUtensorMap* tmap_w, const C
     const int ng = (K + ST_K - 1) / ST_K;   // groups (scale columns)
     const int nu = (ng + GROUPS - 1) / GROUPS;  // units a tile (the last one's groups past
                                                 // ng: TMA zeros, zero scales)
-    const int tiles = (N + ST_ROWS - 1) / ST_ROWS;
-    const int T = tiles * nu;
+    const int T = ((N + ST_ROWS - 1) / ST_ROWS) * nu;
     const int P = gridDim.x, p = blockIdx.x;
+    const int u0 = stream_first(p, P, T), u1 = stream_first(p + 1, P, T);
     const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-    // The dynamic schedule's slices a tile (S <= nu: an item is at least a unit) and items.
-    const int S = (ng + IGT_ITEM_GROUPS - 1) / IGT_ITEM_GROUPS;
-    const int I = tiles * S;
     // A CTA without a unit would be counted as a tail that never comes: its head would wait
     // for ever. Stop instead (the launch must keep P <= T).
     if (P > T) asm volatile("trap;");
@@ -580,28 +221,38 @@ __device__ __forceinline__ void stream_kernel(const CUtensorMap* tmap_w, const C
 
     if (warp == 0) {
         // ---------------- producer ----------------
-        StreamProducer<MT, STAGES, GROUPS> prod{smem, sbase, full, empty, tmap_w, tmap_q,
-                                                scale, N, ng, lane};
-        if constexpr (IGT_DYNAMIC) {
-            bool first = true;
-            for (int it = p; it < I;) {
-                // The item after this one, taken now: its number is needed only when this
-                // one's units are all issued.
-                unsigned next = 0;
-                if (lane == 0) next = atomicAdd(&counters[tiles], 1u);
-                const int t = it / S, j = it - t * S;
-                for (int u = j * nu / S; u < (j + 1) * nu / S; ++u) {
-                    prod.unit(t, GROUPS * u, it, first);
-                    first = false;
+        int s = 0;
+        uint32_t ph = 0;
+        for (int u = u0; u < u1; ++u) {
+            const int t = u / nu, g0 = GROUPS * (u - t * nu);
+            mbar_wait(smem_u32(&empty[s]), ph ^ 1);
+            if (lane == 0) {
+                if (u == u0) IGT_STAMP(1);
+                TxBarrier::arrive_and_expect_tx(&full[s], L::W_STAGE + L::Q_STAGE);
+#pragma unroll
+                for (int i = 0; i < GROUPS; ++i) {
+                    cute::SM90_TMA_LOAD_2D::copy(tmap_w, &full[s], W_HINT,
+                                                 smem + L::OFF_W + s * L::W_STAGE + i * ST_W_BYTES,
+                                                 (g0 + i) * ST_K, t * ST_ROWS);
+                    cute::SM90_TMA_LOAD_2D::copy(tmap_q, &full[s], Q_HINT,
+                                                 smem + L::OFF_Q + s * L::Q_STAGE + i * L::Q_BYTES,
+                                                 (g0 + i) * ST_K, 0);
                 }
-                it = P + static_cast<int>(__shfl_sync(0xffffffffu, next, 0));
             }
-            prod.finish();
-        } else {
-            const int u0 = stream_first(p, P, T), u1 = stream_first(p + 1, P, T);
-            for (int u = u0; u < u1; ++u) {
-                const int t = u / nu;
-                prod.unit(t, GROUPS * (u - t * nu), 0, u == u0);
+            const uint32_t dst = sbase + L::OFF_SC + s * L::SC_STAGE;
+#pragma unroll
+            for (int i = 0; i < GROUPS; ++i)
+#pragma unroll
+                for (int j = 0; j < ST_ROWS / 32; ++j) {
+                    const int r = lane + 32 * j, n = t * ST_ROWS + r, g = g0 + i;
+                    const bool ok = n < N && g < ng;
+                    cp_async_4z(dst + 4 * (i * ST_ROWS + r),
+                                scale + (ok ? static_cast<size_t>(n) * ng + g : 0), ok);
+                }
+            cp_async_arrive_noinc(&full[s]);
+            if (++s == STAGES) {
+                s = 0;
+                ph ^= 1;
             }
         }
         return;
@@ -610,21 +261,30 @@ __device__ __forceinline__ void stream_kernel(const CUtensorMap* tmap_w, const C
     // ---------------- consumers ----------------
     const int cw = warp - 1;                 // rows 16 cw .. 16 cw + 15 of the tile
     const int gq = lane / 4, tq = lane % 4;  // the MMA fragment's row group and thread
-    StreamConsumer<MT, STAGES, GROUPS> ring(sbase, cw, gq, tq);
-    if constexpr (IGT_DYNAMIC) {
-        stream_consume_dynamic<MT, STAGES, GROUPS>(ring, smem, vth, bias, ws, counters, out, M,
-                                                   N, nu, S, tiles, cw, gq, tq);
-        return;
-    }
+    // Row 16 cw + gq (and + 8) of a weight box, row gq + 8 j of a q box: each row's r % 8 is
+    // gq, so its chunk c sits at (c ^ gq) * 16.
+    const uint32_t w_row = sbase + L::OFF_W + (16 * cw + gq) * ST_K;
+    const uint32_t q_row = sbase + L::OFF_Q + gq * ST_K;
+    const uint32_t sc_row = sbase + L::OFF_SC + 4 * (16 * cw + gq);
+    uint32_t chunk[2];
+#pragma unroll
+    for (int c = 0; c < 2; ++c) chunk[c] = static_cast<uint32_t>(((2 * tq + c) ^ gq) * 16);
+    const uint32_t full_a = smem_u32(full), empty_a = smem_u32(empty);
 
-    const int u0 = stream_first(p, P, T), u1 = stream_first(p + 1, P, T);
+    int s = 0;
+    uint32_t ph = 0;
     int u = u0;
     while (u < u1) {
         const int t = u / nu;
         const int tile_end = min(u1, (t + 1) * nu);
         const bool whole = u == t * nu && tile_end == (t + 1) * nu;
         float facc[MT][4];
-        zero_acc(facc);
+#pragma unroll
+        for (int j = 0; j < MT; ++j)
+#pragma unroll
+            for (int e = 0; e < 4; ++e) facc[j][e] = 0.0f;
+        // d[e] is weight row 16 cw + gq + 8 (e / 2), q row 8 j + 2 tq + e % 2.
+        const int n_lo = t * ST_ROWS + 16 * cw + gq;
         const int frag = (cw * 32 + lane) * FRAG;
         // A shared tile's first and last contributors (p_lo the head, which finishes it).
         const int p_lo = whole ? p : stream_owner(t * nu, P, T);
@@ -643,24 +303,105 @@ __device__ __forceinline__ void stream_kernel(const CUtensorMap* tmap_w, const C
             u - u0 >= (t + 1) * nu - stream_first(p_hi, P, T) + IGT_HEAD_MARGIN &&
             ld_acquire_u32(&counters[t]) >= 1u) {
             early = true;
-            load_partial<MT>(pre, ws + p_hi * (ST_ROWS * MP) + frag);
+            const float* part = ws + p_hi * (ST_ROWS * MP) + frag;
+#pragma unroll
+            for (int j = 0; j < MT; ++j) {
+                const float4 v = __ldcg(reinterpret_cast<const float4*>(part + 4 * j));
+                pre[j][0] = v.x;
+                pre[j][1] = v.y;
+                pre[j][2] = v.z;
+                pre[j][3] = v.w;
+            }
         }
+#if IGT_EPI_EARLY
         // Where this run finishes the tile (whole, or its head), its vth and bias now.
-        const StreamTileOut<MT> tile(t * ST_ROWS + 16 * cw + gq, tq, vth, bias, M, N);
+        float vz[MT][2], bz[2];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) bz[h] = n_lo + 8 * h < N ? __ldg(bias + n_lo + 8 * h) : 0.0f;
+#pragma unroll
+        for (int j = 0; j < MT; ++j)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+                const int m = 8 * j + 2 * tq + h;
+                vz[j][h] = m < M ? __ldg(vth + m) : 0.0f;
+            }
+#endif
 
         for (; u < tile_end; ++u) {
-            ring.wait();
+            mbar_wait(full_a + 8 * s, ph);
             if (IGT_TRACE && cw == 0 && lane == 0) {
                 if (u == u0) IGT_STAMP(2);
                 if (u == u1 - 1) IGT_STAMP(3);
             }
-            ring.consume(facc);
+            int iacc[GROUPS][MT][4];
+            float sc[GROUPS][2];
+#pragma unroll
+            for (int i = 0; i < GROUPS; ++i) {
+                uint4 a[2][2], b[MT][2];  // [row h or q tile j][chunk c]
+#pragma unroll
+                for (int c = 0; c < 2; ++c) {
+#pragma unroll
+                    for (int h = 0; h < 2; ++h)
+                        a[h][c] = ld_shared_u4(w_row + s * L::W_STAGE + i * ST_W_BYTES +
+                                               h * 8 * ST_K + chunk[c]);
+#pragma unroll
+                    for (int j = 0; j < MT; ++j)
+                        b[j][c] = ld_shared_u4(q_row + s * L::Q_STAGE + i * L::Q_BYTES +
+                                               j * 8 * ST_K + chunk[c]);
+                }
+                sc[i][0] = ld_shared_f32(sc_row + s * L::SC_STAGE + i * ST_ROWS * 4);
+                sc[i][1] = ld_shared_f32(sc_row + s * L::SC_STAGE + i * ST_ROWS * 4 + 32);
+#pragma unroll
+                for (int j = 0; j < MT; ++j) {
+#pragma unroll
+                    for (int e = 0; e < 4; ++e) iacc[i][j][e] = 0;
+#pragma unroll
+                    for (int c = 0; c < 2; ++c) {
+                        mma16832<false, false>(iacc[i][j], a[0][c].x, a[1][c].x, a[0][c].y,
+                                               a[1][c].y, b[j][c].x, b[j][c].y);
+                        mma16832<false, false>(iacc[i][j], a[0][c].z, a[1][c].z, a[0][c].w,
+                                               a[1][c].w, b[j][c].z, b[j][c].w);
+                    }
+                }
+            }
+            // Every lane's reads of the stage are done (the MMAs took their registers): free it
+            // (IGT_ARRIVE_LANES: each lane for its own reads, or lane 0 after __syncwarp).
+            if constexpr (IGT_ARRIVE_LANES) {
+                mbar_arrive(empty_a + 8 * s);
+            } else {
+                __syncwarp();
+                if (lane == 0) mbar_arrive(empty_a + 8 * s);
+            }
+#pragma unroll
+            for (int i = 0; i < GROUPS; ++i)  // the groups in order, as one run would add them
+#pragma unroll
+                for (int j = 0; j < MT; ++j)
+#pragma unroll
+                    for (int e = 0; e < 4; ++e)
+                        facc[j][e] = __fmaf_rn(__int2float_rn(iacc[i][j][e]), sc[i][e >> 1], facc[j][e]);
+            if (++s == STAGES) {
+                s = 0;
+                ph ^= 1;
+            }
         }
 
         // The tile's sums (of this run's groups).
         auto store_out = [&](const float (&acc)[MT][4]) {
             if (IGT_TRACE && cw == 0 && lane == 0 && u == u1) IGT_STAMP(4);
-            tile.store(acc, out, vth, bias, M, N);
+#pragma unroll
+            for (int j = 0; j < MT; ++j)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) {
+                    const int m = 8 * j + 2 * tq + (e & 1), n = n_lo + 8 * (e >> 1);
+#if IGT_EPI_EARLY
+                    if (m < M && n < N)
+                        out[static_cast<size_t>(m) * N + n] =
+                            __fmaf_rn(vz[j][e & 1], acc[j][e], bz[e >> 1]);
+#else
+                    if (m < M && n < N)
+                        out[static_cast<size_t>(m) * N + n] = __fmaf_rn(vth[m], acc[j][e], bias[n]);
+#endif
+                }
             if (IGT_TRACE && cw == 0 && lane == 0 && u == u1) IGT_STAMP(5);
         };
         if (whole) {
@@ -673,7 +414,10 @@ __device__ __forceinline__ void stream_kernel(const CUtensorMap* tmap_w, const C
         // done; the head waits for the count, then adds its own sums and the tails' in the
         // order of p: the same bits whatever the timing.
         if (p != p_lo) {
-            store_partial<MT>(ws + p * (ST_ROWS * MP) + frag, facc);
+            float* mine = ws + p * (ST_ROWS * MP) + frag;
+#pragma unroll
+            for (int j = 0; j < MT; ++j)
+                *reinterpret_cast<float4*>(mine + 4 * j) = make_float4(facc[j][0], facc[j][1], facc[j][2], facc[j][3]);
             consumers_sync();  // every consumer's partial written, then counted at once
             if (cw == 0 && lane == 0) red_release_add1(&counters[t]);
             if (IGT_TRACE && cw == 0 && lane == 0 && u == u1) {
@@ -683,7 +427,10 @@ __device__ __forceinline__ void stream_kernel(const CUtensorMap* tmap_w, const C
             continue;
         }
         if (early) {
-            add_acc<MT>(facc, pre);
+#pragma unroll
+            for (int j = 0; j < MT; ++j)
+#pragma unroll
+                for (int e = 0; e < 4; ++e) facc[j][e] += pre[j][e];
         } else {
             // A tail counts itself as soon as its first tile is done, before it could wait
             // as the head of its last one, and a head waits only for higher CTAs: with every
@@ -691,9 +438,15 @@ __device__ __forceinline__ void stream_kernel(const CUtensorMap* tmap_w, const C
             // acquires the count itself (the early read may have failed in some threads only).
             while (ld_acquire_u32(&counters[t]) < static_cast<unsigned>(p_hi - p_lo)) __nanosleep(64);
             for (int r = p_lo + 1; r <= p_hi; ++r) {
-                float v[MT][4];
-                load_partial<MT>(v, ws + r * (ST_ROWS * MP) + frag);
-                add_acc<MT>(facc, v);
+                const float* part = ws + r * (ST_ROWS * MP) + frag;
+#pragma unroll
+                for (int j = 0; j < MT; ++j) {
+                    const float4 v = __ldcg(reinterpret_cast<const float4*>(part + 4 * j));
+                    facc[j][0] += v.x;
+                    facc[j][1] += v.y;
+                    facc[j][2] += v.z;
+                    facc[j][3] += v.w;
+                }
             }
         }
         // Every consumer has read the count: zero it for the next launch.
