@@ -65,7 +65,13 @@ constexpr int STG_PLANE_BYTES = 128 * 16;
 // box of a small M reaches far past the planes' map (at M 1 a 128-row box is 113 rows out
 // of bounds, and the producers' wait on those boxes doubled the kernel's time: NOTES). The
 // launch builds the map's box with the same rule.
-__device__ __forceinline__ int stage_rows(int M) { return min(128, (M + 7) / 8 * 8); }
+// IGP_SMALL_BOX=0 keeps 128 rows at every M (the A/B's other build; the launch reads it back).
+#ifndef IGP_SMALL_BOX
+#define IGP_SMALL_BOX 1
+#endif
+__device__ __forceinline__ int stage_rows(int M) {
+    return IGP_SMALL_BOX ? min(128, (M + 7) / 8 * 8) : 128;
+}
 constexpr int STG_BYTES = 8 * STG_PLANE_BYTES;
 constexpr int OFF_STG_BAR = SMEM_USED;
 constexpr int OFF_STG = (OFF_STG_BAR + 8 * STG_SLOTS + 127) / 128 * 128;

@@ -52,10 +52,11 @@ def capacity(p: Point) -> int:
     return spec.plane_bound(p["k"], p["in_f"], MODE)
 
 
-def stage_rows(m: int) -> int:
+def stage_rows(m: int, small_box: bool = True) -> int:
     """Rows of a staged box of the planes: the tile's 128, or M rounded up to 8 where M is
-    smaller (the kernel's ``stage_rows``, whose barrier expects that many rows' bytes)."""
-    return min(wgmma.TILE, _cdiv(m, 8) * 8)
+    smaller (the kernel's ``stage_rows``, whose barrier expects that many rows' bytes);
+    128 at every M in a build of IGP_SMALL_BOX=0 (``small_box`` False)."""
+    return min(wgmma.TILE, _cdiv(m, 8) * 8) if small_box else wgmma.TILE
 
 
 def _shape(p: Point) -> tuple[int, int, int, int, int]:
@@ -145,7 +146,8 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
         # planes themselves and the stats.
         wgmma.enqueue(launch, "int_gemm_packed_wgmma", bufs, m, n, k, lambda cn: (
             launch.tensor_map(bufs["planes"], np.uint32, capacity(p) * m, words(p),
-                              stage_rows(m), wgmma.TILE // 32, swizzle=0),
+                              stage_rows(m, dict(v.defines).get("IGP_SMALL_BOX", "1") != "0"),
+                              wgmma.TILE // 32, swizzle=0),
             bufs["planes"], bufs["stats"]), a_first=False)
         return
     # a -D build as it was compiled

@@ -3,6 +3,8 @@ them, the bad-input rule of each decode, the launch and its workspace."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -193,6 +195,12 @@ def test_a_small_m_stages_boxes_of_m_rows_rounded_to_8(st, batch, box_rows) -> N
     st.enqueue(launch, _BUFS, p, v)
     assert launch.maps[0] == (_mod().capacity(p) * batch, 32, box_rows, 4, 0)
     assert _mod().stage_rows(batch) == box_rows
+    # A build of IGP_SMALL_BOX=0 (the A/B's other side) is launched with 128-row boxes,
+    # which its kernel's barrier expects.
+    v0 = dataclasses.replace(v, defines=(*v.defines, ("IGP_SMALL_BOX", "0")))
+    launch = _packed_module()
+    st.enqueue(launch, _BUFS, st.point(v0, batch=batch, out_f=256, in_f=1024), v0)
+    assert launch.maps[0][2] == 128
 
 
 def test_the_sanitize_shapes_reach_both_wgmma_kernels_and_wrap_the_ring(st) -> None:  # type: ignore[no-untyped-def]
