@@ -70,11 +70,6 @@ STATS_STAGES = 3
 #: The ring's most bytes (the kernel's -DSTATS_RING_BYTES): sm_90's 227 KB a block less 4 KB
 #: for act_stats' static arrays, so rows up to 19029 values at three stages.
 STATS_RING_BYTES = 228352
-#: An SM's shared memory on sm_90 and what a block of act_stats takes besides the ring (its
-#: static arrays, at most the 4 KB the ring's bound leaves, and the 1 KB the driver reserves
-#: a block), for the blocks an SM holds where the ring is large.
-SM_SHARED = 233472
-STATS_BLOCK_SHARED = 4096 + 1024
 #: Pass 2 has at least this many blocks (or one a row): the per-row fallback fills the GPU.
 ENC_MIN_BLOCKS = 264
 #: Batches up to this run both passes in one block and one launch, act_small (kernel's
@@ -188,20 +183,19 @@ def stats_shared(defines: Mapping[str, str], block: int, f: int) -> int:
     return ring
 
 
-def stats_blocks(defines: Mapping[str, str], b: int, ring: int = 0,
-                 sm_count: int | None = None) -> int:
+def stats_blocks(defines: Mapping[str, str], b: int, ring: bool,
+                 resident: tuple[int, int] | None = None) -> int:
     """Pass 1's blocks for ``b`` rows: at most STATS_BLOCKS; where the rows come through the
-    ring (``ring``: its bytes) and STATS_BLOCKS would give each block at most two rows
-    (``b`` below twice it), at most STATS_RING_BLOCKS as well, so that a block has rows in
-    flight while it quantises one. Where the ring leaves an SM fewer blocks than
-    STATS_MINB (rows wider than 4096 values), at most the blocks resident on ``sm_count``
-    SMs: one wave, each block streaming its rows through its ring."""
+    ring and STATS_BLOCKS would give each block at most two rows (``b`` below twice it), at
+    most STATS_RING_BLOCKS as well, so that a block has rows in flight while it quantises
+    one. ``resident``: (blocks an SM holds with the ring's shared memory, SMs); where that
+    is fewer than STATS_MINB (rows wider than 4096 values), at most the blocks resident:
+    one wave, each block streaming its rows through its ring."""
     cap = int(defines.get("STATS_BLOCKS", STATS_BLOCKS))
     if ring and b < 2 * cap:
         cap = min(cap, int(defines.get("STATS_RING_BLOCKS", STATS_RING_BLOCKS)))
-    per_sm = SM_SHARED // (ring + STATS_BLOCK_SHARED) if ring else 0
-    if ring and sm_count and per_sm < int(defines.get("STATS_MINB", STATS_MINB)):
-        cap = min(cap, max(1, per_sm) * sm_count)
+    if ring and resident and resident[0] < int(defines.get("STATS_MINB", STATS_MINB)):
+        cap = min(cap, max(1, resident[0]) * resident[1])
     return max(1, min(b, cap))
 
 
@@ -310,10 +304,17 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
     bfk = (np.int32(b), np.int32(f), np.float32(p["k"]))
     d = dict(v.defines)  # read back, so that a -D build is launched as it was compiled
     shared = stats_shared(d, block, f)
-    pass_1 = ((stats_blocks(d, b, ring=shared, sm_count=launch.sm_count), 1, 1), (block, 1, 1),
-              *head, *bfk)
+
+    def pass_1() -> None:
+        # Blocks an SM holds at the ring's shared memory, as the driver counts this build
+        # (asked only where pass 1 runs).
+        resident = (launch.max_active_blocks("act_stats", block, shared), launch.sm_count) \
+            if shared else None
+        launch("act_stats", (stats_blocks(d, b, ring=shared > 0, resident=resident), 1, 1),
+               (block, 1, 1), *head, *bfk, shared=shared)
+
     if p["layout"] == "operand":
-        launch("act_stats", *pass_1, shared=shared)
+        pass_1()
         return
     dest = bufs["packed"] if p["layout"] == "packed" else bufs["spikes"]
     q_wide = bufs.get("q_wide", 0)  # null: not written (packed, or a pipeline without it)
@@ -334,7 +335,7 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
         launch("act_grid", (grid[0], 1, 1), (block, 1, 1), *head, *bfk, *tail)
         return
     units = int(d["ENC_UNITS"])
-    launch("act_stats", *pass_1, shared=shared)
+    pass_1()
     flat = -(-b * f // (16 * block * units))  # one thread-step each over the flat q8
     launch("act_encode", (max(flat, min(b, ENC_MIN_BLOCKS)), 1, 1), (block, 1, 1), *head,
            *bfk[:2], *tail)

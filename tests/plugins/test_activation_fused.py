@@ -410,14 +410,14 @@ def test_a_buffer_of_exactly_max_planes_is_taken(st) -> None:  # type: ignore[no
 @pytest.mark.parametrize(("batch", "in_f", "blocks", "shared"), [
     (1, 3584, 1, 3 * 4 * 3584), (8, 3584, 8, 43008), (9, 3584, 9, 43008), (1, 130, 1, 0),
     (1024, 3584, af.STATS_RING_BLOCKS, 43008), (8192, 3584, af.STATS_RING_BLOCKS, 43008),
-    (1024, 18944, 132, 227328), (8192, 18944, 132, 227328), (16, 18944, 16, 227328),
+    (1024, 18944, af.STATS_RING_BLOCKS, 227328), (16, 18944, 16, 227328),
     (1024, 20000, 1024, 0), (65536, 3584, af.STATS_BLOCKS, 43008)])
 def test_the_operand_layout_launches_pass_1_alone(st, batch, in_f, blocks, shared) -> None:  # type: ignore[no-untyped-def]
     """Where the int8 layout takes act_one, act_rows, act_grid, act_small or the two passes,
-    the operand layout takes act_stats alone, on the rows' blocks (``stats_blocks``: at
-    most the 132 SMs' one block each where the ring takes 222 KB), with the ring's shared
-    memory (three rows where they fit STATS_RING_BYTES, none for F % 4 != 0 or past it),
-    and nothing past q8 among its arguments."""
+    the operand layout takes act_stats alone, on the rows' blocks (``stats_blocks``; this
+    launcher counts threads, not shared memory: the cap of one wave is tested below), with
+    the ring's shared memory (three rows where they fit STATS_RING_BYTES, none for F % 4
+    != 0 or past it), and nothing past q8 among its arguments."""
     v = st.variant("operand_unidirectional")
     p = st.point(v, batch=batch, in_f=in_f)
     launch = RecordingLauncher(256)
@@ -469,25 +469,33 @@ def test_pass_1_gives_ring_blocks_several_rows(batch, ring, blocks) -> None:  # 
     assert af.stats_blocks(d, batch, ring=ring) == blocks
 
 
-@pytest.mark.parametrize(("in_f", "shared", "per_sm"), [
-    (4096, 49152, 4), (4100, 49200, 4), (5000, 60000, 3), (8192, 98304, 2), (12288, 147456, 1),
-    (18944, 227328, 1), (19028, 228336, 1), (19032, 0, 0), (4098, 0, 0)])
-def test_the_ring_takes_aligned_rows_while_three_fit_its_bytes(in_f, shared, per_sm) -> None:  # type: ignore[no-untyped-def]
+class SharedCountingLauncher(RecordingLauncher):
+    """A recording launcher whose SMs hold as many blocks as sm_90's 228 KB of shared
+    memory allow (each block's dynamic bytes, 4 KB of static arrays and the driver's 1 KB),
+    as well as their threads: what the driver's occupancy query counts on the H200."""
+
+    def max_active_blocks(self, name: str, threads: int, shared: int = 0) -> int:
+        return min(super().max_active_blocks(name, threads, shared),
+                   233472 // (shared + 4096 + 1024))
+
+
+@pytest.mark.parametrize(("in_f", "shared", "blocks"), [
+    (4096, 49152, af.STATS_RING_BLOCKS), (4100, 49200, af.STATS_RING_BLOCKS),
+    (5000, 60000, af.STATS_RING_BLOCKS),  # 3 an SM: 396 resident, more than the rule's 256
+    (8192, 98304, af.STATS_RING_BLOCKS), (12288, 147456, 132), (18944, 227328, 132),
+    (19028, 228336, 132), (19032, 0, 8192), (4098, 0, 8192)])
+def test_the_ring_takes_aligned_rows_while_three_fit_its_bytes(st, in_f, shared, blocks) -> None:  # type: ignore[no-untyped-def]
     """Three stages of an aligned row up to STATS_RING_BYTES (the kernel's stats_ring_fits),
-    past the thread caches too; where the ring leaves an SM fewer blocks than STATS_MINB,
-    pass 1's grid is the blocks resident (one wave), else the rule above."""
-    d = dict(af.variant("unidirectional", "operand").defines)
-    assert af.stats_shared(d, 256, in_f) == shared
+    past the thread caches too; where the ring leaves an SM fewer blocks than STATS_MINB
+    (by the driver's count), pass 1's grid is at most the blocks resident (one wave), else
+    the rule above; past the ring, STATS_BLOCKS."""
     assert kernel_define("kernels/activation_fused.cu", "STATS_RING_BYTES") == af.STATS_RING_BYTES
-    blocks = af.stats_blocks(d, 8192, ring=shared, sm_count=132)
-    if shared == 0:
-        assert blocks == 8192
-    else:
-        cap = per_sm * 132 if per_sm < af.STATS_MINB else af.STATS_RING_BLOCKS
-        assert blocks == min(af.STATS_RING_BLOCKS, cap)
-    # A row and its block's static arrays fit an SM as the count says.
-    if shared:
-        assert per_sm * (shared + af.STATS_BLOCK_SHARED) <= af.SM_SHARED
+    v = st.variant("operand_unidirectional")
+    launch = SharedCountingLauncher(256)
+    st.enqueue(launch, {b: b for b in ("x", "vth", "stats", "q8")},
+               st.point(v, batch=8192, in_f=in_f), v)
+    (_, grid, _, _, got) = launch.calls[0][:5]
+    assert got == shared and grid == (blocks, 1, 1)
 
 
 def test_pass_1_blocks_are_read_back_from_the_build() -> None:
