@@ -3,10 +3,11 @@
 // over x at most, nothing read back by the host, so the launches capture as one CUDA graph:
 //   act_stats:  rows grid-strided over the launch's blocks (the plugin's count: at most
 //               STATS_BLOCKS, or STATS_RING_BLOCKS where rows come through the ring and
-//               STATS_BLOCKS would leave a block one row, the ring idle). A row that fits the
-//               thread caches comes into a ring of STATS_STAGES rows in shared memory by
-//               cp.async.bulk, the next rows' copies in flight while this row is reduced;
-//               wider aligned rows (or STATS_STAGES 0) issue the next row's loads into
+//               STATS_BLOCKS would leave a block one row, the ring idle). An aligned row
+//               whose STATS_STAGES copies fit STATS_RING_BYTES comes into a ring of that many
+//               rows in shared memory by cp.async.bulk, the next rows' copies in flight while
+//               this row is reduced (a row past the thread caches reads the rest from its
+//               stage); wider aligned rows (or STATS_STAGES 0) issue the next row's loads into
 //               registers before this row's block reduction (PREFETCH), so the reduction's
 //               barriers do not leave the block with nothing in flight; unaligned rows
 //               (F % 4 != 0) are loaded one row at a time. vth and q by threshold.cuh's row
@@ -73,7 +74,7 @@
 #define STATS_STAGES 3  // pass 1's rows in shared memory a block (0: the register prefetch)
 #endif
 // The ring's most bytes (STATS_STAGES rows): sm_90's 227 KB a block less 4 KB for act_stats'
-// static arrays; three stages hold rows of up to 19029 values (the layer's 18944).
+// static arrays; three stages hold rows of up to 19028 values (the layer's 18944).
 #ifndef STATS_RING_BYTES
 #define STATS_RING_BYTES 228352
 #endif

@@ -23,8 +23,9 @@
 // 1: the decoder's plane words come by TMA into a shared-memory staging buffer two steps
 // ahead (a 2-D map of the planes as P M rows of W words, boxes of 128 rows, fewer at M <
 // 128 (stage_rows), x 4 words, one a plane), on a barrier of their own, and are read from
-// there; the A/B ring then has 4 stages, not 5, to make room. 0: each thread loads its words from global memory when a
-// step's fill starts (its latency in the producer's path: kernels/NOTES.md).
+// there; the A/B ring then has 4 stages, not 5, to make room. 0: each thread loads its
+// words from global memory when a step's fill starts (its latency in the producer's path:
+// kernels/NOTES.md).
 #ifndef IGP_STAGED
 #define IGP_STAGED 1
 #endif
@@ -281,7 +282,7 @@ extern "C" __constant__ int int_gemm_packed_wgmma_config[10] = {
     BM, BN, BK, STAGES, IG_CLUSTER_M, THREADS, IG_OVERLAP, IG_CLUSTER_N, IG_GRID, IG_SPLITS_MAX};
 
 // As int_gemm_wgmma, A decoded from the planes: tmap_w and tmap_out as there, then the
-// planes' map (uint32 {W, P M}, box {4, 128}, no swizzle: IGP_STAGED's), the planes and
+// planes' map (uint32 {W, P M}, box {4, stage_rows(M)}, no swizzle: IGP_STAGED's), the planes and
 // stats, then int_gemm_wgmma's pointers and sizes. Needs IG_CLUSTER_N = 1.
 extern "C" __global__ void __launch_bounds__(THREADS, 1) IG_CLUSTER_ATTR
 int_gemm_packed_wgmma(const __grid_constant__ CUtensorMap tmap_w,

@@ -17,8 +17,8 @@ chooses on the device from ``stats``; where q fits, ``q_wide`` is not written.
 
 The ``operand`` layout (unidirectional, the layer's mode) writes no planes: pass 1 alone
 (``act_stats``, at every batch), so ``vth``, ``stats`` and ``q8``, what the integer GEMM
-reads: q8 written once, and x read once where a row fits the thread caches (wider rows'
-tail twice, as pass 1 always loads them). It is the int8 build's pass 1, launched without
+reads: q8 written once, and x read once where three rows fit pass 1's ring
+(STATS_RING_BYTES: rows up to 19028 values; wider rows' tail twice, by the register prefetch). It is the int8 build's pass 1, launched without
 pass 2: the layer's activation where the spikes are not materialised. Against the int8
 layout at batches that run the two passes, the difference is the planes' pass; at those
 act_one, act_rows or act_grid take, the kernel differs too.
@@ -68,7 +68,7 @@ STATS_MINB = 4
 #: prefetch (one row in flight).
 STATS_STAGES = 3
 #: The ring's most bytes (the kernel's -DSTATS_RING_BYTES): sm_90's 227 KB a block less 4 KB
-#: for act_stats' static arrays, so rows up to 19029 values at three stages.
+#: for act_stats' static arrays, so rows up to 19028 values at three stages.
 STATS_RING_BYTES = 228352
 #: Pass 2 has at least this many blocks (or one a row): the per-row fallback fills the GPU.
 ENC_MIN_BLOCKS = 264
@@ -138,8 +138,7 @@ def one_geometry(defines: Mapping[str, str], block: int, f: int,
 
 def row_fits_caches(defines: Mapping[str, str], block: int, f: int) -> bool:
     """Whether a row of ``f`` values fits the thread caches of a block of ``block`` threads
-    in this build (F % 4 == 0, F <= 4 x CACHE_VEC x BLOCK): where act_grid can keep it and
-    act_stats takes it through its ring."""
+    in this build (F % 4 == 0, F <= 4 x CACHE_VEC x BLOCK): where act_grid can keep it."""
     return f % 4 == 0 and f <= 4 * int(defines["CACHE_VEC"]) * block
 
 

@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.api import Axis, Launcher, Point, Rows, Stage, Variant
+from harness.api import Axis, BadInput, Launcher, Point, Rows, Stage, Variant
 from harness.spikes import axes, families, geometry, inputs, spec, torchmath, wgmma
 from harness.spikes.tolerances import INT_GEMM_OUT
 
@@ -57,6 +57,15 @@ def stage_rows(m: int, small_box: bool = True) -> int:
     smaller (the kernel's ``stage_rows``, whose barrier expects that many rows' bytes);
     128 at every M in a build of IGP_SMALL_BOX=0 (``small_box`` False)."""
     return min(wgmma.TILE, _cdiv(m, 8) * 8) if small_box else wgmma.TILE
+
+
+def _small_box(v: Variant) -> bool:
+    """The build's IGP_SMALL_BOX as the kernel's preprocessor reads it (0 or 1; another value
+    is refused: a box unlike the kernel's would leave its barrier waiting for bytes)."""
+    raw = dict(v.defines).get("IGP_SMALL_BOX", "1")
+    if raw not in ("0", "1"):
+        raise BadInput(f"int_gemm_packed: IGP_SMALL_BOX={raw}: 0 or 1")
+    return raw == "1"
 
 
 def _shape(p: Point) -> tuple[int, int, int, int, int]:
@@ -146,7 +155,7 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
         # planes themselves and the stats.
         wgmma.enqueue(launch, "int_gemm_packed_wgmma", bufs, m, n, k, lambda cn: (
             launch.tensor_map(bufs["planes"], np.uint32, capacity(p) * m, words(p),
-                              stage_rows(m, dict(v.defines).get("IGP_SMALL_BOX", "1") != "0"),
+                              stage_rows(m, _small_box(v)),
                               wgmma.TILE // 32, swizzle=0),
             bufs["planes"], bufs["stats"]), a_first=False)
         return
@@ -218,9 +227,12 @@ STAGE = Stage(
     default_sweep={"batch": (1, 16, 1024, 8192), "out_f": (18944, 3584)},
     # The wgmma path under compute-sanitizer: the single kernel on two M tiles, the second
     # mostly past M (its rows decoded from no planes), K split; the paired kernel on three M
-    # tiles, its second pair's second CTA wholly past M, eight K tiles (the ring wraps).
+    # tiles, its second pair's second CTA wholly past M, eight K tiles (the ring wraps); the
+    # staged boxes of a small M (8 rows at M 1; 16 at M 9, 7 past M).
     sanitize_shapes=({"batch": 130, "out_f": 256, "in_f": 1024},
-                     {"batch": 300, "out_f": 256, "in_f": 1024}),
+                     {"batch": 300, "out_f": 256, "in_f": 1024},
+                     {"batch": 1, "out_f": 256, "in_f": 1024},  # a box of 8 rows
+                     {"batch": 9, "out_f": 256, "in_f": 1024}),  # 16 rows, 7 past M
     variants=(
         # The families whose q fits int8 (the llm family's outliers do not).
         Variant("default", (("PACKED_WIDE", "0"),), "q decoded as int8 (bytewise)",

@@ -5,7 +5,8 @@
 //
 // One block per row. The row is read from DRAM once: each thread keeps up to CACHE_VEC float4
 // (or CACHE_VEC*4 floats on the unaligned path) in registers between the reduction and the
-// quantisation; only rows wider than BLOCK*CACHE_VEC*4 re-read their tail (from L2).
+// quantisation; only rows wider than BLOCK*CACHE_VEC*4 re-read their tail (from L2, or, where
+// the caller holds the row in shared memory, from there: quantise_row_vec's loader).
 // Loads go through load_once (common/loads.cuh: -DEVICT_FIRST picks the cache hint).
 //   quantise_row:     a whole row (dynamic_spikes);
 //   quantise_row_vec: an aligned row whose cache the thread already holds (load_row_cache,

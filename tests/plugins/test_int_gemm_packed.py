@@ -201,6 +201,10 @@ def test_a_small_m_stages_boxes_of_m_rows_rounded_to_8(st, batch, box_rows) -> N
     launch = _packed_module()
     st.enqueue(launch, _BUFS, st.point(v0, batch=batch, out_f=256, in_f=1024), v0)
     assert launch.maps[0][2] == 128
+    # A value the kernel's preprocessor would read otherwise is refused, not guessed.
+    vx = dataclasses.replace(v, defines=(*v.defines, ("IGP_SMALL_BOX", "00")))
+    with pytest.raises(BadInput, match="IGP_SMALL_BOX=00: 0 or 1"):
+        st.enqueue(_packed_module(), _BUFS, st.point(vx, batch=batch, out_f=256, in_f=1024), vx)
 
 
 def test_the_sanitize_shapes_reach_both_wgmma_kernels_and_wrap_the_ring(st) -> None:  # type: ignore[no-untyped-def]
