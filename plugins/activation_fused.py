@@ -19,9 +19,10 @@ The ``operand`` layout (unidirectional, the layer's mode) writes no planes: pass
 (``act_stats``, at every batch), so ``vth``, ``stats`` and ``q8``, what the integer GEMM
 reads: q8 written once, and x read once where three rows fit pass 1's ring
 (STATS_RING_BYTES: rows up to 19028 values; wider rows' tail twice, by the register
-prefetch). It is the int8 build's pass 1, launched without pass 2: the layer's activation where the spikes are not materialised. Against the int8
-layout at batches that run the two passes, the difference is the planes' pass; at those
-act_one, act_rows or act_grid take, the kernel differs too.
+prefetch). It is the int8 build's pass 1, launched without pass 2: the layer's activation
+where the spikes are not materialised. Against the int8 layout at batches that run the two
+passes, the difference is the planes' pass; at those act_one, act_rows or act_grid take,
+the kernel differs too.
 """
 
 from __future__ import annotations
