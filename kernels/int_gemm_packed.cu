@@ -21,11 +21,10 @@
 #define PACKED_WIDE 0
 #endif
 // 1: the decoder's plane words come by TMA into a shared-memory staging buffer two steps
-// ahead (a 2-D map of the planes as P M rows of W words, boxes of 128 rows, fewer at M <
-// 128 (stage_rows), x 4 words, one a plane), on a barrier of their own, and are read from
-// there; the A/B ring then has 4 stages, not 5, to make room. 0: each thread loads its
-// words from global memory when a step's fill starts (its latency in the producer's path:
-// kernels/NOTES.md).
+// ahead (a 2-D map of the planes as P M rows of W words, boxes of 128 rows x 4 words, one a
+// plane), on a barrier of their own, and are read from there; the A/B ring then has 4
+// stages, not 5, to make room. 0: each thread loads its words from global memory when a
+// step's fill starts (its latency in the producer's path: kernels/NOTES.md).
 #ifndef IGP_STAGED
 #define IGP_STAGED 1
 #endif
@@ -62,17 +61,6 @@ namespace {
 // 128-byte line's slack, the slots 128-aligned for the TMA).
 constexpr int STG_SLOTS = 2;
 constexpr int STG_PLANE_BYTES = 128 * 16;
-// Rows of a staged box: the tile's 128, or M rounded up to 8 where M is smaller, so that no
-// box of a small M reaches far past the planes' map (at M 1 a 128-row box is 113 rows out
-// of bounds, and the producers' wait on those boxes doubled the kernel's time: NOTES). The
-// launch builds the map's box with the same rule.
-// IGP_SMALL_BOX=0 keeps 128 rows at every M (the A/B's other build; the launch reads it back).
-#ifndef IGP_SMALL_BOX
-#define IGP_SMALL_BOX 1
-#endif
-__device__ __forceinline__ int stage_rows(int M) {
-    return IGP_SMALL_BOX ? min(128, (M + 7) / 8 * 8) : 128;
-}
 constexpr int STG_BYTES = 8 * STG_PLANE_BYTES;
 constexpr int OFF_STG_BAR = SMEM_USED;
 constexpr int OFF_STG = (OFF_STG_BAR + 8 * STG_SLOTS + 127) / 128 * 128;
@@ -94,7 +82,7 @@ struct PackedA {
     static constexpr int ARRIVALS = 128 * PRODUCER_WGS;
     static constexpr int UNITS = 4 / PRODUCER_WGS;  // units a thread a K tile
     static constexpr int PRODUCER_REGS = IGP_PRODUCER_REGS, CONSUMER_REGS = IGP_CONSUMER_REGS;
-    const CUtensorMap& map;  // planes as P M rows of W words, boxes of stage_rows x 4 words
+    const CUtensorMap& map;  // planes as P M rows of W words, boxes of 128 rows x 4 words
     const unsigned* __restrict__ planes;
     const int* __restrict__ stats;
     int M, W;
@@ -115,7 +103,6 @@ struct PackedA {
         uint8_t* smem;
         int M, W, c, r0, word;  // c: the first plane read; r0: the thread's first row in the
                                 // tile; word: its word of a row's four (lane % 4)
-        int rows;               // rows of a staged box (stage_rows)
         unsigned o4;            // o's low byte in each byte
         int loaded = 0, used = 0;  // steps whose loads were issued, and decoded
 
@@ -135,7 +122,7 @@ struct PackedA {
                     asm volatile("bar.sync %0, %1;\n" ::"n"(SOURCE_BAR), "n"(ARRIVALS) : "memory");
                 if (threadIdx.x == 0 && TT > 0) {
                     uint64_t* bar = reinterpret_cast<uint64_t*>(smem + OFF_STG_BAR) + b;
-                    igemm::TxBarrier::arrive_and_expect_tx(bar, TT * rows * 16);
+                    igemm::TxBarrier::arrive_and_expect_tx(bar, TT * STG_PLANE_BYTES);
 #pragma unroll
                     for (int i = 0; i < TT; ++i)
                         cute::SM90_TMA_LOAD_2D::copy(map, bar, HINT,
@@ -152,14 +139,10 @@ struct PackedA {
             if constexpr (IGP_STAGED) {
                 const uint32_t at = igemm::smem_u32(smem + OFF_STG + (used % STG_SLOTS) * STG_BYTES) +
                                     16u * static_cast<uint32_t>(r) + 4u * word;
-                // Rows past the box were not written this step (their out rows never are).
 #pragma unroll
-                for (int i = 0; i < TT; ++i) {  // local plane TT - 1 - i has weight 2^i
-                    reg[i] = 0u;
-                    if (r < rows)
-                        asm volatile("ld.shared.u32 %0, [%1];" : "=r"(reg[i])
-                                     : "r"(at + (TT - 1 - i) * STG_PLANE_BYTES));
-                }
+                for (int i = 0; i < TT; ++i)  // local plane TT - 1 - i has weight 2^i
+                    asm volatile("ld.shared.u32 %0, [%1];" : "=r"(reg[i])
+                                 : "r"(at + (TT - 1 - i) * STG_PLANE_BYTES));
             } else {
                 // One pointer walked down the planes (a 64-bit subtract a word).
                 const unsigned* p = low + (static_cast<size_t>(m0 + r) * W + 4 * kt);
@@ -250,7 +233,6 @@ struct PackedA {
             d.plane = plane;
             d.smem = smem_raw;  // the layout's base (IG_OUT_FULL: no slack)
             d.M = M;
-            d.rows = stage_rows(M);
             d.W = W;
             d.c = T - TT;
             d.r0 = r0;
@@ -282,7 +264,7 @@ extern "C" __constant__ int int_gemm_packed_wgmma_config[10] = {
     BM, BN, BK, STAGES, IG_CLUSTER_M, THREADS, IG_OVERLAP, IG_CLUSTER_N, IG_GRID, IG_SPLITS_MAX};
 
 // As int_gemm_wgmma, A decoded from the planes: tmap_w and tmap_out as there, then the
-// planes' map (uint32 {W, P M}, box {4, stage_rows(M)}, no swizzle: IGP_STAGED's), the planes and
+// planes' map (uint32 {W, P M}, box {4, 128}, no swizzle: IGP_STAGED's), the planes and
 // stats, then int_gemm_wgmma's pointers and sizes. Needs IG_CLUSTER_N = 1.
 extern "C" __global__ void __launch_bounds__(THREADS, 1) IG_CLUSTER_ATTR
 int_gemm_packed_wgmma(const __grid_constant__ CUtensorMap tmap_w,
