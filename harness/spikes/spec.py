@@ -329,7 +329,8 @@ def q_reach_problem(big: int, g: int, f: int, byte_planes: bool) -> str | None:
     """Why q with |q| up to ``big`` cannot be multiplied exactly against int8 weights in
     groups of ``g`` of ``f`` columns (one line, for a stage's check_inputs), or None: a
     group sum past int32, or, where the path splits q into three byte planes
-    (``byte_planes``), |q| past ``WIDE_Q_BOUND``."""
+    (``byte_planes``), |q| at or past ``WIDE_Q_BOUND``. (Groups of 128 or more keep every
+    |q| a group sum fits below that bound, so only smaller groups reach the second.)"""
     if not group_sums_fit(big, g, f):
         return f"bad input: q reaches {big}: a group sum could leave int32"
     if byte_planes and big >= WIDE_Q_BOUND:

@@ -56,6 +56,15 @@ def test_each_decode_refuses_what_it_cannot_hold(st) -> None:  # type: ignore[no
         ins = {"planes": np.zeros((20, 2, 8), np.uint32), "stats": np.array(stats, np.int32)}
         why = st.check_inputs(ins, p)
         assert (why is None) if bad is None else (bad in why), (variant, stats, why)
+    # Groups of 2: |q| = 2^23 keeps group sums within int32 but not the wide decode's three
+    # byte planes, and the message names the planes; one less passes.
+    wide = st.variant("wide")
+    for top, bad in ((2**23, "three byte planes"), (2**23 - 1, None)):
+        p2 = st.point(wide, batch=2, out_f=8, in_f=256, group_size=2)
+        ins = {"planes": np.zeros((30, 2, 8), np.uint32),
+               "stats": np.array([-top, 9, -top, 24], np.int32)}
+        why = st.check_inputs(ins, p2)
+        assert (why is None) if bad is None else (bad in why and "int32" not in why), why
     p = st.point(st.variant("default"), batch=2, out_f=8, in_f=256)
     why = st.check_inputs({"planes": np.zeros((3, 2, 8), np.uint32),
                            "stats": np.array([0, 20, 0, 5], np.int32)}, p)
