@@ -400,21 +400,22 @@ def validate_targets(reg: Registry, names: Sequence[str] | None, *, variant: str
     todo = list(units(reg, tg, variant, families, options or {}))  # bad input before the GPU
     if record:
         check_recordable(todo)
-    # The ledger is locked and checked before any GPU work, and each target variant's row
-    # written as its validation ends: an interrupt keeps the rows of those that ended.
-    book = ledger.open_for_append() if record else None
+    # The ledger is checked before any GPU work (opened for appending: its header, a torn
+    # last row cut away), then let go, and each target variant's row appended under its
+    # lock as its validation ends: an interrupt keeps the rows of those that ended, and
+    # validations side by side (a process a stage, or a GPU each) share the ledger.
+    path, repaired = None, ""
+    if record:
+        with ledger.open_for_append() as book:
+            path, repaired = book.path, book.repaired
     sums: list[ValidationSummary] = []
     stopped = ""
     try:
         gpu = open_gpu(device)
         for s in summaries(todo, gpu, seeds, seed, reg.stages):
             sums.append(s)
-            if book is not None:
-                book.write(s.ledger_row(gpu.device.info, seeds))
+            if path is not None:
+                ledger.append([s.ledger_row(gpu.device.info, seeds)], path)
     except ContextLost as exc:  # the report is drawn, then the stop said (the CLI's)
         stopped = str(exc)
-    finally:
-        if book is not None:
-            book.close()
-    return ValidationReport(sums, book.path if book else None, book.repaired if book else "",
-                            len(sums) if book else 0, stopped)
+    return ValidationReport(sums, path, repaired, len(sums) if path else 0, stopped)

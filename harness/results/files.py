@@ -117,14 +117,16 @@ def lock_path(real: Path) -> Path:
     return real.with_name(f".{real.name}.lock")
 
 
-def _lock(real: Path, shown: Path) -> FileLock:
-    """Take the file's lock now (no waiting); one line when another run holds it."""
-    lock = FileLock(lock_path(real), timeout=0)
+def _lock(real: Path, shown: Path, wait: float = 0.0) -> FileLock:
+    """Take the file's lock, waiting up to ``wait`` seconds for another run to release it
+    (0: not at all); one line when another run still holds it."""
+    lock = FileLock(lock_path(real), timeout=wait)
     try:
         lock.acquire()
     except Timeout:
-        raise ResultFileError(f"{shown} is being written by another harness run: wait for it "
-                              "to finish, or write elsewhere") from None
+        held = f" (still after {wait:g} s)" if wait else ""
+        raise ResultFileError(f"{shown} is being written by another harness run{held}: wait "
+                              "for it to finish, or write elsewhere") from None
     except OSError as exc:
         raise ResultFileError(f"cannot write in {real.parent}: {_why(exc)}; nothing was "
                               "written") from None
@@ -172,11 +174,13 @@ class RowFile:
     end refused: ``repaired`` says what was mended) or
     ``OVERWRITE`` it (at the first row written: a writer closed without rows leaves it).
     ``root`` is the output folder no symlink may lead out of (default: the
-    file's folder). Every problem known before a row is written is raised here.
+    file's folder); ``wait``, the seconds to wait for another writer's lock (0: refuse at
+    once). Every problem known before a row is written is raised here.
     """
 
     def __init__(self, path: Path, columns: Sequence[str], existing: str = REFUSE,
-                 root: Path | None = None, choices: str = BENCH_CHOICES) -> None:
+                 root: Path | None = None, choices: str = BENCH_CHOICES,
+                 wait: float = 0.0) -> None:
         if existing not in (REFUSE, APPEND, OVERWRITE):
             raise ValueError(f"bad existing {existing!r}")
         self.path = Path(path)
@@ -191,7 +195,7 @@ class RowFile:
         self._replace = False  # an old file to cut before the first row (OVERWRITE)
         self._choices = choices
         real = inside(self.path, root or folder(self.path.parent))
-        self._lock: FileLock | None = _lock(real, self.path)
+        self._lock: FileLock | None = _lock(real, self.path, wait)
         try:
             try:
                 self._fd = os.open(real, os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC

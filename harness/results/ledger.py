@@ -62,10 +62,19 @@ def read(path: Path | None = None) -> list[dict[str, str]]:
     return rows
 
 
+#: Seconds an append waits for another run's append to the ledger. Validations run side by
+#: side (one process a stage, or a GPU each) append their rows when they finish, in a moment;
+#: two finishing together must both land, where a result file of bench refuses a second
+#: writer at once (it is held for a whole sweep).
+APPEND_WAIT = 60.0
+
+
 def open_for_append(path: Path | None = None) -> CsvWriter:
     """The ledger open for appending rows (columns as ``COLUMNS``), by the result-file rules:
-    locked, its header checked, a torn last row cut away (``repaired`` says so)."""
-    return CsvWriter(path or default_path(), files.APPEND, COLUMNS, require_status=False)
+    locked (waiting up to ``APPEND_WAIT`` for another append), its header checked, a torn
+    last row cut away (``repaired`` says so)."""
+    return CsvWriter(path or default_path(), files.APPEND, COLUMNS, require_status=False,
+                     wait=APPEND_WAIT)
 
 
 def append(rows: Iterable[Mapping[str, Any]], path: Path | None = None) -> Path:

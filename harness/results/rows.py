@@ -128,16 +128,18 @@ class CsvWriter:
     ``APPEND``: its header must match, a torn last row is cut away and ``repaired`` says
     so, a whole one without its line end refused; ``OVERWRITE``); ``root`` is the output
     folder no symlink may lead out of; ``choices``, what a refusal offers (the writing
-    command's options). The file stays locked against other writers until :meth:`close`.
+    command's options); ``wait``, the seconds to wait for another writer's lock (0:
+    refuse at once). The file stays locked against other writers until :meth:`close`.
     """
 
     def __init__(self, path: Path, existing: str = files.REFUSE,
                  columns: tuple[str, ...] = COLUMNS, require_status: bool = True,
-                 root: Path | None = None, choices: str = files.BENCH_CHOICES) -> None:
+                 root: Path | None = None, choices: str = files.BENCH_CHOICES,
+                 wait: float = 0.0) -> None:
         self.path = Path(path)
         self.columns = columns
         self.require_status = require_status
-        self._file = files.RowFile(self.path, columns, existing, root, choices)
+        self._file = files.RowFile(self.path, columns, existing, root, choices, wait)
 
     @property
     def repaired(self) -> str:

@@ -487,6 +487,36 @@ def test_an_interrupted_validation_keeps_the_rows_of_the_variants_it_ended(
         [("dynamic_spikes", "default", "pass")]
 
 
+def test_validations_side_by_side_share_the_ledger(reg, monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """The ledger is held only while a row is appended, not through the GPU work: a second
+    validation that records while the first is still running (as one process a stage, or a
+    GPU each, would) lands its row, and the first's rows follow."""
+    from harness.results import ledger
+
+    book = tmp_path / "ledger.csv"
+    monkeypatch.setattr(ledger, "default_path", lambda: book)
+    monkeypatch.setattr(ledger, "APPEND_WAIT", 0.05)  # a lock held through a run would fail
+    inner: list[validate.ValidationReport] = []
+    started: list[bool] = []
+
+    class Beside(FakeGpu):
+        def run(self, stage, variant, inputs, point):  # type: ignore[no-untyped-def]
+            if not started:  # the other validation runs, and records, in the middle of this
+                started.append(True)
+                inner.append(validate.validate_targets(reg, ["spike_decode"], variant="all",
+                                                       families=["normal"], seeds=1,
+                                                       record=True))
+            return super().run(stage, variant, inputs, point)
+
+    monkeypatch.setattr(validate, "open_gpu", lambda device: Beside())
+    rep = validate.validate_targets(reg, ["dynamic_spikes"], families=["normal"], seeds=1,
+                                    record=True)
+    assert rep.failure is None and inner and inner[0].rows == len(inner[0].summaries) > 0
+    rows = ledger.read(book)
+    assert [r["stage"] for r in rows] == ["spike_decode"] * inner[0].rows + ["dynamic_spikes"] * 2
+    assert all(r["status"] == "pass" for r in rows)
+
+
 def test_an_in_place_kernel_may_overwrite_its_input_and_no_other(reg) -> None:  # type: ignore[no-untyped-def]
     """transform_absmax writes v over q (declared in place): a backend that really does so
     passes every case; one that also changes mm (not in place) fails, naming it; and a

@@ -324,9 +324,10 @@ def test_validate_record_takes_the_ledger_before_the_gpu(tmp_path: Path, monkeyp
 
     book = tmp_path / "ledger.csv"
     monkeypatch.setattr(ledger, "default_path", lambda: book)
+    monkeypatch.setattr(ledger, "APPEND_WAIT", 0.05)  # what an append waits for another's
     with FileLock(files.lock_path(book), timeout=0):
         error_line(runner.invoke(app, ["validate", "dynamic_spikes", "--record"]),
-                   f"{book} is being written by another harness run")
+                   f"{book} is being written by another harness run (still after 0.05 s)")
 
 
 def test_sanitize_keeps_an_existing_summary(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]

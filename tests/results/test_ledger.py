@@ -61,6 +61,43 @@ def test_a_torn_or_mangled_ledger_row_is_bad_input(tmp_path: Path) -> None:
         ledger.read(p)
 
 
+def test_an_append_waits_for_another_append_and_then_says_so(tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                               monkeypatch) -> None:
+    """An append waits up to APPEND_WAIT for another run's lock (released within it: the row
+    lands); a lock held past it is one line naming the wait, and nothing is written."""
+    import threading
+
+    from filelock import FileLock
+
+    from harness.results import files
+    from harness.results.files import ResultFileError
+
+    p = tmp_path / "l.csv"
+    ledger.append([row("dynamic_spikes", "default", "a")], p)
+    held = FileLock(files.lock_path(p.resolve()), timeout=0)
+    held.acquire()
+    monkeypatch.setattr(ledger, "APPEND_WAIT", 0.05)
+    with pytest.raises(ResultFileError, match=r"another harness run \(still after 0\.05 s\)"):
+        ledger.append([row("dynamic_spikes", "away", "b")], p)
+    assert [r["variant"] for r in ledger.read(p)] == ["default"]
+    held.release()
+    monkeypatch.setattr(ledger, "APPEND_WAIT", 10.0)
+    taken, other = threading.Event(), FileLock(files.lock_path(p.resolve()), timeout=0)
+
+    def append_elsewhere() -> None:  # another run holds the lock 0.2 s, then lets go
+        other.acquire()
+        taken.set()
+        threading.Event().wait(0.2)
+        other.release()
+
+    t = threading.Thread(target=append_elsewhere)
+    t.start()
+    assert taken.wait(5)
+    ledger.append([row("dynamic_spikes", "away", "b")], p)
+    t.join()
+    assert [r["variant"] for r in ledger.read(p)] == ["default", "away"]
+
+
 def test_missing_ledger_reads_empty(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """No ledger yet at the default place: no rows. A ledger named that is not there, or
     is no ledger, is bad input."""
