@@ -3,10 +3,11 @@
 // over x at most, nothing read back by the host, so the launches capture as one CUDA graph:
 //   act_stats:  rows grid-strided over the launch's blocks (the plugin's count: at most
 //               STATS_BLOCKS, or STATS_RING_BLOCKS where rows come through the ring and
-//               STATS_BLOCKS would leave a block one row, the ring idle). A row that fits the
-//               thread caches comes into a ring of STATS_STAGES rows in shared memory by
-//               cp.async.bulk, the next rows' copies in flight while this row is reduced;
-//               wider aligned rows (or STATS_STAGES 0) issue the next row's loads into
+//               STATS_BLOCKS would leave a block one row, the ring idle). An aligned row
+//               whose STATS_STAGES copies fit STATS_RING_BYTES comes into a ring of that many
+//               rows in shared memory by cp.async.bulk, the next rows' copies in flight while
+//               this row is reduced (a row past the thread caches reads the rest from its
+//               stage); wider aligned rows (or STATS_STAGES 0) issue the next row's loads into
 //               registers before this row's block reduction (PREFETCH), so the reduction's
 //               barriers do not leave the block with nothing in flight; unaligned rows
 //               (F % 4 != 0) are loaded one row at a time. vth and q by threshold.cuh's row
@@ -72,6 +73,11 @@
 #ifndef STATS_STAGES
 #define STATS_STAGES 3  // pass 1's rows in shared memory a block (0: the register prefetch)
 #endif
+// The ring's most bytes (STATS_STAGES rows): sm_90's 227 KB a block less 4 KB for act_stats'
+// static arrays; three stages hold rows of up to 19028 values (the layer's 18944).
+#ifndef STATS_RING_BYTES
+#define STATS_RING_BYTES 228352
+#endif
 
 __device__ int g_qmin = INT_MAX;
 __device__ int g_qmax = INT_MIN;
@@ -101,17 +107,18 @@ __device__ __forceinline__ void fold4(int4 q, int& lo, int& hi) {
 
 // Pass 1 on one aligned row (F % 4 == 0) whose cache c the thread holds (load_row_cache):
 // vth by threshold.cuh's row quantisation, q of every value (ReciprocalQ) folded into lo/hi
-// and, when STORE, written to q8r as int8 (clamped).
-template <bool STORE>
+// and, when STORE, written to q8r as int8 (clamped). The part of the row past the cache is
+// read from xr4 by `load` (global memory once, or the ring's copy in shared memory).
+template <bool STORE, class Load = LoadOnce>
 __device__ __forceinline__ float stats_row_vec(const float4 (&c)[CACHE_VEC],
                                                const float4* __restrict__ xr4, int F, float k,
                                                float* scratch, signed char* __restrict__ q8r,
-                                               int& lo, int& hi) {
+                                               int& lo, int& hi, Load load = Load()) {
     return quantise_row_vec<ReciprocalQ>(c, cache_abs_sum(c), xr4, F, k, 0.0f, INFINITY, scratch,
                                          [&](int i, int4 q) {
         fold4(q, lo, hi);
         if (STORE) reinterpret_cast<unsigned*>(q8r)[i] = q8_word(q);
-    });
+    }, load);
 }
 
 // Pass 1 on a row of any F (scalar loads), the same way.
@@ -152,22 +159,26 @@ __device__ __forceinline__ void decide(int qmin, int qmax, int* out) {
     out[3] = plane_count(amax, MODE);
 }
 
-// Pass 1's ring: where a row fits the thread caches (F % 4 == 0, F / 4 <= CACHE_VEC BLOCK),
-// its bytes come into shared memory by cp.async.bulk, STATS_STAGES rows a block, so that
-// while the block quantises one row the next STATS_STAGES - 1 are in flight (the register
-// prefetch holds one, and the registers of a second). The host gives the launch
-// STATS_STAGES F floats of dynamic shared memory where this holds (activation_fused.py's
-// stats_shared).
+// Pass 1's ring: where STATS_STAGES aligned rows (F % 4 == 0) fit STATS_RING_BYTES, a row's
+// bytes come into shared memory by cp.async.bulk, STATS_STAGES rows a block, so that while
+// the block quantises one row the next STATS_STAGES - 1 are in flight (the register prefetch
+// holds one, and the registers of a second), and a row wider than the thread caches is read
+// from DRAM once (its part past the caches from the stage, not again from global memory).
+// The host gives the launch STATS_STAGES F floats of dynamic shared memory where this holds
+// (activation_fused.py's stats_shared).
 __device__ __forceinline__ bool stats_ring_fits(int F) {
-    return STATS_STAGES > 0 && (F & 3) == 0 && (F >> 2) <= CACHE_VEC * BLOCK;
+    return STATS_STAGES > 0 && (F & 3) == 0 &&
+           (long long)STATS_STAGES * F * (long long)sizeof(float) <= STATS_RING_BYTES;
 }
 
 // The rows b = blockIdx.x, + gridDim.x, ... of act_stats through the ring: row i of the block
 // in stage i % STATS_STAGES, its mbarrier's phase (i / STATS_STAGES) & 1. Each thread takes
 // its cache slots from the stage (the float4s load_row_cache would load: the same sums, the
-// same bits). At row i thread 0 refills the stage of row i - 1 with row i + STATS_STAGES - 1:
-// every thread read that stage before row i - 1's first barrier (row_threshold's), which
-// thread 0 has passed, so the bulk copy cannot overwrite a slot still to be read.
+// same bits). At row i thread 0 refills the stage of row i - 1 with row i + STATS_STAGES - 1.
+// Where the row fits the caches, every thread read that stage before row i - 1's first
+// barrier (row_threshold's), which thread 0 has passed, so the bulk copy cannot overwrite a
+// slot still to be read; a wider row's part past the caches is read from the stage after
+// that barrier, while quantising, so there a barrier at the start of row i comes first.
 __device__ __forceinline__ void stats_ring_rows(const float* __restrict__ x,
                                                 float* __restrict__ vth,
                                                 signed char* __restrict__ q8, int B, int F,
@@ -193,8 +204,10 @@ __device__ __forceinline__ void stats_ring_rows(const float* __restrict__ x,
         for (int i = 0; i < STATS_STAGES - 1; ++i) issue(i);
     }
     __syncthreads();  // the mbarriers initialised before any thread waits on one
+    const bool past_caches = n4 > CACHE_VEC * BLOCK;  // the stage read after the row's barriers
     int i = 0;
     for (int b = blockIdx.x; b < B; b += gridDim.x, ++i) {
+        if (past_caches && i > 0) __syncthreads();  // row i - 1's stage read whole
         if (threadIdx.x == 0) {
             // The stage refilled was read by the generic proxy (ld.shared) before the last
             // row's barrier; the bulk copy writes through the async proxy: the fence orders
@@ -213,8 +226,8 @@ __device__ __forceinline__ void stats_ring_rows(const float* __restrict__ x,
             cur[j] = idx < n4 ? row[idx] : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
         }
         const size_t off = (size_t)b * (size_t)F;
-        const float t = stats_row_vec<true>(cur, reinterpret_cast<const float4*>(x + off), F, k,
-                                            scratch, q8 + off, lo, hi);
+        const float t = stats_row_vec<true>(cur, row, F, k, scratch, q8 + off, lo, hi,
+                                            LoadPlain());
         if (threadIdx.x == 0) vth[b] = t;
     }
 #endif

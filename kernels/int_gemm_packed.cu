@@ -21,10 +21,11 @@
 #define PACKED_WIDE 0
 #endif
 // 1: the decoder's plane words come by TMA into a shared-memory staging buffer two steps
-// ahead (a 2-D map of the planes as P M rows of W words, boxes of 128 rows x 4 words, one a
-// plane), on a barrier of their own, and are read from there; the A/B ring then has 4
-// stages, not 5, to make room. 0: each thread loads its words from global memory when a
-// step's fill starts (its latency in the producer's path: kernels/NOTES.md).
+// ahead (a 2-D map of the planes as P M rows of W words, boxes of 128 rows, fewer at M <
+// 128 (stage_rows), x 4 words, one a plane), on a barrier of their own, and are read from
+// there; the A/B ring then has 4 stages, not 5, to make room. 0: each thread loads its
+// words from global memory when a step's fill starts (its latency in the producer's path:
+// kernels/NOTES.md).
 #ifndef IGP_STAGED
 #define IGP_STAGED 1
 #endif
@@ -61,6 +62,17 @@ namespace {
 // 128-byte line's slack, the slots 128-aligned for the TMA).
 constexpr int STG_SLOTS = 2;
 constexpr int STG_PLANE_BYTES = 128 * 16;
+// Rows of a staged box: the tile's 128, or M rounded up to 8 where M is smaller, so that no
+// box of a small M reaches far past the planes' map (at M 1 a 128-row box is 113 rows out
+// of bounds, and the producers' wait on those boxes doubled the kernel's time: NOTES). The
+// launch builds the map's box with the same rule. Only the single kernel (M <= 256: the
+// launch's rule) takes it, a compile-time choice (PackedA<true>), so that the paired
+// kernel's code is the 128-row box's as it was.
+// IGP_SMALL_BOX=0 keeps 128 rows at every M (the A/B's other build; the launch reads it back).
+#ifndef IGP_SMALL_BOX
+#define IGP_SMALL_BOX 1
+#endif
+__device__ __forceinline__ int stage_rows(int M) { return min(128, (M + 7) / 8 * 8); }
 constexpr int STG_BYTES = 8 * STG_PLANE_BYTES;
 constexpr int OFF_STG_BAR = SMEM_USED;
 constexpr int OFF_STG = (OFF_STG_BAR + 8 * STG_SLOTS + 127) / 128 * 128;
@@ -76,13 +88,15 @@ static_assert(!IGP_STAGED || (IG_TMA_STORE && IG_OUT_FULL),
 // (32 / PRODUCER_WGS) wp + 8 j + l / 4, word l % 4), j < UNITS: a warp's read of a plane is 8
 // rows' 16 contiguous bytes. Only the TT = min(T, 8) planes worth less than 2^8 are read (the
 // others drop out of q mod 256, as in the general path's int8 decode): planes c .. c + TT - 1,
-// c = T - TT, local plane i of a step's words worth 2^(TT - 1 - i).
+// c = T - TT, local plane i of a step's words worth 2^(TT - 1 - i). SMALL_BOX: the staged
+// boxes are stage_rows(M) rows (else 128).
+template <bool SMALL_BOX>
 struct PackedA {
     static constexpr bool BY_TMA = false;
     static constexpr int ARRIVALS = 128 * PRODUCER_WGS;
     static constexpr int UNITS = 4 / PRODUCER_WGS;  // units a thread a K tile
     static constexpr int PRODUCER_REGS = IGP_PRODUCER_REGS, CONSUMER_REGS = IGP_CONSUMER_REGS;
-    const CUtensorMap& map;  // planes as P M rows of W words, boxes of 128 rows x 4 words
+    const CUtensorMap& map;  // planes as P M rows of W words, boxes of rows x 4 words
     const unsigned* __restrict__ planes;
     const int* __restrict__ stats;
     int M, W;
@@ -103,6 +117,7 @@ struct PackedA {
         uint8_t* smem;
         int M, W, c, r0, word;  // c: the first plane read; r0: the thread's first row in the
                                 // tile; word: its word of a row's four (lane % 4)
+        int rows;               // rows of a staged box (stage_rows(M) where SMALL_BOX)
         unsigned o4;            // o's low byte in each byte
         int loaded = 0, used = 0;  // steps whose loads were issued, and decoded
 
@@ -122,7 +137,8 @@ struct PackedA {
                     asm volatile("bar.sync %0, %1;\n" ::"n"(SOURCE_BAR), "n"(ARRIVALS) : "memory");
                 if (threadIdx.x == 0 && TT > 0) {
                     uint64_t* bar = reinterpret_cast<uint64_t*>(smem + OFF_STG_BAR) + b;
-                    igemm::TxBarrier::arrive_and_expect_tx(bar, TT * STG_PLANE_BYTES);
+                    igemm::TxBarrier::arrive_and_expect_tx(
+                        bar, SMALL_BOX ? TT * rows * 16 : TT * STG_PLANE_BYTES);
 #pragma unroll
                     for (int i = 0; i < TT; ++i)
                         cute::SM90_TMA_LOAD_2D::copy(map, bar, HINT,
@@ -139,6 +155,10 @@ struct PackedA {
             if constexpr (IGP_STAGED) {
                 const uint32_t at = igemm::smem_u32(smem + OFF_STG + (used % STG_SLOTS) * STG_BYTES) +
                                     16u * static_cast<uint32_t>(r) + 4u * word;
+                // A row past a small box reads what an earlier step left in the slot (or
+                // nothing written yet): decoded like any row past M, its out row never
+                // stored. No compare here: the decode is bound by its integer issue, and
+                // one more instruction a word measured +1.3 % at M >= 1024 (NOTES).
 #pragma unroll
                 for (int i = 0; i < TT; ++i)  // local plane TT - 1 - i has weight 2^i
                     asm volatile("ld.shared.u32 %0, [%1];" : "=r"(reg[i])
@@ -233,6 +253,7 @@ struct PackedA {
             d.plane = plane;
             d.smem = smem_raw;  // the layout's base (IG_OUT_FULL: no slack)
             d.M = M;
+            d.rows = SMALL_BOX ? stage_rows(M) : 128;
             d.W = W;
             d.c = T - TT;
             d.r0 = r0;
@@ -275,12 +296,13 @@ int_gemm_packed_wgmma(const __grid_constant__ CUtensorMap tmap_w,
                       const float* __restrict__ bias, float* __restrict__ out, int M, int N,
                       int K, int group_m) {
     wgmma_tiles<IG_CLUSTER_M, IG_CLUSTER_N, false>(
-        PackedA{tmap_planes, planes, stats, M, K / 32}, tmap_w, tmap_out, scale, vth, bias, out,
-        M, N, K, group_m, 1, nullptr, nullptr);
+        PackedA<false>{tmap_planes, planes, stats, M, K / 32}, tmap_w, tmap_out, scale, vth,
+        bias, out, M, N, K, group_m, 1, nullptr, nullptr);
 }
 
 // As int_gemm_wgmma_single (no cluster along M, K split `splits` ways), A decoded from the
-// planes; arguments as int_gemm_packed_wgmma's, then the splits, ws and counters.
+// planes; arguments as int_gemm_packed_wgmma's (the planes' box {4, stage_rows(M)} where
+// IGP_SMALL_BOX), then the splits, ws and counters.
 extern "C" __global__ void __launch_bounds__(THREADS, 1) IG_SINGLE_ATTR
 int_gemm_packed_wgmma_single(const __grid_constant__ CUtensorMap tmap_w,
                              const __grid_constant__ CUtensorMap tmap_out,
@@ -290,9 +312,9 @@ int_gemm_packed_wgmma_single(const __grid_constant__ CUtensorMap tmap_w,
                              const float* __restrict__ bias, float* __restrict__ out, int M,
                              int N, int K, int group_m, int splits, float* __restrict__ ws,
                              unsigned int* __restrict__ counters) {
-    wgmma_tiles<1, IG_CLUSTER_N, true>(PackedA{tmap_planes, planes, stats, M, K / 32}, tmap_w,
-                                       tmap_out, scale, vth, bias, out, M, N, K, group_m, splits,
-                                       ws, counters);
+    wgmma_tiles<1, IG_CLUSTER_N, true>(
+        PackedA<IGP_SMALL_BOX != 0>{tmap_planes, planes, stats, M, K / 32}, tmap_w, tmap_out,
+        scale, vth, bias, out, M, N, K, group_m, splits, ws, counters);
 }
 
 // The general path's tile (BM, BN, warps along m, along n, stages; common/igemm_small.cuh),

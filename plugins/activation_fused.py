@@ -17,11 +17,12 @@ chooses on the device from ``stats``; where q fits, ``q_wide`` is not written.
 
 The ``operand`` layout (unidirectional, the layer's mode) writes no planes: pass 1 alone
 (``act_stats``, at every batch), so ``vth``, ``stats`` and ``q8``, what the integer GEMM
-reads: q8 written once, and x read once where a row fits the thread caches (wider rows'
-tail twice, as pass 1 always loads them). It is the int8 build's pass 1, launched without
-pass 2: the layer's activation where the spikes are not materialised. Against the int8
-layout at batches that run the two passes, the difference is the planes' pass; at those
-act_one, act_rows or act_grid take, the kernel differs too.
+reads: q8 written once, and x read once where three rows fit pass 1's ring
+(STATS_RING_BYTES: rows up to 19028 values; wider rows' tail twice, by the register
+prefetch). It is the int8 build's pass 1, launched without pass 2: the layer's activation
+where the spikes are not materialised. Against the int8 layout at batches that run the two
+passes, the difference is the planes' pass; at those act_one, act_rows or act_grid take,
+the kernel differs too.
 """
 
 from __future__ import annotations
@@ -62,10 +63,14 @@ ENC_UNITS = 2
 #: Pass 1's resident blocks an SM (``__launch_bounds__``'s minimum): 4 caps its registers
 #: at 64, where the fast quantisation's exact fallback took it to 80 (3 blocks an SM).
 STATS_MINB = 4
-#: Pass 1's rows in shared memory a block (the kernel's -DSTATS_STAGES): where a row fits the
-#: thread caches (``stats_shared``), rows come in by cp.async.bulk, STATS_STAGES - 1 of them
-#: in flight while the block quantises one; 0 keeps the register prefetch (one row in flight).
+#: Pass 1's rows in shared memory a block (the kernel's -DSTATS_STAGES): where that many
+#: aligned rows fit STATS_RING_BYTES (``stats_shared``), rows come in by cp.async.bulk,
+#: STATS_STAGES - 1 of them in flight while the block quantises one; 0 keeps the register
+#: prefetch (one row in flight).
 STATS_STAGES = 3
+#: The ring's most bytes (the kernel's -DSTATS_RING_BYTES): sm_90's 227 KB a block less 4 KB
+#: for act_stats' static arrays, so rows up to 19028 values at three stages.
+STATS_RING_BYTES = 228352
 #: Pass 2 has at least this many blocks (or one a row): the per-row fallback fills the GPU.
 ENC_MIN_BLOCKS = 264
 #: Batches up to this run both passes in one block and one launch, act_small (kernel's
@@ -134,8 +139,7 @@ def one_geometry(defines: Mapping[str, str], block: int, f: int,
 
 def row_fits_caches(defines: Mapping[str, str], block: int, f: int) -> bool:
     """Whether a row of ``f`` values fits the thread caches of a block of ``block`` threads
-    in this build (F % 4 == 0, F <= 4 x CACHE_VEC x BLOCK): where act_grid can keep it and
-    act_stats takes it through its ring."""
+    in this build (F % 4 == 0, F <= 4 x CACHE_VEC x BLOCK): where act_grid can keep it."""
     return f % 4 == 0 and f <= 4 * int(defines["CACHE_VEC"]) * block
 
 
@@ -169,23 +173,29 @@ def grid_geometry(defines: Mapping[str, str], block: int, sm_count: int, f: int,
 
 
 def stats_shared(defines: Mapping[str, str], block: int, f: int) -> int:
-    """act_stats' dynamic shared memory in bytes: STATS_STAGES rows of ``f`` floats where a
-    row fits the thread caches (F % 4 == 0, F / 4 <= CACHE_VEC x BLOCK: the kernel's
+    """act_stats' dynamic shared memory in bytes: STATS_STAGES rows of ``f`` floats where
+    they fit STATS_RING_BYTES and the rows are aligned (F % 4 == 0: the kernel's
     ``stats_ring_fits``), else none (the register prefetch, or scalar loads)."""
     stages = int(defines.get("STATS_STAGES", STATS_STAGES))
-    if stages < 1 or not row_fits_caches(defines, block, f):
+    ring = stages * 4 * f
+    if stages < 1 or f % 4 or ring > int(defines.get("STATS_RING_BYTES", STATS_RING_BYTES)):
         return 0
-    return stages * 4 * f
+    return ring
 
 
-def stats_blocks(defines: Mapping[str, str], b: int, ring: bool) -> int:
+def stats_blocks(defines: Mapping[str, str], b: int, ring: bool,
+                 resident: tuple[int, int] | None = None) -> int:
     """Pass 1's blocks for ``b`` rows: at most STATS_BLOCKS; where the rows come through the
     ring and STATS_BLOCKS would give each block at most two rows (``b`` below twice it), at
     most STATS_RING_BLOCKS as well, so that a block has rows in flight while it quantises
-    one."""
+    one. ``resident``: (blocks an SM holds with the ring's shared memory, SMs); where that
+    is fewer than STATS_MINB (rows wider than 4096 values), at most the blocks resident:
+    one wave, each block streaming its rows through its ring."""
     cap = int(defines.get("STATS_BLOCKS", STATS_BLOCKS))
     if ring and b < 2 * cap:
         cap = min(cap, int(defines.get("STATS_RING_BLOCKS", STATS_RING_BLOCKS)))
+    if ring and resident and resident[0] < int(defines.get("STATS_MINB", STATS_MINB)):
+        cap = min(cap, max(1, resident[0]) * resident[1])
     return max(1, min(b, cap))
 
 
@@ -294,9 +304,17 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
     bfk = (np.int32(b), np.int32(f), np.float32(p["k"]))
     d = dict(v.defines)  # read back, so that a -D build is launched as it was compiled
     shared = stats_shared(d, block, f)
-    pass_1 = ((stats_blocks(d, b, ring=shared > 0), 1, 1), (block, 1, 1), *head, *bfk)
+
+    def pass_1() -> None:
+        # Blocks an SM holds at the ring's shared memory, as the driver counts this build
+        # (asked only where pass 1 runs).
+        resident = (launch.max_active_blocks("act_stats", block, shared), launch.sm_count) \
+            if shared else None
+        launch("act_stats", (stats_blocks(d, b, ring=shared > 0, resident=resident), 1, 1),
+               (block, 1, 1), *head, *bfk, shared=shared)
+
     if p["layout"] == "operand":
-        launch("act_stats", *pass_1, shared=shared)
+        pass_1()
         return
     dest = bufs["packed"] if p["layout"] == "packed" else bufs["spikes"]
     q_wide = bufs.get("q_wide", 0)  # null: not written (packed, or a pipeline without it)
@@ -317,7 +335,7 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
         launch("act_grid", (grid[0], 1, 1), (block, 1, 1), *head, *bfk, *tail)
         return
     units = int(d["ENC_UNITS"])
-    launch("act_stats", *pass_1, shared=shared)
+    pass_1()
     flat = -(-b * f // (16 * block * units))  # one thread-step each over the flat q8
     launch("act_encode", (max(flat, min(b, ENC_MIN_BLOCKS)), 1, 1), (block, 1, 1), *head,
            *bfk[:2], *tail)
@@ -375,6 +393,7 @@ def variant(mode: str, layout: str) -> Variant:
                           ("STATS_RING_BLOCKS", str(STATS_RING_BLOCKS)),
                           ("ENC_UNITS", str(ENC_UNITS)),
                           ("STATS_MINB", str(STATS_MINB)), ("STATS_STAGES", str(STATS_STAGES)),
+                          ("STATS_RING_BYTES", str(STATS_RING_BYTES)),
                           ("ONE_CLUSTER", str(ONE_CLUSTER)),
                           ("ONE_ROWS", str(ONE_ROWS)), ("GRID_ROWS", str(GRID_ROWS)),
                           ("GRID_MINB", str(GRID_MINB)),
@@ -457,7 +476,9 @@ STAGE = Stage(
         {"batch": 600, "in_f": 3584},  # act_grid, two rows a block (132 SMs)
         {"batch": 2000, "in_f": 1024},  # act_grid, four rows a block (132 SMs)
         {"batch": 2500, "in_f": 1024},  # the two passes: past act_grid's rows (<= 156 SMs)
-        {"batch": 2200, "in_f": 4096},  # ring at its widest row, 48 KB (<= 137 SMs: not act_grid)
+        {"batch": 2200, "in_f": 4096},  # the ring at the widest row the caches hold, 48 KB
+        {"batch": 1100, "in_f": 4100},  # the ring past the caches (a tail from the stage), wrapped
+        {"batch": 700, "in_f": 18944},  # the ring at one block an SM, 5-6 rows a block (132 SMs)
         {"batch": 60000, "in_f": 68},  # pass 1's ring wrapped: 7-8 rows a block, 272 B rows
         {"batch": 16383, "in_f": 8},  # the ring on STATS_RING_BLOCKS: 63-64 rows a block
         {"batch": 16384, "in_f": 8},  # ... and from twice STATS_BLOCKS on, two rows a block
@@ -467,13 +488,14 @@ STAGE = Stage(
     # (eight rows of four turns; three packed rows ending in partial words), and act_grid
     # (short rows, most threads holding no value; every cache slot a value; four rows a
     # block on 132 SMs, several up to 400), and pass 1's ring refilled (24600 rows on 8192
-    # blocks: 24 of them take a fourth row into their first stage). The odd shapes reach
+    # blocks: 24 of them take a fourth row into their first stage; 1100 rows past the
+    # caches on 256 blocks, their tails read from the stages). The odd shapes reach
     # act_one only at in_f 3584 (batch 1) and act_rows at batch 3 there.
     sanitize_shapes=({"batch": 1, "in_f": 4096}, {"batch": 1, "in_f": 100},
                      {"batch": 1, "in_f": 12}, {"batch": 1, "in_f": 4100},
                      {"batch": 1, "in_f": 32768}, {"batch": 8, "in_f": 3584},
                      {"batch": 3, "in_f": 100}, {"batch": 40, "in_f": 100},
                      {"batch": 9, "in_f": 4096}, {"batch": 1600, "in_f": 64},
-                     {"batch": 24600, "in_f": 8}),
+                     {"batch": 24600, "in_f": 8}, {"batch": 1100, "in_f": 4100}),
     default_sweep=axes.BATCH_SWEEP,
 )

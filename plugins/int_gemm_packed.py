@@ -29,7 +29,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.api import Axis, Launcher, Point, Rows, Stage, Variant
+from harness.api import Axis, BadInput, Launcher, Point, Rows, Stage, Variant
 from harness.spikes import axes, families, geometry, inputs, spec, torchmath, wgmma
 from harness.spikes.tolerances import INT_GEMM_OUT
 
@@ -50,6 +50,22 @@ def words(p: Point) -> int:
 def capacity(p: Point) -> int:
     """Planes the input buffer holds: the most T a row of this width can need at this k."""
     return spec.plane_bound(p["k"], p["in_f"], MODE)
+
+
+def stage_rows(m: int, small_box: bool = True) -> int:
+    """Rows of a staged box of the planes: the tile's 128, or M rounded up to 8 where M is
+    smaller (the kernel's ``stage_rows``, whose barrier expects that many rows' bytes);
+    128 at every M in a build of IGP_SMALL_BOX=0 (``small_box`` False)."""
+    return min(wgmma.TILE, _cdiv(m, 8) * 8) if small_box else wgmma.TILE
+
+
+def _small_box(v: Variant) -> bool:
+    """The build's IGP_SMALL_BOX as the kernel's preprocessor reads it (0 or 1; another value
+    is refused: a box unlike the kernel's would leave its barrier waiting for bytes)."""
+    raw = dict(v.defines).get("IGP_SMALL_BOX", "1")
+    if raw not in ("0", "1"):
+        raise BadInput(f"int_gemm_packed: IGP_SMALL_BOX={raw}: 0 or 1")
+    return raw == "1"
 
 
 def _shape(p: Point) -> tuple[int, int, int, int, int]:
@@ -133,11 +149,14 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
     the general path's grid: column tiles, row tiles, splits of K."""
     m, n, k, g = (int(p[a]) for a in ("batch", "out_f", "in_f", "group_size"))
     if path(p) == "wgmma":
-        # The planes' map for the kernel's staging (P M rows of W words, a box of 128 rows x
-        # 4 words: one plane's K tile), then the planes themselves and the stats.
+        # The planes' map for the kernel's staging (P M rows of W words, a box of one
+        # plane's K tile: 128 rows, or M rounded up to 8 where M is smaller, as the kernel's
+        # stage_rows, so that no box of a small M runs far past the map; 4 words), then the
+        # planes themselves and the stats.
         wgmma.enqueue(launch, "int_gemm_packed_wgmma", bufs, m, n, k, lambda cn: (
             launch.tensor_map(bufs["planes"], np.uint32, capacity(p) * m, words(p),
-                              wgmma.TILE, wgmma.TILE // 32, swizzle=0),
+                              stage_rows(m, _small_box(v)),
+                              wgmma.TILE // 32, swizzle=0),
             bufs["planes"], bufs["stats"]), a_first=False)
         return
     # a -D build as it was compiled
@@ -208,9 +227,12 @@ STAGE = Stage(
     default_sweep={"batch": (1, 16, 1024, 8192), "out_f": (18944, 3584)},
     # The wgmma path under compute-sanitizer: the single kernel on two M tiles, the second
     # mostly past M (its rows decoded from no planes), K split; the paired kernel on three M
-    # tiles, its second pair's second CTA wholly past M, eight K tiles (the ring wraps).
+    # tiles, its second pair's second CTA wholly past M, eight K tiles (the ring wraps); the
+    # staged boxes of a small M (8 rows at M 1; 16 at M 9, 7 past M).
     sanitize_shapes=({"batch": 130, "out_f": 256, "in_f": 1024},
-                     {"batch": 300, "out_f": 256, "in_f": 1024}),
+                     {"batch": 300, "out_f": 256, "in_f": 1024},
+                     {"batch": 1, "out_f": 256, "in_f": 1024},  # a box of 8 rows
+                     {"batch": 9, "out_f": 256, "in_f": 1024}),  # 16 rows, 7 past M
     variants=(
         # The families whose q fits int8 (the llm family's outliers do not).
         Variant("default", (("PACKED_WIDE", "0"),), "q decoded as int8 (bytewise)",

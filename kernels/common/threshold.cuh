@@ -5,7 +5,8 @@
 //
 // One block per row. The row is read from DRAM once: each thread keeps up to CACHE_VEC float4
 // (or CACHE_VEC*4 floats on the unaligned path) in registers between the reduction and the
-// quantisation; only rows wider than BLOCK*CACHE_VEC*4 re-read their tail (from L2).
+// quantisation; only rows wider than BLOCK*CACHE_VEC*4 re-read their tail (from L2, or, where
+// the caller holds the row in shared memory, from there: quantise_row_vec's loader).
 // Loads go through load_once (common/loads.cuh: -DEVICT_FIRST picks the cache hint).
 //   quantise_row:     a whole row (dynamic_spikes);
 //   quantise_row_vec: an aligned row whose cache the thread already holds (load_row_cache,
@@ -129,17 +130,28 @@ __device__ __forceinline__ float cache_abs_sum(const float4 (&cache)[CACHE_VEC])
     return partial;
 }
 
-// The aligned row xr4 (F % 4 == 0, cudaMalloc'd base) once the thread holds its cache and
-// the cache's |x| sum `partial`: the rest of the row's sum, vth (returned to every thread),
-// and emit4(i, int4) with the q of values 4i..4i+3. Every thread of the block must call it.
-template <class Q, class Emit4>
+// How quantise_row_vec reads the part of a row past the thread caches: from global memory
+// once (LoadOnce, the default), or as the caller's row already in shared memory is read
+// (LoadPlain: a plain load, which the compiler makes ld.shared where it sees the address).
+struct LoadOnce {
+    __device__ __forceinline__ float4 operator()(const float4* p) const { return load_once(p); }
+};
+struct LoadPlain {
+    __device__ __forceinline__ float4 operator()(const float4* p) const { return *p; }
+};
+
+// The aligned row xr4 (F % 4 == 0, cudaMalloc'd base, or a copy of it that `load` reads)
+// once the thread holds its cache and the cache's |x| sum `partial`: the rest of the row's
+// sum, vth (returned to every thread), and emit4(i, int4) with the q of values 4i..4i+3.
+// Every thread of the block must call it.
+template <class Q, class Emit4, class Load = LoadOnce>
 __device__ __forceinline__ float quantise_row_vec(const float4 (&cache)[CACHE_VEC], float partial,
                                                   const float4* __restrict__ xr4, int F, float k,
                                                   float vth_min, float vth_max, float* scratch,
-                                                  Emit4 emit4) {
+                                                  Emit4 emit4, Load load = Load()) {
     const int tid = threadIdx.x;
     const int n4 = F >> 2;
-    for (int i = tid + CACHE_VEC * BLOCK; i < n4; i += BLOCK) partial += abs_sum4(load_once(xr4 + i));
+    for (int i = tid + CACHE_VEC * BLOCK; i < n4; i += BLOCK) partial += abs_sum4(load(xr4 + i));
     const float t = row_threshold(partial, F, k, vth_min, vth_max, scratch);
     const Q quant(t);
     auto emit = [&](int i, float4 v) { emit4(i, quant.q4(v)); };
@@ -148,7 +160,7 @@ __device__ __forceinline__ float quantise_row_vec(const float4 (&cache)[CACHE_VE
         const int i = tid + j * BLOCK;
         if (i < n4) emit(i, cache[j]);
     }
-    for (int i = tid + CACHE_VEC * BLOCK; i < n4; i += BLOCK) emit(i, load_once(xr4 + i));
+    for (int i = tid + CACHE_VEC * BLOCK; i < n4; i += BLOCK) emit(i, load(xr4 + i));
     return t;
 }
 

@@ -167,14 +167,16 @@ def test_cache_default_agrees_with_the_kernel_source() -> None:
 @pytest.mark.parametrize(("in_f", "stages", "shared"), [
     (3584, None, 3 * 3584 * 4), (4096, None, 3 * 4096 * 4),  # the row fits the caches
     (68, None, 3 * 68 * 4), (8, "2", 2 * 8 * 4),  # short rows; another depth
-    (4100, None, 0), (18944, None, 0),  # past the caches: the register prefetch
+    (4100, None, 3 * 4100 * 4), (18944, None, 3 * 18944 * 4),  # past the caches, the ring
+    (20000, None, 0), (18944, "4", 0),  # past STATS_RING_BYTES: the register prefetch
     (130, None, 0),  # F % 4 != 0: scalar loads
     (3584, "0", 0),  # the ring built out
 ])
 def test_pass_1_gets_its_rings_shared_memory(st, in_f, stages, shared) -> None:  # type: ignore[no-untyped-def]
     """act_stats is launched with STATS_STAGES rows of shared memory exactly where the
-    kernel's stats_ring_fits takes the ring (F % 4 == 0, F / 4 <= CACHE_VEC x BLOCK), read
-    back from the build's defines; elsewhere none (the kernel then never touches it)."""
+    kernel's stats_ring_fits takes the ring (F % 4 == 0, STATS_STAGES rows within
+    STATS_RING_BYTES), read back from the build's defines; elsewhere none (the kernel then
+    never touches it)."""
     for name in ("unidirectional", "packed_bidirectional"):
         v = st.variant(name)
         if stages is not None:
@@ -188,18 +190,18 @@ def test_pass_1_gets_its_rings_shared_memory(st, in_f, stages, shared) -> None: 
         assert launch.calls[1][4] == 0
 
 
-@pytest.mark.parametrize(("block", "cache_vec", "in_f", "shared"), [
-    (128, 4, 2048, 3 * 2048 * 4), (128, 4, 2052, 0),  # the caches hold 4 x 4 x 128 values
-    (256, 2, 2048, 3 * 2048 * 4), (256, 2, 2052, 0),  # ... 4 x 2 x 256
-    (512, 4, 8192, 3 * 8192 * 4), (512, 4, 8196, 0),  # ... 4 x 4 x 512 (96 KB of stages)
+@pytest.mark.parametrize(("block", "cache_vec", "ring_bytes", "in_f", "shared"), [
+    (128, 4, None, 2052, 3 * 2052 * 4),  # past 4 x 4 x 128 values: the ring all the same
+    (256, 2, None, 18944, 3 * 18944 * 4),
+    (256, 4, "98304", 8192, 3 * 8192 * 4), (256, 4, "98304", 8196, 0),  # a build's bound
 ])
-def test_the_ring_follows_the_builds_caches(st, block, cache_vec, in_f, shared) -> None:  # type: ignore[no-untyped-def]
-    """Where a row fits the caches is counted from the build's BLOCK (the launch's block)
-    and CACHE_VEC (read back from the variant's defines), not from the default build's
-    4096 values: the ring's shared memory starts and stops at 4 x CACHE_VEC x BLOCK."""
+def test_the_ring_follows_the_builds_bytes_not_its_caches(st, block, cache_vec, ring_bytes, in_f,
+                                                           shared) -> None:  # type: ignore[no-untyped-def]
+    """Where the ring takes a row is counted from the build's STATS_RING_BYTES (read back
+    from the variant's defines), whatever BLOCK and CACHE_VEC the thread caches hold."""
     v = st.variant("unidirectional")
-    v = dataclasses.replace(v, defines=tuple(
-        (k, str(cache_vec) if k == "CACHE_VEC" else val) for k, val in v.defines))
+    new = {"CACHE_VEC": str(cache_vec)} | ({"STATS_RING_BYTES": ring_bytes} if ring_bytes else {})
+    v = dataclasses.replace(v, defines=tuple((k, new.get(k, val)) for k, val in v.defines))
     p = st.point(v, batch=30000, in_f=in_f)
     launch = RecordingLauncher(block)
     st.enqueue(launch, {b: b for b in _BUFS} | {"q_wide": "q_wide"}, p, v)
@@ -408,12 +410,14 @@ def test_a_buffer_of_exactly_max_planes_is_taken(st) -> None:  # type: ignore[no
 @pytest.mark.parametrize(("batch", "in_f", "blocks", "shared"), [
     (1, 3584, 1, 3 * 4 * 3584), (8, 3584, 8, 43008), (9, 3584, 9, 43008), (1, 130, 1, 0),
     (1024, 3584, af.STATS_RING_BLOCKS, 43008), (8192, 3584, af.STATS_RING_BLOCKS, 43008),
-    (8192, 18944, 8192, 0), (65536, 3584, af.STATS_BLOCKS, 43008)])
+    (1024, 18944, af.STATS_RING_BLOCKS, 227328), (16, 18944, 16, 227328),
+    (1024, 20000, 1024, 0), (65536, 3584, af.STATS_BLOCKS, 43008)])
 def test_the_operand_layout_launches_pass_1_alone(st, batch, in_f, blocks, shared) -> None:  # type: ignore[no-untyped-def]
     """Where the int8 layout takes act_one, act_rows, act_grid, act_small or the two passes,
-    the operand layout takes act_stats alone, on the rows' blocks (``stats_blocks``),
-    with the ring's shared memory (three rows of the row where it fits the thread caches,
-    none for F % 4 != 0 or past them), and nothing past q8 among its arguments."""
+    the operand layout takes act_stats alone, on the rows' blocks (``stats_blocks``; this
+    launcher counts threads, not shared memory: the cap of one wave is tested below), with
+    the ring's shared memory (three rows where they fit STATS_RING_BYTES, none for F % 4
+    != 0 or past it), and nothing past q8 among its arguments."""
     v = st.variant("operand_unidirectional")
     p = st.point(v, batch=batch, in_f=in_f)
     launch = RecordingLauncher(256)
@@ -463,6 +467,35 @@ def test_pass_1_gives_ring_blocks_several_rows(batch, ring, blocks) -> None:  # 
     ring, STATS_BLOCKS; never more blocks than rows."""
     d = dict(af.variant("unidirectional", "int8").defines)
     assert af.stats_blocks(d, batch, ring=ring) == blocks
+
+
+class SharedCountingLauncher(RecordingLauncher):
+    """A recording launcher whose SMs hold as many blocks as sm_90's 228 KB of shared
+    memory allow (each block's dynamic bytes, 4 KB of static arrays and the driver's 1 KB),
+    as well as their threads: what the driver's occupancy query counts on the H200."""
+
+    def max_active_blocks(self, name: str, threads: int, shared: int = 0) -> int:
+        return min(super().max_active_blocks(name, threads, shared),
+                   233472 // (shared + 4096 + 1024))
+
+
+@pytest.mark.parametrize(("in_f", "shared", "blocks"), [
+    (4096, 49152, af.STATS_RING_BLOCKS), (4100, 49200, af.STATS_RING_BLOCKS),
+    (5000, 60000, af.STATS_RING_BLOCKS),  # 3 an SM: 396 resident, more than the rule's 256
+    (8192, 98304, af.STATS_RING_BLOCKS), (12288, 147456, 132), (18944, 227328, 132),
+    (19028, 228336, 132), (19032, 0, 8192), (4098, 0, 8192)])
+def test_the_ring_takes_aligned_rows_while_three_fit_its_bytes(st, in_f, shared, blocks) -> None:  # type: ignore[no-untyped-def]
+    """Three stages of an aligned row up to STATS_RING_BYTES (the kernel's stats_ring_fits),
+    past the thread caches too; where the ring leaves an SM fewer blocks than STATS_MINB
+    (by the driver's count), pass 1's grid is at most the blocks resident (one wave), else
+    the rule above; past the ring, STATS_BLOCKS."""
+    assert kernel_define("kernels/activation_fused.cu", "STATS_RING_BYTES") == af.STATS_RING_BYTES
+    v = st.variant("operand_unidirectional")
+    launch = SharedCountingLauncher(256)
+    st.enqueue(launch, {b: b for b in ("x", "vth", "stats", "q8")},
+               st.point(v, batch=8192, in_f=in_f), v)
+    (_, grid, _, _, got) = launch.calls[0][:5]
+    assert got == shared and grid == (blocks, 1, 1)
 
 
 def test_pass_1_blocks_are_read_back_from_the_build() -> None:

@@ -3,6 +3,8 @@ them, the bad-input rule of each decode, the launch and its workspace."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 
@@ -188,6 +190,30 @@ def test_the_wgmma_launch_splits_k_at_one_m_block(st) -> None:  # type: ignore[n
     assert args[13:] == (4, "ws", "counters") and grid == (112, 1, 1)
     ws = st.workspace(p)
     assert ws["ws"][0][0] >= 4 * 16 * 3584 and ws["counters"][0][0] >= 28 * 8
+
+
+@pytest.mark.parametrize(("batch", "box_rows"), [(1, 8), (9, 16), (16, 16), (100, 104),
+                                                 (128, 128), (200, 128)])
+def test_a_small_m_stages_boxes_of_m_rows_rounded_to_8(st, batch, box_rows) -> None:  # type: ignore[no-untyped-def]
+    """The planes' boxes are the tile's 128 rows, or M rounded up to 8 below that (the
+    kernel's stage_rows, whose barrier expects that many rows' bytes), so that no box of a
+    small M reaches far past the map."""
+    v = st.variant("default")
+    p = st.point(v, batch=batch, out_f=256, in_f=1024)
+    launch = _packed_module()
+    st.enqueue(launch, _BUFS, p, v)
+    assert launch.maps[0] == (_mod().capacity(p) * batch, 32, box_rows, 4, 0)
+    assert _mod().stage_rows(batch) == box_rows
+    # A build of IGP_SMALL_BOX=0 (the A/B's other side) is launched with 128-row boxes,
+    # which its kernel's barrier expects.
+    v0 = dataclasses.replace(v, defines=(*v.defines, ("IGP_SMALL_BOX", "0")))
+    launch = _packed_module()
+    st.enqueue(launch, _BUFS, st.point(v0, batch=batch, out_f=256, in_f=1024), v0)
+    assert launch.maps[0][2] == 128
+    # A value the kernel's preprocessor would read otherwise is refused, not guessed.
+    vx = dataclasses.replace(v, defines=(*v.defines, ("IGP_SMALL_BOX", "00")))
+    with pytest.raises(BadInput, match="IGP_SMALL_BOX=00: 0 or 1"):
+        st.enqueue(_packed_module(), _BUFS, st.point(vx, batch=batch, out_f=256, in_f=1024), vx)
 
 
 def test_the_sanitize_shapes_reach_both_wgmma_kernels_and_wrap_the_ring(st) -> None:  # type: ignore[no-untyped-def]
