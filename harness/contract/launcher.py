@@ -60,6 +60,10 @@ class Launcher(Protocol):
 #: An SM's threads on the GPUs the harness is built for (sm_80, sm_90): what a
 #: :class:`RecordingLauncher` assumes, where a run asks the driver.
 RECORDED_SM_THREADS = 2048
+#: An SM's shared memory on sm_90 (228 KiB), and what the driver reserves of it a block
+#: (1 KiB): what a :class:`RecordingLauncher` counts a block's dynamic shared memory against.
+RECORDED_SM_SHARED = 228 * 1024
+RECORDED_BLOCK_RESERVED = 1024
 
 
 class RecordingLauncher:
@@ -90,9 +94,11 @@ class RecordingLauncher:
         return max(1, self.sm_count // cluster)
 
     def max_active_blocks(self, name: str, threads: int, shared: int = 0) -> int:
-        """As many as an SM's threads allow (``RECORDED_SM_THREADS``; nothing is compiled,
-        so registers and shared memory are not counted)."""
-        return max(1, RECORDED_SM_THREADS // threads)
+        """As many as an SM's threads and shared memory allow (``RECORDED_SM_THREADS``,
+        ``RECORDED_SM_SHARED`` less ``RECORDED_BLOCK_RESERVED`` a block; nothing is
+        compiled, so registers and the kernel's static shared memory are not counted)."""
+        by_shared = RECORDED_SM_SHARED // (shared + RECORDED_BLOCK_RESERVED)
+        return max(1, min(RECORDED_SM_THREADS // threads, by_shared))
 
     @property
     def names(self) -> list[str]:

@@ -39,3 +39,14 @@ def test_occupancy_stand_ins_are_at_least_one() -> None:
     assert launch.max_active_clusters("k", 16, 128, 0) == 1
     assert launch.max_active_blocks("k", 256) == RECORDED_SM_THREADS // 256
     assert launch.max_active_blocks("k", 2 * RECORDED_SM_THREADS) == 1
+
+
+def test_the_blocks_an_sm_holds_count_their_shared_memory() -> None:
+    """Dynamic shared memory limits the blocks an SM holds as the driver counts it (228 KiB
+    an SM, 1 KiB of it reserved a block), or their threads, whichever is fewer; a block
+    wider than an SM's shared memory still gives one."""
+    launch = RecordingLauncher(256)
+    assert launch.max_active_blocks("k", 256, 48 * 1024) == 4  # 4 x 49 KiB fit, 5 do not
+    assert launch.max_active_blocks("k", 256, 227 * 1024) == 1
+    assert launch.max_active_blocks("k", 128, 1024) == 16  # 114 by shared memory, 16 by threads
+    assert launch.max_active_blocks("k", 256, 300 * 1024) == 1

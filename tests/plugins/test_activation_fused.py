@@ -410,12 +410,13 @@ def test_a_buffer_of_exactly_max_planes_is_taken(st) -> None:  # type: ignore[no
 @pytest.mark.parametrize(("batch", "in_f", "blocks", "shared"), [
     (1, 3584, 1, 3 * 4 * 3584), (8, 3584, 8, 43008), (9, 3584, 9, 43008), (1, 130, 1, 0),
     (1024, 3584, af.STATS_RING_BLOCKS, 43008), (8192, 3584, af.STATS_RING_BLOCKS, 43008),
-    (1024, 18944, af.STATS_RING_BLOCKS, 227328), (16, 18944, 16, 227328),
+    (1024, 18944, 132, 227328), (16, 18944, 16, 227328),
     (1024, 20000, 1024, 0), (65536, 3584, af.STATS_BLOCKS, 43008)])
 def test_the_operand_layout_launches_pass_1_alone(st, batch, in_f, blocks, shared) -> None:  # type: ignore[no-untyped-def]
     """Where the int8 layout takes act_one, act_rows, act_grid, act_small or the two passes,
-    the operand layout takes act_stats alone, on the rows' blocks (``stats_blocks``; this
-    launcher counts threads, not shared memory: the cap of one wave is tested below), with
+    the operand layout takes act_stats alone, on the rows' blocks (``stats_blocks``, at
+    most one wave where the ring leaves an SM fewer than STATS_MINB: 132 at 18944, one
+    block an SM by this launcher's count of threads and dynamic shared memory), with
     the ring's shared memory (three rows where they fit STATS_RING_BYTES, none for F % 4
     != 0 or past it), and nothing past q8 among its arguments."""
     v = st.variant("operand_unidirectional")
@@ -470,9 +471,9 @@ def test_pass_1_gives_ring_blocks_several_rows(batch, ring, blocks) -> None:  # 
 
 
 class SharedCountingLauncher(RecordingLauncher):
-    """A recording launcher whose SMs hold as many blocks as sm_90's 228 KB of shared
-    memory allow (each block's dynamic bytes, 4 KB of static arrays and the driver's 1 KB),
-    as well as their threads: what the driver's occupancy query counts on the H200."""
+    """A recording launcher that also counts act_stats' 4 KB of static arrays a block (the
+    plain one counts the dynamic bytes and the driver's 1 KB, not knowing the kernel): what
+    the driver's occupancy query counts on the H200."""
 
     def max_active_blocks(self, name: str, threads: int, shared: int = 0) -> int:
         return min(super().max_active_blocks(name, threads, shared),
