@@ -5,7 +5,8 @@ The unit of work is one target variant: all its cases (families, cases, seeds), 
 engine's own loop (:func:`harness.engine.validate.validate`) on the worker's backend. The
 units are planned as :func:`harness.engine.validate.validation` plans them; a unit whose
 worker died past the retries is a failed case saying so. With ``record``, the ledger is
-locked and checked before any work, and each unit's row names the GPU that ran it.
+checked before any work, and each unit's row, naming the GPU that ran it, appended as it
+lands (``ledger.Recorder``: a local validation beside the cluster shares the file).
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from harness.engine.validate import (
     ValidationReport,
     ValidationSummary,
     check_recordable,
+    report,
     units,
 )
 from harness.results import ledger, provenance
@@ -71,7 +73,7 @@ def validate_targets(reg: Registry, names: Sequence[str] | None, *, cluster: Clu
     units = _units(reg, names, variant, families, seeds, seed, options or {})
     if record:
         check_recordable([u.unit for u in units])
-    book = ledger.open_for_append() if record else None
+    book = ledger.Recorder() if record else None  # checked now; a row appended as it lands
     s: Session | None = None
     try:
         s = session or connect.open_session(cluster, backend)
@@ -79,7 +81,6 @@ def validate_targets(reg: Registry, names: Sequence[str] | None, *, cluster: Clu
                       no_external=not registry.external_allowed(), calibrate=False)
         idents = greet(s.client, setup, cluster.limit_s)
         done: dict[int, ValidationSummary] = {}
-        written = 0
         for out in hand_out(s.client, run_validation, (setup,), [u.task for u in units],
                             cluster.retries, per_worker(s.client), cluster.limit_s):
             if out.done is not None and out.done.ident.address not in idents:
@@ -91,15 +92,11 @@ def validate_targets(reg: Registry, names: Sequence[str] | None, *, cluster: Clu
             # validation of this one ran.
             if book is not None and device is not None and not _foreign(u, out):
                 book.write(done[u.task.index].ledger_row(device, seeds))
-                written += 1
         sums = [done[u.task.index] for u in units]
     finally:
-        if book is not None:
-            book.close()
         if s is not None and session is None:
             s.close()
-    return ValidationReport(sums, book.path if book else None, book.repaired if book else "",
-                            written)
+    return report(sums, book)
 
 
 def _summary(u: _Unit, out: Outcome) -> ValidationSummary:

@@ -60,8 +60,9 @@ class Launcher(Protocol):
 #: An SM's threads on the GPUs the harness is built for (sm_80, sm_90): what a
 #: :class:`RecordingLauncher` assumes, where a run asks the driver.
 RECORDED_SM_THREADS = 2048
-#: An SM's shared memory on sm_90 (228 KiB), and what the driver reserves of it a block
-#: (1 KiB): what a :class:`RecordingLauncher` counts a block's dynamic shared memory against.
+#: An SM's shared memory on sm_90 (228 KiB; sm_80's is 164 KiB), and what the driver
+#: reserves of it a block (1 KiB): what a :class:`RecordingLauncher` counts a block's
+#: dynamic shared memory against (not the 32 blocks an SM's scheduler also caps).
 RECORDED_SM_SHARED = 228 * 1024
 RECORDED_BLOCK_RESERVED = 1024
 

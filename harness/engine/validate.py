@@ -375,6 +375,8 @@ class ValidationReport:
     rows: int = 0
     #: Where the run stopped on a lost device context (ContextLost's line), or "".
     stopped: str = ""
+    #: A ledger append that failed, and the rows it left unwritten (``Recorder``), or "".
+    unrecorded: str = ""
 
     @property
     def failures(self) -> list[CaseResult]:
@@ -400,22 +402,27 @@ def validate_targets(reg: Registry, names: Sequence[str] | None, *, variant: str
     todo = list(units(reg, tg, variant, families, options or {}))  # bad input before the GPU
     if record:
         check_recordable(todo)
-    # The ledger is checked before any GPU work (opened for appending: its header, a torn
-    # last row cut away), then let go, and each target variant's row appended under its
-    # lock as its validation ends: an interrupt keeps the rows of those that ended, and
-    # validations side by side (a process a stage, or a GPU each) share the ledger.
-    path, repaired = None, ""
-    if record:
-        with ledger.open_for_append() as book:
-            path, repaired = book.path, book.repaired
+    # The ledger is checked before any GPU work, then each target variant's row appended as
+    # its validation ends (ledger.Recorder): an interrupt keeps the rows of those that
+    # ended, and validations side by side (a process a stage, or a GPU each) share it.
+    book = ledger.Recorder() if record else None
     sums: list[ValidationSummary] = []
     stopped = ""
     try:
         gpu = open_gpu(device)
         for s in summaries(todo, gpu, seeds, seed, reg.stages):
             sums.append(s)
-            if path is not None:
-                ledger.append([s.ledger_row(gpu.device.info, seeds)], path)
+            if book is not None:
+                book.write(s.ledger_row(gpu.device.info, seeds))
     except ContextLost as exc:  # the report is drawn, then the stop said (the CLI's)
         stopped = str(exc)
-    return ValidationReport(sums, path, repaired, len(sums) if path else 0, stopped)
+    return report(sums, book, stopped)
+
+
+def report(sums: list[ValidationSummary], book: ledger.Recorder | None,
+           stopped: str = "") -> ValidationReport:
+    """The report of a validation run, with what its ``book`` recorded (None: not asked)."""
+    if book is None:
+        return ValidationReport(sums, stopped=stopped)
+    return ValidationReport(sums, book.path, book.repaired, book.rows, stopped,
+                            book.unrecorded)

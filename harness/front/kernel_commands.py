@@ -37,6 +37,7 @@ from harness.front.app import (
     show_error,
     warn,
 )
+from harness.results.files import ResultFileError
 
 
 @app.command("list")
@@ -122,6 +123,8 @@ def validate_cmd(
         say(f"recorded {rep.rows} rows in {rep.recorded}")
     if rep.stopped:
         raise ContextLost(rep.stopped)
+    if rep.unrecorded:  # the ledger lacks rows of this run: said before a case's failure
+        raise ResultFileError(rep.unrecorded)
     if rep.failure:
         raise ValidationFailed(rep.failure)
 

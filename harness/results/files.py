@@ -6,7 +6,8 @@ Every command that writes a result file (bench, profile, sanitize, calibrate, th
 - **One writer per file at a time.** A lock (``filelock``: an OS lock, released by the
   kernel when its process dies, so a killed run leaves none behind) on a hidden
   ``.<name>.lock`` beside the file is held while the file is open; a second writer gets a
-  one-line error naming the file.
+  one-line error naming the file, at once or, where it asks to ``wait`` (the ledger's
+  appends, which hold the lock a moment), once that time has passed.
 - **An existing file is replaced only on request**: what to do with one is ``REFUSE``
   (the default: one line saying how to ask), ``APPEND`` or ``OVERWRITE``.
 - **Rows are written whole**: each is one ``write`` and ``fsync``; one that fails (a full

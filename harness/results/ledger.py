@@ -85,6 +85,52 @@ def append(rows: Iterable[Mapping[str, Any]], path: Path | None = None) -> Path:
     return w.path
 
 
+class Recorder:
+    """The ledger as ``validate --record`` writes it: checked when made (opened for
+    appending: its header, a torn last row cut away; a problem is raised then, before any
+    GPU work), then let go, each row appended under the lock as its validation ends (an
+    interrupt keeps the rows written; validations side by side share the file). An append
+    that fails (the lock still held past ``APPEND_WAIT``, say) is kept, not raised, so the
+    run's report is still drawn: ``unrecorded`` names it and the rows not written."""
+
+    def __init__(self, path: Path | None = None) -> None:
+        with open_for_append(path) as w:
+            self.path = w.path
+            self._repaired = [w.repaired] if w.repaired else []
+        #: Rows written.
+        self.rows = 0
+        self._error = ""
+        self._missed: list[str] = []
+
+    def write(self, row: Mapping[str, Any]) -> None:
+        """Append one row now (after a failed append, only note it as not written)."""
+        if not self._error:
+            try:
+                with open_for_append(self.path) as w:
+                    if w.repaired:  # another run was cut short mid-row
+                        self._repaired.append(w.repaired)
+                    w.write({c: row.get(c, "") for c in COLUMNS})
+                self.rows += 1
+                return
+            except files.ResultFileError as exc:
+                self._error = str(exc)
+        self._missed.append(f"{row.get('stage', '?')} [{row.get('variant', '?')}]")
+
+    @property
+    def repaired(self) -> str:
+        """What was cut from the ledger before appending ('' when nothing)."""
+        return "; ".join(self._repaired)
+
+    @property
+    def unrecorded(self) -> str:
+        """'' where every row landed; else the failed append's line and the rows not
+        written."""
+        if not self._error:
+            return ""
+        return (f"{self._error}; not recorded in the ledger: {', '.join(self._missed)} "
+                f"({self.rows} row(s) written before it)")
+
+
 @dataclass(frozen=True)
 class LedgerStatus:
     """Whether one (stage, variant) at its current source has a passing GPU record."""

@@ -517,6 +517,37 @@ def test_validations_side_by_side_share_the_ledger(reg, monkeypatch, tmp_path) -
     assert all(r["status"] == "pass" for r in rows)
 
 
+def test_a_failed_append_does_not_stop_the_validation(reg, monkeypatch, tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """Where the ledger stays locked by another run past the wait, the validation goes on:
+    every variant is judged and reported, and ``unrecorded`` names the rows left out."""
+    from filelock import FileLock
+
+    from harness.results import files, ledger
+
+    book = tmp_path / "ledger.csv"
+    monkeypatch.setattr(ledger, "default_path", lambda: book)
+    monkeypatch.setattr(ledger, "APPEND_WAIT", 0.05)
+    held = FileLock(files.lock_path(book), timeout=0)
+
+    class Locking(FakeGpu):
+        def run(self, stage, variant, inputs, point):  # type: ignore[no-untyped-def]
+            if not held.is_locked:  # another run takes the ledger once this one began
+                held.acquire()
+            return super().run(stage, variant, inputs, point)
+
+    monkeypatch.setattr(validate, "open_gpu", lambda device: Locking())
+    try:
+        rep = validate.validate_targets(reg, ["dynamic_spikes"], families=["normal"],
+                                        seeds=1, record=True)
+    finally:
+        held.release()
+    assert [(s.variant, s.passed == len(s.cases) > 0) for s in rep.summaries] == [
+        ("default", True), ("away", True)]
+    assert rep.rows == 0 and rep.failure is None
+    assert rep.unrecorded.endswith("not recorded in the ledger: dynamic_spikes [default], "
+                                   "dynamic_spikes [away] (0 row(s) written before it)")
+
+
 def test_an_in_place_kernel_may_overwrite_its_input_and_no_other(reg) -> None:  # type: ignore[no-untyped-def]
     """transform_absmax writes v over q (declared in place): a backend that really does so
     passes every case; one that also changes mm (not in place) fails, naming it; and a

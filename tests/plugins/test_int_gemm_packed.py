@@ -198,7 +198,11 @@ def test_a_small_m_stages_boxes_of_m_rows_rounded_to_8(st, batch, box_rows) -> N
     """The planes' boxes are the tile's 128 rows, or M rounded up to 8 below that (the
     kernel's stage_rows, whose barrier expects that many rows' bytes), so that no box of a
     small M reaches far past the map."""
+    # The plugin's default (no IGP_SMALL_BOX among a variant's defines: small boxes) is the
+    # kernel's.
+    assert kernel_define("kernels/int_gemm_packed.cu", "IGP_SMALL_BOX") == 1
     v = st.variant("default")
+    assert "IGP_SMALL_BOX" not in dict(v.defines)
     p = st.point(v, batch=batch, out_f=256, in_f=1024)
     launch = _packed_module()
     st.enqueue(launch, _BUFS, p, v)

@@ -98,6 +98,38 @@ def test_an_append_waits_for_another_append_and_then_says_so(tmp_path: Path,  # 
     assert [r["variant"] for r in ledger.read(p)] == ["default", "away"]
 
 
+def test_a_recorder_keeps_a_failed_append_and_names_the_rows_left_out(tmp_path: Path,  # type: ignore[no-untyped-def]
+                                                                        monkeypatch) -> None:
+    """The Recorder checks the ledger when made and appends a row at a time; an append that
+    fails is kept, not raised, and ``unrecorded`` names it and every row not written after
+    it; a torn last row another run left is cut and said in ``repaired``."""
+    from filelock import FileLock
+
+    from harness.results import files
+
+    p = tmp_path / "l.csv"
+    book = ledger.Recorder(p)
+    book.write(row("dynamic_spikes", "default", "a"))
+    assert book.rows == 1 and book.unrecorded == "" and book.repaired == ""
+    with open(p, "a") as f:  # another run killed mid-row
+        f.write("dynamic_spikes,away,b,pa")
+    book.write(row("dynamic_spikes", "away", "b"))
+    assert "cut" in book.repaired or "torn" in book.repaired, book.repaired
+    monkeypatch.setattr(ledger, "APPEND_WAIT", 0.05)
+    held = FileLock(files.lock_path(p.resolve()), timeout=0)
+    held.acquire()
+    try:
+        book.write(row("spike_decode", "default", "c"))
+    finally:
+        held.release()
+    book.write(row("spike_encode", "unidirectional", "d"))  # not tried after a failure
+    assert book.rows == 2
+    assert book.unrecorded.startswith(f"{p} is being written by another harness run")
+    assert book.unrecorded.endswith("not recorded in the ledger: spike_decode [default], "
+                                    "spike_encode [unidirectional] (2 row(s) written before it)")
+    assert [r["variant"] for r in ledger.read(p)] == ["default", "away"]
+
+
 def test_missing_ledger_reads_empty(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """No ledger yet at the default place: no rows. A ledger named that is not there, or
     is no ledger, is bad input."""
