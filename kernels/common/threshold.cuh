@@ -40,6 +40,7 @@
 #ifndef ROW_TAIL_BATCH
 #define ROW_TAIL_BATCH 4
 #endif
+static_assert(ROW_TAIL_BATCH >= 1, "ROW_TAIL_BATCH: at least one float4 a step");
 
 __device__ __forceinline__ int quantise(float x, float vth) {
     // __fdiv_rn: IEEE division whatever the compiler flags say (SPEC: no fast math).
