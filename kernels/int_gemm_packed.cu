@@ -199,8 +199,8 @@ struct PackedA {
         // Step (m0, kt)'s tile into the stage at shared address a (128 rows of 128 bytes,
         // chunk c of row r at c ^ (r % 8): CU_TENSOR_MAP_SWIZZLE_128B). With IGP_STAGED the
         // step's words are waited for in their staging slot (rows past M hold the next
-        // plane's rows, zeros, or, past a small box, what the slot held before: `words`;
-        // decoded into the stage like any row, their out rows are never written).
+        // plane's rows or zeros: decoded into the stage like any row; their out rows are
+        // never written).
         __device__ __forceinline__ void fill(uint32_t a, int m0, int kt) {
             if constexpr (IGP_STAGED) {
                 if (TT > 0) {
