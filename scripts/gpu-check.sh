@@ -4,7 +4,10 @@
 #   bash scripts/gpu-check.sh [PHASE...]        (default: validate test regress)
 #
 #   validate  `harness validate --record`: every stage, variant, family and seed, and every
-#             pipeline, against the NumPy references; a ledger row per kernel variant
+#             pipeline, against the NumPy references; a ledger row per kernel variant. A
+#             process a stage or pipeline variant, $VALIDATE_JOBS at once (a validation's
+#             time is mostly the host's: its inputs and references), each with its log
+#             under logs/validate/; the ledger takes each row as it lands
 #   test      the GPU tests (pytest -m gpu) and one checked `harness run` of the pipeline
 #   sweep     the copy bandwidth calibrated, then every stage's and every pipeline's default
 #             sweep into the GPU's folder (`harness where`: statistics/<gpu>/)
@@ -60,7 +63,8 @@
 # baseline lacks fails regress until one holds it); REGRESS_LEAVE, stages whose
 # rows regress leaves out (measured by another phase of the same run, say); HARNESS_GIT_SHA,
 # the commit the rows name when the tree arrives without git history; STAGES, the stages
-# and pipelines validate takes, and the stages of them sanitize takes (default: all); for
+# and pipelines validate takes, and the stages of them sanitize takes (default: all);
+# VALIDATE_JOBS, the validations run at once (default: the CPUs, at most 16); for
 # ab, AB_STAGE, AB_VARIANT, AB_DEFINES (its --define specs, space-separated: "NAME=V1,V2
 # NAME2=V1,V2"), AB_AGAINST (a folder holding another revision's kernels/ tree, as `git
 # archive REV kernels | tar -x -C DIR` makes it: the machine has no git history), AB_CHECK
@@ -100,6 +104,8 @@ read -r -a ceiling_weights <<< "${CEILING_WEIGHTS:-18944x3584 3584x3584}"
 read -r -a regress_leave <<< "${REGRESS_LEAVE:-}"
 tune_repeats=${TUNE_REPEATS:-3}
 read -r -a only_stages <<< "${STAGES:-}"
+cpus=$(nproc 2>/dev/null || echo 4)
+validate_jobs=${VALIDATE_JOBS:-$((cpus < 16 ? cpus : 16))}
 regress_repeats=${REGRESS_REPEATS:-1}
 regress_save=${REGRESS_SAVE:-0}
 # The timer the pytest-benchmark rounds are timed by (tests/bench/clock.py's EVENT_CLOCK).
@@ -163,6 +169,35 @@ else:
     print(*(f"{n} {v.name} {','.join(a.name for a in s.axes)}"
             for n, s in sorted(reg.stages.items()) for v in s.variants), sep="\n")
 EOF
+}
+validation_units() {  # validation_units [NAME...]: "NAME VARIANT", a line for each variant
+  # of every stage and pipeline (of NAME... where given; an unknown name: exit 2)
+  python3 - "$@" <<'EOF'
+import sys
+
+from harness.contract.registry import discover
+
+reg = discover()
+targets = {**reg.stages, **reg.pipelines}
+names = sys.argv[1:] or sorted(targets)
+if unknown := [n for n in names if n not in targets]:
+    print(f"gpu-check: STAGES: no stage or pipeline {', '.join(unknown)}", file=sys.stderr)
+    sys.exit(2)
+print(*(f"{n} {v.name}" for n in names for v in targets[n].variants), sep="\n")
+EOF
+}
+validate_side_by_side() {  # validate_side_by_side UNITS JOBS: `harness validate --record`
+  # of each unit of the file UNITS ("NAME VARIANT" a line), JOBS processes at once, each
+  # logged under logs/validate/; a line as each ends; exit status non-zero when one failed
+  mkdir -p "$logs/validate"
+  # numpy's threads a process: JOBS processes share the machine's CPUs
+  OPENBLAS_NUM_THREADS=2 OMP_NUM_THREADS=2 MKL_NUM_THREADS=2 xargs -P "$2" -L 1 bash -c '
+    start=$SECONDS
+    python3 -m harness validate --record "$1" --variant "$2" < /dev/null \
+      > "$0/validate/$1-$2.log" 2>&1
+    rc=$?
+    echo "$1 [$2]: exit $rc, $((SECONDS - start)) s"
+    [ "$rc" -eq 0 ]' "$logs" < "$1"
 }
 bench_missing() {  # bench_missing JSON: the stages the registry finds that a saved
   # pytest-benchmark run holds no benchmark of, space-separated
@@ -272,7 +307,11 @@ if [ -d "$stats" ]; then cp -a "$stats" "$baseline"; fi
 for phase in "${asked[@]}"; do
   case $phase in
     validate)
-      step validate h validate --record "${only_stages[@]}"
+      if ! validation_units "${only_stages[@]}" > "$work/validate-units"; then
+        skip validate "the harness could not list what to validate (above)"
+        continue
+      fi
+      step validate validate_side_by_side "$work/validate-units" "$validate_jobs"
       ;;
     test)
       step test python3 -m pytest -m gpu -rP -p no:cacheprovider tests

@@ -20,10 +20,10 @@ from tests.bench.clock import EVENT_CLOCK
 SCRIPT = paths.project_root() / "scripts" / "gpu-check.sh"
 
 #: ``python3`` for the script: ``-m harness where`` prints $FAKE_STATS (or fails with
-#: $FAKE_WHERE_FAIL), replay copies the baseline's CSVs as its fresh rows, ``harness
-#: compare`` fails with $FAKE_COMPARE_FAIL, other ``-m`` modules are logged and succeed,
-#: the registry listing (``python3 -``) fails with $FAKE_FOUND_FAIL, anything else is the
-#: real interpreter.
+#: $FAKE_WHERE_FAIL), ``harness validate`` fails for the variant $FAKE_VALIDATE_FAIL,
+#: replay copies the baseline's CSVs as its fresh rows, ``harness compare`` fails with
+#: $FAKE_COMPARE_FAIL, other ``-m`` modules are logged and succeed, the registry listing
+#: (``python3 -``) fails with $FAKE_FOUND_FAIL, anything else is the real interpreter.
 PYTHON3 = """#!/usr/bin/env bash
 if [ "$1" = "-m" ]; then
   echo "$*" >> "$FAKE_LOG"
@@ -42,6 +42,9 @@ if [ "$1" = "-m" ]; then
       *" --no-verify "*) ;;
       *) [ -z "${FAKE_CHECK_FAIL:-}" ] || exit 1 ;;  # a checked bench with a wrong build
     esac
+  fi
+  if [ "$2 $3" = "harness validate" ] && [ "${7:-}" = "${FAKE_VALIDATE_FAIL:-none}" ]; then
+    echo "validation failed" >&2; exit 1  # this variant's cases fail
   fi
   if [ "$2" = "harness.tools.replay" ]; then  # measured again: the same rows, in FRESH
     mkdir -p "$4" && cp "$3"/*.csv "$4"/
@@ -272,12 +275,43 @@ def test_stages_narrow_validate_and_sanitize(tmp_path: Path) -> None:
     assert rc == 0, summary
     calls = [c for c in (tmp_path / "calls.log").read_text().splitlines()
              if c.startswith(("-m harness", "compute-sanitizer")) and "where" not in c]
-    assert calls == ["-m harness validate --record int_gemm spike_linear",
-                     "-m harness sanitize --append int_gemm",
+    # a process a variant, side by side (in any order)
+    validations = sorted(c for c in calls if c.startswith("-m harness validate"))
+    assert validations == [f"-m harness validate --record {n} --variant {v}" for n, v in (
+        ("int_gemm", "int8"), ("int_gemm", "wide"), ("spike_linear", "any"),
+        ("spike_linear", "default"), ("spike_linear", "operand"), ("spike_linear", "packed"))]
+    calls = [c for c in calls if not c.startswith("-m harness validate")]
+    assert calls == ["-m harness sanitize --append int_gemm",
                      "compute-sanitizer --tool memcheck --error-exitcode 3 python3 -m harness "
                      "validate spike_linear --variant any --seeds 1 --family normal --family "
                      "edge --family llm"]
     assert "sanitize-spike_linear" in summary and "a pipeline" in summary
+
+
+def test_a_failed_validation_fails_the_phase_and_the_others_still_run(tmp_path: Path) -> None:
+    """Side by side, one variant's failed validation fails the step (and the run), each
+    variant is said in the log with its exit status, and every other variant still ran."""
+    rc, summary, out = _run(tmp_path, "validate", STAGES="dynamic_spikes spike_linear",
+                            FAKE_VALIDATE_FAIL="away", VALIDATE_JOBS="2")
+    assert rc == 1 and any(line.startswith("validate ") and " exit 123 " in line
+                           for line in summary.splitlines()), summary
+    calls = [c for c in (tmp_path / "calls.log").read_text().splitlines()
+             if c.startswith("-m harness validate")]
+    assert len(calls) == 6  # dynamic_spikes' two variants, spike_linear's four
+    with tarfile.open(out / "logs.tgz") as t:
+        names = t.getnames()
+        step = next(n for n in names if n.endswith("-validate.log"))
+        text = t.extractfile(step).read().decode()  # type: ignore[union-attr]
+        assert "dynamic_spikes [away]: exit 1" in text and "spike_linear [any]: exit 0" in text
+        fail = next(n for n in names if n.endswith("validate/dynamic_spikes-away.log"))
+        assert "validation failed" in t.extractfile(fail).read().decode()  # type: ignore[union-attr]
+
+
+def test_an_unknown_name_in_stages_fails_validate(tmp_path: Path) -> None:
+    rc, summary, _ = _run(tmp_path, "validate", STAGES="int_gem")
+    assert rc == 1 and "validate" in summary and "could not list" in summary
+    assert not [c for c in (tmp_path / "calls.log").read_text().splitlines()
+                if c.startswith("-m harness validate")]
 
 
 def test_a_name_in_stages_that_is_nothing_fails_sanitize(tmp_path: Path) -> None:
