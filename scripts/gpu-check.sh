@@ -76,8 +76,8 @@
 # Everything lands in $OUT (gpu-out/ when OUT is unset), in three files, repacked after
 # every step so that a run cut short still returns what it did: results.tgz (statistics/
 # as written: unpack it over the checkout and commit it as it came), logs.tgz (one log per
-# step, the environment, the rows regress measured) and summary.txt (each step's exit
-# status). The exit status is 0 when every step passed, 1 when one failed, 2 on bad usage.
+# step, each validation's under validate/, the environment, the rows regress measured)
+# and summary.txt (each step's exit status). The exit status is 0 when every step passed, 1 when one failed, 2 on bad usage.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 root=$PWD

@@ -299,12 +299,12 @@ def units(reg: Registry, targets: Targets, variant: str, families: Sequence[str]
           options: Mapping[str, str]) -> Iterator[Unit]:
     """Every target variant ``harness validate`` validates, in its order. A stage validates
     the variant named (or ``all``; ``--mode`` picks among them), its cases' axes replaced
-    by the option values it has; a pipeline validates every variant at its declared
-    cases."""
+    by the option values it has; a pipeline validates the variant named (or every one) at
+    its declared cases."""
     for t in targets.all:
         fams = tuple(families or t.families)
-        if isinstance(t, Pipeline):
-            chosen = list(t.variants)
+        if isinstance(t, Pipeline):  # its cases are declared: no option narrows them
+            chosen = select_variants(t, [variant], {})
         else:
             chosen = select_variants(t, ["all"] if variant == "all" else [variant], options)
         for v in chosen:

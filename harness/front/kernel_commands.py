@@ -121,12 +121,14 @@ def validate_cmd(
     if rep.recorded is not None:
         warn([rep.repaired] if rep.repaired else [])
         say(f"recorded {rep.rows} rows in {rep.recorded}")
+    if rep.unrecorded and (rep.stopped or rep.failure):  # said, whatever stops the run
+        warn([rep.unrecorded])
     if rep.stopped:
         raise ContextLost(rep.stopped)
-    if rep.unrecorded:  # the ledger lacks rows of this run: said before a case's failure
-        raise ResultFileError(rep.unrecorded)
     if rep.failure:
         raise ValidationFailed(rep.failure)
+    if rep.unrecorded:  # every case passed, but the ledger lacks rows of this run
+        raise ResultFileError(rep.unrecorded)
 
 
 @app.command("sass")

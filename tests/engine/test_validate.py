@@ -548,6 +548,24 @@ def test_a_failed_append_does_not_stop_the_validation(reg, monkeypatch, tmp_path
                                    "dynamic_spikes [away] (0 row(s) written before it)")
 
 
+def test_a_pipeline_validates_the_variant_named(reg) -> None:  # type: ignore[no-untyped-def]
+    """``--variant`` picks a pipeline's variant as it picks a stage's (a process a variant,
+    side by side, validates each once); ``all`` takes every one; a name it lacks is one
+    line."""
+    from harness.engine.targets import resolve
+
+    def chosen(names: list[str], variant: str) -> list[tuple[str, str]]:
+        tg = resolve(reg, names, with_pipelines=True)
+        return [(u.target.name, u.variant.name)
+                for u in validate.units(reg, tg, variant, None, {})]
+
+    assert chosen(["spike_linear"], "any") == [("spike_linear", "any")]
+    assert chosen(["spike_linear"], "all") == [
+        ("spike_linear", v.name) for v in reg.pipelines["spike_linear"].variants]
+    with pytest.raises(BadInput, match="spike_linear has no variant 'int9'"):
+        chosen(["spike_linear"], "int9")
+
+
 def test_an_in_place_kernel_may_overwrite_its_input_and_no_other(reg) -> None:  # type: ignore[no-untyped-def]
     """transform_absmax writes v over q (declared in place): a backend that really does so
     passes every case; one that also changes mm (not in place) fails, naming it; and a

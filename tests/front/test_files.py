@@ -330,6 +330,27 @@ def test_validate_record_takes_the_ledger_before_the_gpu(tmp_path: Path, monkeyp
                    f"{book} is being written by another harness run (still after 0.05 s)")
 
 
+@pytest.mark.parametrize("failed", [False, True])
+def test_rows_left_out_of_the_ledger_are_one_line(monkeypatch, failed: bool) -> None:  # type: ignore[no-untyped-def]
+    """A validation whose ledger appends failed draws its table and ends with one line
+    naming the rows left out, exit status 2; where a case failed too, that failure ends it
+    (exit 1) and the rows left out are still said, as a warning."""
+    from harness.engine import validate
+    from harness.engine.validate import CaseResult, ValidationReport, ValidationSummary
+
+    case = CaseResult("dynamic_spikes", "default", "normal", 0, {}, (),
+                      ("wrong",) if failed else ())
+    summary = ValidationSummary("dynamic_spikes", "default", "abc", ["normal"], [case])
+    left = "ledger.csv is being written by another harness run; not recorded: x [y]"
+    rep = ValidationReport([summary], Path("ledger.csv"), "", 0, "", left)
+    monkeypatch.setattr(validate, "validate_targets", lambda *a, **k: rep)
+    res = runner.invoke(app, ["validate", "dynamic_spikes", "--record"])
+    if failed:
+        assert res.exit_code == 1 and f"warning: {left}" in res.stderr.replace("\n", " ")
+    else:
+        error_line(res, left)
+
+
 def test_sanitize_keeps_an_existing_summary(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     from harness.tools import sanitize as tool
 
