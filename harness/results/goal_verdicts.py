@@ -1,12 +1,14 @@
 """Each declared goal (:mod:`.goals`) judged from the rows of a results folder.
 
 **The row.** Among the rows of the goal's point (of its backend), the newest run's: one
-command at one commit in one process (on a cluster, one worker). That run's rows must all be
-one point, the same in every column of the file's key; where they differ (the goal names too
-little: rows of several variants, shapes or parameters match it), there is no verdict, and
-the columns that differ are named. A run that measured the point more than once (a command
-appended again at the same commit) is read at its last measurement. ``bench --repeats``
-writes one row a point already, the median repeat.
+command at one commit in one process (on a cluster, one worker); for a goal against a peer,
+the newest run that timed that peer at the point too (a newer run that timed the point
+without it cannot judge the goal, and the note says one was passed over). That run's rows
+must all be one point, the same in every column of the file's key; where they differ (the
+goal names too little: rows of several variants, shapes or parameters match it), there is no
+verdict, and the columns that differ are named. A run that measured the point more than once
+(a command appended again at the same commit) is read at its last measurement. ``bench
+--repeats`` writes one row a point already, the median repeat.
 
 **The peer.** From the same run and process, at the same point, paired by its place: the
 peer row written with ours (the k-th of the run's peer rows at the point with our k-th).
@@ -155,9 +157,19 @@ def judge(g: Goal, folder: Path, current: Mapping[tuple[str, str], str] | None =
     res, ours, why = _rows(g, folder, {} if cache is None else cache)
     if res is None:
         return Judged(g, NO_ROW, note=why)
-    # the newest by timestamp; of rows written at one time, the last in the file
-    newest = max(reversed(ours), key=lambda r: r.get("timestamp", ""))
-    process = resultcsv.process_of(newest)
+    def newest(rows: list[dict[str, str]]) -> str:
+        """The process of the newest run (by timestamp; of rows written at one time, the
+        last in the file)."""
+        return resultcsv.process_of(max(reversed(rows), key=lambda r: r.get("timestamp", "")))
+
+    process = newest(ours)
+    passed_over = False
+    if g.bound == "at_least_speedup":  # the newest run that timed the peer here too
+        peered = {resultcsv.process_of(r) for r in res.rows
+                  if _matches(g, r, res.schema, g.peer)}
+        if process not in peered and (with_peer := [r for r in ours
+                                                    if resultcsv.process_of(r) in peered]):
+            process, passed_over = newest(with_peer), True
     run = [r for r in ours if resultcsv.process_of(r) == process]
     if why := _one_point(run, res.schema, "the rows"):
         return Judged(g, NO_ROW, note=why)
@@ -165,6 +177,8 @@ def judge(g: Goal, folder: Path, current: Mapping[tuple[str, str], str] | None =
     base = {"git_sha": row.get("git_sha", ""), "timestamp": row.get("timestamp", ""),
             "current": _current(row, res.schema, current)}
     notes = [f"the last of the {len(run)} times its run measured it"] if len(run) > 1 else []
+    if passed_over:
+        notes.append(f"a newer run timed the point without {g.peer}")
     if row.get("status") != "ok":
         return Judged(g, MISSED, **base, note="; ".join(
             [*notes, f"the row is {row.get('status')}: {row.get('reason') or 'no reason'}"]))

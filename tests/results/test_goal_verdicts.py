@@ -1,5 +1,6 @@
-"""Goals judged from rows: the figure read from the newest run's row of the point, a peer's
-from the same run, process and point, and no verdict where the goal does not name one point."""
+"""Goals judged from rows: the figure read from the newest run's row of the point (for a goal
+against a peer, the newest run that timed it), a peer's from the same run, process and
+point, and no verdict where the goal does not name one point."""
 
 from __future__ import annotations
 
@@ -66,6 +67,28 @@ def test_the_peer_comes_from_the_same_run_process_and_point(tmp_path: Path) -> N
     stage_csv.write(tmp_path / "s.csv", [_row(10.0), _row(5.0, "torch", sha="other")])
     j = gv.judge(_goal(tmp_path, "at_least_speedup = 1.0", peer="torch"), tmp_path)
     assert j.verdict == gv.NO_ROW and "same run" in j.note
+
+
+def test_a_newer_run_without_the_peer_leaves_the_goal_to_the_newest_run_with_it(
+        tmp_path: Path) -> None:
+    """A newer run that timed the point beside other peers (or none) cannot judge a goal
+    against this one: the newest run that timed both is read, and the note says a newer
+    run was passed over; without any such run there is no verdict. A goal on the row's own
+    columns still reads the newest run."""
+    rows = [_row(10.0, sha="old", timestamp="2026-01-01"),
+            _row(12.0, "torch", sha="old", timestamp="2026-01-01"),
+            _row(8.0, sha="new", timestamp="2026-01-03"),
+            _row(9.0, "cupy", sha="new", timestamp="2026-01-03")]
+    stage_csv.write(tmp_path / "s.csv", rows)
+    j = gv.judge(_goal(tmp_path, "at_least_speedup = 1.1", peer="torch"), tmp_path)
+    assert (j.verdict, j.time_us, j.peer_us, j.git_sha) == (gv.MET, 10.0, 12.0, "old")
+    assert "a newer run timed the point without torch" in j.note
+    j = gv.judge(_goal(tmp_path, "at_least_speedup = 1.1", peer="cupy"), tmp_path)
+    assert (j.time_us, j.git_sha, j.note) == (8.0, "new", "")
+    assert gv.judge(_goal(tmp_path, "at_most_us = 9"), tmp_path).time_us == 8.0
+    stage_csv.write(tmp_path / "s.csv", rows[2:])
+    j = gv.judge(_goal(tmp_path, "at_least_speedup = 1.0", peer="torch"), tmp_path)
+    assert j.verdict == gv.NO_ROW and "no torch row timed in the same run" in j.note
 
 
 def test_a_run_appended_again_is_read_at_its_last_measurement(tmp_path: Path) -> None:
