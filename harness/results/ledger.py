@@ -77,11 +77,16 @@ def open_for_append(path: Path | None = None) -> CsvWriter:
                      wait=APPEND_WAIT)
 
 
+def _in_columns(row: Mapping[str, Any]) -> dict[str, Any]:
+    """A row as the ledger writes it: ``COLUMNS``, empty where the row has none."""
+    return {c: row.get(c, "") for c in COLUMNS}
+
+
 def append(rows: Iterable[Mapping[str, Any]], path: Path | None = None) -> Path:
     """Append rows (columns as ``COLUMNS``), writing the header when the file is new."""
     with open_for_append(path) as w:
         for r in rows:
-            w.write({c: r.get(c, "") for c in COLUMNS})
+            w.write(_in_columns(r))
     return w.path
 
 
@@ -109,7 +114,7 @@ class Recorder:
                 with open_for_append(self.path) as w:
                     if w.repaired:  # another run was cut short mid-row
                         self._repaired.append(w.repaired)
-                    w.write({c: row.get(c, "") for c in COLUMNS})
+                    w.write(_in_columns(row))
                 self.rows += 1
                 return
             except files.ResultFileError as exc:
