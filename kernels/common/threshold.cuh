@@ -33,14 +33,6 @@
 #ifndef QUANT4
 #define QUANT4 1
 #endif
-// Float4 a step of quantise_row_vec's quantising loop past the thread caches: loaded
-// together, then quantised, so that a warp has that many independent chains in flight where
-// one step's latency held it (act_stats on the layer's 18944-wide rows: kernels/NOTES.md).
-// 1: one float4 a step.
-#ifndef ROW_TAIL_BATCH
-#define ROW_TAIL_BATCH 4
-#endif
-static_assert(ROW_TAIL_BATCH >= 1, "ROW_TAIL_BATCH: at least one float4 a step");
 
 __device__ __forceinline__ int quantise(float x, float vth) {
     // __fdiv_rn: IEEE division whatever the compiler flags say (SPEC: no fast math).
@@ -157,12 +149,9 @@ __device__ __forceinline__ float quantise_row_vec(const float4 (&cache)[CACHE_VE
                                                   const float4* __restrict__ xr4, int F, float k,
                                                   float vth_min, float vth_max, float* scratch,
                                                   Emit4 emit4, Load load = Load()) {
-    constexpr int NB = ROW_TAIL_BATCH;
     const int tid = threadIdx.x;
     const int n4 = F >> 2;
-    const int tail = tid + CACHE_VEC * BLOCK;  // this thread's first float4 past its cache
-    // (nvcc unrolls this loop itself, its loads together: one accumulator, the sum's order.)
-    for (int i = tail; i < n4; i += BLOCK) partial += abs_sum4(load(xr4 + i));
+    for (int i = tid + CACHE_VEC * BLOCK; i < n4; i += BLOCK) partial += abs_sum4(load(xr4 + i));
     const float t = row_threshold(partial, F, k, vth_min, vth_max, scratch);
     const Q quant(t);
     auto emit = [&](int i, float4 v) { emit4(i, quant.q4(v)); };
@@ -171,17 +160,7 @@ __device__ __forceinline__ float quantise_row_vec(const float4 (&cache)[CACHE_VE
         const int i = tid + j * BLOCK;
         if (i < n4) emit(i, cache[j]);
     }
-    // Whole batches of NB float4 (BLOCK apart), then the rest one at a time: nvcc does not
-    // unroll this loop (ReciprocalQ's branch a float4), so the batch is written out.
-    int i = tail;
-    for (; i + (NB - 1) * BLOCK < n4; i += NB * BLOCK) {
-        float4 v[NB];
-#pragma unroll
-        for (int u = 0; u < NB; ++u) v[u] = load(xr4 + i + u * BLOCK);
-#pragma unroll
-        for (int u = 0; u < NB; ++u) emit(i + u * BLOCK, v[u]);
-    }
-    for (; i < n4; i += BLOCK) emit(i, load(xr4 + i));
+    for (int i = tid + CACHE_VEC * BLOCK; i < n4; i += BLOCK) emit(i, load(xr4 + i));
     return t;
 }
 
