@@ -62,7 +62,10 @@
 # pytest-benchmark run also saved as the next baseline (commit it: a stage the newest
 # baseline lacks fails regress until one holds it); REGRESS_LEAVE, stages whose
 # rows regress leaves out (measured by another phase of the same run, say); HARNESS_GIT_SHA,
-# the commit the rows name when the tree arrives without git history; STAGES, the stages
+# the commit the rows name when the tree arrives without git history, and HARNESS_GIT_TREE,
+# that commit's sources' digest (rows name <commit>-dirty where the sources here differ):
+# both read from the file `harness stamp` writes before the tree is sent (HARNESS_SENT,
+# default .harness-sent), where it is there and they are not set already; STAGES, the stages
 # and pipelines validate takes, and the stages of them sanitize takes (default: all);
 # VALIDATE_JOBS, the validations run at once (default: the CPUs, at most 16); for
 # ab, AB_STAGE, AB_VARIANT, AB_DEFINES (its --define specs, space-separated: "NAME=V1,V2
@@ -123,6 +126,14 @@ if compgen -G ".whl/*.whl" >/dev/null; then
 fi
 
 h() { python3 -m harness "$@"; }
+# The commit the tree was sent from, and its sources' digest (`harness stamp`): the machine
+# has no git history to ask.
+sent=${HARNESS_SENT:-.harness-sent}
+if [ -z "${HARNESS_GIT_SHA:-}" ] && [ -f "$sent" ]; then
+  HARNESS_GIT_SHA=$(sed -n 's/^HARNESS_GIT_SHA=\([0-9a-f]*\)$/\1/p' "$sent")
+  HARNESS_GIT_TREE=$(sed -n 's/^HARNESS_GIT_TREE=\([0-9a-f]*\)$/\1/p' "$sent")
+  export HARNESS_GIT_SHA HARNESS_GIT_TREE
+fi
 pack() {  # everything so far into $OUT, each archive written beside the last and renamed
   # over it: a run cut short while packing still returns the previous archive whole
   tar czf "$out/results.tgz.part" -C "$root" statistics \
@@ -293,7 +304,8 @@ found = sorted({f"{d.metadata['Name']}=={d.version}" for d in metadata.distribut
                 if (d.metadata["Name"] or "").lower().startswith(wanted)})
 print("\n".join(found) or "none of the peers' packages found")
 PY
-  echo "HARNESS_GIT_SHA=${HARNESS_GIT_SHA:-}"; } > "$logs/env.log" 2>&1
+  echo "HARNESS_GIT_SHA=${HARNESS_GIT_SHA:-}"; echo "HARNESS_GIT_TREE=${HARNESS_GIT_TREE:-}"
+  } > "$logs/env.log" 2>&1
 if ! stats=$(h where); then
   echo "gpu-check: \`harness where\` failed (above): no GPU folder to work in" \
     | tee -a "$out/summary.txt" >&2

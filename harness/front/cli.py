@@ -5,7 +5,7 @@ prints), and renders what came back (:mod:`harness.front.render`). A
 :class:`harness.errors.HarnessError` becomes one line on stderr and the error's exit status.
 The app and what the commands share are in :mod:`harness.front.app`; the commands, by
 concern, in kernel_commands (list, check, validate, sass, sanitize, ledger),
-measure_commands (bench, run, calibrate, where, profile) and result_commands (report,
+measure_commands (bench, run, calibrate, where, stamp, profile) and result_commands (report,
 compare, best, fit, merge). Importing them here registers them; ``ORDER`` orders
 them.
 """
@@ -21,8 +21,8 @@ __all__ = ["app", "main"]
 _COMMANDS = (kernel_commands, measure_commands, result_commands)  # registered on import
 #: The order ``harness --help`` lists them in: from finding a kernel to reading its rows
 #: (a command not named here comes last).
-ORDER = ("list", "check", "validate", "bench", "run", "calibrate", "where", "profile", "sass",
-         "sanitize", "report", "compare", "best", "fit", "merge", "ledger")
+ORDER = ("list", "check", "validate", "bench", "run", "calibrate", "where", "stamp", "profile",
+         "sass", "sanitize", "report", "compare", "best", "fit", "merge", "ledger")
 
 
 def _name(info: Any) -> str:

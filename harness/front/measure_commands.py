@@ -1,4 +1,5 @@
-"""The commands that time or profile on the GPU: bench, run, calibrate, where, profile."""
+"""The commands that time or profile on the GPU: bench, run, calibrate, where, stamp,
+profile."""
 
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
+from harness import paths
 from harness.cluster import bench as cluster_bench
 from harness.engine import bench as benches
 from harness.engine import calibrate as calibration
@@ -36,6 +38,7 @@ from harness.front.app import (
     say,
     warn,
 )
+from harness.results import provenance
 from harness.results.calibration import describe
 from harness.tools import where
 
@@ -232,6 +235,23 @@ def calibrate(
 def where_cmd(device: DeviceOpt = 0) -> None:
     """Print the GPU's results folder, statistics/<gpu>/ (where bench writes by default)."""
     out.print(str(where.gpu_dir(device)), markup=False, soft_wrap=True)
+
+
+@app.command("stamp")
+@cli_errors
+def stamp_cmd(
+    out_file: Annotated[Path | None, typer.Option(
+        "--out", parser=given_path, help=f"The stamp file (default: {provenance.STAMP_FILE} "
+        "at the project's root).")] = None,
+) -> None:
+    """Stamp the tree about to be sent to a GPU machine: HEAD's commit and its sources'
+    digest, which gpu-check.sh passes on there, so that each row names that commit, or
+    <commit>-dirty where the sources that ran are not the commit's."""
+    st, path = provenance.write_stamp(paths.project_root(), out_file)
+    say(f"{st.sha[:12]} (sources {st.tree}) -> {path}")
+    if st.dirty:
+        warn([f"the sources here differ from {st.sha[:12]}'s: rows measured from this tree "
+              f"will name {st.sha[:12]}-dirty (commit first to have them name a commit)"])
 
 
 @app.command("profile")

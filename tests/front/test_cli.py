@@ -418,3 +418,20 @@ def test_a_validation_stopped_by_a_lost_context_draws_its_table_first(reg, monke
     assert res.stderr.strip().splitlines()[-1].startswith(
         "error: stopped: the run lost the device context: RuntimeError: an illegal memory "
         "access was encountered, at dynamic_spikes [away] family=normal seed=0")
+
+
+def test_stamp_writes_the_commit_and_its_digest_and_warns_on_a_changed_tree(
+        tmp_path: Path) -> None:
+    """`harness stamp --out F` names HEAD and its sources' digest in F; the warning on
+    stderr says whether the sources here are HEAD's (this checkout's state decides which)."""
+    if shutil.which("git") is None:
+        pytest.skip("no git here")
+    from harness.results import provenance
+
+    f = tmp_path / "sent"
+    res = runner.invoke(app, ["stamp", "--out", str(f)])
+    assert res.exit_code == 0, res.output
+    st = provenance.stamp(paths.project_root())
+    assert f.read_text() == st.text()
+    assert res.stdout.startswith(f"{st.sha[:12]} (sources {st.tree}) -> ")
+    assert ("-dirty" in res.stderr) == st.dirty

@@ -456,3 +456,31 @@ def test_layer_times_each_gemm_and_the_spike_layer_beside_their_peers(tmp_path: 
         peers = c.split("--peers ", 1)[1].split()[0].split(",") if "--peers " in c else []
         assert {"linear_fp32", "linear_bf16"} <= set(peers), c
     assert any(c.startswith("-m harness compare ") and "gemm.csv" in c for c in calls), calls
+
+
+def _env_log(out: Path) -> list[str]:
+    with tarfile.open(out / "logs.tgz") as t:
+        name = next(n for n in t.getnames() if n.endswith("env.log"))
+        return t.extractfile(name).read().decode().splitlines()  # type: ignore[union-attr]
+
+
+def test_the_stamp_names_the_commit_and_its_sources(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """Where no HARNESS_GIT_SHA is set, the stamp file `harness stamp` wrote gives the commit
+    and its sources' digest (the harness adds -dirty where the sources there differ);
+    where one is set, the stamp is not read."""
+    from harness.results import provenance
+
+    sent = tmp_path / "sent"
+    sent.write_text(provenance.Stamp("ab" * 20, "0123456789abcdef", False).text())
+    monkeypatch.delenv("HARNESS_GIT_SHA", raising=False)
+    monkeypatch.delenv("HARNESS_GIT_TREE", raising=False)
+    rc, summary, out = _run(tmp_path, "validate", HARNESS_SENT=str(sent))
+    assert rc == 0, summary
+    log = _env_log(out)
+    assert f"HARNESS_GIT_SHA={'ab' * 20}" in log and "HARNESS_GIT_TREE=0123456789abcdef" in log
+    rc, summary, out = _run(tmp_path, "validate", HARNESS_SENT=str(sent),
+                            HARNESS_GIT_SHA="c0ffee")
+    assert rc == 0, summary
+    log = _env_log(out)
+    assert "HARNESS_GIT_SHA=c0ffee" in log and "HARNESS_GIT_TREE=" in log
