@@ -117,6 +117,22 @@ work=$(mktemp -d)
 logs=$work/logs
 mkdir -p "$out" "$logs"
 : > "$out/summary.txt"
+# The commit the tree was sent from, and its sources' digest (`harness stamp`): the machine
+# has no git history to ask.
+sent=${HARNESS_SENT:-.harness-sent}
+stamped() {  # stamped NAME: the first NAME=<hex> line of the stamp (a CR at its end dropped)
+  tr -d '\r' < "$sent" | sed -n "s/^$1=\\([0-9a-f][0-9a-f]*\\)\$/\\1/p" | head -n 1
+}
+if [ -z "${HARNESS_GIT_SHA:-}" ] && [ -f "$sent" ]; then
+  HARNESS_GIT_SHA=$(stamped HARNESS_GIT_SHA)
+  HARNESS_GIT_TREE=$(stamped HARNESS_GIT_TREE)
+  if [ -z "$HARNESS_GIT_SHA" ] || [ -z "$HARNESS_GIT_TREE" ]; then
+    echo "gpu-check: $sent names no commit or no digest (\`harness stamp\` writes it)" \
+      | tee -a "$out/summary.txt" >&2
+    exit 1
+  fi
+  export HARNESS_GIT_SHA HARNESS_GIT_TREE
+fi
 export PYTHONUNBUFFERED=1
 if compgen -G ".whl/*.whl" >/dev/null; then
   python3 -m pip install -q --no-index --no-deps --upgrade --target /tmp/site .whl/*.whl \
@@ -126,14 +142,6 @@ if compgen -G ".whl/*.whl" >/dev/null; then
 fi
 
 h() { python3 -m harness "$@"; }
-# The commit the tree was sent from, and its sources' digest (`harness stamp`): the machine
-# has no git history to ask.
-sent=${HARNESS_SENT:-.harness-sent}
-if [ -z "${HARNESS_GIT_SHA:-}" ] && [ -f "$sent" ]; then
-  HARNESS_GIT_SHA=$(sed -n 's/^HARNESS_GIT_SHA=\([0-9a-f]*\)$/\1/p' "$sent")
-  HARNESS_GIT_TREE=$(sed -n 's/^HARNESS_GIT_TREE=\([0-9a-f]*\)$/\1/p' "$sent")
-  export HARNESS_GIT_SHA HARNESS_GIT_TREE
-fi
 pack() {  # everything so far into $OUT, each archive written beside the last and renamed
   # over it: a run cut short while packing still returns the previous archive whole
   tar czf "$out/results.tgz.part" -C "$root" statistics \

@@ -1,5 +1,5 @@
-"""The commands that time or profile on the GPU: bench, run, calibrate, where, stamp,
-profile."""
+"""The commands that time or profile on the GPU (bench, run, calibrate, profile) and those that
+prepare a GPU machine's run (where, stamp)."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ from harness.front.app import (
     say,
     warn,
 )
-from harness.results import provenance
+from harness.results import sent_tree
 from harness.results.calibration import describe
 from harness.tools import where
 
@@ -241,17 +241,20 @@ def where_cmd(device: DeviceOpt = 0) -> None:
 @cli_errors
 def stamp_cmd(
     out_file: Annotated[Path | None, typer.Option(
-        "--out", parser=given_path, help=f"The stamp file (default: {provenance.STAMP_FILE} "
+        "--out", parser=given_path, help=f"The stamp file (default: {sent_tree.STAMP_FILE} "
         "at the project's root).")] = None,
 ) -> None:
     """Stamp the tree about to be sent to a GPU machine: HEAD's commit and its sources'
     digest, which gpu-check.sh passes on there, so that each row names that commit, or
     <commit>-dirty where the sources that ran are not the commit's."""
-    st, path = provenance.write_stamp(paths.project_root(), out_file)
-    say(f"{st.sha[:12]} (sources {st.tree}) -> {path}")
+    st, path = sent_tree.write_stamp(paths.project_root(), out_file)
+    out.print(f"{st.sha[:12]} (sources {st.tree}) -> {path}", markup=False, soft_wrap=True)
     if st.dirty:
-        warn([f"the sources here differ from {st.sha[:12]}'s: rows measured from this tree "
-              f"will name {st.sha[:12]}-dirty (commit first to have them name a commit)"])
+        shown = ", ".join(st.changed[:5]) + (f" and {len(st.changed) - 5} more"
+                                             if len(st.changed) > 5 else "")
+        warn([f"sources that would travel differ from {st.sha[:12]}'s ({shown}): rows "
+              f"measured from this tree will name {st.sha[:12]}-dirty (commit first to "
+              "have them name a commit)"])
 
 
 @app.command("profile")

@@ -656,12 +656,11 @@ def test_a_positional_word_named_as_a_parameter_is_no_option(tmp_path: Path,
     assert "given 2 times" not in res.output
 
 
-def test_stamp_outside_a_checkout_and_an_unwritable_stamp_are_one_line(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+
+def test_stamp_outside_a_checkout_is_one_line(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
     from harness import paths
 
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
     monkeypatch.setattr(paths, "project_root", lambda: tmp_path)
-    one_line(runner.invoke(app, ["stamp"]), "not a git checkout with a commit")
-    monkeypatch.setattr(paths, "project_root", lambda: ROOT)
-    one_line(runner.invoke(app, ["stamp", "--out", str(tmp_path / "no" / "f")]),
-             "cannot write")
+    only_line(runner.invoke(app, ["stamp"]), "not a git checkout with a commit")

@@ -420,18 +420,38 @@ def test_a_validation_stopped_by_a_lost_context_draws_its_table_first(reg, monke
         "access was encountered, at dynamic_spikes [away] family=normal seed=0")
 
 
-def test_stamp_writes_the_commit_and_its_digest_and_warns_on_a_changed_tree(
-        tmp_path: Path) -> None:
-    """`harness stamp --out F` names HEAD and its sources' digest in F; the warning on
-    stderr says whether the sources here are HEAD's (this checkout's state decides which)."""
+
+def test_stamp_writes_the_commit_and_its_digest_and_names_what_differs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`harness stamp --out F` names HEAD and its sources' digest in F, silent on a clean
+    tree; on a changed one a warning names the file and the ``-dirty`` the rows will say."""
     if shutil.which("git") is None:
         pytest.skip("no git here")
-    from harness.results import provenance
+    import subprocess
 
+    from harness.results import sent_tree
+
+    def git(*args: str) -> None:
+        subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=t", "-c",
+                        "user.email=t@t", "-c", "commit.gpgsign=false", *args], check=True,
+                       capture_output=True)
+
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
+    (tmp_path / "kernels").mkdir()
+    (tmp_path / "kernels" / "k.cu").write_text("k\n")
+    git("init", "-q")
+    git("add", ".")
+    git("commit", "-q", "-m", "x")
+    monkeypatch.setattr(paths, "project_root", lambda: tmp_path)
     f = tmp_path / "sent"
     res = runner.invoke(app, ["stamp", "--out", str(f)])
     assert res.exit_code == 0, res.output
-    st = provenance.stamp(paths.project_root())
-    assert f.read_text() == st.text()
-    assert res.stdout.startswith(f"{st.sha[:12]} (sources {st.tree}) -> ")
-    assert ("-dirty" in res.stderr) == st.dirty
+    st = sent_tree.stamp(tmp_path)
+    assert f.read_text() == st.text() and not st.dirty
+    assert res.stdout.strip() == f"{st.sha[:12]} (sources {st.tree}) -> {f}"
+    assert res.stderr.strip() == ""
+    (tmp_path / "kernels" / "k.cu").write_text("changed\n")
+    res = runner.invoke(app, ["stamp", "--out", str(f)])
+    assert res.exit_code == 0, res.output
+    assert f.read_text() == st.text()  # the commit's digest still: the GPU side judges
+    assert "kernels/k.cu" in res.stderr and f"{st.sha[:12]}-dirty" in res.stderr

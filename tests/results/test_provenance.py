@@ -83,79 +83,24 @@ def test_an_argument_not_in_utf8_is_written_escaped(monkeypatch: pytest.MonkeyPa
     line.encode("utf-8")
 
 
-def _sources(root, kernel: str = "k\n") -> None:  # type: ignore[no-untyped-def]
-    """A tiny project: one file in each source folder, and files the digest leaves out."""
-    for rel, text in (("harness/a.py", "a = 1\n"), ("plugins/p.py", "p = 2\n"),
-                      ("kernels/k.cu", kernel), ("kernels/common/h.cuh", "h\n"),
-                      ("kernels/NOTES.md", "notes\n"), ("README.md", "readme\n")):
-        (root / rel).parent.mkdir(parents=True, exist_ok=True)
-        (root / rel).write_text(text)
 
-
-def test_the_tree_digest_covers_the_sources_and_nothing_else(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    """A kernel, a header, a plugin or the harness changed moves the digest; notes, the
-    README and Python's caches do not."""
-    _sources(tmp_path)
-    d = provenance.tree_digest(tmp_path)
-    assert re.fullmatch(r"[0-9a-f]{16}", d)
-    (tmp_path / "kernels/NOTES.md").write_text("more notes\n")
-    (tmp_path / "README.md").write_text("more\n")
-    (tmp_path / "harness/__pycache__").mkdir()
-    (tmp_path / "harness/__pycache__/a.py").write_text("cache\n")
-    assert provenance.tree_digest(tmp_path) == d
-    for rel in ("kernels/k.cu", "kernels/common/h.cuh", "plugins/p.py", "harness/a.py"):
-        before = (tmp_path / rel).read_text()
-        (tmp_path / rel).write_text(before + " ")
-        assert provenance.tree_digest(tmp_path) != d, rel
-        (tmp_path / rel).write_text(before)
-    (tmp_path / "plugins/new.py").write_text("")  # a new source file counts too
-    assert provenance.tree_digest(tmp_path) != d
-
-
-def test_a_stamp_is_the_commit_and_its_sources_and_says_dirty(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
-    """The stamp's digest is the commit's sources read from git, equal to the tree's on disk
-    when nothing changed; a changed kernel makes it dirty, and rows run from that tree
-    under the stamp name ``<sha>-dirty``, while the stamped tree's rows name the sha."""
-    import shutil
-
+def test_a_sent_commit_is_dirty_where_the_sources_here_differ(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """With HARNESS_GIT_TREE given, the sha as given where the sources here are the sent
+    commit's, ``<sha>-dirty`` where they are not (never ``-dirty-dirty``); without it, the
+    sha as given."""
     from harness import paths
-    from harness.errors import BadInput
+    from harness.results import sent_tree
 
-    if shutil.which("git") is None:
-        pytest.skip("no git here")
-    with pytest.raises(BadInput, match="not a git checkout"):
-        provenance.stamp(tmp_path)
-    _sources(tmp_path)
-    _git(tmp_path, "init", "-q")
-    _git(tmp_path, "add", ".")
-    _git(tmp_path, "commit", "-q", "-m", "x")
-    st, path = provenance.write_stamp(tmp_path)
-    assert path == tmp_path / provenance.STAMP_FILE
-    assert re.fullmatch(r"[0-9a-f]{40}", st.sha) and not st.dirty
-    assert st.tree == provenance.tree_digest(tmp_path)
-    assert path.read_text() == f"HARNESS_GIT_SHA={st.sha}\nHARNESS_GIT_TREE={st.tree}\n"
+    (tmp_path / "kernels").mkdir()
+    (tmp_path / "kernels" / "k.cu").write_text("k\n")
     monkeypatch.setattr(paths, "project_root", lambda: tmp_path)
-    monkeypatch.setenv("HARNESS_GIT_SHA", st.sha)
-    monkeypatch.setenv("HARNESS_GIT_TREE", st.tree)
-    assert provenance.git_sha() == st.sha
-    (tmp_path / "kernels/k.cu").write_text("changed after the stamp\n")
-    assert provenance.git_sha() == f"{st.sha}-dirty"
-    assert provenance.stamp(tmp_path).dirty
-    assert provenance.stamp(tmp_path).tree == st.tree  # the commit's, not the disk's
-    monkeypatch.delenv("HARNESS_GIT_TREE")  # no digest given: the sha as given
-    assert provenance.git_sha() == st.sha
-
-
-def test_a_stamp_that_cannot_be_written_is_bad_input(tmp_path) -> None:  # type: ignore[no-untyped-def]
-    import shutil
-
-    from harness.errors import BadInput
-
-    if shutil.which("git") is None:
-        pytest.skip("no git here")
-    _sources(tmp_path)
-    _git(tmp_path, "init", "-q")
-    _git(tmp_path, "add", ".")
-    _git(tmp_path, "commit", "-q", "-m", "x")
-    with pytest.raises(BadInput, match="cannot write"):
-        provenance.write_stamp(tmp_path, tmp_path / "no" / "such" / "dir" / "f")
+    monkeypatch.setenv("HARNESS_GIT_SHA", "ab" * 20)
+    monkeypatch.setenv("HARNESS_GIT_TREE", sent_tree.tree_digest(tmp_path))
+    assert provenance.git_sha() == "ab" * 20
+    (tmp_path / "kernels" / "k.cu").write_text("changed\n")
+    assert provenance.git_sha() == f"{'ab' * 20}-dirty"
+    monkeypatch.setenv("HARNESS_GIT_SHA", "cd" * 20 + "-dirty")
+    assert provenance.git_sha() == "cd" * 20 + "-dirty"
+    monkeypatch.delenv("HARNESS_GIT_TREE")
+    monkeypatch.setenv("HARNESS_GIT_SHA", "ab" * 20)
+    assert provenance.git_sha() == "ab" * 20

@@ -91,7 +91,9 @@ def _run(tmp_path: Path, *phases: str, **env: str) -> tuple[int, str, Path]:
     full = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}", "OUT": str(out),
             "REAL_PYTHON": sys.executable, "REAL_TAR": str(shutil.which("tar")),
             "FAKE_STATS": str(stats), "FAKE_LOG": str(tmp_path / "calls.log"),
-            "FAKE_TAR_COUNT": str(tmp_path / "tar.count"), **env}
+            "FAKE_TAR_COUNT": str(tmp_path / "tar.count"),
+            # No stamp unless a test writes one (the checkout's own is not the test's).
+            "HARNESS_SENT": str(tmp_path / "no-stamp"), **env}
     proc = subprocess.run(["bash", str(SCRIPT), *phases], env=full, capture_output=True,
                           text=True, timeout=120, check=False)
     summary = (out / "summary.txt").read_text() if (out / "summary.txt").exists() else ""
@@ -469,10 +471,10 @@ def test_the_stamp_names_the_commit_and_its_sources(tmp_path: Path,
     """Where no HARNESS_GIT_SHA is set, the stamp file `harness stamp` wrote gives the commit
     and its sources' digest (the harness adds -dirty where the sources there differ);
     where one is set, the stamp is not read."""
-    from harness.results import provenance
+    from harness.results import sent_tree
 
     sent = tmp_path / "sent"
-    sent.write_text(provenance.Stamp("ab" * 20, "0123456789abcdef", False).text())
+    sent.write_text(sent_tree.Stamp("ab" * 20, "0123456789abcdef").text())
     monkeypatch.delenv("HARNESS_GIT_SHA", raising=False)
     monkeypatch.delenv("HARNESS_GIT_TREE", raising=False)
     rc, summary, out = _run(tmp_path, "validate", HARNESS_SENT=str(sent))
@@ -484,3 +486,29 @@ def test_the_stamp_names_the_commit_and_its_sources(tmp_path: Path,
     assert rc == 0, summary
     log = _env_log(out)
     assert "HARNESS_GIT_SHA=c0ffee" in log and "HARNESS_GIT_TREE=" in log
+
+
+@pytest.mark.parametrize("text", ["HARNESS_GIT_SHA=\nHARNESS_GIT_TREE=0123\n",
+                                  "HARNESS_GIT_TREE=0123\n", "nothing\n"])
+def test_a_stamp_without_a_commit_or_digest_stops_the_run(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str) -> None:
+    sent = tmp_path / "sent"
+    sent.write_text(text)
+    monkeypatch.delenv("HARNESS_GIT_SHA", raising=False)
+    monkeypatch.delenv("HARNESS_GIT_TREE", raising=False)
+    rc, summary, _ = _run(tmp_path, "validate", HARNESS_SENT=str(sent))
+    assert rc == 1 and "names no commit or no digest" in summary
+    calls = tmp_path / "calls.log"
+    assert not calls.exists() or "harness" not in calls.read_text()  # nothing ran
+
+
+def test_a_stamp_written_with_crlf_and_repeated_lines_gives_one_value(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    sent = tmp_path / "sent"
+    sent.write_bytes(b"HARNESS_GIT_SHA=abc1\r\nHARNESS_GIT_TREE=0f\r\nHARNESS_GIT_SHA=abc2\r\n")
+    monkeypatch.delenv("HARNESS_GIT_SHA", raising=False)
+    monkeypatch.delenv("HARNESS_GIT_TREE", raising=False)
+    rc, summary, out = _run(tmp_path, "validate", HARNESS_SENT=str(sent))
+    assert rc == 0, summary
+    log = _env_log(out)
+    assert "HARNESS_GIT_SHA=abc1" in log and "HARNESS_GIT_TREE=0f" in log

@@ -1,0 +1,130 @@
+"""The tree sent to a GPU machine: the digest of its sources, here and from git, and the
+stamp that carries the commit and the digest there."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from harness.errors import BadInput
+from harness.results import sent_tree
+
+needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="no git here")
+
+
+def _git(root: Path, *args: str) -> None:
+    subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t",
+                    "-c", "commit.gpgsign=false", *args], check=True, capture_output=True)
+
+
+def _sources(root: Path) -> None:
+    """A tiny project: one file in each source folder, and files the digest leaves out."""
+    for rel, text in (("harness/a.py", "a = 1\n"), ("plugins/p.py", "p = 2\n"),
+                      ("kernels/k.cu", "k\n"), ("kernels/common/h.cuh", "h\n"),
+                      ("kernels/NOTES.md", "notes\n"), ("README.md", "readme\n")):
+        (root / rel).parent.mkdir(parents=True, exist_ok=True)
+        (root / rel).write_text(text)
+
+
+def _repo(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The tiny project committed in a repository of its own (git looks no higher)."""
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(root.parent))
+    _sources(root)
+    _git(root, "init", "-q")
+    _git(root, "add", ".")
+    _git(root, "commit", "-q", "-m", "x")
+
+
+def test_the_digest_covers_the_sources_and_nothing_else(tmp_path: Path) -> None:
+    """A kernel, a header, a plugin or the harness changed, or a source added, moves the
+    digest; notes, the README and Python's caches do not."""
+    _sources(tmp_path)
+    d = sent_tree.tree_digest(tmp_path)
+    assert re.fullmatch(r"[0-9a-f]{16}", d)
+    (tmp_path / "kernels/NOTES.md").write_text("more notes\n")
+    (tmp_path / "README.md").write_text("more\n")
+    (tmp_path / "harness/__pycache__").mkdir()
+    (tmp_path / "harness/__pycache__/a.py").write_text("cache\n")
+    assert sent_tree.tree_digest(tmp_path) == d
+    for rel in ("kernels/k.cu", "kernels/common/h.cuh", "plugins/p.py", "harness/a.py"):
+        before = (tmp_path / rel).read_text()
+        (tmp_path / rel).write_text(before + " ")
+        assert sent_tree.tree_digest(tmp_path) != d, rel
+        (tmp_path / rel).write_text(before)
+    assert sent_tree.tree_digest(tmp_path) == d
+    (tmp_path / "plugins/new.py").write_text("")
+    assert sent_tree.tree_digest(tmp_path) != d
+
+
+@needs_git
+def test_a_stamp_is_the_commit_its_digest_and_what_differs(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stamp's digest is the commit's sources read from git, the same as the clean
+    tree's on disk; a changed kernel, or a new untracked source (it would travel), makes
+    it dirty and is named; an ignored one (it would not travel) does not."""
+    _repo(tmp_path, monkeypatch)
+    st, path = sent_tree.write_stamp(tmp_path)
+    assert path == tmp_path / sent_tree.STAMP_FILE
+    assert re.fullmatch(r"[0-9a-f]{40}", st.sha) and not st.dirty
+    assert st.tree == sent_tree.tree_digest(tmp_path) == sent_tree.commit_digest(tmp_path)
+    assert path.read_text() == f"HARNESS_GIT_SHA={st.sha}\nHARNESS_GIT_TREE={st.tree}\n"
+    (tmp_path / "kernels/k.cu").write_text("changed\n")
+    (tmp_path / "plugins/new.py").write_text("new\n")
+    (tmp_path / ".gitignore").write_text("build/\n")
+    (tmp_path / "plugins/build").mkdir()
+    (tmp_path / "plugins/build/gen.py").write_text("generated\n")
+    after = sent_tree.stamp(tmp_path)
+    assert after.changed == ("kernels/k.cu", "plugins/new.py")
+    assert after.tree == st.tree  # the commit's digest, not the disk's
+
+
+@needs_git
+def test_a_checkout_with_line_ending_rules_is_clean(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The commit's sources are read as a checkout writes them (git's eol rules applied),
+    so a fresh checkout of a repository that converts line endings is not dirty."""
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path))
+    src, clone = tmp_path / "src", tmp_path / "clone"
+    src.mkdir()
+    _repo(src, monkeypatch)
+    (src / ".gitattributes").write_text("*.cu text eol=crlf\n")
+    _git(src, "add", ".")
+    _git(src, "commit", "-q", "-m", "eol")
+    subprocess.run(["git", "clone", "-q", str(src), str(clone)], check=True, capture_output=True)
+    assert (clone / "kernels/k.cu").read_bytes() == b"k\r\n"
+    st = sent_tree.stamp(clone)
+    assert not st.dirty, st.changed
+    assert st.tree == sent_tree.tree_digest(clone)
+
+
+@needs_git
+def test_symbolic_links_are_not_sources(tmp_path: Path,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A link travels as a link and git holds its target's name: neither side counts it."""
+    _repo(tmp_path, monkeypatch)
+    os.symlink("k.cu", tmp_path / "kernels/link.cu")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-q", "-m", "link")
+    st = sent_tree.stamp(tmp_path)
+    assert not st.dirty and st.tree == sent_tree.tree_digest(tmp_path)
+
+
+def test_outside_a_checkout_and_an_unwritable_stamp_are_bad_input(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
+    with pytest.raises(BadInput, match="not a git checkout"):
+        sent_tree.stamp(tmp_path)
+    if shutil.which("git") is None:
+        return
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _repo(repo, monkeypatch)
+    with pytest.raises(BadInput, match="cannot write"):
+        sent_tree.write_stamp(repo, tmp_path / "no" / "such" / "f")
+    with pytest.raises(BadInput, match="not a commit git can read"):
+        sent_tree.commit_digest(repo, "no-such-rev")
