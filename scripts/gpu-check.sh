@@ -80,7 +80,8 @@
 # every step so that a run cut short still returns what it did: results.tgz (statistics/
 # as written: unpack it over the checkout and commit it as it came), logs.tgz (one log per
 # step, each validation's under validate/, the environment, the rows regress measured)
-# and summary.txt (each step's exit status). The exit status is 0 when every step passed, 1 when one failed, 2 on bad usage.
+# and summary.txt (each step's exit status). The exit status is 0 when every step passed, 1 when one failed, 2 on bad usage
+# or a bad stamp (.harness-sent).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 root=$PWD
@@ -123,13 +124,15 @@ sent=${HARNESS_SENT:-.harness-sent}
 stamped() {  # stamped NAME: the first NAME=<hex> line of the stamp (a CR at its end dropped)
   tr -d '\r' < "$sent" | sed -n "s/^$1=\\([0-9a-f][0-9a-f]*\\)\$/\\1/p" | head -n 1
 }
-if [ -z "${HARNESS_GIT_SHA:-}" ] && [ -f "$sent" ]; then
-  HARNESS_GIT_SHA=$(stamped HARNESS_GIT_SHA)
-  HARNESS_GIT_TREE=$(stamped HARNESS_GIT_TREE)
-  if [ -z "$HARNESS_GIT_SHA" ] || [ -z "$HARNESS_GIT_TREE" ]; then
-    echo "gpu-check: $sent names no commit or no digest (\`harness stamp\` writes it)" \
-      | tee -a "$out/summary.txt" >&2
-    exit 1
+if [ -z "${HARNESS_GIT_SHA:-}" ] && [ -e "$sent" ]; then
+  if [ -r "$sent" ] && [ -f "$sent" ]; then
+    HARNESS_GIT_SHA=$(stamped HARNESS_GIT_SHA)
+    HARNESS_GIT_TREE=$(stamped HARNESS_GIT_TREE)
+  fi
+  if [ -z "${HARNESS_GIT_SHA:-}" ] || [ -z "${HARNESS_GIT_TREE:-}" ]; then
+    echo "gpu-check: $sent is unreadable or names no commit or no digest (\`harness stamp\`" \
+      "writes it)" | tee -a "$out/summary.txt" >&2
+    exit 2
   fi
   export HARNESS_GIT_SHA HARNESS_GIT_TREE
 fi

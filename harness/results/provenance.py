@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness import paths
+from harness.errors import BadInput
 from harness.results import sent_tree
 
 
@@ -26,9 +27,11 @@ def git_sha() -> str:
     :func:`sent_sha` overrides it, ``-dirty`` added where the sources here are not those
     of the sent commit (``HARNESS_GIT_TREE``)."""
     if env := sent_sha():
-        if sent_tree.sent_tree_differs() and not env.endswith("-dirty"):
-            return env + "-dirty"
-        return env
+        try:
+            differs = sent_tree.sent_tree_differs()
+        except BadInput:  # a source unreadable here: not known to be the commit's
+            differs = True
+        return env + "-dirty" if differs and not env.endswith("-dirty") else env
     root = paths.project_root()
     try:
         sha = subprocess.run(["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],

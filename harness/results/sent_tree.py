@@ -104,15 +104,23 @@ def commit_sources(root: Path, rev: str) -> dict[str, bytes]:
         name = os.fsdecode(raw)
         if meta.split()[0] == b"120000" or meta.split()[1] != b"blob" or not _is_source(name):
             continue  # symbolic links and submodules are not sources
-        out[name] = _git(root, "cat-file", "--filters", f"{rev}:{name}")
+        # ./: the path from root (git's rev:path alone is from the repository's top).
+        out[name] = _git(root, "cat-file", "--filters", f"{rev}:./{name}")
     return out
+
+
+def _why(e: Exception) -> str:
+    """git's first line of complaint, where it said one."""
+    err = getattr(e, "stderr", None) or b""
+    line = (err.decode("utf-8", "replace") if isinstance(err, bytes) else str(err)).strip()
+    return f" ({line.splitlines()[0]})" if line else ""
 
 
 def _checked_commit_sources(root: Path, rev: str) -> dict[str, bytes]:
     try:
         return commit_sources(root, rev)
     except (OSError, subprocess.SubprocessError) as e:
-        raise BadInput(f"{root} at {rev!r}: not a commit git can read") from e
+        raise BadInput(f"{root} at {rev!r}: not a commit git can read{_why(e)}") from e
 
 
 def commit_digest(root: Path, rev: str = "HEAD") -> str:
@@ -148,7 +156,7 @@ def stamp(root: Path) -> Stamp:
         sha = _git(root, "rev-parse", "--verify", "HEAD^{commit}").decode().strip()
         sent = sent_sources(root)
     except (OSError, subprocess.SubprocessError) as e:
-        raise BadInput(f"{root}: not a git checkout with a commit") from e
+        raise BadInput(f"{root}: not a git checkout with a commit{_why(e)}") from e
     held = _checked_commit_sources(root, sha)
     changed = tuple(sorted(n for n in sent.keys() | held.keys() if sent.get(n) != held.get(n)))
     return Stamp(sha, _digest(held), changed)

@@ -656,7 +656,6 @@ def test_a_positional_word_named_as_a_parameter_is_no_option(tmp_path: Path,
     assert "given 2 times" not in res.output
 
 
-
 def test_stamp_outside_a_checkout_is_one_line(tmp_path: Path,
                                               monkeypatch: pytest.MonkeyPatch) -> None:
     from harness import paths
@@ -664,3 +663,24 @@ def test_stamp_outside_a_checkout_is_one_line(tmp_path: Path,
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
     monkeypatch.setattr(paths, "project_root", lambda: tmp_path)
     only_line(runner.invoke(app, ["stamp"]), "not a git checkout with a commit")
+
+
+def test_stamp_that_cannot_be_written_is_one_line(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    import shutil
+    import subprocess
+
+    from harness import paths
+
+    if shutil.which("git") is None:
+        pytest.skip("no git here")
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
+    (tmp_path / "kernels").mkdir()
+    (tmp_path / "kernels" / "k.cu").write_text("k\n")
+    for args in (("init", "-q"), ("add", "."), ("commit", "-q", "-m", "x")):
+        subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=t", "-c",
+                        "user.email=t@t", "-c", "commit.gpgsign=false", *args], check=True,
+                       capture_output=True)
+    monkeypatch.setattr(paths, "project_root", lambda: tmp_path)
+    only_line(runner.invoke(app, ["stamp", "--out", str(tmp_path / "no" / "f")]),
+              "cannot write")

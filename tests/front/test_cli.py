@@ -420,7 +420,6 @@ def test_a_validation_stopped_by_a_lost_context_draws_its_table_first(reg, monke
         "access was encountered, at dynamic_spikes [away] family=normal seed=0")
 
 
-
 def test_stamp_writes_the_commit_and_its_digest_and_names_what_differs(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """`harness stamp --out F` names HEAD and its sources' digest in F, silent on a clean

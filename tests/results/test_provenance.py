@@ -104,3 +104,20 @@ def test_a_sent_commit_is_dirty_where_the_sources_here_differ(tmp_path, monkeypa
     monkeypatch.delenv("HARNESS_GIT_TREE")
     monkeypatch.setenv("HARNESS_GIT_SHA", "ab" * 20)
     assert provenance.git_sha() == "ab" * 20
+
+
+def test_a_source_unreadable_here_makes_a_sent_commit_dirty(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Row provenance never stops a run: a tree that cannot be digested is not known to be
+    the commit's, so its rows say ``-dirty``."""
+    from harness import paths
+    from harness.errors import BadInput
+    from harness.results import sent_tree
+
+    def unreadable(root):  # type: ignore[no-untyped-def]
+        raise BadInput("cannot read")
+
+    monkeypatch.setattr(paths, "project_root", lambda: tmp_path)
+    monkeypatch.setattr(sent_tree, "tree_digest", unreadable)
+    monkeypatch.setenv("HARNESS_GIT_SHA", "ab" * 20)
+    monkeypatch.setenv("HARNESS_GIT_TREE", "0123456789abcdef")
+    assert provenance.git_sha() == f"{'ab' * 20}-dirty"

@@ -128,3 +128,18 @@ def test_outside_a_checkout_and_an_unwritable_stamp_are_bad_input(
         sent_tree.write_stamp(repo, tmp_path / "no" / "such" / "f")
     with pytest.raises(BadInput, match="not a commit git can read"):
         sent_tree.commit_digest(repo, "no-such-rev")
+
+
+@needs_git
+def test_a_project_inside_a_larger_repository_is_stamped_from_its_own_root(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The sources are named from the project's root, whichever folder git's top is."""
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
+    proj = tmp_path / "proj"
+    proj.mkdir()
+    _sources(proj)
+    _git(tmp_path, "init", "-q")
+    _git(tmp_path, "add", ".")
+    _git(tmp_path, "commit", "-q", "-m", "x")
+    st = sent_tree.stamp(proj)
+    assert not st.dirty and st.tree == sent_tree.tree_digest(proj)

@@ -489,15 +489,18 @@ def test_the_stamp_names_the_commit_and_its_sources(tmp_path: Path,
 
 
 @pytest.mark.parametrize("text", ["HARNESS_GIT_SHA=\nHARNESS_GIT_TREE=0123\n",
-                                  "HARNESS_GIT_TREE=0123\n", "nothing\n"])
+                                  "HARNESS_GIT_TREE=0123\n", "nothing\n", None])
 def test_a_stamp_without_a_commit_or_digest_stops_the_run(
-        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str) -> None:
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, text: str | None) -> None:
     sent = tmp_path / "sent"
-    sent.write_text(text)
+    if text is None:
+        sent.mkdir()  # there, but no file to read
+    else:
+        sent.write_text(text)
     monkeypatch.delenv("HARNESS_GIT_SHA", raising=False)
     monkeypatch.delenv("HARNESS_GIT_TREE", raising=False)
     rc, summary, _ = _run(tmp_path, "validate", HARNESS_SENT=str(sent))
-    assert rc == 1 and "names no commit or no digest" in summary
+    assert rc == 2 and "names no commit or no digest" in summary
     calls = tmp_path / "calls.log"
     assert not calls.exists() or "harness" not in calls.read_text()  # nothing ran
 
@@ -512,3 +515,4 @@ def test_a_stamp_written_with_crlf_and_repeated_lines_gives_one_value(
     assert rc == 0, summary
     log = _env_log(out)
     assert "HARNESS_GIT_SHA=abc1" in log and "HARNESS_GIT_TREE=0f" in log
+    assert "abc2" not in "\n".join(log)  # the first line of each, alone
