@@ -317,6 +317,15 @@ print("\n".join(found) or "none of the peers' packages found")
 PY
   echo "HARNESS_GIT_SHA=${HARNESS_GIT_SHA:-}"; echo "HARNESS_GIT_TREE=${HARNESS_GIT_TREE:-}"
   } > "$logs/env.log" 2>&1
+# The commit the rows will name, as the harness reads it here: where the sources here are not
+# the stamped commit's, <commit>-dirty, and the summary says so once.
+rows_sha=$(python3 -c 'from harness.results import provenance; print(provenance.git_sha())' \
+  2>> "$logs/env.log") || rows_sha=unknown
+echo "rows name: $rows_sha" >> "$logs/env.log"
+if [ -n "${HARNESS_GIT_TREE:-}" ] && [ "$rows_sha" = "${HARNESS_GIT_SHA:-}-dirty" ]; then
+  echo "gpu-check: the sources here are not those of the stamped commit ${HARNESS_GIT_SHA:0:12}:" \
+    "rows name ${HARNESS_GIT_SHA:0:12}-dirty" | tee -a "$out/summary.txt" >&2
+fi
 if ! stats=$(h where); then
   echo "gpu-check: \`harness where\` failed (above): no GPU folder to work in" \
     | tee -a "$out/summary.txt" >&2

@@ -516,3 +516,22 @@ def test_a_stamp_written_with_crlf_and_repeated_lines_gives_one_value(
     log = _env_log(out)
     assert "HARNESS_GIT_SHA=abc1" in log and "HARNESS_GIT_TREE=0f" in log
     assert "abc2" not in "\n".join(log)  # the first line of each, alone
+
+
+def test_the_summary_says_when_the_sources_are_not_the_stamped_commits(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stamp's digest against the sources here: the same, the rows name the commit and
+    the summary is silent; another, the summary says the rows name <commit>-dirty."""
+    from harness.results import sent_tree
+
+    monkeypatch.delenv("HARNESS_GIT_SHA", raising=False)
+    monkeypatch.delenv("HARNESS_GIT_TREE", raising=False)
+    sent = tmp_path / "sent"
+    here = sent_tree.tree_digest(paths.project_root())
+    for tree, dirty in ((here, False), ("0" * 16, True)):
+        sent.write_text(sent_tree.Stamp("ab" * 20, tree).text())
+        rc, summary, out = _run(tmp_path, "validate", HARNESS_SENT=str(sent))
+        assert rc == 0, summary
+        assert ("rows name abababababab-dirty" in summary) == dirty, summary
+        want = f"rows name: {'ab' * 20}" + ("-dirty" if dirty else "")
+        assert want in _env_log(out)
