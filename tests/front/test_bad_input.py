@@ -668,19 +668,16 @@ def test_stamp_outside_a_checkout_is_one_line(tmp_path: Path,
 def test_stamp_that_cannot_be_written_is_one_line(tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     import shutil
-    import subprocess
 
     from harness import paths
+    from tests.gitrepo import commit_all
 
     if shutil.which("git") is None:
         pytest.skip("no git here")
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
     (tmp_path / "kernels").mkdir()
     (tmp_path / "kernels" / "k.cu").write_text("k\n")
-    for args in (("init", "-q"), ("add", "."), ("commit", "-q", "-m", "x")):
-        subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=t", "-c",
-                        "user.email=t@t", "-c", "commit.gpgsign=false", *args], check=True,
-                       capture_output=True)
+    commit_all(tmp_path)
     monkeypatch.setattr(paths, "project_root", lambda: tmp_path)
     only_line(runner.invoke(app, ["stamp", "--out", str(tmp_path / "no" / "f")]),
               "cannot write")

@@ -426,21 +426,13 @@ def test_stamp_writes_the_commit_and_its_digest_and_names_what_differs(
     tree; on a changed one a warning names the file and the ``-dirty`` the rows will say."""
     if shutil.which("git") is None:
         pytest.skip("no git here")
-    import subprocess
-
     from harness.results import sent_tree
-
-    def git(*args: str) -> None:
-        subprocess.run(["git", "-C", str(tmp_path), "-c", "user.name=t", "-c",
-                        "user.email=t@t", "-c", "commit.gpgsign=false", *args], check=True,
-                       capture_output=True)
+    from tests.gitrepo import commit_all
 
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
     (tmp_path / "kernels").mkdir()
     (tmp_path / "kernels" / "k.cu").write_text("k\n")
-    git("init", "-q")
-    git("add", ".")
-    git("commit", "-q", "-m", "x")
+    commit_all(tmp_path)
     monkeypatch.setattr(paths, "project_root", lambda: tmp_path)
     f = tmp_path / "sent"
     res = runner.invoke(app, ["stamp", "--out", str(f)])

@@ -15,36 +15,31 @@ from harness import paths
 from harness.errors import BadInput
 from harness.front.cli import app
 from harness.results import commits
+from tests.gitrepo import git
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="no git here")
 ROOT = Path(__file__).parents[2]
 
 
-def _git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t",
-                           "-c", "commit.gpgsign=false", *args], check=True,
-                          capture_output=True, text=True).stdout.strip()
-
-
 def _repo(root: Path) -> list[str]:
     """A repository of two commits on main and one on a branch that is then deleted:
     returns [first, second, lost] full hashes."""
-    _git(root, "init", "-q", "-b", "main")
+    git(root, "init", "-q", "-b", "main")
     shas = []
     for name in ("a", "b"):
         (root / name).write_text(name)
-        _git(root, "add", name)
-        _git(root, "commit", "-q", "-m", name)
-        shas.append(_git(root, "rev-parse", "HEAD"))
-    _git(root, "checkout", "-q", "-b", "side")
+        git(root, "add", name)
+        git(root, "commit", "-q", "-m", name)
+        shas.append(git(root, "rev-parse", "HEAD"))
+    git(root, "checkout", "-q", "-b", "side")
     (root / "c").write_text("c")
-    _git(root, "add", "c")
-    _git(root, "commit", "-q", "-m", "c")
-    shas.append(_git(root, "rev-parse", "HEAD"))
-    _git(root, "checkout", "-q", "main")
-    _git(root, "branch", "-q", "-D", "side")
-    _git(root, "reflog", "expire", "--expire=now", "--all")
-    _git(root, "gc", "-q", "--prune=now")
+    git(root, "add", "c")
+    git(root, "commit", "-q", "-m", "c")
+    shas.append(git(root, "rev-parse", "HEAD"))
+    git(root, "checkout", "-q", "main")
+    git(root, "branch", "-q", "-D", "side")
+    git(root, "reflog", "expire", "--expire=now", "--all")
+    git(root, "gc", "-q", "--prune=now")
     return shas
 
 

@@ -8,6 +8,7 @@ import re
 import pytest
 
 from harness.results import provenance
+from tests.gitrepo import git
 
 
 def test_git_sha_can_be_given(monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -25,13 +26,6 @@ def test_run_meta_columns() -> None:
     assert "peak_gbps" not in cols  # a stage row's own column, not provenance
 
 
-def _git(root, *args: str) -> None:  # type: ignore[no-untyped-def]
-    import subprocess
-
-    subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t",
-                    "-c", "commit.gpgsign=false", *args], check=True, capture_output=True)
-
-
 def test_git_sha_is_the_short_commit_dirty_when_a_tracked_file_changed(
         tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Twelve hex digits of HEAD, ``-dirty`` when a tracked file changed (an untracked one
@@ -47,11 +41,11 @@ def test_git_sha_is_the_short_commit_dirty_when_a_tracked_file_changed(
     monkeypatch.delenv("HARNESS_GIT_SHA", raising=False)
     monkeypatch.setattr(paths, "project_root", lambda: tmp_path)
     assert provenance.git_sha() == "unknown"  # no repository yet
-    _git(tmp_path, "init", "-q")
+    git(tmp_path, "init", "-q")
     assert provenance.git_sha() == "unknown"  # a repository without a commit
     (tmp_path / "f.txt").write_text("a\n")
-    _git(tmp_path, "add", "f.txt")
-    _git(tmp_path, "commit", "-q", "-m", "x")
+    git(tmp_path, "add", "f.txt")
+    git(tmp_path, "commit", "-q", "-m", "x")
     clean = provenance.git_sha()
     assert re.fullmatch(r"[0-9a-f]{12}", clean), clean
     (tmp_path / "new.txt").write_text("untracked\n")

@@ -13,13 +13,9 @@ import pytest
 
 from harness.errors import BadInput
 from harness.results import sent_tree
+from tests.gitrepo import commit_all
 
 needs_git = pytest.mark.skipif(shutil.which("git") is None, reason="no git here")
-
-
-def _git(root: Path, *args: str) -> None:
-    subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t",
-                    "-c", "commit.gpgsign=false", *args], check=True, capture_output=True)
 
 
 def _sources(root: Path) -> None:
@@ -35,9 +31,7 @@ def _repo(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The tiny project committed in a repository of its own (git looks no higher)."""
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(root.parent))
     _sources(root)
-    _git(root, "init", "-q")
-    _git(root, "add", ".")
-    _git(root, "commit", "-q", "-m", "x")
+    commit_all(root)
 
 
 def test_the_digest_covers_the_sources_and_nothing_else(tmp_path: Path) -> None:
@@ -93,8 +87,7 @@ def test_a_checkout_with_line_ending_rules_is_clean(
     src.mkdir()
     _repo(src, monkeypatch)
     (src / ".gitattributes").write_text("*.cu text eol=crlf\n")
-    _git(src, "add", ".")
-    _git(src, "commit", "-q", "-m", "eol")
+    commit_all(src, "eol")
     subprocess.run(["git", "clone", "-q", str(src), str(clone)], check=True, capture_output=True)
     assert (clone / "kernels/k.cu").read_bytes() == b"k\r\n"
     st = sent_tree.stamp(clone)
@@ -108,8 +101,7 @@ def test_symbolic_links_are_not_sources(tmp_path: Path,
     """A link travels as a link and git holds its target's name: neither side counts it."""
     _repo(tmp_path, monkeypatch)
     os.symlink("k.cu", tmp_path / "kernels/link.cu")
-    _git(tmp_path, "add", ".")
-    _git(tmp_path, "commit", "-q", "-m", "link")
+    commit_all(tmp_path, "link")
     st = sent_tree.stamp(tmp_path)
     assert not st.dirty and st.tree == sent_tree.tree_digest(tmp_path)
 
@@ -138,8 +130,6 @@ def test_a_project_inside_a_larger_repository_is_stamped_from_its_own_root(
     proj = tmp_path / "proj"
     proj.mkdir()
     _sources(proj)
-    _git(tmp_path, "init", "-q")
-    _git(tmp_path, "add", ".")
-    _git(tmp_path, "commit", "-q", "-m", "x")
+    commit_all(tmp_path)
     st = sent_tree.stamp(proj)
     assert not st.dirty and st.tree == sent_tree.tree_digest(proj)
