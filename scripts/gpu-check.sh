@@ -80,8 +80,8 @@
 # every step so that a run cut short still returns what it did: results.tgz (statistics/
 # as written: unpack it over the checkout and commit it as it came), logs.tgz (one log per
 # step, each validation's under validate/, the environment, the rows regress measured)
-# and summary.txt (each step's exit status). The exit status is 0 when every step passed, 1 when one failed, 2 on bad usage
-# or a bad stamp (.harness-sent).
+# and summary.txt (each step's exit status). The exit status is 0 when every step passed,
+# 1 when one failed, 2 on bad usage or a bad stamp (.harness-sent).
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
 root=$PWD
