@@ -30,7 +30,7 @@ __device__ __forceinline__ void wquant_groups(const float* __restrict__ w,
                                               long long groups, signed char* __restrict__ w_q) {
     const int ng = (F + G - 1) / G;
     const int team = (threadIdx.x & 31) / L, m = threadIdx.x & (L - 1);
-    for_each_step<PREFETCH && FULL>(
+    for_each_step<FULL ? PREFETCH : 0>(
         groups, 32 / L,
         [=](long long g0) {
             ScaledGroup<V, L> it;

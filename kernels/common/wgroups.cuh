@@ -13,7 +13,9 @@
 // a warp a group, scalar loads). for_each_step walks the list: warps stride over steps of 32 / L groups (launch a grid of
 // at most the blocks that fit at once: the loop does the rest). With -DPREFETCH=1 each warp
 // issues its next step's loads before it works on this step, so it always has loads in
-// flight (Little's law: ~4.3 TB/s x ~1 us is ~32 KB in flight an SM).
+// flight (Little's law: ~4.3 TB/s x ~1 us is ~32 KB in flight an SM); with -DPREFETCH=2 the
+// step two ahead, so a warp never has fewer than two steps in flight (three items' registers:
+// fewer blocks an SM, BPS 6 at 64 float registers of items).
 #pragma once
 #include "loads.cuh"  // load_once: -DEVICT_FIRST picks the cache hint
 
@@ -78,19 +80,37 @@ struct WGroup {
 
 // Steps of per_warp consecutive groups, warp-strided over the list: load(g0) gives the lane's
 // item for the step starting at group g0 (nothing loaded past the end), work(item) uses it.
-// Every lane of a warp runs the same steps (the loop bound is warp-uniform). With PF (the
-// kernels pass PREFETCH where rows are whole groups, the shapes that matter: the other
-// path's 64-bit row arithmetic would not fit two items in 64 registers) the next step's
-// loads are issued before this step's work.
-template <bool PF, class Load, class Work>
+// Every lane of a warp runs the same steps (the loop bound is warp-uniform). With PF steps
+// ahead (the kernels pass PREFETCH where rows are whole groups, the shapes that matter: the
+// other path's 64-bit row arithmetic would not fit two items in 64 registers) the loads of
+// the step PF ahead are issued before this step's work.
+template <int PF, class Load, class Work>
 __device__ __forceinline__ void for_each_step(long long groups, int per_warp, Load load,
                                               Work work) {
+    static_assert(PF >= 0 && PF <= 2, "PREFETCH is 0, 1 or 2 steps ahead");
     const long long warps = (long long)gridDim.x * (BLOCK / 32);
     const long long stride = warps * per_warp;
     long long g0 = ((long long)blockIdx.x * (BLOCK / 32) + (threadIdx.x >> 5)) * per_warp;
-    if (!PF) {
+    if constexpr (PF == 0) {
         for (; g0 < groups; g0 += stride) work(load(g0));
         return;
+    }
+    if constexpr (PF == 2) {
+        // Three items in turn, each loaded two steps before it is worked on.
+        if (g0 >= groups) return;
+        auto a = load(g0);
+        auto b = load(g0 + stride);
+        for (;;) {
+            const auto c = load(g0 + 2 * stride);
+            work(a);
+            if ((g0 += stride) >= groups) return;
+            a = load(g0 + 2 * stride);
+            work(b);
+            if ((g0 += stride) >= groups) return;
+            b = load(g0 + 2 * stride);
+            work(c);
+            if ((g0 += stride) >= groups) return;
+        }
     }
     // Two items in turn (no copy from the next to the current one). Past the end nothing
     // is read.
@@ -114,7 +134,7 @@ __device__ __forceinline__ void for_each_group(const float* __restrict__ w, int 
                                                long long groups, Work work) {
     const int ng = (F + G - 1) / G;
     const int team = (threadIdx.x & 31) / L, m = threadIdx.x & (L - 1);
-    for_each_step<PREFETCH && FULL>(
+    for_each_step<FULL ? PREFETCH : 0>(
         groups, 32 / L,
         [=](long long g0) {
             WGroup<V, L> grp;

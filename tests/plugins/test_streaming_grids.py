@@ -82,3 +82,24 @@ def test_plane_stages_launch_one_wave(reg, name: str, batch: int,
     v = st.variants[0]
     assert launches(st, v, 264, batch=16384, in_f=3584)[0][1][0] == 264 * int(
         dict(v.defines)["BPS"])
+
+
+@pytest.mark.skipif(__import__("shutil").which("nvcc") is None, reason="needs nvcc on PATH")
+@pytest.mark.parametrize("name", WEIGHT)
+def test_weight_kernels_hold_three_steps_at_six_blocks_an_sm(reg, name: str) -> None:  # type: ignore[no-untyped-def]
+    """PREFETCH 2 (three items a warp, the step two ahead in flight) fits the registers that
+    BPS 6 leaves without spilling, and a depth the loop does not have is refused at compile
+    time, not run as another."""
+    from harness.contract import kernel
+    from harness.errors import CompileError
+
+    st = reg.get(name)
+    v = st.variants[0]
+    vec = [r for r in kernel.nvcc_report(st, v.tuned({"PREFETCH": "2", "BPS": "6"}))
+           if r.function.startswith(f"{WEIGHT[name]}_vec")]
+    assert len(vec) == 2, vec
+    for r in vec:
+        assert r.spill_stores == 0 and r.spill_loads == 0, r
+    with pytest.raises(CompileError) as err:
+        kernel.nvcc_report(st, v.tuned({"PREFETCH": "3"}))
+    assert "PREFETCH is 0, 1 or 2" in err.value.detail
