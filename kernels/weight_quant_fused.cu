@@ -11,7 +11,9 @@
 //   wq_any:  any F and G: a warp a group, scalar loads, the group read twice (the second
 //            time from L1), the division per value.
 // The grid is at most the blocks that fit at once (BPS an SM, held by __launch_bounds__);
-// each warp loops over steps, its next step's loads in flight (PREFETCH).
+// each warp loops over steps, its next step's loads in flight (PREFETCH). With WARP_STEPS
+// n > 0 the grid has blocks enough that a warp takes at most n steps (blocks retire and
+// the next ones take their SM), the same loop with fewer turns.
 #include "wgroups.cuh"
 #include "quantise_w.cuh"
 
@@ -20,6 +22,9 @@
 #endif
 #ifndef BPS
 #define BPS 8    // blocks an SM the registers must allow (64 registers at BLOCK 128)
+#endif
+#ifndef WARP_STEPS
+#define WARP_STEPS 0  // the plugin's grid only: 0 one wave; n > 0 blocks enough for n steps a warp
 #endif
 
 // Scales and w_q of the groups, a team of L lanes a group with V float4 a lane.

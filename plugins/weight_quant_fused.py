@@ -20,8 +20,9 @@ from harness.spikes import axes, cases, families, geometry, spec
 #: ``bench --define NAME=...`` tunes them): LANES lanes a group in wq_vec1 (32 / LANES
 #: groups a warp's step, 128 / LANES values a lane), at most BPS blocks an SM in the grid
 #: (the kernel's ``__launch_bounds__`` keeps that many resident), PREFETCH 1: a warp loads
-#: its next step before it quantises this one.
-DEFINES = (("LANES", "8"), ("BPS", "8"), ("PREFETCH", "1"))
+#: its next step before it quantises this one, WARP_STEPS 0: one wave of persistent warps
+#: (a positive count: a grid of blocks whose warps take at most that many steps each).
+DEFINES = (("LANES", "8"), ("BPS", "8"), ("PREFETCH", "1"), ("WARP_STEPS", "0"))
 
 
 def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
@@ -45,11 +46,12 @@ def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant) -> dict[str, 
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
     """The list of ``out_f * ceil(in_f / G)`` groups, a team of lanes a group: one grid of
     at most the blocks that fit at once (BPS an SM; a grid of more blocks than fit runs
-    in waves, and a last partial wave leaves SMs idle), warps looping over steps."""
+    in waves, and a last partial wave leaves SMs idle), warps looping over steps; or, with
+    WARP_STEPS n > 0, blocks enough that no warp takes more than n steps."""
     o, f, g = int(p["out_f"]), int(p["in_f"]), int(p["group_size"])
     groups, d, path = o * spec.n_groups(f, g), dict(v.defines), geometry.group_path(f, g)
     grid = geometry.group_wave(groups, path, launch.block, launch.sm_count, int(d["LANES"]),
-                               int(d["BPS"]))
+                               int(d["BPS"]), int(d.get("WARP_STEPS", 0)))
     launch(f"wq_{path}", grid, (launch.block, 1, 1), bufs["w"], np.int32(f), np.int32(g),
            np.int64(groups), bufs["scale"], bufs["w_q"])
 

@@ -162,9 +162,13 @@ def group_path(f: int, g: int) -> str:
 
 
 def group_wave(groups: int, path: str, block: int, sm_count: int, lanes: int,
-               blocks_per_sm: int) -> tuple[int, int, int]:
+               blocks_per_sm: int, warp_steps: int = 0) -> tuple[int, int, int]:
     """The grid of a vector path over the list of ``groups``: warps take steps of 32 /
     ``lanes`` groups on ``vec1``, one on ``vec4``; at most ``blocks_per_sm`` blocks an SM,
-    so one wave at most, looping over the rest."""
+    so one wave at most, looping over the rest. ``warp_steps`` > 0: enough blocks that no
+    warp takes more than that many steps (several waves, blocks retiring and refilling)."""
     per_warp = 32 // lanes if path == "vec1" else 1
-    return (min(-(-groups // (block // 32 * per_warp)), sm_count * blocks_per_sm), 1, 1)
+    steps = -(-groups // (block // 32 * per_warp))  # a block's steps of a warp each
+    if warp_steps > 0:
+        return (-(-steps // warp_steps), 1, 1)
+    return (min(steps, sm_count * blocks_per_sm), 1, 1)

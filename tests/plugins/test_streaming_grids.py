@@ -103,3 +103,20 @@ def test_weight_kernels_hold_three_steps_at_six_blocks_an_sm(reg, name: str) -> 
     with pytest.raises(CompileError) as err:
         kernel.nvcc_report(st, v.tuned({"PREFETCH": "3"}))
     assert "PREFETCH is 0, 1 or 2" in err.value.detail
+
+
+@pytest.mark.parametrize(("out_f", "in_f"), [(3584, 3584), (18944, 3584), (301, 3456)])
+@pytest.mark.parametrize("steps", [1, 2, 5])
+def test_weight_quant_fused_warp_steps_covers_every_group_in_that_many_steps(
+        reg, out_f: int, in_f: int, steps: int) -> None:  # type: ignore[no-untyped-def]
+    """WARP_STEPS n: the kernel's warp-strided loop over the grid the plugin launches takes
+    every group, each warp at most n steps, and no block is launched without a group."""
+    st = reg.get("weight_quant_fused")
+    v = st.variants[0].tuned({"WARP_STEPS": str(steps)})
+    ((kernel, grid, _, _, _),) = launches(st, v, out_f=out_f, in_f=in_f, group_size=128)
+    assert kernel == "wq_vec1"
+    per_block = st.block // 32 * (32 // int(dict(v.defines)["LANES"]))
+    groups = out_f * spec.n_groups(in_f, 128)
+    stride = grid[0] * per_block
+    assert -(-groups // stride) <= steps  # a warp's turns of the loop
+    assert (grid[0] - 1) * per_block < groups

@@ -112,6 +112,18 @@ def test_group_wave_steps_by_lanes_and_block() -> None:
     assert group_wave(10**6, "vec4", 1024, 132, 8, 2) == (264, 1, 1)
 
 
+def test_group_wave_past_one_wave_by_warp_steps() -> None:
+    """group_wave with warp_steps n: blocks enough that no warp takes more than n steps,
+    past one wave and whatever blocks_per_sm says; 0 is the one wave."""
+    group_wave = geometry.group_wave
+    steps = 18944 * 28 // 16  # 4 warps of 4 groups a block step
+    assert group_wave(18944 * 28, "vec1", 128, 132, 8, 8, 1) == (steps, 1, 1)
+    assert group_wave(18944 * 28, "vec1", 128, 132, 8, 8, 3) == (-(-steps // 3), 1, 1)
+    assert group_wave(18944 * 28, "vec1", 128, 132, 8, 8, 0) == (132 * 8, 1, 1)
+    assert group_wave(17, "vec1", 128, 132, 8, 8, 1) == (2, 1, 1)  # a partial last step
+    assert group_wave(17, "vec1", 128, 132, 8, 8, 5) == (1, 1, 1)
+
+
 def test_general_gemm_plan_splits_k_while_tiles_are_few() -> None:
     """Splits of K double while under 1056 tiles and min(groups, 16) splits, at most groups."""
     plan = geometry.general_gemm_plan
