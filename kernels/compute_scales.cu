@@ -15,6 +15,9 @@
 #ifndef BPS
 #define BPS 8    // blocks an SM the registers must allow
 #endif
+#ifndef WARP_STEPS
+#define WARP_STEPS 0  // the plugin's grid only: 0 one wave; n > 0 blocks enough for n steps a warp
+#endif
 
 template <int V, int L, bool FULL>
 __device__ __forceinline__ void scales_groups(const float* __restrict__ w, int F, int G,

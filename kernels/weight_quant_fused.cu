@@ -10,10 +10,14 @@
 //   wq_vec4: F % 4 == 0, G % 4 == 0, G <= 512: a warp a group, 4 float4 a lane.
 //   wq_any:  any F and G: a warp a group, scalar loads, the group read twice (the second
 //            time from L1), the division per value.
-// The grid is at most the blocks that fit at once (BPS an SM, held by __launch_bounds__);
-// each warp loops over steps, its next step's loads in flight (PREFETCH). With WARP_STEPS
-// n > 0 the grid has blocks enough that a warp takes at most n steps (blocks retire and
-// the next ones take their SM), the same loop with fewer turns.
+// The grid (the plugin's, from WARP_STEPS): blocks enough that each warp takes one step of
+// 4 groups (2 KB) and exits, the next blocks taking the SMs as blocks retire, BPS (12) of
+// them an SM at once (held by __launch_bounds__: 40 registers), nothing loaded ahead
+// (PREFETCH 0); measured 3-4 % faster than one persistent wave whose warps loop over steps
+// with the next step in flight (WARP_STEPS 0, PREFETCH 1, BPS 8: kernels/NOTES.md).
+#ifndef PREFETCH
+#define PREFETCH 0  // one step a warp: nothing to load ahead (wgroups.cuh's default is 1)
+#endif
 #include "wgroups.cuh"
 #include "quantise_w.cuh"
 
@@ -21,10 +25,10 @@
 #define LANES 8  // lanes a group in wq_vec1: 16 values a lane, a warp's step 4 groups (2 KB)
 #endif
 #ifndef BPS
-#define BPS 8    // blocks an SM the registers must allow (64 registers at BLOCK 128)
+#define BPS 12   // blocks an SM the registers must allow (40 registers at BLOCK 128)
 #endif
 #ifndef WARP_STEPS
-#define WARP_STEPS 0  // the plugin's grid only: 0 one wave; n > 0 blocks enough for n steps a warp
+#define WARP_STEPS 1  // the plugin's grid only: n > 0 blocks enough for n steps a warp; 0 one wave
 #endif
 
 // Scales and w_q of the groups, a team of L lanes a group with V float4 a lane.

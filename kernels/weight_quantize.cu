@@ -17,6 +17,9 @@
 #ifndef BPS
 #define BPS 8    // blocks an SM the registers must allow
 #endif
+#ifndef WARP_STEPS
+#define WARP_STEPS 0  // the plugin's grid only: 0 one wave; n > 0 blocks enough for n steps a warp
+#endif
 
 template <int V, int L>
 struct ScaledGroup {  // a team's group and its scale

@@ -25,8 +25,9 @@ def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant) -> dict[str, 
 #: ``bench --define NAME=...`` tunes them): LANES lanes a group in scales_vec1 (32 / LANES
 #: groups a warp's step), at most BPS blocks an SM in the grid (the kernel's
 #: ``__launch_bounds__`` keeps that many resident), PREFETCH 1: a warp loads its next step
-#: before it reduces this one.
-DEFINES = (("LANES", "8"), ("BPS", "8"), ("PREFETCH", "1"))
+#: before it reduces this one, WARP_STEPS 0: one wave of persistent warps (n > 0: blocks
+#: enough that no warp takes more than n steps).
+DEFINES = (("LANES", "8"), ("BPS", "8"), ("PREFETCH", "1"), ("WARP_STEPS", "0"))
 
 
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
@@ -35,7 +36,7 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
     o, f, g = int(p["out_f"]), int(p["in_f"]), int(p["group_size"])
     groups, d, path = o * spec.n_groups(f, g), dict(v.defines), geometry.group_path(f, g)
     grid = geometry.group_wave(groups, path, launch.block, launch.sm_count, int(d["LANES"]),
-                               int(d["BPS"]))
+                               int(d["BPS"]), int(d.get("WARP_STEPS", 0)))
     launch(f"scales_{path}", grid, (launch.block, 1, 1), bufs["w"], np.int32(f), np.int32(g),
            np.int64(groups), bufs["scale"])
 

@@ -18,11 +18,12 @@ from harness.spikes import axes, cases, families, geometry, spec
 
 #: The kernel's launch parameters (``enqueue`` reads them back from the variant, so
 #: ``bench --define NAME=...`` tunes them): LANES lanes a group in wq_vec1 (32 / LANES
-#: groups a warp's step, 128 / LANES values a lane), at most BPS blocks an SM in the grid
-#: (the kernel's ``__launch_bounds__`` keeps that many resident), PREFETCH 1: a warp loads
-#: its next step before it quantises this one, WARP_STEPS 0: one wave of persistent warps
-#: (a positive count: a grid of blocks whose warps take at most that many steps each).
-DEFINES = (("LANES", "8"), ("BPS", "8"), ("PREFETCH", "1"), ("WARP_STEPS", "0"))
+#: groups a warp's step, 128 / LANES values a lane), BPS blocks an SM resident (the
+#: kernel's ``__launch_bounds__``), WARP_STEPS 1: blocks enough that each warp takes one
+#: step and exits, blocks retiring and refilling (0: one persistent wave of at most BPS
+#: blocks an SM, warps looping over steps), PREFETCH 0: nothing loaded ahead (1: a warp loads
+#: its next step before it quantises this one). The A/B that chose them: kernels/NOTES.md.
+DEFINES = (("LANES", "8"), ("BPS", "12"), ("PREFETCH", "0"), ("WARP_STEPS", "1"))
 
 
 def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
@@ -44,10 +45,10 @@ def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant) -> dict[str, 
 
 
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
-    """The list of ``out_f * ceil(in_f / G)`` groups, a team of lanes a group: one grid of
-    at most the blocks that fit at once (BPS an SM; a grid of more blocks than fit runs
-    in waves, and a last partial wave leaves SMs idle), warps looping over steps; or, with
-    WARP_STEPS n > 0, blocks enough that no warp takes more than n steps."""
+    """The list of ``out_f * ceil(in_f / G)`` groups, a team of lanes a group: blocks
+    enough that no warp takes more than WARP_STEPS steps (the default, 1: a step each); with
+    WARP_STEPS 0 one grid of at most the blocks that fit at once (BPS an SM), warps looping
+    over steps."""
     o, f, g = int(p["out_f"]), int(p["in_f"]), int(p["group_size"])
     groups, d, path = o * spec.n_groups(f, g), dict(v.defines), geometry.group_path(f, g)
     grid = geometry.group_wave(groups, path, launch.block, launch.sm_count, int(d["LANES"]),

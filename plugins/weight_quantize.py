@@ -14,8 +14,9 @@ from harness.spikes import axes, cases, families, geometry, inputs, spec
 #: ``bench --define NAME=...`` tunes them): LANES lanes a group in wquant_vec1 (32 / LANES
 #: groups a warp's step), at most BPS blocks an SM in the grid (the kernel's
 #: ``__launch_bounds__`` keeps that many resident), PREFETCH 1: a warp loads its next step
-#: before it quantises this one.
-DEFINES = (("LANES", "8"), ("BPS", "8"), ("PREFETCH", "1"))
+#: before it quantises this one, WARP_STEPS 0: one wave of persistent warps (n > 0: blocks
+#: enough that no warp takes more than n steps).
+DEFINES = (("LANES", "8"), ("BPS", "8"), ("PREFETCH", "1"), ("WARP_STEPS", "0"))
 
 
 def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
@@ -41,7 +42,7 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
         return
     groups, d = o * spec.n_groups(f, g), dict(v.defines)
     grid = geometry.group_wave(groups, path, launch.block, launch.sm_count, int(d["LANES"]),
-                               int(d["BPS"]))
+                               int(d["BPS"]), int(d.get("WARP_STEPS", 0)))
     launch(f"wquant_{path}", grid, (launch.block, 1, 1), bufs["w"], bufs["scale"],
            np.int32(f), np.int32(g), np.int64(groups), bufs["w_q"])
 
