@@ -1,13 +1,19 @@
 // Weight path step B, weight_quantize: w_q[o, f] = round(w[o, f] / scale[o, f / G]) as int8
 // in [-127, 127]; a zero scale gives 0. The work is the list of O * ceil(F / G) groups
-// (common/wgroups.cuh): a team of lanes loads a group (16-byte loads) and its scale, and
-// the warp's next step is loaded before this one is quantised (PREFETCH). Each value is one
-// multiply by the scale's reciprocal, with the division only where the product could round
-// apart from the quotient or leave [-127.5, 127.5] (quantise_w4_fast<false>: any scale).
+// (common/wgroups.cuh): a team of lanes loads a group (16-byte loads) and its scale. Each
+// value is one multiply by the scale's reciprocal, with the division only where the product
+// could round apart from the quotient or leave [-127.5, 127.5] (quantise_w4_fast<false>: any
+// scale).
 //   wquant_vec1: F % 4 == 0, G % 4 == 0, G <= 128: LANES lanes a group.
 //   wquant_vec4: F % 4 == 0, G % 4 == 0, G <= 512: a warp a group, 4 float4 a lane.
 //   wquant_any:  any F and G: a block a row, scalar loads, the division per value.
-// The vector kernels' grid is at most the blocks that fit at once (BPS an SM).
+// The vector kernels' grid (the plugin's, from WARP_STEPS): blocks enough that each warp
+// takes one step and exits, the next blocks taking the SMs as blocks retire, BPS (12) of
+// them an SM at once (40 registers), nothing loaded ahead (PREFETCH 0); measured 3-4 %
+// faster than one persistent wave with the next step in flight (kernels/NOTES.md).
+#ifndef PREFETCH
+#define PREFETCH 0  // one step a warp: nothing to load ahead (wgroups.cuh's default is 1)
+#endif
 #include "wgroups.cuh"
 #include "quantise_w.cuh"
 
@@ -15,10 +21,10 @@
 #define LANES 8  // lanes a group in wquant_vec1: 16 values a lane, 4 groups a warp's step
 #endif
 #ifndef BPS
-#define BPS 8    // blocks an SM the registers must allow
+#define BPS 12   // blocks an SM the registers must allow (40 registers at BLOCK 128)
 #endif
 #ifndef WARP_STEPS
-#define WARP_STEPS 0  // the plugin's grid only: 0 one wave; n > 0 blocks enough for n steps a warp
+#define WARP_STEPS 1  // the plugin's grid only: n > 0 blocks enough for n steps a warp; 0 one wave
 #endif
 
 template <int V, int L>

@@ -23,16 +23,18 @@ def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant) -> dict[str, 
 
 #: The kernel's launch parameters (``enqueue`` reads them back from the variant, so
 #: ``bench --define NAME=...`` tunes them): LANES lanes a group in scales_vec1 (32 / LANES
-#: groups a warp's step), at most BPS blocks an SM in the grid (the kernel's
-#: ``__launch_bounds__`` keeps that many resident), PREFETCH 1: a warp loads its next step
-#: before it reduces this one, WARP_STEPS 0: one wave of persistent warps (n > 0: blocks
-#: enough that no warp takes more than n steps).
-DEFINES = (("LANES", "8"), ("BPS", "8"), ("PREFETCH", "1"), ("WARP_STEPS", "0"))
+#: groups a warp's step), BPS blocks an SM resident (the kernel's ``__launch_bounds__``),
+#: WARP_STEPS 1: blocks enough that each warp takes one step and exits (0: one persistent
+#: wave of at most BPS blocks an SM, warps looping over steps), PREFETCH 1: a warp with
+#: steps left loads its next before it reduces this one. The A/B that chose them:
+#: kernels/NOTES.md.
+DEFINES = (("LANES", "8"), ("BPS", "8"), ("PREFETCH", "1"), ("WARP_STEPS", "1"))
 
 
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
-    """The list of ``out_f * ceil(in_f / G)`` groups, a team of lanes a group: one grid of
-    at most the blocks that fit at once, warps looping over steps of groups."""
+    """The list of ``out_f * ceil(in_f / G)`` groups, a team of lanes a group: blocks
+    enough that no warp takes more than WARP_STEPS steps of groups (with 0, one grid of at
+    most the blocks that fit at once, warps looping over the steps)."""
     o, f, g = int(p["out_f"]), int(p["in_f"]), int(p["group_size"])
     groups, d, path = o * spec.n_groups(f, g), dict(v.defines), geometry.group_path(f, g)
     grid = geometry.group_wave(groups, path, launch.block, launch.sm_count, int(d["LANES"]),

@@ -12,11 +12,12 @@ from harness.spikes import axes, cases, families, geometry, inputs, spec
 
 #: The kernel's launch parameters (``enqueue`` reads them back from the variant, so
 #: ``bench --define NAME=...`` tunes them): LANES lanes a group in wquant_vec1 (32 / LANES
-#: groups a warp's step), at most BPS blocks an SM in the grid (the kernel's
-#: ``__launch_bounds__`` keeps that many resident), PREFETCH 1: a warp loads its next step
-#: before it quantises this one, WARP_STEPS 0: one wave of persistent warps (n > 0: blocks
-#: enough that no warp takes more than n steps).
-DEFINES = (("LANES", "8"), ("BPS", "8"), ("PREFETCH", "1"), ("WARP_STEPS", "0"))
+#: groups a warp's step), BPS blocks an SM resident (the kernel's ``__launch_bounds__``),
+#: WARP_STEPS 1: blocks enough that each warp takes one step and exits (0: one persistent
+#: wave of at most BPS blocks an SM, warps looping over steps), PREFETCH 0: nothing loaded
+#: ahead (1: a warp loads its next step before it quantises this one). The A/B that chose
+#: them: kernels/NOTES.md.
+DEFINES = (("LANES", "8"), ("BPS", "12"), ("PREFETCH", "0"), ("WARP_STEPS", "1"))
 
 
 def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
@@ -31,9 +32,10 @@ def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant) -> dict[str, 
 
 
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
-    """The list of ``out_f * ceil(in_f / G)`` groups, a team of lanes a group: one grid of
-    at most the blocks that fit at once, warps looping over steps of groups; a block a row
-    where rows or groups are not 16-byte aligned."""
+    """The list of ``out_f * ceil(in_f / G)`` groups, a team of lanes a group: blocks
+    enough that no warp takes more than WARP_STEPS steps of groups (with 0, one grid of at
+    most the blocks that fit at once, warps looping over the steps); a block a row where
+    rows or groups are not 16-byte aligned."""
     o, f, g = int(p["out_f"]), int(p["in_f"]), int(p["group_size"])
     path = geometry.group_path(f, g)
     if path == "any":
