@@ -13,6 +13,9 @@
 #ifndef BPS
 #define BPS 4    // blocks an SM the registers must allow (the grid's cap: one wave)
 #endif
+#ifndef WARP_STEPS
+#define WARP_STEPS 0  // the plugin's grid only: 0 one wave; n > 0 blocks enough for n chunks a warp
+#endif
 
 // Horner's rule on four values at once, for T <= 8 planes: each plane byte s (any int8) is
 // biased to s + 128 in [0, 255] and summed in a 16-bit lane (values 0 and 2 in `even`, 1

@@ -13,6 +13,9 @@
 #ifndef BPS
 #define BPS 4    // blocks an SM the registers must allow (the grid's cap: one wave)
 #endif
+#ifndef WARP_STEPS
+#define WARP_STEPS 0  // the plugin's grid only: 0 one wave; n > 0 blocks enough for n chunks a warp
+#endif
 
 // The four values' bytes, for T <= 8 planes: mag holds each value's low 8 bits (of |v| in
 // bidirectional), neg is 0xFF in the bytes of negative values (bidirectional only). Bit

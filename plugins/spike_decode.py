@@ -14,8 +14,9 @@ from harness.spikes import planes as plane_stages
 #: The kernel's launch parameters (``enqueue`` reads them back from the variant, so
 #: ``bench --define NAME=...`` tunes them): UNITS units of 4 values a lane loads (every
 #: plane's word of each) before it sums, at most BPS blocks an SM in the grid (the kernel's
-#: ``__launch_bounds__`` keeps that many resident).
-DEFINES = (("UNITS", "2"), ("BPS", "4"))
+#: ``__launch_bounds__`` keeps that many resident), WARP_STEPS 0: that one wave of warps
+#: looping over chunks (n > 0: blocks enough that no warp takes more than n chunks).
+DEFINES = (("UNITS", "2"), ("BPS", "4"), ("WARP_STEPS", "0"))
 
 
 

@@ -15,8 +15,9 @@ from harness.spikes import planes as plane_stages
 #: The kernel's launch parameters (``enqueue`` reads them back from the variant, so
 #: ``bench --define NAME=...`` tunes them): UNITS int4 a lane loads before it stores, at
 #: most BPS blocks an SM in the grid (the kernel's ``__launch_bounds__`` keeps that many
-#: resident).
-DEFINES = (("UNITS", "4"), ("BPS", "4"))
+#: resident), WARP_STEPS 0: that one wave of warps looping over chunks (n > 0: blocks
+#: enough that no warp takes more than n chunks).
+DEFINES = (("UNITS", "4"), ("BPS", "4"), ("WARP_STEPS", "0"))
 
 
 

@@ -42,13 +42,18 @@ def reduce_grid(n: int, block: int, defines: Sequence[tuple[str, str]]
     return grid_stride(n, block, REDUCE_BLOCKS, units)
 
 
-def one_wave(n: int, block: int, sm_count: int, units: int, blocks_per_sm: int
-             ) -> tuple[int, int, int]:
+def one_wave(n: int, block: int, sm_count: int, units: int, blocks_per_sm: int,
+             warp_steps: int = 0) -> tuple[int, int, int]:
     """The grid of a streaming kernel over ``n`` values (common/units.cuh's): warps take
     chunks of 32 ``units`` units of 4 values (one value a thread where ``n % 4 != 0``), at
-    most ``blocks_per_sm`` blocks an SM, so one wave at most, looping over the rest."""
+    most ``blocks_per_sm`` blocks an SM, so one wave at most, looping over the rest.
+    ``warp_steps`` > 0: enough blocks that no warp takes more than that many chunks
+    (several waves, blocks retiring and refilling)."""
     per_block = block * units * 4 if n % 4 == 0 else block
-    return (min(-(-n // per_block), sm_count * blocks_per_sm), 1, 1)
+    steps = -(-n // per_block)  # a block's chunks of a warp each
+    if warp_steps > 0:
+        return (-(-steps // warp_steps), 1, 1)
+    return (min(steps, sm_count * blocks_per_sm), 1, 1)
 
 
 @dataclass(frozen=True)

@@ -124,3 +124,19 @@ def test_weight_quant_fused_warp_steps_covers_every_group_in_that_many_steps(
     stride = grid[0] * per_block
     assert -(-groups // stride) <= steps  # a warp's turns of the loop
     assert (grid[0] - 1) * per_block < groups
+
+
+@pytest.mark.parametrize("name", PLANES)
+@pytest.mark.parametrize(("batch", "in_f"), [(16384, 3584), (1024, 3584), (7, 5)])
+@pytest.mark.parametrize("steps", [1, 2])
+def test_plane_stages_warp_steps_cover_every_chunk(reg, name: str, batch: int, in_f: int,
+                                                   steps: int) -> None:  # type: ignore[no-untyped-def]
+    """WARP_STEPS n: the grid-strided chunks (common/units.cuh) over the grid the plugin
+    launches reach every value, each warp taking at most n chunks, no block without one."""
+    st = reg.get(name)
+    v = st.variants[0].tuned({"WARP_STEPS": str(steps)})
+    ((_, grid, _, _, _),) = launches(st, v, batch=batch, in_f=in_f)
+    n = batch * in_f
+    per_block = st.block * int(dict(v.defines)["UNITS"]) * 4 if n % 4 == 0 else st.block
+    assert -(-n // (grid[0] * per_block)) <= steps
+    assert (grid[0] - 1) * per_block < n

@@ -209,3 +209,14 @@ def test_the_general_workspace_holds_every_tile_it_admits() -> None:
                 assert p["ws"] <= ws and p["counters"] <= counters, (m, n, bm, bn)
     assert "256 x 64 tile" in (geometry.GeneralTile(256, 64).unfit() or "")
     assert "64 x 16 tile" in (geometry.GeneralTile(64, 16).unfit() or "")
+
+
+def test_one_wave_past_one_wave_by_warp_steps() -> None:
+    """one_wave with warp_steps n: blocks enough that no warp takes more than n chunks (of
+    32 units of 4 values a lane), past one wave; 0 is the one wave."""
+    n = 16384 * 3584
+    chunks = n // (256 * 2 * 4)  # a block of 256 lanes, 2 units of 4 values each
+    assert geometry.one_wave(n, 256, 132, 2, 4, 1) == (chunks, 1, 1)
+    assert geometry.one_wave(n, 256, 132, 2, 4, 3) == (-(-chunks // 3), 1, 1)
+    assert geometry.one_wave(n, 256, 132, 2, 4, 0) == (132 * 4, 1, 1)
+    assert geometry.one_wave(7, 256, 132, 2, 4, 1) == (1, 1, 1)  # n % 4: a value a lane
