@@ -13,10 +13,11 @@ from harness.spikes import planes as plane_stages
 
 #: The kernel's launch parameters (``enqueue`` reads them back from the variant, so
 #: ``bench --define NAME=...`` tunes them): UNITS units of 4 values a lane loads (every
-#: plane's word of each) before it sums, at most BPS blocks an SM in the grid (the kernel's
-#: ``__launch_bounds__`` keeps that many resident), WARP_STEPS 0: that one wave of warps
-#: looping over chunks (n > 0: blocks enough that no warp takes more than n chunks).
-DEFINES = (("UNITS", "2"), ("BPS", "4"), ("WARP_STEPS", "0"))
+#: plane's word of each) before it sums, BPS blocks an SM resident (the kernel's
+#: ``__launch_bounds__``), WARP_STEPS 1: blocks enough that each warp takes one chunk and
+#: exits, blocks retiring and refilling (0: one wave of at most BPS blocks an SM, warps
+#: looping over chunks). The A/B that chose WARP_STEPS: kernels/NOTES.md.
+DEFINES = (("UNITS", "2"), ("BPS", "4"), ("WARP_STEPS", "1"))
 
 
 

@@ -72,8 +72,8 @@ def test_weight_kernel_and_its_grid(reg, name: str, out_f: int, in_f: int, g: in
 
 @pytest.mark.parametrize("name", PLANES)
 @pytest.mark.parametrize(("batch", "in_f"), [(16384, 3584), (1, 3584), (7, 5), (5, 100)])
-def test_plane_stages_launch_one_wave(reg, name: str, batch: int,
-                                      in_f: int) -> None:  # type: ignore[no-untyped-def]
+def test_plane_stages_grid(reg, name: str, batch: int,
+                            in_f: int) -> None:  # type: ignore[no-untyped-def]
     st = reg.get(name)
     for v in st.variants:
         d = dict(v.defines)
@@ -81,9 +81,13 @@ def test_plane_stages_launch_one_wave(reg, name: str, batch: int,
         n = batch * in_f
         per_block = st.block * int(d["UNITS"]) * 4 if n % 4 == 0 else st.block
         assert kernel == name and block == (st.block, 1, 1)
-        assert grid[0] == min(-(-n // per_block), 132 * int(d["BPS"]))
-    # A GPU with more SMs gets a larger wave, up to the work there is.
-    v = st.variants[0]
+        steps, chunks = int(d["WARP_STEPS"]), -(-n // per_block)
+        if steps > 0:  # blocks enough for that many chunks a warp, past one wave
+            assert grid[0] == -(-chunks // steps)
+        else:
+            assert grid[0] == min(chunks, 132 * int(d["BPS"]))
+    # With WARP_STEPS 0, a GPU with more SMs gets a larger wave, up to the work there is.
+    v = st.variants[0].tuned({"WARP_STEPS": "0"})
     assert launches(st, v, 264, batch=16384, in_f=3584)[0][1][0] == 264 * int(
         dict(v.defines)["BPS"])
 
