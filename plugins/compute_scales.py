@@ -26,8 +26,9 @@ def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant) -> dict[str, 
 #: groups a warp's step), BPS blocks an SM resident (the kernel's ``__launch_bounds__``),
 #: WARP_STEPS 1: blocks enough that each warp takes one step and exits (0: one persistent
 #: wave of at most BPS blocks an SM, warps looping over steps), PREFETCH 1: a warp with
-#: steps left loads its next before it reduces this one. The A/B that chose them:
-#: kernels/NOTES.md.
+#: steps left loads its next before it reduces this one (at WARP_STEPS 1 none has: it
+#: changes nothing but the registers, 64; the A/B's rule chose the build with it, 0.2 %
+#: from the one without, within the noise). The A/B: kernels/NOTES.md.
 DEFINES = (("LANES", "8"), ("BPS", "8"), ("PREFETCH", "1"), ("WARP_STEPS", "1"))
 
 
@@ -38,7 +39,7 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
     o, f, g = int(p["out_f"]), int(p["in_f"]), int(p["group_size"])
     groups, d, path = o * spec.n_groups(f, g), dict(v.defines), geometry.group_path(f, g)
     grid = geometry.group_wave(groups, path, launch.block, launch.sm_count, int(d["LANES"]),
-                               int(d["BPS"]), int(d.get("WARP_STEPS", 0)))
+                               int(d["BPS"]), int(d["WARP_STEPS"]))
     launch(f"scales_{path}", grid, (launch.block, 1, 1), bufs["w"], np.int32(f), np.int32(g),
            np.int64(groups), bufs["scale"])
 
@@ -79,9 +80,10 @@ STAGE = Stage(
         {"out_f": 33, "in_f": 520, "group_size": 256},  # scales_vec4, a short last group
         {"out_f": 40, "in_f": 1000, "group_size": 100},  # scales_vec1, G < 128: lanes left idle
         {"out_f": 301, "in_f": 3456},  # 8127 groups: a warp's last step cut short
-        # More groups than an H200's one wave of warps takes in a step (16896): warps loop,
-        # over rows of whole groups (the next step loaded before this one is used:
-        # PREFETCH) and over rows whose last group is short (a plain loop).
+        # More groups than an H200's one wave of warps takes in a step (16896): at the
+        # default (WARP_STEPS 1) a grid past one wave, a step a warp; with WARP_STEPS 0
+        # (a --define build, each bench point checked) the warps loop, over rows of whole
+        # groups (PREFETCH's rotation) and over rows whose last group is short (a plain loop).
         {"out_f": 1201, "in_f": 2048},
         {"out_f": 2500, "in_f": 1000},
     ),

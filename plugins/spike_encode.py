@@ -64,7 +64,9 @@ STAGE = Stage(
     cases=(
         *plane_stages.CASES,
         {"batch": 5, "in_f": 100},  # 125 units: a warp's chunk cut short
-        # More units than an H200's one wave of warps takes in a chunk: warps loop.
+        # More units than an H200's one wave of warps takes in a chunk: at the default
+        # (WARP_STEPS 1) a grid past one wave, a chunk a warp; with WARP_STEPS 0 (a --define
+        # build, each bench point checked) the warps loop.
         {"batch": 700, "in_f": 3584},
         {"batch": 3, "in_f": 3588, "planes": 8},  # the most planes of the byte path
     ),

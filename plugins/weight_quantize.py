@@ -44,7 +44,7 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
         return
     groups, d = o * spec.n_groups(f, g), dict(v.defines)
     grid = geometry.group_wave(groups, path, launch.block, launch.sm_count, int(d["LANES"]),
-                               int(d["BPS"]), int(d.get("WARP_STEPS", 0)))
+                               int(d["BPS"]), int(d["WARP_STEPS"]))
     launch(f"wquant_{path}", grid, (launch.block, 1, 1), bufs["w"], bufs["scale"],
            np.int32(f), np.int32(g), np.int64(groups), bufs["w_q"])
 
@@ -84,9 +84,10 @@ STAGE = Stage(
         {"out_f": 33, "in_f": 520, "group_size": 256},  # wquant_vec4, a short last group
         {"out_f": 40, "in_f": 1000, "group_size": 100},  # wquant_vec1, G < 128: lanes left idle
         {"out_f": 301, "in_f": 3456},  # 8127 groups: a warp's last step cut short
-        # More groups than an H200's one wave of warps takes in a step (16896): warps loop,
-        # over rows of whole groups (the next step loaded before this one is used:
-        # PREFETCH) and over rows whose last group is short (a plain loop).
+        # More groups than an H200's one wave of warps takes in a step (16896): at the
+        # default (WARP_STEPS 1) a grid past one wave, a step a warp; with WARP_STEPS 0
+        # (a --define build, each bench point checked) the warps loop, over rows of whole
+        # groups (PREFETCH's rotation) and over rows whose last group is short (a plain loop).
         {"out_f": 1201, "in_f": 2048},
         {"out_f": 2500, "in_f": 1000},
     ),
