@@ -25,6 +25,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness import paths
 from harness.contract.kernel import (
     KernelResources,
     check_arch,
@@ -35,7 +36,7 @@ from harness.contract.kernel import (
 from harness.contract.registry import Registry
 from harness.contract.stage import Stage, Variant
 from harness.errors import BadInput, CompileError, HarnessError
-from harness.results import ledger
+from harness.results import launch_drift, ledger
 from harness.results.readback import pipeline_files, read_checked, read_stage_rows
 
 
@@ -268,6 +269,15 @@ def ledger_report(reg: Registry, path: Path | None = None) -> LedgerReport:
     status = ledger.check(reg.select(None), ledger.read(path),
                           [reg.pipelines[n] for n in sorted(reg.pipelines)], reg.stages)
     return LedgerReport(status, len(reg.problems))
+
+
+def drift_report(reg: Registry, rep: LedgerReport, root: Path | None = None
+                 ) -> list[launch_drift.Drift]:
+    """The units the ledger finds validated at their current kernel source whose plugin code
+    has changed since that validation's commit, or cannot be compared with it
+    (``harness.results.launch_drift``; ``root``: the git checkout, default the project's)."""
+    units = [(s.stage, s.variant, s.record) for s in rep.statuses if s.ok and s.record]
+    return launch_drift.launch_drift(units, reg.sources, root or paths.project_root())
 
 
 @dataclass(frozen=True)

@@ -214,6 +214,11 @@ def ledger_cmd(
                        "earlier kernel source, and those it cannot judge (a stage it "
                        "does not have, a --define build). Repeat for more folders "
                        "(the kernels hashed once for all).")] = None,
+    drift: Annotated[bool, typer.Option("--drift", help="Also list the validated units whose "
+                                        "plugin code (not its docstrings or comments) has "
+                                        "changed since their validation's commit: the "
+                                        "kernel hash does not cover it. Reported, never "
+                                        "failed.")] = False,
 ) -> None:
     """Show, for every kernel variant at its current source, its GPU validation record."""
     reg = discover()
@@ -222,6 +227,9 @@ def ledger_cmd(
     for s in rep.statuses:
         out.print(("[green]ok[/]      " if s.ok else "[red]MISSING[/] ") + escape(s.describe()),
                   soft_wrap=True)
+    if drift:
+        for d in kernels.drift_report(reg, rep):
+            out.print(f"[yellow]{d.state:<8}[/]" + escape(d.describe()), soft_wrap=True)
     for folder, older, unjudged in folders:
         if len(folders) > 1 and (older or unjudged):
             out.print(f"rows of {escape(str(folder))}:", soft_wrap=True)

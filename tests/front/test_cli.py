@@ -146,6 +146,11 @@ def test_restrict_leaves_builds_out_and_names_them(tmp_path: Path) -> None:
 
 def test_ledger_check(tmp_path: Path) -> None:
     assert run("ledger", "--check").exit_code == 0
+    # --drift lists, never fails: every line it adds is a `changed` or `unknown` unit.
+    res = run("ledger", "--drift")
+    assert res.exit_code == 0, res.output
+    extra = [ln for ln in res.stdout.splitlines() if not ln.startswith(("ok ", "MISSING"))]
+    assert all(ln.startswith(("changed ", "unknown ")) for ln in extra), extra
     (tmp_path / "empty.csv").write_text("")
     res = run("ledger", "--check", "--path", str(tmp_path / "empty.csv"))
     # A check that found a fault is exit 1 (as a failed validation); bad input stays 2.
