@@ -273,11 +273,13 @@ def ledger_report(reg: Registry, path: Path | None = None) -> LedgerReport:
 
 def drift_report(reg: Registry, rep: LedgerReport, root: Path | None = None
                  ) -> list[launch_drift.Drift]:
-    """The units the ledger finds validated at their current kernel source whose plugin code
-    has changed since that validation's commit, or cannot be compared with it
-    (``harness.results.launch_drift``; ``root``: the git checkout, default the project's)."""
+    """The units the ledger finds validated at their current kernel source whose launch code
+    (the plugin, the domain modules it imports, a pipeline's steps' plugins) has changed since
+    that validation's commit, or cannot be compared with it (``harness.results.launch_drift``;
+    ``root``: the git checkout, default the project's)."""
     units = [(s.stage, s.variant, s.record) for s in rep.statuses if s.ok and s.record]
-    return launch_drift.launch_drift(units, reg.sources, root or paths.project_root())
+    steps = {name: list(p.steps) for name, p in reg.pipelines.items()}
+    return launch_drift.launch_drift(units, reg.sources, root or paths.project_root(), steps)
 
 
 @dataclass(frozen=True)

@@ -215,10 +215,10 @@ def ledger_cmd(
                        "does not have, a --define build). Repeat for more folders "
                        "(the kernels hashed once for all).")] = None,
     drift: Annotated[bool, typer.Option("--drift", help="Also list the validated units whose "
-                                        "plugin code (not its docstrings or comments) has "
-                                        "changed since their validation's commit: the "
-                                        "kernel hash does not cover it. Reported, never "
-                                        "failed.")] = False,
+                                        "launch code (the plugin and the domain modules it "
+                                        "imports; not docstrings or comments) has changed "
+                                        "since their validation's commit: the kernel hash "
+                                        "does not cover it. Reported, never failed.")] = False,
 ) -> None:
     """Show, for every kernel variant at its current source, its GPU validation record."""
     reg = discover()

@@ -146,11 +146,23 @@ def test_restrict_leaves_builds_out_and_names_them(tmp_path: Path) -> None:
 
 def test_ledger_check(tmp_path: Path) -> None:
     assert run("ledger", "--check").exit_code == 0
-    # --drift lists, never fails: every line it adds is a `changed` or `unknown` unit.
+    # --drift lists, never fails: every line it adds is a `changed` or `unknown` unit. A
+    # ledger whose rows name no commit makes every validated unit one it cannot compare.
     res = run("ledger", "--drift")
     assert res.exit_code == 0, res.output
     extra = [ln for ln in res.stdout.splitlines() if not ln.startswith(("ok ", "MISSING"))]
     assert all(ln.startswith(("changed ", "unknown ")) for ln in extra), extra
+    real = (paths.project_root() / "statistics" / "validation_ledger.csv").read_text()
+    lines = real.splitlines()
+    assert lines[0].endswith(",git_sha")
+    (tmp_path / "nosha.csv").write_text("\n".join(
+        [lines[0], *(ln.rsplit(",", 1)[0] + "," for ln in lines[1:])]) + "\n")
+    res = run("ledger", "--check", "--drift", "--path", str(tmp_path / "nosha.csv"))
+    assert res.exit_code == 0, res.output
+    oks = [ln for ln in res.stdout.splitlines() if ln.startswith("ok ")]
+    unknown = [ln for ln in res.stdout.splitlines() if ln.startswith("unknown ")]
+    assert oks and len(unknown) == len(oks), res.stdout
+    assert all("its validation names no commit" in ln for ln in unknown)
     (tmp_path / "empty.csv").write_text("")
     res = run("ledger", "--check", "--path", str(tmp_path / "empty.csv"))
     # A check that found a fault is exit 1 (as a failed validation); bad input stays 2.
