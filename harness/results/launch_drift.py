@@ -65,28 +65,92 @@ def _imported(source: bytes, follow: Sequence[str]) -> set[str]:
     return out
 
 
+class _Sources:
+    """The files a report compares, each read and parsed once for all its units: the working
+    tree's, and each commit's as git gives it."""
+
+    def __init__(self, root: Path, follow: Sequence[str]) -> None:
+        self.root, self.follow = root, follow
+        self._now: dict[str, bytes | OSError] = {}
+        self._normal: dict[str, str | None] = {}
+        self._then: dict[tuple[str, str], str | OSError | None] = {}
+        self._commits: dict[str, bool] = {}
+
+    def rel(self, f: Path) -> str:
+        """``f`` relative to the checkout; '' where it lies outside or cannot be resolved."""
+        try:
+            return f.resolve().relative_to(self.root).as_posix()
+        except (OSError, ValueError):
+            return ""
+
+    def now(self, rel: str) -> bytes | OSError:
+        """The file as the working tree holds it, or why it cannot be read."""
+        if rel not in self._now:
+            try:
+                self._now[rel] = (self.root / rel).read_bytes()
+            except OSError as e:
+                self._now[rel] = e
+        return self._now[rel]
+
+    def normal_now(self, rel: str) -> str | None:
+        """The working tree's file, normalized (read first: ``now``)."""
+        if rel not in self._normal:
+            data = self.now(rel)
+            self._normal[rel] = None if isinstance(data, OSError) else normalized(data)
+        return self._normal[rel]
+
+    def files(self, plugins: Sequence[Path]) -> list[str]:
+        """The launch code's files: the plugins and the ``follow`` modules they import,
+        transitively (a name that is no module file, such as a class imported from a
+        package, is left out; a file that cannot be read stays, its imports unknown)."""
+        todo = [r for r in (self.rel(p) for p in plugins) if r]
+        seen: dict[str, None] = {}
+        while todo:
+            rel = todo.pop(0)
+            if rel in seen:
+                continue
+            seen[rel] = None
+            data = self.now(rel)
+            if isinstance(data, OSError):
+                continue
+            for name in sorted(_imported(data, self.follow)):
+                mod = name.replace(".", "/") + ".py"
+                if (self.root / mod).is_file():
+                    todo.append(mod)
+        return list(seen)
+
+    def then(self, sha: str, rel: str) -> str | OSError | None:
+        """The file at commit ``sha``, normalized; None where git has no such file (or it
+        does not parse); the OSError where git cannot be run."""
+        if (sha, rel) not in self._then:
+            got = self._git("show", f"{sha}:./{rel}")
+            self._then[(sha, rel)] = got if isinstance(got, OSError) else (
+                None if got is None else normalized(got))
+        return self._then[(sha, rel)]
+
+    def has_commit(self, sha: str) -> bool:
+        """Whether git knows commit ``sha``."""
+        if sha not in self._commits:
+            got = self._git("cat-file", "-e", f"{sha}^{{commit}}")
+            self._commits[sha] = isinstance(got, bytes)
+        return self._commits[sha]
+
+    def _git(self, *args: str) -> bytes | OSError | None:
+        try:
+            return subprocess.run(["git", "-C", str(self.root), *args], capture_output=True,
+                                  timeout=60, check=True).stdout
+        except subprocess.SubprocessError:
+            return None
+        except OSError as e:
+            return e
+
+
 def launch_files(plugins: Sequence[Path], root: Path,
                  follow: Sequence[str] = FOLLOW) -> list[str]:
     """The files of a unit's launch code, relative to ``root``: its plugin files and the
     modules of the ``follow`` packages they import, transitively (a name that is no module
     file there, such as a class imported from a package, is left out)."""
-    todo = list(plugins)
-    seen: dict[str, None] = {}
-    while todo:
-        f = todo.pop(0)
-        try:
-            rel = f.resolve().relative_to(root).as_posix()
-            data = f.read_bytes()
-        except (OSError, ValueError):
-            continue
-        if rel in seen:
-            continue
-        seen[rel] = None
-        for name in sorted(_imported(data, follow)):
-            mod = root / (name.replace(".", "/") + ".py")
-            if mod.is_file():
-                todo.append(mod)
-    return list(seen)
+    return _Sources(root.resolve(), follow).files(plugins)
 
 
 @dataclass(frozen=True)
@@ -109,16 +173,22 @@ class Drift:
         return f"{self.stage} [{self.variant}]: not compared ({self.why})"
 
 
-def _at_commit(root: Path, sha: str, rel: str) -> bytes | OSError | None:
-    """The file ``rel`` as commit ``sha`` holds it; None where git has no such commit or
-    file; the OSError where git cannot be run."""
-    try:
-        return subprocess.run(["git", "-C", str(root), "show", f"{sha}:./{rel}"],
-                              capture_output=True, timeout=60, check=True).stdout
-    except subprocess.SubprocessError:
-        return None
-    except OSError as e:
-        return e
+def _compare(src: _Sources, files: Sequence[str], sha: str) -> tuple[list[str], str]:
+    """The files that changed since commit ``sha``, and why they cannot be compared ('' where
+    they can)."""
+    changed = []
+    for rel in files:
+        then = src.then(sha, rel)
+        if isinstance(then, OSError):
+            return [], f"git cannot be run: {then.strerror or then}"
+        now = src.now(rel)
+        if isinstance(now, OSError):
+            return [], f"cannot read {rel}: {now.strerror or now}"
+        if then is None and not src.has_commit(sha):
+            return [], "git has no such commit"
+        if then != src.normal_now(rel):  # None: a file the launch code did not have then
+            changed.append(rel)
+    return changed, ""
 
 
 def launch_drift(units: Iterable[tuple[str, str, Mapping[str, str]]],
@@ -131,75 +201,25 @@ def launch_drift(units: Iterable[tuple[str, str, Mapping[str, str]]],
     checkout). Returns the units whose code changed and those that cannot be compared (no
     commit named, a run of a tree that was not its commit, a commit git does not have, no
     git, a plugin outside the checkout); the rest are left out."""
-    root = root.resolve()
-    cache: dict[tuple[str, str], bytes | OSError | None] = {}
+    src = _Sources(root.resolve(), follow)
     out = []
     for stage, variant, row in units:
-        names = [stage, *(steps or {}).get(stage, ())]
-        plugins = [Path(sources[n]) for n in names if sources.get(n)]
-        files = launch_files(plugins, root, follow)
         sha = (row.get("git_sha") or "").strip()
-
-        def unknown(why: str, stage: str = stage, variant: str = variant,
-                    sha: str = sha) -> Drift:
-            return Drift(stage, variant, sha, (), UNKNOWN, why)
-
         mine = sources.get(stage, "")
-        if not mine or not Path(mine).is_file() or not any(
-                f == _rel(Path(mine), root) for f in files):
-            out.append(unknown("its plugin is not a file of this checkout"))
-            continue
-        if not sha or sha.endswith("-dirty"):
-            out.append(unknown("its validation ran a tree that was not its commit" if sha
-                               else "its validation names no commit"))
-            continue
-        if not _SHA.fullmatch(sha):
-            out.append(unknown(f"{sha!r} is not a commit hash"))
-            continue
-        changed, why = [], ""
-        for rel in files:
-            if (sha, rel) not in cache:
-                cache[(sha, rel)] = _at_commit(root, sha, rel)
-            then = cache[(sha, rel)]
-            if isinstance(then, OSError):
-                why = f"git cannot be run: {then.strerror or then}"
-                break
-            if then is None:
-                if git_has(root, sha, cache):
-                    changed.append(rel)  # a file the launch code did not have then
-                    continue
-                why = "git has no such commit"
-                break
-            try:
-                now = (root / rel).read_bytes()
-            except OSError as e:
-                why = f"cannot read {rel}: {e.strerror or e}"
-                break
-            if normalized(then) != normalized(now):
-                changed.append(rel)
+        plugins = [Path(sources[n]) for n in [stage, *(steps or {}).get(stage, ())]
+                   if sources.get(n)]
+        files = src.files(plugins)
+        if not mine or not Path(mine).is_file() or src.rel(Path(mine)) not in files:
+            why = "its plugin is not a file of this checkout"
+        elif not sha or sha.endswith("-dirty"):
+            why = ("its validation ran a tree that was not its commit" if sha
+                   else "its validation names no commit")
+        elif not _SHA.fullmatch(sha):
+            why = f"{sha!r} is not a commit hash"
+        else:
+            changed, why = _compare(src, files, sha)
+            if changed:
+                out.append(Drift(stage, variant, sha, tuple(changed), CHANGED))
         if why:
-            out.append(unknown(why))
-        elif changed:
-            out.append(Drift(stage, variant, sha, tuple(changed), CHANGED))
+            out.append(Drift(stage, variant, sha, (), UNKNOWN, why))
     return out
-
-
-def _rel(p: Path, root: Path) -> str:
-    try:
-        return p.resolve().relative_to(root).as_posix()
-    except (OSError, ValueError):
-        return ""
-
-
-def git_has(root: Path, sha: str, cache: dict[tuple[str, str], bytes | OSError | None]
-            ) -> bool:
-    """Whether git knows commit ``sha`` (asked once a commit, kept in ``cache``)."""
-    key = (sha, "")
-    if key not in cache:
-        try:
-            subprocess.run(["git", "-C", str(root), "cat-file", "-e", f"{sha}^{{commit}}"],
-                           capture_output=True, timeout=60, check=True)
-            cache[key] = b""
-        except (OSError, subprocess.SubprocessError):
-            cache[key] = None
-    return cache[key] is not None

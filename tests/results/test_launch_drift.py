@@ -138,13 +138,11 @@ def test_what_cannot_be_compared_says_why(tmp_path: Path, monkeypatch) -> None: 
     for k in ("outside", "entry", "nothing"):
         assert "not a file of this checkout" in got[k]
     # A launch file that cannot be read now, and no git at all: each says so.
-    real, reads = Path.read_bytes, []
+    real = Path.read_bytes
 
     def unreadable(self: Path) -> bytes:
         if self.as_posix().endswith("dom/util.py"):
-            reads.append(self)
-            if len(reads) > 1:  # the first read finds its imports, the second compares it
-                raise PermissionError(13, "Permission denied")
+            raise PermissionError(13, "Permission denied")
         return real(self)
 
     monkeypatch.setattr(Path, "read_bytes", unreadable)
