@@ -42,6 +42,16 @@ def reduce_grid(n: int, block: int, defines: Sequence[tuple[str, str]]
     return grid_stride(n, block, REDUCE_BLOCKS, units)
 
 
+def _stepped(steps: int, sm_count: int, blocks_per_sm: int, warp_steps: int
+             ) -> tuple[int, int, int]:
+    """The grid of a warp-strided loop whose blocks have ``steps`` steps of a warp each to
+    take: ``warp_steps`` > 0, enough blocks that no warp takes more than that many; else one
+    wave at most (``blocks_per_sm`` blocks an SM), the warps looping over the rest."""
+    if warp_steps > 0:
+        return (-(-steps // warp_steps), 1, 1)
+    return (min(steps, sm_count * blocks_per_sm), 1, 1)
+
+
 def one_wave(n: int, block: int, sm_count: int, units: int, blocks_per_sm: int,
              warp_steps: int = 0) -> tuple[int, int, int]:
     """The grid of a streaming kernel over ``n`` values (common/units.cuh's): warps take
@@ -50,10 +60,7 @@ def one_wave(n: int, block: int, sm_count: int, units: int, blocks_per_sm: int,
     ``warp_steps`` > 0: enough blocks that no warp takes more than that many chunks
     (several waves, blocks retiring and refilling)."""
     per_block = block * units * 4 if n % 4 == 0 else block
-    steps = -(-n // per_block)  # a block's chunks of a warp each
-    if warp_steps > 0:
-        return (-(-steps // warp_steps), 1, 1)
-    return (min(steps, sm_count * blocks_per_sm), 1, 1)
+    return _stepped(-(-n // per_block), sm_count, blocks_per_sm, warp_steps)
 
 
 @dataclass(frozen=True)
@@ -173,7 +180,5 @@ def group_wave(groups: int, path: str, block: int, sm_count: int, lanes: int,
     so one wave at most, looping over the rest. ``warp_steps`` > 0: enough blocks that no
     warp takes more than that many steps (several waves, blocks retiring and refilling)."""
     per_warp = 32 // lanes if path == "vec1" else 1
-    steps = -(-groups // (block // 32 * per_warp))  # a block's steps of a warp each
-    if warp_steps > 0:
-        return (-(-steps // warp_steps), 1, 1)
-    return (min(steps, sm_count * blocks_per_sm), 1, 1)
+    return _stepped(-(-groups // (block // 32 * per_warp)), sm_count, blocks_per_sm,
+                    warp_steps)
