@@ -669,15 +669,10 @@ def test_stamp_that_cannot_be_written_is_one_line(tmp_path: Path,
                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     import shutil
 
-    from harness import paths
-    from tests.gitrepo import commit_all
+    from tests.gitrepo import one_kernel_project
 
     if shutil.which("git") is None:
         pytest.skip("no git here")
-    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
-    (tmp_path / "kernels").mkdir()
-    (tmp_path / "kernels" / "k.cu").write_text("k\n")
-    commit_all(tmp_path)
-    monkeypatch.setattr(paths, "project_root", lambda: tmp_path)
+    one_kernel_project(tmp_path, monkeypatch)
     only_line(runner.invoke(app, ["stamp", "--out", str(tmp_path / "no" / "f")]),
               "cannot write")

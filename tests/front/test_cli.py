@@ -444,13 +444,9 @@ def test_stamp_writes_the_commit_and_its_digest_and_names_what_differs(
     if shutil.which("git") is None:
         pytest.skip("no git here")
     from harness.results import sent_tree
-    from tests.gitrepo import commit_all
+    from tests.gitrepo import one_kernel_project
 
-    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
-    (tmp_path / "kernels").mkdir()
-    (tmp_path / "kernels" / "k.cu").write_text("k\n")
-    commit_all(tmp_path)
-    monkeypatch.setattr(paths, "project_root", lambda: tmp_path)
+    one_kernel_project(tmp_path, monkeypatch)
     f = tmp_path / "sent"
     res = runner.invoke(app, ["stamp", "--out", str(f)])
     assert res.exit_code == 0, res.output
