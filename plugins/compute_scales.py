@@ -37,9 +37,8 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
     enough that no warp takes more than WARP_STEPS steps of groups (with 0, one grid of at
     most the blocks that fit at once, warps looping over the steps)."""
     o, f, g = int(p["out_f"]), int(p["in_f"]), int(p["group_size"])
-    groups, d, path = o * spec.n_groups(f, g), dict(v.defines), geometry.group_path(f, g)
-    grid = geometry.group_wave(groups, path, launch.block, launch.sm_count, int(d["LANES"]),
-                               int(d["BPS"]), int(d["WARP_STEPS"]))
+    groups, path = o * spec.n_groups(f, g), geometry.group_path(f, g)
+    grid = geometry.group_grid(launch, groups, path, v)
     launch(f"scales_{path}", grid, (launch.block, 1, 1), bufs["w"], np.int32(f), np.int32(g),
            np.int64(groups), bufs["scale"])
 

@@ -42,9 +42,8 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
         launch("wquant_any", (o, 1, 1), (launch.block, 1, 1), bufs["w"], bufs["scale"],
                np.int32(o), np.int32(f), np.int32(g), bufs["w_q"])
         return
-    groups, d = o * spec.n_groups(f, g), dict(v.defines)
-    grid = geometry.group_wave(groups, path, launch.block, launch.sm_count, int(d["LANES"]),
-                               int(d["BPS"]), int(d["WARP_STEPS"]))
+    groups = o * spec.n_groups(f, g)
+    grid = geometry.group_grid(launch, groups, path, v)
     launch(f"wquant_{path}", grid, (launch.block, 1, 1), bufs["w"], bufs["scale"],
            np.int32(f), np.int32(g), np.int64(groups), bufs["w_q"])
 

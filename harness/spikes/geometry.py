@@ -7,7 +7,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from harness.api import BadInput
+from harness.api import BadInput, Launcher, Variant
 
 #: Enough blocks to fill any current GPU many times over; grid-stride loops do the rest.
 MAX_BLOCKS = 8192
@@ -182,3 +182,11 @@ def group_wave(groups: int, path: str, block: int, sm_count: int, lanes: int,
     per_warp = 32 // lanes if path == "vec1" else 1
     return _stepped(-(-groups // (block // 32 * per_warp)), sm_count, blocks_per_sm,
                     warp_steps)
+
+
+def group_grid(launch: Launcher, groups: int, path: str, v: Variant) -> tuple[int, int, int]:
+    """The grid of a weight stage's kernel on ``path`` over the list of ``groups``, by the
+    variant's LANES, BPS and WARP_STEPS (``group_wave``) on the launcher's block and SMs."""
+    d = dict(v.defines)
+    return group_wave(groups, path, launch.block, launch.sm_count, int(d["LANES"]),
+                      int(d["BPS"]), int(d["WARP_STEPS"]))
