@@ -1,15 +1,19 @@
 // Weight path step A, compute_scales: scale[o, g] = max_{f in group g} |w[o, f]| / 127,
 // groups [g*G, min((g+1)*G, F)) (a shorter last group is allowed), one IEEE division a group.
 // The work is the list of O * ceil(F / G) groups (common/wgroups.cuh): a team of lanes
-// loads a group with 16-byte loads, all of them issued before the max, and the warp's next
-// step is loaded before this one is reduced (PREFETCH), so each warp keeps 2 KB in flight
-// while it has one.
+// loads a group with 16-byte loads, all of them issued before the max: a warp's step of 4
+// groups is 2 KB in flight.
 //   scales_vec1: F % 4 == 0, G % 4 == 0, G <= 128: LANES lanes a group.
 //   scales_vec4: F % 4 == 0, G % 4 == 0, G <= 512: a warp a group, 4 float4 a lane.
 //   scales_any:  any F and G: a warp a group, lanes striding over it with scalar loads.
 // The grid (the plugin's, from WARP_STEPS): blocks enough that each warp takes one step and
-// exits, the next blocks taking the SMs as blocks retire, BPS an SM at once; measured 1.5-2.7 %
-// faster than one persistent wave of warps looping over the steps (kernels/NOTES.md).
+// exits, the next blocks taking the SMs as blocks retire, BPS an SM at once, nothing loaded
+// ahead (PREFETCH 0: no warp has a next step); on an H100 2.7 % faster at 18944 x 3584 and
+// 1.5 % at 3584 x 3584 than one persistent wave of warps looping over the steps
+// (kernels/NOTES.md). No registers spilled (ptxas).
+#ifndef PREFETCH
+#define PREFETCH 0  // one step a warp: nothing to load ahead (wgroups.cuh's default is 1)
+#endif
 #include "wgroups.cuh"
 
 #ifndef LANES

@@ -12,9 +12,10 @@
 //            time from L1), the division per value.
 // The grid (the plugin's, from WARP_STEPS): blocks enough that each warp takes one step of
 // 4 groups (2 KB) and exits, the next blocks taking the SMs as blocks retire, BPS (12) of
-// them an SM at once (held by __launch_bounds__: 40 registers), nothing loaded ahead
-// (PREFETCH 0); measured 3-4 % faster than one persistent wave whose warps loop over steps
-// with the next step in flight (WARP_STEPS 0, PREFETCH 1, BPS 8: kernels/NOTES.md).
+// them an SM at once (held by __launch_bounds__: 40 registers; ptxas spills 4 bytes in
+// wq_vec1, 16 in wq_vec4), nothing loaded ahead (PREFETCH 0); on an H100 3.1-4.4 % faster
+// than one persistent wave whose warps loop over steps with the next step in flight
+// (WARP_STEPS 0, PREFETCH 1, BPS 8: kernels/NOTES.md).
 #ifndef PREFETCH
 #define PREFETCH 0  // one step a warp: nothing to load ahead (wgroups.cuh's default is 1)
 #endif

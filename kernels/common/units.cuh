@@ -6,7 +6,9 @@
 // plane is 128 contiguous bytes (a whole line; 512 for int4), every access of a lane to one
 // plane is its first address plus a constant (128 j bytes), and a lane issues all its U
 // loads before it uses any: U times the bytes in flight of one unit a thread.
-// The grid is at most the blocks that fit at once (BPS an SM, held by __launch_bounds__).
+// BPS blocks an SM fit at once (held by __launch_bounds__). The grid is the plugin's, from
+// WARP_STEPS: blocks enough that no warp takes more than WARP_STEPS chunks, blocks retiring
+// and the next taking their SM (0: one wave of the blocks that fit, warps striding).
 #pragma once
 
 #ifndef BLOCK

@@ -10,12 +10,15 @@
 // Vector paths need F % 4 == 0 and G % 4 == 0, so that every group starts 16-byte aligned.
 //
 // for_each_group hands a kernel every group in registers (for_each_group_scalar: any F and G,
-// a warp a group, scalar loads). for_each_step walks the list: warps stride over steps of 32 / L groups (launch a grid of
-// at most the blocks that fit at once: the loop does the rest). With -DPREFETCH=1 each warp
-// issues its next step's loads before it works on this step, so it always has loads in
-// flight (Little's law: ~4.3 TB/s x ~1 us is ~32 KB in flight an SM); with -DPREFETCH=2 the
-// step two ahead, so a warp never has fewer than two steps in flight (three items' registers:
-// fewer blocks an SM, BPS 6 at 64 float registers of items).
+// a warp a group, scalar loads). for_each_step walks the list: warps stride over steps of
+// 32 / L groups, over any grid (the plugins' grids, from WARP_STEPS: blocks enough that each
+// warp takes WARP_STEPS steps at most, or with 0 one wave of the blocks that fit, the loop
+// doing the rest). Where a warp has more than one step, -DPREFETCH=1 issues its next step's
+// loads before it works on this step, so it always has loads in flight (Little's law: ~4.3
+// TB/s x ~1 us is ~32 KB in flight an SM); -DPREFETCH=2 the step two ahead, so it never has
+// fewer than two steps in flight (three items' registers: fewer blocks an SM, BPS 6 at 64
+// float registers of items). At one step a warp (WARP_STEPS 1, every kernel's default) no
+// rotation runs, and the kernels build PREFETCH 0.
 #pragma once
 #include "loads.cuh"  // load_once: -DEVICT_FIRST picks the cache hint
 
