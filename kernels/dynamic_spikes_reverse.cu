@@ -16,9 +16,6 @@
 // Blocks an SM holds: its threads (Hopper's 2048) over the block, at most 32 (its most
 // blocks). The bounds keep that many resident (at most 32 registers at BLOCK 256); the
 // plugin's one-wave test counts on it.
-#ifndef FLAT
-#define FLAT 0  // 1: where F % 4 == 0, blocks over the flat units of q, each unit's row by a division
-#endif
 #define SM_THREADS 2048
 #define SM_BLOCKS (SM_THREADS / BLOCK < 32 ? SM_THREADS / BLOCK : 32)
 
@@ -44,38 +41,10 @@ __device__ __forceinline__ void reverse_chunk(const In* __restrict__ in, Out* __
 }
 
 // Grid (B * chunks): block i takes chunk i % chunks of row i / chunks, where chunks =
-// ceil(n / (BLOCK * units)) and n is F / 4 (F % 4 == 0) or F; units <= UNITS. With FLAT and
-// F % 4 == 0 the grid is ceil(B F / 4 / (BLOCK * units)) instead, chunks unused.
+// ceil(n / (BLOCK * units)) and n is F / 4 (F % 4 == 0) or F; units <= UNITS.
 extern "C" __global__ void __launch_bounds__(BLOCK, SM_BLOCKS)
 dynamic_spikes_reverse(const int* __restrict__ q, const float* __restrict__ vth, int B, int F,
                        int chunks, int units, float* __restrict__ x_rec) {
-#if FLAT
-    // Every block whole: block i takes units i BLOCK units + tid + j BLOCK (j < units) of
-    // the flat B F / 4, each scaled by its own row's vth (one division a unit; the plugin
-    // launches this only where B F / 4 + BLOCK UNITS < 2^31, so the int indices hold).
-    if ((F & 3) == 0) {
-        const int per_row = F >> 2, n = B * per_row;
-        const int i0 = blockIdx.x * (BLOCK * units) + threadIdx.x;
-        const int4* __restrict__ in = reinterpret_cast<const int4*>(q);
-        float4* __restrict__ out = reinterpret_cast<float4*>(x_rec);
-        int4 v[UNITS];
-        float t[UNITS];
-#pragma unroll
-        for (int j = 0; j < UNITS; ++j) {
-            const int i = i0 + j * BLOCK;
-            if (j < units && i < n) {
-                v[j] = __ldg(in + i);
-                t[j] = __ldg(vth + i / per_row);
-            }
-        }
-#pragma unroll
-        for (int j = 0; j < UNITS; ++j) {
-            const int i = i0 + j * BLOCK;
-            if (j < units && i < n) out[i] = scale(v[j], t[j]);
-        }
-        return;
-    }
-#endif
     const int b = blockIdx.x / chunks, c = blockIdx.x - b * chunks;
     if (b >= B) return;
     const float t = __ldg(vth + b);

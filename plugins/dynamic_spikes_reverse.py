@@ -50,32 +50,14 @@ def launch_units(b: int, f: int, block: int, sm_count: int, most: int) -> int:
     return most if b * chunks(f, block, most) <= wave else min(PAST_WAVE_UNITS, most)
 
 
-def flat_blocks(b: int, f: int, block: int, units: int) -> int | None:
-    """The FLAT build's grid at ``b`` rows of ``f``: whole blocks of ``block x units``
-    16-byte units over the flat ``b f / 4``; None where it does not apply (``f % 4 != 0``,
-    or the flat index would pass the kernel's int)."""
-    n = b * f // 4
-    if f % 4 or n + block * units >= 2**31:
-        return None
-    return -(-n // (block * units))
-
-
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
-    """A block per chunk of a row (FLAT: whole blocks over the flat units), every load
-    issued before any store; the block's units by ``launch_units``."""
-    b, f, block = int(p["batch"]), int(p["in_f"]), launch.block
-    d = dict(v.defines)
-    most = int(d["UNITS"])
-    flat = flat_blocks(b, f, block, most) if d["FLAT"] == "1" else None
-    if flat is not None:
-        wave = launch.sm_count * min(32, SM_THREADS // block)
-        u = most if flat <= wave else min(PAST_WAVE_UNITS, most)
-        grid, c = flat_blocks(b, f, block, u), 0
-    else:
-        u = launch_units(b, f, block, launch.sm_count, most)
-        c = chunks(f, block, u)
-        grid = b * c
-    launch("dynamic_spikes_reverse", (grid, 1, 1), (block, 1, 1), bufs["q"],
+    """A block per chunk of a row, every load issued before any store; the chunk's units
+    by ``launch_units``."""
+    b, f = int(p["batch"]), int(p["in_f"])
+    u = launch_units(b, f, launch.block, launch.sm_count,
+                     int(dict(v.defines).get("UNITS", UNITS)))
+    c = chunks(f, launch.block, u)
+    launch("dynamic_spikes_reverse", (b * c, 1, 1), (launch.block, 1, 1), bufs["q"],
            bufs["vth"], np.int32(b), np.int32(f), np.int32(c), np.int32(u), bufs["x_rec"])
 
 
@@ -108,6 +90,5 @@ STAGE = Stage(
            {"batch": 1200, "in_f": 2052}, {"batch": 600, "in_f": 1030}),
     sanitize_shapes=({"batch": 1200, "in_f": 2052}, {"batch": 600, "in_f": 1030}),
     default_sweep=axes.BATCH_SWEEP,
-    variants=(Variant("default", (("UNITS", str(UNITS)), ("FLAT", "0")),
-                      "x_rec from q' and vth"),),
+    variants=(Variant("default", (("UNITS", str(UNITS)),), "x_rec from q' and vth"),),
 )

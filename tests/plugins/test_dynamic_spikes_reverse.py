@@ -90,37 +90,3 @@ def test_cases_take_both_unit_counts(reg, sm_count: int) -> None:  # type: ignor
         seen.add((u, c > 1, f % 4 == 0))
     assert {(u, True, aligned) for u in (dsr.UNITS, dsr.PAST_WAVE_UNITS)
             for aligned in (True, False)} <= seen
-
-
-def flat_launch_at(st, batch: int, in_f: int, block: int = 256,  # type: ignore[no-untyped-def]
-                   sm_count: int = 132):
-    """The one launch of a ``--define FLAT=1`` build at the point: (grid, args as ints)."""
-    v = st.variant("default").tuned({"FLAT": "1"})
-    launch = RecordingLauncher(block, sm_count)
-    st.enqueue(launch, collections.defaultdict(int), st.point(v, batch=batch, in_f=in_f), v)
-    (kernel, grid, threads, args, _), = launch.calls
-    assert kernel == "dynamic_spikes_reverse" and threads == (block, 1, 1)
-    return grid, [int(a) for a in args[2:6]]
-
-
-@pytest.mark.parametrize(("batch", "in_f", "units", "blocks"), [
-    (1, 3584, 4, 1),               # 896 units in one block of 1024
-    (1024, 3584, 4, 896),          # 917504 units: 896 whole blocks, one wave
-    (16384, 3584, 2, 28672),       # past the wave: 512 units a block, every block whole
-    (3, 4100, 4, 4),               # 3075 units: three whole blocks and a part
-])
-def test_the_flat_grid_covers_every_unit_once(reg, batch: int, in_f: int, units: int,
-                                              blocks: int) -> None:  # type: ignore[no-untyped-def]
-    grid, args = flat_launch_at(reg.get("dynamic_spikes_reverse"), batch, in_f)
-    n = batch * in_f // 4
-    assert grid == (blocks, 1, 1) and args == [batch, in_f, 0, units]
-    assert (blocks - 1) * 256 * units < n <= blocks * 256 * units
-
-
-def test_the_flat_build_keeps_the_row_grid_where_it_cannot_apply(reg) -> None:  # type: ignore[no-untyped-def]
-    """Rows not a multiple of 4 (single values), and a flat index past the kernel's int."""
-    st = reg.get("dynamic_spikes_reverse")
-    assert flat_launch_at(st, 600, 1030) == launch_at(st, 600, 1030)
-    assert dsr.flat_blocks(600, 1030, 256, 2) is None
-    assert dsr.flat_blocks(2**21, 4096, 256, 2) is None      # 2^31 units
-    assert dsr.flat_blocks(2**21 - 1, 4096, 256, 2) is not None
