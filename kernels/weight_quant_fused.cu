@@ -10,12 +10,14 @@
 //   wq_vec4: F % 4 == 0, G % 4 == 0, G <= 512: a warp a group, 4 float4 a lane.
 //   wq_any:  any F and G: a warp a group, scalar loads, the group read twice (the second
 //            time from L1), the division per value.
-// The grid (the plugin's, from WARP_STEPS): blocks enough that each warp takes one step of
-// 4 groups (2 KB) and exits, the next blocks taking the SMs as blocks retire, BPS (12) of
-// them an SM at once (held by __launch_bounds__: 40 registers; ptxas spills 4 bytes in
-// wq_vec1, 16 in wq_vec4), nothing loaded ahead (PREFETCH 0); on an H100 3.1-4.4 % faster
-// than one persistent wave whose warps loop over steps with the next step in flight
-// (WARP_STEPS 0, PREFETCH 1, BPS 8: kernels/NOTES.md).
+// The grid (the plugin's, from WARP_STEPS): blocks enough that each warp takes one step and
+// exits, the next blocks taking the SMs as blocks retire, nothing loaded ahead (PREFETCH 0);
+// on an H100 3.1-4.4 % faster than one persistent wave whose warps loop over steps with the
+// next step in flight (WARP_STEPS 0, PREFETCH 1, BPS 8: kernels/NOTES.md). wq_vec1's step is
+// two groups on 16 lanes each (8 values a lane, 1 KB), BPS (16) blocks an SM at once, the
+// 4:1 mix kernel's 64 warps (held by __launch_bounds__: 32 registers, no spills); on an H100
+// 2.5 % faster at 3584 x 3584 than 8 lanes a group at BPS 12. wq_vec4 keeps VEC4_BPS (12):
+// at 32 registers its 4 float4 a lane would spill 56 bytes (40 registers; ptxas spills 16).
 #ifndef PREFETCH
 #define PREFETCH 0  // one step a warp: nothing to load ahead (wgroups.cuh's default is 1)
 #endif
@@ -23,10 +25,13 @@
 #include "quantise_w.cuh"
 
 #ifndef LANES
-#define LANES 8  // lanes a group in wq_vec1: 16 values a lane, a warp's step 4 groups (2 KB)
+#define LANES 16  // lanes a group in wq_vec1: 8 values a lane, a warp's step 2 groups (1 KB)
 #endif
 #ifndef BPS
-#define BPS 12   // blocks an SM the registers must allow (40 registers at BLOCK 128)
+#define BPS 16   // wq_vec1's blocks an SM the registers must allow (32 registers at BLOCK 128)
+#endif
+#ifndef VEC4_BPS
+#define VEC4_BPS 12  // wq_vec4's (40 registers at BLOCK 128)
 #endif
 #ifndef WARP_STEPS
 #define WARP_STEPS 1  // the plugin's grid only: n > 0 blocks enough for n steps a warp; 0 one wave
@@ -71,7 +76,7 @@ wq_vec1(const float* __restrict__ w, int F, int G, long long groups, float* __re
     wq_vec<32 / LANES, LANES>(w, F, G, groups, scale, w_q);
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK, BPS)
+extern "C" __global__ void __launch_bounds__(BLOCK, VEC4_BPS)
 wq_vec4(const float* __restrict__ w, int F, int G, long long groups, float* __restrict__ scale,
         signed char* __restrict__ w_q) {
     wq_vec<4, 32>(w, F, G, groups, scale, w_q);

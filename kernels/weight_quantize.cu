@@ -8,10 +8,13 @@
 //   wquant_vec4: F % 4 == 0, G % 4 == 0, G <= 512: a warp a group, 4 float4 a lane.
 //   wquant_any:  any F and G: a block a row, scalar loads, the division per value.
 // The vector kernels' grid (the plugin's, from WARP_STEPS): blocks enough that each warp
-// takes one step and exits, the next blocks taking the SMs as blocks retire, BPS (12) of
-// them an SM at once (40 registers; ptxas spills 4 bytes in wquant_vec1, 8 in wquant_vec4),
-// nothing loaded ahead (PREFETCH 0); on an H100 2.9 % faster at 18944 x 3584 and 3.6 % at
-// 3584 x 3584 than one persistent wave with the next step in flight (kernels/NOTES.md).
+// takes one step and exits, the next blocks taking the SMs as blocks retire, nothing loaded
+// ahead (PREFETCH 0); on an H100 2.9 % faster at 18944 x 3584 and 3.6 % at 3584 x 3584 than
+// one persistent wave with the next step in flight (kernels/NOTES.md). wquant_vec1's step is
+// two groups on 16 lanes each (1 KB), BPS (16) blocks an SM at once (32 registers, no
+// spills); on an H100 2.2 % faster at 3584 x 3584 than 8 lanes a group at BPS 12.
+// wquant_vec4 keeps VEC4_BPS (12): at 32 registers it would spill 72 bytes (40 registers;
+// ptxas spills 8).
 #ifndef PREFETCH
 #define PREFETCH 0  // one step a warp: nothing to load ahead (wgroups.cuh's default is 1)
 #endif
@@ -19,10 +22,13 @@
 #include "quantise_w.cuh"
 
 #ifndef LANES
-#define LANES 8  // lanes a group in wquant_vec1: 16 values a lane, 4 groups a warp's step
+#define LANES 16  // lanes a group in wquant_vec1: 8 values a lane, 2 groups a warp's step
 #endif
 #ifndef BPS
-#define BPS 12   // blocks an SM the registers must allow (40 registers at BLOCK 128)
+#define BPS 16   // wquant_vec1's blocks an SM the registers must allow (32 registers at BLOCK 128)
+#endif
+#ifndef VEC4_BPS
+#define VEC4_BPS 12  // wquant_vec4's (40 registers at BLOCK 128)
 #endif
 #ifndef WARP_STEPS
 #define WARP_STEPS 1  // the plugin's grid only: n > 0 blocks enough for n steps a warp; 0 one wave
@@ -82,7 +88,7 @@ wquant_vec1(const float* __restrict__ w, const float* __restrict__ scale, int F,
     wquant_vec<32 / LANES, LANES>(w, scale, F, G, groups, w_q);
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK, BPS)
+extern "C" __global__ void __launch_bounds__(BLOCK, VEC4_BPS)
 wquant_vec4(const float* __restrict__ w, const float* __restrict__ scale, int F, int G,
             long long groups, signed char* __restrict__ w_q) {
     wquant_vec<4, 32>(w, scale, F, G, groups, w_q);

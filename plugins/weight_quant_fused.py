@@ -18,12 +18,14 @@ from harness.spikes import axes, cases, families, geometry, spec
 
 #: The kernel's launch parameters (``enqueue`` reads them back from the variant, so
 #: ``bench --define NAME=...`` tunes them): LANES lanes a group in wq_vec1 (32 / LANES
-#: groups a warp's step, 128 / LANES values a lane), BPS blocks an SM resident (the
-#: kernel's ``__launch_bounds__``), WARP_STEPS 1: blocks enough that each warp takes one
+#: groups a warp's step, 128 / LANES values a lane), BPS blocks an SM resident (wq_vec1's
+#: ``__launch_bounds__``; VEC4_BPS wq_vec4's, which spills at BPS 16's 32 registers),
+#: WARP_STEPS 1: blocks enough that each warp takes one
 #: step and exits, blocks retiring and refilling (0: one persistent wave of at most BPS
 #: blocks an SM, warps looping over steps), PREFETCH 0: nothing loaded ahead (1: a warp loads
 #: its next step before it quantises this one). The A/B that chose them: kernels/NOTES.md.
-DEFINES = (("LANES", "8"), ("BPS", "12"), ("PREFETCH", "0"), ("WARP_STEPS", "1"))
+DEFINES = (("LANES", "16"), ("BPS", "16"), ("VEC4_BPS", "12"), ("PREFETCH", "0"),
+           ("WARP_STEPS", "1"))
 
 
 def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:

@@ -66,9 +66,11 @@ def test_weight_kernel_and_its_grid(reg, name: str, out_f: int, in_f: int, g: in
         assert -(-groups // (warps * per_warp)) <= int(d["WARP_STEPS"])
         assert (grid[0] - 1) * (st.block // 32) * per_warp < groups
         return
-    assert grid[0] <= 132 * int(d["BPS"])
+    # vec4's bound is VEC4_BPS where the stage declares one (it spills at vec1's BPS).
+    bps = int(d["VEC4_BPS"] if kind == "vec4" and "VEC4_BPS" in d else d["BPS"])
+    assert grid[0] <= 132 * bps
     # Either every group has a warp in the first step, or the grid is the whole wave.
-    assert warps * per_warp >= groups or grid[0] == 132 * int(d["BPS"])
+    assert warps * per_warp >= groups or grid[0] == 132 * bps
     # No block is launched without a group for it.
     assert (grid[0] - 1) * (st.block // 32) * per_warp < groups
 
@@ -106,7 +108,10 @@ def test_weight_kernels_hold_three_steps_at_six_blocks_an_sm(reg, name: str) -> 
 
     st = reg.get(name)
     v = st.variants[0]
-    vec = [r for r in kernel.nvcc_report(st, v.tuned({"PREFETCH": "2", "BPS": "6"}))
+    six = {"PREFETCH": "2", "BPS": "6", "LANES": "8"}  # the build the A/B timed
+    if "VEC4_BPS" in dict(v.defines):
+        six["VEC4_BPS"] = "6"
+    vec = [r for r in kernel.nvcc_report(st, v.tuned(six))
            if r.function.startswith(f"{WEIGHT[name]}_vec")]
     assert len(vec) == 2, vec
     for r in vec:
@@ -153,9 +158,10 @@ def test_plane_stages_warp_steps_cover_every_chunk(reg, name: str, batch: int, i
 @pytest.mark.parametrize("name", WEIGHT)
 def test_weight_kernels_default_builds_spill_at_most_what_notes_records(reg, name: str) -> None:  # type: ignore[no-untyped-def]
     """The default builds' vector kernels within their __launch_bounds__: weight_quantize's and
-    weight_quant_fused's at BPS 12 (40 registers) spill a few words (kernels/NOTES.md records
-    up to 16 bytes a thread, in wq_vec4); compute_scales' at BPS 8 none. More would be a
-    build the A/B did not time."""
+    weight_quant_fused's vec4 at VEC4_BPS 12 (40 registers) spill a few words
+    (kernels/NOTES.md records up to 16 bytes a thread, in wq_vec4), their vec1 at BPS 16 (32
+    registers) none; compute_scales' at BPS 8 none. More would be a build the A/B did not
+    time."""
     from harness.contract import kernel
 
     st = reg.get(name)
@@ -164,5 +170,18 @@ def test_weight_kernels_default_builds_spill_at_most_what_notes_records(reg, nam
     assert len(vec) == 2, vec
     for r in vec:
         assert r.spill_stores <= 16 and r.spill_loads <= 16, r
-        if name == "compute_scales":
+        if name == "compute_scales" or r.function.endswith("_vec1"):
             assert r.spill_stores == 0 and r.spill_loads == 0, r
+
+
+@pytest.mark.parametrize("name", ["weight_quantize", "weight_quant_fused"])
+def test_the_persistent_wave_of_vec4_is_its_own_bound(reg, name: str) -> None:  # type: ignore[no-untyped-def]
+    """At WARP_STEPS 0 the wave is the blocks that fit: VEC4_BPS an SM on vec4 (whose
+    __launch_bounds__ it is), BPS on vec1, whichever is larger."""
+    st = reg.get(name)
+    for vec4_bps in ("12", "20"):
+        v = st.variants[0].tuned({"WARP_STEPS": "0", "VEC4_BPS": vec4_bps})
+        ((_, grid4, _, _, _),) = launches(st, v, out_f=18944, in_f=3584, group_size=256)
+        ((_, grid1, _, _, _),) = launches(st, v, out_f=18944, in_f=3584, group_size=128)
+        assert grid4 == (132 * int(vec4_bps), 1, 1)
+        assert grid1 == (132 * int(dict(v.defines)["BPS"]), 1, 1)
