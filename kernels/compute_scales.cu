@@ -7,10 +7,10 @@
 //   scales_vec4: F % 4 == 0, G % 4 == 0, G <= 512: a warp a group, 4 float4 a lane.
 //   scales_any:  any F and G: a warp a group, lanes striding over it with scalar loads.
 // The grid (the plugin's, from WARP_STEPS): blocks enough that each warp takes one step and
-// exits, the next blocks taking the SMs as blocks retire, BPS an SM at once, nothing loaded
-// ahead (PREFETCH 0: no warp has a next step); on an H100 2.7 % faster at 18944 x 3584 and
-// 1.5 % at 3584 x 3584 than one persistent wave of warps looping over the steps
-// (kernels/NOTES.md). No registers spilled (ptxas).
+// exits, the next blocks taking the SMs as blocks retire, BPS an SM at once (VEC4_BPS for
+// scales_vec4), nothing loaded ahead (PREFETCH 0: no warp has a next step); on an H100 this
+// build was 2.4 % faster at 18944 x 3584 and 1.2 % at 3584 x 3584 than one persistent wave
+// of warps looping over the steps (kernels/NOTES.md). No registers spilled (ptxas).
 #ifndef PREFETCH
 #define PREFETCH 0  // one step a warp: nothing to load ahead (wgroups.cuh's default is 1)
 #endif
@@ -20,7 +20,10 @@
 #define LANES 8  // lanes a group in scales_vec1: 16 values a lane, 4 groups a warp's step
 #endif
 #ifndef BPS
-#define BPS 8    // blocks an SM the registers must allow
+#define BPS 8    // scales_vec1's blocks an SM the registers must allow
+#endif
+#ifndef VEC4_BPS
+#define VEC4_BPS 8  // scales_vec4's
 #endif
 #ifndef WARP_STEPS
 #define WARP_STEPS 1  // the plugin's grid only: n > 0 blocks enough for n steps a warp; 0 one wave
@@ -48,7 +51,7 @@ scales_vec1(const float* __restrict__ w, int F, int G, long long groups,
     scales_vec<32 / LANES, LANES>(w, F, G, groups, scale);
 }
 
-extern "C" __global__ void __launch_bounds__(BLOCK, BPS)
+extern "C" __global__ void __launch_bounds__(BLOCK, VEC4_BPS)
 scales_vec4(const float* __restrict__ w, int F, int G, long long groups,
             float* __restrict__ scale) {
     scales_vec<4, 32>(w, F, G, groups, scale);

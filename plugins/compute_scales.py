@@ -23,13 +23,14 @@ def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant) -> dict[str, 
 
 #: The kernel's launch parameters (``enqueue`` reads them back from the variant, so
 #: ``bench --define NAME=...`` tunes them): LANES lanes a group in scales_vec1 (32 / LANES
-#: groups a warp's step), BPS blocks an SM resident (the kernel's ``__launch_bounds__``),
-#: WARP_STEPS 1: blocks enough that each warp takes one step and exits (0: one persistent
-#: wave of at most BPS blocks an SM, warps looping over steps), PREFETCH 0: nothing loaded
-#: ahead (1: a warp with steps left loads its next before it reduces this one; at
-#: WARP_STEPS 1 none has, so it changed nothing but the registers, 64 against 40, within
-#: the A/B's noise). The A/B: kernels/NOTES.md.
-DEFINES = (("LANES", "8"), ("BPS", "8"), ("PREFETCH", "0"), ("WARP_STEPS", "1"))
+#: groups a warp's step), BPS blocks an SM resident (scales_vec1's ``__launch_bounds__``;
+#: VEC4_BPS scales_vec4's), WARP_STEPS 1: blocks enough that each warp takes one step and
+#: exits (0: one persistent wave of the blocks that fit, warps looping over steps),
+#: PREFETCH 0: nothing loaded ahead (1: a warp with steps left loads its next before it
+#: reduces this one; at WARP_STEPS 1 none has, so it changed nothing but the registers, 64
+#: against 40, within the A/B's noise). The A/B: kernels/NOTES.md.
+DEFINES = (("LANES", "8"), ("BPS", "8"), ("VEC4_BPS", "8"), ("PREFETCH", "0"),
+           ("WARP_STEPS", "1"))
 
 
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:

@@ -20,9 +20,9 @@ from harness.spikes import axes, cases, families, geometry, spec
 #: ``bench --define NAME=...`` tunes them): LANES lanes a group in wq_vec1 (32 / LANES
 #: groups a warp's step, 128 / LANES values a lane), BPS blocks an SM resident (wq_vec1's
 #: ``__launch_bounds__``; VEC4_BPS wq_vec4's, which spills at BPS 16's 32 registers),
-#: WARP_STEPS 1: blocks enough that each warp takes one
-#: step and exits, blocks retiring and refilling (0: one persistent wave of at most BPS
-#: blocks an SM, warps looping over steps), PREFETCH 0: nothing loaded ahead (1: a warp loads
+#: WARP_STEPS 1: blocks enough that each warp takes one step and exits, blocks retiring and
+#: refilling (0: one persistent wave of the blocks that fit, warps looping over steps),
+#: PREFETCH 0: nothing loaded ahead (1: a warp loads
 #: its next step before it quantises this one). The A/B that chose them: kernels/NOTES.md.
 DEFINES = (("LANES", "16"), ("BPS", "16"), ("VEC4_BPS", "12"), ("PREFETCH", "0"),
            ("WARP_STEPS", "1"))
@@ -49,8 +49,8 @@ def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant) -> dict[str, 
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
     """The list of ``out_f * ceil(in_f / G)`` groups, a team of lanes a group: blocks
     enough that no warp takes more than WARP_STEPS steps (the default, 1: a step each); with
-    WARP_STEPS 0 one grid of at most the blocks that fit at once (BPS an SM), warps looping
-    over steps."""
+    WARP_STEPS 0 one grid of at most the blocks that fit at once (BPS an SM, VEC4_BPS on the
+    warp-a-group kernel), warps looping over steps."""
     o, f, g = int(p["out_f"]), int(p["in_f"]), int(p["group_size"])
     groups, path = o * spec.n_groups(f, g), geometry.group_path(f, g)
     grid = geometry.group_grid(launch, groups, path, v)

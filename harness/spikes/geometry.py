@@ -187,9 +187,9 @@ def group_wave(groups: int, path: str, block: int, sm_count: int, lanes: int,
 def group_grid(launch: Launcher, groups: int, path: str, v: Variant) -> tuple[int, int, int]:
     """The grid of a weight stage's kernel on ``path`` over the list of ``groups``, by the
     variant's LANES, WARP_STEPS and the path's blocks an SM (``group_wave``) on the
-    launcher's block and SMs. The blocks an SM are BPS, or VEC4_BPS on ``vec4`` where the
-    stage declares one (a stage that does not bounds both vector kernels by BPS)."""
+    launcher's block and SMs: VEC4_BPS on ``vec4``, BPS on the others (the kernels'
+    ``__launch_bounds__``)."""
     d = dict(v.defines)
-    bps = d["VEC4_BPS"] if path == "vec4" and "VEC4_BPS" in d else d["BPS"]
+    bps = d["VEC4_BPS"] if path == "vec4" else d["BPS"]
     return group_wave(groups, path, launch.block, launch.sm_count, int(d["LANES"]),
                       int(bps), int(d["WARP_STEPS"]))

@@ -1,8 +1,9 @@
 """The streaming stages' launches, on the CPU: the weight stages (compute_scales,
 weight_quantize, weight_quant_fused) and the plane stages (spike_encode, spike_decode) pick
 their kernel by shape; with WARP_STEPS n > 0 (their default, 1) they launch blocks enough
-that no warp takes more than n steps, with 0 at most one wave (BPS blocks an SM, the number
-the kernel's ``__launch_bounds__`` keeps resident), the kernels looping over the rest; either
+that no warp takes more than n steps, with 0 at most one wave (BPS blocks an SM, or
+VEC4_BPS for the warp-a-group kernels: the numbers their ``__launch_bounds__`` keep
+resident), the kernels looping over the rest; either
 way the grid reaches every group or unit. The launch parameters' defaults in the plugin and
 in the kernel source are the same numbers."""
 
@@ -66,8 +67,7 @@ def test_weight_kernel_and_its_grid(reg, name: str, out_f: int, in_f: int, g: in
         assert -(-groups // (warps * per_warp)) <= int(d["WARP_STEPS"])
         assert (grid[0] - 1) * (st.block // 32) * per_warp < groups
         return
-    # vec4's bound is VEC4_BPS where the stage declares one (it spills at vec1's BPS).
-    bps = int(d["VEC4_BPS"] if kind == "vec4" and "VEC4_BPS" in d else d["BPS"])
+    bps = int(d["VEC4_BPS"] if kind == "vec4" else d["BPS"])  # each kernel's bound
     assert grid[0] <= 132 * bps
     # Either every group has a warp in the first step, or the grid is the whole wave.
     assert warps * per_warp >= groups or grid[0] == 132 * bps
@@ -174,12 +174,12 @@ def test_weight_kernels_default_builds_spill_at_most_what_notes_records(reg, nam
             assert r.spill_stores == 0 and r.spill_loads == 0, r
 
 
-@pytest.mark.parametrize("name", ["weight_quantize", "weight_quant_fused"])
+@pytest.mark.parametrize("name", WEIGHT)
 def test_the_persistent_wave_of_vec4_is_its_own_bound(reg, name: str) -> None:  # type: ignore[no-untyped-def]
     """At WARP_STEPS 0 the wave is the blocks that fit: VEC4_BPS an SM on vec4 (whose
-    __launch_bounds__ it is), BPS on vec1, whichever is larger."""
+    __launch_bounds__ it is), BPS on vec1, each its own."""
     st = reg.get(name)
-    for vec4_bps in ("12", "20"):
+    for vec4_bps in ("6", "12"):
         v = st.variants[0].tuned({"WARP_STEPS": "0", "VEC4_BPS": vec4_bps})
         ((_, grid4, _, _, _),) = launches(st, v, out_f=18944, in_f=3584, group_size=256)
         ((_, grid1, _, _, _),) = launches(st, v, out_f=18944, in_f=3584, group_size=128)
