@@ -15,9 +15,8 @@ from harness.spikes import axes, cases, families, geometry, inputs, spec
 #: groups a warp's step), BPS blocks an SM resident (wquant_vec1's ``__launch_bounds__``;
 #: VEC4_BPS wquant_vec4's, which spills at BPS 16's 32 registers), WARP_STEPS 1: blocks
 #: enough that each warp takes one step and exits (0: one persistent wave of the blocks that
-#: fit, warps looping over steps), PREFETCH 0: nothing loaded
-#: ahead (1: a warp loads its next step before it quantises this one). The A/B that chose
-#: them: kernels/NOTES.md.
+#: fit, warps looping over steps), PREFETCH 0: nothing loaded ahead (1: a warp loads its
+#: next step before it quantises this one). The A/B that chose them: kernels/NOTES.md.
 DEFINES = (("LANES", "16"), ("BPS", "16"), ("VEC4_BPS", "12"), ("PREFETCH", "0"),
            ("WARP_STEPS", "1"))
 
