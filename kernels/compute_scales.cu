@@ -11,9 +11,6 @@
 // scales_vec4), nothing loaded ahead (PREFETCH 0: no warp has a next step); on an H100 this
 // build was 2.4 % faster at 18944 x 3584 and 1.2 % at 3584 x 3584 than one persistent wave
 // of warps looping over the steps (kernels/NOTES.md). No registers spilled (ptxas).
-#ifndef PREFETCH
-#define PREFETCH 0  // one step a warp: nothing to load ahead (wgroups.cuh's default is 1)
-#endif
 #include "wgroups.cuh"
 
 #ifndef LANES

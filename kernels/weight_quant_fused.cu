@@ -18,9 +18,6 @@
 // 4:1 mix kernel's 64 warps (held by __launch_bounds__: 32 registers, no spills); on an H100
 // 2.5 % faster at 3584 x 3584 than 8 lanes a group at BPS 12. wq_vec4 keeps VEC4_BPS (12):
 // at 32 registers its 4 float4 a lane would spill 56 bytes (40 registers; ptxas spills 16).
-#ifndef PREFETCH
-#define PREFETCH 0  // one step a warp: nothing to load ahead (wgroups.cuh's default is 1)
-#endif
 #include "wgroups.cuh"
 #include "quantise_w.cuh"
 

@@ -15,9 +15,6 @@
 // spills); on an H100 2.2 % faster at 3584 x 3584 than 8 lanes a group at BPS 12.
 // wquant_vec4 keeps VEC4_BPS (12): at 32 registers it would spill 72 bytes (40 registers;
 // ptxas spills 8).
-#ifndef PREFETCH
-#define PREFETCH 0  // one step a warp: nothing to load ahead (wgroups.cuh's default is 1)
-#endif
 #include "wgroups.cuh"
 #include "quantise_w.cuh"
 

@@ -52,13 +52,13 @@ def _stepped(steps: int, sm_count: int, blocks_per_sm: int, warp_steps: int
     return (min(steps, sm_count * blocks_per_sm), 1, 1)
 
 
-def one_wave(n: int, block: int, sm_count: int, units: int, blocks_per_sm: int,
+def chunk_grid(n: int, block: int, sm_count: int, units: int, blocks_per_sm: int,
              warp_steps: int = 0) -> tuple[int, int, int]:
     """The grid of a streaming kernel over ``n`` values (common/units.cuh's): warps take
-    chunks of 32 ``units`` units of 4 values (one value a thread where ``n % 4 != 0``), at
-    most ``blocks_per_sm`` blocks an SM, so one wave at most, looping over the rest.
-    ``warp_steps`` > 0: enough blocks that no warp takes more than that many chunks
-    (several waves, blocks retiring and refilling)."""
+    chunks of 32 ``units`` units of 4 values (one value a thread where ``n % 4 != 0``).
+    ``warp_steps`` > 0 (the stages' default): enough blocks that no warp takes more than
+    that many chunks (several waves, blocks retiring and refilling); 0: at most
+    ``blocks_per_sm`` blocks an SM, one wave at most, looping over the rest."""
     per_block = block * units * 4 if n % 4 == 0 else block
     return _stepped(-(-n // per_block), sm_count, blocks_per_sm, warp_steps)
 
@@ -173,12 +173,13 @@ def group_path(f: int, g: int) -> str:
     return "any"
 
 
-def group_wave(groups: int, path: str, block: int, sm_count: int, lanes: int,
+def group_step_grid(groups: int, path: str, block: int, sm_count: int, lanes: int,
                blocks_per_sm: int, warp_steps: int = 0) -> tuple[int, int, int]:
     """The grid of a vector path over the list of ``groups``: warps take steps of 32 /
-    ``lanes`` groups on ``vec1``, one on ``vec4``; at most ``blocks_per_sm`` blocks an SM,
-    so one wave at most, looping over the rest. ``warp_steps`` > 0: enough blocks that no
-    warp takes more than that many steps (several waves, blocks retiring and refilling)."""
+    ``lanes`` groups on ``vec1``, one on ``vec4``. ``warp_steps`` > 0 (the stages' default):
+    enough blocks that no warp takes more than that many steps (several waves, blocks
+    retiring and refilling); 0: at most ``blocks_per_sm`` blocks an SM, one wave at most,
+    looping over the rest."""
     per_warp = 32 // lanes if path == "vec1" else 1
     return _stepped(-(-groups // (block // 32 * per_warp)), sm_count, blocks_per_sm,
                     warp_steps)
@@ -186,10 +187,10 @@ def group_wave(groups: int, path: str, block: int, sm_count: int, lanes: int,
 
 def group_grid(launch: Launcher, groups: int, path: str, v: Variant) -> tuple[int, int, int]:
     """The grid of a weight stage's kernel on ``path`` over the list of ``groups``, by the
-    variant's LANES, WARP_STEPS and the path's blocks an SM (``group_wave``) on the
+    variant's LANES, WARP_STEPS and the path's blocks an SM (``group_step_grid``) on the
     launcher's block and SMs: VEC4_BPS on ``vec4``, BPS on the others (the kernels'
     ``__launch_bounds__``)."""
     d = dict(v.defines)
     bps = d["VEC4_BPS"] if path == "vec4" else d["BPS"]
-    return group_wave(groups, path, launch.block, launch.sm_count, int(d["LANES"]),
+    return group_step_grid(groups, path, launch.block, launch.sm_count, int(d["LANES"]),
                       int(bps), int(d["WARP_STEPS"]))

@@ -26,12 +26,12 @@ def axes(mode_help: str) -> tuple[Axis, ...]:
 
 def stream_grid(launch: Launcher, n: int, v: Variant) -> tuple[int, int, int]:
     """The grid of a plane stage's streaming kernel over ``n`` values, by the variant's
-    UNITS, BPS and WARP_STEPS (``geometry.one_wave``): with WARP_STEPS n > 0 (the stages'
+    UNITS, BPS and WARP_STEPS (``geometry.chunk_grid``): with WARP_STEPS n > 0 (the stages'
     default, 1) blocks enough that no warp takes more than n chunks; with 0 one wave at
     most, the warps looping over the rest."""
     d = dict(v.defines)
-    return geometry.one_wave(n, launch.block, launch.sm_count, int(d["UNITS"]), int(d["BPS"]),
-                             int(d["WARP_STEPS"]))
+    return geometry.chunk_grid(n, launch.block, launch.sm_count, int(d["UNITS"]),
+                               int(d["BPS"]), int(d["WARP_STEPS"]))
 
 
 def mode_variants(*defines: tuple[str, str]) -> tuple[Variant, ...]:

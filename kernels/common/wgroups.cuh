@@ -18,7 +18,7 @@
 // TB/s x ~1 us is ~32 KB in flight an SM); -DPREFETCH=2 the step two ahead, so it never has
 // fewer than two steps in flight (three items' registers: fewer blocks an SM, BPS 6 at 64
 // float registers of items). At one step a warp (WARP_STEPS 1, every kernel's default) no
-// rotation runs, and the kernels build PREFETCH 0.
+// rotation runs: the default is PREFETCH 0.
 #pragma once
 #include "loads.cuh"  // load_once: -DEVICT_FIRST picks the cache hint
 
@@ -26,7 +26,7 @@
 #define BLOCK 128
 #endif
 #ifndef PREFETCH
-#define PREFETCH 1
+#define PREFETCH 0
 #endif
 
 __device__ __forceinline__ float amax4(float4 v) {

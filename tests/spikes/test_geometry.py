@@ -42,13 +42,13 @@ def test_group_path_by_alignment_and_width() -> None:
     assert geometry.group_path(300, 7) == "any"      # groups not 16-byte aligned
 
 
-def test_group_wave_is_one_wave_at_most() -> None:
+def test_group_step_grid_at_warp_steps_0_is_one_wave_at_most() -> None:
     # 18944 x 28 groups, 4 a warp's step, 4 warps a block: far more than a wave of 8 an SM
-    assert geometry.group_wave(18944 * 28, "vec1", 128, 132, 8, 8) == (132 * 8, 1, 1)
+    assert geometry.group_step_grid(18944 * 28, "vec1", 128, 132, 8, 8) == (132 * 8, 1, 1)
     # 10 groups, a warp each: 3 blocks of 4 warps, the last with 2 idle
-    assert geometry.group_wave(10, "vec4", 128, 132, 8, 8) == (3, 1, 1)
+    assert geometry.group_step_grid(10, "vec4", 128, 132, 8, 8) == (3, 1, 1)
     # 10 groups, 4 a warp's step on vec1: 3 warps, one block
-    assert geometry.group_wave(10, "vec1", 128, 132, 8, 8) == (1, 1, 1)
+    assert geometry.group_step_grid(10, "vec1", 128, 132, 8, 8) == (1, 1, 1)
 
 
 def _all_ints(*dims: tuple[int, ...]) -> bool:
@@ -59,10 +59,10 @@ def test_grids_are_python_ints() -> None:
     """Every grid and block dimension is a Python int, as a launch takes it, not a float."""
     assert _all_ints(*grid_stride(4 * 256 * 3, 256), *grid_stride(1 << 30, 256))
     assert _all_ints(*geometry.reduce_grid(3584, 256, ()))
-    assert _all_ints(geometry.one_wave(5120, 128, 132, 2, 8), geometry.one_wave(1 << 30, 128,
-                                                                               132, 2, 8))
-    assert _all_ints(geometry.group_wave(64, "vec1", 128, 132, 8, 8),
-                     geometry.group_wave(64, "vec4", 128, 132, 8, 8))
+    assert _all_ints(geometry.chunk_grid(5120, 128, 132, 2, 8),
+                     geometry.chunk_grid(1 << 30, 128, 132, 2, 8))
+    assert _all_ints(geometry.group_step_grid(64, "vec1", 128, 132, 8, 8),
+                     geometry.group_step_grid(64, "vec4", 128, 132, 8, 8))
     plan = geometry.general_gemm_plan(64, 64, 1000, 100, 1)
     assert _all_ints(plan["grid"], (plan["splits"], plan["ws"], plan["smem"]))
 
@@ -85,43 +85,43 @@ def test_grid_stride_caps_at_8192_blocks_by_default() -> None:
     assert grid_stride(4 * 256 * 8192 + 4, 256)[0] == (8192, 1, 1)
 
 
-def test_one_wave_covers_the_units_up_to_one_wave() -> None:
-    """one_wave: ceil(n / (4 block units)) blocks, or ceil(n / block) where n % 4 != 0
+def test_chunk_grid_covers_the_units_up_to_one_wave() -> None:
+    """chunk_grid: ceil(n / (4 block units)) blocks, or ceil(n / block) where n % 4 != 0
     (a value a thread), at most one wave."""
-    one_wave = geometry.one_wave
-    assert one_wave(4 * 128 * 2 * 5, 128, 132, 2, 8) == (5, 1, 1)       # 5 blocks of 1024
-    assert one_wave(4 * 128 * 2 * 5 + 4, 128, 132, 2, 8) == (6, 1, 1)   # one unit more
-    assert one_wave(3072, 128, 132, 2, 8) == (3, 1, 1)    # 3 blocks of 1024 exactly
-    assert one_wave(3075, 128, 132, 2, 8) == (25, 1, 1)   # n % 4 != 0: a value a thread
-    assert one_wave(5121, 128, 132, 2, 8) == (41, 1, 1)
-    assert one_wave(3, 128, 132, 2, 8) == (1, 1, 1)
-    assert one_wave(1 << 30, 128, 132, 2, 8) == (132 * 8, 1, 1)     # one wave at most
-    assert one_wave(1 << 30, 128, 100, 2, 3) == (300, 1, 1)
-    assert one_wave(4 * 128 * 2 * 299, 128, 100, 2, 3) == (299, 1, 1)  # under the wave
+    chunk_grid = geometry.chunk_grid
+    assert chunk_grid(4 * 128 * 2 * 5, 128, 132, 2, 8) == (5, 1, 1)       # 5 blocks of 1024
+    assert chunk_grid(4 * 128 * 2 * 5 + 4, 128, 132, 2, 8) == (6, 1, 1)   # one unit more
+    assert chunk_grid(3072, 128, 132, 2, 8) == (3, 1, 1)    # 3 blocks of 1024 exactly
+    assert chunk_grid(3075, 128, 132, 2, 8) == (25, 1, 1)   # n % 4 != 0: a value a thread
+    assert chunk_grid(5121, 128, 132, 2, 8) == (41, 1, 1)
+    assert chunk_grid(3, 128, 132, 2, 8) == (1, 1, 1)
+    assert chunk_grid(1 << 30, 128, 132, 2, 8) == (132 * 8, 1, 1)     # one wave at most
+    assert chunk_grid(1 << 30, 128, 100, 2, 3) == (300, 1, 1)
+    assert chunk_grid(4 * 128 * 2 * 299, 128, 100, 2, 3) == (299, 1, 1)  # under the wave
 
 
-def test_group_wave_steps_by_lanes_and_block() -> None:
-    """group_wave: warps of 32 / lanes groups a step on vec1, one on vec4, one wave at most."""
-    group_wave = geometry.group_wave
-    assert group_wave(32, "vec1", 32, 132, 1, 8) == (1, 1, 1)   # one warp, 32 groups a step
-    assert group_wave(33, "vec1", 32, 132, 1, 8) == (2, 1, 1)
-    assert group_wave(13, "vec1", 128, 132, 8, 8) == (1, 1, 1)  # 4 warps of 4 groups: 16
-    assert group_wave(17, "vec1", 128, 132, 8, 8) == (2, 1, 1)
-    assert group_wave(32, "vec4", 1024, 132, 8, 8) == (1, 1, 1)  # 32 warps, a group each
-    assert group_wave(33, "vec4", 1024, 132, 8, 8) == (2, 1, 1)
-    assert group_wave(10**6, "vec4", 1024, 132, 8, 2) == (264, 1, 1)
+def test_group_step_grid_steps_by_lanes_and_block() -> None:
+    """group_step_grid: warps of 32 / lanes groups a step on vec1, one on vec4, one wave at most."""
+    group_step_grid = geometry.group_step_grid
+    assert group_step_grid(32, "vec1", 32, 132, 1, 8) == (1, 1, 1)   # one warp, 32 groups a step
+    assert group_step_grid(33, "vec1", 32, 132, 1, 8) == (2, 1, 1)
+    assert group_step_grid(13, "vec1", 128, 132, 8, 8) == (1, 1, 1)  # 4 warps of 4 groups: 16
+    assert group_step_grid(17, "vec1", 128, 132, 8, 8) == (2, 1, 1)
+    assert group_step_grid(32, "vec4", 1024, 132, 8, 8) == (1, 1, 1)  # 32 warps, a group each
+    assert group_step_grid(33, "vec4", 1024, 132, 8, 8) == (2, 1, 1)
+    assert group_step_grid(10**6, "vec4", 1024, 132, 8, 2) == (264, 1, 1)
 
 
-def test_group_wave_past_one_wave_by_warp_steps() -> None:
-    """group_wave with warp_steps n: blocks enough that no warp takes more than n steps,
+def test_group_step_grid_past_one_wave_by_warp_steps() -> None:
+    """group_step_grid with warp_steps n: blocks enough that no warp takes more than n steps,
     past one wave and whatever blocks_per_sm says; 0 is the one wave."""
-    group_wave = geometry.group_wave
+    group_step_grid = geometry.group_step_grid
     steps = 18944 * 28 // 16  # 4 warps of 4 groups a block step
-    assert group_wave(18944 * 28, "vec1", 128, 132, 8, 8, 1) == (steps, 1, 1)
-    assert group_wave(18944 * 28, "vec1", 128, 132, 8, 8, 3) == (-(-steps // 3), 1, 1)
-    assert group_wave(18944 * 28, "vec1", 128, 132, 8, 8, 0) == (132 * 8, 1, 1)
-    assert group_wave(17, "vec1", 128, 132, 8, 8, 1) == (2, 1, 1)  # a partial last step
-    assert group_wave(17, "vec1", 128, 132, 8, 8, 5) == (1, 1, 1)
+    assert group_step_grid(18944 * 28, "vec1", 128, 132, 8, 8, 1) == (steps, 1, 1)
+    assert group_step_grid(18944 * 28, "vec1", 128, 132, 8, 8, 3) == (-(-steps // 3), 1, 1)
+    assert group_step_grid(18944 * 28, "vec1", 128, 132, 8, 8, 0) == (132 * 8, 1, 1)
+    assert group_step_grid(17, "vec1", 128, 132, 8, 8, 1) == (2, 1, 1)  # a partial last step
+    assert group_step_grid(17, "vec1", 128, 132, 8, 8, 5) == (1, 1, 1)
 
 
 def test_general_gemm_plan_splits_k_while_tiles_are_few() -> None:
@@ -211,12 +211,12 @@ def test_the_general_workspace_holds_every_tile_it_admits() -> None:
     assert "64 x 16 tile" in (geometry.GeneralTile(64, 16).unfit() or "")
 
 
-def test_one_wave_past_one_wave_by_warp_steps() -> None:
-    """one_wave with warp_steps n: blocks enough that no warp takes more than n chunks (of
+def test_chunk_grid_past_one_wave_by_warp_steps() -> None:
+    """chunk_grid with warp_steps n: blocks enough that no warp takes more than n chunks (of
     32 units of 4 values a lane), past one wave; 0 is the one wave."""
     n = 16384 * 3584
     chunks = n // (256 * 2 * 4)  # a block of 256 lanes, 2 units of 4 values each
-    assert geometry.one_wave(n, 256, 132, 2, 4, 1) == (chunks, 1, 1)
-    assert geometry.one_wave(n, 256, 132, 2, 4, 3) == (-(-chunks // 3), 1, 1)
-    assert geometry.one_wave(n, 256, 132, 2, 4, 0) == (132 * 4, 1, 1)
-    assert geometry.one_wave(7, 256, 132, 2, 4, 1) == (1, 1, 1)  # n % 4: a value a lane
+    assert geometry.chunk_grid(n, 256, 132, 2, 4, 1) == (chunks, 1, 1)
+    assert geometry.chunk_grid(n, 256, 132, 2, 4, 3) == (-(-chunks // 3), 1, 1)
+    assert geometry.chunk_grid(n, 256, 132, 2, 4, 0) == (132 * 4, 1, 1)
+    assert geometry.chunk_grid(7, 256, 132, 2, 4, 1) == (1, 1, 1)  # n % 4: a value a lane
