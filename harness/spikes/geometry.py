@@ -53,7 +53,7 @@ def _stepped(steps: int, sm_count: int, blocks_per_sm: int, warp_steps: int
 
 
 def chunk_grid(n: int, block: int, sm_count: int, units: int, blocks_per_sm: int,
-             warp_steps: int = 0) -> tuple[int, int, int]:
+               warp_steps: int = 0) -> tuple[int, int, int]:
     """The grid of a streaming kernel over ``n`` values (common/units.cuh's): warps take
     chunks of 32 ``units`` units of 4 values (one value a thread where ``n % 4 != 0``).
     ``warp_steps`` > 0 (the stages' default): enough blocks that no warp takes more than
@@ -174,7 +174,7 @@ def group_path(f: int, g: int) -> str:
 
 
 def group_step_grid(groups: int, path: str, block: int, sm_count: int, lanes: int,
-               blocks_per_sm: int, warp_steps: int = 0) -> tuple[int, int, int]:
+                    blocks_per_sm: int, warp_steps: int = 0) -> tuple[int, int, int]:
     """The grid of a vector path over the list of ``groups``: warps take steps of 32 /
     ``lanes`` groups on ``vec1``, one on ``vec4``. ``warp_steps`` > 0 (the stages' default):
     enough blocks that no warp takes more than that many steps (several waves, blocks
@@ -193,4 +193,4 @@ def group_grid(launch: Launcher, groups: int, path: str, v: Variant) -> tuple[in
     d = dict(v.defines)
     bps = d["VEC4_BPS"] if path == "vec4" else d["BPS"]
     return group_step_grid(groups, path, launch.block, launch.sm_count, int(d["LANES"]),
-                      int(bps), int(d["WARP_STEPS"]))
+                           int(bps), int(d["WARP_STEPS"]))
