@@ -131,8 +131,8 @@ def cli_errors(fn: F) -> F:
                 show_error(exc)
                 raise typer.Exit(exc.exit_code) from None
             except KeyboardInterrupt as exc:
-                err.print(f"interrupted ({signals.name(exc)}): stopped; every file written "
-                          "so far is whole", markup=False)
+                notice(f"interrupted ({signals.name(exc)}): stopped; every file written so "
+                       "far is whole")
                 raise typer.Exit(signals.exit_code(exc)) from None
 
     return wrapper  # type: ignore[return-value]
@@ -157,6 +157,14 @@ def discover() -> registry.Registry:
     for p in reg.problems:
         err.print(f"[yellow]warning:[/] {escape(str(p))}", soft_wrap=True)
     return reg
+
+
+def notice(text: str) -> None:
+    """An interruption's line on stderr, through a console of its own. The interrupt may
+    have landed inside rich's printing on ``err`` (between a print's entering and leaving
+    its output buffer, as at the progress bar's last render), and that console then holds
+    every later print in its buffer for good: a fresh one writes at once."""
+    Console(stderr=True, highlight=False).print(text, markup=False, soft_wrap=True)
 
 
 def say(text: str) -> None:

@@ -34,6 +34,7 @@ from harness.front.app import (
     discover,
     err,
     given_path,
+    notice,
     out,
     say,
     warn,
@@ -152,8 +153,8 @@ def _show_sweep(run: benches.BenchRun) -> None:
                 prog.update(task, advance=1, description=render.where(m.row))
     except KeyboardInterrupt as exc:
         kept = run.written()
-        err.print(f"interrupted: {len(got) if kept is None else kept} finished row(s) kept "
-                  f"in {run.out_dir}/", markup=False)
+        notice(f"interrupted: {len(got) if kept is None else kept} finished row(s) kept in "
+               f"{run.out_dir}/")
         raise typer.Exit(signals.exit_code(exc)) from None
     finally:
         run.close()

@@ -268,6 +268,44 @@ def test_an_interrupted_bench_keeps_its_rows_and_says_so(reg, monkeypatch) -> No
     assert "12.50" in res.stdout and "enc kern µs" not in res.stdout  # the one row landed
 
 
+def test_an_interrupt_inside_rich_printing_is_still_said(reg, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """A SIGTERM that lands inside rich's printing, between a print's entering and leaving
+    its output buffer (here the progress bar's last render), leaves that console holding
+    every later print: the interruption's line must reach stderr all the same, with the
+    signal's status (a run stopped so once printed nothing and exited 143)."""
+    from rich.console import Console
+    from rich.live import Live
+
+    from harness.engine import bench as benches
+    from harness.front import app as front_app
+    from harness.front import measure_commands, signals
+
+    # A console of this test's own: the one it breaks is thrown away after it.
+    monkeypatch.setattr(measure_commands, "err", Console(stderr=True, highlight=False))
+    monkeypatch.setattr(front_app, "err", measure_commands.err)
+    monkeypatch.setattr(benches, "bench", lambda *a, **k: _sweep(reg))
+    stop, exit_buffer = Live.stop, Console._exit_buffer
+    landed: list[str] = []
+
+    def stop_marked(self):  # type: ignore[no-untyped-def]
+        landed.append("stop")
+        stop(self)
+
+    def exit_buffer_once(self):  # type: ignore[no-untyped-def]
+        if landed == ["stop"]:  # before the buffer's depth comes down, as a signal there
+            landed.append("raised")
+            signals._terminated.set()
+            raise signals.Terminated
+        exit_buffer(self)
+
+    monkeypatch.setattr(Live, "stop", stop_marked)
+    monkeypatch.setattr(Console, "_exit_buffer", exit_buffer_once)
+    res = run("bench")
+    assert landed == ["stop", "raised"]
+    assert res.exit_code == 143, res.output
+    assert "interrupted: 2 finished row(s) kept in out/" in res.stderr
+
+
 def test_a_row_written_before_an_interrupt_is_counted(reg, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A row is written before it is handed out: an interrupt between the two keeps it in
     the file, and the message counts the file's rows, not the rows drawn."""
