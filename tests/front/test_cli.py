@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import typer
 from typer.testing import CliRunner
 
 from harness import paths
@@ -304,6 +305,32 @@ def test_an_interrupt_inside_rich_printing_is_still_said(reg, monkeypatch) -> No
     assert landed == ["stop", "raised"]
     assert res.exit_code == 143, res.output
     assert "interrupted: 2 finished row(s) kept in out/" in res.stderr
+
+
+def test_an_interrupt_after_rich_was_left_buffering_is_still_said(monkeypatch, capfd) -> None:  # type: ignore[no-untyped-def]
+    """The same through any command's own handler (``cli_errors``): ``err`` left holding its
+    prints (a SIGTERM landed in its buffer, as above, in a command whose progress bar has
+    no handler of its own), the interruption's line is still written, exit status 143."""
+    from rich.console import Console
+
+    from harness.front import app as front_app
+    from harness.front import signals
+
+    broken = Console(stderr=True, highlight=False)
+    broken._enter_buffer()  # never left: what an interrupt inside _exit_buffer leaves
+    monkeypatch.setattr(front_app, "err", broken)
+
+    @front_app.cli_errors
+    def command() -> None:
+        broken.print("lost")  # held in the buffer, as every print on it now is
+        raise signals.Terminated
+
+    with pytest.raises(typer.Exit) as stop:
+        command()
+    assert stop.value.exit_code == 143
+    err = capfd.readouterr().err
+    assert "interrupted (SIGTERM): stopped; every file written so far is whole" in err
+    assert "lost" not in err
 
 
 def test_a_row_written_before_an_interrupt_is_counted(reg, monkeypatch) -> None:  # type: ignore[no-untyped-def]
