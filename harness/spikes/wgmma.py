@@ -4,9 +4,10 @@ from the spikes' bit-packed planes by the kernel's producer). Its shape rule, it
 grid of CTA clusters, the split of K where its tiles are few, that split's workspace, and the
 tensor maps of the weights and of out.
 
-A module built on the body names its two entry points ``<prefix>`` (clusters along M) and
-``<prefix>_single`` (none along M, K split), and its constants ``<prefix>_smem``,
-``<prefix>_config`` and ``<prefix>_out_box``, laid out as ``int_gemm.cu``'s.
+A module built on the body names its two entry points ``<prefix>`` (clusters along M, the
+last waves stream-K) and ``<prefix>_single`` (none along M, K split), and its constants
+``<prefix>_smem``, ``<prefix>_config`` and ``<prefix>_out_box``, laid out as
+``int_gemm.cu``'s.
 """
 
 from __future__ import annotations
@@ -42,6 +43,14 @@ OUT_SWIZZLE = 128
 CONSUMER_WARPS = 8
 #: Cluster tiles a group of the persistent walk takes along M, for L2 reuse.
 GROUP_M = 8
+#: The clustered kernel walks its last waves stream-K where that saves at least this share
+#: of its time, as counted by ``stream_gain`` (kernels/NOTES.md).
+STREAM_MIN_GAIN = 0.01
+#: Floats of a cut tile's two pieces for one consumer warp (16 rows of 128 columns each:
+#: igemm_wgmma.cuh's CUT_WARP_FLOATS).
+CUT_WARP_FLOATS = 2 * 16 * TILE
+#: The walk's arithmetic is in 32 bits (igemm_wgmma.cuh's Walk).
+_INT32 = 2**31
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -70,6 +79,24 @@ def splits(m: int, n: int, k: int, cn: int, sm_count: int, most: int = SPLITS_MA
                       (k // TILE) // SPLIT_MIN_K_TILES))
 
 
+def stream_gain(tiles: int, clusters: int) -> float:
+    """The share of the clustered kernel's time a stream-K walk of its last waves saves, as
+    counted from the waves alone: the clusters the last wave leaves idle, over the waves."""
+    if clusters < 1 or tiles <= clusters or tiles % clusters == 0:
+        return 0.0
+    return (clusters - tiles % clusters) / clusters / _cdiv(tiles, clusters)
+
+
+def stream_tiles(tiles: int, clusters: int, k_tiles: int) -> int:
+    """Tiles the clustered kernel walks stream-K (the first ones; 0: none): the last full
+    wave and the partial one, where ``stream_gain`` is at least ``STREAM_MIN_GAIN``. Each
+    cluster's range is then at least a tile long, so a tile is cut at most once."""
+    if stream_gain(tiles, clusters) < STREAM_MIN_GAIN:
+        return 0
+    sk = clusters + tiles % clusters
+    return sk if sk * k_tiles * clusters < _INT32 else 0
+
+
 def split_ws(n_splits: int, m: int, n: int) -> int:
     """Floats of a split-K launch's partial sums: one M x N slice a split (none unsplit)."""
     return n_splits * m * n if n_splits > 1 else 1
@@ -78,12 +105,14 @@ def split_ws(n_splits: int, m: int, n: int) -> int:
 def plan(m: int, n: int, k: int) -> dict[str, Any]:
     """The path's workspace for M x N x K: the single kernel's (M <= ``SINGLE_M``) for the
     most splits any device would take (``MOST_SMS``; the launch chooses its own for the
-    device's SMs), or none."""
+    device's SMs), or the clustered kernel's stream-K cuts: at most one a cluster, each
+    with a ticket and two pieces for every consumer warp of its CTAs (``MOST_SMS`` CTAs)."""
     if m <= SINGLE_M:
         most = max(splits(m, n, k, cn, MOST_SMS) for cn in (1, 2))
         return {"kind": "wgmma", "splits": most, "ws": split_ws(most, m, n),
                 "counters": cluster_tiles(m, n) * CONSUMER_WARPS}
-    return {"kind": "wgmma", "splits": 1, "counters": 1, "ws": 1}
+    return {"kind": "wgmma", "splits": 1, "counters": MOST_SMS * CONSUMER_WARPS,
+            "ws": MOST_SMS * CONSUMER_WARPS * CUT_WARP_FLOATS}
 
 
 def enqueue(launch: Launcher, prefix: str, bufs: Mapping[str, Any], m: int, n: int, k: int,
@@ -92,11 +121,12 @@ def enqueue(launch: Launcher, prefix: str, bufs: Mapping[str, Any], m: int, n: i
     persistent (no more clusters than run at once), the weights' and out's tensor maps
     built here. ``a_args(cn)`` gives A's arguments (for clusters of ``cn`` CTAs along N):
     before the two maps (``a_first``: a tensor map, as int_gemm's q) or after them; then
-    come scale, vth, bias, out, the sizes and the walk's group (and the single kernel's
-    split and workspace)."""
+    come scale, vth, bias, out, the sizes and the walk's group, then the single kernel's
+    split of K or the clustered kernel's stream-K tiles (``stream_tiles``, where the build
+    allows it), and the workspace."""
     smem = int(launch.constant(f"{prefix}_smem")[0])
-    cfg = launch.constant(f"{prefix}_config", 10)
-    threads, cm, cn, by_sms, most = (int(x) for x in cfg[[5, 4, 7, 8, 9]])
+    cfg = launch.constant(f"{prefix}_config", 11)
+    threads, cm, cn, by_sms, most, stream_k = (int(x) for x in cfg[[5, 4, 7, 8, 9, 10]])
     single = m <= SINGLE_M
     name = f"{prefix}_single" if single else prefix
     cm = 1 if single else cm  # the single kernel has no cluster along M
@@ -123,9 +153,11 @@ def enqueue(launch: Launcher, prefix: str, bufs: Mapping[str, Any], m: int, n: i
     n_splits = splits(m, n, k, cn, max(1, runs) * cn, most) if single else 1
     units = cluster_tiles(m, n, cm, cn) * n_splits
     grid = (min(units, max(1, runs)) * cm * cn, 1, 1)
+    # The clustered kernel's last waves stream-K: the workspace holds MOST_SMS CTAs' cuts.
+    sk = (stream_tiles(units, grid[0] // (cm * cn), k // TILE)
+          if stream_k and not single and grid[0] <= MOST_SMS else 0)
     head = (*a, tw, to) if a_first else (tw, to, *a)
     args = (*head, bufs["scale"], bufs["vth"], bufs["bias"], bufs["out"], np.int32(m),
-            np.int32(n), np.int32(k), np.int32(GROUP_M))
-    if single:  # the split of K and its workspace
-        args += (np.int32(n_splits), bufs["ws"], bufs["counters"])
+            np.int32(n), np.int32(k), np.int32(GROUP_M),
+            np.int32(n_splits if single else sk), bufs["ws"], bufs["counters"])
     launch(name, grid, (threads, 1, 1), *args, shared=smem)

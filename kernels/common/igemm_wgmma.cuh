@@ -57,6 +57,13 @@
 #ifndef IG_SPLITS_MAX
 #define IG_SPLITS_MAX 4
 #endif
+// 1: the launch of the clustered kernel walks the last waves' tiles stream-K where the last
+// wave would leave clusters idle (harness.spikes.wgmma.stream_tiles says where); 0: every
+// tile whole. Read by the host only (the module's config), so one build can be timed both ways
+// against another.
+#ifndef IG_STREAM_K
+#define IG_STREAM_K 1
+#endif
 // Ping-pong: the two consumer warpgroups take turns issuing their K tile's wgmmas (two named
 // barriers hand the turn over), so one's wgmmas run while the other promotes its group sums
 // and the tensor pipe is not left empty while both promote at once (kernels/NOTES.md).
@@ -226,16 +233,78 @@ struct TileCoord {
     int m0, n0;
 };
 
-// Work unit u of the persistent walk: its tile t and its K tiles [kb, ke) (SPLIT_K: K split
-// `sp` ways into whole K tiles, a tile's units consecutive; else the whole of K).
-struct UnitSpan {
-    int t, kb, ke;
+// How a persistent grid's clusters walk the work (wgmma_tiles' WALK). TILES: each cluster
+// tile whole, strided over the clusters. SPLIT: K split `sp` ways into whole K tiles, a unit
+// one tile's one range (a tile's units consecutive), strided. STREAM: the first `sk` tiles'
+// K tiles laid end to end and cut into one range a cluster (stream-K; a range is at least
+// a tile long, so a tile is cut at most once), walked first; then the other tiles whole,
+// strided (sk = 0: TILES).
+constexpr int WALK_TILES = 0, WALK_SPLIT = 1, WALK_STREAM = 2;
+
+// A work unit: tile t, its K tiles [kb, ke), and j, its range (SPLIT: of `sp`; STREAM: of a
+// cut tile, 0 the piece holding K tile 0 and 1 the other). cut (STREAM): 0 for a whole tile,
+// else the cut's slot (the cluster whose range holds the tile's last K tile, >= 1).
+struct Unit {
+    int t, kb, ke, j, cut;
 };
-template <bool SPLIT_K>
-__device__ __forceinline__ UnitSpan unit_span(int u, int sp, int nk) {
-    if constexpr (SPLIT_K) return {u / sp, (u % sp) * nk / sp, (u % sp + 1) * nk / sp};
-    return {u, 0, nk};
-}
+
+// One cluster's walk: next(w) gives its units in order, false past the last. A SPLIT unit of
+// no K tiles (more ways than K tiles, which the launch never asks for) is still given: its
+// consumers take their tickets. STREAM: cluster c's range is K tiles [c S / P, (c + 1) S / P)
+// of the S = sk nk laid end to end (P clusters; the launch takes this walk only where S P <
+// 2^31 and sk >= P, so that a range is at least a tile long): a piece that starts inside a
+// tile is that tile's second (the cut's slot is this cluster), one that ends inside a tile
+// its first (the slot is the next cluster's). Divisions only here, once: in the walk they
+// would put its values in vector registers and take the K loop's off the uniform datapath.
+template <int WALK>
+struct Walk {
+    int nk, ntiles, ncl, cid, sp;
+    int u;             // the next unit (SPLIT), or the next whole tile
+    int t, kb, rest;   // STREAM: the range's next tile, its first K tile there, K tiles left
+
+    __device__ __forceinline__ Walk(int nk_, int ntiles_, int ncl_, int cid_, int sp_, int sk)
+        : nk(nk_), ntiles(ntiles_), ncl(ncl_), cid(cid_), sp(sp_),
+          u(WALK == WALK_STREAM ? sk + cid_ : cid_), t(0), kb(0), rest(0) {
+        if constexpr (WALK == WALK_STREAM) {
+            if (sk > 0) {
+                const int first = cid * sk * nk / ncl, end = (cid + 1) * sk * nk / ncl;
+                t = first / nk;
+                kb = first - t * nk;
+                rest = end - first;
+            }
+        }
+    }
+    __device__ __forceinline__ bool next(Unit& w) {
+        if constexpr (WALK == WALK_STREAM) {
+            // Selects, not branches: a branch here leaves the K loop's values off the uniform
+            // datapath (kernels/NOTES.md).
+            const bool piece = rest > 0;
+            const int ke = min(nk, kb + rest);
+            const bool more = piece || u < ntiles;
+            w.t = piece ? t : u;
+            w.kb = piece ? kb : 0;
+            w.ke = piece ? ke : nk;
+            w.j = piece && kb > 0 ? 1 : 0;
+            w.cut = !piece ? 0 : kb > 0 ? cid : ke < nk ? cid + 1 : 0;
+            rest = piece ? rest - (ke - kb) : 0;
+            t = piece ? t + 1 : t;
+            kb = 0;
+            u = piece ? u : u + ncl;
+            return more;
+        } else {
+            if constexpr (WALK == WALK_SPLIT) {
+                if (u >= ntiles * sp) return false;
+                const int tu = u / sp, j = u % sp;
+                w = {tu, j * nk / sp, (j + 1) * nk / sp, j, 0};
+            } else {
+                if (u >= ntiles) return false;
+                w = {u, 0, nk, 0, 0};
+            }
+            u += ncl;
+            return true;
+        }
+    }
+};
 
 // A by TMA: q int8 [M, K] through its tensor map (a __grid_constant__ parameter of the entry
 // point), box {BK, BM / CN}, rows past M zero-filled. An A source that is not by TMA (BY_TMA
@@ -356,6 +425,49 @@ __device__ __forceinline__ void split_epilogue(const float (&facc)[64], float* _
     if ((threadIdx.x & 31) == 0) *counter = 0u;  // for the next launch (stream order)
 }
 
+// A cut tile's piece j (WALK_STREAM), for one consumer warp: its sums (before vth and bias)
+// into the cut's slot for this warp, piece j's half, in the order of its fragment (a float4
+// a lane an instruction: the other piece's warp, of the same rank in its cluster, holds the
+// same elements the same way), then a ticket; the warp that takes the second adds the other
+// piece's sums to its own (two addends: the same bits in either order), stores out = vth *
+// sum + bias and zeroes the ticket for the next launch.
+constexpr int CUT_WARP_FLOATS = 2 * 16 * BN;  // a warp's two pieces of 16 rows
+__device__ __forceinline__ void cut_epilogue(float (&facc)[64], float* __restrict__ slot,
+                                             unsigned int* counter, int j, int row0, int col,
+                                             int M, int N, const float* __restrict__ vth,
+                                             const float* __restrict__ bias,
+                                             float* __restrict__ out) {
+    const int lane = threadIdx.x & 31;
+    float4* mine = reinterpret_cast<float4*>(slot + j * (CUT_WARP_FLOATS / 2)) + lane;
+#pragma unroll
+    for (int i = 0; i < 16; ++i)
+        __stcg(mine + 32 * i, make_float4(facc[4 * i + 0], facc[4 * i + 1], facc[4 * i + 2],
+                                          facc[4 * i + 3]));
+    __threadfence();  // this lane's sums visible to the GPU before the warp's ticket
+    __syncwarp();
+    unsigned int ticket = 0;
+    if (lane == 0) {
+        ticket = atomicAdd(counter, 1u);
+        __threadfence();  // the ticket before any read of the other piece's sums
+    }
+    __syncwarp();  // orders lane 0's ticket before the other lanes' reads
+    ticket = __shfl_sync(0xffffffffu, ticket, 0);
+    if (ticket == 0) return;
+    __threadfence();  // the other piece's sums, seen after its ticket
+    const float4* theirs =
+        reinterpret_cast<const float4*>(slot + (1 - j) * (CUT_WARP_FLOATS / 2)) + lane;
+#pragma unroll
+    for (int i = 0; i < 16; ++i) {
+        const float4 o = __ldcg(theirs + 32 * i);
+        facc[4 * i + 0] += o.x;
+        facc[4 * i + 1] += o.y;
+        facc[4 * i + 2] += o.z;
+        facc[4 * i + 3] += o.w;
+    }
+    store_rows(facc, row0, col, M, N, vth, bias, out);
+    if (lane == 0) *counter = 0u;  // for the next launch (stream order)
+}
+
 // Stage s's B tile for K tile kt by TMA (lane 0 of the producer): this CTA's part of the
 // tile its cluster column shares, multicast to the CTAs of that column (CM > 1).
 template <int CM>
@@ -395,48 +507,50 @@ __device__ __forceinline__ void copy_scales(uint64_t* bar, uint32_t sbase, int s
 // cluster's column as the TMA producer does) and warp 0 the group's scales by cp.async, while
 // every thread writes its share of the A tile through the source's decoder, fences its
 // stores for the async proxy (the wgmmas read them) and arrives on the stage's full barrier.
-template <int CM, int CN, bool SPLIT_K, class ASrc>
+template <int CM, int CN, int WALK, class ASrc>
 __device__ __forceinline__ void produce_decoded(const ASrc& asrc, const CUtensorMap& tmap_w,
                                                 const CUtensorMap& tmap_out,
                                                 const float* __restrict__ scale, uint8_t* smem,
                                                 uint64_t* full, uint64_t* empty, int warp,
-                                                int lane, int nk, int sp, int nunits, int cid,
-                                                int ncl, int cmb, int cnb, int group_m, int mi,
-                                                int ni) {
+                                                int lane, int nk, const Walk<WALK>& walk,
+                                                int cmb, int cnb, int group_m, int mi, int ni) {
     const uint32_t sbase = igemm::smem_u32(smem);
     if (warp == 0 && lane == 0) {
         cute::prefetch_tma_descriptor(reinterpret_cast<const cute::TmaDescriptor*>(&tmap_w));
         if constexpr (IG_TMA_STORE)
             cute::prefetch_tma_descriptor(reinterpret_cast<const cute::TmaDescriptor*>(&tmap_out));
     }
-    // A step is one K tile of one unit; `first` is a unit's first step, `next` the one after.
+    // A step is one K tile of one unit, drawn from a walk of the cluster's units: `first` the
+    // first step of the walk's next unit that has K tiles, `next` the one after st. Past the
+    // last unit: a step with `more` false (ends both walks).
     struct Step {
-        int u, kt, ke, m0, n0;
+        bool more;
+        int kt, ke, m0, n0;
     };
-    // Past the last unit: a step of no tile (u >= nunits ends both walks). A unit of no K
-    // tiles (a split of more ways than K tiles, which the launch never asks for) is skipped,
-    // as the consumers' loop skips it.
-    auto first = [&](int u) -> Step {
-        for (; u < nunits; u += ncl) {
-            const UnitSpan us = unit_span<SPLIT_K>(u, sp, nk);
-            if (us.kb == us.ke) continue;
-            const TileCoord tc = tile_coord<CM, CN>(us.t, cmb, cnb, group_m, mi, ni);
-            return {u, us.kb, us.ke, tc.m0, tc.n0};
+    auto first = [&](Walk<WALK>& wk) -> Step {
+        Unit w;
+        while (wk.next(w)) {
+            if (w.kb == w.ke) continue;  // no K tiles: nothing to load
+            const TileCoord tc = tile_coord<CM, CN>(w.t, cmb, cnb, group_m, mi, ni);
+            return {true, w.kb, w.ke, tc.m0, tc.n0};
         }
-        return {u, 0, 0, 0, 0};
+        return {false, 0, 0, 0, 0};
     };
-    auto next = [&](Step st) -> Step { return ++st.kt < st.ke ? st : first(st.u + ncl); };
+    auto next = [&](Step st, Walk<WALK>& wk) -> Step {
+        return ++st.kt < st.ke ? st : first(wk);
+    };
     asrc.run([&](auto dec) {
         // The source's loads run AHEAD steps in front of the decode (none for a source that
         // loads what it decodes).
-        Step ahead = first(cid);
-        for (int i = 0; i < decltype(dec)::AHEAD && ahead.u < nunits; ++i) {
+        Walk<WALK> wa = walk, wf = walk;  // the loads' walk ahead, and the fills'
+        Step ahead = first(wa);
+        for (int i = 0; i < decltype(dec)::AHEAD && ahead.more; ++i) {
             dec.ahead(ahead.m0, ahead.kt);
-            ahead = next(ahead);
+            ahead = next(ahead, wa);
         }
         int s = 0;
         uint32_t ph = 0;
-        for (Step st = first(cid); st.u < nunits; st = next(st)) {
+        for (Step st = first(wf); st.more; st = next(st, wf)) {
             igemm::Barrier::wait(&empty[s], ph ^ 1);
             if (warp == 0) {
                 if (lane == 0) {
@@ -449,9 +563,9 @@ __device__ __forceinline__ void produce_decoded(const ASrc& asrc, const CUtensor
             dec.fill(sbase + OFF_A + s * A_BYTES, st.m0, st.kt);
             cutlass::arch::fence_view_async_shared();  // the stores, seen by the wgmmas
             igemm::Barrier::arrive(&full[s]);
-            if (decltype(dec)::AHEAD > 0 && ahead.u < nunits) {
+            if (decltype(dec)::AHEAD > 0 && ahead.more) {
                 dec.ahead(ahead.m0, ahead.kt);
-                ahead = next(ahead);
+                ahead = next(ahead, wa);
             }
             if (++s == STAGES) {
                 s = 0;
@@ -463,25 +577,28 @@ __device__ __forceinline__ void produce_decoded(const ASrc& asrc, const CUtensor
 
 // The kernel's body on clusters of CM x CN CTAs (rank = mi + CM ni), inlined into each entry
 // point below; the tensor maps are the entry's __grid_constant__ parameters, by reference.
-// SPLIT_K: K is split into `splits` ranges of whole K tiles, a work unit being one tile's one
-// range (units of a tile consecutive); with splits > 1 each consumer warp writes its unit's
-// sums (before vth and bias) to ws [splits, M, N] and takes a ticket on counters [tile, warp];
-// the warp that takes the last one adds the splits' sums in split order (the same bits
-// whichever finishes last), applies vth and bias, stores out and zeroes the counter.
-template <int CM, int CN, bool SPLIT_K, class ASrc>
+// WALK (Walk above): WALK_SPLIT splits K into `splits` ranges of whole K tiles; with splits >
+// 1 each consumer warp writes its unit's sums (before vth and bias) to ws [splits, M, N] and
+// takes a ticket on counters [tile, warp]; the warp that takes the last one adds the splits'
+// sums in split order (the same bits whichever finishes last), applies vth and bias, stores
+// out and zeroes the counter. WALK_STREAM walks the first `sk_tiles` tiles stream-K; a cut
+// tile's pieces meet in ws [cut, CTA of the cluster, consumer warp, 2 pieces, 16 x 128] and
+// its tickets in counters [cut, CTA, consumer warp] (cut_epilogue).
+template <int CM, int CN, int WALK, class ASrc>
 __device__ __forceinline__ void wgmma_tiles(const ASrc& asrc, const CUtensorMap& tmap_w,
                                             const CUtensorMap& tmap_out,
                                             const float* __restrict__ scale,
                                             const float* __restrict__ vth,
                                             const float* __restrict__ bias,
                                             float* __restrict__ out, int M, int N, int K,
-                                            int group_m, int splits, float* __restrict__ ws,
+                                            int group_m, int splits, int sk_tiles,
+                                            float* __restrict__ ws,
                                             unsigned int* __restrict__ counters) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     constexpr int CS = CM * CN;  // CTAs a cluster
     // The register split: a clustered producer's, or a split one's (its units' arithmetic),
     // needs more than 40 registers to stay clear of spills.
-    constexpr bool WIDE_PRODUCER = CS > 1 || SPLIT_K;
+    constexpr bool WIDE_PRODUCER = CS > 1 || WALK != WALK_TILES;
     constexpr int P_REGS = ASrc::PRODUCER_REGS ? ASrc::PRODUCER_REGS : PRODUCER_REGS<WIDE_PRODUCER>;
     constexpr int C_REGS = ASrc::CONSUMER_REGS ? ASrc::CONSUMER_REGS : CONSUMER_REGS<WIDE_PRODUCER>;
     // setmaxnreg moves registers between the warpgroups within what the launch gave the CTA
@@ -521,11 +638,11 @@ __device__ __forceinline__ void wgmma_tiles(const ASrc& asrc, const CUtensorMap&
     const int cmb = (nmb + CM - 1) / CM;    // cluster m blocks
     const int cnb = N / (BN * CN);           // cluster n blocks (N % (BN CN) == 0)
     const int ntiles = cmb * cnb;
-    const int sp = SPLIT_K ? splits : 1;   // K ranges a tile
-    const int nunits = ntiles * sp;
+    const int sp = WALK == WALK_SPLIT ? splits : 1;  // K ranges a tile
     const int cid = blockIdx.x / CS;
     const int ncl = gridDim.x / CS;
     if (group_m < 1) group_m = 1;
+    const Walk<WALK> walk(nk, ntiles, ncl, cid, sp, WALK == WALK_STREAM ? sk_tiles : 0);
 
     if (tid == 0) {
         for (int s = 0; s < STAGES; ++s) {
@@ -550,9 +667,8 @@ __device__ __forceinline__ void wgmma_tiles(const ASrc& asrc, const CUtensorMap&
         // ---------------- producer ----------------
         cutlass::arch::warpgroup_reg_dealloc<P_REGS>();
         if constexpr (!ASrc::BY_TMA) {
-            produce_decoded<CM, CN, SPLIT_K>(asrc, tmap_w, tmap_out, scale, smem, full, empty,
-                                              warp, lane, nk, sp, nunits, cid, ncl, cmb, cnb,
-                                              group_m, mi, ni);
+            produce_decoded<CM, CN, WALK>(asrc, tmap_w, tmap_out, scale, smem, full, empty,
+                                           warp, lane, nk, walk, cmb, cnb, group_m, mi, ni);
         } else if (warp == 0) {
             const CUtensorMap& tmap_q = asrc.map;
             if (lane == 0) {
@@ -563,11 +679,11 @@ __device__ __forceinline__ void wgmma_tiles(const ASrc& asrc, const CUtensorMap&
             }
             int s = 0;
             uint32_t ph = 0;
-            for (int u = cid; u < nunits; u += ncl) {
-                const auto [t, kb, ke] = unit_span<SPLIT_K>(u, sp, nk);
-                const TileCoord tc = tile_coord<CM, CN>(t, cmb, cnb, group_m, mi, ni);
+            Walk<WALK> wk = walk;
+            for (Unit w; wk.next(w);) {
+                const TileCoord tc = tile_coord<CM, CN>(w.t, cmb, cnb, group_m, mi, ni);
                 const float* scol = scale + static_cast<size_t>(tc.n0) * ng;
-                for (int kt = kb; kt < ke; ++kt) {
+                for (int kt = w.kb; kt < w.ke; ++kt) {
                     igemm::Barrier::wait(&empty[s], ph ^ 1);
                     if (lane == 0) {
                         igemm::TxBarrier::arrive_and_expect_tx(&full[s], A_BYTES + B_BYTES);
@@ -639,8 +755,9 @@ __device__ __forceinline__ void wgmma_tiles(const ASrc& asrc, const CUtensorMap&
         uint32_t ph = 0;
         [[maybe_unused]] bool issued = false;  // ping-pong: this warpgroup has had a turn
 
-        for (int u = cid; u < nunits; u += ncl) {
-            const auto [t, kb, ke] = unit_span<SPLIT_K>(u, sp, nk);
+        Walk<WALK> wk = walk;
+        for (Unit w; wk.next(w);) {
+            const int t = w.t, kb = w.kb, ke = w.ke;
             const TileCoord tc = tile_coord<CM, CN>(t, cmb, cnb, group_m, mi, ni);
             float facc[64];
 #pragma unroll
@@ -855,13 +972,21 @@ __device__ __forceinline__ void wgmma_tiles(const ASrc& asrc, const CUtensorMap&
 
             // ---------------- epilogue: out = vth[m] * facc + bias[n] ----------------
             const int row0 = tc.m0 + c * 64 + wq * 16 + lane / 4;
-            if constexpr (SPLIT_K) {
+            if constexpr (WALK == WALK_SPLIT) {
                 if (sp > 1) {
                     split_epilogue(facc, ws,
                                    counters + (static_cast<size_t>(t) * CN + ni) * CONSUMER_WARPS +
                                        4 * c + wq,
-                                   u % sp, sp, row0, tc.n0 + 2 * (lane & 3), M, N, vth, bias,
-                                   out);
+                                   w.j, sp, row0, tc.n0 + 2 * (lane & 3), M, N, vth, bias, out);
+                    continue;
+                }
+            }
+            if constexpr (WALK == WALK_STREAM) {
+                if (w.cut) {
+                    const size_t slot = (static_cast<size_t>(w.cut) * CS + rank) * CONSUMER_WARPS +
+                                        4 * c + wq;
+                    cut_epilogue(facc, ws + slot * CUT_WARP_FLOATS, counters + slot, w.j, row0,
+                                 tc.n0 + 2 * (lane & 3), M, N, vth, bias, out);
                     continue;
                 }
             }

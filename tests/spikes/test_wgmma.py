@@ -29,8 +29,40 @@ def test_the_split_leaves_each_unit_an_sm_and_each_split_four_k_tiles() -> None:
 def test_the_workspace_holds_the_most_splits_any_device_takes() -> None:
     pl = wgmma.plan(16, 3584, 3584)
     assert pl["splits"] == 4 and pl["ws"] == 4 * 16 * 3584 and pl["counters"] == 28 * 8
-    assert wgmma.plan(257, 3584, 3584) == {"kind": "wgmma", "splits": 1, "counters": 1,
-                                           "ws": 1}
+
+
+def test_the_clustered_kernels_workspace_holds_a_cut_a_cluster_of_the_most_sms() -> None:
+    """Stream-K cuts at most one tile a cluster: two pieces of 16 x 128 floats for each
+    consumer warp of each CTA, and a ticket each, for MOST_SMS CTAs at any M past 256."""
+    for m in (257, 8192):
+        assert wgmma.plan(m, 3584, 3584) == {"kind": "wgmma", "splits": 1,
+                                             "counters": 256 * 8, "ws": 256 * 8 * 2 * 16 * 128}
+
+
+@pytest.mark.parametrize(("tiles", "clusters", "gain"), [
+    (112, 66, (66 - 46) / 66 / 2),   # M 1024 on 3584 x 3584: 1.70 waves on two
+    (896, 66, (66 - 38) / 66 / 14),  # M 8192 on 3584 x 18944
+    (592, 66, (66 - 64) / 66 / 9),   # M 1024 on 18944 x 3584: 8.97 waves
+    (132, 66, 0.0),                  # whole waves
+    (66, 66, 0.0), (40, 66, 0.0),    # one wave or less: nothing to spread
+])
+def test_the_stream_gain_is_the_last_waves_idle_share(tiles, clusters, gain) -> None:  # type: ignore[no-untyped-def]
+    assert wgmma.stream_gain(tiles, clusters) == pytest.approx(gain)
+
+
+def test_the_last_full_wave_and_the_partial_one_go_stream_k_where_that_gains() -> None:
+    assert wgmma.stream_tiles(112, 66, 28) == 112          # all: one full wave + 46
+    assert wgmma.stream_tiles(896, 66, 148) == 66 + 38     # 3 %: the last two waves
+    assert wgmma.stream_tiles(592, 66, 28) == 0            # 0.3 %: under the 1 % floor
+    assert wgmma.stream_tiles(4736, 66, 28) == 0           # 0.3 %
+    assert wgmma.stream_tiles(56, 66, 28) == 0             # under a wave
+    # each range at least a tile long: sk >= clusters
+    for tiles in range(67, 700):
+        sk = wgmma.stream_tiles(tiles, 66, 7)
+        assert sk == 0 or 66 <= sk <= tiles
+    # the walk's 32-bit arithmetic: refused where sk K tiles x clusters would overflow it
+    assert wgmma.stream_tiles(112, 66, 2**31 // (112 * 66) + 1) == 0
+    assert wgmma.stream_tiles(112, 66, 2**31 // (112 * 66)) == 112
 
 
 _BUFS = {b: b for b in ("w_q", "scale", "vth", "bias", "out", "ws", "counters")}
@@ -48,6 +80,17 @@ def test_a_goes_before_or_after_the_maps(a_first) -> None:  # type: ignore[no-un
     assert args[4:8] == ("scale", "vth", "bias", "out")
     # B's box is the pair's half of a tile; out's the module's 64 x 32
     assert launch.maps == [(256, 512, 64, 128, 128), (1000, 256, 64, 32, 128)]
+
+
+@pytest.mark.parametrize(("stream_k", "sk"), [(1, 112), (0, 0)])
+def test_the_clustered_launch_hands_over_its_stream_k_tiles(stream_k, sk) -> None:  # type: ignore[no-untyped-def]
+    """M 1024 on 3584 x 3584 on 132 SMs: 112 pair tiles on 66 pairs, all of them stream-K
+    (unless the build says not), with the workspace; the grid is every pair."""
+    launch = WgmmaModule("k", smem=1000, sm_count=132, stream_k=stream_k)
+    wgmma.enqueue(launch, "k", _BUFS, 1024, 3584, 3584, lambda cn: ("a",), True)
+    ((name, grid, _, args, _),) = launch.calls
+    assert name == "k" and grid == (132, 1, 1)
+    assert args[-3:] == (sk, "ws", "counters")
 
 
 def test_a_build_past_the_workspace_or_the_clusters_shape_is_refused() -> None:
