@@ -254,8 +254,8 @@ struct Unit {
 // of the S = sk nk laid end to end (P clusters; the launch takes this walk only where S P <
 // 2^31 and sk >= P, so that a range is at least a tile long): a piece that starts inside a
 // tile is that tile's second (the cut's slot is this cluster), one that ends inside a tile
-// its first (the slot is the next cluster's). Divisions only here, once: in the walk they
-// would put its values in vector registers and take the K loop's off the uniform datapath.
+// its first (the slot is the next cluster's). The range's divisions are done once, in the
+// constructor; next() steps through it by additions.
 template <int WALK>
 struct Walk {
     int nk, ntiles, ncl, cid, sp;
@@ -264,9 +264,12 @@ struct Walk {
 
     __device__ __forceinline__ Walk(int nk_, int ntiles_, int ncl_, int cid_, int sp_, int sk)
         : nk(nk_), ntiles(ntiles_), ncl(ncl_), cid(cid_), sp(sp_),
-          u(WALK == WALK_STREAM ? sk + cid_ : cid_), t(0), kb(0), rest(0) {
+          u(WALK == WALK_STREAM && sk >= ncl_ && sk <= ntiles_ ? sk + cid_ : cid_), t(0), kb(0),
+          rest(0) {
         if constexpr (WALK == WALK_STREAM) {
-            if (sk > 0) {
+            // Past what the launch guarantees (at least a tile a range, no more tiles than
+            // there are), no stream-K: a tile cut more than once would be summed wrong.
+            if (sk >= ncl && sk <= ntiles) {
                 const int first = cid * sk * nk / ncl, end = (cid + 1) * sk * nk / ncl;
                 t = first / nk;
                 kb = first - t * nk;
