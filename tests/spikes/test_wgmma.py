@@ -3,6 +3,10 @@ and where A's arguments go."""
 
 from __future__ import annotations
 
+import shutil
+import subprocess
+from pathlib import Path
+
 import pytest
 
 from harness.api import BadInput
@@ -100,3 +104,35 @@ def test_a_build_past_the_workspace_or_the_clusters_shape_is_refused() -> None:
     with pytest.raises(BadInput, match="clusters of 2 along N needs N a multiple of 256"):
         wgmma.enqueue(WgmmaModule("k", smem=1000, cn=2), "k", _BUFS, 16, 384, 512,
                       lambda cn: (), True)
+
+
+_CXX = shutil.which("g++") or shutil.which("c++")
+_KERNELS = Path(__file__).resolve().parents[2] / "kernels" / "common"
+
+
+@pytest.mark.skipif(_CXX is None, reason="needs a host C++ compiler (g++ or c++) on PATH")
+def test_the_device_walk_takes_each_k_tile_once_where_the_launch_asks_for_stream_k(
+        tmp_path: Path) -> None:
+    """kernels/common/igemm_walk.cuh compiled for the host as it is: for every shape the
+    launch's rule (``stream_tiles``) hands it stream-K tiles, and for sk past what the rule
+    guarantees (which the walk refuses: whole tiles), each cluster's walk covers each
+    (tile, K tile) once and cuts a tile at most once, between neighbouring clusters, the
+    two pieces in one slot of their own (tests/spikes/walk_check.cpp)."""
+    exe = tmp_path / "walk_check"
+    subprocess.run([_CXX, "-std=c++17", "-O2", "-D__device__=", "-D__forceinline__=inline",
+                    f"-I{_KERNELS}", str(Path(__file__).with_name("walk_check.cpp")),
+                    "-o", str(exe)], check=True, capture_output=True, text=True)
+    cases = []
+    for clusters in (1, 2, 3, 7, 33, 66, 132):
+        for k_tiles in (1, 2, 3, 4, 7, 28, 148):
+            for tiles in range(1, 3 * clusters + 40):
+                cases.append((tiles, clusters, k_tiles,
+                              wgmma.stream_tiles(tiles, clusters, k_tiles)))
+            cases.append((2 * clusters + 1, clusters, k_tiles, max(0, clusters - 1)))  # too few
+            cases.append((clusters + 2, clusters, k_tiles, clusters + 3))  # more than the tiles
+    assert sum(sk > 0 for *_, sk in cases) > 1000
+    res = subprocess.run([str(exe)], input="".join(f"{t} {p} {k} {s}\n" for t, p, k, s in cases),
+                         capture_output=True, text=True)
+    assert res.returncode == 0, res.stdout
+    checked, cut = (int(x) for x in res.stdout.split()[1::2])
+    assert checked == len(cases) and cut > 1000
