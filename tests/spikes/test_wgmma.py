@@ -55,18 +55,31 @@ def test_the_stream_gain_is_the_last_waves_idle_share(tiles, clusters, gain) -> 
 
 
 def test_the_last_full_wave_and_the_partial_one_go_stream_k_where_that_gains() -> None:
-    assert wgmma.stream_tiles(112, 66, 28) == 112          # all: one full wave + 46
-    assert wgmma.stream_tiles(896, 66, 148) == 66 + 38     # 3 %: the last two waves
-    assert wgmma.stream_tiles(592, 66, 28) == 0            # 0.3 %: under the 1 % floor
-    assert wgmma.stream_tiles(4736, 66, 28) == 0           # 0.3 %
-    assert wgmma.stream_tiles(56, 66, 28) == 0             # under a wave
+    fit = (1024 + 3584) * 3584  # M 1024 on 3584 x 3584: 16.5 MB of operands
+    assert wgmma.stream_tiles(112, 66, 28, fit) == 112          # all: one full wave + 46
+    assert wgmma.stream_tiles(896, 66, 148, fit) == 66 + 38     # 3 %: the last two waves
+    assert wgmma.stream_tiles(592, 66, 28, fit) == 0            # 0.3 %: under the 1 % floor
+    assert wgmma.stream_tiles(4736, 66, 28, fit) == 0           # 0.3 %
+    assert wgmma.stream_tiles(56, 66, 28, fit) == 0             # under a wave
     # each range at least a tile long: sk >= clusters
     for tiles in range(67, 700):
-        sk = wgmma.stream_tiles(tiles, 66, 7)
+        sk = wgmma.stream_tiles(tiles, 66, 7, fit)
         assert sk == 0 or 66 <= sk <= tiles
     # the walk's 32-bit arithmetic: refused where sk K tiles x clusters would overflow it
-    assert wgmma.stream_tiles(112, 66, 2**31 // (112 * 66) + 1) == 0
-    assert wgmma.stream_tiles(112, 66, 2**31 // (112 * 66)) == 112
+    assert wgmma.stream_tiles(112, 66, 2**31 // (112 * 66) + 1, fit) == 0
+    assert wgmma.stream_tiles(112, 66, 2**31 // (112 * 66), fit) == 112
+
+
+def test_stream_k_only_where_the_operands_fit_half_the_l2() -> None:
+    """M 1024 on 3584 x 18944 gains 15 % by the count but its 87 MB of operands do not stay
+    in L2 (measured slower); M 1024 and 2048 on 3584 x 3584 (16.5 and 20.2 MB) do."""
+    assert wgmma.stream_tiles(112, 66, 148, (1024 + 3584) * 18944) == 0
+    assert wgmma.stream_tiles(112, 66, 28, (1024 + 3584) * 3584) == 112
+    assert wgmma.stream_tiles(224, 66, 28, (2048 + 3584) * 3584) == 66 + 26
+    assert wgmma.stream_tiles(448, 66, 28, (4096 + 3584) * 3584) == 0    # 27.5 MB
+    edge = wgmma.STREAM_OPERAND_BYTES
+    assert wgmma.stream_tiles(112, 66, 28, edge) == 112
+    assert wgmma.stream_tiles(112, 66, 28, edge + 1) == 0
 
 
 _BUFS = {b: b for b in ("w_q", "scale", "vth", "bias", "out", "ws", "counters")}
@@ -126,8 +139,8 @@ def test_the_device_walk_takes_each_k_tile_once_where_the_launch_asks_for_stream
     for clusters in (1, 2, 3, 7, 33, 66, 132):
         for k_tiles in (1, 2, 3, 4, 7, 28, 148):
             for tiles in range(1, 3 * clusters + 40):
-                cases.append((tiles, clusters, k_tiles,
-                              wgmma.stream_tiles(tiles, clusters, k_tiles)))
+                cases.append((tiles, clusters, k_tiles,  # the operands' size never cuts
+                              wgmma.stream_tiles(tiles, clusters, k_tiles, 0)))
             cases.append((2 * clusters + 1, clusters, k_tiles, max(0, clusters - 1)))  # too few
             cases.append((clusters + 2, clusters, k_tiles, clusters + 3))  # more than the tiles
     assert sum(sk > 0 for *_, sk in cases) > 1000
