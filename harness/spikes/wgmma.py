@@ -47,9 +47,10 @@ GROUP_M = 8
 #: of its time, as counted by ``stream_gain`` (kernels/NOTES.md).
 STREAM_MIN_GAIN = 0.01
 #: Stream-K only where the int8 operands (A's M x K and the weights' N x K bytes) fit in
-#: this: half of sm_90's 50 MB L2 (H100 and H200 alike), the rest left to out's stores and
-#: the scales. There every operand byte comes from DRAM once whatever order the clusters
-#: walk K in; past it, ranges that start at scattered K offsets lose the reuse that waves
+#: this: half of sm_90's 50 MB L2 (H100 and H200 alike). There every operand byte comes
+#: from DRAM once whatever order the clusters walk K in (out's fp32 stores pass through the
+#: rest, and at M 2048 on 3584 x 3584 they are more than it: the A/B says whether that
+#: costs); past it, ranges that start at scattered K offsets lose the reuse that waves
 #: walking K together get (measured: +8 to +11 % on 3584 x 18944, kernels/NOTES.md).
 STREAM_OPERAND_BYTES = 25 * 2**20
 #: Floats of a cut tile's two pieces for one consumer warp (16 rows of 128 columns each:

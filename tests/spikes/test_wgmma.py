@@ -110,6 +110,15 @@ def test_the_clustered_launch_hands_over_its_stream_k_tiles(stream_k, sk) -> Non
     assert args[-3:] == (sk, "ws", "counters")
 
 
+def test_the_launch_bounds_stream_k_by_the_operands_bytes() -> None:
+    """1024 x 3584 x 6144: A and the weights are (1024 + 3584) x 6144 = 28.3 MB, past the
+    bound, so whole tiles (the same tiles' count over N instead of K would say 25.7 MB)."""
+    launch = WgmmaModule("k", smem=1000, sm_count=132, stream_k=1)
+    wgmma.enqueue(launch, "k", _BUFS, 1024, 3584, 6144, lambda cn: ("a",), True)
+    ((_, _, _, args, _),) = launch.calls
+    assert args[-3] == 0
+
+
 def test_a_build_past_the_workspace_or_the_clusters_shape_is_refused() -> None:
     with pytest.raises(BadInput, match="split K 8 ways: the workspace holds 4"):
         wgmma.enqueue(WgmmaModule("k", smem=1000, most=8), "k", _BUFS, 16, 256, 512,

@@ -3,7 +3,7 @@
 # L2 (M 1024-2048 on 3584 x 3584): the GEMM stages and the pipelines over them validated at
 # this commit, compute-sanitizer on both wgmma stages (their cut shapes among the points);
 # the A/B of IG_STREAM_K in one process, by the rule in kernels/NOTES.md; then the layer at
-# M 1024 on 3584 x 3584 beside both F.linear peers and the GEMM's goals' rows.
+# M 1024 and 2048 on 3584 x 3584 beside both F.linear peers and the GEMM's goals' rows.
 source .dev/gpu/common.sh
 KEEP=statistics
 name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1); echo "gpu: $name" >> $sum
@@ -25,8 +25,9 @@ pack
 st 15 ledger $H ledger --check
 T=$D/tuning/stream-k-in-l2
 R="--variant int8 --define IG_STREAM_K=0,1 --repeats 3 --budget 0.1 --out $T --append"
-st 50 ab-used $H bench int_gemm $R --sweep batch=1024,2048 --sweep out_f=3584 --sweep in_f=3584
-st 60 ab-unused $H bench int_gemm $R --sweep batch=1024,4096 --sweep out_f=3584,18944 --sweep in_f=3584
+st 80 ab-used $H bench int_gemm $R --sweep batch=1024,2048 --sweep out_f=3584 --sweep in_f=3584
+st 50 ab-square $H bench int_gemm $R --sweep batch=4096 --sweep out_f=3584 --sweep in_f=3584
+st 60 ab-tall $H bench int_gemm $R --sweep batch=1024,4096 --sweep out_f=18944 --sweep in_f=3584
 st 40 ab-wide $H bench int_gemm $R --sweep batch=1024 --sweep out_f=3584 --sweep in_f=18944
 pack
 G=$D/layer-sweep
