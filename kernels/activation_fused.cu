@@ -239,6 +239,12 @@ act_stats(const float* __restrict__ x, float* __restrict__ vth, int* __restrict_
     __shared__ float scratch[32];
     __shared__ int s_lo[32], s_hi[32];
     __shared__ bool s_last;
+#if __CUDA_ARCH__ >= 900
+    // A kernel launched as this one's programmatic dependent (the layer's GEMM) may be
+    // scheduled from here on: its blocks take the SMs this kernel's blocks leave and wait on
+    // the device for it to end before they read q8 and vth. Without one, nothing happens.
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
     int lo = INT_MAX, hi = INT_MIN;
     // Rows grid-strided over the launch's blocks, at most STATS_BLOCKS (a block per row would
     // make every row's block queue three same-address atomics).

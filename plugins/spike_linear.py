@@ -32,6 +32,13 @@ two). The variants (the ``q_path`` axis):
   ``default`` runs the two passes, the difference to it measured beside it is the planes'
   price; where ``default`` takes a one-launch kernel (act_one, act_rows, act_grid), the
   choice of kernel too. Exact where q fits int8, as ``default``.
+- ``operand_early``: ``operand`` with the GEMM launched as the programmatic dependent of the
+  activation stage's kernel (the ``handoff`` axis): act_stats lets its dependent start, the
+  GEMM's blocks take the SMs its last blocks leave (their barriers and the cluster's
+  handshake done there) and wait on the device (``griddepcontrol.wait``) for it to end
+  before they read q8 or vth. Where the GEMM is not a wgmma kernel (small M, the general
+  path), it launches as ``operand``'s. No event can come between the two, so only the total
+  is timed.
 
 Its peers (``--peers linear_bf16,linear_fp32``) are the float layer it replaces, PyTorch's
 ``F.linear`` on x itself with the weights dequantised beforehand: speed references timed
@@ -67,6 +74,9 @@ STEPS = ("activation_fused", "int_gemm", "int_gemm_packed")
 ANY_KF = 2**23 - 2**16
 #: Each q path: the activation stage's variant it runs (by mode) and the output holding its
 #: planes (bit-packed words, int8 planes, or none).
+#: How the GEMM follows the activation stage (the ``handoff`` axis): launched after it ends
+#: (an event between the two times each), or as its programmatic dependent.
+HANDOFFS = ("after", "early")
 PATHS = {"int8": ("{mode}", "spikes"), "any": ("{mode}", "spikes"),
          "packed": ("packed_{mode}", "packed"), "operand": ("operand_{mode}", None)}
 
@@ -106,22 +116,25 @@ def run(ctx: PipelineContext, bufs: Mapping[str, Any], p: Point) -> PipelineTrac
     weights = {"w_q": bufs["w_q"], "scale": bufs["scale"], "vth": vth, "bias": bufs["bias"],
                "out": out}
     shape = {"batch": b, "in_f": f, "out_f": n, "group_size": g, "k": k}
+    early = p["handoff"] == "early"
     ctx.mark("start", 0)
     ctx.step("activation_fused", PATHS[path][0].format(mode=mode), 0, act,
              batch=b, in_f=f, k=k)
-    ctx.mark("act_end", 0)
+    if not early:  # an event between the two would hold the GEMM back until it is recorded
+        ctx.mark("act_end", 0)
     if path == "packed":
         ctx.step("int_gemm_packed", "default", 0,
-                 {"planes": act["packed"], "stats": stats, **weights}, **shape)
+                 {"planes": act["packed"], "stats": stats, **weights}, early=early, **shape)
     else:
-        ctx.step("int_gemm", "int8", 0, {"q": q8, **weights}, **shape)
+        ctx.step("int_gemm", "int8", 0, {"q": q8, **weights}, early=early, **shape)
     if path == "any":  # runs only where stats say q does not fit int8
         ctx.step("int_gemm", "wide", 0, {"q": act["q_wide"], "stats": stats, **weights},
                  **shape)
     ctx.mark("end", 0)
     outputs["out"] = (out, (b, n), np.dtype(np.float32))
-    intervals = {"activation": (("start", "act_end"),), "gemm": (("act_end", "end"),),
-                 "total": (("start", "end"),)}
+    intervals = ({"total": (("start", "end"),)} if early else
+                 {"activation": (("start", "act_end"),), "gemm": (("act_end", "end"),),
+                  "total": (("start", "end"),)})
     return PipelineTrace(outputs, {}, intervals)
 
 
@@ -241,6 +254,11 @@ STAGE = Pipeline(
              "chosen on the device, the packed planes, or int8 with no planes written (set "
              "by the variant)",
              choices=tuple(PATHS)),
+        Axis("handoff", "after", str, "how the GEMM follows the activation stage: launched "
+             "after it, the two timed apart, or early, as its programmatic dependent (the "
+             "GEMM's blocks take the SMs the stage's last blocks leave and wait on the device "
+             "for it to end; only the total is timed)",
+             choices=HANDOFFS),
     ),
     families=families.NAMES,
     make_inputs=make_inputs,
@@ -282,6 +300,12 @@ STAGE = Pipeline(
         Variant("operand", help="q8 into int_gemm's int8 variant, the activation stage "
                                 "writing no planes (vth, stats, q8)",
                 pins=(("q_path", "operand"), ("mode", "unidirectional")),
+                families=("normal", "ramp")),
+        # The same, the GEMM launched under the activation stage's tail.
+        Variant("operand_early", help="operand, the GEMM launched as the activation stage's "
+                                      "programmatic dependent (only the total timed)",
+                pins=(("q_path", "operand"), ("mode", "unidirectional"),
+                      ("handoff", "early")),
                 families=("normal", "ramp")),
     ),
 )

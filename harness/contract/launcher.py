@@ -25,7 +25,11 @@ class Launcher(Protocol):
     sm_count: int
 
     def __call__(self, name: str, grid: tuple[int, ...], block: tuple[int, ...], *args: Any,
-                 shared: int = 0) -> None: ...
+                 shared: int = 0, waits: bool = False) -> None:
+        """``waits``: the kernel reads nothing before ``griddepcontrol.wait`` that the
+        kernel ahead of it on the stream writes, so a pipeline step may launch it as that
+        kernel's programmatic dependent (``PipelineContext.step(..., early=True)``)."""
+        ...
 
     def tensor_map(self, buf: Any, dtype: Any, rows: int, cols: int, box_rows: int,
                    box_cols: int, swizzle: int = 128) -> np.void:
@@ -76,10 +80,13 @@ class RecordingLauncher:
         self.sm_count = sm_count
         #: ``(name, grid, block, args, shared)`` of each launch.
         self.calls: list[tuple[str, tuple[int, ...], tuple[int, ...], tuple[Any, ...], int]] = []
+        #: Each launch's ``waits`` (its kernel may start under the one before it).
+        self.waits: list[bool] = []
 
     def __call__(self, name: str, grid: tuple[int, ...], block: tuple[int, ...], *args: Any,
-                 shared: int = 0) -> None:
+                 shared: int = 0, waits: bool = False) -> None:
         self.calls.append((name, tuple(grid), tuple(block), args, shared))
+        self.waits.append(waits)
 
     def tensor_map(self, buf: Any, dtype: Any, rows: int, cols: int, box_rows: int,
                    box_cols: int, swizzle: int = 128) -> np.void:

@@ -443,9 +443,12 @@ class PipelineContext(Protocol):
     def launcher(self, stage: str, variant: str, stream: int) -> Launcher: ...
 
     def step(self, stage: str, variant: str, stream: int, bufs: Mapping[str, Any],
-             **values: Any) -> None:
+             early: bool = False, **values: Any) -> None:
         """Enqueue a stage through its own plugin's ``enqueue``, at the point of ``values``
-        (those that are axes of the stage), on a stream."""
+        (those that are axes of the stage), on a stream. ``early``: its first launch, where
+        the stage marks its kernel as one that waits on the device for the kernel before it
+        (``launch(..., waits=True)``), is that kernel's programmatic dependent, so its blocks
+        may start while that kernel ends; no event may come between the two."""
 
     def alloc(self, shape: tuple[int, ...], dtype: Any) -> Any: ...
 

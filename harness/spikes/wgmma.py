@@ -168,4 +168,6 @@ def enqueue(launch: Launcher, prefix: str, bufs: Mapping[str, Any], m: int, n: i
     args = (*head, bufs["scale"], bufs["vth"], bufs["bias"], bufs["out"], np.int32(m),
             np.int32(n), np.int32(k), np.int32(GROUP_M),
             np.int32(n_splits if single else sk), bufs["ws"], bufs["counters"])
-    launch(name, grid, (threads, 1, 1), *args, shared=smem)
+    # Both kernels wait (griddepcontrol.wait) before they read A, vth or anything else the
+    # activation stage writes: a pipeline may launch them under its tail.
+    launch(name, grid, (threads, 1, 1), *args, shared=smem, waits=True)

@@ -590,6 +590,12 @@ __device__ __forceinline__ void wgmma_tiles(const ASrc& asrc, const CUtensorMap&
     } else {
         __syncthreads();
     }
+    // Launched as the programmatic dependent of the kernel ahead of it (the layer's GEMM after
+    // the activation stage), this kernel may start before that one ends: what is above (the
+    // barriers, the cluster's handshake) runs under its tail, and nothing it writes (q, the
+    // planes, vth) is read before the wait, which returns once it has ended and its writes
+    // are visible. Launched otherwise, the wait returns at once.
+    asm volatile("griddepcontrol.wait;" ::: "memory");
 
     if (wg == 0 || (PRODUCER_WGS > 1 && wg == 3)) {
         // ---------------- producer ----------------

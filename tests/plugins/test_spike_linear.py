@@ -20,21 +20,24 @@ class _Steps:
     """A pipeline context that records the steps it is asked for (nothing runs)."""
 
     def __init__(self) -> None:
-        self.steps: list[tuple[str, str, dict[str, Any], dict[str, Any]]] = []
+        self.steps: list[tuple[str, str, dict[str, Any], dict[str, Any], bool]] = []
+        self.order: list[str] = []  # steps and marks as enqueued
         self.allocs = 0
 
     def alloc(self, shape: tuple[int, ...], dtype: Any) -> str:
         self.allocs += 1
         return f"buf{self.allocs}:{np.dtype(dtype).name}{list(shape)}"
 
-    def step(self, stage: str, variant: str, stream: int, bufs: Any, **values: Any) -> None:
-        self.steps.append((stage, variant, dict(bufs), values))
+    def step(self, stage: str, variant: str, stream: int, bufs: Any, early: bool = False,
+             **values: Any) -> None:
+        self.steps.append((stage, variant, dict(bufs), values, early))
+        self.order.append(f"{stage}{' (early)' if early else ''}")
 
     def mark(self, name: str, stream: int) -> None:
-        pass
+        self.order.append(name)
 
 
-def _run(pipe, variant: str) -> list[tuple[str, str, dict[str, Any], dict[str, Any]]]:  # type: ignore[no-untyped-def]
+def _run(pipe, variant: str) -> list[tuple[str, str, dict[str, Any], dict[str, Any], bool]]:  # type: ignore[no-untyped-def]
     ctx = _Steps()
     p = pipe.point(pipe.variant(variant), batch=4, in_f=256, out_f=128)
     pipe.run(ctx, {"x": "x", "w_q": "w_q", "scale": "scale", "bias": "bias"}, p)
@@ -59,6 +62,28 @@ def test_the_any_path_adds_the_guarded_wide_gemm_on_q_wide(pipe) -> None:  # typ
     assert wide[2]["q"] == act[2]["q_wide"] and wide[2]["stats"] == act[2]["stats"]
     assert int8[2]["q"] == act[2]["q8"] and "stats" not in int8[2]
     assert wide[2]["out"] == int8[2]["out"] and wide[3] == int8[3]
+
+
+def test_the_early_handoff_launches_the_gemm_under_the_stage_with_no_event_between(pipe) -> None:  # type: ignore[no-untyped-def]
+    """operand_early: the GEMM step asks for the dependent launch, and no mark comes
+    between the two steps (an event there would hold the GEMM back), so only the total is
+    an interval; operand marks act_end and asks for no such launch."""
+    runs = {}
+    for variant in ("operand", "operand_early"):
+        ctx = _Steps()
+        p = pipe.point(pipe.variant(variant), batch=4, in_f=256, out_f=128)
+        trace = pipe.run(ctx, {"x": "x", "w_q": "w_q", "scale": "scale", "bias": "bias"}, p)
+        runs[variant] = (ctx, trace, p)
+    ctx, trace, p = runs["operand"]
+    assert p["handoff"] == "after" and p["q_path"] == "operand"
+    assert ctx.order == ["start", "activation_fused", "act_end", "int_gemm", "end"]
+    assert set(trace.intervals) == {"activation", "gemm", "total"}
+    ctx, trace, p = runs["operand_early"]
+    assert p["handoff"] == "early" and p["q_path"] == "operand"
+    assert ctx.order == ["start", "activation_fused", "int_gemm (early)", "end"]
+    assert trace.intervals == {"total": (("start", "end"),)}
+    # The same steps otherwise: the activation stage's operand layout, the int8 GEMM on q8.
+    assert [s[:2] for s in ctx.steps] == [s[:2] for s in runs["operand"][0].steps]
 
 
 def _perfect(pipe, variant: str, x: np.ndarray, k: float):  # type: ignore[no-untyped-def]

@@ -1,6 +1,7 @@
 """What PyCUDA does not wrap, from the CUDA driver through ctypes: TMA tensor maps
 (``cuTensorMapEncodeTiled``), a kernel's parameter layout (``cuFuncGetParamInfo``), its
-occupancy, and a device's SM count without a context.
+occupancy, a programmatic dependent launch (``cuLaunchKernelEx``), and a device's SM count
+without a context.
 
 A kernel that takes a ``const __grid_constant__ CUtensorMap`` (128 bytes, 64-byte aligned)
 gets its parameters at offsets ptxas chose, which need not be the packed offsets PyCUDA
@@ -196,6 +197,75 @@ def max_active_blocks(cubin: bytes, name: str, threads: int, shared: int) -> int
             raise HarnessError(f"cuOccupancyMaxActiveBlocksPerMultiprocessor failed (CUresult "
                                f"{err}) for {name} in blocks of {threads}")
         return int(n.value)
+
+
+class _LaunchAttribute(ctypes.Structure):
+    """``CUlaunchAttribute`` (cuda.h): an attribute's id, padded to 8 bytes, and its value
+    (a 64-byte union; the attributes used here are one int at its start)."""
+
+    _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4),
+                ("value", ctypes.c_char * 64)]
+
+
+#: ``CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION``.
+_PROGRAMMATIC_STREAM_SERIALIZATION = 6
+#: ``CU_LAUNCH_PARAM_END``, ``_BUFFER_POINTER`` and ``_BUFFER_SIZE``: the ``extra`` keys of
+#: a launch whose parameters come as one block (as PyCUDA's launches pass them).
+_PARAM_END, _PARAM_BUFFER_POINTER, _PARAM_BUFFER_SIZE = 0, 1, 2
+
+
+class Function:
+    """Kernel ``name`` of ``cubin``, loaded once more in the current context and kept (its
+    module unloaded with :meth:`close`): what a launch PyCUDA does not wrap
+    (``cuLaunchKernelEx``) needs its ``CUfunction``, which PyCUDA does not expose."""
+
+    def __init__(self, cubin: bytes, name: str) -> None:
+        self.name = name
+        self._lib = libcuda()
+        self._mod = ctypes.c_void_p()
+        if self._lib.cuModuleLoadData(ctypes.byref(self._mod), ctypes.c_char_p(cubin)) != 0:
+            raise HarnessError(f"cannot load the module of {name} to launch it")
+        self._loaded = True
+        self._fn = ctypes.c_void_p()
+        if self._lib.cuModuleGetFunction(ctypes.byref(self._fn), self._mod,
+                                         name.encode()) != 0:
+            self.close()
+            raise HarnessError(f"no kernel {name!r} in its module")
+        self._shared = 0
+
+    def launch_dependent(self, grid: Sequence[int], block: Sequence[int], shared: int,
+                         stream: int, params: bytes) -> None:
+        """Launch on ``stream`` (a ``CUstream`` handle) as the programmatic dependent of the
+        kernel before it there (``cuLaunchKernelEx`` with programmatic stream
+        serialization): the grid may start once every block of that kernel has triggered
+        (``griddepcontrol.launch_dependents``) or ended, so the kernel must wait
+        (``griddepcontrol.wait``) before it reads what that kernel writes. ``params`` is the
+        whole parameter block, laid out as the kernel expects."""
+        if shared > self._shared:  # past 48 KB a kernel opts in to its dynamic shared memory
+            if self._lib.cuFuncSetAttribute(self._fn, _MAX_DYNAMIC_SHARED,
+                                            ctypes.c_int(shared)) != 0:
+                raise HarnessError(f"{self.name}: {shared} bytes of dynamic shared memory "
+                                   "refused")
+            self._shared = shared
+        attr = _LaunchAttribute(_PROGRAMMATIC_STREAM_SERIALIZATION, b"",
+                                (1).to_bytes(4, "little"))
+        g, b = (*grid, 1, 1)[:3], (*block, 1, 1)[:3]
+        cfg = _LaunchConfig(*g, *b, shared, ctypes.c_void_p(stream),
+                            ctypes.cast(ctypes.pointer(attr), ctypes.c_void_p), 1)
+        buf = ctypes.create_string_buffer(params, len(params))
+        size = ctypes.c_size_t(len(params))
+        extra = (ctypes.c_void_p * 5)(_PARAM_BUFFER_POINTER, ctypes.addressof(buf),
+                                      _PARAM_BUFFER_SIZE, ctypes.addressof(size), _PARAM_END)
+        err = self._lib.cuLaunchKernelEx(ctypes.byref(cfg), self._fn, None, extra)
+        if err != 0:
+            raise HarnessError(f"{self.name}: the dependent launch failed (cuLaunchKernelEx, "
+                               f"CUresult {err})")
+
+    def close(self) -> None:
+        """Unload the module (once)."""
+        if self._loaded:
+            self._lib.cuModuleUnload(self._mod)
+            self._loaded = False
 
 
 def pack_params(layout: Sequence[tuple[int, int]], values: Sequence[bytes]) -> np.void:

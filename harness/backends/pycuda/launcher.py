@@ -62,11 +62,30 @@ class ModuleLauncher:
         self._fns: dict[tuple[str, str], Any] = {}
         self._shared: dict[str, int] = {}
         self._constants: dict[tuple[Any, ...], np.ndarray] = {}
+        self._dependents: dict[str, cudriver.Function] = {}
+        #: The next launch may start under the kernel before it (``follow``), once.
+        self._early = False
+
+    def follow(self) -> None:
+        """Let this launcher's next launch, if its kernel waits for the one before it
+        (``waits``), be that kernel's programmatic dependent: its blocks may start while
+        the kernel before it on the stream ends. Any launch takes the permission back."""
+        self._early = True
+
+    def follow_none(self) -> None:
+        """Take back a permission :meth:`follow` gave and no launch used."""
+        self._early = False
 
     def __call__(self, name: str, grid: tuple[int, ...], block: tuple[int, ...], *args: Any,
-                 shared: int = 0) -> None:
+                 shared: int = 0, waits: bool = False) -> None:
         """Launch function ``name`` (asynchronous); scalars as NumPy scalars, structs by
-        value as ``np.void``, buffers as device allocations or addresses."""
+        value as ``np.void``, buffers as device allocations or addresses. ``waits``: the
+        kernel reads nothing the kernel before it writes until ``griddepcontrol.wait``,
+        so it may be launched as that kernel's dependent where :meth:`follow` allows."""
+        early, self._early = self._early and waits, False
+        if early:
+            self._launch_dependent(name, grid, block, args, shared)
+            return
         if any(isinstance(a, np.void) for a in args):
             # A struct by value (a CUtensorMap) sits where ptxas put it, not where packing
             # would: the whole block is built from the driver's layout.
@@ -91,6 +110,26 @@ class ModuleLauncher:
         vals = [value(a) for a in args]
         fn.prepared_async_call(tuple(grid), tuple(block), self._stream, *vals,
                                shared_size=shared)
+
+    def _launch_dependent(self, name: str, grid: tuple[int, ...], block: tuple[int, ...],
+                          args: tuple[Any, ...], shared: int) -> None:
+        """``name`` launched through the driver as the dependent of the kernel before it,
+        its parameter block laid out from the driver's layout (the kernel loaded once more
+        for its ``CUfunction``, once a launcher)."""
+        fn = self._dependents.get(name)
+        if fn is None:
+            if self._cubin is None:
+                raise HarnessError(f"{self._stage.name}: no cubin to launch {name} as a "
+                                   "dependent")
+            fn = self._dependents[name] = cudriver.Function(self._cubin(), name)
+        params = cudriver.pack_params(self._layout(name, len(args)), [raw(a) for a in args])
+        fn.launch_dependent(grid, block, shared, int(self._stream.handle), params.tobytes())
+
+    def close(self) -> None:
+        """Unload the modules loaded for dependent launches."""
+        for fn in self._dependents.values():
+            fn.close()
+        self._dependents.clear()
 
     def _layout(self, name: str, count: int) -> list[tuple[int, int]]:
         if name not in self._layouts:

@@ -80,8 +80,10 @@ class GpuPipelineContext:
         return self._launchers[key]
 
     def step(self, stage: str, variant: str, stream: int, bufs: Mapping[str, Any],
-             **values: Any) -> None:
-        """Enqueue a stage through its plugin's ``enqueue`` at the point of ``values``."""
+             early: bool = False, **values: Any) -> None:
+        """Enqueue a stage through its plugin's ``enqueue`` at the point of ``values``
+        (``early``: its first launch, where its kernel waits for the kernel before it, as
+        that kernel's programmatic dependent)."""
         # Prepared once per (step, point): the Python between launches is what leaves the
         # GPU idle at small batch, so repeated runs skip the lookups.
         key = (stage, variant, stream, tuple(sorted(values.items())))
@@ -98,7 +100,12 @@ class GpuPipelineContext:
         if missing:  # the stage's scratch, from this run's pool like the pipeline's own
             bufs = {**bufs, **{n: self._zeroed(key, n, spec) if n in st.zeroed
                                else self.alloc(*spec) for n, spec in missing.items()}}
-        st.enqueue(launcher, bufs, point, v)
+        if early:
+            launcher.follow()
+        try:
+            st.enqueue(launcher, bufs, point, v)
+        finally:
+            launcher.follow_none()
         self._since_mark[stream] += 1
 
     def _zeroed(self, key: tuple[Any, ...], name: str,
@@ -140,6 +147,8 @@ class GpuPipelineContext:
         for b in self._zeros.values():
             b.free()
         self._zeros.clear()
+        for launcher in self._launchers.values():
+            launcher.close()
 
     def read(self, buf: Any, shape: tuple[int, ...], dtype: Any, stream: int) -> np.ndarray:
         """Copy a device buffer to the host on ``stream`` and wait for it."""

@@ -117,3 +117,68 @@ def test_without_the_driver_s_count_a_short_launch_is_not_seen(monkeypatch) -> N
     monkeypatch.setattr(cudriver, "libcuda", lambda: counted)
     with pytest.raises(HarnessError, match="k takes 2 parameters, the launch gives 1"):
         cudriver.param_layout(b"cubin", "k", 1)
+
+
+class LaunchingLib(Lib):
+    """A driver that takes dependent launches: records each launch's configuration, its
+    attribute and its parameter block as the driver would read them."""
+
+    def __init__(self, result: int = 0) -> None:
+        super().__init__()
+        self.result = result
+        self.launches: list[dict[str, Any]] = []
+        self.shared: list[int] = []
+
+    def cuFuncSetAttribute(self, fn: Any, attr: int, value: Any) -> int:
+        self.shared.append(value.value)
+        return 0
+
+    def cuLaunchKernelEx(self, cfg: Any, fn: Any, params: Any, extra: Any) -> int:
+        c = ctypes.cast(cfg, ctypes.POINTER(cudriver._LaunchConfig))[0]
+        attr = ctypes.cast(c.attrs, ctypes.POINTER(cudriver._LaunchAttribute))[0]
+        keys = [extra[0], extra[2], extra[4]]  # buffer pointer, buffer size, end (0: None)
+        size = ctypes.cast(extra[3], ctypes.POINTER(ctypes.c_size_t))[0]
+        self.launches.append({
+            "grid": (c.gridDimX, c.gridDimY, c.gridDimZ),
+            "block": (c.blockDimX, c.blockDimY, c.blockDimZ),
+            "shared": c.sharedMemBytes, "stream": c.hStream, "attrs": c.numAttrs,
+            "attr": (attr.id, int.from_bytes(attr.value[:4].ljust(4, b"\0"), "little")),
+            "kernel_params": params, "keys": keys,
+            "block_bytes": ctypes.string_at(extra[1], size)})
+        return self.result
+
+
+def test_a_dependent_launch_carries_the_programmatic_attribute_and_the_block(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    lib = LaunchingLib()
+    monkeypatch.setattr(cudriver, "libcuda", lambda: lib)
+    fn = cudriver.Function(b"cubin", "k")
+    block = bytes(range(200))
+    fn.launch_dependent((66, 1, 1), (384, 1, 1), 200_000, 0xABC0, block)
+    fn.launch_dependent((2,), (32,), 1000, 0xABC0, b"\x07" * 8)
+    first, second = lib.launches
+    assert first["grid"] == (66, 1, 1) and first["block"] == (384, 1, 1)
+    assert first["shared"] == 200_000 and first["stream"] == 0xABC0
+    # One attribute: CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION (6), set to 1.
+    assert first["attrs"] == 1 and first["attr"] == (6, 1)
+    # The parameters as one block through ``extra`` (BUFFER_POINTER, BUFFER_SIZE, END).
+    assert first["kernel_params"] is None and first["keys"] == [1, 2, None]
+    assert first["block_bytes"] == block
+    assert second["grid"] == (2, 1, 1) and second["block"] == (32, 1, 1)
+    assert second["block_bytes"] == b"\x07" * 8
+    assert lib.shared == [200_000]  # opted in once, for the largest shared memory asked
+    fn.close()
+    fn.close()
+    assert lib.calls == ["load", "unload"]
+
+
+def test_a_refused_dependent_launch_is_one_line(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    lib = LaunchingLib(result=1)
+    monkeypatch.setattr(cudriver, "libcuda", lambda: lib)
+    fn = cudriver.Function(b"cubin", "k")
+    with pytest.raises(HarnessError, match=r"k: the dependent launch failed .*CUresult 1"):
+        fn.launch_dependent((1, 1, 1), (1, 1, 1), 0, 0, b"")
+    missing = Lib(has_kernel=False)
+    monkeypatch.setattr(cudriver, "libcuda", lambda: missing)
+    with pytest.raises(HarnessError, match="no kernel 'k' in its module"):
+        cudriver.Function(b"cubin", "k")
+    assert missing.calls == ["load", "unload"]

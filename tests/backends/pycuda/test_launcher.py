@@ -105,3 +105,64 @@ def test_a_launcher_without_the_sm_count_is_refused(drv, tmp_path) -> None:  # t
     cluster): refused when the launcher is made."""
     with pytest.raises(ValueError, match="SM count"):
         ModuleLauncher(double_stage(tmp_path), FakeModule(drv, {}), drv.Stream(), 128, 0)
+
+
+class FakeFunction:
+    """``cudriver.Function`` without a driver: records what it loads and launches."""
+
+    made: list[tuple[bytes, str]] = []
+    launched: list[tuple[str, tuple, tuple, int, int, bytes]] = []
+    closed: list[str] = []
+
+    def __init__(self, cubin: bytes, name: str) -> None:
+        self.name = name
+        FakeFunction.made.append((cubin, name))
+
+    def launch_dependent(self, grid: tuple, block: tuple, shared: int, stream: int,
+                         params: bytes) -> None:
+        FakeFunction.launched.append((self.name, tuple(grid), tuple(block), shared, stream,
+                                      params))
+
+    def close(self) -> None:
+        FakeFunction.closed.append(self.name)
+
+
+def test_only_a_waiting_kernel_right_after_follow_is_launched_as_a_dependent(
+        drv: FakeDriver, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``follow`` lets the next launch start under the kernel before it, if that kernel
+    waits on the device; any launch takes the permission back, so a step's later launches
+    (and a kernel that does not wait) keep the stream's order."""
+    from harness.backends.pycuda import cudriver
+
+    FakeFunction.made, FakeFunction.launched, FakeFunction.closed = [], [], []
+    monkeypatch.setattr(cudriver, "Function", FakeFunction)
+    monkeypatch.setattr(cudriver, "param_layout",
+                        lambda cubin, name, count: [(0, 8), (8, 4)][:count])
+    plain: list[str] = []
+    mod = FakeModule(drv, {n: (lambda n: lambda drv, grid, block, *a: plain.append(n))(n)
+                           for n in ("gemm", "other")})
+    stream = drv.Stream()
+    launch = ModuleLauncher(double_stage(tmp_path), mod, stream, 128, 132,
+                            cubin=lambda: b"CUBIN")
+    buf = drv.mem_alloc(16)
+    launch("gemm", (2, 1, 1), (384, 1, 1), buf, np.int32(5), waits=True)  # not after follow
+    launch.follow()
+    launch("gemm", (66, 1, 1), (384, 1, 1), buf, np.int32(7), shared=1000, waits=True)
+    launch("gemm", (66, 1, 1), (384, 1, 1), buf, np.int32(8), waits=True)  # used up
+    launch.follow()
+    launch("other", (1, 1, 1), (32, 1, 1), buf, np.int32(1))  # does not wait: in order
+    launch("gemm", (3, 1, 1), (384, 1, 1), buf, np.int32(9), waits=True)  # used up by it
+    launch.follow()
+    launch.follow_none()  # taken back unused
+    launch("gemm", (4, 1, 1), (384, 1, 1), buf, np.int32(10), waits=True)
+    launch.follow()
+    launch("gemm", (5, 1, 1), (384, 1, 1), buf, np.int32(11), waits=True)
+    assert plain == ["gemm", "gemm", "other", "gemm", "gemm"]
+    params = int(buf).to_bytes(8, "little") + (7).to_bytes(4, "little")
+    assert FakeFunction.launched == [
+        ("gemm", (66, 1, 1), (384, 1, 1), 1000, stream.handle, params),
+        ("gemm", (5, 1, 1), (384, 1, 1), 0, stream.handle,
+         int(buf).to_bytes(8, "little") + (11).to_bytes(4, "little"))]
+    assert FakeFunction.made == [(b"CUBIN", "gemm")]  # loaded once, kept
+    launch.close()
+    assert FakeFunction.closed == ["gemm"]
