@@ -43,20 +43,15 @@
 //   ticket on a counter of its own; the warp holding a counter's last ticket adds the
 //   ranges' sums of those rows (split_epilogue).
 //   Persistent: grid = (co-resident clusters) x cluster size CTAs, work units walked with a
-//   stride, grouped by `group_m` cluster-rows for L2 reuse. int_gemm_wgmma walks its first
-//   `sk_tiles` tiles stream-K (the launch's choice: where the last wave would leave clusters
-//   idle): their K tiles end to end in one range a cluster, a tile cut between two
-//   neighbouring clusters meeting in the workspace (cut_epilogue), then the rest whole.
+//   stride, grouped by `group_m` cluster-rows for L2 reuse.
 // Launch: grid (num_ctas, 1, 1), block (384, 1, 1), dynamic smem = int_gemm_wgmma_smem
 // (read it from the module), after raising MAX_DYNAMIC_SHARED_SIZE_BYTES to it.
 // Parameters: three CUtensorMaps by value (q: uint8 2D {K, M}, box {128, 128 / IG_CLUSTER_N};
 // w: {K, N}, box {128, 128 / IG_CLUSTER_M} for int_gemm_wgmma, {128, 128} for
 // int_gemm_wgmma_single; out: fp32 {N, M}, box {32, 64}, the module's int_gemm_wgmma_out_box
-// as {rows, columns}; all SWIZZLE_128B), then pointers and sizes, then int_gemm_wgmma_single's
-// splits (the workspace: splits x M x N floats, the ticket counters a word for each consumer
-// warp of each tile) or int_gemm_wgmma's stream-K tiles (the workspace: a cut a cluster, two
-// 16 x 128 pieces and a ticket for each consumer warp of its CTAs), then the workspace and
-// the counters, zero before the first launch. The CUtensorMaps are
+// as {rows, columns}; all SWIZZLE_128B), then pointers and sizes (int_gemm_wgmma_single
+// also: the splits, the workspace of splits x M x N floats, and the ticket counters, a word
+// for each consumer warp of each tile, zero before the first launch). The CUtensorMaps are
 // 128-byte aligned in the parameter bank, so ptxas does not put the first one at offset 0: a
 // launcher that packs the arguments itself (PyCUDA's func(*args) does, from offset 0) must
 // lay out the buffer from cuFuncGetParamInfo's offsets, not naturally.
@@ -69,27 +64,22 @@ extern "C" __constant__ int int_gemm_wgmma_smem = SMEM_ALLOC;
 extern "C" __constant__ int int_gemm_wgmma_out_box[2] = {OUT_BOX_ROWS, OUT_BOX_COLS};
 // BM, BN, BK, stages, cluster size along M, threads, overlap, cluster size along N, grid
 // (of int_gemm_wgmma; int_gemm_wgmma_single's cluster size along M is 1, the rest the same),
-// the most splits of K int_gemm_wgmma_single takes, and whether int_gemm_wgmma's launch
-// walks its last waves stream-K
-extern "C" __constant__ int int_gemm_wgmma_config[11] = {BM, BN, BK, STAGES, IG_CLUSTER_M,
+// and the most splits of K int_gemm_wgmma_single takes
+extern "C" __constant__ int int_gemm_wgmma_config[10] = {BM, BN, BK, STAGES, IG_CLUSTER_M,
                                                          THREADS, IG_OVERLAP, IG_CLUSTER_N,
-                                                         IG_GRID, IG_SPLITS_MAX, IG_STREAM_K};
+                                                         IG_GRID, IG_SPLITS_MAX};
 
-// Clusters of IG_CLUSTER_M x IG_CLUSTER_N CTAs sharing their tiles by multicast; the first
-// sk_tiles cluster tiles walked stream-K (0: none), their cut tiles' pieces meeting in ws
-// (2 x 128 x 128 floats a CTA a cut, a cut a cluster) on counters (a word a consumer warp a
-// CTA a cut), zero before the first launch (each launch leaves them zero).
+// Clusters of IG_CLUSTER_M x IG_CLUSTER_N CTAs sharing their tiles by multicast.
 extern "C" __global__ void __launch_bounds__(THREADS, 1) IG_CLUSTER_ATTR
 int_gemm_wgmma(const __grid_constant__ CUtensorMap tmap_q,
                const __grid_constant__ CUtensorMap tmap_w,
                const __grid_constant__ CUtensorMap tmap_out,
                const float* __restrict__ scale, const float* __restrict__ vth,
                const float* __restrict__ bias, float* __restrict__ out,
-               int M, int N, int K, int group_m, int sk_tiles, float* __restrict__ ws,
-               unsigned int* __restrict__ counters) {
-    wgmma_tiles<IG_CLUSTER_M, IG_CLUSTER_N, WALK_STREAM>(TmaA{tmap_q}, tmap_w, tmap_out, scale,
-                                                         vth, bias, out, M, N, K, group_m, 1,
-                                                         sk_tiles, ws, counters);
+               int M, int N, int K, int group_m) {
+    wgmma_tiles<IG_CLUSTER_M, IG_CLUSTER_N, false>(TmaA{tmap_q}, tmap_w, tmap_out, scale, vth,
+                                                   bias, out, M, N, K, group_m, 1, nullptr,
+                                                   nullptr);
 }
 
 // The same kernel without the cluster along M (1 x IG_CLUSTER_N): for one or two M blocks,
@@ -107,8 +97,8 @@ int_gemm_wgmma_single(const __grid_constant__ CUtensorMap tmap_q,
                       const float* __restrict__ bias, float* __restrict__ out,
                       int M, int N, int K, int group_m, int splits, float* __restrict__ ws,
                       unsigned int* __restrict__ counters) {
-    wgmma_tiles<1, IG_CLUSTER_N, WALK_SPLIT>(TmaA{tmap_q}, tmap_w, tmap_out, scale, vth, bias,
-                                             out, M, N, K, group_m, splits, 0, ws, counters);
+    wgmma_tiles<1, IG_CLUSTER_N, true>(TmaA{tmap_q}, tmap_w, tmap_out, scale, vth, bias, out, M,
+                                       N, K, group_m, splits, ws, counters);
 }
 
 // ---------------------------------------------------------------------------------------

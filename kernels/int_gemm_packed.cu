@@ -281,13 +281,12 @@ extern "C" __constant__ int int_gemm_packed_wgmma_smem = PACKED_SMEM;
 // The out tensor map's box (rows, fp32 columns) and the kernel's configuration, laid out as
 // int_gemm's int_gemm_wgmma_out_box and int_gemm_wgmma_config (the launch reads both alike).
 extern "C" __constant__ int int_gemm_packed_wgmma_out_box[2] = {OUT_BOX_ROWS, OUT_BOX_COLS};
-extern "C" __constant__ int int_gemm_packed_wgmma_config[11] = {
-    BM, BN, BK, STAGES, IG_CLUSTER_M, THREADS, IG_OVERLAP, IG_CLUSTER_N, IG_GRID, IG_SPLITS_MAX,
-    IG_STREAM_K};
+extern "C" __constant__ int int_gemm_packed_wgmma_config[10] = {
+    BM, BN, BK, STAGES, IG_CLUSTER_M, THREADS, IG_OVERLAP, IG_CLUSTER_N, IG_GRID, IG_SPLITS_MAX};
 
 // As int_gemm_wgmma, A decoded from the planes: tmap_w and tmap_out as there, then the
 // planes' map (uint32 {W, P M}, box {4, 128}, no swizzle: IGP_STAGED's), the planes and
-// stats, then int_gemm_wgmma's pointers, sizes and stream-K walk. Needs IG_CLUSTER_N = 1.
+// stats, then int_gemm_wgmma's pointers and sizes. Needs IG_CLUSTER_N = 1.
 extern "C" __global__ void __launch_bounds__(THREADS, 1) IG_CLUSTER_ATTR
 int_gemm_packed_wgmma(const __grid_constant__ CUtensorMap tmap_w,
                       const __grid_constant__ CUtensorMap tmap_out,
@@ -295,11 +294,10 @@ int_gemm_packed_wgmma(const __grid_constant__ CUtensorMap tmap_w,
                       const unsigned* __restrict__ planes, const int* __restrict__ stats,
                       const float* __restrict__ scale, const float* __restrict__ vth,
                       const float* __restrict__ bias, float* __restrict__ out, int M, int N,
-                      int K, int group_m, int sk_tiles, float* __restrict__ ws,
-                      unsigned int* __restrict__ counters) {
-    wgmma_tiles<IG_CLUSTER_M, IG_CLUSTER_N, WALK_STREAM>(
+                      int K, int group_m) {
+    wgmma_tiles<IG_CLUSTER_M, IG_CLUSTER_N, false>(
         PackedA<false>{tmap_planes, planes, stats, M, K / 32}, tmap_w, tmap_out, scale, vth,
-        bias, out, M, N, K, group_m, 1, sk_tiles, ws, counters);
+        bias, out, M, N, K, group_m, 1, nullptr, nullptr);
 }
 
 // As int_gemm_wgmma_single (no cluster along M, K split `splits` ways), A decoded from the
@@ -314,9 +312,9 @@ int_gemm_packed_wgmma_single(const __grid_constant__ CUtensorMap tmap_w,
                              const float* __restrict__ bias, float* __restrict__ out, int M,
                              int N, int K, int group_m, int splits, float* __restrict__ ws,
                              unsigned int* __restrict__ counters) {
-    wgmma_tiles<1, IG_CLUSTER_N, WALK_SPLIT>(
+    wgmma_tiles<1, IG_CLUSTER_N, true>(
         PackedA<IGP_SMALL_BOX != 0>{tmap_planes, planes, stats, M, K / 32}, tmap_w, tmap_out,
-        scale, vth, bias, out, M, N, K, group_m, splits, 0, ws, counters);
+        scale, vth, bias, out, M, N, K, group_m, splits, ws, counters);
 }
 
 // The general path's tile (BM, BN, warps along m, along n, stages; common/igemm_small.cuh),

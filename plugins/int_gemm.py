@@ -381,10 +381,6 @@ STAGE = Stage(
         {"batch": 45, "out_f": 640, "in_f": 2304},         # single: 4 uneven splits of 18
         {"batch": 130, "out_f": 256, "in_f": 1536},        # single: 3 splits, M tile partial
         {"batch": 520, "out_f": 1024, "in_f": 512},        # wgmma: 3 x 2 cluster tiles
-        # stream-K on 132 SMs (66 pairs): 75 pair tiles, every one in the ranges; 136, the
-        # last 70 of them in the ranges and a wave of whole tiles after (M partial)
-        {"batch": 1152, "out_f": 1920, "in_f": 512},
-        {"batch": 2000, "out_f": 2176, "in_f": 384},
         {"batch": 7, "out_f": 3, "in_f": 5, "group_size": 2},     # general: odd everything
         {"batch": 33, "out_f": 130, "in_f": 130},          # general: K % G != 0
         {"batch": 65, "out_f": 129, "in_f": 300, "group_size": 7},
@@ -396,15 +392,13 @@ STAGE = Stage(
     # on two M tiles, the second mostly past M (TMA zero-fill, rows not stored), two N
     # tiles, three K tiles; then eight K tiles, split two ways; the clustered kernel on three
     # M tiles (its second pair's second CTA wholly past M), eight K tiles, so its ring of
-    # stages wraps inside a tile; the single kernel's four uneven splits; the clustered
-    # kernel's stream-K ranges (75 pair tiles on 132 SMs, each cut between two pairs).
+    # stages wraps inside a tile; the single kernel's four uneven splits.
     # The stream paths too: a K tail, a row tail, tiles shared between CTAs, M < 8 and > 8,
     # and (13 x 12600 x 1040, at four groups a unit on 132 SMs) a ring that wraps.
     sanitize_shapes=({"batch": 130, "out_f": 256, "in_f": 384},
                      {"batch": 130, "out_f": 256, "in_f": 1024},
                      {"batch": 300, "out_f": 256, "in_f": 1024},
                      {"batch": 45, "out_f": 640, "in_f": 2304},
-                     {"batch": 1152, "out_f": 1920, "in_f": 512},
                      {"batch": 3, "out_f": 200, "in_f": 1040},
                      {"batch": 13, "out_f": 12600, "in_f": 1040}),
     variants=(

@@ -4,10 +4,9 @@ from the spikes' bit-packed planes by the kernel's producer). Its shape rule, it
 grid of CTA clusters, the split of K where its tiles are few, that split's workspace, and the
 tensor maps of the weights and of out.
 
-A module built on the body names its two entry points ``<prefix>`` (clusters along M, the
-last waves stream-K) and ``<prefix>_single`` (none along M, K split), and its constants
-``<prefix>_smem``, ``<prefix>_config`` and ``<prefix>_out_box``, laid out as
-``int_gemm.cu``'s.
+A module built on the body names its two entry points ``<prefix>`` (clusters along M) and
+``<prefix>_single`` (none along M, K split), and its constants ``<prefix>_smem``,
+``<prefix>_config`` and ``<prefix>_out_box``, laid out as ``int_gemm.cu``'s.
 """
 
 from __future__ import annotations
@@ -43,21 +42,6 @@ OUT_SWIZZLE = 128
 CONSUMER_WARPS = 8
 #: Cluster tiles a group of the persistent walk takes along M, for L2 reuse.
 GROUP_M = 8
-#: The clustered kernel walks its last waves stream-K where that saves at least this share
-#: of its time, as counted by ``stream_gain`` (kernels/NOTES.md).
-STREAM_MIN_GAIN = 0.01
-#: Stream-K only where the int8 operands (A's M x K and the weights' N x K bytes) fit in
-#: this: half of sm_90's 50 MB L2 (H100 and H200 alike). There every operand byte comes
-#: from DRAM once whatever order the clusters walk K in (out's fp32 stores pass through the
-#: rest, and at M 2048 on 3584 x 3584 they are more than it: the A/B says whether that
-#: costs); past it, ranges that start at scattered K offsets lose the reuse that waves
-#: walking K together get (measured: +8 to +11 % on 3584 x 18944, kernels/NOTES.md).
-STREAM_OPERAND_BYTES = 25 * 2**20
-#: Floats of a cut tile's two pieces for one consumer warp (16 rows of 128 columns each:
-#: igemm_wgmma.cuh's CUT_WARP_FLOATS).
-CUT_WARP_FLOATS = 2 * 16 * TILE
-#: The walk's arithmetic is in 32 bits (igemm_wgmma.cuh's Walk).
-_INT32 = 2**31
 
 
 def _cdiv(a: int, b: int) -> int:
@@ -86,25 +70,6 @@ def splits(m: int, n: int, k: int, cn: int, sm_count: int, most: int = SPLITS_MA
                       (k // TILE) // SPLIT_MIN_K_TILES))
 
 
-def stream_gain(tiles: int, clusters: int) -> float:
-    """The share of the clustered kernel's time a stream-K walk of its last waves saves, as
-    counted from the waves alone: the clusters the last wave leaves idle, over the waves."""
-    if clusters < 1 or tiles <= clusters or tiles % clusters == 0:
-        return 0.0
-    return (clusters - tiles % clusters) / clusters / _cdiv(tiles, clusters)
-
-
-def stream_tiles(tiles: int, clusters: int, k_tiles: int, operand_bytes: int) -> int:
-    """Tiles the clustered kernel walks stream-K (the first ones; 0: none): the last full
-    wave and the partial one, where ``stream_gain`` is at least ``STREAM_MIN_GAIN`` and the
-    operands' ``operand_bytes`` are within ``STREAM_OPERAND_BYTES``. Each cluster's range is
-    then at least a tile long, so a tile is cut at most once."""
-    if stream_gain(tiles, clusters) < STREAM_MIN_GAIN or operand_bytes > STREAM_OPERAND_BYTES:
-        return 0
-    sk = clusters + tiles % clusters
-    return sk if sk * k_tiles * clusters < _INT32 else 0
-
-
 def split_ws(n_splits: int, m: int, n: int) -> int:
     """Floats of a split-K launch's partial sums: one M x N slice a split (none unsplit)."""
     return n_splits * m * n if n_splits > 1 else 1
@@ -113,14 +78,12 @@ def split_ws(n_splits: int, m: int, n: int) -> int:
 def plan(m: int, n: int, k: int) -> dict[str, Any]:
     """The path's workspace for M x N x K: the single kernel's (M <= ``SINGLE_M``) for the
     most splits any device would take (``MOST_SMS``; the launch chooses its own for the
-    device's SMs), or the clustered kernel's stream-K cuts: at most one a cluster, each
-    with a ticket and two pieces for every consumer warp of its CTAs (``MOST_SMS`` CTAs)."""
+    device's SMs), or none."""
     if m <= SINGLE_M:
         most = max(splits(m, n, k, cn, MOST_SMS) for cn in (1, 2))
         return {"kind": "wgmma", "splits": most, "ws": split_ws(most, m, n),
                 "counters": cluster_tiles(m, n) * CONSUMER_WARPS}
-    return {"kind": "wgmma", "splits": 1, "counters": MOST_SMS * CONSUMER_WARPS,
-            "ws": MOST_SMS * CONSUMER_WARPS * CUT_WARP_FLOATS}
+    return {"kind": "wgmma", "splits": 1, "counters": 1, "ws": 1}
 
 
 def enqueue(launch: Launcher, prefix: str, bufs: Mapping[str, Any], m: int, n: int, k: int,
@@ -129,12 +92,11 @@ def enqueue(launch: Launcher, prefix: str, bufs: Mapping[str, Any], m: int, n: i
     persistent (no more clusters than run at once), the weights' and out's tensor maps
     built here. ``a_args(cn)`` gives A's arguments (for clusters of ``cn`` CTAs along N):
     before the two maps (``a_first``: a tensor map, as int_gemm's q) or after them; then
-    come scale, vth, bias, out, the sizes and the walk's group, then the single kernel's
-    split of K or the clustered kernel's stream-K tiles (``stream_tiles``, where the build
-    allows it), and the workspace."""
+    come scale, vth, bias, out, the sizes and the walk's group (and the single kernel's
+    split and workspace)."""
     smem = int(launch.constant(f"{prefix}_smem")[0])
-    cfg = launch.constant(f"{prefix}_config", 11)
-    threads, cm, cn, by_sms, most, stream_k = (int(x) for x in cfg[[5, 4, 7, 8, 9, 10]])
+    cfg = launch.constant(f"{prefix}_config", 10)
+    threads, cm, cn, by_sms, most = (int(x) for x in cfg[[5, 4, 7, 8, 9]])
     single = m <= SINGLE_M
     name = f"{prefix}_single" if single else prefix
     cm = 1 if single else cm  # the single kernel has no cluster along M
@@ -161,13 +123,11 @@ def enqueue(launch: Launcher, prefix: str, bufs: Mapping[str, Any], m: int, n: i
     n_splits = splits(m, n, k, cn, max(1, runs) * cn, most) if single else 1
     units = cluster_tiles(m, n, cm, cn) * n_splits
     grid = (min(units, max(1, runs)) * cm * cn, 1, 1)
-    # The clustered kernel's last waves stream-K: the workspace holds MOST_SMS CTAs' cuts.
-    sk = (stream_tiles(units, grid[0] // (cm * cn), k // TILE, (m + n) * k)
-          if stream_k and not single and grid[0] <= MOST_SMS else 0)
     head = (*a, tw, to) if a_first else (tw, to, *a)
     args = (*head, bufs["scale"], bufs["vth"], bufs["bias"], bufs["out"], np.int32(m),
-            np.int32(n), np.int32(k), np.int32(GROUP_M),
-            np.int32(n_splits if single else sk), bufs["ws"], bufs["counters"])
+            np.int32(n), np.int32(k), np.int32(GROUP_M))
+    if single:  # the split of K and its workspace
+        args += (np.int32(n_splits), bufs["ws"], bufs["counters"])
     # Both kernels wait (griddepcontrol.wait) before they read A, vth or anything else the
     # activation stage writes: a pipeline may launch them under its tail.
     launch(name, grid, (threads, 1, 1), *args, shared=smem, waits=True)

@@ -9,7 +9,6 @@
 #pragma once
 
 #include "igemm_sm90.cuh"
-#include "igemm_walk.cuh"
 
 // How a tile's results reach out: 1, each consumer warpgroup writes them (vth and bias
 // applied) to a shared buffer (IG_OUT_FULL) and one thread stores them with TMA bulk tensor
@@ -57,13 +56,6 @@
 // launch chooses how many, from the SMs and the tiles; 1: never).
 #ifndef IG_SPLITS_MAX
 #define IG_SPLITS_MAX 4
-#endif
-// 1: the launch of the clustered kernel walks the last waves' tiles stream-K where the last
-// wave would leave clusters idle (harness.spikes.wgmma.stream_tiles says where); 0: every
-// tile whole. Read by the host only (the module's config), so one build can be timed both ways
-// against another.
-#ifndef IG_STREAM_K
-#define IG_STREAM_K 1
 #endif
 // Ping-pong: the two consumer warpgroups take turns issuing their K tile's wgmmas (two named
 // barriers hand the turn over), so one's wgmmas run while the other promotes its group sums
@@ -234,6 +226,17 @@ struct TileCoord {
     int m0, n0;
 };
 
+// Work unit u of the persistent walk: its tile t and its K tiles [kb, ke) (SPLIT_K: K split
+// `sp` ways into whole K tiles, a tile's units consecutive; else the whole of K).
+struct UnitSpan {
+    int t, kb, ke;
+};
+template <bool SPLIT_K>
+__device__ __forceinline__ UnitSpan unit_span(int u, int sp, int nk) {
+    if constexpr (SPLIT_K) return {u / sp, (u % sp) * nk / sp, (u % sp + 1) * nk / sp};
+    return {u, 0, nk};
+}
+
 // A by TMA: q int8 [M, K] through its tensor map (a __grid_constant__ parameter of the entry
 // point), box {BK, BM / CN}, rows past M zero-filled. An A source that is not by TMA (BY_TMA
 // false) has its producer warpgroups' threads (128 PRODUCER_WGS) write each stage's A tile, in
@@ -353,49 +356,6 @@ __device__ __forceinline__ void split_epilogue(const float (&facc)[64], float* _
     if ((threadIdx.x & 31) == 0) *counter = 0u;  // for the next launch (stream order)
 }
 
-// A cut tile's piece j (WALK_STREAM), for one consumer warp: its sums (before vth and bias)
-// into the cut's slot for this warp, piece j's half, in the order of its fragment (a float4
-// a lane an instruction: the other piece's warp, of the same rank in its cluster, holds the
-// same elements the same way), then a ticket; the warp that takes the second adds the other
-// piece's sums to its own (two addends: the same bits in either order), stores out = vth *
-// sum + bias and zeroes the ticket for the next launch.
-constexpr int CUT_WARP_FLOATS = 2 * 16 * BN;  // a warp's two pieces of 16 rows
-__device__ __forceinline__ void cut_epilogue(float (&facc)[64], float* __restrict__ slot,
-                                             unsigned int* counter, int j, int row0, int col,
-                                             int M, int N, const float* __restrict__ vth,
-                                             const float* __restrict__ bias,
-                                             float* __restrict__ out) {
-    const int lane = threadIdx.x & 31;
-    float4* mine = reinterpret_cast<float4*>(slot + j * (CUT_WARP_FLOATS / 2)) + lane;
-#pragma unroll
-    for (int i = 0; i < 16; ++i)
-        __stcg(mine + 32 * i, make_float4(facc[4 * i + 0], facc[4 * i + 1], facc[4 * i + 2],
-                                          facc[4 * i + 3]));
-    __threadfence();  // this lane's sums visible to the GPU before the warp's ticket
-    __syncwarp();
-    unsigned int ticket = 0;
-    if (lane == 0) {
-        ticket = atomicAdd(counter, 1u);
-        __threadfence();  // the ticket before any read of the other piece's sums
-    }
-    __syncwarp();  // orders lane 0's ticket before the other lanes' reads
-    ticket = __shfl_sync(0xffffffffu, ticket, 0);
-    if (ticket == 0) return;
-    __threadfence();  // the other piece's sums, seen after its ticket
-    const float4* theirs =
-        reinterpret_cast<const float4*>(slot + (1 - j) * (CUT_WARP_FLOATS / 2)) + lane;
-#pragma unroll
-    for (int i = 0; i < 16; ++i) {
-        const float4 o = __ldcg(theirs + 32 * i);
-        facc[4 * i + 0] += o.x;
-        facc[4 * i + 1] += o.y;
-        facc[4 * i + 2] += o.z;
-        facc[4 * i + 3] += o.w;
-    }
-    store_rows(facc, row0, col, M, N, vth, bias, out);
-    if (lane == 0) *counter = 0u;  // for the next launch (stream order)
-}
-
 // Stage s's B tile for K tile kt by TMA (lane 0 of the producer): this CTA's part of the
 // tile its cluster column shares, multicast to the CTAs of that column (CM > 1).
 template <int CM>
@@ -435,50 +395,48 @@ __device__ __forceinline__ void copy_scales(uint64_t* bar, uint32_t sbase, int s
 // cluster's column as the TMA producer does) and warp 0 the group's scales by cp.async, while
 // every thread writes its share of the A tile through the source's decoder, fences its
 // stores for the async proxy (the wgmmas read them) and arrives on the stage's full barrier.
-template <int CM, int CN, int WALK, class ASrc>
+template <int CM, int CN, bool SPLIT_K, class ASrc>
 __device__ __forceinline__ void produce_decoded(const ASrc& asrc, const CUtensorMap& tmap_w,
                                                 const CUtensorMap& tmap_out,
                                                 const float* __restrict__ scale, uint8_t* smem,
                                                 uint64_t* full, uint64_t* empty, int warp,
-                                                int lane, int nk, const Walk<WALK>& walk,
-                                                int cmb, int cnb, int group_m, int mi, int ni) {
+                                                int lane, int nk, int sp, int nunits, int cid,
+                                                int ncl, int cmb, int cnb, int group_m, int mi,
+                                                int ni) {
     const uint32_t sbase = igemm::smem_u32(smem);
     if (warp == 0 && lane == 0) {
         cute::prefetch_tma_descriptor(reinterpret_cast<const cute::TmaDescriptor*>(&tmap_w));
         if constexpr (IG_TMA_STORE)
             cute::prefetch_tma_descriptor(reinterpret_cast<const cute::TmaDescriptor*>(&tmap_out));
     }
-    // A step is one K tile of one unit, drawn from a walk of the cluster's units: `first` the
-    // first step of the walk's next unit that has K tiles, `next` the one after st. Past the
-    // last unit: a step with `more` false (ends both walks).
+    // A step is one K tile of one unit; `first` is a unit's first step, `next` the one after.
     struct Step {
-        bool more;
-        int kt, ke, m0, n0;
+        int u, kt, ke, m0, n0;
     };
-    auto first = [&](Walk<WALK>& wk) -> Step {
-        Unit w;
-        while (wk.next(w)) {
-            if (w.kb == w.ke) continue;  // no K tiles: nothing to load
-            const TileCoord tc = tile_coord<CM, CN>(w.t, cmb, cnb, group_m, mi, ni);
-            return {true, w.kb, w.ke, tc.m0, tc.n0};
+    // Past the last unit: a step of no tile (u >= nunits ends both walks). A unit of no K
+    // tiles (a split of more ways than K tiles, which the launch never asks for) is skipped,
+    // as the consumers' loop skips it.
+    auto first = [&](int u) -> Step {
+        for (; u < nunits; u += ncl) {
+            const UnitSpan us = unit_span<SPLIT_K>(u, sp, nk);
+            if (us.kb == us.ke) continue;
+            const TileCoord tc = tile_coord<CM, CN>(us.t, cmb, cnb, group_m, mi, ni);
+            return {u, us.kb, us.ke, tc.m0, tc.n0};
         }
-        return {false, 0, 0, 0, 0};
+        return {u, 0, 0, 0, 0};
     };
-    auto next = [&](Step st, Walk<WALK>& wk) -> Step {
-        return ++st.kt < st.ke ? st : first(wk);
-    };
+    auto next = [&](Step st) -> Step { return ++st.kt < st.ke ? st : first(st.u + ncl); };
     asrc.run([&](auto dec) {
         // The source's loads run AHEAD steps in front of the decode (none for a source that
         // loads what it decodes).
-        Walk<WALK> wa = walk, wf = walk;  // the loads' walk ahead, and the fills'
-        Step ahead = first(wa);
-        for (int i = 0; i < decltype(dec)::AHEAD && ahead.more; ++i) {
+        Step ahead = first(cid);
+        for (int i = 0; i < decltype(dec)::AHEAD && ahead.u < nunits; ++i) {
             dec.ahead(ahead.m0, ahead.kt);
-            ahead = next(ahead, wa);
+            ahead = next(ahead);
         }
         int s = 0;
         uint32_t ph = 0;
-        for (Step st = first(wf); st.more; st = next(st, wf)) {
+        for (Step st = first(cid); st.u < nunits; st = next(st)) {
             igemm::Barrier::wait(&empty[s], ph ^ 1);
             if (warp == 0) {
                 if (lane == 0) {
@@ -491,9 +449,9 @@ __device__ __forceinline__ void produce_decoded(const ASrc& asrc, const CUtensor
             dec.fill(sbase + OFF_A + s * A_BYTES, st.m0, st.kt);
             cutlass::arch::fence_view_async_shared();  // the stores, seen by the wgmmas
             igemm::Barrier::arrive(&full[s]);
-            if (decltype(dec)::AHEAD > 0 && ahead.more) {
+            if (decltype(dec)::AHEAD > 0 && ahead.u < nunits) {
                 dec.ahead(ahead.m0, ahead.kt);
-                ahead = next(ahead, wa);
+                ahead = next(ahead);
             }
             if (++s == STAGES) {
                 s = 0;
@@ -505,28 +463,25 @@ __device__ __forceinline__ void produce_decoded(const ASrc& asrc, const CUtensor
 
 // The kernel's body on clusters of CM x CN CTAs (rank = mi + CM ni), inlined into each entry
 // point below; the tensor maps are the entry's __grid_constant__ parameters, by reference.
-// WALK (Walk above): WALK_SPLIT splits K into `splits` ranges of whole K tiles; with splits >
-// 1 each consumer warp writes its unit's sums (before vth and bias) to ws [splits, M, N] and
-// takes a ticket on counters [tile, warp]; the warp that takes the last one adds the splits'
-// sums in split order (the same bits whichever finishes last), applies vth and bias, stores
-// out and zeroes the counter. WALK_STREAM walks the first `sk_tiles` tiles stream-K; a cut
-// tile's pieces meet in ws [cut, CTA of the cluster, consumer warp, 2 pieces, 16 x 128] and
-// its tickets in counters [cut, CTA, consumer warp] (cut_epilogue).
-template <int CM, int CN, int WALK, class ASrc>
+// SPLIT_K: K is split into `splits` ranges of whole K tiles, a work unit being one tile's one
+// range (units of a tile consecutive); with splits > 1 each consumer warp writes its unit's
+// sums (before vth and bias) to ws [splits, M, N] and takes a ticket on counters [tile, warp];
+// the warp that takes the last one adds the splits' sums in split order (the same bits
+// whichever finishes last), applies vth and bias, stores out and zeroes the counter.
+template <int CM, int CN, bool SPLIT_K, class ASrc>
 __device__ __forceinline__ void wgmma_tiles(const ASrc& asrc, const CUtensorMap& tmap_w,
                                             const CUtensorMap& tmap_out,
                                             const float* __restrict__ scale,
                                             const float* __restrict__ vth,
                                             const float* __restrict__ bias,
                                             float* __restrict__ out, int M, int N, int K,
-                                            int group_m, int splits, int sk_tiles,
-                                            float* __restrict__ ws,
+                                            int group_m, int splits, float* __restrict__ ws,
                                             unsigned int* __restrict__ counters) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
     constexpr int CS = CM * CN;  // CTAs a cluster
     // The register split: a clustered producer's, or a split one's (its units' arithmetic),
     // needs more than 40 registers to stay clear of spills.
-    constexpr bool WIDE_PRODUCER = CS > 1 || WALK != WALK_TILES;
+    constexpr bool WIDE_PRODUCER = CS > 1 || SPLIT_K;
     constexpr int P_REGS = ASrc::PRODUCER_REGS ? ASrc::PRODUCER_REGS : PRODUCER_REGS<WIDE_PRODUCER>;
     constexpr int C_REGS = ASrc::CONSUMER_REGS ? ASrc::CONSUMER_REGS : CONSUMER_REGS<WIDE_PRODUCER>;
     // setmaxnreg moves registers between the warpgroups within what the launch gave the CTA
@@ -566,11 +521,11 @@ __device__ __forceinline__ void wgmma_tiles(const ASrc& asrc, const CUtensorMap&
     const int cmb = (nmb + CM - 1) / CM;    // cluster m blocks
     const int cnb = N / (BN * CN);           // cluster n blocks (N % (BN CN) == 0)
     const int ntiles = cmb * cnb;
-    const int sp = WALK == WALK_SPLIT ? splits : 1;  // K ranges a tile
+    const int sp = SPLIT_K ? splits : 1;   // K ranges a tile
+    const int nunits = ntiles * sp;
     const int cid = blockIdx.x / CS;
     const int ncl = gridDim.x / CS;
     if (group_m < 1) group_m = 1;
-    const Walk<WALK> walk(nk, ntiles, ncl, cid, sp, WALK == WALK_STREAM ? sk_tiles : 0);
 
     if (tid == 0) {
         for (int s = 0; s < STAGES; ++s) {
@@ -601,8 +556,9 @@ __device__ __forceinline__ void wgmma_tiles(const ASrc& asrc, const CUtensorMap&
         // ---------------- producer ----------------
         cutlass::arch::warpgroup_reg_dealloc<P_REGS>();
         if constexpr (!ASrc::BY_TMA) {
-            produce_decoded<CM, CN, WALK>(asrc, tmap_w, tmap_out, scale, smem, full, empty,
-                                           warp, lane, nk, walk, cmb, cnb, group_m, mi, ni);
+            produce_decoded<CM, CN, SPLIT_K>(asrc, tmap_w, tmap_out, scale, smem, full, empty,
+                                              warp, lane, nk, sp, nunits, cid, ncl, cmb, cnb,
+                                              group_m, mi, ni);
         } else if (warp == 0) {
             const CUtensorMap& tmap_q = asrc.map;
             if (lane == 0) {
@@ -613,11 +569,11 @@ __device__ __forceinline__ void wgmma_tiles(const ASrc& asrc, const CUtensorMap&
             }
             int s = 0;
             uint32_t ph = 0;
-            Walk<WALK> wk = walk;
-            for (Unit w; wk.next(w);) {
-                const TileCoord tc = tile_coord<CM, CN>(w.t, cmb, cnb, group_m, mi, ni);
+            for (int u = cid; u < nunits; u += ncl) {
+                const auto [t, kb, ke] = unit_span<SPLIT_K>(u, sp, nk);
+                const TileCoord tc = tile_coord<CM, CN>(t, cmb, cnb, group_m, mi, ni);
                 const float* scol = scale + static_cast<size_t>(tc.n0) * ng;
-                for (int kt = w.kb; kt < w.ke; ++kt) {
+                for (int kt = kb; kt < ke; ++kt) {
                     igemm::Barrier::wait(&empty[s], ph ^ 1);
                     if (lane == 0) {
                         igemm::TxBarrier::arrive_and_expect_tx(&full[s], A_BYTES + B_BYTES);
@@ -689,9 +645,8 @@ __device__ __forceinline__ void wgmma_tiles(const ASrc& asrc, const CUtensorMap&
         uint32_t ph = 0;
         [[maybe_unused]] bool issued = false;  // ping-pong: this warpgroup has had a turn
 
-        Walk<WALK> wk = walk;
-        for (Unit w; wk.next(w);) {
-            const int t = w.t, kb = w.kb, ke = w.ke;
+        for (int u = cid; u < nunits; u += ncl) {
+            const auto [t, kb, ke] = unit_span<SPLIT_K>(u, sp, nk);
             const TileCoord tc = tile_coord<CM, CN>(t, cmb, cnb, group_m, mi, ni);
             float facc[64];
 #pragma unroll
@@ -906,21 +861,13 @@ __device__ __forceinline__ void wgmma_tiles(const ASrc& asrc, const CUtensorMap&
 
             // ---------------- epilogue: out = vth[m] * facc + bias[n] ----------------
             const int row0 = tc.m0 + c * 64 + wq * 16 + lane / 4;
-            if constexpr (WALK == WALK_SPLIT) {
+            if constexpr (SPLIT_K) {
                 if (sp > 1) {
                     split_epilogue(facc, ws,
                                    counters + (static_cast<size_t>(t) * CN + ni) * CONSUMER_WARPS +
                                        4 * c + wq,
-                                   w.j, sp, row0, tc.n0 + 2 * (lane & 3), M, N, vth, bias, out);
-                    continue;
-                }
-            }
-            if constexpr (WALK == WALK_STREAM) {
-                if (w.cut) {
-                    const size_t slot = (static_cast<size_t>(w.cut) * CS + rank) * CONSUMER_WARPS +
-                                        4 * c + wq;
-                    cut_epilogue(facc, ws + slot * CUT_WARP_FLOATS, counters + slot, w.j, row0,
-                                 tc.n0 + 2 * (lane & 3), M, N, vth, bias, out);
+                                   u % sp, sp, row0, tc.n0 + 2 * (lane & 3), M, N, vth, bias,
+                                   out);
                     continue;
                 }
             }

@@ -41,18 +41,16 @@ class WgmmaModule(RecordingLauncher):
     """A module built on the wgmma body (common/igemm_wgmma.cuh) as its launch reads it:
     ``<prefix>_config`` with ``threads`` a CTA, ``stages`` in its ring, clusters of 2 along M
     and ``cn`` along N, the grid by the SMs (``by_sms`` 1) or by the occupancy query (0,
-    answering ``fits`` clusters), K split at most ``most`` ways, the last waves stream-K
-    where ``stream_k``; ``<prefix>_out_box`` 64 x 32; ``smem`` bytes; ``sm_count`` SMs. It
-    records the constants read (``read``), the tensor maps built (``maps``: rows, columns,
-    box rows, box columns, swizzle; each returned as ``"map:<buffer>"``) and the occupancy
-    asked (``asked``)."""
+    answering ``fits`` clusters), K split at most ``most`` ways; ``<prefix>_out_box`` 64 x 32;
+    ``smem`` bytes. It records the constants read (``read``), the tensor maps built
+    (``maps``: rows, columns, box rows, box columns, swizzle; each returned as
+    ``"map:<buffer>"``) and the occupancy asked (``asked``)."""
 
     def __init__(self, prefix: str, *, cn: int = 1, most: int = 4, by_sms: int = 1,
                  fits: int = 132, smem: int = 200_000, threads: int = 384,
-                 stages: int = 5, stream_k: int = 1, sm_count: int = 132) -> None:
-        super().__init__(256, sm_count)
+                 stages: int = 5) -> None:
+        super().__init__(256)
         self.prefix, self.cn, self.most, self.by_sms = prefix, cn, most, by_sms
-        self.stream_k = stream_k
         self.fits, self.smem, self.threads, self.stages = fits, smem, threads, stages
         self.read: list[str] = []
         self.maps: list[tuple[int, ...]] = []
@@ -62,7 +60,7 @@ class WgmmaModule(RecordingLauncher):
         self.read.append(name)
         if name == f"{self.prefix}_config":
             return np.array([128, 128, 128, self.stages, 2, self.threads, 0, self.cn,
-                             self.by_sms, self.most, self.stream_k], dtype=np.int32)[:count]
+                             self.by_sms, self.most], dtype=np.int32)[:count]
         if name == f"{self.prefix}_out_box":
             return np.array([64, 32], dtype=np.int32)[:count]
         return np.array([self.smem], dtype=np.int32)
