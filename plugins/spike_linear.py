@@ -32,13 +32,16 @@ two). The variants (the ``q_path`` axis):
   ``default`` runs the two passes, the difference to it measured beside it is the planes'
   price; where ``default`` takes a one-launch kernel (act_one, act_rows, act_grid), the
   choice of kernel too. Exact where q fits int8, as ``default``.
-- ``operand_early``: ``operand`` with the GEMM launched as the programmatic dependent of the
-  activation stage's kernel (the ``handoff`` axis): act_stats lets its dependent start, the
+- ``operand_adjacent``: ``operand`` with no event between the activation stage and the
+  GEMM (the ``handoff`` axis), as a deployed layer runs them: only the total is timed. Beside
+  ``operand`` it measures what the event between the two costs.
+- ``operand_early``: ``operand_adjacent`` with the GEMM launched as the programmatic
+  dependent of the activation stage's kernel: act_stats lets its dependent start, the
   GEMM's blocks take the SMs its last blocks leave (their barriers and the cluster's
   handshake done there) and wait on the device (``griddepcontrol.wait``) for it to end
   before they read q8 or vth. Where the GEMM is not a wgmma kernel (small M, the general
-  path), it launches as ``operand``'s. No event can come between the two, so only the total
-  is timed.
+  path), it launches as ``operand_adjacent``'s. No event can come between the two (an event
+  there holds the dependent back), so only the total is timed.
 
 Its peers (``--peers linear_bf16,linear_fp32``) are the float layer it replaces, PyTorch's
 ``F.linear`` on x itself with the weights dequantised beforehand: speed references timed
@@ -75,8 +78,9 @@ ANY_KF = 2**23 - 2**16
 #: Each q path: the activation stage's variant it runs (by mode) and the output holding its
 #: planes (bit-packed words, int8 planes, or none).
 #: How the GEMM follows the activation stage (the ``handoff`` axis): launched after it ends
-#: (an event between the two times each), or as its programmatic dependent.
-HANDOFFS = ("after", "early")
+#: with an event between the two (which times each), after it with nothing between, or as
+#: its programmatic dependent.
+HANDOFFS = ("after", "adjacent", "early")
 PATHS = {"int8": ("{mode}", "spikes"), "any": ("{mode}", "spikes"),
          "packed": ("packed_{mode}", "packed"), "operand": ("operand_{mode}", None)}
 
@@ -116,11 +120,11 @@ def run(ctx: PipelineContext, bufs: Mapping[str, Any], p: Point) -> PipelineTrac
     weights = {"w_q": bufs["w_q"], "scale": bufs["scale"], "vth": vth, "bias": bufs["bias"],
                "out": out}
     shape = {"batch": b, "in_f": f, "out_f": n, "group_size": g, "k": k}
-    early = p["handoff"] == "early"
+    early, marked = p["handoff"] == "early", p["handoff"] == "after"
     ctx.mark("start", 0)
     ctx.step("activation_fused", PATHS[path][0].format(mode=mode), 0, act,
              batch=b, in_f=f, k=k)
-    if not early:  # an event between the two would hold the GEMM back until it is recorded
+    if marked:  # an event between the two: each timed, at the price of the event itself
         ctx.mark("act_end", 0)
     if path == "packed":
         ctx.step("int_gemm_packed", "default", 0,
@@ -132,9 +136,8 @@ def run(ctx: PipelineContext, bufs: Mapping[str, Any], p: Point) -> PipelineTrac
                  **shape)
     ctx.mark("end", 0)
     outputs["out"] = (out, (b, n), np.dtype(np.float32))
-    intervals = ({"total": (("start", "end"),)} if early else
-                 {"activation": (("start", "act_end"),), "gemm": (("act_end", "end"),),
-                  "total": (("start", "end"),)})
+    intervals = ({"activation": (("start", "act_end"),), "gemm": (("act_end", "end"),),
+                  "total": (("start", "end"),)} if marked else {"total": (("start", "end"),)})
     return PipelineTrace(outputs, {}, intervals)
 
 
@@ -254,10 +257,11 @@ STAGE = Pipeline(
              "chosen on the device, the packed planes, or int8 with no planes written (set "
              "by the variant)",
              choices=tuple(PATHS)),
-        Axis("handoff", "after", str, "how the GEMM follows the activation stage: launched "
-             "after it, the two timed apart, or early, as its programmatic dependent (the "
+        Axis("handoff", "after", str, "how the GEMM follows the activation stage: after it "
+             "with an event between (the two timed apart), adjacent (after it, nothing "
+             "between: only the total timed), or early, as its programmatic dependent (the "
              "GEMM's blocks take the SMs the stage's last blocks leave and wait on the device "
-             "for it to end; only the total is timed)",
+             "for it to end; only the total timed)",
              choices=HANDOFFS),
     ),
     families=families.NAMES,
@@ -300,6 +304,12 @@ STAGE = Pipeline(
         Variant("operand", help="q8 into int_gemm's int8 variant, the activation stage "
                                 "writing no planes (vth, stats, q8)",
                 pins=(("q_path", "operand"), ("mode", "unidirectional")),
+                families=("normal", "ramp")),
+        # The same with no event between the two steps: the layer as a deployment runs it.
+        Variant("operand_adjacent", help="operand with no event between the activation "
+                                         "stage and the GEMM (only the total timed)",
+                pins=(("q_path", "operand"), ("mode", "unidirectional"),
+                      ("handoff", "adjacent")),
                 families=("normal", "ramp")),
         # The same, the GEMM launched under the activation stage's tail.
         Variant("operand_early", help="operand, the GEMM launched as the activation stage's "

@@ -67,9 +67,10 @@ def test_the_any_path_adds_the_guarded_wide_gemm_on_q_wide(pipe) -> None:  # typ
 def test_the_early_handoff_launches_the_gemm_under_the_stage_with_no_event_between(pipe) -> None:  # type: ignore[no-untyped-def]
     """operand_early: the GEMM step asks for the dependent launch, and no mark comes
     between the two steps (an event there would hold the GEMM back), so only the total is
-    an interval; operand marks act_end and asks for no such launch."""
+    an interval; operand_adjacent leaves the mark out too but launches in order; operand
+    marks act_end and asks for no such launch."""
     runs = {}
-    for variant in ("operand", "operand_early"):
+    for variant in ("operand", "operand_adjacent", "operand_early"):
         ctx = _Steps()
         p = pipe.point(pipe.variant(variant), batch=4, in_f=256, out_f=128)
         trace = pipe.run(ctx, {"x": "x", "w_q": "w_q", "scale": "scale", "bias": "bias"}, p)
@@ -78,6 +79,10 @@ def test_the_early_handoff_launches_the_gemm_under_the_stage_with_no_event_betwe
     assert p["handoff"] == "after" and p["q_path"] == "operand"
     assert ctx.order == ["start", "activation_fused", "act_end", "int_gemm", "end"]
     assert set(trace.intervals) == {"activation", "gemm", "total"}
+    ctx, trace, p = runs["operand_adjacent"]  # nothing between, an ordinary launch
+    assert p["handoff"] == "adjacent" and p["q_path"] == "operand"
+    assert ctx.order == ["start", "activation_fused", "int_gemm", "end"]
+    assert trace.intervals == {"total": (("start", "end"),)}
     ctx, trace, p = runs["operand_early"]
     assert p["handoff"] == "early" and p["q_path"] == "operand"
     assert ctx.order == ["start", "activation_fused", "int_gemm (early)", "end"]

@@ -4,6 +4,7 @@ prepare per signature, buffers passed as addresses, a missing function named."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, ClassVar
 
 import numpy as np
 import pytest
@@ -110,9 +111,9 @@ def test_a_launcher_without_the_sm_count_is_refused(drv, tmp_path) -> None:  # t
 class FakeFunction:
     """``cudriver.Function`` without a driver: records what it loads and launches."""
 
-    made: list[tuple[bytes, str]] = []
-    launched: list[tuple[str, tuple, tuple, int, int, bytes]] = []
-    closed: list[str] = []
+    made: ClassVar[list[tuple[bytes, str]]] = []
+    launched: ClassVar[list[tuple[str, tuple, tuple, int, int, bytes]]] = []
+    closed: ClassVar[list[str]] = []
 
     def __init__(self, cubin: bytes, name: str) -> None:
         self.name = name
@@ -139,8 +140,11 @@ def test_only_a_waiting_kernel_right_after_follow_is_launched_as_a_dependent(
     monkeypatch.setattr(cudriver, "param_layout",
                         lambda cubin, name, count: [(0, 8), (8, 4)][:count])
     plain: list[str] = []
-    mod = FakeModule(drv, {n: (lambda n: lambda drv, grid, block, *a: plain.append(n))(n)
-                           for n in ("gemm", "other")})
+
+    def kernel(name: str) -> Any:
+        return lambda drv, grid, block, *args: plain.append(name)
+
+    mod = FakeModule(drv, {n: kernel(n) for n in ("gemm", "other")})
     stream = drv.Stream()
     launch = ModuleLauncher(double_stage(tmp_path), mod, stream, 128, 132,
                             cubin=lambda: b"CUBIN")
