@@ -75,12 +75,12 @@ STEPS = ("activation_fused", "int_gemm", "int_gemm_packed")
 #: what the wide build's three byte planes hold. Its group sums need a row's sum of |q|,
 #: at most (k + 1/2) F, times 127 within int32 too (``check_inputs`` holds both).
 ANY_KF = 2**23 - 2**16
-#: Each q path: the activation stage's variant it runs (by mode) and the output holding its
-#: planes (bit-packed words, int8 planes, or none).
 #: How the GEMM follows the activation stage (the ``handoff`` axis): launched after it ends
 #: with an event between the two (which times each), after it with nothing between, or as
 #: its programmatic dependent.
 HANDOFFS = ("after", "adjacent", "early")
+#: Each q path: the activation stage's variant it runs (by mode) and the output holding its
+#: planes (bit-packed words, int8 planes, or none).
 PATHS = {"int8": ("{mode}", "spikes"), "any": ("{mode}", "spikes"),
          "packed": ("packed_{mode}", "packed"), "operand": ("operand_{mode}", None)}
 
@@ -223,11 +223,15 @@ def check(ins: Mapping[str, np.ndarray], p: Point, got: Mapping[str, np.ndarray]
 
 def check_inputs(ins: Mapping[str, np.ndarray], p: Point) -> str | None:
     """The ``any`` path is exact while k * in_f stays under ``ANY_KF`` and 127 (k + 1/2)
-    in_f under 2^31; step 1 must be well defined in float32 (``spec.threshold_problem``)."""
+    in_f under 2^31; the early handoff needs the operand path (its kernel lets the GEMM
+    start); step 1 must be well defined in float32 (``spec.threshold_problem``)."""
     k, f = float(p["k"]), int(p["in_f"])
     if p["q_path"] == "any" and (k * f >= ANY_KF or 127 * (k + 0.5) * f >= 2**31):
         return (f"bad input: k * in_f = {k * f:.4g} allows |q| or a group sum beyond what the "
                 f"exact path holds (k * in_f < {ANY_KF}, 127 (k + 1/2) in_f < 2^31)")
+    if p["handoff"] == "early" and p["q_path"] != "operand":
+        return ("bad input: handoff early needs q_path operand: only act_stats, the operand "
+                "layout's kernel, lets a dependent start")
     return spec.threshold_problem(ins["x"], k)
 
 

@@ -81,12 +81,12 @@ class RecordingLauncher:
         #: ``(name, grid, block, args, shared)`` of each launch.
         self.calls: list[tuple[str, tuple[int, ...], tuple[int, ...], tuple[Any, ...], int]] = []
         #: Each launch's ``waits`` (its kernel may start under the one before it).
-        self.waits: list[bool] = []
+        self.waited: list[bool] = []
 
     def __call__(self, name: str, grid: tuple[int, ...], block: tuple[int, ...], *args: Any,
                  shared: int = 0, waits: bool = False) -> None:
         self.calls.append((name, tuple(grid), tuple(block), args, shared))
-        self.waits.append(waits)
+        self.waited.append(waits)
 
     def tensor_map(self, buf: Any, dtype: Any, rows: int, cols: int, box_rows: int,
                    box_cols: int, swizzle: int = 128) -> np.void:

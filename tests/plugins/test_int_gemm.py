@@ -68,7 +68,7 @@ def test_the_shape_picks_the_kernel(st, point, kind) -> None:  # type: ignore[no
     assert launch.names == [f"int_gemm_{kind}" + ("_single" if single else "")]
     # Only the wgmma kernels wait on the device for the kernel before them, so only they
     # may be launched under the activation stage's tail.
-    assert launch.waits == [kind == "wgmma"]
+    assert launch.waited == [kind == "wgmma"]
 
 
 def test_the_wide_variant_never_takes_the_int8_tensor_map_path(st) -> None:  # type: ignore[no-untyped-def]

@@ -179,3 +179,14 @@ def test_the_operand_path_judges_q8_and_its_fit_but_no_planes(pipe) -> None:  # 
     assert mod.bytes_moved(p) == (
         mod.bytes_moved(pipe.point(pipe.variant("default"), batch=2, in_f=64, out_f=32))
         - (spec.TYPICAL_T - 1) * 2 * 64)
+
+
+def test_the_early_handoff_is_refused_off_the_operand_path(pipe) -> None:  # type: ignore[no-untyped-def]
+    """Only act_stats (the operand layout's kernel) lets a dependent start: elsewhere an
+    early GEMM would launch as an adjacent one, so the point is refused in one line."""
+    rng = np.random.default_rng(0)
+    for variant, refused in (("default", True), ("packed", True), ("operand_early", False)):
+        p = pipe.point(pipe.variant(variant), batch=3, in_f=64, out_f=32, handoff="early")
+        assert p["handoff"] == "early"
+        why = pipe.check_inputs(pipe.make_inputs(rng, "normal", p), p)
+        assert (why is not None and why.startswith("bad input: handoff early")) == refused

@@ -143,7 +143,8 @@ def _param_count(lib: ctypes.CDLL, fn: ctypes.c_void_p) -> int | None:
 
 
 class _LaunchConfig(ctypes.Structure):
-    """``CUlaunchConfig`` (cuda.h): a launch's shape, for the occupancy queries."""
+    """``CUlaunchConfig`` (cuda.h): a launch's shape, for the occupancy queries and the
+    dependent launch."""
 
     _fields_ = [("gridDimX", ctypes.c_uint), ("gridDimY", ctypes.c_uint),
                 ("gridDimZ", ctypes.c_uint), ("blockDimX", ctypes.c_uint),
@@ -200,11 +201,11 @@ def max_active_blocks(cubin: bytes, name: str, threads: int, shared: int) -> int
 
 
 class _LaunchAttribute(ctypes.Structure):
-    """``CUlaunchAttribute`` (cuda.h): an attribute's id, padded to 8 bytes, and its value
-    (a 64-byte union; the attributes used here are one int at its start)."""
+    """``CUlaunchAttribute`` (cuda.h): an attribute's id, padded to 8 bytes, and its value,
+    a 64-byte union aligned to 8 (the attribute used here is one int at its start)."""
 
     _fields_ = [("id", ctypes.c_int), ("pad", ctypes.c_char * 4),
-                ("value", ctypes.c_char * 64)]
+                ("value", ctypes.c_uint64 * 8)]
 
 
 #: ``CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION``.
@@ -214,7 +215,7 @@ _PROGRAMMATIC_STREAM_SERIALIZATION = 6
 _PARAM_END, _PARAM_BUFFER_POINTER, _PARAM_BUFFER_SIZE = 0, 1, 2
 
 
-class Function:
+class DriverKernel:
     """Kernel ``name`` of ``cubin``, loaded once more in the current context and kept (its
     module unloaded with :meth:`close`): what a launch PyCUDA does not wrap
     (``cuLaunchKernelEx``) needs its ``CUfunction``, which PyCUDA does not expose."""
@@ -241,14 +242,14 @@ class Function:
         (``griddepcontrol.launch_dependents``) or ended, so the kernel must wait
         (``griddepcontrol.wait``) before it reads what that kernel writes. ``params`` is the
         whole parameter block, laid out as the kernel expects."""
-        if shared > self._shared:  # past 48 KB a kernel opts in to its dynamic shared memory
+        if shared > self._shared:  # the most dynamic shared memory asked so far, opted in to
             if self._lib.cuFuncSetAttribute(self._fn, _MAX_DYNAMIC_SHARED,
                                             ctypes.c_int(shared)) != 0:
                 raise HarnessError(f"{self.name}: {shared} bytes of dynamic shared memory "
                                    "refused")
             self._shared = shared
-        attr = _LaunchAttribute(_PROGRAMMATIC_STREAM_SERIALIZATION, b"",
-                                (1).to_bytes(4, "little"))
+        attr = _LaunchAttribute(_PROGRAMMATIC_STREAM_SERIALIZATION)
+        attr.value[0] = 1  # programmaticStreamSerializationAllowed (the low int, little-endian)
         g, b = (*grid, 1, 1)[:3], (*block, 1, 1)[:3]
         cfg = _LaunchConfig(*g, *b, shared, ctypes.c_void_p(stream),
                             ctypes.cast(ctypes.pointer(attr), ctypes.c_void_p), 1)

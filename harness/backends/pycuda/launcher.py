@@ -52,7 +52,8 @@ class ModuleLauncher:
         if sm_count < 1:
             raise ValueError(f"a launcher needs the device's SM count, not {sm_count}")
         self.sm_count = sm_count
-        #: The module's cubin, asked for only to read a kernel's parameter layout.
+        #: The module's cubin, asked for to read a kernel's parameter layout and occupancy
+        #: and to load a kernel again for a dependent launch.
         self._cubin = cubin
         self._layouts: dict[str, list[tuple[int, int]]] = {}
         self._maps: dict[tuple[Any, ...], np.void] = {}
@@ -62,7 +63,7 @@ class ModuleLauncher:
         self._fns: dict[tuple[str, str], Any] = {}
         self._shared: dict[str, int] = {}
         self._constants: dict[tuple[Any, ...], np.ndarray] = {}
-        self._dependents: dict[str, cudriver.Function] = {}
+        self._dependents: dict[str, cudriver.DriverKernel] = {}
         #: The next launch may start under the kernel before it (``follow``), once.
         self._early = False
 
@@ -121,7 +122,7 @@ class ModuleLauncher:
             if self._cubin is None:
                 raise HarnessError(f"{self._stage.name}: no cubin to launch {name} as a "
                                    "dependent")
-            fn = self._dependents[name] = cudriver.Function(self._cubin(), name)
+            fn = self._dependents[name] = cudriver.DriverKernel(self._cubin(), name)
         params = cudriver.pack_params(self._layout(name, len(args)), [raw(a) for a in args])
         fn.launch_dependent(grid, block, shared, int(self._stream.handle), params.tobytes())
 

@@ -4,6 +4,7 @@ unloaded whatever happens, the parameter layout and the cluster occupancy are re
 from __future__ import annotations
 
 import ctypes
+import struct
 from typing import Any
 
 import pytest
@@ -121,7 +122,7 @@ def test_without_the_driver_s_count_a_short_launch_is_not_seen(monkeypatch) -> N
 
 class LaunchingLib(Lib):
     """A driver that takes dependent launches: records each launch's configuration, its
-    attribute and its parameter block as the driver would read them."""
+    attribute (from its raw bytes) and its parameter block."""
 
     def __init__(self, result: int = 0) -> None:
         super().__init__()
@@ -135,14 +136,14 @@ class LaunchingLib(Lib):
 
     def cuLaunchKernelEx(self, cfg: Any, fn: Any, params: Any, extra: Any) -> int:
         c = ctypes.cast(cfg, ctypes.POINTER(cudriver._LaunchConfig))[0]
-        attr = ctypes.cast(c.attrs, ctypes.POINTER(cudriver._LaunchAttribute))[0]
+        attr = ctypes.string_at(c.attrs, ctypes.sizeof(cudriver._LaunchAttribute))
         keys = [extra[0], extra[2], extra[4]]  # buffer pointer, buffer size, end (0: None)
         size = ctypes.cast(extra[3], ctypes.POINTER(ctypes.c_size_t))[0]
         self.launches.append({
             "grid": (c.gridDimX, c.gridDimY, c.gridDimZ),
             "block": (c.blockDimX, c.blockDimY, c.blockDimZ),
             "shared": c.sharedMemBytes, "stream": c.hStream, "attrs": c.numAttrs,
-            "attr": (attr.id, int.from_bytes(attr.value[:4].ljust(4, b"\0"), "little")),
+            "attr": struct.unpack_from("<i4xi", attr),  # id, its pad, the value's int
             "kernel_params": params, "keys": keys,
             "block_bytes": ctypes.string_at(extra[1], size)})
         return self.result
@@ -151,7 +152,7 @@ class LaunchingLib(Lib):
 def test_a_dependent_launch_carries_the_programmatic_attribute_and_the_block(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     lib = LaunchingLib()
     monkeypatch.setattr(cudriver, "libcuda", lambda: lib)
-    fn = cudriver.Function(b"cubin", "k")
+    fn = cudriver.DriverKernel(b"cubin", "k")
     block = bytes(range(200))
     fn.launch_dependent((66, 1, 1), (384, 1, 1), 200_000, 0xABC0, block)
     fn.launch_dependent((2,), (32,), 1000, 0xABC0, b"\x07" * 8)
@@ -174,11 +175,11 @@ def test_a_dependent_launch_carries_the_programmatic_attribute_and_the_block(mon
 def test_a_refused_dependent_launch_is_one_line(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     lib = LaunchingLib(result=1)
     monkeypatch.setattr(cudriver, "libcuda", lambda: lib)
-    fn = cudriver.Function(b"cubin", "k")
+    fn = cudriver.DriverKernel(b"cubin", "k")
     with pytest.raises(HarnessError, match=r"k: the dependent launch failed .*CUresult 1"):
         fn.launch_dependent((1, 1, 1), (1, 1, 1), 0, 0, b"")
     missing = Lib(has_kernel=False)
     monkeypatch.setattr(cudriver, "libcuda", lambda: missing)
     with pytest.raises(HarnessError, match="no kernel 'k' in its module"):
-        cudriver.Function(b"cubin", "k")
+        cudriver.DriverKernel(b"cubin", "k")
     assert missing.calls == ["load", "unload"]

@@ -109,7 +109,7 @@ def test_a_launcher_without_the_sm_count_is_refused(drv, tmp_path) -> None:  # t
 
 
 class FakeFunction:
-    """``cudriver.Function`` without a driver: records what it loads and launches."""
+    """``cudriver.DriverKernel`` without a driver: records what it loads and launches."""
 
     made: ClassVar[list[tuple[bytes, str]]] = []
     launched: ClassVar[list[tuple[str, tuple, tuple, int, int, bytes]]] = []
@@ -136,7 +136,7 @@ def test_only_a_waiting_kernel_right_after_follow_is_launched_as_a_dependent(
     from harness.backends.pycuda import cudriver
 
     FakeFunction.made, FakeFunction.launched, FakeFunction.closed = [], [], []
-    monkeypatch.setattr(cudriver, "Function", FakeFunction)
+    monkeypatch.setattr(cudriver, "DriverKernel", FakeFunction)
     monkeypatch.setattr(cudriver, "param_layout",
                         lambda cubin, name, count: [(0, 8), (8, 4)][:count])
     plain: list[str] = []

@@ -1,6 +1,7 @@
 """Pipelines on the pycuda backend. On the CPU, a two-step toy pipeline on the fake driver:
-the checked run's scratch is poisoned, the timed runs reuse it and are held (and flushed,
-cold) first, intervals add up, nothing leaks. On the GPU, the real pipeline."""
+a first run, then the checked run with its scratch poisoned before it begins, the timed runs
+reuse it and are held (and flushed, cold) first, intervals add up, nothing leaks. On the GPU,
+the real pipeline."""
 
 from __future__ import annotations
 
@@ -66,18 +67,24 @@ def test_a_pipeline_runs_checked_then_timed(drv: FakeDriver, runner: GpuRunner,
                                       {}, repeats=4, cold=cold, warmup=2)
     assert outs["z"].tolist() == (4 * x).tolist() and host == {"first": 2.0}
     assert per == {"total": [EVENT_MS * 1000] * 4, "parts": [2 * EVENT_MS * 1000] * 4}
-    # The checked run's scratch was poisoned as it was handed out; the timed runs' not.
-    assert seen[0].view(np.uint32).tolist() == [POISON32] * N
-    assert len(seen) == 7 and not any(POISON32 in s.view(np.uint32) for s in seen[1:])
+    # A first run, then the checked run, whose scratch was poisoned before it began; the
+    # timed runs' not.
+    assert seen[1].view(np.uint32).tolist() == [POISON32] * N
+    assert len(seen) == 8 and not any(POISON32 in s.view(np.uint32) for s in seen[2:])
     assert len(drv.ops("memset_d32")) == 2  # y and z, once
-    # Scratch is pooled: the timed runs allocate nothing.
+    # Nothing synchronous between the checked run's steps: its poison all came before its
+    # first launch, as a timed run's steps follow each other.
+    ops = [(i, e) for i, e in enumerate(drv.log) if e[0] in ("launch", "memset_d32")]
+    doubles = [i for i, e in ops if e[0] == "launch" and e[1] == "double"]
+    assert max(i for i, e in ops if e[0] == "memset_d32") < doubles[2]
+    # Scratch is pooled: the runs after the first allocate nothing.
     scratch = [a for a in drv.allocs if a.nbytes == 4 * N]
     assert len(scratch) == 3  # x, y, z
     names = [e[1] for e in drv.ops("launch")]
-    runs = 1 + 2 + 4
+    runs = 2 + 2 + 4
     assert names.count("double") == 2 * runs
-    assert names.count("harness_delay") == runs - 1
-    assert names.count("harness_flush") == (runs - 1 if cold else 0)
+    assert names.count("harness_delay") == runs - 2
+    assert names.count("harness_flush") == (runs - 2 if cold else 0)
     hold = next(e for e in drv.ops("launch") if e[1] == "harness_delay")
     assert hold[5] == (np.uint64(PIPELINE_HOLD_NS),)
     assert drv.ops("compile").count(("compile", "double", "default", "sm_90")) == 1
@@ -289,8 +296,9 @@ def test_an_interval_after_the_host_read_runs_behind_the_gate(
     gates = [e for e in last_run if e[0] == "launch" and e[1] == "harness_gate"]
     assert len(gates) == 3 and len(waits) == 2
     launches = [e[1] for e in drv.ops("launch")]
-    checked = launches[:launches.index("harness_delay")]  # the checked run, before any hold
-    assert "harness_gate" not in checked and checked.count("double") == 4
+    # The first run and the checked run, before any hold: neither gated.
+    checked = launches[:launches.index("harness_delay")]
+    assert "harness_gate" not in checked and checked.count("double") == 8
 
 
 def test_a_gate_that_opened_by_itself_fails_the_run(drv: FakeDriver, runner: GpuRunner,
@@ -323,3 +331,83 @@ def test_a_host_read_behind_a_closed_gate_opens_it_first(drv: FakeDriver, fake_c
            if e[0] in ("launch", "gate_open", "sync")]
     assert ops[-4:] == ["harness_gate", "double", "gate_open", "sync"], ops
     assert ctx._passed is not None  # the gate's own event, recorded after it
+
+
+class SpyLauncher:
+    """A step's launcher that records its launches and what the context asks of it."""
+
+    block, sm_count = 128, 132
+
+    def __init__(self, calls: list[str]) -> None:
+        self.calls = calls
+
+    def __call__(self, name: str, *args: Any, **kw: Any) -> None:
+        self.calls.append(f"launch {name}")
+
+    def follow(self) -> None:
+        self.calls.append("follow")
+
+    def follow_none(self) -> None:
+        self.calls.append("taken back")
+
+    def close(self) -> None:
+        self.calls.append("close")
+
+
+def test_an_early_step_lets_its_launcher_follow_once_and_free_closes_it(
+        drv: FakeDriver, fake_compilers: None, tmp_path: Path) -> None:
+    """``step(early=True)`` gives the step's launcher leave to launch its first kernel as
+    the previous kernel's dependent, and takes it back after the step, even when the
+    stage's enqueue raises; a step without it gets none. ``free`` waits for the streams,
+    then closes every launcher (the modules loaded for dependent launches)."""
+    import dataclasses
+
+    calls: list[str] = []
+    st = double_stage(tmp_path)
+    ctx = GpuPipelineContext(drv, drv.Stream(), ModuleCache("sm_90"), {"double": st}, 132)
+    ctx._launchers[("double", "default", 0)] = SpyLauncher(calls)  # type: ignore[assignment]
+    x, y = ctx.alloc((3,), np.float32), ctx.alloc((3,), np.float32)
+    ctx.step("double", "default", 0, {"x": x, "y": y}, n=3)
+    ctx.step("double", "default", 0, {"x": x, "y": y}, early=True, n=3)
+    assert calls == ["launch double", "taken back", "follow", "launch double", "taken back"]
+
+    def boom(launch: Any, bufs: Any, p: Any, v: Any) -> None:
+        raise HarnessError("enqueue failed")
+
+    bad = dataclasses.replace(st, enqueue=boom)
+    ctx.stages = {"double": bad}
+    ctx._steps.clear()
+    calls.clear()
+    with pytest.raises(HarnessError, match="enqueue failed"):
+        ctx.step("double", "default", 0, {"x": x, "y": y}, early=True, n=3)
+    assert calls == ["follow", "taken back"]
+    ctx.free()
+    assert calls[-1] == "close"
+    syncs = [i for i, e in enumerate(drv.log) if e[0] == "sync"]
+    assert len(syncs) == 2 and max(syncs) < max(i for i, e in enumerate(drv.log)
+                                                if e[0] == "free")
+
+
+def test_scratch_poisoned_ahead_goes_where_the_run_asks_the_same(
+        drv: FakeDriver, fake_compilers: None, tmp_path: Path) -> None:
+    """``poison_ahead`` poisons, before the run, the scratch the last run asked for, and
+    hands it out in order where the run asks the same size and type; a request it did not
+    foresee is poisoned as it is handed out (while ``poison`` is set); what is left over
+    goes back to the pool."""
+    ctx = GpuPipelineContext(drv, drv.Stream(), ModuleCache("sm_90"), {}, 132)
+    a, b = ctx.alloc((4,), np.float32), ctx.alloc((4,), np.int8)
+    ctx.recycle()
+    before = len(drv.log)
+    ctx.poison_ahead()
+    ahead = drv.log[before:]
+    assert [e[0] for e in ahead] == ["memset_d32", "memset_d8"]
+    ctx.poison = True
+    got = ctx.alloc((4,), np.float32)
+    assert len(drv.log) == before + 2  # handed out poisoned already: no memset now
+    unforeseen = ctx.alloc((2,), np.float32)
+    assert drv.log[-1][0] == "memset_d32" and int(unforeseen) not in (int(a), int(b))
+    assert int(got) in (int(a), int(b))
+    ctx.recycle()  # the int8 buffer poisoned ahead and never asked for returns to the pool
+    assert int(ctx.alloc((4,), np.int8)) in (int(a), int(b))
+    ctx.free()
+    assert drv.live() == []
