@@ -8,7 +8,9 @@ must all be one point, the same in every column of the file's key; where they di
 goal names too little: rows of several variants, shapes or parameters match it), there is no
 verdict, and the columns that differ are named. A run that measured the point more than once
 (a command appended again at the same commit) is read at its last measurement. ``bench
---repeats`` writes one row a point already, the median repeat.
+--repeats`` writes one row a point already, the median repeat. A goal naming several
+variants is judged on the first with rows at the point; a later one standing in is named in
+the point and the note.
 
 **The peer.** From the same run and process, at the same point, paired by its place: the
 peer row written with ours (the k-th of the run's peer rows at the point with our k-th).
@@ -23,7 +25,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -128,25 +130,28 @@ def _unknown_keys(g: Goal, res: resultcsv.Results) -> list[str]:
 
 
 def _rows(g: Goal, folder: Path, cache: dict[Path, resultcsv.Results]
-          ) -> tuple[resultcsv.Results | None, list[dict[str, str]], str]:
-    """The first of the goal's files with rows of its point, those rows, and why none."""
+          ) -> tuple[resultcsv.Results | None, list[dict[str, str]], str, Goal]:
+    """The first of the goal's files with rows of its point, those rows, and why none; of
+    its variants, the first with rows (the goal returned names it)."""
     found = [p for p in (Path(folder) / f for f in g.files) if p.is_file()]
     if not found:
-        return None, [], f"no {' or '.join(g.files)} in {folder}"
+        return None, [], f"no {' or '.join(g.files)} in {folder}", g
     why = f"no {g.backend} row at this point in {' or '.join(g.files)}"
-    for path in found:
-        if path not in cache:
-            cache[path] = resultcsv.read(path)
-        res = cache[path]
-        if g.launch and "launch" not in res.schema.key:
-            return None, [], f"{path.name} holds pipeline rows, which have no launch"
-        ours = [r for r in res.rows if _matches(g, r, res.schema, g.backend)]
-        if ours:
-            return res, ours, ""
-        if unknown := _unknown_keys(g, res):
-            why = (f"point key(s) {', '.join(unknown)}: neither a column of {path.name} nor "
-                   "a parameter of its rows")
-    return None, [], why
+    for variant in (g.variant, *g.fallbacks):
+        form = replace(g, variant=variant, fallbacks=())
+        for path in found:
+            if path not in cache:
+                cache[path] = resultcsv.read(path)
+            res = cache[path]
+            if g.launch and "launch" not in res.schema.key:
+                return None, [], f"{path.name} holds pipeline rows, which have no launch", g
+            ours = [r for r in res.rows if _matches(form, r, res.schema, g.backend)]
+            if ours:
+                return res, ours, "", form
+            if unknown := _unknown_keys(g, res):
+                why = (f"point key(s) {', '.join(unknown)}: neither a column of {path.name} "
+                       "nor a parameter of its rows")
+    return None, [], why, g
 
 
 def judge(g: Goal, folder: Path, current: Mapping[tuple[str, str], str] | None = None,
@@ -154,9 +159,11 @@ def judge(g: Goal, folder: Path, current: Mapping[tuple[str, str], str] | None =
     """What the rows under ``folder`` show for goal ``g`` (``current``: each (stage,
     variant)'s kernel hash at this source, to say whether the row was timed at it);
     HarnessError where a file of the goal's is there but cannot be read."""
-    res, ours, why = _rows(g, folder, {} if cache is None else cache)
+    res, ours, why, form = _rows(g, folder, {} if cache is None else cache)
     if res is None:
         return Judged(g, NO_ROW, note=why)
+    stand_in = form.variant != g.variant
+    g = form
     def newest(rows: list[dict[str, str]]) -> str:
         """The process of the newest run (by timestamp; of rows written at one time, the
         last in the file)."""
@@ -177,6 +184,8 @@ def judge(g: Goal, folder: Path, current: Mapping[tuple[str, str], str] | None =
     base = {"git_sha": row.get("git_sha", ""), "timestamp": row.get("timestamp", ""),
             "current": _current(row, res.schema, current)}
     notes = [f"the last of the {len(run)} times its run measured it"] if len(run) > 1 else []
+    if stand_in:
+        notes.append(f"{g.variant}'s row: none of the goal's first variant here")
     if passed_over:
         notes.append(f"a newer run timed the point without {g.peer}")
     if row.get("status") != "ok":

@@ -2,7 +2,9 @@
 
 A goal names one point (the stage or pipeline, its variant, backend and launch, and the
 point's sizes and parameters) in one results CSV under a results folder, or in the first of
-several that has rows of it, and one bound on what that point's row shows:
+several that has rows of it (and of several variants, the first with rows there: an earlier
+form of the measurement standing in, named in the verdict), and one bound on what that
+point's row shows:
 
 * ``at_least_tops``, ``at_least_pct_peak``: the row's own rate columns;
 * ``at_most_floor``: the row's time over its byte floor's (the ``bytes`` it counts at the
@@ -47,6 +49,9 @@ class Goal:
     limit: float
     stage: str = ""
     variant: str = ""
+    #: Variants after ``variant`` whose rows stand in where it has none at the point (an
+    #: earlier form of the measurement, named in the verdict's point), in order.
+    fallbacks: tuple[str, ...] = ()
     backend: str = "pycuda"
     #: A stage row's launch ("stream" where not given); a pipeline row has none.
     launch: str = ""
@@ -113,9 +118,16 @@ def _goal(t: Any, where: str) -> Goal:
             or any(not isinstance(f, str) or not f.strip() for f in files):
         raise BadInput(f"{where} ({t['name']}): file must be a non-empty string, or a list "
                        "of them")
-    for key in ("stage", "variant", "backend", "launch", "peer"):
+    for key in ("stage", "backend", "launch", "peer"):
         if key in t and not isinstance(t[key], str):
             raise BadInput(f"{where} ({t['name']}): {key} must be a string")
+    variants = t.get("variant", "")
+    if isinstance(variants, str):
+        variants = [variants]
+    elif not isinstance(variants, list) or not variants or len(set(variants)) != len(variants) \
+            or any(not isinstance(v, str) or not v.strip() for v in variants):
+        raise BadInput(f"{where} ({t['name']}): variant must be a string, or a list of "
+                       "distinct ones (the first with rows at the point is judged)")
     bounds = [k for k in BOUNDS if k in t]
     if len(bounds) != 1:
         raise BadInput(f"{where} ({t['name']}): exactly one bound of "
@@ -137,6 +149,7 @@ def _goal(t: Any, where: str) -> Goal:
     if any(Path(f).is_absolute() or ".." in Path(f).parts for f in files):
         raise BadInput(f"{where} ({t['name']}): file is a path inside the results folder")
     return Goal(name=t["name"].strip(), files=tuple(files), bound=bound, limit=float(limit),
-                stage=t.get("stage", ""), variant=t.get("variant", ""),
+                stage=t.get("stage", ""), variant=variants[0].strip(),
+                fallbacks=tuple(v.strip() for v in variants[1:]),
                 backend=t.get("backend", "pycuda"), launch=t.get("launch", ""),
                 peer=t.get("peer", ""), point=dict(point))

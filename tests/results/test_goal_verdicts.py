@@ -249,3 +249,32 @@ def test_the_command_exits_2_on_bad_input(tmp_path: Path) -> None:
     bad.write_text("[[goal]\n")
     r = CliRunner().invoke(app, ["goals", str(tmp_path), "--goals", str(bad)])
     assert r.exit_code == 2 and "not TOML" in r.output
+
+
+def test_a_goal_of_several_variants_is_judged_on_the_first_with_rows(tmp_path: Path) -> None:
+    """The first variant with rows at the point is judged, whatever the others' rows; a
+    later one stands in only where the first has none, and the point and the note name it;
+    with none of them there is no verdict."""
+    older = [_row(20.0, variant="old", timestamp="2026-01-05"),
+             _row(30.0, "torch", variant="old", timestamp="2026-01-05")]
+    stage_csv.write(tmp_path / "s.csv", older)
+    g = _goal(tmp_path, "at_least_speedup = 1.0", peer="torch",
+              extra='variant = ["new", "old"]\n')
+    assert (g.variant, g.fallbacks) == ("new", ("old",))
+    j = gv.judge(g, tmp_path)
+    assert (j.verdict, j.figure) == (gv.MET, pytest.approx(1.5))
+    assert j.goal.where().startswith("old ") and "old's row" in j.note
+    newer = [_row(40.0, variant="new", timestamp="2026-01-01"),
+             _row(30.0, "torch", variant="new", timestamp="2026-01-01")]
+    stage_csv.write(tmp_path / "s.csv", older + newer)  # the first variant's rows, older
+    j = gv.judge(g, tmp_path)
+    assert (j.verdict, j.figure, j.note) == (gv.MISSED, pytest.approx(0.75), "")
+    assert j.goal.where().startswith("new ")
+    stage_csv.write(tmp_path / "s.csv", [_row(1.0, variant="other")])
+    assert gv.judge(g, tmp_path).verdict == gv.NO_ROW
+
+
+@pytest.mark.parametrize("value", ["[]", '["a", "a"]', '["a", 3]', '["a", " "]', "3"])
+def test_a_variant_list_must_be_distinct_names(tmp_path: Path, value: str) -> None:
+    with pytest.raises(goals.BadInput, match="variant must be a string, or a list"):
+        _goal(tmp_path, "at_least_tops = 1", extra=f"variant = {value}\n")
