@@ -162,8 +162,7 @@ def judge(g: Goal, folder: Path, current: Mapping[tuple[str, str], str] | None =
     res, ours, why, form = _rows(g, folder, {} if cache is None else cache)
     if res is None:
         return Judged(g, NO_ROW, note=why)
-    stand_in = form.variant != g.variant
-    g = form
+    first, g = g.variant, form
     def newest(rows: list[dict[str, str]]) -> str:
         """The process of the newest run (by timestamp; of rows written at one time, the
         last in the file)."""
@@ -184,8 +183,8 @@ def judge(g: Goal, folder: Path, current: Mapping[tuple[str, str], str] | None =
     base = {"git_sha": row.get("git_sha", ""), "timestamp": row.get("timestamp", ""),
             "current": _current(row, res.schema, current)}
     notes = [f"the last of the {len(run)} times its run measured it"] if len(run) > 1 else []
-    if stand_in:
-        notes.append(f"{g.variant}'s row: none of the goal's first variant here")
+    if g.variant != first:
+        notes.append(f"{g.variant} stands in: no {first} row here")
     if passed_over:
         notes.append(f"a newer run timed the point without {g.peer}")
     if row.get("status") != "ok":

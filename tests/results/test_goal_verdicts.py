@@ -263,7 +263,7 @@ def test_a_goal_of_several_variants_is_judged_on_the_first_with_rows(tmp_path: P
     assert (g.variant, g.fallbacks) == ("new", ("old",))
     j = gv.judge(g, tmp_path)
     assert (j.verdict, j.figure) == (gv.MET, pytest.approx(1.5))
-    assert j.goal.where().startswith("old ") and "old's row" in j.note
+    assert j.goal.where().startswith("old ") and j.note == "old stands in: no new row here"
     newer = [_row(40.0, variant="new", timestamp="2026-01-01"),
              _row(30.0, "torch", variant="new", timestamp="2026-01-01")]
     stage_csv.write(tmp_path / "s.csv", older + newer)  # the first variant's rows, older
