@@ -2,9 +2,9 @@
 
 A goal names one point (the stage or pipeline, its variant, backend and launch, and the
 point's sizes and parameters) in one results CSV under a results folder, or in the first of
-several that has rows of it (and of several variants, the first with rows there: an earlier
-form of the measurement standing in, named in the verdict), and one bound on what that
-point's row shows:
+several that has rows of it (a goal may name several variants: the first variant with rows
+in any of its files is judged, an earlier form of the measurement standing in where the
+first has none, named in the verdict), and one bound on what that point's row shows:
 
 * ``at_least_tops``, ``at_least_pct_peak``: the row's own rate columns;
 * ``at_most_floor``: the row's time over its byte floor's (the ``bytes`` it counts at the
@@ -122,7 +122,7 @@ def _goal(t: Any, where: str) -> Goal:
         if key in t and not isinstance(t[key], str):
             raise BadInput(f"{where} ({t['name']}): {key} must be a string")
     variants = t.get("variant", "")
-    if isinstance(variants, str):
+    if isinstance(variants, str) and (variants == "" or variants.strip()):
         variants = [variants]
     elif not isinstance(variants, list) or not variants or len(set(variants)) != len(variants) \
             or any(not isinstance(v, str) or not v.strip() for v in variants):

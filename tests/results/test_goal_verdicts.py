@@ -278,3 +278,25 @@ def test_a_goal_of_several_variants_is_judged_on_the_first_with_rows(tmp_path: P
 def test_a_variant_list_must_be_distinct_names(tmp_path: Path, value: str) -> None:
     with pytest.raises(goals.BadInput, match="variant must be a string, or a list"):
         _goal(tmp_path, "at_least_tops = 1", extra=f"variant = {value}\n")
+
+
+def test_a_stand_in_variant_across_files_and_its_peer_s_newest_run(tmp_path: Path) -> None:
+    """Variants come first, files second: the first variant is looked for in every file
+    before a later one stands in. A stand-in's peer is read as the goal's own would be:
+    from the newest run that timed the peer beside it, a newer run without it passed over."""
+    stage_csv.write(tmp_path / "a.csv", [_row(10.0, variant="old"),
+                                         _row(20.0, "torch", variant="old")])
+    stage_csv.write(tmp_path / "b.csv", [_row(40.0, variant="new"),
+                                         _row(20.0, "torch", variant="new")])
+    g = _goal(tmp_path, "at_least_speedup = 1.0", peer="torch", file='["a.csv", "b.csv"]',
+              extra='variant = ["new", "old"]\n')
+    j = gv.judge(g, tmp_path)  # new's rows are in the second file: new is judged
+    assert (j.goal.variant, j.figure, j.note) == ("new", pytest.approx(0.5), "")
+    stage_csv.write(tmp_path / "b.csv", [_row(1.0, variant="other")])
+    stage_csv.write(tmp_path / "a.csv", [
+        _row(10.0, variant="old", sha="r1", timestamp="2026-01-01"),
+        _row(20.0, "torch", variant="old", sha="r1", timestamp="2026-01-01"),
+        _row(5.0, variant="old", sha="r2", timestamp="2026-01-02")])  # newer, no peer
+    j = gv.judge(g, tmp_path)
+    assert (j.goal.variant, j.figure) == ("old", pytest.approx(2.0))
+    assert "old stands in" in j.note and "without torch" in j.note

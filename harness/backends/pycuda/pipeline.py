@@ -133,8 +133,10 @@ class GpuPipelineContext:
         dt = np.dtype(dtype)
         nbytes = max(1, int(np.prod(shape)) * dt.itemsize)
         self._asked.append((nbytes, dt))
-        if self._ready and self._ready[0][:2] == (nbytes, dt):
-            buf = self._ready.popleft()[2]
+        ready = next((i for i, r in enumerate(self._ready) if r[:2] == (nbytes, dt)), None)
+        if ready is not None:  # the first of that size and type, whatever came before it
+            buf = self._ready[ready][2]
+            del self._ready[ready]
         else:
             pool = self._free.get(nbytes)
             buf = pool.pop() if pool else alloc(self.drv, nbytes)
@@ -169,8 +171,14 @@ class GpuPipelineContext:
     def free(self) -> None:
         """Release all scratch memory, and the modules loaded for dependent launches once
         the streams are done with them."""
-        for s in self.streams:
-            s.synchronize()
+        try:
+            for s in self.streams:
+                s.synchronize()
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        """Free the pooled and zeroed scratch and close the launchers."""
         self.recycle()
         for bufs in self._free.values():
             for b in bufs:

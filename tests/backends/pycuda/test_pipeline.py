@@ -411,3 +411,23 @@ def test_scratch_poisoned_ahead_goes_where_the_run_asks_the_same(
     assert int(ctx.alloc((4,), np.int8)) in (int(a), int(b))
     ctx.free()
     assert drv.live() == []
+
+
+def test_scratch_poisoned_ahead_is_matched_by_size_and_type_in_any_order(
+        drv: FakeDriver, fake_compilers: None, tmp_path: Path) -> None:
+    """A run that asks in another order than the last still gets each buffer poisoned
+    ahead, by size and type: 16 bytes of int8 never get the 16 bytes poisoned as float32."""
+    ctx = GpuPipelineContext(drv, drv.Stream(), ModuleCache("sm_90"), {}, 132)
+    ctx.alloc((4,), np.float32)
+    ctx.alloc((16,), np.int8)
+    ctx.recycle()
+    before = len(drv.log)
+    ctx.poison_ahead()
+    by_word = {e[0]: e[1] for e in drv.log[before:]}  # memset_d32 / memset_d8 -> address
+    ctx.poison = True
+    before = len(drv.log)
+    assert int(ctx.alloc((16,), np.int8)) == by_word["memset_d8"]  # asked first now
+    assert int(ctx.alloc((4,), np.float32)) == by_word["memset_d32"]
+    assert len(drv.log) == before  # both poisoned ahead: no memset between steps
+    ctx.free()
+    assert drv.live() == []
