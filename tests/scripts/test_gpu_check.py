@@ -281,7 +281,9 @@ def test_stages_narrow_validate_and_sanitize(tmp_path: Path) -> None:
     validations = sorted(c for c in calls if c.startswith("-m harness validate"))
     assert validations == [f"-m harness validate --record {n} --variant {v}" for n, v in (
         ("int_gemm", "int8"), ("int_gemm", "wide"), ("spike_linear", "any"),
-        ("spike_linear", "default"), ("spike_linear", "operand"), ("spike_linear", "packed"))]
+        ("spike_linear", "default"), ("spike_linear", "operand"),
+        ("spike_linear", "operand_adjacent"), ("spike_linear", "operand_early"),
+        ("spike_linear", "packed"))]
     calls = [c for c in calls if not c.startswith("-m harness validate")]
     assert calls == ["-m harness sanitize --append int_gemm",
                      "compute-sanitizer --tool memcheck --error-exitcode 3 python3 -m harness "
@@ -299,7 +301,7 @@ def test_a_failed_validation_fails_the_phase_and_the_others_still_run(tmp_path: 
                            for line in summary.splitlines()), summary
     calls = [c for c in (tmp_path / "calls.log").read_text().splitlines()
              if c.startswith("-m harness validate")]
-    assert len(calls) == 6  # dynamic_spikes' two variants, spike_linear's four
+    assert len(calls) == 8  # dynamic_spikes' two variants, spike_linear's six
     with tarfile.open(out / "logs.tgz") as t:
         names = t.getnames()
         step = next(n for n in names if n.endswith("-validate.log"))
