@@ -88,21 +88,75 @@ def tensor_map_2d(ptr: int, dtype: np.dtype, rows: int, cols: int, box_rows: int
                          dtype=np.dtype((np.void, TENSOR_MAP_BYTES)))[0]
 
 
+class DriverKernel:
+    """Kernel ``name`` of ``cubin``, loaded once more in the current context (its module
+    unloaded with :meth:`close`): what the driver calls PyCUDA does not wrap (the
+    parameter layout, occupancy, ``cuLaunchKernelEx``) need its ``CUfunction``, which PyCUDA
+    does not expose. ``why`` says what for, in the error where the module does not load."""
+
+    def __init__(self, cubin: bytes, name: str, why: str = "launch it") -> None:
+        self.name = name
+        self._lib = libcuda()
+        self._mod = ctypes.c_void_p()
+        if self._lib.cuModuleLoadData(ctypes.byref(self._mod), ctypes.c_char_p(cubin)) != 0:
+            raise HarnessError(f"cannot load the module of {name} to {why}")
+        self._loaded = True
+        #: The kernel's ``CUfunction``.
+        self.handle = ctypes.c_void_p()
+        if self._lib.cuModuleGetFunction(ctypes.byref(self.handle), self._mod,
+                                         name.encode()) != 0:
+            self.close()
+            raise HarnessError(f"no kernel {name!r} in its module")
+        self._shared = 0
+
+    def set_max_shared(self, shared: int) -> None:
+        """Let the kernel take ``shared`` bytes of dynamic shared memory (past 48 KB a
+        kernel must opt in; the occupancy queries count what the launch would take)."""
+        if self._lib.cuFuncSetAttribute(self.handle, _MAX_DYNAMIC_SHARED,
+                                        ctypes.c_int(shared)) != 0:
+            raise HarnessError(f"{self.name}: {shared} bytes of dynamic shared memory refused")
+        self._shared = shared
+
+    def launch_dependent(self, grid: Sequence[int], block: Sequence[int], shared: int,
+                         stream: int, params: bytes) -> None:
+        """Launch on ``stream`` (a ``CUstream`` handle) as the programmatic dependent of the
+        kernel before it there (``cuLaunchKernelEx`` with programmatic stream
+        serialization): the grid may start once every block of that kernel has triggered
+        (``griddepcontrol.launch_dependents``) or ended, so the kernel must wait
+        (``griddepcontrol.wait``) before it reads what that kernel writes. ``params`` is the
+        whole parameter block, laid out as the kernel expects."""
+        if shared > self._shared:  # the most dynamic shared memory asked so far, opted in to
+            self.set_max_shared(shared)
+        attr = _LaunchAttribute(_PROGRAMMATIC_STREAM_SERIALIZATION)
+        attr.value[0] = 1  # programmaticStreamSerializationAllowed (the low int, little-endian)
+        g, b = (*grid, 1, 1)[:3], (*block, 1, 1)[:3]
+        cfg = _LaunchConfig(*g, *b, shared, ctypes.c_void_p(stream),
+                            ctypes.cast(ctypes.pointer(attr), ctypes.c_void_p), 1)
+        buf = ctypes.create_string_buffer(params, len(params))
+        size = ctypes.c_size_t(len(params))
+        extra = (ctypes.c_void_p * 5)(_PARAM_BUFFER_POINTER, ctypes.addressof(buf),
+                                      _PARAM_BUFFER_SIZE, ctypes.addressof(size), _PARAM_END)
+        err = self._lib.cuLaunchKernelEx(ctypes.byref(cfg), self.handle, None, extra)
+        if err != 0:
+            raise HarnessError(f"{self.name}: the dependent launch failed (cuLaunchKernelEx, "
+                               f"CUresult {err})")
+
+    def close(self) -> None:
+        """Unload the module (once)."""
+        if self._loaded:
+            self._lib.cuModuleUnload(self._mod)
+            self._loaded = False
+
+
 @contextlib.contextmanager
-def _function(cubin: bytes, name: str, why: str) -> Iterator[ctypes.c_void_p]:
+def _function(cubin: bytes, name: str, why: str) -> Iterator[DriverKernel]:
     """Kernel ``name`` of ``cubin``, loaded once more in the current context to ask the
     driver ``why``, and unloaded after."""
-    lib = libcuda()
-    mod = ctypes.c_void_p()
-    if lib.cuModuleLoadData(ctypes.byref(mod), ctypes.c_char_p(cubin)) != 0:
-        raise HarnessError(f"cannot load the module of {name} to {why}")
+    kernel = DriverKernel(cubin, name, why)
     try:
-        fn = ctypes.c_void_p()
-        if lib.cuModuleGetFunction(ctypes.byref(fn), mod, name.encode()) != 0:
-            raise HarnessError(f"no kernel {name!r} in its module")
-        yield fn
+        yield kernel
     finally:
-        lib.cuModuleUnload(mod)
+        kernel.close()
 
 
 def param_layout(cubin: bytes, name: str, count: int) -> list[tuple[int, int]]:
@@ -113,7 +167,8 @@ def param_layout(cubin: bytes, name: str, count: int) -> list[tuple[int, int]]:
     that gives fewer only where the driver answers ``cuFuncGetParamCount`` (the H200's
     580 driver did not), since finding the end otherwise means asking past it."""
     lib = libcuda()
-    with _function(cubin, name, "read its parameters") as fn:
+    with _function(cubin, name, "read its parameters") as kernel:
+        fn = kernel.handle
         known = _param_count(lib, fn)
         if known is not None and known != count:
             raise HarnessError(f"{name} takes {known} parameters, the launch gives {count}")
@@ -161,10 +216,9 @@ _MAX_DYNAMIC_SHARED = 8
 def _occupancy_of(cubin: bytes, name: str, shared: int) -> Iterator[ctypes.c_void_p]:
     """Kernel ``name``, loaded to ask its occupancy at ``shared`` bytes of dynamic shared
     memory (set on it first: the driver counts what the launch would take)."""
-    with _function(cubin, name, "ask its occupancy") as fn:
-        if libcuda().cuFuncSetAttribute(fn, _MAX_DYNAMIC_SHARED, ctypes.c_int(shared)) != 0:
-            raise HarnessError(f"{name}: {shared} bytes of dynamic shared memory refused")
-        yield fn
+    with _function(cubin, name, "ask its occupancy") as kernel:
+        kernel.set_max_shared(shared)
+        yield kernel.handle
 
 
 def max_active_clusters(cubin: bytes, name: str, cluster: int, threads: int,
@@ -213,60 +267,6 @@ _PROGRAMMATIC_STREAM_SERIALIZATION = 6
 #: ``CU_LAUNCH_PARAM_END``, ``_BUFFER_POINTER`` and ``_BUFFER_SIZE``: the ``extra`` keys of
 #: a launch whose parameters come as one block (as PyCUDA's launches pass them).
 _PARAM_END, _PARAM_BUFFER_POINTER, _PARAM_BUFFER_SIZE = 0, 1, 2
-
-
-class DriverKernel:
-    """Kernel ``name`` of ``cubin``, loaded once more in the current context and kept (its
-    module unloaded with :meth:`close`): what a launch PyCUDA does not wrap
-    (``cuLaunchKernelEx``) needs its ``CUfunction``, which PyCUDA does not expose."""
-
-    def __init__(self, cubin: bytes, name: str) -> None:
-        self.name = name
-        self._lib = libcuda()
-        self._mod = ctypes.c_void_p()
-        if self._lib.cuModuleLoadData(ctypes.byref(self._mod), ctypes.c_char_p(cubin)) != 0:
-            raise HarnessError(f"cannot load the module of {name} to launch it")
-        self._loaded = True
-        self._fn = ctypes.c_void_p()
-        if self._lib.cuModuleGetFunction(ctypes.byref(self._fn), self._mod,
-                                         name.encode()) != 0:
-            self.close()
-            raise HarnessError(f"no kernel {name!r} in its module")
-        self._shared = 0
-
-    def launch_dependent(self, grid: Sequence[int], block: Sequence[int], shared: int,
-                         stream: int, params: bytes) -> None:
-        """Launch on ``stream`` (a ``CUstream`` handle) as the programmatic dependent of the
-        kernel before it there (``cuLaunchKernelEx`` with programmatic stream
-        serialization): the grid may start once every block of that kernel has triggered
-        (``griddepcontrol.launch_dependents``) or ended, so the kernel must wait
-        (``griddepcontrol.wait``) before it reads what that kernel writes. ``params`` is the
-        whole parameter block, laid out as the kernel expects."""
-        if shared > self._shared:  # the most dynamic shared memory asked so far, opted in to
-            if self._lib.cuFuncSetAttribute(self._fn, _MAX_DYNAMIC_SHARED,
-                                            ctypes.c_int(shared)) != 0:
-                raise HarnessError(f"{self.name}: {shared} bytes of dynamic shared memory "
-                                   "refused")
-            self._shared = shared
-        attr = _LaunchAttribute(_PROGRAMMATIC_STREAM_SERIALIZATION)
-        attr.value[0] = 1  # programmaticStreamSerializationAllowed (the low int, little-endian)
-        g, b = (*grid, 1, 1)[:3], (*block, 1, 1)[:3]
-        cfg = _LaunchConfig(*g, *b, shared, ctypes.c_void_p(stream),
-                            ctypes.cast(ctypes.pointer(attr), ctypes.c_void_p), 1)
-        buf = ctypes.create_string_buffer(params, len(params))
-        size = ctypes.c_size_t(len(params))
-        extra = (ctypes.c_void_p * 5)(_PARAM_BUFFER_POINTER, ctypes.addressof(buf),
-                                      _PARAM_BUFFER_SIZE, ctypes.addressof(size), _PARAM_END)
-        err = self._lib.cuLaunchKernelEx(ctypes.byref(cfg), self._fn, None, extra)
-        if err != 0:
-            raise HarnessError(f"{self.name}: the dependent launch failed (cuLaunchKernelEx, "
-                               f"CUresult {err})")
-
-    def close(self) -> None:
-        """Unload the module (once)."""
-        if self._loaded:
-            self._lib.cuModuleUnload(self._mod)
-            self._loaded = False
 
 
 def pack_params(layout: Sequence[tuple[int, int]], values: Sequence[bytes]) -> np.void:

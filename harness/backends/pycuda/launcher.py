@@ -90,8 +90,7 @@ class ModuleLauncher:
         if any(isinstance(a, np.void) for a in args):
             # A struct by value (a CUtensorMap) sits where ptxas put it, not where packing
             # would: the whole block is built from the driver's layout.
-            args = (cudriver.pack_params(self._layout(name, len(args)),
-                                         [raw(a) for a in args]),)
+            args = (self._param_block(name, args),)
         sig = "".join(letter(a) for a in args)
         fn = self._fns.get((name, sig))
         if fn is None:
@@ -123,14 +122,18 @@ class ModuleLauncher:
                 raise HarnessError(f"{self._stage.name}: no cubin to launch {name} as a "
                                    "dependent")
             fn = self._dependents[name] = cudriver.DriverKernel(self._cubin(), name)
-        params = cudriver.pack_params(self._layout(name, len(args)), [raw(a) for a in args])
-        fn.launch_dependent(grid, block, shared, int(self._stream.handle), params.tobytes())
+        fn.launch_dependent(grid, block, shared, int(self._stream.handle),
+                            self._param_block(name, args).tobytes())
 
     def close(self) -> None:
         """Unload the modules loaded for dependent launches."""
         for fn in self._dependents.values():
             fn.close()
         self._dependents.clear()
+
+    def _param_block(self, name: str, args: tuple[Any, ...]) -> np.void:
+        """``args`` as ``name``'s whole parameter block, laid out as the driver reports."""
+        return cudriver.pack_params(self._layout(name, len(args)), [raw(a) for a in args])
 
     def _layout(self, name: str, count: int) -> list[tuple[int, int]]:
         if name not in self._layouts:

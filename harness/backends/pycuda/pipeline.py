@@ -138,12 +138,16 @@ class GpuPipelineContext:
             buf = self._ready[ready][2]
             del self._ready[ready]
         else:
-            pool = self._free.get(nbytes)
-            buf = pool.pop() if pool else alloc(self.drv, nbytes)
+            buf = self._take(nbytes)
             if self.poison:  # synchronous: done before any stream touches the buffer
                 poison(self.drv, buf, dt, nbytes)
         self._used.append((nbytes, buf))
         return buf
+
+    def _take(self, nbytes: int) -> Any:
+        """A free buffer of ``nbytes`` from the pool, or a new one."""
+        pool = self._free.get(nbytes)
+        return pool.pop() if pool else alloc(self.drv, nbytes)
 
     def poison_ahead(self) -> None:
         """Take from the pool, and poison now, the scratch the last run asked for (its
@@ -153,8 +157,7 @@ class GpuPipelineContext:
         and is checked so)."""
         asked, self._asked = self._asked, []
         for nbytes, dt in asked:
-            pool = self._free.get(nbytes)
-            buf = pool.pop() if pool else alloc(self.drv, nbytes)
+            buf = self._take(nbytes)
             poison(self.drv, buf, dt, nbytes)
             self._ready.append((nbytes, dt, buf))
 
