@@ -183,3 +183,43 @@ def test_a_refused_dependent_launch_is_one_line(monkeypatch) -> None:  # type: i
     with pytest.raises(HarnessError, match="no kernel 'k' in its module"):
         cudriver.DriverKernel(b"cubin", "k")
     assert missing.calls == ["load", "unload"]
+
+
+@pytest.mark.gpu
+def test_the_real_driver_counts_what_a_persistent_grid_needs(reg, gpu_runner) -> None:  # type: ignore[no-untyped-def]
+    """On the GPU, the queries the stand-ins above cannot answer. int_gemm's wgmma kernel
+    sizes its persistent grid by the clusters the driver says run at once, and act_stats
+    its grid by the blocks an SM holds: a count of 0 or 1 would shrink the grid and keep the
+    outputs right, so only the time would show it. So the counts must cover the SMs at the
+    kernel's own shared memory, and none may fit past an SM's (the opt-in refused in one
+    line). A query loads the module once more and unloads it: many queries leave the
+    context as it was."""
+    from pycuda import driver
+
+    gemm = reg.get("int_gemm")
+    launch = gpu_runner.launcher(gemm, gemm.variant("int8"))
+    cubin = gpu_runner.modules.cubin(gemm, gemm.variant("int8"))
+    smem = int(launch.constant("int_gemm_wgmma_smem")[0])
+    cfg = launch.constant("int_gemm_wgmma_config", 10)
+    threads, cm, cn = (int(x) for x in cfg[[5, 4, 7]])
+    sms = gpu_runner.device.info.sm_count
+    clusters = cudriver.max_active_clusters(cubin, "int_gemm_wgmma", cm * cn, threads, smem)
+    # One CTA an SM (its shared memory is most of an SM's): a cluster on nearly every group
+    # of cm * cn SMs (the GPCs' sizes leave a few out).
+    assert sms // (cm * cn) * 3 // 4 <= clusters <= sms // (cm * cn), (clusters, sms)
+    # The stream kernel (160 threads, no cluster) at the wgmma kernel's shared memory: one.
+    assert cudriver.max_active_blocks(cubin, "int_gemm_stream", 160, smem) == 1
+    assert cudriver.max_active_blocks(cubin, "int_gemm_stream", 160, smem // 3) >= 2
+    with pytest.raises(HarnessError, match="bytes of dynamic shared memory refused"):
+        cudriver.max_active_blocks(cubin, "int_gemm_stream", 160, 1 << 20)
+
+    act = reg.get("activation_fused")
+    variant = act.variant("operand_unidirectional")
+    act_cubin = gpu_runner.modules.cubin(act, variant)
+    block = act.block_for(variant)
+    assert cudriver.max_active_blocks(act_cubin, "act_stats", block, 0) >= 1
+    free_before = driver.mem_get_info()[0]
+    for _ in range(200):
+        cudriver.max_active_blocks(act_cubin, "act_stats", block, 0)
+    # A module left loaded 200 times would hold its code and constants each time.
+    assert driver.mem_get_info()[0] >= free_before - (2 << 20)
