@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import collections
 import dataclasses
-import re
 
 import numpy as np
 import pytest
 
 from harness.contract.launcher import RecordingLauncher
+from harness.spikes import activation_grids as grids
 from plugins import activation_fused as af
-from tests.plugins.support import ROOT, kernel_define
+from tests.plugins.support import kernel_define
 
 
 @pytest.fixture(scope="module")
@@ -115,25 +115,6 @@ def test_a_build_s_own_one_max_slots_is_read_back(st) -> None:  # type: ignore[n
         assert launch.names == [kernel], build.name
 
 
-def test_act_one_cluster_rule_is_the_kernels() -> None:
-    """one_geometry takes the cluster exactly where the kernel's ONE_CL compiles one: the
-    macro's expression, evaluated for every BLOCK, against the geometry of a 4-value row
-    (a cluster gives 32 threads a block there, the one-block kernel CACHE_VEC x BLOCK)."""
-    src = (ROOT / "kernels" / "activation_fused.cu").read_text()
-    m = re.search(r"#define ONE_CL \((.*)\)\n", src)
-    assert m, "ONE_CL not found"
-    expr = m.group(1).replace("&&", " and ").replace("||", " or ")
-    # act_one and act_rows, both on the cluster
-    assert src.count("__cluster_dims__(ONE_CTAS, 1, 1) __launch_bounds__(1024)") == 2
-    assert "#define ONE_CTAS (BLOCK / 32)" in src
-    for one_cluster in ("0", "2"):
-        for block in range(1, 1025):
-            cl = bool(eval(expr, {}, {"ONE_CLUSTER": int(one_cluster), "BLOCK": block}))
-            got = af.one_geometry({"CACHE_VEC": "4", "ONE_CLUSTER": one_cluster,
-                                   "ONE_ROWS": "32"}, block, 4)
-            assert got == ((block // 32, 32, 1) if cl else (1, min(4 * block, 1024), 1)), block
-
-
 @pytest.mark.parametrize(("small_b", "batch", "kernels"), [
     ("4", 4, ["act_small"]), ("1", 2, ["act_stats", "act_encode"]),
     ("1", 1, ["act_small"]),  # batch 1 on a row act_one does not take (F % 4 != 0)
@@ -148,20 +129,6 @@ def test_small_batches_follow_the_small_b_define(st, small_b, batch, kernels) ->
     launch = RecordingLauncher(256)
     st.enqueue(launch, {b: b for b in _BUFS}, st.point(vb, batch=batch, in_f=130), vb)
     assert launch.names == kernels
-
-
-def test_cache_default_agrees_with_the_kernel_source() -> None:
-    """The plugin's CACHE_VEC and SMALL_B are the kernels' defaults (the plugin counts
-    act_one's rows and act_small's batches with them; the kernels size their caches and
-    shared arrays with the defines)."""
-    assert kernel_define("kernels/common/threshold.cuh", "CACHE_VEC") == af.CACHE_VEC
-    assert kernel_define("kernels/activation_fused.cu", "SMALL_B") == af.SMALL_B
-    assert kernel_define("kernels/activation_fused.cu", "ONE_ROWS") == af.ONE_ROWS
-    assert kernel_define("kernels/activation_fused.cu", "ONE_MAX_SLOTS") == af.ONE_MAX_SLOTS
-    assert kernel_define("kernels/activation_fused.cu", "ONE_CLUSTER") == af.ONE_CLUSTER
-    assert kernel_define("kernels/activation_fused.cu", "GRID_ROWS") == af.GRID_ROWS
-    assert kernel_define("kernels/activation_fused.cu", "GRID_MINB") == af.GRID_MINB
-    assert kernel_define("kernels/activation_fused.cu", "STATS_STAGES") == af.STATS_STAGES
 
 
 @pytest.mark.parametrize(("in_f", "stages", "shared"), [
@@ -235,18 +202,6 @@ def test_q_wide_is_judged_only_where_q_does_not_fit_int8(st) -> None:  # type: i
         assert st.trim(got, p)["q_wide"].shape == ((0, 64) if fits else (3, 64))
 
 
-@pytest.mark.parametrize(("cluster", "batch", "geometry"), [
-    ("2", 2, (8, 128, 2)), ("2", 8, (8, 128, 8)), ("2", 9, None),
-    ("0", 1, (1, 1024, 1)), ("0", 2, None),  # the one-block build holds one row
-])
-def test_act_one_takes_rows_on_the_cluster_only(cluster, batch, geometry) -> None:  # type: ignore[no-untyped-def]
-    """The cluster build takes several rows (a warp a row's turn, 32 warps a block at most);
-    the one-block build, whose kernel holds one row, takes batch 1 only."""
-    got = af.one_geometry({"CACHE_VEC": "4", "ONE_CLUSTER": cluster, "ONE_ROWS": "32"}, 256,
-                          3584, batch)
-    assert got == geometry
-
-
 @pytest.mark.parametrize(("rows", "batch", "geometry"), [
     ("1", 1, (8, 128, 1)), ("1", 2, None), ("4", 4, (8, 128, 4)), ("4", 5, None)])
 def test_act_one_rows_follow_the_one_rows_define(st, rows, batch, geometry) -> None:  # type: ignore[no-untyped-def]
@@ -282,7 +237,7 @@ def test_act_grid_takes_the_rows_its_resident_grid_holds(st, sm_count, batch, in
     for every block), each with at most GRID_ROWS rows, the rows spread evenly; rows that
     do not fit a thread's cache, or more rows than that grid holds, take the two passes."""
     v = st.variant("unidirectional")
-    assert af.grid_geometry(dict(v.defines), 256, sm_count, in_f, batch) == geometry
+    assert grids.grid_geometry(dict(v.defines), 256, sm_count, in_f, batch) == geometry
     launch = RecordingLauncher(256, sm_count=sm_count)
     st.enqueue(launch, {b: b for b in _BUFS} | {"q_wide": "q_wide"},
                st.point(v, batch=batch, in_f=in_f), v)
@@ -296,7 +251,7 @@ def test_act_grid_takes_the_rows_its_resident_grid_holds(st, sm_count, batch, in
     assert args[:4] == ("x", "vth", "stats", "q8") and args[-2:] == ("spikes", "q_wide")
     assert tuple(float(a) for a in args[4:-2]) == (batch, in_f, st.point(v, batch=batch)["k"])
     packed = st.variant("packed_unidirectional")
-    assert af.grid_geometry(dict(packed.defines), 256, sm_count, in_f, batch) is None
+    assert grids.grid_geometry(dict(packed.defines), 256, sm_count, in_f, batch) is None
     launch = RecordingLauncher(256, sm_count=sm_count)
     st.enqueue(launch, collections.defaultdict(int), st.point(packed, batch=batch, in_f=in_f),
                packed)
@@ -318,7 +273,7 @@ def test_act_grid_follows_the_build(st, defines, block, geometry) -> None:  # ty
     ptxas ignores the launch bounds' minimum (the registers then need not allow that many
     blocks: 64 registers and one block of 1024 in the default build), so no act_grid."""
     v = _with(st.variant("unidirectional"), **defines)
-    assert af.grid_geometry(dict(v.defines), block, 132, 3584, 1024) == geometry
+    assert grids.grid_geometry(dict(v.defines), block, 132, 3584, 1024) == geometry
 
 
 def test_act_grid_takes_no_more_blocks_than_the_driver_counts(st) -> None:  # type: ignore[no-untyped-def]
@@ -328,11 +283,11 @@ def test_act_grid_takes_no_more_blocks_than_the_driver_counts(st) -> None:  # ty
     not taken."""
     v = st.variant("unidirectional")
     d = dict(v.defines)
-    assert af.grid_geometry(d, 256, 132, 3584, 1024, per_sm=4) == (512, 2)
-    assert af.grid_geometry(d, 256, 132, 3584, 1024, per_sm=2) == (256, 4)
-    assert af.grid_geometry(d, 256, 132, 3584, 1024, per_sm=1) is None
-    assert af.grid_geometry(d, 256, 132, 3584, 1024, per_sm=0) is None
-    assert af.grid_geometry(d, 256, 132, 3584, 1024, per_sm=8) == (512, 2)  # bounds' 4
+    assert grids.grid_geometry(d, 256, 132, 3584, 1024, per_sm=4) == (512, 2)
+    assert grids.grid_geometry(d, 256, 132, 3584, 1024, per_sm=2) == (256, 4)
+    assert grids.grid_geometry(d, 256, 132, 3584, 1024, per_sm=1) is None
+    assert grids.grid_geometry(d, 256, 132, 3584, 1024, per_sm=0) is None
+    assert grids.grid_geometry(d, 256, 132, 3584, 1024, per_sm=8) == (512, 2)  # bounds' 4
 
     class Fewer(RecordingLauncher):
         def __init__(self, block: int, sm_count: int) -> None:
@@ -366,7 +321,7 @@ def test_act_grid_builds_hold_the_blocks_the_plugin_counts(st, block) -> None:  
     v = st.variant("unidirectional")
     vb = dataclasses.replace(v, defines=(*v.defines, ("BLOCK", str(block))))
     minb = int(dict(v.defines)["GRID_MINB"])
-    assert af.grid_geometry(dict(vb.defines), block, 132, 1024, 64) is not None
+    assert grids.grid_geometry(dict(vb.defines), block, 132, 1024, 64) is not None
     res = {r.function: r for r in nvcc_report(st, vb)}["act_grid"]
     assert minb * block * (-(-res.registers // 8) * 8) <= 65536, res
     assert minb * (res.smem_bytes + 1024) <= 228 * 1024, res
@@ -409,9 +364,9 @@ def test_a_buffer_of_exactly_max_planes_is_taken(st) -> None:  # type: ignore[no
 
 @pytest.mark.parametrize(("batch", "in_f", "blocks", "shared"), [
     (1, 3584, 1, 3 * 4 * 3584), (8, 3584, 8, 43008), (9, 3584, 9, 43008), (1, 130, 1, 0),
-    (1024, 3584, af.STATS_RING_BLOCKS, 43008), (8192, 3584, af.STATS_RING_BLOCKS, 43008),
+    (1024, 3584, grids.STATS_RING_BLOCKS, 43008), (8192, 3584, grids.STATS_RING_BLOCKS, 43008),
     (1024, 18944, 132, 227328), (16, 18944, 16, 227328),
-    (1024, 20000, 1024, 0), (65536, 3584, af.STATS_BLOCKS, 43008)])
+    (1024, 20000, 1024, 0), (65536, 3584, grids.STATS_BLOCKS, 43008)])
 def test_the_operand_layout_launches_pass_1_alone(st, batch, in_f, blocks, shared) -> None:  # type: ignore[no-untyped-def]
     """Where the int8 layout takes act_one, act_rows, act_grid, act_small or the two passes,
     the operand layout takes act_stats alone, on the rows' blocks (``stats_blocks``, at
@@ -451,25 +406,6 @@ def test_the_operand_layout_is_the_int8_build_without_planes(st) -> None:  # typ
     assert af.floor_bytes(p, 6) == 4 * 3 * 64 + 3 * 64 + 4 * 3
 
 
-def test_the_default_ring_blocks_are_fewer_than_stats_blocks() -> None:
-    """The rule below is only worth its name while STATS_RING_BLOCKS < STATS_BLOCKS."""
-    assert 1 <= af.STATS_RING_BLOCKS < af.STATS_BLOCKS
-
-
-@pytest.mark.parametrize(("batch", "ring", "blocks"), [
-    (1, True, 1), (af.STATS_RING_BLOCKS, True, af.STATS_RING_BLOCKS),
-    (af.STATS_RING_BLOCKS + 1, True, af.STATS_RING_BLOCKS),
-    (8192, True, af.STATS_RING_BLOCKS), (2 * af.STATS_BLOCKS - 1, True, af.STATS_RING_BLOCKS),
-    (2 * af.STATS_BLOCKS, True, af.STATS_BLOCKS), (65536, True, af.STATS_BLOCKS),
-    (300, False, 300), (8192, False, 8192), (8200, False, af.STATS_BLOCKS)])
-def test_pass_1_gives_ring_blocks_several_rows(batch, ring, blocks) -> None:  # type: ignore[no-untyped-def]
-    """Through the ring, below twice STATS_BLOCKS rows, pass 1 takes STATS_RING_BLOCKS blocks
-    (a block's next rows in flight while it quantises one); from there, and on rows past the
-    ring, STATS_BLOCKS; never more blocks than rows."""
-    d = dict(af.variant("unidirectional", "int8").defines)
-    assert af.stats_blocks(d, batch, ring=ring) == blocks
-
-
 class SharedCountingLauncher(RecordingLauncher):
     """A recording launcher that also counts act_stats' 4 KB of static arrays a block (the
     plain one counts the dynamic bytes and the driver's 1 KB, not knowing the kernel): what
@@ -481,16 +417,17 @@ class SharedCountingLauncher(RecordingLauncher):
 
 
 @pytest.mark.parametrize(("in_f", "shared", "blocks"), [
-    (4096, 49152, af.STATS_RING_BLOCKS), (4100, 49200, af.STATS_RING_BLOCKS),
-    (5000, 60000, af.STATS_RING_BLOCKS),  # 3 an SM: 396 resident, more than the rule's 256
-    (8192, 98304, af.STATS_RING_BLOCKS), (12288, 147456, 132), (18944, 227328, 132),
+    (4096, 49152, grids.STATS_RING_BLOCKS), (4100, 49200, grids.STATS_RING_BLOCKS),
+    (5000, 60000, grids.STATS_RING_BLOCKS),  # 3 an SM: 396 resident, more than the rule's 256
+    (8192, 98304, grids.STATS_RING_BLOCKS), (12288, 147456, 132), (18944, 227328, 132),
     (19028, 228336, 132), (19032, 0, 8192), (4098, 0, 8192)])
 def test_the_ring_takes_aligned_rows_while_three_fit_its_bytes(st, in_f, shared, blocks) -> None:  # type: ignore[no-untyped-def]
     """Three stages of an aligned row up to STATS_RING_BYTES (the kernel's stats_ring_fits),
     past the thread caches too; where the ring leaves an SM fewer blocks than STATS_MINB
     (by the driver's count), pass 1's grid is at most the blocks resident (one wave), else
     the rule above; past the ring, STATS_BLOCKS."""
-    assert kernel_define("kernels/activation_fused.cu", "STATS_RING_BYTES") == af.STATS_RING_BYTES
+    assert kernel_define("kernels/activation_fused.cu",
+                         "STATS_RING_BYTES") == grids.STATS_RING_BYTES
     v = st.variant("operand_unidirectional")
     launch = SharedCountingLauncher(256)
     st.enqueue(launch, {b: b for b in ("x", "vth", "stats", "q8")},
@@ -499,20 +436,10 @@ def test_the_ring_takes_aligned_rows_while_three_fit_its_bytes(st, in_f, shared,
     assert got == shared and grid == (blocks, 1, 1)
 
 
-def test_pass_1_blocks_are_read_back_from_the_build() -> None:
-    """A -D build's block counts are the ones launched (``bench --define`` tunes them)."""
-    d = dict(af.variant("unidirectional", "operand").defines)
-    assert af.stats_blocks({**d, "STATS_RING_BLOCKS": "512"}, 4096, ring=True) == 512
-    assert af.stats_blocks({**d, "STATS_BLOCKS": "1024"}, 4096, ring=True) == 1024
-    assert af.stats_blocks({**d, "STATS_BLOCKS": "1024"}, 1500, ring=True) == 256
-    # Never more than STATS_BLOCKS, whatever a build gives STATS_RING_BLOCKS.
-    assert af.stats_blocks({**d, "STATS_RING_BLOCKS": "9000"}, 8500, ring=True) == 8192
-
-
 @pytest.mark.parametrize(("layout", "batch", "blocks"), [
-    ("int8", 8192, af.STATS_RING_BLOCKS), ("int8", 65536, af.STATS_BLOCKS),
-    ("packed", 1024, af.STATS_RING_BLOCKS), ("packed", 8192, af.STATS_RING_BLOCKS),
-    ("packed", 16384, af.STATS_BLOCKS)])
+    ("int8", 8192, grids.STATS_RING_BLOCKS), ("int8", 65536, grids.STATS_BLOCKS),
+    ("packed", 1024, grids.STATS_RING_BLOCKS), ("packed", 8192, grids.STATS_RING_BLOCKS),
+    ("packed", 16384, grids.STATS_BLOCKS)])
 def test_the_two_passes_launch_pass_1_on_its_blocks(st, layout, batch, blocks) -> None:  # type: ignore[no-untyped-def]
     """Where the planes layouts take the two passes (past act_grid's rows, or packed past
     act_rows'), pass 1 is launched on ``stats_blocks``' count, then act_encode."""
