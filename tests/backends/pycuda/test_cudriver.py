@@ -185,17 +185,36 @@ def test_a_refused_dependent_launch_is_one_line(monkeypatch) -> None:  # type: i
     assert missing.calls == ["load", "unload"]
 
 
+class RealLibCounted:
+    """The real libcuda, with each module load and each unload's result counted."""
+
+    def __init__(self, lib: Any) -> None:
+        self._lib = lib
+        self.loads: list[int] = []
+        self.unloads: list[int] = []
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._lib, name)
+
+    def cuModuleLoadData(self, *args: Any) -> int:
+        self.loads.append(self._lib.cuModuleLoadData(*args))
+        return self.loads[-1]
+
+    def cuModuleUnload(self, mod: Any) -> int:
+        self.unloads.append(self._lib.cuModuleUnload(mod))
+        return self.unloads[-1]
+
+
 @pytest.mark.gpu
-def test_the_real_driver_counts_what_a_persistent_grid_needs(reg, gpu_runner) -> None:  # type: ignore[no-untyped-def]
+def test_the_real_driver_counts_what_a_persistent_grid_needs(reg, gpu_runner,  # type: ignore[no-untyped-def]
+                                                             monkeypatch) -> None:
     """On the GPU, the queries the stand-ins above cannot answer. int_gemm's wgmma kernel
     sizes its persistent grid by the clusters the driver says run at once, and act_stats
     its grid by the blocks an SM holds: a count of 0 or 1 would shrink the grid and keep the
     outputs right, so only the time would show it. So the counts must cover the SMs at the
     kernel's own shared memory, and none may fit past an SM's (the opt-in refused in one
-    line). A query loads the module once more and unloads it: many queries leave the
-    context as it was."""
-    from pycuda import driver
-
+    line). Each query loads the module once more, and the driver unloads it (every
+    cuModuleUnload returns success), refused or not."""
     gemm = reg.get("int_gemm")
     launch = gpu_runner.launcher(gemm, gemm.variant("int8"))
     cubin = gpu_runner.modules.cubin(gemm, gemm.variant("int8"))
@@ -203,6 +222,8 @@ def test_the_real_driver_counts_what_a_persistent_grid_needs(reg, gpu_runner) ->
     cfg = launch.constant("int_gemm_wgmma_config", 10)
     threads, cm, cn = (int(x) for x in cfg[[5, 4, 7]])
     sms = gpu_runner.device.info.sm_count
+    lib = RealLibCounted(cudriver.libcuda())
+    monkeypatch.setattr(cudriver, "libcuda", lambda: lib)
     clusters = cudriver.max_active_clusters(cubin, "int_gemm_wgmma", cm * cn, threads, smem)
     # One CTA an SM (its shared memory is most of an SM's): a cluster on nearly every group
     # of cm * cn SMs (the GPCs' sizes leave a few out).
@@ -216,10 +237,6 @@ def test_the_real_driver_counts_what_a_persistent_grid_needs(reg, gpu_runner) ->
     act = reg.get("activation_fused")
     variant = act.variant("operand_unidirectional")
     act_cubin = gpu_runner.modules.cubin(act, variant)
-    block = act.block_for(variant)
-    assert cudriver.max_active_blocks(act_cubin, "act_stats", block, 0) >= 1
-    free_before = driver.mem_get_info()[0]
-    for _ in range(200):
-        cudriver.max_active_blocks(act_cubin, "act_stats", block, 0)
-    # A module left loaded 200 times would hold its code and constants each time.
-    assert driver.mem_get_info()[0] >= free_before - (2 << 20)
+    for _ in range(20):
+        assert cudriver.max_active_blocks(act_cubin, "act_stats", act.block_for(variant), 0) >= 1
+    assert lib.loads == [0] * 24 and lib.unloads == [0] * 24, (lib.loads, lib.unloads)
