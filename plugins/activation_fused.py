@@ -128,13 +128,13 @@ def q8(q: np.ndarray) -> np.ndarray:
 
 
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
-    """Where act_one holds the rows (``one_geometry``: rows up to 128 x BLOCK values, as
+    """Where act_one holds the rows (``grids.one_geometry``: rows up to 128 x BLOCK values, as
     many as 32 warps a block take, on a cluster of blocks, act_rows past batch 1; or batch
     1 up to 4 x CACHE_VEC x BLOCK on one block), q kept in registers between the passes.
     Up to SMALL_B rows otherwise: act_small, one block, one launch. In the int8 layout,
     where each row fits a thread's cache and the rows fit GRID_ROWS a block on a grid
-    resident at once (``grid_geometry``): act_grid, the two passes in one launch.
-    Otherwise pass 1: rows over ``stats_blocks`` blocks (vth, q to q8, q's range; the
+    resident at once (``grids.grid_geometry``): act_grid, the two passes in one launch.
+    Otherwise pass 1: rows over ``grids.stats_blocks`` blocks (vth, q to q8, q's range; the
     last block decides o and T), and pass 2: the planes from q8 (or from x, a block per
     row, when q is wider than int8, and then q to ``q_wide`` as well). The ``operand``
     layout: pass 1 alone, at every batch."""

@@ -13,15 +13,15 @@ from collections.abc import Mapping
 BUILD_LAYOUT = {"int8": 0, "packed": 1, "operand": 0}
 #: Pass 1's most blocks (its rows grid-strided over them): few enough that their three
 #: atomics each stay cheap, many enough to fill the GPU (8 rows a block at batch 65536). A
-#: -D define of the variant that the kernel does not read: ``enqueue`` reads it back, so
-#: ``bench --define`` can tune it (``stats_blocks``).
+#: -D define of the variant that the kernel does not read: the plugin's ``enqueue`` reads
+#: it back, so ``bench --define`` can tune it (``stats_blocks``).
 STATS_BLOCKS = 8192
 #: Pass 1's blocks where its rows come through the ring (``stats_shared``) and STATS_BLOCKS
 #: would give each block one or two rows (batch below 2 x STATS_BLOCKS; one for most of
 #: them below 1.5 x), so that the ring holds a block's next rows while it quantises one;
-#: never more than STATS_BLOCKS. Like STATS_BLOCKS a define only ``enqueue`` reads. 256 on
-#: the H100: 53.3 µs against 69.3 at one row a block at batch 8192, 27.8 against 37.3 at
-#: 4096, 12.7 against 14.1 at 1024 (in_f 3584, the operand layout;
+#: never more than STATS_BLOCKS. Like STATS_BLOCKS a define only the plugin's ``enqueue``
+#: reads. 256 on the H100: 53.3 µs against 69.3 at one row a block at batch 8192, 27.8
+#: against 37.3 at 4096, 12.7 against 14.1 at 1024 (in_f 3584, the operand layout;
 #: statistics/h100-80gb-hbm3/tuning/stats-blocks-operand/), 3-7 % faster at 12288
 #: (tuning/ring-blocks/); 12289-16383 rows are not measured. Rows past the ring (the
 #: register prefetch) keep STATS_BLOCKS: one row a block was fastest there.
@@ -43,7 +43,8 @@ STATS_RING_BYTES = 228352
 #: Pass 2 has at least this many blocks (or one a row): the per-row fallback fills the GPU.
 ENC_MIN_BLOCKS = 264
 #: Batches up to this run both passes in one block and one launch, act_small (kernel's
-#: -DSMALL_B, read back by ``enqueue``: the kernel's shared arrays hold that many rows): 1,
+#: -DSMALL_B, read back by the plugin's ``enqueue``: the kernel's shared arrays hold that
+#: many rows): 1,
 #: since the two passes ran batches 2-4 in 8.3 µs against act_small's 9.9-16.4 (H200,
 #: statistics/h200/tuning/act-one/small-b2/). So act_small takes batch 1 where act_one does
 #: not (F % 4 != 0, or wider than act_one holds: ``one_geometry``); act_one and act_rows are

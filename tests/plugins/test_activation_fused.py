@@ -369,7 +369,7 @@ def test_a_buffer_of_exactly_max_planes_is_taken(st) -> None:  # type: ignore[no
     (1024, 20000, 1024, 0), (65536, 3584, grids.STATS_BLOCKS, 43008)])
 def test_the_operand_layout_launches_pass_1_alone(st, batch, in_f, blocks, shared) -> None:  # type: ignore[no-untyped-def]
     """Where the int8 layout takes act_one, act_rows, act_grid, act_small or the two passes,
-    the operand layout takes act_stats alone, on the rows' blocks (``stats_blocks``, at
+    the operand layout takes act_stats alone, on the rows' blocks (``grids.stats_blocks``, at
     most one wave where the ring leaves an SM fewer than STATS_MINB: 132 at 18944, one
     block an SM by this launcher's count of threads and dynamic shared memory), with
     the ring's shared memory (three rows where they fit STATS_RING_BYTES, none for F % 4
@@ -442,7 +442,7 @@ def test_the_ring_takes_aligned_rows_while_three_fit_its_bytes(st, in_f, shared,
     ("packed", 16384, grids.STATS_BLOCKS)])
 def test_the_two_passes_launch_pass_1_on_its_blocks(st, layout, batch, blocks) -> None:  # type: ignore[no-untyped-def]
     """Where the planes layouts take the two passes (past act_grid's rows, or packed past
-    act_rows'), pass 1 is launched on ``stats_blocks``' count, then act_encode."""
+    act_rows'), pass 1 is launched on ``grids.stats_blocks``' count, then act_encode."""
     v = st.variant("unidirectional" if layout == "int8" else f"{layout}_unidirectional")
     p = st.point(v, batch=batch, in_f=3584)
     launch = RecordingLauncher(256)

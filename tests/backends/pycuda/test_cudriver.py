@@ -228,11 +228,12 @@ def test_the_real_driver_counts_what_a_persistent_grid_needs(reg, gpu_runner,  #
     # One CTA an SM (its shared memory is most of an SM's): a cluster on nearly every group
     # of cm * cn SMs (the GPCs' sizes leave a few out).
     assert sms // (cm * cn) * 3 // 4 <= clusters <= sms // (cm * cn), (clusters, sms)
-    # The stream kernel (160 threads, no cluster) at the wgmma kernel's shared memory: one.
-    assert cudriver.max_active_blocks(cubin, "int_gemm_stream", 160, smem) == 1
-    assert cudriver.max_active_blocks(cubin, "int_gemm_stream", 160, smem // 3) >= 2
+    # The stream kernel (no cluster) at the wgmma kernel's shared memory: one.
+    stream_threads = int(launch.constant("int_gemm_stream_config", 5)[1])
+    assert cudriver.max_active_blocks(cubin, "int_gemm_stream", stream_threads, smem) == 1
+    assert cudriver.max_active_blocks(cubin, "int_gemm_stream", stream_threads, smem // 3) >= 2
     with pytest.raises(HarnessError, match="bytes of dynamic shared memory refused"):
-        cudriver.max_active_blocks(cubin, "int_gemm_stream", 160, 1 << 20)
+        cudriver.max_active_blocks(cubin, "int_gemm_stream", stream_threads, 1 << 20)
 
     act = reg.get("activation_fused")
     variant = act.variant("operand_unidirectional")
