@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The H200 at the current source, call 2 of 2 (after call 1's validation): the activation
 # stage's graph, stream and packed rows, the weight, scale and plane stages beside their
-# peers, and the pytest-benchmark benchmarks saved as this GPU's next baseline.
+# peers, ncu's stall samples of the GEMM's stream kernel at M 1 on 18944 x 3584, and the
+# pytest-benchmark benchmarks saved as this GPU's next baseline.
 source .dev/gpu/common.sh
 KEEP=statistics
 name=$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1); echo "gpu: $name" >> $sum
@@ -22,6 +23,7 @@ P="--peers all --budget 0.2 --append --out $G --sweep batch=16384 --sweep in_f=3
 st 40 decode-goals $H bench spike_decode $P
 st 40 encode-goals $H bench spike_encode --variant unidirectional $P
 st 40 dsr-goals $H bench dynamic_spikes_reverse $P
+st 40 small-m-stalls $H profile int_gemm --variant int8 --batch 1 --sweep out_f=18944 --sweep in_f=3584 --stalls --top 25 --out statistics/ncu/small-m-stalls
 st 120 bench-save python3 -m pytest -m gpu -p no:cacheprovider tests/bench --benchmark-enable \
   --benchmark-storage=file://$D/pytest-benchmark \
   --benchmark-json=$base/logs/pytest-benchmark.json --benchmark-save=$SHA
