@@ -19,8 +19,9 @@ Its PyTorch peers: ``torch_impl`` (W8ASpike: quantised sides dequantised, one fp
 ``torch`` and ``torch_compile``), ``linear_fp32`` (judged), and two speed references that are
 not judged: ``linear_bf16`` and ``int_mm`` (int8, no scales; where its shape rules allow).
 
-Past 300 lines: one stage, one plugin file, and this stage has three kernels whose launch
-plans (split-K, shared memory, tensor maps, clusters) the host must compute.
+Which kernel a shape takes and each path's launch plan (split-K, shared memory, workspace)
+are ``harness.spikes.gemm_paths``; the wgmma path's grid and tensor maps
+``harness.spikes.wgmma``.
 """
 
 from __future__ import annotations
@@ -31,110 +32,17 @@ from typing import Any
 import numpy as np
 
 from harness.api import Axis, BadInput, Launcher, Peer, Point, Rows, Stage, Variant
-from harness.spikes import axes, families, geometry, inputs, spec, torchmath, wgmma
+from harness.spikes import axes, families, gemm_paths, geometry, inputs, spec, torchmath, wgmma
 from harness.spikes.tolerances import INT_GEMM_OUT
 
 #: The wgmma path's tile (BM = BN = BK) and group size (its launch: harness.spikes.wgmma),
 #: also the stream paths' K box.
 TILE = wgmma.TILE
-#: The small paths take up to this many rows (8 IGS_MT: the module's MT of 1 and of 2).
-SMALL1_M = 8
-SMALL_M = 16
-#: Warps a block of each small kernel (the module's IGS1_WARPS and IGS_WARPS): 16 weight
-#: rows a warp.
-SMALL_WARPS = {"small1": 4, "small": 8}
-#: The small kernels' build as the plan above counts it (int_gemm.cu's defaults: MT, NT,
-#: warps, U, MAP, and the one-tile kernel's warps): a ``--define`` of another value is
-#: refused where a small path would run, since its launch would be planned for this one.
-SMALL_BUILD = {"IGS_MT": 2, "IGS_NT": 1, "IGS_WARPS": 8, "IGS_U": 2, "IGS_MAP": 0,
-               "IGS1_WARPS": 4}
-#: Blocks an SM of the exact path's persistent grid: int_gemm_general_unfit in a wide build
-#: takes 232 registers a thread and 61 KB of shared memory, so two blocks fit an SM. Where q
-#: fits int8 its blocks return at once: one wave of them, not one a tile.
-UNFIT_BLOCKS_PER_SM = 2
-#: The stream paths' q tiles of 8 rows (M <= 8 and M <= 16), weight rows a unit, and the
-#: most CTAs their workspace holds (restated from common/igemm_stream.cuh's ST_ROWS and
-#: ST_MAX_CTAS: the workspace is sized before anything is compiled; validation and
-#: compute-sanitizer catch a disagreement).
-STREAM_MT = {"stream1": 1, "stream": 2}
-STREAM_ROWS = 64
-STREAM_MAX_CTAS = 256
-#: Most splits of K the small paths use (whole groups each; the general path's rule is
-#: geometry.general_gemm_plan, which int_gemm_packed shares).
-MAX_SPLITS = geometry.GEMM_MAX_SPLITS
-#: Weight tiles of 16 rows that keep the small path streaming (the tuning runs' figure).
-SMALL_TILES = 1800
-#: Shared memory the small path may take before it splits K further.
-SMALL_SMEM_CAP = 200 * 1024
-
 Q_TYPES = {"int8": np.int8, "int32": np.int32}
 
 
 def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
-
-
-def path(p: Point, stream: bool = True) -> str:
-    """The kernel a point runs on: ``stream1``, ``stream``, ``small1``, ``small``, ``wgmma``
-    or ``general``. ``stream``: whether the module takes the TMA-ring small paths where they
-    apply (its ``IGS_STREAM``; else the register-fed ones)."""
-    m, n, k, g = (int(p[a]) for a in ("batch", "out_f", "in_f", "group_size"))
-    if stream and m <= SMALL_M and p["q_type"] == "int8" and g == TILE and k % 16 == 0:
-        return "stream1" if m <= SMALL1_M else "stream"
-    if m <= SMALL_M and k % 16 == 0 and g % 128 == 0:
-        return "small1" if m <= SMALL1_M else "small"
-    if p["q_type"] == "int8" and wgmma.fits(n, k, g):
-        return "wgmma"
-    return "general"
-
-
-def small_smem(mt: int, rows: int, qp: int, u: int, layout: int, k: int, g: int,
-               splits: int) -> int:
-    """``igemm::small_smem_bytes`` of common/igemm_small.cuh: q's rows padded and the block's
-    scales (restated: the launch needs it before the kernel runs; validation and
-    compute-sanitizer catch a disagreement)."""
-    ng, ks = _cdiv(k, g), 64 * u
-    cap = _cdiv(_cdiv(ng, splits) * g, ks) * ks
-    kcap = min(cap, _cdiv(k, ks) * ks)
-    qstride = ((kcap + 127) & ~127) + (16 if (layout == 0 and u == 2) else 64)
-    return qp * mt * 8 * qstride + 4 * rows * (_cdiv(ng, splits) | 1)
-
-
-def small_splits(n: int, k: int, g: int, mt: int, rows: int, qp: int) -> int:
-    """Splits of K for a small path: enough 16-row weight tiles streaming, then as many
-    more as q's tile needs to fit shared memory."""
-    ng = _cdiv(k, g)
-    splits = max([s for s in range(1, min(ng, MAX_SPLITS) + 1)
-                  if _cdiv(n, 16) * s <= SMALL_TILES] or [1])
-    while splits < ng and small_smem(mt, rows, qp, 2, 0, k, g, splits) > SMALL_SMEM_CAP:
-        splits += 1
-    return splits
-
-
-def plan(p: Point, stream: bool = True, kind: str | None = None,
-         tile: geometry.GeneralTile = geometry.GENERAL_TILE) -> dict[str, Any]:
-    """The launch of a point: kernel, grid, splits and the workspace it needs (``ws``
-    floats, ``counters`` words). The small paths' tiles are the module's defaults
-    (int_gemm.cu), the general path's ``tile`` (the build's); the stream paths' grid is
-    the device's, so only their workspace is planned here (for the most CTAs they take),
-    and the wgmma path's is ``wgmma.plan``'s. ``kind``: a path other than the shape's (the
-    exact path of a layer is the general one at every shape)."""
-    m, n, k, g = (int(p[a]) for a in ("batch", "out_f", "in_f", "group_size"))
-    qp = 1 if p["q_type"] == "int8" else 3
-    kind = kind or path(p, stream)
-    if kind in STREAM_MT:
-        return {"kind": kind, "splits": 1, "counters": _cdiv(n, STREAM_ROWS),
-                "ws": STREAM_MAX_CTAS * STREAM_ROWS * 8 * STREAM_MT[kind]}
-    if kind in SMALL_WARPS:
-        mt, rows = (1 if kind == "small1" else 2), SMALL_WARPS[kind] * 16  # warps * NT * 16
-        splits = small_splits(n, k, g, mt, rows, qp)
-        grid = (_cdiv(n, rows), splits, 1)
-        return {"kind": kind, "grid": grid, "splits": splits, "counters": grid[0],
-                "ws": wgmma.split_ws(splits, m, n), "threads": 32 * SMALL_WARPS[kind],
-                "smem": small_smem(mt, rows, qp, 2, 0, k, g, splits)}
-    if kind == "general":
-        return geometry.general_gemm_plan(m, n, k, g, qp, tile)
-    return wgmma.plan(m, n, k)
 
 
 def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
@@ -166,8 +74,9 @@ def reference(ins: Mapping[str, np.ndarray], p: Point, v: Variant) -> dict[str, 
 
 
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
-    """The kernel the shape calls for (``path``); given the activation stage's ``stats``,
-    the exact path that runs only where they say q does not fit int8 (``_enqueue_unfit``)."""
+    """The kernel the shape calls for (``gemm_paths.path``); given the activation stage's
+    ``stats``, the exact path that runs only where they say q does not fit int8
+    (``_enqueue_unfit``)."""
     m, n, k = (int(p[a]) for a in ("batch", "out_f", "in_f"))
     if "stats" in bufs:
         if p["q_type"] != "int32":
@@ -175,19 +84,19 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
                            f"takes q as int32, the wide variant, not {p['q_type']}")
         _enqueue_unfit(launch, bufs, p, v)
         return
-    pl = _planned(p, v)
+    pl = gemm_paths.planned(p, dict(v.defines))
     if pl["kind"] == "wgmma":
         # A by TMA: a CTA loads its part of the A tile its cluster row shares (cn along N).
         wgmma.enqueue(launch, "int_gemm_wgmma", bufs, m, n, k, lambda cn: (
             launch.tensor_map(bufs["q"], np.int8, m, k, TILE // cn, TILE),), a_first=True)
         return
-    if pl["kind"] in STREAM_MT:
+    if pl["kind"] in gemm_paths.STREAM_MT:
         on, threads, smem1, smem2, groups = (
             int(x) for x in launch.constant("int_gemm_stream_config", 5))
         if on:
             _enqueue_stream(launch, bufs, m, n, k, pl["kind"], threads, (smem1, smem2), groups)
             return
-        pl = _planned(p, v, stream=False)
+        pl = gemm_paths.planned(p, dict(v.defines), stream=False)
     name = f"int_gemm_{pl['kind']}"
     launch(name, pl["grid"], (pl["threads"], 1, 1), *_register_fed_args(bufs, p, pl),
            shared=pl["smem"])
@@ -202,33 +111,15 @@ def _register_fed_args(bufs: Mapping[str, Any], p: Point, pl: Mapping[str, Any]
             bufs["counters"], bufs["out"])
 
 
-def _planned(p: Point, v: Variant, stream: bool = True) -> dict[str, Any]:
-    """``plan`` of the variant's build: the general path on its tile
-    (``GeneralTile.launchable``); a small path only on the build the plan counts
-    (SMALL_BUILD), else BadInput."""
-    kind = path(p, stream)
-    if kind == "general":
-        return plan(p, stream, tile=geometry.GeneralTile.launchable(dict(v.defines),
-                                                                     "int_gemm"))
-    if kind in SMALL_WARPS:
-        d = dict(v.defines)
-        other = [k for k, want in SMALL_BUILD.items() if k in d and d[k] != str(want)]
-        if other:
-            raise BadInput("int_gemm: the small paths' launch is planned for "
-                           f"{', '.join(f'{k}={SMALL_BUILD[k]}' for k in other)}; a build "
-                           f"of {', '.join(f'{k}={d[k]}' for k in other)} is not launched")
-    return plan(p, stream)
-
-
 def _enqueue_unfit(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> None:
     """The layer's exact path, chosen on the device: the general path's tiles (a ``wide``
     build takes q as int32) over a persistent grid, guarded by ``stats`` = [qmin, qmax, o,
     T]. Where q fits int8 every block returns at once, and the int8 launch before it stands;
     where it does not, this launch writes all of out."""
-    pl = plan(p, kind="general",
-              tile=geometry.GeneralTile.launchable(dict(v.defines), "int_gemm"))
+    pl = gemm_paths.plan(p, kind="general",
+                         tile=geometry.GeneralTile.launchable(dict(v.defines), "int_gemm"))
     tiles = pl["grid"][0] * pl["grid"][1] * pl["grid"][2]
-    grid = (max(1, min(tiles, UNFIT_BLOCKS_PER_SM * launch.sm_count)), 1, 1)
+    grid = (max(1, min(tiles, gemm_paths.UNFIT_BLOCKS_PER_SM * launch.sm_count)), 1, 1)
     launch("int_gemm_general_unfit", grid, (pl["threads"], 1, 1), bufs["stats"],
            *_register_fed_args(bufs, p, pl), shared=pl["smem"])
 
@@ -238,31 +129,14 @@ def _enqueue_stream(launch: Launcher, bufs: Mapping[str, Any], m: int, n: int, k
     """A stream path's launch: one CTA an SM, no more than the units (``groups`` groups of
     one 64-row tile each: a CTA without one would stall the kernel) nor than the workspace
     holds; the weights and q as tensor maps of 128-byte swizzled boxes."""
-    mt = STREAM_MT[kind]
-    tw = launch.tensor_map(bufs["w_q"], np.int8, n, k, STREAM_ROWS, TILE)
+    mt = gemm_paths.STREAM_MT[kind]
+    tw = launch.tensor_map(bufs["w_q"], np.int8, n, k, gemm_paths.STREAM_ROWS, TILE)
     tq = launch.tensor_map(bufs["q"], np.int8, m, k, 8 * mt, TILE)
-    units = _cdiv(n, STREAM_ROWS) * _cdiv(_cdiv(k, TILE), max(1, groups))
-    grid = (max(1, min(launch.sm_count, STREAM_MAX_CTAS, units)), 1, 1)
+    units = _cdiv(n, gemm_paths.STREAM_ROWS) * _cdiv(_cdiv(k, TILE), max(1, groups))
+    grid = (max(1, min(launch.sm_count, gemm_paths.STREAM_MAX_CTAS, units)), 1, 1)
     launch(f"int_gemm_{kind}", grid, (threads, 1, 1), tw, tq, bufs["scale"], bufs["vth"],
            bufs["bias"], bufs["ws"], bufs["counters"], bufs["out"], np.int32(m), np.int32(n),
            np.int32(k), shared=smem[mt - 1])
-
-
-def workspace(p: Point) -> dict[str, tuple[tuple[int, ...], np.dtype]]:
-    """Split-K partial sums and the tickets of their reduction (zeros between runs), enough
-    for either small path (the module chooses: ``IGS_STREAM``); a ``wide`` launch's for the
-    general path too (the exact path of a layer takes it at every shape)."""
-    plans = (plan(p), plan(p, stream=False))
-    sizes = [(pl["ws"], pl["counters"]) for pl in plans]
-    if p["q_type"] == "int32" or any(pl["kind"] == "general" for pl in plans):
-        # any general tile a build may have (a --define sweep's)
-        sizes.append(geometry.general_gemm_workspace(
-            *(int(p[a]) for a in ("batch", "out_f", "in_f", "group_size")),
-            1 if p["q_type"] == "int8" else 3))
-    ws = max(w for w, _ in sizes)
-    counters = max(c for _, c in sizes)
-    return {"ws": ((ws,), np.dtype(np.float32)),
-            "counters": ((counters,), np.dtype(np.uint32))}
 
 
 def bytes_moved(p: Point) -> int:
@@ -411,7 +285,7 @@ STAGE = Stage(
     check_inputs=check_inputs,
     torch_impl=torch_impl,
     peers=PEERS,
-    workspace=workspace,
+    workspace=gemm_paths.workspace,
     zeroed=("counters",),
     header_libraries=("cutlass",),
     arch_specific=True,

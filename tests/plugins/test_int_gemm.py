@@ -8,19 +8,13 @@ import pytest
 
 from harness.api import BadInput
 from harness.contract.launcher import RecordingLauncher
-from harness.spikes import geometry
+from harness.spikes import gemm_paths, geometry
 from tests.plugins.support import WgmmaModule, kernel_define
 
 
 @pytest.fixture(scope="module")
 def st(reg):  # type: ignore[no-untyped-def]
     return reg.get("int_gemm")
-
-
-def _mod():  # type: ignore[no-untyped-def]
-    import sys
-
-    return sys.modules["harness_plugin_int_gemm"]
 
 
 class _Module(RecordingLauncher):
@@ -61,7 +55,7 @@ def test_the_shape_picks_the_kernel(st, point, kind) -> None:  # type: ignore[no
     """The path by shape; on the wgmma path, the kernel without the M cluster up to M = 256
     (one or two M blocks), the clustered one past it."""
     p = st.point(st.variant("int8"), **point)
-    assert _mod().path(p) == kind
+    assert gemm_paths.path(p) == kind
     launch = _Module()
     st.enqueue(launch, {n: 0 for n in _BUFS}, p, st.variant("int8"))
     single = kind == "wgmma" and point["batch"] <= 256
@@ -73,9 +67,9 @@ def test_the_shape_picks_the_kernel(st, point, kind) -> None:  # type: ignore[no
 
 def test_the_wide_variant_never_takes_the_int8_tensor_map_path(st) -> None:  # type: ignore[no-untyped-def]
     p = st.point(st.variant("wide"), batch=8192, out_f=18944, in_f=3584)
-    assert p["q_type"] == "int32" and _mod().path(p) == "general"
+    assert p["q_type"] == "int32" and gemm_paths.path(p) == "general"
     small = st.point(st.variant("wide"), batch=4, out_f=18944, in_f=3584)
-    assert _mod().path(small) == "small1"
+    assert gemm_paths.path(small) == "small1"
 
 
 @pytest.mark.parametrize(("batch", "kind", "mt"), [(1, "stream1", 1), (8, "stream1", 1),
@@ -113,7 +107,7 @@ def test_the_stream_workspace_holds_a_partial_a_cta(st) -> None:  # type: ignore
     for batch, n, k, mt in ((1, 18944, 3584, 1), (16, 18944, 3584, 2), (16, 3584, 18944, 2)):
         p = st.point(st.variant("int8"), batch=batch, out_f=n, in_f=k)
         ws = st.workspace(p)
-        small = _mod().plan(p, stream=False)
+        small = gemm_paths.plan(p, stream=False)
         assert ws["ws"][0][0] == max(256 * 64 * 8 * mt,
                                      small["splits"] * batch * n * (small["splits"] > 1))
         assert ws["counters"][0][0] == max(n // 64, small["counters"])
@@ -135,7 +129,7 @@ def test_split_k_workspace_holds_every_partial(st) -> None:  # type: ignore[no-u
     for point in ({"batch": 16, "out_f": 3584, "in_f": 18944, "group_size": 256},
                   {"batch": 20, "out_f": 64, "in_f": 4096, "group_size": 64}):
         p = st.point(st.variant("int8"), **point)
-        pl = _mod().plan(p)
+        pl = gemm_paths.plan(p)
         assert pl["splits"] > 1
         ws = st.workspace(p)
         # the general path's (the second point's) for any tile a build may have: at least
@@ -351,7 +345,7 @@ def test_the_exact_path_is_the_guarded_general_kernel_at_every_shape(st) -> None
                           ({"batch": 40, "out_f": 256, "in_f": 3584}, 64),  # 4 x 1 x 16 tiles
                           ({"batch": 7, "out_f": 3, "in_f": 5, "group_size": 2}, 3)):
         p = st.point(wide, **point)
-        pl = _mod().plan(p, kind="general")
+        pl = gemm_paths.plan(p, kind="general")
         assert blocks == min(264, pl["grid"][0] * pl["grid"][1] * pl["grid"][2])
         launch = _Module()
         st.enqueue(launch, {**{b: b for b in _BUFS}, "stats": "stats"}, p, wide)
@@ -368,12 +362,12 @@ def test_the_exact_path_is_the_guarded_general_kernel_at_every_shape(st) -> None
     # wide workspace is sized by it (for any general tile a build may have), the int8 one
     # (which never takes that plan there) is not.
     p = st.point(wide, batch=16, out_f=18944, in_f=3584)
-    assert _mod().plan(p, kind="general")["splits"] > 1 == _mod().plan(p)["splits"]
+    assert gemm_paths.plan(p, kind="general")["splits"] > 1 == gemm_paths.plan(p)["splits"]
     assert st.workspace(p)["ws"][0][0] == geometry.general_gemm_workspace(16, 18944, 3584, 128,
                                                                           3)[0]
-    assert st.workspace(p)["ws"][0][0] >= _mod().plan(p, kind="general")["ws"]
+    assert st.workspace(p)["ws"][0][0] >= gemm_paths.plan(p, kind="general")["ws"]
     p8 = st.point(st.variant("int8"), batch=16, out_f=18944, in_f=3584)
-    assert st.workspace(p8)["ws"][0][0] < _mod().plan(p8, kind="general")["ws"]
+    assert st.workspace(p8)["ws"][0][0] < gemm_paths.plan(p8, kind="general")["ws"]
 
 
 def _stream_units(n: int, k: int, sms: int) -> tuple[int, int, int]:
@@ -383,7 +377,7 @@ def _stream_units(n: int, k: int, sms: int) -> tuple[int, int, int]:
     ng = -(-k // 128)  # groups of 128 (scale columns)
     nu = -(-ng // groups)  # units a tile
     units = -(-n // 64) * nu
-    return nu, units, min(sms, _mod().STREAM_MAX_CTAS, units)
+    return nu, units, min(sms, gemm_paths.STREAM_MAX_CTAS, units)
 
 
 def _heads(m: int, n: int, k: int, sms: int) -> tuple[int, int]:
@@ -443,7 +437,7 @@ def test_a_sanitize_shape_wraps_each_tma_ring(st) -> None:  # type: ignore[no-un
     for shape in st.sanitize_shapes:
         p = st.point(st.variant("int8"), **shape)
         m, n, k = p["batch"], p["out_f"], p["in_f"]
-        kind = _mod().path(p)
+        kind = gemm_paths.path(p)
         if kind in ("stream1", "stream"):
             _, units, ctas = _stream_units(n, k, sms)
             if cdiv(units, ctas) > stream_stages:  # the longest run outlasts the ring
@@ -462,7 +456,7 @@ def test_a_general_tile_build_is_launched_as_compiled(st) -> None:  # type: igno
     v = st.variant("int8").tuned({"IGG_BN": "128", "IGG_WN": "4"})
     p = st.point(v, batch=20, out_f=300, in_f=4096, group_size=64)
     tile = geometry.GeneralTile(64, 128, 2, 4, 3)
-    pl = _mod().plan(p, tile=tile)
+    pl = gemm_paths.plan(p, tile=tile)
     assert pl["kind"] == "general" and pl["grid"][:2] == (3, 1)
     launch = _Module()
     st.enqueue(launch, {b: b for b in _BUFS}, p, v)
@@ -480,7 +474,7 @@ def test_the_small_build_is_the_kernels_and_another_is_refused(st) -> None:  # t
     """SMALL_BUILD restates int_gemm.cu's defaults; a --define of another small-path size
     is refused where a small path would run (its launch is planned for the defaults), and
     left alone where it would not (the wgmma path at M = 8192)."""
-    for name, want in _mod().SMALL_BUILD.items():
+    for name, want in gemm_paths.SMALL_BUILD.items():
         assert kernel_define("kernels/int_gemm.cu", name) == want, name
     v = st.variant("int8").tuned({"IGS_STREAM": "0", "IGS_WARPS": "4"})
     small = st.point(v, batch=12, out_f=18944, in_f=3584)
