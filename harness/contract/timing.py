@@ -7,7 +7,9 @@ the time budget ends.
 
 Noise is the estimated standard error of the median over the median:
 ``1.2533 * sigma / sqrt(n) / median``, with ``sigma`` estimated robustly as ``IQR / 1.349``
-(both constants are the normal distribution's), so a few outliers do not inflate it.
+(both constants are the normal distribution's), so a few outliers do not inflate it; and at
+least the timer's quantisation, ``step / sqrt(12) / median`` (events tick in 32 ns steps:
+a few-µs kernel's samples mostly share one, so its IQR can read 0).
 
 A sample may carry the SM clock measured beside it (:class:`Sample`). Then the rule of
 nvbench's cold measurement applies (``record_measurements`` in
@@ -120,15 +122,35 @@ class Timing:
     ungated: int = 0
 
 
+#: The step event times are quantised to where the samples cannot show it (every sample
+#: the same value): 32 ns, the finest step the H100's and H200's events were seen to take
+#: (every committed H200 time is a multiple of it). In µs.
+EVENT_STEP_US = 0.032
+
+
+def timer_step(samples: np.ndarray) -> float:
+    """The step the samples are quantised to, in their unit: the smallest gap between two
+    distinct values (at least the timer's step, where the samples span adjacent steps), or
+    EVENT_STEP_US where every sample is the same."""
+    values = np.unique(samples)
+    if values.size < 2:
+        return EVENT_STEP_US
+    return float(np.diff(values).min())
+
+
 def noise_pct(samples: np.ndarray) -> float:
-    """Relative standard error of the median, in percent (robust sigma from the IQR)."""
+    """Relative standard error of the median, in percent: robust sigma from the IQR, and
+    never below the timer's quantisation (``timer_step / sqrt(12)``, a uniform error over
+    one step): where most samples share one step the IQR reads 0, yet the median is not
+    known finer than that step."""
     n = samples.size
     med = float(np.median(samples))
     if n < 2 or med <= 0:
         return math.inf
     q75, q25 = np.percentile(samples, [75, 25])
     sigma = (q75 - q25) / 1.349
-    return float(100.0 * 1.2533 * sigma / math.sqrt(n) / med)
+    se = max(1.2533 * sigma / math.sqrt(n), timer_step(samples) / math.sqrt(12))
+    return float(100.0 * se / med)
 
 
 def summarize(samples: list[float] | np.ndarray, target_noise_pct: float = 1.0) -> Timing:

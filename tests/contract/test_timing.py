@@ -21,10 +21,49 @@ def test_summary_statistics() -> None:
 
 
 def test_noise_formula() -> None:
-    a = np.array([9.0, 10.0, 10.0, 11.0] * 25)
+    """Spread samples: the IQR's standard error of the median, far above the quantisation
+    floor of their finest gap."""
+    a = np.random.default_rng(1).normal(10.0, 0.5, 100)
     q75, q25 = np.percentile(a, [75, 25])
     expect = 100 * 1.2533 * (q75 - q25) / 1.349 / np.sqrt(a.size) / np.median(a)
+    assert 100 * timing.timer_step(a) / np.sqrt(12) / np.median(a) < expect
     assert abs(timing.noise_pct(a) - expect) < 1e-12
+
+
+def test_noise_is_never_below_the_timers_step() -> None:
+    """Event times in 32 ns steps, most of them on one step (a 3.84 µs kernel's): the IQR
+    reads 0, the noise is the quantisation's, 32 ns / sqrt(12) of the median; every sample
+    on one step takes the events' step; a step found in the samples wins over it."""
+    step = 0.032
+    a = np.array([120] * 16 + [119, 121, 122, 118]) * step
+    q75, q25 = np.percentile(a, [75, 25])
+    assert q75 == q25
+    assert timing.timer_step(a) == pytest.approx(step)
+    assert timing.noise_pct(a) == pytest.approx(100 * step / np.sqrt(12) / (120 * step))
+    same = np.full(20, 3.84)
+    assert timing.noise_pct(same) == pytest.approx(
+        100 * timing.EVENT_STEP_US / np.sqrt(12) / 3.84)
+    coarse = np.array([10.0] * 18 + [10.5, 11.0])
+    assert timing.timer_step(coarse) == 0.5
+    assert timing.noise_pct(coarse) == pytest.approx(100 * 0.5 / np.sqrt(12) / 10.0)
+
+
+def test_one_step_apart_is_not_a_change() -> None:
+    """Two rows of a few-µs kernel one 32 ns step apart, each with its samples on one step:
+    compare's default rule cannot call that slower (with a noise of 0 it would have: the
+    intervals had no width)."""
+    from harness.results import verdict
+
+    step = 0.032
+    old = timing.summarize(np.array([100] * 20) * step)
+    new = timing.summarize(np.array([102] * 20) * step)  # 2 % slower: two steps
+    d = verdict.decide(verdict.Side(old.median_us, old.noise_pct / 100),
+                       verdict.Side(new.median_us, new.noise_pct / 100),
+                       verdict.PRESETS["default"], 0.02)
+    assert d.verdict != verdict.SLOWER
+    zero = verdict.decide(verdict.Side(old.median_us, 0.0), verdict.Side(new.median_us, 0.0),
+                          verdict.PRESETS["default"], 0.02)
+    assert zero.verdict == verdict.SLOWER  # what a noise of 0 said
 
 
 def test_stops_early_on_quiet_samples() -> None:
@@ -141,8 +180,10 @@ def test_noise_is_infinite_for_one_sample_or_a_zero_median() -> None:
 
 def test_converged_means_strictly_under_the_target() -> None:
     """Noise equal to the target is not under it: a target of 0 never converges."""
+    t = timing.summarize([10.0] * 20, target_noise_pct=1.0)
+    assert t.converged
+    assert not timing.summarize([10.0] * 20, target_noise_pct=t.noise_pct).converged
     assert not timing.summarize([10.0] * 20, target_noise_pct=0.0).converged
-    assert timing.summarize([10.0] * 20, target_noise_pct=1e-9).converged
 
 
 def test_the_noise_is_looked_at_every_fifth_kept_sample() -> None:

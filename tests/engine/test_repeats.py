@@ -15,13 +15,24 @@ def test_each_unit_takes_each_place_once_in_as_many_rounds() -> None:
     order = schedule(["a", "b", "c"], 3)
     assert [r for r, _ in order] == [0, 0, 0, 1, 1, 1, 2, 2, 2]
     rounds = [[u for r, u in order if r == k] for k in range(3)]
-    assert rounds == [["a", "b", "c"], ["b", "c", "a"], ["c", "a", "b"]]
+    assert rounds == [["c", "a", "b"], ["b", "c", "a"], ["a", "b", "c"]]
     for place in range(3):
         assert sorted(rnd[place] for rnd in rounds) == ["a", "b", "c"]
-    assert schedule(["a", "b"], 1) == [(0, "a"), (0, "b")]
-    # Fewer rounds than units: the starts spread over the list (0, 2, 5 of 8).
+    assert schedule(["a", "b"], 1) == [(0, "b"), (0, "a")]
+    # Fewer rounds than units: the starts spread over the list (7, 5, 2 of 8).
     starts = [u for r, u in schedule(list(range(8)), 3)][::8]
-    assert starts == [0, 2, 5]
+    assert starts == [7, 5, 2]
+
+
+@pytest.mark.parametrize(("n", "repeats"), [(2, 3), (2, 5), (3, 4), (3, 5), (4, 7)])
+def test_first_places_that_cannot_be_shared_go_to_the_end_of_the_list(n, repeats) -> None:  # type: ignore[no-untyped-def]
+    """A point lists its peers, then its own kernel: where the rounds are no multiple of
+    the units, the last unit (ours) is first at least as often as any other, every unit is
+    first in some round, and no unit is first more than once more than another."""
+    firsts = [u for r, u in schedule(list(range(n)), repeats)][::n]
+    counts = [firsts.count(u) for u in range(n)]
+    assert counts[-1] == max(counts) and min(counts) >= 1 and max(counts) - min(counts) <= 1
+    assert counts[0] == min(counts)
 
 
 def _row(median: float, noise: float = 0.1, **kw: object) -> dict[str, object]:
