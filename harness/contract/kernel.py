@@ -23,7 +23,10 @@ from harness import paths
 from harness.contract.stage import Stage, Variant
 from harness.errors import BadInput, CompileError, HarnessError
 
-_INCLUDE = re.compile(r'^\s*#\s*include\s*"([^"]+)"', re.MULTILINE)
+#: ``#include "name"`` and ``#include <name>``: nvcc finds either form in the ``-I`` folders
+#: (the quoted one first beside the including file), so a local header included with angle
+#: brackets is as much a source as a quoted one.
+_INCLUDE = re.compile(r'^\s*#\s*include\s*(?:"([^"]+)"|<([^>]+)>)', re.MULTILINE)
 #: Options every build gets: line info for Nsight Compute's source view; it costs no speed.
 BASE_OPTIONS = ("-lineinfo",)
 
@@ -36,8 +39,9 @@ def kernel_path(stage: Stage) -> Path:
 
 
 def include_dirs(stage: Stage) -> list[Path]:
-    """Folders searched for ``#include "..."``: the kernel's own, its ``common/``, and the
-    built-in ``kernels/common`` (shared helpers for kernels kept elsewhere)."""
+    """Folders searched for ``#include "..."`` and ``<...>``: the kernel's own, its
+    ``common/``, and the built-in ``kernels/common`` (shared helpers for kernels kept
+    elsewhere)."""
     k = kernel_path(stage).parent
     dirs = [k, k / "common", paths.kernels_dir() / "common"]
     return [d for i, d in enumerate(dirs) if d not in dirs[:i]]
@@ -127,8 +131,11 @@ def target_arch(stage: Stage, arch: str) -> str:
 def _sources(path: Path, dirs: list[Path], seen: dict[Path, bytes]) -> None:
     text = path.read_bytes()
     seen[path] = text
-    for name in _INCLUDE.findall(text.decode("utf-8", "replace")):
-        for d in [path.parent, *dirs]:
+    for quoted, angled in _INCLUDE.findall(text.decode("utf-8", "replace")):
+        name = quoted or angled
+        # <name> is looked for in the -I folders only; what none holds is a system or
+        # header-library file (a library's version is in the hash on its own).
+        for d in ([path.parent, *dirs] if quoted else dirs):
             cand = (d / name).resolve()
             if cand.is_file():
                 if cand not in seen:

@@ -176,6 +176,24 @@ def test_kernel_sources_follow_includes_as_the_compiler_does(reg, tmp_path: Path
                    t / "common" / "cyc1.cuh", t / "common" / "cyc2.cuh"}
 
 
+def test_angle_bracket_includes_of_local_headers_are_sources(reg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """``#include <name>`` is found in the include folders as nvcc finds it (not beside the
+    including file), so a local header included that way is hashed, and an edit of it
+    moves the hash; a system header no include folder holds is not a source."""
+    ext = external_stage(reg, tmp_path, {
+        "ext.cu": "#include <h.cuh>\n#include <cstdint>\n#include <sub/s.cuh>\n",
+        "h.cuh": "// h\n",
+        "sub/s.cuh": "#include <only_beside.cuh>\n",
+        "sub/only_beside.cuh": "// not in an include folder: <> does not look beside\n",
+    })
+    t = tmp_path.resolve()
+    assert set(compiler.kernel_sources(ext)) == {t / "ext.cu", t / "h.cuh", t / "sub" / "s.cuh"}
+    v = ext.variants[0]
+    h0 = compiler.kernel_hash(ext, v)
+    (tmp_path / "h.cuh").write_text("// h, edited\n")
+    assert compiler.kernel_hash(ext, v) != h0
+
+
 def test_code_of_leaves_comments_out(reg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """``code_of`` is what the compiler reads: line and block comments (over several
     lines too) are gone, the code stays."""
