@@ -18,6 +18,11 @@ peer row written with ours (the k-th of the run's peer rows at the point with ou
 **The figure** is read from the row: its time, its TOPS, its % of peak, or its time over its
 byte floor's (``100 / pct_peak``), or the peer's time over ours. A figure within three
 standard errors of its bound (the rows' noise, both rows' for a peer) is within the noise.
+
+**No verdict** where the rows cannot speak for the goal: our row's outputs were not checked
+(``verified`` neither ``yes`` nor ``sampled:``), the peer's row failed (no speedup is taken
+against a wrong answer, as ``speedup_vs_best_peer`` takes none), or the row's TOPS or % of
+peak is not what its own flops or bytes, time and peak give.
 """
 
 from __future__ import annotations
@@ -34,8 +39,12 @@ from harness.results import resultcsv
 from harness.results.goals import BOUNDS, Goal
 from harness.results.readback import number
 
-#: Verdicts.
-MET, MISSED, NO_ROW = "met", "missed", "no row"
+#: Verdicts. ``no verdict``: rows are there, but they cannot speak for the goal (a peer's
+#: wrong answer, our outputs unchecked, a figure its own row does not bear out).
+MET, MISSED, NO_ROW, NO_VERDICT = "met", "missed", "no row", "no verdict"
+#: How far a row's stored ``tops`` or ``pct_peak`` may be from what its own flops, bytes,
+#: time and peak give (relative): the cells keep 6 significant digits.
+DERIVED_RTOL = 1e-4
 #: Standard errors on each side within which a figure is not told from its bound.
 Z = 3.0
 
@@ -193,6 +202,10 @@ def judge(g: Goal, folder: Path, current: Mapping[tuple[str, str], str] | None =
     t = float(row[res.schema.time])
     noise = (resultcsv.cell(row, res.schema.noise) or 0.0) / 100
     timed = {"time_us": t, "noise_pct": 100 * noise}
+    checked = row.get("verified", "")
+    if checked != "yes" and not checked.startswith("sampled:"):
+        return Judged(g, NO_VERDICT, **timed, **base, note="; ".join(
+            [*notes, f"its outputs were not checked (verified: {checked or 'empty'})"]))
     peer_us = None
     if g.bound == "at_least_speedup":
         theirs = [r for r in res.rows
@@ -210,7 +223,10 @@ def judge(g: Goal, folder: Path, current: Mapping[tuple[str, str], str] | None =
         figure = peer_us / t
         noise = math.hypot(noise, (resultcsv.cell(peer, res.schema.noise) or 0.0) / 100)
         if peer.get("status") != "ok":
-            notes.append(f"the peer's row is {peer.get('status')}")
+            return Judged(g, NO_VERDICT, figure=figure, noise_pct=100 * noise, time_us=t,
+                          peer_us=peer_us, **base, note="; ".join(
+                              [*notes, f"the peer's row is {peer.get('status')}, and no speedup "
+                                       "is taken against a failed row"]))
     elif g.bound == "at_most_us":
         figure = t
     else:
@@ -219,12 +235,32 @@ def judge(g: Goal, folder: Path, current: Mapping[tuple[str, str], str] | None =
         if v is None:
             return Judged(g, NO_ROW, **timed, **base,
                           note=f"the row's {col} is not a number above zero")
+        if why := _not_derived(row, col, t):
+            return Judged(g, NO_VERDICT, **timed, **base, note="; ".join([*notes, why]))
         figure = 100 / v if g.bound == "at_most_floor" else v
     at_least = BOUNDS[g.bound][2]
     met = figure >= g.limit if at_least else figure <= g.limit
     return Judged(g, MET if met else MISSED, figure=figure, noise_pct=100 * noise,
                   within_noise=abs(figure / g.limit - 1) <= Z * noise, time_us=t,
                   peer_us=peer_us, **base, note="; ".join(notes))
+
+
+def _not_derived(row: Mapping[str, str], col: str, t: float) -> str | None:
+    """Why the row's ``col`` (``tops`` or ``pct_peak``) is not what its own flops or bytes,
+    its time ``t`` (µs) and its ``peak_gbps`` give, or None where it is."""
+    if col == "tops":
+        inputs, want = ("flops",), lambda f: f / t / 1e6
+    else:
+        inputs, want = ("bytes", "peak_gbps"), lambda b, peak: 100 * b / t / 1e3 / peak
+    have = [_positive(row, c) for c in inputs]
+    if None in have:
+        missing = ", ".join(c for c, h in zip(inputs, have, strict=True) if h is None)
+        return f"its {col} cannot be checked: no {missing}"
+    expect, stored = want(*have), float(row[col])
+    if abs(stored / expect - 1) > DERIVED_RTOL:
+        made = "flops and time" if col == "tops" else "bytes, time and peak"
+        return f"its {col} ({stored:.6g}) is not what its {made} give ({expect:.6g})"
+    return None
 
 
 def _current(row: Mapping[str, str], schema: resultcsv.Schema,

@@ -10,12 +10,13 @@ from harness.results.rows import COLUMNS
 
 def stage_row(variant: str, median: float, sha: str = "aaa", cmd: str = "harness bench s",
               **kw: str) -> dict[str, str]:
-    """An ok pycuda row of stage ``s`` at batch 8, in_f 64 (``kw`` replaces any column)."""
+    """An ok pycuda row of stage ``s`` at batch 8, in_f 64, its outputs checked (``kw``
+    replaces any column)."""
     r = {c: "" for c in COLUMNS}
     r.update(stage="s", backend="pycuda", variant=variant, batch="8", in_f="64",
              family="normal", params="{}", status="ok", l2="cold", launch="stream",
              median_us=repr(median), p10_us=repr(median * 0.99), p90_us=repr(median * 1.01),
-             noise_pct="0.1", git_sha=sha, command=cmd)
+             noise_pct="0.1", verified="yes", git_sha=sha, command=cmd)
     r.update(kw)
     return r
 
