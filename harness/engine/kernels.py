@@ -363,13 +363,22 @@ def judge_rows(reg: Registry, folder: Path, ledger_path: Path | None = None,
     # fewer families than the target has is no whole validation (as for the current source).
     families = {**{s.name: len(s.families) for s in reg.stages.values()},
                 **{p.name: len(p.families) for p in reg.pipelines.values()}}
-    passed: dict[tuple[str, str, str], str] = {}
+    def whole(r: Mapping[str, str]) -> bool:
+        ran = {f for f in (r.get("families") or "").split(",") if f}
+        return ledger.full_pass(r, ()) and len(ran) >= families[r.get("stage", "")]
+
+    by_source: dict[tuple[str, str, str], list[dict[str, str]]] = {}
     for r in ledger.read(ledger_path) if groups else []:
         key = (r.get("stage", ""), r.get("variant", ""), r.get("kernel_hash", ""))
-        ran = {f for f in (r.get("families") or "").split(",") if f}
-        if key in groups and key not in passed and ledger.full_pass(r, ()) \
-                and len(ran) >= families[key[0]]:
-            passed[key] = r.get("date", "") or "an unrecorded date"
+        if key in groups:
+            by_source.setdefault(key, []).append(r)
+    passed: dict[tuple[str, str, str], str] = {}
+    for key, mine in by_source.items():
+        # The first full pass, as when its rows were timed, unless a failure stands since.
+        last, failed = ledger.standing(mine, whole)
+        if last is not None and failed is None:
+            first = next(r for r in mine if whole(r))
+            passed[key] = first.get("date", "") or "an unrecorded date"
     older = [OlderRows(st, v, h, current[(st, v)], len(shas),
                        tuple(dict.fromkeys(x for x in shas if x)), passed.get((st, v, h), ""))
              for (st, v, h), shas in sorted(groups.items())]

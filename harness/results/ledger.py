@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -145,6 +145,8 @@ class LedgerStatus:
     kernel_hash: str
     ok: bool
     record: dict[str, str] | None
+    #: A failed validation of this source that no later full pass on its GPU answers.
+    failed: dict[str, str] | None = None
 
     def describe(self) -> str:
         """One line for the terminal."""
@@ -153,6 +155,12 @@ class LedgerStatus:
             return (f"{self.stage} [{self.variant}] {self.kernel_hash}: validated on "
                     f"{r['gpu']} {r['date']} ({r['passed']}/{r['cases']} cases, "
                     f"worst {r['worst_error']})")
+        if self.failed:
+            f = self.failed
+            return (f"{self.stage} [{self.variant}] {self.kernel_hash}: its validation on "
+                    f"{f['gpu']} {f['date']} FAILED ({f['passed']}/{f['cases']} cases), and "
+                    "no full pass on that GPU came after it (run `harness validate --record` "
+                    "there once it is mended)")
         return (f"{self.stage} [{self.variant}] {self.kernel_hash}: NO passing GPU validation "
                 "at this source (run `harness validate --record` on a GPU)")
 
@@ -181,11 +189,29 @@ def full_pass(row: Mapping[str, str], families: Iterable[str]) -> bool:
             and set(families) <= set((row.get("families") or "").split(",")))
 
 
+def standing(rows: list[dict[str, str]], whole: Callable[[Mapping[str, str]], bool]
+             ) -> tuple[dict[str, str] | None, dict[str, str] | None]:
+    """Of the ledger rows of one source (one stage, variant and hash, in the file's order):
+    the last that ``whole`` takes for a full pass (:func:`full_pass` of the target's
+    families, say), and the failed validation that revokes it, if any. A validation that
+    failed on a GPU stands until a full pass on that GPU comes after it (by date, then the
+    file's order): a pass on another GPU, or one before it, does not answer it. A partial
+    run that passed (fewer cases) neither passes nor revokes."""
+    order = {id(r): (r.get("date", ""), i) for i, r in enumerate(rows)}
+    passes = [r for r in rows if whole(r)]
+    for r in sorted((r for r in rows if r.get("status") != "pass"), key=lambda r: order[id(r)],
+                    reverse=True):
+        if not any(p["gpu"] == r["gpu"] and order[id(p)] > order[id(r)] for p in passes):
+            return (passes[-1] if passes else None), r
+    return (passes[-1] if passes else None), None
+
+
 def check(stages: Iterable[Stage], rows: list[dict[str, str]],
           pipelines: Iterable[Pipeline] = (),
           by_name: Mapping[str, Stage] | None = None) -> list[LedgerStatus]:
     """The ledger status of every variant of every stage (and of every pipeline): ok where
-    a row of its current hash records a full validation that passed (:func:`full_pass`)."""
+    a row of its current hash records a full validation that passed (:func:`full_pass`) and
+    no failed one stands against it (:func:`standing`)."""
     stages = list(stages)
     names = dict(by_name or {s.name: s for s in stages})
     items = [(st.name, v.name, kernel_hash(st, v), st.families)
@@ -194,8 +220,9 @@ def check(stages: Iterable[Stage], rows: list[dict[str, str]],
               for p in pipelines for v in p.variants]
     out = []
     for name, vname, h, fams in items:
-        match = [r for r in rows
-                 if r["stage"] == name and r["variant"] == vname
-                 and r["kernel_hash"] == h and full_pass(r, fams)]
-        out.append(LedgerStatus(name, vname, h, bool(match), match[-1] if match else None))
+        mine = [r for r in rows
+                if r["stage"] == name and r["variant"] == vname and r["kernel_hash"] == h]
+        last, failed = standing(mine, lambda r, fams=fams: full_pass(r, fams))
+        out.append(LedgerStatus(name, vname, h, last is not None and failed is None, last,
+                                failed))
     return out

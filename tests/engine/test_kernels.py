@@ -183,6 +183,11 @@ def test_older_rows_name_the_rows_of_an_earlier_kernel(reg, tmp_path) -> None:  
     assert kernels.unvalidated_rows([older, never], tmp_path) == (
         f"2 row(s) in {tmp_path} timed at a kernel source with no passing GPU validation: "
         f"dynamic_spikes [{st.variants[0].name}]")
+    # A validation of that source that failed later on the same GPU revokes its pass.
+    ledger_file.append([{**base, "families": "normal,llm,seed,edge", "status": "fail",
+                         "passed": "100", "date": "2026-12-02T00:00:00Z"}], led)
+    (revoked,) = kernels.older_rows(reg, tmp_path, led)
+    assert revoked.validated == ""
     for r in rows:
         r["kernel_hash"] = now
     _write_csv(tmp_path / "dynamic_spikes.csv", rows)

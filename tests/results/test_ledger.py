@@ -29,7 +29,7 @@ def test_check_needs_a_passing_gpu_row_at_the_current_hash(reg, tmp_path: Path) 
                    row(st.name, "away", "0" * 16)], p)
     status = {s.variant: s for s in ledger.check([st], ledger.read(p))}
     assert status["default"].ok and not status["away"].ok
-    assert "NO passing GPU validation" in status["away"].describe()
+    assert "its validation on NVIDIA H200 2026-12-02 FAILED" in status["away"].describe()
     ledger.append([row(st.name, "away", hashes["away"])], p)
     assert all(s.ok for s in ledger.check([st], ledger.read(p)))
 
@@ -49,6 +49,38 @@ def test_only_a_whole_validation_counts(reg, tmp_path: Path) -> None:  # type: i
     assert not ledger.check([st], ledger.read(p))[0].ok
     ledger.append([row(st.name, "default", h, cases=120, passed=120)], p)
     assert ledger.check([st], ledger.read(p))[0].ok
+
+
+def test_a_failure_after_the_pass_stands_until_its_gpu_passes_again(reg, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """A validation that failed after the last pass revokes it, named in the status; so
+    does one on a GPU with no pass of its own (an H100 pass does not answer an H200
+    failure); a full pass on that GPU after it clears it, a narrowed one does not, and a
+    failure before the pass never counted."""
+    st = reg.get("dynamic_spikes")
+    h = compiler.kernel_hash(st, st.variant("default"))
+    h100 = "NVIDIA H100 80GB HBM3"
+
+    def status(*rows: dict) -> ledger.LedgerStatus:  # type: ignore[type-arg]
+        return ledger.check([st], [{k: str(v) for k, v in r.items()} for r in rows])[0]
+
+    passed = row(st.name, "default", h, date="2026-12-01")
+    late_fail = row(st.name, "default", h, status="fail", date="2026-12-03", cases=108,
+                    passed=97)
+    s = status(passed, late_fail)
+    assert not s.ok and s.failed is not None
+    assert s.describe() == (f"dynamic_spikes [default] {h}: its validation on NVIDIA H200 "
+                            "2026-12-03 FAILED (97/108 cases), and no full pass on that GPU "
+                            "came after it (run `harness validate --record` there once it is "
+                            "mended)")
+    assert not status(row(st.name, "default", h, gpu=h100, date="2026-12-05"), late_fail).ok
+    assert not status(passed, late_fail,
+                      row(st.name, "default", h, date="2026-12-05", families="normal")).ok
+    assert status(passed, late_fail, row(st.name, "default", h, date="2026-12-05")).ok
+    early_fail = dict(late_fail, date="2026-11-30")
+    assert status(early_fail, passed).ok
+    # the same date: the file's order decides
+    same_day = dict(late_fail, date="2026-12-01")
+    assert not status(passed, same_day).ok and status(same_day, passed).ok
 
 
 def test_a_torn_or_mangled_ledger_row_is_bad_input(tmp_path: Path) -> None:
