@@ -299,6 +299,22 @@ def counts(rep: compare.CompareReport) -> str:
     return ", ".join(f"{n} {k}" for k, n in rep.counts().items())
 
 
+def regressions(rows: Sequence[compare.RowVerdict], most: int = 10) -> str:
+    """What fails the gate, a line each (the first ``most``): the row, its verdict and its
+    change (``--explain`` gives the reasons)."""
+    lines = [f"{len(rows)} regression(s):"]
+    for r in rows[:most]:
+        who = " ".join(x for x in (r.point.get("stage", ""), r.point.get("backend", ""),
+                                   r.point.get("variant", "")) if x)
+        change = f" {r.change_pct:+.1f} %" if r.change_pct is not None else ""
+        status = f" ({r.old_status} before, {r.new_status or 'none'} now)" \
+            if r.verdict in ("failed", "gone") else ""
+        lines.append(f"  {who} {r.label()}: {r.verdict}{change}{status}")
+    if len(rows) > most:
+        lines.append(f"  ... and {len(rows) - most} more (--explain lists every row)")
+    return "\n".join(lines)
+
+
 def best_builds(points: Sequence[bests.PointBest], explain: bool = False) -> Table:
     """``harness best``: each point's builds, the fastest first, against it."""
     t = Table("point", "commit", "build", "median µs", "noise", "vs best", "verdict",

@@ -92,11 +92,14 @@ def compare_cmd(
                                                      "without (repeat): stage, variant, "
                                                      "params compare kernels.")] = None,
 ) -> None:
-    """Compare two result CSVs row by row: exit 1 when a row is slower or no longer ok (a
-    CI gate), 2 when the files cannot be compared."""
+    """Compare two result CSVs row by row: exit 1 when a row is slower (or slower by its
+    median past the threshold where the noise leaves it ambiguous), no longer ok, or one of
+    ours is gone (a CI gate), 2 when the files cannot be compared."""
     rep = compare.run(old, new, preset, threshold, z, tuple(ignore or ()))
     out.print(render.verdicts(rep, explain))
     say(render.counts(rep))
+    if regressed := rep.regressions():
+        say(render.regressions(regressed))
     if rep.exit_code:
         raise typer.Exit(rep.exit_code)
 

@@ -6,7 +6,10 @@ Both files must be whole results CSVs of one kind: stage rows (``median_us``, th
 a key written twice in a file (a ``--graph`` run whose peers fell back to stream launches,
 say) is matched by its occurrence, the first with the first, as nvbench-compare-robust
 pairs repeated states. A row only in NEW is ``new``, only in OLD ``gone``, not ``ok`` on
-either side ``failed``; rows ok on both sides get the verdict of :mod:`.verdict`.
+either side ``failed``; rows ok on both sides get the verdict of :mod:`.verdict`. The exit
+status a gate takes counts as regressions the slower rows, the ambiguous ones slower by
+their medians past the threshold, the rows no longer ok, and our own rows gone
+(:meth:`CompareReport.regressions`).
 
 Anything that cannot be compared is a :class:`HarnessError` (exit status 2) naming the file
 and line: what :mod:`.resultcsv` refuses in either file, or no row that matches. The verdict
@@ -29,6 +32,9 @@ from harness.results.verdict import AMBIGUOUS, FASTER, PRESETS, SAME, SLOWER, Pr
 NEW, GONE, FAILED = "new", "gone", "failed"
 #: Every verdict a row can get, in the order the summary counts them.
 VERDICTS = (FASTER, SAME, SLOWER, AMBIGUOUS, NEW, GONE, FAILED)
+#: The backends whose rows are the harness's own kernels (on a GPU) or the references that
+#: stand in for them (on the CPU): one of them gone from NEW is a regression, a peer's not.
+OWN_BACKENDS = ("pycuda", "numpy")
 
 
 @dataclass(frozen=True)
@@ -48,6 +54,8 @@ class RowVerdict:
     reason: str
     #: Which of the two rows ("before", "now") say their time can hold host time.
     host_time: tuple[str, ...] = ()
+    #: Ambiguous because the clock explains the change (:class:`.verdict.Decision`).
+    throttled: bool = False
 
     def label(self) -> str:
         """The point in a few words: ``batch=1 in_f=3584`` (and what is not the default)."""
@@ -75,9 +83,17 @@ class CompareReport:
         return {v: c[v] for v in VERDICTS}
 
     def regressions(self) -> list[RowVerdict]:
-        """Rows slower than before, or ok before and not now."""
+        """Rows slower than before; ambiguous ones whose median is slower by the threshold
+        or more (the noise cannot clear them, so a gate does not pass them), unless the
+        clock explains the change (the same cycles at a lower clock); rows ok
+        before and not now; and rows of our own backends ok before and gone now (a peer's
+        row gone is no regression: a run may time fewer peers)."""
         return [r for r in self.rows if r.verdict == SLOWER
-                or (r.old_status == "ok" and r.new_status not in ("ok", ""))]
+                or (r.verdict == AMBIGUOUS and not r.throttled and r.change_pct is not None
+                    and r.change_pct >= self.threshold_pct)
+                or (r.old_status == "ok" and r.new_status not in ("ok", ""))
+                or (r.verdict == GONE and r.old_status == "ok"
+                    and r.point.get("backend") in OWN_BACKENDS)]
 
     @property
     def exit_code(self) -> int:
@@ -203,7 +219,7 @@ def _row(schema: Schema, point: dict[str, str], occurrence: int, a: dict[str, st
     said = "".join(f"; the time {when} can hold host time ({host_time(r.get('reason'))})"
                    for when, r in (("before", a), ("now", b)) if when in held)
     return RowVerdict(point, occurrence, d.verdict, sa, sb, ta, tb, d.change_pct,
-                      100 * max(old.noise, new.noise), d.reason + said, held)
+                      100 * max(old.noise, new.noise), d.reason + said, held, d.throttled)
 
 
 def _why(r: dict[str, str], most: int = 60) -> str:

@@ -70,6 +70,9 @@ class Decision:
     verdict: str
     change_pct: float
     reason: str
+    #: A change in time the clock explains (the same cycles at a lower clock): ambiguous,
+    #: and no regression of the kernel's.
+    throttled: bool = False
 
 
 @dataclass(frozen=True)
@@ -167,7 +170,7 @@ def _in_cycles(old: Side, new: Side, verdict: str, change: float, said: str,
     if held is not None and held[0] == verdict and in_cycles >= threshold:
         return Decision(verdict, 100 * change, f"{said}; it holds in clock cycles too "
                         f"({100 * cycles:+.1f} %)")
-    return Decision(AMBIGUOUS, 100 * change, f"throttled: the SM clock was "
+    return Decision(AMBIGUOUS, 100 * change, throttled=True, reason=f"throttled: the SM clock was "
                     f"{old.clock_mhz:.0f} MHz before, {new.clock_mhz:.0f} MHz now"
                     f"{_throttle_note(old, 'before')}{_throttle_note(new, 'now')}; "
                     f"{verdict} by {abs(100 * change):.1f} % in time but {100 * cycles:+.1f} % "

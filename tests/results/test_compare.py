@@ -1,6 +1,7 @@
 """harness compare: a gate that cannot pass on garbage.
 
-Exit 0 (no regression), 1 (a row slower, or no longer ok), 2 with one line (input that
+Exit 0 (no regression), 1 (a row slower, slower by its median past the threshold where the
+noise leaves it ambiguous, no longer ok, or one of ours gone), 2 with one line (input that
 cannot be compared). The committed H200 CSVs are the realistic inputs; they are only read,
 and every variant of them is written under tmp_path.
 """
@@ -349,11 +350,39 @@ def test_a_row_not_ok_on_both_sides_says_why_once_or_twice(tmp_path: Path) -> No
         ("failed", "not ok in either: oom (out of memory) before, failed (mismatch) now")]
 
 
-def test_gone_rows_alone_are_no_regression(tmp_path: Path) -> None:
-    """What the regress phase sees: the peers are not measured again, only pycuda rows."""
+def test_gone_peer_rows_are_no_regression_and_gone_rows_of_ours_are(tmp_path: Path) -> None:
+    """What the regress phase sees: the peers are not measured again, only pycuda rows; a
+    run that lost rows of ours fails the gate, naming them."""
     mine = [r for r in load("dynamic_spikes.csv") if r["backend"] == "pycuda"]
     rep = compare.run(H200 / "dynamic_spikes.csv", write(tmp_path / "p.csv", mine))
     assert rep.counts()["gone"] == 8 and rep.counts()["same"] == 4 and rep.exit_code == 0
+    fewer = write(tmp_path / "fewer.csv", mine[1:])
+    rep = compare.run(H200 / "dynamic_spikes.csv", fewer)
+    lost = rep.regressions()
+    assert rep.exit_code == 1 and [(r.verdict, r.point["backend"]) for r in lost] == [
+        ("gone", "pycuda")]
+    r = runner.invoke(app, ["compare", str(H200 / "dynamic_spikes.csv"), str(fewer)])
+    assert r.exit_code == 1 and "1 regression(s):" in r.output
+    assert "dynamic_spikes pycuda default batch=" in r.output and ": gone (ok before, none " \
+        "now)" in r.output
+
+
+def test_a_slower_median_the_noise_cannot_clear_fails_the_gate(tmp_path: Path) -> None:
+    """Every pycuda row 19 % slower at 3 % noise is ambiguous (the intervals touch), and
+    the gate fails: a slowdown past the threshold is not passed because the runs were noisy.
+    1 % slower at that noise, under the 2 % threshold, passes."""
+    base = [r for r in load("dynamic_spikes.csv") if r["backend"] == "pycuda"]
+    old = write(tmp_path / "old.csv", [{**r, "noise_pct": "3"} for r in base])
+    for factor, code in ((1.19, 1), (1.01, 0)):
+        rows = [{**r, "noise_pct": "3", **{c: repr(float(r[c]) * factor)
+                                           for c in ("median_us", "p10_us", "p90_us")}}
+                for r in base]
+        rep = compare.run(old, write(tmp_path / "new.csv", rows))
+        assert {r.verdict for r in rep.rows} == {"ambiguous"}, rep.rows[0].reason
+        assert rep.exit_code == code
+        if code:
+            assert len(rep.regressions()) == len(base)
+            assert "but within the noise" in rep.rows[0].reason
 
 
 def test_a_key_written_twice_is_matched_by_occurrence(tmp_path: Path) -> None:
