@@ -237,12 +237,17 @@ def unjudged_rows(reg: Registry, folder: Path) -> list[UnjudgedRows]:
     return judge_rows(reg, folder)[1]
 
 
+#: Why a row of ours at a variant the harness has is not judged: it names no kernel hash.
+#: Such a row cannot be tied to a validated source, so ``ledger --check --rows`` fails on it.
+NO_HASH = "no kernel hash in the row"
+
+
 def _unjudged_why(key: tuple[str, str], names: set[str], known: bool) -> str:
     """Why a row of (stage, variant) ``key`` is not judged (``known``: the harness has that
     variant, so the row lacks only its hash)."""
     stage, variant = key
     if known:
-        return "no kernel hash in the row"
+        return NO_HASH
     if stage not in names:
         return "a stage or pipeline this harness does not have"
     kinds = [k for k, mark in (("a build with --define", "["),
@@ -253,14 +258,24 @@ def _unjudged_why(key: tuple[str, str], names: set[str], known: bool) -> str:
     return "a variant this harness does not have"
 
 
-def unvalidated_rows(older: list[OlderRows], folder: Path) -> str | None:
+def unvalidated_rows(older: list[OlderRows], folder: Path,
+                     unjudged: Sequence[UnjudgedRows] = ()) -> str | None:
     """What fails ``harness ledger --check --rows FOLDER`` beside the kernels: rows in the
-    folder timed at an earlier source that never passed a validation, or None."""
+    folder timed at an earlier source that never passed a validation, and rows of ours at
+    a variant the harness has that name no kernel hash (no source can vouch for them), or
+    None."""
+    said = []
     never = [o for o in older if not o.validated]
-    if not never:
-        return None
-    return (f"{sum(o.rows for o in never)} row(s) in {folder} timed at a kernel source with "
-            f"no passing GPU validation: {', '.join(f'{o.stage} [{o.variant}]' for o in never)}")
+    if never:
+        said.append(f"{sum(o.rows for o in never)} row(s) in {folder} timed at a kernel "
+                    "source with no passing GPU validation: "
+                    f"{', '.join(f'{o.stage} [{o.variant}]' for o in never)}")
+    hashless = [u for u in unjudged if u.why == NO_HASH]
+    if hashless:
+        said.append(f"{sum(u.rows for u in hashless)} row(s) of ours in {folder} with no "
+                    "kernel hash, so no validation can vouch for them: "
+                    f"{', '.join(f'{u.stage} [{u.variant}]' for u in hashless)}")
+    return "; ".join(said) or None
 
 
 def ledger_report(reg: Registry, path: Path | None = None) -> LedgerReport:

@@ -225,8 +225,9 @@ def ledger_cmd(
     folders = kernels.judge_folders(reg, rows or [], path)
     rep = kernels.ledger_report(reg, path)
     for s in rep.statuses:
-        out.print(("[green]ok[/]      " if s.ok else "[red]MISSING[/] ") + escape(s.describe()),
-                  soft_wrap=True)
+        label = "[green]ok[/]      " if s.ok else \
+            "[red]FAILED[/]  " if s.failed else "[red]MISSING[/] "
+        out.print(label + escape(s.describe()), soft_wrap=True)
     if drift:
         for d in kernels.drift_report(reg, rep):
             out.print(f"[yellow]{d.state:<8}[/]" + escape(d.describe()), soft_wrap=True)
@@ -238,7 +239,7 @@ def ledger_cmd(
         for u in unjudged:
             out.print("[yellow]unjudged[/] " + escape(u.describe()), soft_wrap=True)
     if check_:
-        failures = [f for f in (rep.failure, *(kernels.unvalidated_rows(older, folder)
-                                               for folder, older, _ in folders)) if f]
+        failures = [f for f in (rep.failure, *(kernels.unvalidated_rows(older, folder, unjudged)
+                                               for folder, older, unjudged in folders)) if f]
         if failures:
             raise CheckFailed("; ".join(failures))

@@ -36,18 +36,34 @@ def _csvs(folder: Path) -> list[Path]:
     return [Path(folder) / n for n in sorted(names) if n.endswith(".csv")]
 
 
+#: The columns that mark a CSV as rows of the harness's (beside its time column): one that
+#: has them and that time but lacks another needed column is a damaged results file, not
+#: another kind of CSV (the seed's summaries, the sanitizer's lists have no ``backend``).
+MARKS = frozenset({"stage", "backend"})
+
+
 def _csvs_with(folder: Path, columns: set[str]) -> list[Path]:
     """The folder's CSVs whose header has every one of ``columns``; HarnessError naming a
-    CSV that is not text."""
+    CSV that is not text, one with no header, and one that has the marks of these rows
+    (MARKS and the time column among ``columns``) but lacks others of ``columns``: a
+    damaged file is said, never passed over as if it were another kind."""
     out = []
+    time = columns & set(TIME)
     for p in _csvs(folder):
         try:
             with p.open(encoding="utf-8-sig") as f:  # a BOM is no part of the header
                 header = f.readline()
         except (OSError, UnicodeDecodeError) as exc:
             raise HarnessError(f"{p}: not a readable CSV ({type(exc).__name__})") from None
-        if columns <= set(header.strip().split(",")):
+        have = {c.strip().strip('"') for c in header.strip().split(",")} - {""}
+        if not have:
+            raise HarnessError(f"{p} is empty: no header, no rows")
+        if columns <= have:
             out.append(p)
+        elif time and time <= have and have >= MARKS:
+            lacking = ", ".join(sorted(columns - have))
+            raise HarnessError(f"{p} has the rows of a results CSV but lacks {lacking}: "
+                               "damaged, or not written by the harness")
     return out
 
 

@@ -249,6 +249,14 @@ def test_unjudged_rows_name_what_the_ledger_cannot_speak_for(reg, tmp_path) -> N
         "a stage or pipeline this harness does not have")
     assert by[("dynamic_spikes", st.variants[0].name)].why == "no kernel hash in the row"
     assert kernels.older_rows(reg, tmp_path) == []  # none of them is judged there
+    # Of those, only the row of ours that lacks its hash fails the check: the others are
+    # builds and stages the ledger does not speak for.
+    said = kernels.unvalidated_rows([], tmp_path, got)
+    hashless = by[("dynamic_spikes", st.variants[0].name)]
+    assert said == (f"{hashless.rows} row(s) of ours in {tmp_path} with no kernel hash, so no "
+                    f"validation can vouch for them: dynamic_spikes [{st.variants[0].name}]")
+    assert kernels.unvalidated_rows([], tmp_path, [u for u in got if u is not hashless]) \
+        is None
     with pytest.raises(BadInput, match="no such results folder"):
         kernels.unjudged_rows(reg, tmp_path / "none")
 

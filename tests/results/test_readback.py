@@ -34,6 +34,29 @@ def test_stage_and_pipeline_files(tmp_path: Path) -> None:
     assert "total" in readback.intervals(readback.read_checked(tmp_path / "spike_linear.csv"))
 
 
+@pytest.mark.parametrize(("name", "drop"), [("dynamic_spikes.csv", "cuda"),
+                                            ("dynamic_spikes.csv", "status"),
+                                            ("spike_linear.csv", "kernel_hashes")])
+def test_a_results_csv_lacking_a_column_is_said_not_passed_over(tmp_path: Path, name: str,
+                                                                 drop: str) -> None:
+    """A file with the rows' marks (stage, backend and the time) but a needed column gone is
+    a damaged results file: named in one line, never left out of the report, the ledger's
+    row check or the plots as if it were some other CSV; an empty CSV is named too."""
+    with (H200 / name).open(newline="") as f:
+        rows = list(csv.DictReader(f))
+    keep = [c for c in rows[0] if c != drop]
+    with (tmp_path / name).open("w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=keep, extrasaction="ignore")
+        w.writeheader()
+        w.writerows(rows)
+    with pytest.raises(HarnessError, match=re.escape(f"lacks {drop}: damaged, or not written "
+                                                     "by the harness")):
+        readback.stage_files(tmp_path) + readback.pipeline_files(tmp_path)
+    (tmp_path / name).write_text("")
+    with pytest.raises(HarnessError, match="is empty: no header, no rows"):
+        readback.stage_files(tmp_path)
+
+
 def _committed_with_second_row(tmp_path: Path, name: str, **cells: str) -> Path:
     """A copy of the committed ``statistics/h200/<name>`` with its first two rows, the
     second changed by ``cells``."""
