@@ -32,6 +32,14 @@ class Merged:
     processes: tuple[int, ...]
 
 
+def _real(p: Path) -> Path:
+    """``p`` with its links followed; BadInput (one line) where they loop."""
+    try:
+        return Path(p).resolve()
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop (Python < 3.13)
+        raise BadInput(f"harness merge: cannot follow {p}: {exc}") from None
+
+
 def combine_runs(paths: Sequence[Path]) -> tuple[list[dict[str, str]], tuple[str, ...],
                                                   tuple[int, ...]]:
     """The merged rows (in the first file's order, then each later file's new points), the
@@ -43,8 +51,8 @@ def combine_runs(paths: Sequence[Path]) -> tuple[list[dict[str, str]], tuple[str
     (their ``--out`` aside) or on two GPU models."""
     if len(paths) < 2:
         raise BadInput("harness merge takes the CSVs of at least two processes")
-    twice = {str(p) for p in paths if sum(Path(q).resolve() == Path(p).resolve()
-                                          for q in paths) > 1}
+    real = [_real(p) for p in paths]
+    twice = {str(p) for p, r in zip(paths, real, strict=True) if real.count(r) > 1}
     if twice:
         raise BadInput(f"harness merge: {', '.join(sorted(twice))} given twice (one file is "
                        "one process)")
@@ -94,7 +102,7 @@ def _label(schema: resultcsv.Schema, key: tuple[str, ...]) -> str:
 def run(paths: Sequence[Path], out: Path, overwrite: bool = False) -> Merged:
     """``harness merge``: combine the processes' CSVs and write the rows to ``out`` (an
     existing file is refused unless ``overwrite``)."""
-    mine = [str(p) for p in paths if Path(p).resolve() == Path(out).resolve()]
+    mine = [str(p) for p in paths if _real(p) == _real(out)]
     if mine:  # --overwrite would cut one of the processes' files before the merge is written
         raise BadInput(f"harness merge: --out {out} is one of the CSVs merged ({mine[0]}): "
                        "write the merge to another file")

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import bisect
 import csv
+import os
+import stat
 import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
@@ -28,6 +30,10 @@ UNTRACED_FILE = "untraced_commits.csv"
 #: Folders whose CSVs are not result rows: a run's logs (what it printed and wrote there, and
 #: copies of its scripts, kept beside its results as they came).
 _SKIP_DIRS = frozenset({"logs"})
+#: The columns that mark a CSV as result rows of the harness's, beside one of TIMES (ncu's
+#: raw pages and the seed's summaries have no ``backend``).
+RESULT_MARKS = frozenset({"stage", "backend"})
+TIMES = ("median_us", "total_us")
 _DIRTY = "-dirty"
 #: The shortest abbreviation taken for a commit (git's default), so that a mistyped short
 #: sha does not pass by matching some commit's first digits by chance.
@@ -59,6 +65,8 @@ class CommitReport:
     unnamed_files: tuple[Path, ...] = field(default=())
     #: Files holding rows with an empty git_sha, and how many: rows no commit traces.
     blank_rows: dict[Path, int] = field(default_factory=dict)
+    #: Results CSVs (the rows' marks: stage, backend, a time) with no git_sha column.
+    unnamed_results: tuple[Path, ...] = field(default=())
 
     @property
     def failure(self) -> str:
@@ -67,6 +75,9 @@ class CommitReport:
         if self.missing:
             parts.append(f"{len(self.missing)} commit(s) named by result rows are not in this "
                          f"clone's history nor in {UNTRACED_FILE}: {', '.join(self.missing)}")
+        if self.unnamed_results:
+            parts.append(f"{len(self.unnamed_results)} results CSV(s) with no git_sha column: "
+                         f"{', '.join(str(p) for p in self.unnamed_results)}")
         if self.blank_rows:
             parts.append(f"{sum(self.blank_rows.values())} row(s) with no git_sha in "
                          f"{', '.join(str(p) for p in self.blank_rows)}")
@@ -76,9 +87,16 @@ class CommitReport:
         return "; ".join(parts)
 
 
+def _unlisted(err: OSError) -> None:
+    raise BadInput(f"cannot read the folder {err.filename}: {err.strerror or err}; its rows "
+                   "are not read as none")
+
+
 def result_csvs(folders: Iterable[Path]) -> list[Path]:
     """Every CSV under ``folders`` but those in a run's logs and the untraced list itself (a
-    file named directly must be a results CSV)."""
+    file named directly must be a results CSV). A folder that cannot be listed, and a
+    ``*.csv`` that is no regular file (a folder, a broken or looping link, a pipe that a
+    read would wait on forever), are bad input: never read as no rows."""
     found: set[Path] = set()
     for folder in folders:
         if folder.is_file():
@@ -88,9 +106,23 @@ def result_csvs(folders: Iterable[Path]) -> list[Path]:
             continue
         if not folder.is_dir():
             raise BadInput(f"{folder}: no such results folder")
-        for p in folder.rglob("*.csv"):
-            rel = p.relative_to(folder).parts
-            if p.name != UNTRACED_FILE and not _SKIP_DIRS.intersection(rel[:-1]):
+        for dirpath, dirnames, filenames in os.walk(folder, onerror=_unlisted):
+            here = Path(dirpath)
+            rel = here.relative_to(folder).parts
+            if _SKIP_DIRS.intersection(rel):
+                dirnames.clear()
+                continue
+            names = [*filenames, *(d for d in dirnames if d.endswith(".csv"))]
+            for name in names:
+                p = here / name
+                if not name.endswith(".csv") or name == UNTRACED_FILE:
+                    continue
+                try:
+                    regular = stat.S_ISREG(p.stat().st_mode)
+                except OSError as e:
+                    raise BadInput(f"{p}: cannot be read ({e.strerror or e})") from None
+                if not regular:
+                    raise BadInput(f"{p}: not a regular file, so not a results CSV")
                 found.add(p)
     return sorted(found)
 
@@ -105,6 +137,9 @@ class Named:
     unnamed_files: tuple[Path, ...]
     #: The CSVs holding rows with an empty git_sha, and how many.
     blank_rows: dict[Path, int]
+    #: Of ``unnamed_files``, those with the marks of the harness's result rows (stage,
+    #: backend and a time): rows no commit traces.
+    unnamed_results: tuple[Path, ...] = ()
 
 
 def named_commits(csvs: Iterable[Path]) -> Named:
@@ -112,6 +147,7 @@ def named_commits(csvs: Iterable[Path]) -> Named:
     with it empty; a file that is not readable CSV is bad input."""
     where: dict[str, set[Path]] = {}
     unnamed: list[Path] = []
+    results: list[Path] = []
     blank: dict[Path, int] = {}
     for path in csvs:
         try:
@@ -119,6 +155,9 @@ def named_commits(csvs: Iterable[Path]) -> Named:
                 reader = csv.DictReader(f)
                 if "git_sha" not in (reader.fieldnames or ()):
                     unnamed.append(path)
+                    header = set(reader.fieldnames or ())
+                    if header >= RESULT_MARKS and header.intersection(TIMES):
+                        results.append(path)
                     continue
                 for row in reader:
                     sha = (row.get("git_sha") or "").strip()
@@ -128,8 +167,10 @@ def named_commits(csvs: Iterable[Path]) -> Named:
                         blank[path] = blank.get(path, 0) + 1
         except (UnicodeDecodeError, csv.Error) as e:
             raise BadInput(f"{path}: not a readable CSV ({e})") from None
+        except OSError as e:
+            raise BadInput(f"{path}: cannot be read ({e.strerror or e})") from None
     return Named({sha: tuple(sorted(folders)) for sha, folders in sorted(where.items())},
-                 tuple(unnamed), blank)
+                 tuple(unnamed), blank, tuple(results))
 
 
 def history(root: Path) -> list[str]:
@@ -204,4 +245,5 @@ def check(folders: Sequence[Path], untraced_path: Path, root: Path) -> CommitRep
         untraced=tuple(listed[sha] for sha in gone if sha in listed),
         stale=tuple(c for sha, c in listed.items()
                     if sha not in everywhere or holds(commits, sha)),
-        unnamed_files=named.unnamed_files, blank_rows=named.blank_rows)
+        unnamed_files=named.unnamed_files, blank_rows=named.blank_rows,
+        unnamed_results=named.unnamed_results)

@@ -21,6 +21,7 @@ from pathlib import Path, PurePosixPath
 
 from harness import paths
 from harness.errors import BadInput
+from harness.results import files as result_files
 
 #: The folders whose sources shape a result, and the files of them that count.
 SOURCE_DIRS = ("harness", "plugins", "kernels")
@@ -162,15 +163,38 @@ def stamp(root: Path) -> Stamp:
     return Stamp(sha, _digest(held), changed)
 
 
+def _is_stamp(text: str) -> bool:
+    """Whether ``text`` is a stamp file's: lines of ``HARNESS_GIT_SHA=`` and
+    ``HARNESS_GIT_TREE=`` only (what :meth:`Stamp.text` writes)."""
+    lines = text.splitlines()
+    return 0 < len(lines) <= 2 and all(
+        ln.startswith(("HARNESS_GIT_SHA=", "HARNESS_GIT_TREE=")) for ln in lines)
+
+
 def write_stamp(root: Path, dest: Path | None = None) -> tuple[Stamp, Path]:
     """Stamp the checkout at ``root`` and write the stamp file (``dest``, default
-    ``root / STAMP_FILE``), which gpu-check.sh reads on the GPU machine."""
-    st = stamp(root)
+    ``root / STAMP_FILE``), which gpu-check.sh reads on the GPU machine: created, or
+    replaced whole where it is a stamp already; any other file (a results CSV given by
+    mistake), a folder or a symbolic link is refused in one line and left as it was."""
     path = dest if dest is not None else root / STAMP_FILE
+    if not path.parent.is_dir():
+        raise BadInput(f"cannot write {path}: no such folder {path.parent}")
+    if path.is_symlink():
+        raise BadInput(f"{path} is a symbolic link: the stamp is not written through one")
+    if path.exists():
+        try:
+            old = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as e:
+            raise BadInput(f"{path} exists and cannot be read as a stamp: not overwritten "
+                           f"({getattr(e, 'strerror', None) or type(e).__name__})") from None
+        if not _is_stamp(old):
+            raise BadInput(f"{path} exists and is not a stamp file: not overwritten (the "
+                           "stamp replaces only its own file)")
+    st = stamp(root)
     try:
-        path.write_text(st.text())
-    except OSError as e:
-        raise BadInput(f"cannot write {path}: {e.strerror or e}") from e
+        result_files.replace(path, st.text().encode())
+    except result_files.ResultFileError as e:
+        raise BadInput(str(e)) from None
     return st, path
 
 

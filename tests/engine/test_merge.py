@@ -204,3 +204,15 @@ def test_a_failed_process_keeps_the_notes_on_its_time(tmp_path: Path) -> None:
     assert a["status"] == "failed" and float(a["median_us"]) == 64.0
     assert a["reason"].startswith("process 2 of 2: q8: FAILED")
     assert a["reason"].endswith("; " + gate) and len(a["reason"]) <= REASON_CHARS
+
+
+def test_a_looping_link_among_the_files_is_one_line(tmp_path: Path) -> None:
+    """A CSV given as a link to itself is said in one line (it was a traceback)."""
+    loop = tmp_path / "loop.csv"
+    loop.symlink_to(loop)
+    other = tmp_path / "p1.csv"
+    other.write_text("stage\n")
+    with pytest.raises(BadInput, match=r"harness merge: cannot follow .*loop\.csv"):
+        merge.run([loop, other], tmp_path / "out.csv")
+    with pytest.raises(BadInput, match=r"harness merge: cannot follow .*loop\.csv"):
+        merge.combine_runs([other, loop])

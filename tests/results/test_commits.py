@@ -4,6 +4,7 @@ and the trees that cannot answer (no history, a shallow clone)."""
 from __future__ import annotations
 
 import csv
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -93,6 +94,66 @@ def test_rows_without_a_commit_fail_and_files_without_the_column_are_listed(
     for bad in (stats / commits.UNTRACED_FILE, tmp_path / "a"):
         with pytest.raises(BadInput, match="not a results CSV"):
             commits.check([bad], stats / commits.UNTRACED_FILE, tmp_path)
+
+
+def test_a_results_csv_without_the_column_fails_the_check(tmp_path: Path) -> None:
+    """Rows with the marks of the harness's (stage, backend, a time) in a file with no
+    git_sha column are traced to nothing: the check fails on them; ncu's page does not."""
+    first, _, _ = _repo(tmp_path)
+    stats = tmp_path / "statistics"
+    _rows(stats / "s.csv", [first])
+    (stats / "page.csv").write_text("ID,Kernel Name\n1,k\n")
+    rep = commits.check([stats], stats / commits.UNTRACED_FILE, tmp_path)
+    assert rep.failure == ""
+    (stats / "lost.csv").write_text("stage,backend,median_us\nx,pycuda,1.0\n")
+    rep = commits.check([stats], stats / commits.UNTRACED_FILE, tmp_path)
+    assert rep.unnamed_results == (stats / "lost.csv",)
+    assert rep.failure == f"1 results CSV(s) with no git_sha column: {stats / 'lost.csv'}"
+
+
+@pytest.mark.parametrize("kind", ["folder", "broken link", "looping link", "pipe"])
+def test_a_csv_that_is_no_regular_file_is_bad_input(tmp_path: Path, kind: str) -> None:
+    """A ``*.csv`` entry that is a folder, a link to nothing or to itself, or a pipe (whose
+    read would wait forever) is one line, never a traceback, a hang or no rows."""
+    import os
+
+    first, _, _ = _repo(tmp_path)
+    stats = tmp_path / "statistics"
+    _rows(stats / "s.csv", [first])
+    odd = stats / "sub" / "odd.csv"
+    odd.parent.mkdir()
+    if kind == "folder":
+        odd.mkdir()
+    elif kind == "broken link":
+        odd.symlink_to(tmp_path / "nothing")
+    elif kind == "looping link":
+        odd.symlink_to(odd)
+    else:
+        os.mkfifo(odd)
+    with pytest.raises(BadInput, match=re.escape(f"{odd}: ")):
+        commits.check([stats], stats / commits.UNTRACED_FILE, tmp_path)
+
+
+def test_a_folder_that_cannot_be_listed_is_said_not_read_as_empty(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A folder the walk cannot list (its mode, as any user but root meets it: the listing
+    is refused here by a stand-in, since root lists any folder) is one line naming it, not
+    a folder of no rows that lets --check pass."""
+    import os
+
+    first, _, _ = _repo(tmp_path)
+    stats = tmp_path / "statistics"
+    _rows(stats / "closed" / "s.csv", [first])
+    real = os.scandir
+
+    def scandir(path):  # type: ignore[no-untyped-def]
+        if Path(path).name == "closed":
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(os, "scandir", scandir)
+    with pytest.raises(BadInput, match=r"cannot read the folder .*closed: Permission denied"):
+        commits.check([stats], stats / commits.UNTRACED_FILE, tmp_path)
 
 
 def test_listed_commits_pass_and_stale_entries_fail(tmp_path: Path) -> None:

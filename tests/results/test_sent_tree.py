@@ -123,6 +123,32 @@ def test_outside_a_checkout_and_an_unwritable_stamp_are_bad_input(
 
 
 @needs_git
+def test_the_stamp_replaces_only_its_own_file(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    """``stamp --out`` given a results CSV by mistake refuses it and leaves it whole; so
+    for a symbolic link (even to a stamp) and a folder; an earlier stamp is replaced."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    _repo(repo, monkeypatch)
+    csv = tmp_path / "gemm.csv"
+    csv.write_text("stage,backend,median_us\ngemm,pycuda,1483\n")
+    with pytest.raises(BadInput, match="exists and is not a stamp file: not overwritten"):
+        sent_tree.write_stamp(repo, csv)
+    assert csv.read_text() == "stage,backend,median_us\ngemm,pycuda,1483\n"
+    st, path = sent_tree.write_stamp(repo)
+    first = path.read_text()
+    assert first == st.text()
+    path.write_text("HARNESS_GIT_SHA=old\nHARNESS_GIT_TREE=old\n")
+    assert sent_tree.write_stamp(repo)[1].read_text() == first
+    link = tmp_path / "link"
+    link.symlink_to(path)
+    with pytest.raises(BadInput, match="is a symbolic link"):
+        sent_tree.write_stamp(repo, link)
+    with pytest.raises(BadInput, match="cannot be read as a stamp"):
+        sent_tree.write_stamp(repo, tmp_path)
+
+
+@needs_git
 def test_a_project_inside_a_larger_repository_is_stamped_from_its_own_root(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """The sources are named from the project's root, whichever folder git's top is."""
