@@ -1,7 +1,7 @@
 """Parsing ``--sweep`` specifications into the points of a stage.
 
-``AXIS=V1,V2,...`` lists values; ``AXIS=LO..HI`` is the powers of two from LO to HI (LO a
-positive integer, each next value doubled, HI included when reached). Several axes are
+``AXIS=V1,V2,...`` lists values; ``AXIS=LO..HI`` is LO doubled up to HI (LO a positive
+integer, HI one of LO's doublings: a range that would stop short of HI is refused). Several axes are
 given as several ``--sweep`` options or separated by ``;``; the points are their product,
 every other axis at its default.
 """
@@ -36,6 +36,10 @@ def _values(spec: str, text: str) -> list[str]:
         while v <= hi:
             out.append(str(v))
             v *= 2
+        if out[-1] != str(hi):  # 3..16 would time 3, 6, 12 and never the 16 asked for
+            raise BadInput(f"bad --sweep {spec!r}: {hi} is not {lo} doubled a whole number of "
+                           f"times ({', '.join(out)}, {v}): end the range at one of them, or "
+                           "list the values")
         return out
     vals = [v.strip() for v in text.split(",")]
     if not all(vals):
@@ -49,12 +53,12 @@ def parse(specs: Sequence[str]) -> dict[str, list[str]]:
     for raw in specs:
         if not raw.replace(";", "").strip():  # else the stage's default sweep would run
             raise BadInput(f"bad --sweep {raw!r}: empty; expected AXIS=V1,V2,... or "
-                           "AXIS=LO..HI (powers of two)")
+                           "AXIS=LO..HI (LO doubled up to HI)")
         for spec in (s for s in raw.split(";") if s.strip()):
             m = _SPEC.match(spec)
             if not m:
                 raise BadInput(f"bad --sweep {spec!r}: expected AXIS=V1,V2,... or "
-                               "AXIS=LO..HI (powers of two)")
+                               "AXIS=LO..HI (LO doubled up to HI)")
             axis, text = m.group(1), m.group(2)
             if axis in out:
                 raise BadInput(f"bad --sweep: axis {axis!r} given twice")

@@ -49,7 +49,7 @@ from harness.tools import where
 def bench_cmd(
     stages: Stages = None,
     sweep: Annotated[list[str] | None, typer.Option(
-        help="AXIS=V1,V2 or AXIS=LO..HI (powers of two); repeat for more axes.")] = None,
+        help="AXIS=V1,V2 or AXIS=LO..HI (LO doubled up to HI); repeat for more axes.")] = None,
     variant: Annotated[list[str] | None, typer.Option(
         help="Variant (repeat), or 'all'; default: each stage's default, every variant of a "
              "pipeline.")] = None,

@@ -99,9 +99,9 @@ class Line:
 def run(path: Path, axis: str) -> list[Line]:
     """A line per build and rest-of-point of ``path``'s ok rows along ``axis``, where one
     command measured at least MIN_POINTS values of it; BadInput (one line) for a pipeline
-    CSV, an axis that is not a numeric key column, a value of it below 0 or not finite, a
-    ``bytes`` or ``peak_gbps`` cell that is no count or rate (:func:`_check_cells`), or a
-    file with no such sweep."""
+    CSV, an axis that is not a numeric key column (its sizes are positive whole numbers:
+    :func:`resultcsv.check_row`), a ``bytes`` or ``peak_gbps`` cell that is no count or
+    rate (:func:`_check_cells`), or a file with no such sweep."""
     res = resultcsv.read(path)
     if res.schema is not resultcsv.STAGE:
         raise BadInput(f"{path} holds pipeline rows: harness fit takes a stage's rows")
@@ -113,15 +113,10 @@ def run(path: Path, axis: str) -> list[Line]:
     for r, n in zip(res.rows, res.lines, strict=True):
         if r.get("status") != "ok" or not r.get(axis):
             continue
-        x = number(r[axis])
-        if x is None:
+        # The numeric key columns are sizes, which resultcsv.read took only as positive
+        # whole numbers; the others (family, l2) are words, no axis to fit along.
+        if number(r[axis]) is None:
             raise BadInput(f"--axis {axis}: its values in {path} are not numbers")
-        # t = a + b x holds at x = 0 too (t(0) = a, the fixed part alone): a zero is a
-        # point like any other. A negative x is no size (the fixed part's share of a + b x
-        # comes out above 100 % or below 0), and a NaN or an infinity leaves no line to fit.
-        if not (math.isfinite(x) and x >= 0):
-            raise BadInput(f"{path}, line {n}: {axis} is {r[axis]!r}; harness fit takes "
-                           f"values of {axis} that are finite and >= 0")
         _check_cells(r, f"{path}, line {n}")
         rest = tuple(resultcsv.STAGE.value(r, c) for c in keys if c != axis)
         key = (r.get("backend", ""), r.get("variant", ""), *rest, *resultcsv.run_of(r))

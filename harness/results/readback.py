@@ -8,6 +8,7 @@ import csv
 import json
 import math
 import os
+import stat
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -33,7 +34,19 @@ def _csvs(folder: Path) -> list[Path]:
         names = os.listdir(folder)
     except OSError as exc:
         raise HarnessError(f"cannot read the folder {folder}: {exc.strerror or exc}") from None
-    return [Path(folder) / n for n in sorted(names) if n.endswith(".csv")]
+    out = []
+    for n in sorted(names):
+        if not n.endswith(".csv"):
+            continue
+        p = Path(folder) / n
+        try:
+            regular = stat.S_ISREG(p.stat().st_mode)
+        except OSError as exc:
+            raise HarnessError(f"{p}: cannot be read ({exc.strerror or exc})") from None
+        if not regular:  # a folder, or a pipe a read would wait on forever
+            raise HarnessError(f"{p}: not a regular file, so not a results CSV")
+        out.append(p)
+    return out
 
 
 #: The columns that mark a CSV as rows of the harness's (beside its time column): one that
@@ -70,10 +83,9 @@ def _csvs_with(folder: Path, columns: set[str]) -> list[Path]:
 #: The column an ok row's time is in: a stage row's median, a pipeline row's total.
 TIME = ("median_us", "total_us")
 #: The columns of a point's sizes, where a row has them: a plot's x axis, a table's point.
-SIZES = ("batch", "in_f", "out_f")
+SIZES = resultcsv.SIZES
 #: The rates a table or a plot shows (a time, ``*_us``, is checked as one too).
-RATES = ("gbps", "pct_peak", "peak_gbps", "tops", "pct_datasheet_tops", "datasheet_tops",
-         "speedup_vs_best_peer")
+RATES = resultcsv.RATES
 
 
 def results_folder(folder: Path) -> Path:
@@ -110,11 +122,6 @@ def read_checked(path: Path) -> list[dict[str, str]]:
             if v is None or not math.isfinite(v) or not positive:
                 raise HarnessError(f"{path}, line {line}: {col} is {text!r}, not a "
                                    f"{'positive' if col in TIME else 'finite'} number")
-        for col in SIZES:
-            text = r.get(col) or ""
-            if text and not (text.isascii() and text.isdigit() and int(text) > 0):
-                raise HarnessError(f"{path}, line {line}: {col} is {text!r}, not a positive "
-                                   "whole number")
         if r.get("intervals"):  # a pipeline row's own intervals, which its table lists
             try:
                 ok = isinstance(json.loads(r["intervals"]), dict)

@@ -25,6 +25,13 @@ from harness.results.rows import PROCESS_COLUMNS, STATUSES
 #: The columns that name a row's point (with its kind's own: the launch, the mode).
 POINT = ("stage", "backend", "variant", "batch", "in_f", "out_f", "family", "params", "l2")
 _CLOCKS = ("clock_mhz_median", "clock_mhz_min")
+#: A point's sizes, where a row has them: positive whole numbers (a key that ``compare``
+#: pairs rows by, and ``best`` and ``fit`` group them by: a mangled one re-pairs or drops
+#: rows without a word).
+SIZES = ("batch", "in_f", "out_f")
+#: The rates a row derives from its time: numbers >= 0 where given.
+RATES = ("gbps", "pct_peak", "peak_gbps", "tops", "pct_datasheet_tops", "datasheet_tops",
+         "speedup_vs_best_peer")
 
 
 @dataclass(frozen=True)
@@ -143,7 +150,8 @@ def check_row(row: Mapping[str, str], schema: Schema, where: str) -> None:
     pipeline's ``*_us`` and ``*_noise_pct`` columns, and its ``intervals`` JSON) must be a
     number >= 0 where it is given: merge widens each interval's noise by its spread across
     the files, which a NaN or an infinity turns into a crash, and a report would show a
-    negative one as a time."""
+    negative one as a time. A size (SIZES) must be a positive whole number and a rate
+    (RATES) a number >= 0 where given."""
     status = row.get("status") or ""
     if status not in STATUSES:
         raise HarnessError(f"{where}: status {status!r} is not one of {', '.join(STATUSES)}")
@@ -173,6 +181,20 @@ def check_row(row: Mapping[str, str], schema: Schema, where: str) -> None:
         if not lo <= mid <= hi:
             raise HarnessError(f"{where}: {schema.spread[0]} <= {schema.time} <= "
                                f"{schema.spread[1]} does not hold ({lo}, {mid}, {hi})")
+    for col in SIZES:
+        text = (row.get(col) or "").strip()
+        if text and not (text.isascii() and text.isdigit() and int(text) > 0):
+            raise HarnessError(f"{where}: {col} is {text!r}, not a positive whole number")
+    for col in RATES:
+        text = (row.get(col) or "").strip()
+        if not text:
+            continue
+        try:
+            x = float(text)
+        except ValueError:
+            raise HarnessError(f"{where}: {col} is {text!r}, not a number") from None
+        if not math.isfinite(x) or x < 0:
+            raise HarnessError(f"{where}: {col} is {text}; it must be a finite number >= 0")
     _check_intervals(row.get("intervals") or "", where)
 
 

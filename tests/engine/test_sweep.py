@@ -11,7 +11,12 @@ from harness.errors import BadInput
 def test_lists_and_ranges() -> None:
     assert sweep.parse(["batch=1..16", "in_f=5, 7"]) == {
         "batch": ["1", "2", "4", "8", "16"], "in_f": ["5", "7"]}
-    assert sweep.parse(["batch=3..20;k=2.5"]) == {"batch": ["3", "6", "12"], "k": ["2.5"]}
+    assert sweep.parse(["batch=3..24;k=2.5"]) == {"batch": ["3", "6", "12", "24"],
+                                                  "k": ["2.5"]}
+    # A range that would stop short of its end is refused, not cut.
+    with pytest.raises(BadInput, match=r"bad --sweep 'batch=3\.\.16': 16 is not 3 doubled a "
+                                       r"whole number of times \(3, 6, 12, 24\)"):
+        sweep.parse(["batch=3..16"])
 
 
 @pytest.mark.parametrize("bad", ["batch", "batch=", "=3", "batch=0..4", "batch=8..2",

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from harness.errors import BadInput
+from harness.errors import BadInput, HarnessError
 from harness.front.cli import app
 from harness.results import fit
 from tests.results import stage_csv
@@ -81,25 +81,20 @@ def test_the_bandwidth_past_the_fixed_part(tmp_path: Path) -> None:
         [plain], "in_f")[0]
 
 
-@pytest.mark.parametrize("bad", ["nan", "inf", "-4", "-1e400"])
+@pytest.mark.parametrize("bad", ["nan", "inf", "-4", "-1e400", "0", "2.5"])
 def test_an_axis_value_that_is_no_size_is_one_line(tmp_path: Path, bad: str) -> None:
     """A NaN or an infinity leaves no line to fit; a negative size makes the fixed part's
-    share meaningless (above 100 % or below 0): one line naming the file and line."""
+    share meaningless (above 100 % or below 0), and no run measures a size of 0 or a
+    fraction: every reader of the rows refuses such a size, in one line naming the file and
+    line."""
     f = _write(tmp_path / "s.csv", [_row(64, 600.0, batch="1000"), _row(64, 1100.0, batch="2000"),
                                     _row(64, 2100.0, batch=bad), _row(64, 2100.0, batch="4000")])
-    with pytest.raises(BadInput, match=f"s.csv, line 4: batch is '{bad}'; harness fit takes "
-                                       "values of batch that are finite and >= 0"):
+    with pytest.raises(HarnessError, match=f"s.csv, line 4: batch is '{bad}', not a positive "
+                                           "whole number"):
         fit.run(f, "batch")
     res = CliRunner().invoke(app, ["fit", str(f), "--axis", "batch"])
-    assert res.exit_code == 2 and "finite and >= 0" in res.stderr
+    assert res.exit_code == 2 and "not a positive whole number" in res.stderr
     assert "Traceback" not in res.output and "Warning" not in res.output
-
-
-def test_a_zero_on_the_axis_is_the_fixed_part_alone(tmp_path: Path) -> None:
-    """t = a + b x holds at x = 0: the point there is the fixed part, its share 100 %."""
-    f = _write(tmp_path / "s.csv", [_row(x, 100 + 0.5 * x) for x in (0, 1000, 2000)])
-    (line,) = fit.run(f, "in_f")
-    assert line.fixed_us == pytest.approx(100.0) and line.fixed_share_pct(0) == 100.0
 
 
 def test_a_rerun_row_is_no_new_point_on_the_line(tmp_path: Path) -> None:
@@ -144,7 +139,8 @@ def test_no_bandwidth_where_the_time_does_not_grow() -> None:
 def test_a_fraction_below_zero_on_the_axis_is_no_size(tmp_path: Path) -> None:
     f = _write(tmp_path / "s.csv", [_row(64, 600.0, batch="1000"), _row(64, 1100.0, batch="-0.5"),
                                     _row(64, 2100.0, batch="4000")])
-    with pytest.raises(BadInput, match=r"s\.csv, line 3: batch is '-0\.5'"):
+    with pytest.raises(HarnessError, match=r"s\.csv, line 3: batch is '-0\.5', not a positive "
+                                           "whole number"):
         fit.run(f, "batch")
 
 
@@ -162,7 +158,8 @@ def test_bytes_are_used_only_where_every_row_has_a_positive_count(tmp_path: Path
     f = _write(tmp_path / "s.csv", [_row(x, 1.0 + x, bytes=str(x)) for x in (1, 2, 3)])
     (line,) = fit.run(f, "in_f")
     assert line.per_unit_bytes == pytest.approx(1.0)
-    g = _write(tmp_path / "g.csv", [_row(x, 1.0 + x, bytes=str(x)) for x in (0, 2, 3)])
+    g = _write(tmp_path / "g.csv", [_row(x, 1.0 + x, bytes=str(x if x > 1 else 0))
+                                    for x in (1, 2, 3)])
     (line,) = fit.run(g, "in_f")
     assert line.per_unit_bytes is None
 
@@ -213,6 +210,11 @@ def test_a_bytes_or_peak_cell_that_is_no_count_or_rate_is_one_line(tmp_path: Pat
             for x in (4736, 9472, 18944)]
     rows[1][column] = bad
     f = _write(tmp_path / "s.csv", rows)
+    if column == "peak_gbps" and bad != "0":
+        # a rate every reader of the rows refuses (a finite number >= 0), before fit's own
+        with pytest.raises(HarnessError, match=r"s\.csv, line 3: peak_gbps is '?" + bad):
+            fit.run(f, "in_f")
+        return
     with pytest.raises(BadInput, match=rf"s\.csv, line 3: {column} is '{bad}'; harness fit "
                                        "takes a"):
         fit.run(f, "in_f")

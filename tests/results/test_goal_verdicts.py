@@ -46,13 +46,24 @@ def test_a_bound_on_the_rows_own_columns(tmp_path: Path) -> None:
     assert gv.judge(_goal(tmp_path, "at_most_us = 9.5"), tmp_path).verdict == gv.MISSED
 
 
-@pytest.mark.parametrize("cell", ["n/a", "-20", "0", "inf", ""])
+@pytest.mark.parametrize("cell", ["0", ""])
 def test_a_rate_that_is_no_number_above_zero_gives_no_verdict(tmp_path: Path, cell: str
                                                               ) -> None:
     stage_csv.write(tmp_path / "s.csv", [_row(10.0, tops=cell, pct_peak=cell)])
     for bound in ("at_least_tops = 1", "at_most_floor = 2"):
         j = gv.judge(_goal(tmp_path, bound), tmp_path)
         assert j.verdict == gv.NO_ROW and "not a number above zero" in j.note
+
+
+@pytest.mark.parametrize("cell", ["n/a", "-20", "inf"])
+def test_a_rate_that_is_no_number_is_a_damaged_file(tmp_path: Path, cell: str) -> None:
+    """Every reader of the rows refuses a rate that is not a finite number >= 0, in one
+    line naming the file and line: damage, not a row without a figure."""
+    from harness.errors import HarnessError
+
+    stage_csv.write(tmp_path / "s.csv", [_row(10.0, tops=cell, pct_peak=cell)])
+    with pytest.raises(HarnessError, match=r"s\.csv, line 2: (tops|pct_peak) is"):
+        gv.judge(_goal(tmp_path, "at_least_tops = 1"), tmp_path)
 
 
 def test_the_peer_comes_from_the_same_run_process_and_point(tmp_path: Path) -> None:

@@ -204,3 +204,23 @@ def test_a_size_empty_in_one_row_where_the_others_have_it_is_refused(tmp_path: P
     p = _committed_with_second_row(tmp_path, "dynamic_spikes.csv", batch="")
     with pytest.raises(HarnessError, match=r"line 3: batch is empty where other rows have one"):
         readback.read_checked(p)
+
+
+@pytest.mark.parametrize("kind", ["pipe", "folder"])
+def test_a_csv_that_is_no_regular_file_is_one_line_not_a_hang(tmp_path: Path, kind: str
+                                                               ) -> None:
+    """A pipe named ``x.csv`` in a results folder would block its reader forever; it and a
+    folder of that name are said in one line."""
+    import os
+
+    shutil.copy(H200 / "dynamic_spikes.csv", tmp_path)
+    odd = tmp_path / "x.csv"
+    os.mkfifo(odd) if kind == "pipe" else odd.mkdir()
+    with pytest.raises(HarnessError, match=re.escape(f"{odd}: not a regular file")):
+        readback.stage_files(tmp_path)
+
+
+def test_a_negative_rate_is_refused_by_the_report(tmp_path: Path) -> None:
+    bad = _committed_with_second_row(tmp_path, "dynamic_spikes.csv", gbps="-3")
+    with pytest.raises(HarnessError, match="line 3: gbps is -3; it must be a finite number >= 0"):
+        readback.read_checked(bad)

@@ -56,3 +56,26 @@ def test_a_file_cut_inside_its_last_quoted_cell_is_refused(tmp_path: Path) -> No
                                            r"data"):
         resultcsv.read(cut)
     assert resultcsv.read(whole).rows[0]["command"] == "harness bench d --sweep batch=1,2"
+
+
+@pytest.mark.parametrize(("col", "text"), [("batch", "nan"), ("batch", "-1"), ("batch", "1.5"),
+                                           ("in_f", "3584x"), ("out_f", "0"),
+                                           ("batch", "1e3")])
+def test_a_size_that_is_no_positive_whole_number_is_refused(tmp_path: Path, col: str,
+                                                            text: str) -> None:
+    """A point's size is a key every reader pairs or groups rows by: a mangled one would
+    re-pair compare's rows or drop best's and fit's without a word."""
+    rows = _load("activation_fused.csv")[:3]
+    rows[1][col] = text
+    with pytest.raises(HarnessError, match=f"line 3: {col} is {text!r}, not a positive "
+                                           "whole number"):
+        resultcsv.read(_write(tmp_path / "a.csv", rows))
+
+
+@pytest.mark.parametrize("col", ["gbps", "pct_peak", "speedup_vs_best_peer"])
+def test_a_negative_rate_is_refused(tmp_path: Path, col: str) -> None:
+    rows = _load("activation_fused.csv")[:3]
+    rows[2][col] = "-3"
+    with pytest.raises(HarnessError, match=f"line 4: {col} is -3; it must be a finite "
+                                           "number >= 0"):
+        resultcsv.read(_write(tmp_path / "a.csv", rows))
