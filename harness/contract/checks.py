@@ -119,14 +119,71 @@ def check_stage(stage: object, expected_name: str | None = None) -> list[str]:
             # as the variant it was tuned from, which a declared variant must itself be
             problems.append(f"variant {v.name} declares tuning values or a base: those are "
                             "a --define build's, set by the harness")
+    problems += _case_problems(stage, names)
     if stage.workspace is not None and stage.cases and callable(stage.outputs):
         try:
             p = stage.point(stage.variants[0], **stage.cases[0])
             clash = set(stage.workspace(p)) & set(stage.outputs(p))
-        except Exception as exc:  # a declaration error, reported like the others
-            clash, problems = set(), [*problems, f"workspace of the first case: {exc}"]
+        except Exception:  # said by _case_problems, at the point it fails
+            clash = set()
         if clash:
             problems.append(f"workspace reuses output name(s) {', '.join(sorted(clash))}")
+    return problems
+
+
+#: The shape functions a run calls before any array exists (the memory guard, the row's
+#: bytes and flops): probed at every declared point when the plugin loads.
+SHAPE_FIELDS: Sequence[str] = ("inputs", "outputs", "workspace", "bytes_moved", "flops")
+
+
+def _case_problems(stage: Stage, names: Sequence[str]) -> list[str]:
+    """Validation cases that name unknown axes, and the shape functions (SHAPE_FIELDS)
+    that raise at a declared point (each variant's default, its cases, the stage's): found
+    when the plugin loads, in one line each, rather than as a traceback mid-sweep; and
+    tolerances of outputs that no declared point has (a misspelt one judges nothing)."""
+    problems: list[str] = []
+    points: list[tuple[str, Any]] = []
+
+    def unknown(case: Mapping[str, Any]) -> list[str]:
+        return sorted(set(case) - set(names))
+
+    problems += [f"case {dict(c)} names unknown axis {', '.join(map(repr, unknown(c)))}"
+                 for c in stage.cases if unknown(c)]
+    for v in stage.variants:
+        problems += [f"variant {v.name}'s case {dict(c)} names unknown axis "
+                     f"{', '.join(map(repr, unknown(c)))}" for c in v.cases if unknown(c)]
+        if unknown(dict(v.pins)):  # said with the pins: it makes no point
+            continue
+        for where, case in [("its default point", {}),
+                            *((f"case {dict(c)}", c) for c in (*stage.cases, *v.cases))]:
+            if unknown(case):
+                continue
+            try:
+                points.append((f"variant {v.name} {where}", stage.point(v, **case)))
+            except Exception as exc:  # a point the declarations cannot make
+                problems.append(f"variant {v.name} {where}: {type(exc).__name__}: {exc}")
+    outputs: set[str] = set()
+    for f in SHAPE_FIELDS:
+        fn = getattr(stage, f)
+        if not callable(fn):
+            continue
+        failed: list[str] = []
+        for where, p in points:
+            try:
+                got = fn(p)
+            except Exception as exc:  # a declaration error, reported like the others
+                failed.append(f"{f} at {where} raised {type(exc).__name__}: {exc}")
+                continue
+            if f == "outputs" and isinstance(got, Mapping):
+                outputs |= set(got)
+        if failed:  # the first point it fails at, and how many more
+            more = f" (and at {len(failed) - 1} more declared point(s))" if failed[1:] else ""
+            problems.append(failed[0] + more)
+    if points and outputs and isinstance(stage.tolerances, Mapping):
+        stray = sorted(set(stage.tolerances) - outputs)
+        if stray:
+            problems.append(f"tolerance(s) of {', '.join(map(repr, stray))}, an output no "
+                            "declared point has")
     return problems
 
 
@@ -234,6 +291,9 @@ def reference_problems(stage: Stage, point: Point, ref: Mapping[str, Any]) -> li
     one of an integer output is not) and within its range, and free of NaN. The same check
     for every backend: the one whose result the reference is, and those judged against it.
     """
+    if not isinstance(ref, Mapping):  # a bare array: `name in ref` would compare values
+        return [f"reference returned a {type(ref).__name__}, not a dict of its outputs by "
+                f"name ({', '.join(stage.outputs(point))})"]
     problems = []
     for name, (shape, dtype) in stage.outputs(point).items():
         if name not in ref:

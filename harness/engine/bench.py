@@ -286,6 +286,8 @@ class BenchRun:
     resumed: int = 0
     #: The ``--define`` builds a ``--restrict`` left out, "STAGE BUILD" each.
     left_out: list[str] = dataclasses.field(default_factory=list)
+    #: Points of the default sweep past CPU_BYTES that the CPU fallback left out.
+    past_cpu: int = 0
 
     def written(self) -> int | None:
         """Rows in the files so far (None where the run keeps no count). A row is written
@@ -336,8 +338,10 @@ def bench(reg: Registry, names: Sequence[str] | None, *, sweep: Sequence[str] = 
     peer_backends = devices.peers(chosen, peers, devices.named_peers(tg.all))
     left_out: list[str] = []
     jobs = plan(tg.all, sweep, variants, options or {}, defines, restrict, left_out)
+    past_cpu = 0
     if not chosen.on_gpu and not sweep:
-        jobs = [j for j in jobs if j.is_pipeline or j.target.bytes_moved(j.point) <= CPU_BYTES]
+        kept = [j for j in jobs if j.is_pipeline or j.target.bytes_moved(j.point) <= CPU_BYTES]
+        past_cpu, jobs = len(jobs) - len(kept), kept
     if against is not None:
         earlier = baseline.kernels_from(against, paths.project_root())
         if not chosen.on_gpu:
@@ -371,4 +375,5 @@ def bench(reg: Registry, names: Sequence[str] | None, *, sweep: Sequence[str] = 
                  "its rows of each build time the same reference, and say so")
     return BenchRun(run(jobs, chosen.runner, cfg, chosen.meta, outputs, peers=peer_backends,
                         stages=reg.stages, repeats=repeats), total, dest, chosen.on_gpu,
-                    note, outputs.repaired, outputs, resumed=done, left_out=left_out)
+                    note, outputs.repaired, outputs, resumed=done, left_out=left_out,
+                    past_cpu=past_cpu)

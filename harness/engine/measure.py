@@ -14,8 +14,10 @@ produce a number (a wrong answer is a ``failed`` row that keeps its time).
 from __future__ import annotations
 
 import dataclasses
+import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -174,6 +176,17 @@ def measure(job: Job, backend: Backend, cfg: BenchConfig, meta: RunMeta,
                 "reason": f"the plugin exited (SystemExit: {exc.code!r})"[:REASON_CHARS]}
 
 
+def raised_at(exc: BaseException) -> str:
+    """Where an unexpected exception was raised, `` (at file.py:12 in name)``: the frame it
+    came from (a plugin's ``make_inputs`` or ``reference``, say), so a row's one-line
+    reason says whose mistake it was; '' without a traceback."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    if not frames:
+        return ""
+    last = frames[-1]
+    return f" (at {Path(last.filename).name}:{last.lineno} in {last.name})"
+
+
 def _measure(job: Job, backend: Backend, cfg: BenchConfig, meta: RunMeta,
              row: dict[str, Any], stages: Mapping[str, Stage] | None,
              memo: PointMemo | None = None) -> dict[str, Any]:
@@ -208,7 +221,7 @@ def _measure(job: Job, backend: Backend, cfg: BenchConfig, meta: RunMeta,
         if isinstance(exc, MemoryError) or backend.is_oom(exc):
             return {**row, "status": "oom", "reason": f"out of memory: {exc}"[:REASON_CHARS]}
         return {**row, "status": "failed",
-                "reason": f"{type(exc).__name__}: {exc}"[:REASON_CHARS]}
+                "reason": f"{type(exc).__name__}: {exc}{raised_at(exc)}"[:REASON_CHARS]}
     reasons = [] if timing.converged else [_not_converged(timing, cfg.timing)]
     if backend.backend == "numpy" and job.variant.tuning:  # a build's name on no build
         reasons.append(f"{NUMPY_BUILD}: {job.variant.name} is timed as "

@@ -137,6 +137,9 @@ def bench_cmd(
         err.print(f"[yellow]{escape(run.note)}" + ("" if run.on_gpu else
                   ": timing the NumPy references on the CPU instead (backend=numpy, no GPU "
                   "numbers).") + "[/]", soft_wrap=True)
+    if getattr(run, "past_cpu", 0):  # said, not dropped in silence
+        say(f"{run.past_cpu} point(s) of the default sweep moving more than "
+            f"{benches.CPU_BYTES >> 20} MiB left out on the CPU (--sweep times them)")
     _show_sweep(run)
 
 

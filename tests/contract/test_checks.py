@@ -230,10 +230,34 @@ def test_more_declaration_problems_of_a_stage_are_named(reg) -> None:  # type: i
     _only(checks.check_stage(r(st, variants=())), "variants must be non-empty with unique names")
     assert checks.check_stage(r(st, block=1)) == []
     _only(checks.check_stage(r(st, workspace=lambda p: 1 // 0)),
-          "workspace of the first case: integer division or modulo by zero")
+          "workspace at variant default its default point raised ZeroDivisionError: integer "
+          f"division or modulo by zero (and at {len(st.cases)} more declared point(s))")
     scratch = r(st, workspace=lambda p: {"scratch": ((4,), np.dtype(np.int32))})
     assert checks.check_stage(scratch) == []
     _only(checks.check_stage(r(scratch, cases=())), "no validation cases declared")
+
+
+def test_a_case_or_shape_function_that_fails_at_a_declared_point_is_named_at_load(reg) -> None:  # type: ignore[no-untyped-def]
+    """A case naming no axis of the stage, a shape function (outputs, inputs, workspace,
+    bytes, flops) that raises at a declared point, and a tolerance of an output no declared
+    point has: each said when the plugin loads, in a line naming what and where, where a
+    sweep met them as a traceback or passed them unseen."""
+    st = reg.get("dynamic_spikes")
+    r = dataclasses.replace
+    found = checks.check_stage(r(st, cases=(*st.cases, {"batch": 5, "in_ff": 20003})))
+    assert found == ["case {'batch': 5, 'in_ff': 20003} names unknown axis 'in_ff'"]
+    found = checks.check_stage(r(st, bytes_moved=lambda p: p["bacth"]))
+    points = len(st.variants) * (1 + len(st.cases)) + sum(len(v.cases) for v in st.variants)
+    assert found == ["bytes_moved at variant default its default point raised KeyError: "
+                     f"'bacth' (and at {points - 1} more declared point(s))"]
+    outputs = st.outputs
+    found = checks.check_stage(r(st, outputs=lambda p: outputs(p) if p["batch"] != 6 else {}[1]))
+    assert found[0].startswith("outputs at variant default case {'batch': 6, 'in_f': 3584} "
+                               "raised KeyError: 1 (and at ")
+    stray = r(st, tolerances={**st.tolerances, "qq": st.tolerances["q"]})
+    assert checks.check_stage(stray) == ["tolerance(s) of 'qq', an output no declared point "
+                                         "has"]
+    assert checks.check_stage(st) == []
 
 
 def test_untolerated_outputs_are_named_sorted_with_their_variant(reg) -> None:  # type: ignore[no-untyped-def]
@@ -305,3 +329,11 @@ def test_odd_but_sound_references_pass_and_odd_unsound_ones_are_named(reg) -> No
                                  trim=lambda o, p: dict(o))
     assert checks.reference_problems(scalar, mm.point(mm.variants[0]),
                                      {"mm": np.int32(3)}) == []
+
+
+def test_a_reference_that_returns_a_bare_array_is_named_as_such(reg) -> None:  # type: ignore[no-untyped-def]
+    st = reg.get("dynamic_spikes")
+    p = st.point(st.variants[0], **st.cases[0])
+    got = checks.reference_problems(st, p, np.zeros(3))  # type: ignore[arg-type]
+    assert got == ["reference returned a ndarray, not a dict of its outputs by name "
+                   f"({', '.join(st.outputs(p))})"]
