@@ -3,7 +3,7 @@
 What ``harness bench`` falls back to on a machine without a GPU, so that the sweep, the CSV
 and the summary can be tried anywhere; its rows say ``backend=numpy`` and carry no GPU.
 Its result *is* the reference, so the reference is checked here, by the check every
-backend's reference goes through (``contract.checks.reference_problems``): a reference of
+backend's reference goes through (``contract.handover.reference_problems``): a reference of
 the wrong shape or dtype, or with a NaN, is a failed run, not an ``ok`` row.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from harness.contract.backend import RunResult, no_pipelines
-from harness.contract.checks import reference_problems
+from harness.contract.handover import reference_problems
 from harness.contract.stage import Pipeline, Point, Stage, Variant
 from harness.contract.timing import Timing, TimingConfig, measure
 from harness.errors import PluginError

@@ -122,35 +122,56 @@ class Timing:
     ungated: int = 0
 
 
-#: The step event times are quantised to where the samples cannot show it (every sample
-#: the same value): 32 ns, the finest step the H100's and H200's events were seen to take
-#: (every committed H200 time is a multiple of it). In µs.
+#: The step event times are quantised to: 32 ns, the finest step the H100's and H200's
+#: events were seen to take (every committed H200 time is a multiple of it). In µs. The
+#: quantisation floor never takes a coarser step than this: a gap between two sample values
+#: larger than it is the samples' spread (an outlier), not the timer's step.
 EVENT_STEP_US = 0.032
 
 
 def timer_step(samples: np.ndarray) -> float:
     """The step the samples are quantised to, in their unit: the smallest gap between two
-    distinct values (at least the timer's step, where the samples span adjacent steps), or
-    EVENT_STEP_US where every sample is the same."""
+    distinct values, at most EVENT_STEP_US (which it is where every sample is the same, or
+    where the values that differ lie far apart)."""
     values = np.unique(samples)
     if values.size < 2:
         return EVENT_STEP_US
-    return float(np.diff(values).min())
+    return min(float(np.diff(values).min()), EVENT_STEP_US)
+
+
+def _noise_parts(samples: np.ndarray) -> tuple[float, float, float]:
+    """The median's standard error from the IQR, the quantisation's floor under it
+    (``timer_step / sqrt(12)``, a uniform error over one step), and the median."""
+    q75, q25 = np.percentile(samples, [75, 25])
+    sigma = (q75 - q25) / 1.349
+    return (1.2533 * sigma / math.sqrt(samples.size), timer_step(samples) / math.sqrt(12),
+            float(np.median(samples)))
 
 
 def noise_pct(samples: np.ndarray) -> float:
     """Relative standard error of the median, in percent: robust sigma from the IQR, and
-    never below the timer's quantisation (``timer_step / sqrt(12)``, a uniform error over
-    one step): where most samples share one step the IQR reads 0, yet the median is not
-    known finer than that step."""
+    never below the timer's quantisation: where most samples share one step the IQR reads
+    0, yet the median is not known finer than that step."""
     n = samples.size
     med = float(np.median(samples))
     if n < 2 or med <= 0:
         return math.inf
-    q75, q25 = np.percentile(samples, [75, 25])
-    sigma = (q75 - q25) / 1.349
-    se = max(1.2533 * sigma / math.sqrt(n), timer_step(samples) / math.sqrt(12))
-    return float(100.0 * se / med)
+    se, floor, _ = _noise_parts(samples)
+    return float(100.0 * max(se, floor) / med)
+
+
+def at_floor(samples: np.ndarray) -> bool:
+    """Whether the noise is the quantisation's floor alone: more samples cannot lower it,
+    so a target below it is met as well as the timer allows."""
+    if samples.size < 2 or float(np.median(samples)) <= 0:
+        return False
+    se, floor, _ = _noise_parts(samples)
+    return se <= floor
+
+
+def _converged(samples: np.ndarray, nz: float, target: float) -> bool:
+    """Noise strictly under the target, or (a target above 0) at the timer's floor."""
+    return nz < target or (target > 0 and at_floor(samples))
 
 
 def summarize(samples: list[float] | np.ndarray, target_noise_pct: float = 1.0) -> Timing:
@@ -160,7 +181,8 @@ def summarize(samples: list[float] | np.ndarray, target_noise_pct: float = 1.0) 
         raise ValueError("no samples")
     nz = noise_pct(a)
     return Timing(float(np.median(a)), float(np.percentile(a, 10)),
-                  float(np.percentile(a, 90)), nz, int(a.size), bool(nz < target_noise_pct))
+                  float(np.percentile(a, 90)), nz, int(a.size),
+                  bool(_converged(a, nz, target_noise_pct)))
 
 
 def throttled(s: Sample, fraction: float) -> bool:
@@ -192,7 +214,8 @@ def measure(sample: Callable[[], float | Sample], cfg: TimingConfig,
         if n >= cfg.max_samples:
             break
         if len(kept) >= cfg.min_samples and len(kept) % 5 == 0:
-            if noise_pct(np.asarray([_us(x) for x in kept])) < cfg.target_noise_pct:
+            now = np.asarray([_us(x) for x in kept])
+            if _converged(now, noise_pct(now), cfg.target_noise_pct):
                 break
             if clock() - start > cfg.budget_s:
                 break

@@ -14,6 +14,7 @@ produce a number (a wrong answer is a ``failed`` row that keeps its time).
 from __future__ import annotations
 
 import dataclasses
+import sysconfig
 import traceback
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from typing import Any
 import numpy as np
 
 from harness.contract.backend import Backend, RunResult
-from harness.contract.checks import input_problems
+from harness.contract.handover import input_problems
 from harness.contract.rng import point_rng
 from harness.contract.stage import Peer, Pipeline, Stage
 from harness.contract.timing import Timing, TimingConfig
@@ -176,15 +177,25 @@ def measure(job: Job, backend: Backend, cfg: BenchConfig, meta: RunMeta,
                 "reason": f"the plugin exited (SystemExit: {exc.code!r})"[:REASON_CHARS]}
 
 
+#: Where installed packages and the standard library live: a frame there is not where the
+#: mistake is (numpy raising for a plugin's bad call names numpy's internals).
+_LIBRARY_DIRS = tuple(str(Path(p)) for p in {sysconfig.get_paths()["stdlib"],
+                                              sysconfig.get_paths()["purelib"],
+                                              sysconfig.get_paths()["platlib"]})
+
+
 def raised_at(exc: BaseException) -> str:
-    """Where an unexpected exception was raised, `` (at file.py:12 in name)``: the frame it
-    came from (a plugin's ``make_inputs`` or ``reference``, say), so a row's one-line
-    reason says whose mistake it was; '' without a traceback."""
+    """Where an unexpected exception was raised, `` at file.py:12 in name``: the innermost
+    frame of the project's code, not of a library it called (a plugin's ``make_inputs`` or
+    ``reference``, say), so a row's one-line reason says whose mistake it was; '' without
+    a traceback."""
     frames = traceback.extract_tb(exc.__traceback__)
-    if not frames:
+    ours = [f for f in frames if not f.filename.startswith(_LIBRARY_DIRS)
+            and "site-packages" not in f.filename]
+    if not (ours or frames):
         return ""
-    last = frames[-1]
-    return f" (at {Path(last.filename).name}:{last.lineno} in {last.name})"
+    at = (ours or frames)[-1]
+    return f" at {Path(at.filename).name}:{at.lineno} in {at.name}"
 
 
 def _measure(job: Job, backend: Backend, cfg: BenchConfig, meta: RunMeta,
@@ -221,7 +232,7 @@ def _measure(job: Job, backend: Backend, cfg: BenchConfig, meta: RunMeta,
         if isinstance(exc, MemoryError) or backend.is_oom(exc):
             return {**row, "status": "oom", "reason": f"out of memory: {exc}"[:REASON_CHARS]}
         return {**row, "status": "failed",
-                "reason": f"{type(exc).__name__}: {exc}{raised_at(exc)}"[:REASON_CHARS]}
+                "reason": f"{type(exc).__name__}{raised_at(exc)}: {exc}"[:REASON_CHARS]}
     reasons = [] if timing.converged else [_not_converged(timing, cfg.timing)]
     if backend.backend == "numpy" and job.variant.tuning:  # a build's name on no build
         reasons.append(f"{NUMPY_BUILD}: {job.variant.name} is timed as "

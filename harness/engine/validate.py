@@ -23,7 +23,8 @@ from typing import Any
 import numpy as np
 
 from harness.contract.backend import Backend, RunResult
-from harness.contract.checks import input_problems, reference_problems, untolerated
+from harness.contract.checks import untolerated
+from harness.contract.handover import input_problems, reference_problems
 from harness.contract.kernel import kernel_hash
 from harness.contract.registry import Registry
 from harness.contract.stage import Pipeline, Point, Stage, Variant

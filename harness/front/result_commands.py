@@ -91,11 +91,14 @@ def compare_cmd(
     ignore: Annotated[list[str] | None, typer.Option(help="A key column to match rows "
                                                      "without (repeat): stage, variant, "
                                                      "params compare kernels.")] = None,
+    fail_unclear: Annotated[float, typer.Option(
+        "--fail-unclear", min=0.0, help="An ambiguous row (the noise cannot tell) whose "
+        "median is this many percent slower fails the gate too.")] = compare.UNCLEAR_PCT,
 ) -> None:
-    """Compare two result CSVs row by row: exit 1 when a row is slower (or slower by its
-    median past the threshold where the noise leaves it ambiguous), no longer ok, or one of
-    ours is gone (a CI gate), 2 when the files cannot be compared."""
-    rep = compare.run(old, new, preset, threshold, z, tuple(ignore or ()))
+    """Compare two result CSVs row by row: exit 1 when a row is slower (or, ambiguous, its
+    median slower by --fail-unclear %), no longer ok, or one of ours is gone (a CI gate), 2
+    when the files cannot be compared."""
+    rep = compare.run(old, new, preset, threshold, z, tuple(ignore or ()), fail_unclear)
     out.print(render.verdicts(rep, explain))
     say(render.counts(rep))
     if regressed := rep.regressions():

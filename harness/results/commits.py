@@ -16,13 +16,13 @@ from __future__ import annotations
 import bisect
 import csv
 import os
-import stat
 import subprocess
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness.errors import BadInput
+from harness.results import files, resultcsv
 
 #: The commits rows name that the history does not hold, each with why (columns git_sha,
 #: reason), under the results folder.
@@ -30,10 +30,7 @@ UNTRACED_FILE = "untraced_commits.csv"
 #: Folders whose CSVs are not result rows: a run's logs (what it printed and wrote there, and
 #: copies of its scripts, kept beside its results as they came).
 _SKIP_DIRS = frozenset({"logs"})
-#: The columns that mark a CSV as result rows of the harness's, beside one of TIMES (ncu's
-#: raw pages and the seed's summaries have no ``backend``).
-RESULT_MARKS = frozenset({"stage", "backend"})
-TIMES = ("median_us", "total_us")
+
 _DIRTY = "-dirty"
 #: The shortest abbreviation taken for a commit (git's default), so that a mistyped short
 #: sha does not pass by matching some commit's first digits by chance.
@@ -108,21 +105,15 @@ def result_csvs(folders: Iterable[Path]) -> list[Path]:
             raise BadInput(f"{folder}: no such results folder")
         for dirpath, dirnames, filenames in os.walk(folder, onerror=_unlisted):
             here = Path(dirpath)
-            rel = here.relative_to(folder).parts
-            if _SKIP_DIRS.intersection(rel):
-                dirnames.clear()
-                continue
+            # a run's logs are not walked at all (an unreadable one is none of this check's)
+            dirnames[:] = [d for d in dirnames if d not in _SKIP_DIRS]
             names = [*filenames, *(d for d in dirnames if d.endswith(".csv"))]
             for name in names:
                 p = here / name
                 if not name.endswith(".csv") or name == UNTRACED_FILE:
                     continue
-                try:
-                    regular = stat.S_ISREG(p.stat().st_mode)
-                except OSError as e:
-                    raise BadInput(f"{p}: cannot be read ({e.strerror or e})") from None
-                if not regular:
-                    raise BadInput(f"{p}: not a regular file, so not a results CSV")
+                if (why := files.not_regular(p)) is not None:
+                    raise BadInput(why)
                 found.add(p)
     return sorted(found)
 
@@ -156,7 +147,7 @@ def named_commits(csvs: Iterable[Path]) -> Named:
                 if "git_sha" not in (reader.fieldnames or ()):
                     unnamed.append(path)
                     header = set(reader.fieldnames or ())
-                    if header >= RESULT_MARKS and header.intersection(TIMES):
+                    if header >= resultcsv.MARKS and header.intersection(resultcsv.TIMES):
                         results.append(path)
                     continue
                 for row in reader:

@@ -8,7 +8,7 @@ say) is matched by its occurrence, the first with the first, as nvbench-compare-
 pairs repeated states. A row only in NEW is ``new``, only in OLD ``gone``, not ``ok`` on
 either side ``failed``; rows ok on both sides get the verdict of :mod:`.verdict`. The exit
 status a gate takes counts as regressions the slower rows, the ambiguous ones slower by
-their medians past the threshold, the rows no longer ok, and our own rows gone
+their medians past ``--fail-unclear`` (10 %), the rows no longer ok, and our own rows gone
 (:meth:`CompareReport.regressions`).
 
 Anything that cannot be compared is a :class:`HarnessError` (exit status 2) naming the file
@@ -35,6 +35,8 @@ VERDICTS = (FASTER, SAME, SLOWER, AMBIGUOUS, NEW, GONE, FAILED)
 #: The backends whose rows are the harness's own kernels (on a GPU) or the references that
 #: stand in for them (on the CPU): one of them gone from NEW is a regression, a peer's not.
 OWN_BACKENDS = ("pycuda", "numpy")
+#: The default of ``--fail-unclear``: an ambiguous row this much slower (%) fails the gate.
+UNCLEAR_PCT = 10.0
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,13 @@ class CompareReport:
     preset: Preset
     threshold_pct: float
     rows: tuple[RowVerdict, ...]
+    #: Key columns the rows were matched without (``--ignore``: one kernel against
+    #: another, where a row of one without its twin is no loss).
+    ignored: tuple[str, ...] = ()
+    #: How much slower (%) an ambiguous row's median may be before it fails the gate: the
+    #: noise cannot clear it, yet a spread that large between processes was measured
+    #: (README, "How a time is measured"), so it is wider than ``threshold_pct``.
+    unclear_pct: float = UNCLEAR_PCT
 
     def counts(self) -> dict[str, int]:
         """How many rows got each verdict, every verdict named."""
@@ -83,16 +92,17 @@ class CompareReport:
         return {v: c[v] for v in VERDICTS}
 
     def regressions(self) -> list[RowVerdict]:
-        """Rows slower than before; ambiguous ones whose median is slower by the threshold
-        or more (the noise cannot clear them, so a gate does not pass them), unless the
-        clock explains the change (the same cycles at a lower clock); rows ok
-        before and not now; and rows of our own backends ok before and gone now (a peer's
-        row gone is no regression: a run may time fewer peers)."""
+        """Rows slower than before; ambiguous ones whose median is slower by
+        ``unclear_pct`` or more (the noise cannot clear them, so a gate does not pass
+        them), unless the clock explains the change (the same cycles at a lower clock);
+        rows ok before and not now; and rows of our own backends ok before and gone now (a
+        peer's row gone is no regression: a run may time fewer peers; nor is any where
+        rows were matched across kernels, ``ignored``)."""
         return [r for r in self.rows if r.verdict == SLOWER
                 or (r.verdict == AMBIGUOUS and not r.throttled and r.change_pct is not None
-                    and r.change_pct >= self.threshold_pct)
+                    and r.change_pct >= max(self.threshold_pct, self.unclear_pct))
                 or (r.old_status == "ok" and r.new_status not in ("ok", ""))
-                or (r.verdict == GONE and r.old_status == "ok"
+                or (r.verdict == GONE and r.old_status == "ok" and not self.ignored
                     and r.point.get("backend") in OWN_BACKENDS)]
 
     @property
@@ -102,7 +112,8 @@ class CompareReport:
 
 
 def run(old: Path, new: Path, preset: str = "default", threshold_pct: float = 2.0,
-        z: float | None = None, ignore: tuple[str, ...] = ()) -> CompareReport:
+        z: float | None = None, ignore: tuple[str, ...] = (),
+        unclear_pct: float = UNCLEAR_PCT) -> CompareReport:
     """Compare two results CSVs (``harness compare``): HarnessError for anything that
     cannot be compared; ``z`` replaces the preset's. ``ignore`` names key columns rows are
     matched without (``stage``, ``variant``, ``params``: one kernel against another at the
@@ -126,7 +137,10 @@ def run(old: Path, new: Path, preset: str = "default", threshold_pct: float = 2.
     if not any(r.verdict not in (NEW, GONE) for r in rows):
         raise HarnessError(f"no row of {new} matches a row of {old} (stages: "
                            f"{_stages(a)} vs {_stages(b)}): nothing to compare")
-    report = CompareReport(old, new, a.schema.name, p, threshold_pct, tuple(rows))
+    if not math.isfinite(unclear_pct) or unclear_pct < 0:
+        raise HarnessError(f"--fail-unclear {unclear_pct:g}: a percentage >= 0")
+    report = CompareReport(old, new, a.schema.name, p, threshold_pct, tuple(rows),
+                           tuple(ignore), unclear_pct)
     if not any(r.verdict not in (NEW, GONE, FAILED) for r in rows) and not report.exit_code:
         raise HarnessError(f"no row is ok in both {old} and {new}: nothing was timed twice")
     return report

@@ -34,6 +34,7 @@ import csv
 import errno
 import io
 import os
+import stat
 from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -111,6 +112,16 @@ def inside(path: Path, root: Path) -> Path:
     if _reach(p, real.is_dir):
         raise ResultFileError(f"{p} is a folder, not a file")
     return real
+
+
+def not_regular(p: Path) -> str | None:
+    """Why ``p`` cannot be read as a results file (a folder, a pipe a read would wait on
+    forever, a broken or looping link), or None for a regular file."""
+    try:
+        regular = stat.S_ISREG(p.stat().st_mode)
+    except OSError as exc:
+        return f"{p}: cannot be read ({exc.strerror or exc})"
+    return None if regular else f"{p}: not a regular file, so not a results CSV"
 
 
 def lock_path(real: Path) -> Path:

@@ -8,13 +8,12 @@ import csv
 import json
 import math
 import os
-import stat
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.results import pipeline_rows, resultcsv
+from harness.results import files, pipeline_rows, resultcsv
 from harness.results import rows as results
 
 
@@ -39,20 +38,13 @@ def _csvs(folder: Path) -> list[Path]:
         if not n.endswith(".csv"):
             continue
         p = Path(folder) / n
-        try:
-            regular = stat.S_ISREG(p.stat().st_mode)
-        except OSError as exc:
-            raise HarnessError(f"{p}: cannot be read ({exc.strerror or exc})") from None
-        if not regular:  # a folder, or a pipe a read would wait on forever
-            raise HarnessError(f"{p}: not a regular file, so not a results CSV")
+        if (why := files.not_regular(p)) is not None:
+            raise HarnessError(why)
         out.append(p)
     return out
 
 
-#: The columns that mark a CSV as rows of the harness's (beside its time column): one that
-#: has them and that time but lacks another needed column is a damaged results file, not
-#: another kind of CSV (the seed's summaries, the sanitizer's lists have no ``backend``).
-MARKS = frozenset({"stage", "backend"})
+MARKS = resultcsv.MARKS
 
 
 def _csvs_with(folder: Path, columns: set[str]) -> list[Path]:
@@ -81,7 +73,7 @@ def _csvs_with(folder: Path, columns: set[str]) -> list[Path]:
 
 
 #: The column an ok row's time is in: a stage row's median, a pipeline row's total.
-TIME = ("median_us", "total_us")
+TIME = resultcsv.TIMES
 #: The columns of a point's sizes, where a row has them: a plot's x axis, a table's point.
 SIZES = resultcsv.SIZES
 #: The rates a table or a plot shows (a time, ``*_us``, is checked as one too).

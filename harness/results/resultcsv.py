@@ -25,6 +25,12 @@ from harness.results.rows import PROCESS_COLUMNS, STATUSES
 #: The columns that name a row's point (with its kind's own: the launch, the mode).
 POINT = ("stage", "backend", "variant", "batch", "in_f", "out_f", "family", "params", "l2")
 _CLOCKS = ("clock_mhz_median", "clock_mhz_min")
+#: The columns that mark a CSV as rows of the harness's, beside one of TIMES: one that has
+#: them but lacks another needed column is a damaged results file, not another kind of CSV
+#: (the seed's summaries, the sanitizer's lists and ncu's raw pages have no ``backend``).
+MARKS = frozenset({"stage", "backend"})
+#: The column an ok row's time is in: a stage row's median, a pipeline row's total.
+TIMES = ("median_us", "total_us")
 #: A point's sizes, where a row has them: positive whole numbers (a key that ``compare``
 #: pairs rows by, and ``best`` and ``fit`` group them by: a mangled one re-pairs or drops
 #: rows without a word).

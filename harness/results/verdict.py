@@ -137,8 +137,16 @@ def decide(old: Side, new: Side, preset: Preset, threshold: float) -> Decision:
     if apart > preset.center:
         side = f"{abs(100 * change):.1f} % {'slower' if change > 0 else 'faster'}"
         if apart >= threshold:
-            return Decision(AMBIGUOUS, 100 * change, f"{side}, but within the noise: the "
-                            f"intervals ({within}) are not {_pct(preset.gap)} apart")
+            said = (f"{side}, but within the noise: the intervals ({within}) are not "
+                    f"{_pct(preset.gap)} apart")
+            if old.clock_mhz is not None and new.clock_mhz is not None and _apart(
+                    old.time_us * old.clock_mhz, new.time_us * new.clock_mhz) < threshold:
+                cycles = (new.time_us * new.clock_mhz) / (old.time_us * old.clock_mhz) - 1
+                return Decision(AMBIGUOUS, 100 * change, throttled=True, reason=(
+                    f"{said}; the SM clock was {old.clock_mhz:.0f} MHz before, "
+                    f"{new.clock_mhz:.0f} MHz now: {100 * cycles:+.1f} % in clock cycles, "
+                    "which the clock explains"))
+            return Decision(AMBIGUOUS, 100 * change, said)
         return Decision(AMBIGUOUS, 100 * change, f"{side}: more than the "
                         f"{_pct(preset.center)} that is the same, not clear of the noise")
     if old.spread is not None and new.spread is not None:

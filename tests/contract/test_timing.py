@@ -43,9 +43,12 @@ def test_noise_is_never_below_the_timers_step() -> None:
     same = np.full(20, 3.84)
     assert timing.noise_pct(same) == pytest.approx(
         100 * timing.EVENT_STEP_US / np.sqrt(12) / 3.84)
-    coarse = np.array([10.0] * 18 + [10.5, 11.0])
-    assert timing.timer_step(coarse) == 0.5
-    assert timing.noise_pct(coarse) == pytest.approx(100 * 0.5 / np.sqrt(12) / 10.0)
+    # One outlier far from the rest is spread, not the timer's step: the floor stays at
+    # the events' step (a gap of 1.17 µs taken for the step read 10 % noise).
+    outlier = np.array([3.328] * 99 + [4.5])
+    assert timing.timer_step(outlier) == timing.EVENT_STEP_US
+    assert timing.noise_pct(outlier) == pytest.approx(
+        100 * timing.EVENT_STEP_US / np.sqrt(12) / 3.328)
 
 
 def test_one_step_apart_is_not_a_change() -> None:
@@ -180,10 +183,26 @@ def test_noise_is_infinite_for_one_sample_or_a_zero_median() -> None:
 
 def test_converged_means_strictly_under_the_target() -> None:
     """Noise equal to the target is not under it: a target of 0 never converges."""
-    t = timing.summarize([10.0] * 20, target_noise_pct=1.0)
+    spread = np.random.default_rng(2).normal(10.0, 0.5, 40)
+    t = timing.summarize(spread, target_noise_pct=1.0)
     assert t.converged
-    assert not timing.summarize([10.0] * 20, target_noise_pct=t.noise_pct).converged
+    assert not timing.summarize(spread, target_noise_pct=t.noise_pct).converged
     assert not timing.summarize([10.0] * 20, target_noise_pct=0.0).converged
+
+
+def test_a_target_below_the_timers_floor_is_met_at_the_floor() -> None:
+    """Samples on one step cannot get a noise under the quantisation's floor however many
+    are taken: a target below it (a few-µs kernel at --max-noise 0.1) is met there, not
+    sampled to the cap; a target of 0 still never converges."""
+    same = [3.84] * 20
+    floor = timing.noise_pct(np.array(same))
+    assert floor > 0.1 and timing.at_floor(np.array(same))
+    assert timing.summarize(same, target_noise_pct=0.1).converged
+    t = timing.measure(lambda: 3.84, TimingConfig(target_noise_pct=0.1, max_samples=500,
+                                                  budget_s=1e9))
+    assert t.samples == TimingConfig().min_samples and t.converged
+    spread = np.random.default_rng(3).normal(10.0, 1.0, 40)
+    assert not timing.at_floor(spread)
 
 
 def test_the_noise_is_looked_at_every_fifth_kept_sample() -> None:

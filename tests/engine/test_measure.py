@@ -159,6 +159,15 @@ def test_failed_reason_keeps_the_start_of_the_failure_beside_long_notes() -> Non
     assert short.startswith("bad; k") and len(short) == m.REASON_CHARS - m.PREFIX_ROOM
 
 
+def _numpy_error() -> ValueError:
+    """A ValueError numpy raises deep inside itself, for a call made here."""
+    try:
+        np.pad(np.zeros(3), ((1, 2, 3),))
+    except ValueError as exc:
+        return exc
+    raise AssertionError("numpy took the bad pad width")
+
+
 def test_oom_and_errors_become_statuses(jobs) -> None:  # type: ignore[no-untyped-def]
     from harness.errors import HarnessError
 
@@ -167,7 +176,10 @@ def test_oom_and_errors_become_statuses(jobs) -> None:  # type: ignore[no-untype
     row = m.measure(jobs[0], FakeGpu(raise_exc=RuntimeError("launch failed")), FAST, META)
     # the reason names where it was raised: whose mistake it was (here, the stand-in GPU's)
     assert row["status"] == "failed" and re.fullmatch(
-        r"RuntimeError: launch failed \(at test_measure\.py:\d+ in time\)", row["reason"])
+        r"RuntimeError at test_measure\.py:\d+ in time: launch failed", row["reason"])
+    # raised inside numpy for a bad call of ours: the call is named, not numpy's internals
+    row = m.measure(jobs[0], FakeGpu(raise_exc=_numpy_error()), FAST, META)
+    assert re.match(r"ValueError at test_measure\.py:\d+ in _numpy_error: ", row["reason"])
     row = m.measure(jobs[0], FakeGpu(raise_exc=HarnessError("x" * 900)), FAST, META)
     assert row["status"] == "failed" and row["reason"] == "x" * m.REASON_CHARS
 
