@@ -12,7 +12,7 @@ from rich.markup import escape
 
 from harness.cluster import validate as cluster_validate
 from harness.contract import registry
-from harness.engine import kernels, sanitize, sass, targets, validate
+from harness.engine import kernels, ledger_rows, sanitize, sass, targets, validate
 from harness.errors import BadInput, CheckFailed, ContextLost, ValidationFailed
 from harness.front import render
 from harness.front.app import (
@@ -222,7 +222,7 @@ def ledger_cmd(
 ) -> None:
     """Show, for every kernel variant at its current source, its GPU validation record."""
     reg = discover()
-    folders = kernels.judge_folders(reg, rows or [], path)
+    folders = ledger_rows.judge_folders(reg, rows or [], path)
     rep = kernels.ledger_report(reg, path)
     for s in rep.statuses:
         label = "[green]ok[/]      " if s.ok else \
@@ -239,7 +239,7 @@ def ledger_cmd(
         for u in unjudged:
             out.print("[yellow]unjudged[/] " + escape(u.describe()), soft_wrap=True)
     if check_:
-        failures = [f for f in (rep.failure, *(kernels.unvalidated_rows(older, folder, unjudged)
+        failures = [f for f in (rep.failure, *(ledger_rows.unvalidated_rows(older, folder, unjudged)
                                                for folder, older, unjudged in folders)) if f]
         if failures:
             raise CheckFailed("; ".join(failures))
