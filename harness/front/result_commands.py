@@ -12,7 +12,7 @@ from harness import paths
 from harness.engine import goals as goal_report
 from harness.engine import merge
 from harness.errors import BadInput, CheckFailed
-from harness.front import render
+from harness.front import render_results
 from harness.front.app import (
     Preset,
     Threshold,
@@ -99,10 +99,10 @@ def compare_cmd(
     median slower by --fail-unclear %), no longer ok, or one of ours is gone (a CI gate), 2
     when the files cannot be compared."""
     rep = compare.run(old, new, preset, threshold, z, tuple(ignore or ()), fail_unclear)
-    out.print(render.verdicts(rep, explain))
-    say(render.counts(rep))
+    out.print(render_results.verdicts(rep, explain))
+    say(render_results.counts(rep))
     if regressed := rep.regressions():
-        say(render.regressions(regressed))
+        say(render_results.regressions(regressed))
     if rep.exit_code:
         raise typer.Exit(rep.exit_code)
 
@@ -122,7 +122,7 @@ def best_cmd(
     """The fastest build of each point one command measured, and whether its rows show it
     (each other build set against it by compare's rule)."""
     points = best.run(csv, preset, threshold, z)
-    out.print(render.best_builds(points, explain))
+    out.print(render_results.best_builds(points, explain))
     for line in best.rank_text(points):
         say(line)
 
@@ -137,7 +137,7 @@ def fit_cmd(
     """Each build's time along one axis as a fixed part plus a part in proportion to the
     axis (least squares over the rows one command measured), and the fixed part's share."""
     lines = fit.run(csv, axis)
-    out.print(render.fit_lines(lines, axis))
+    out.print(render_results.fit_lines(lines, axis))
     for line in fit.summary(lines, axis):
         say(line)
 
