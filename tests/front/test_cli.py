@@ -109,6 +109,25 @@ def test_numpy_bench_writes_csv(tmp_path: Path) -> None:
     assert "median µs" in res.stdout and "± noise" in res.stdout
 
 
+def test_the_cpu_fallback_says_how_many_default_points_it_left_out(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Without --sweep the CPU fallback keeps the default sweep's points under CPU_BYTES
+    (here made small, so the run is short) and says how many it left out."""
+    from harness.engine import bench as benches
+    from harness.spikes import axes
+
+    monkeypatch.setattr(benches, "CPU_BYTES", 1 << 17)
+    res = run("bench", "dynamic_spikes", "--backend", "numpy", "--budget", "0.02",
+              "--out", str(tmp_path))
+    assert res.exit_code == 0, res.output
+    rows = results.read_rows(tmp_path / "dynamic_spikes.csv")
+    points = len(axes.BATCH_SWEEP["batch"])  # of the default variant, which bench runs
+    kept = len(rows)
+    assert 0 < kept < points
+    assert f"{points - kept} point(s) of the default sweep moving more than 0 MiB " \
+           "left out on the CPU (--sweep times them)" in res.stdout
+
+
 def test_define_sweeps_compiled_parameters(tmp_path: Path) -> None:
     """Each --define value is its own variant row, named after it (numpy: the reference
     stands in, so the rows differ only in name, and both the run and each row say so)."""
