@@ -229,7 +229,7 @@ def variant(mode: str, layout: str) -> Variant:
     """The compiled variant of one mode and layout."""
     name = mode if layout == "int8" else f"{layout}_{mode}"
     what = "no planes (vth, stats, q8)" if layout == "operand" else f"{layout} planes"
-    return Variant(name, (*((d, str(value)) for d, value in grids.TUNING),
+    return Variant(name, (*((define, str(value)) for define, value in grids.TUNING),
                           ("MODE", str(spec.check_mode(mode))),
                           ("LAYOUT", str(grids.BUILD_LAYOUT[layout]))),
                    f"{mode}, {what}", pins=(("mode", mode), ("layout", layout)))
