@@ -35,6 +35,7 @@ from harness.engine.validate import input_problem, judge
 from harness.errors import HarnessError
 from harness.results.provenance import RunMeta
 from harness.results.rows import (
+    AT_FLOOR,
     NOT_CONVERGED,
     NOT_CONVERGED_CAP,
     fit_notes,
@@ -184,14 +185,20 @@ _LIBRARY_DIRS = tuple(str(Path(p)) for p in {sysconfig.get_paths()["stdlib"],
                                               sysconfig.get_paths()["platlib"]})
 
 
+def _library(filename: str) -> bool:
+    """Whether a frame's file is a library's (installed, the standard library's, or code
+    with no file of its own such as numpy's ``<__array_function__ internals>``)."""
+    return (filename.startswith(_LIBRARY_DIRS) or filename.startswith("<")
+            or "site-packages" in filename or "dist-packages" in filename)
+
+
 def raised_at(exc: BaseException) -> str:
     """Where an unexpected exception was raised, `` at file.py:12 in name``: the innermost
     frame of the project's code, not of a library it called (a plugin's ``make_inputs`` or
     ``reference``, say), so a row's one-line reason says whose mistake it was; '' without
     a traceback."""
     frames = traceback.extract_tb(exc.__traceback__)
-    ours = [f for f in frames if not f.filename.startswith(_LIBRARY_DIRS)
-            and "site-packages" not in f.filename]
+    ours = [f for f in frames if not _library(f.filename)]
     if not (ours or frames):
         return ""
     at = (ours or frames)[-1]
@@ -234,6 +241,8 @@ def _measure(job: Job, backend: Backend, cfg: BenchConfig, meta: RunMeta,
         return {**row, "status": "failed",
                 "reason": f"{type(exc).__name__}{raised_at(exc)}: {exc}"[:REASON_CHARS]}
     reasons = [] if timing.converged else [_not_converged(timing, cfg.timing)]
+    if timing.converged and timing.noise_pct >= cfg.timing.target_noise_pct:
+        reasons.append(AT_FLOOR)
     if backend.backend == "numpy" and job.variant.tuning:  # a build's name on no build
         reasons.append(f"{NUMPY_BUILD}: {job.variant.name} is timed as "
                        f"{job.variant.declared}")

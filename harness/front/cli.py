@@ -1,7 +1,8 @@
 """The ``harness`` command line: thin typer commands over the library.
 
 Each command parses its options, calls one library function (which returns data and never
-prints), and renders what came back (:mod:`harness.front.render`). A
+prints), and renders what came back (:mod:`harness.front.render`, and
+:mod:`harness.front.render_results` for the commands over result files). A
 :class:`harness.errors.HarnessError` becomes one line on stderr and the error's exit status.
 The app and what the commands share are in :mod:`harness.front.app`; the commands, by
 concern, in kernel_commands (list, check, validate, sass, sanitize, ledger),

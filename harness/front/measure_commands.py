@@ -87,7 +87,8 @@ def bench_cmd(
     = 1,
     max_noise: Annotated[float, typer.Option(
         "--max-noise", help="Stop a point's sampling once the noise of its median is under "
-                            "this % (and --min-samples are kept).")] = 1.0,
+                            "this % (and --min-samples are kept), or at the timer's floor "
+                            "where this is below it.")] = 1.0,
     min_samples: Annotated[int, typer.Option(
         "--min-samples", min=1, help="Samples a point keeps at least before the noise "
                                      "target can stop it.")] = 20,

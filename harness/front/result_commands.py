@@ -92,8 +92,9 @@ def compare_cmd(
                                                      "without (repeat): stage, variant, "
                                                      "params compare kernels.")] = None,
     fail_unclear: Annotated[float, typer.Option(
-        "--fail-unclear", min=0.0, help="An ambiguous row (the noise cannot tell) whose "
-        "median is this many percent slower fails the gate too.")] = compare.UNCLEAR_PCT,
+        "--fail-unclear", min=0.0, help="An ambiguous row (the noise cannot tell) this "
+        "many percent slower (in clock cycles where both rows have the clock; at least "
+        "--threshold) fails the gate too.")] = compare.UNCLEAR_PCT,
 ) -> None:
     """Compare two result CSVs row by row: exit 1 when a row is slower (or, ambiguous, its
     median slower by --fail-unclear %), no longer ok, or one of ours is gone (a CI gate), 2

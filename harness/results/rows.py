@@ -39,6 +39,9 @@ STATUSES = ("ok", "failed", "skipped", "oom")
 NOT_CONVERGED = "noise above target when the budget ended"
 #: The same where the samples' cap (``--max-samples``) ended it, not the budget.
 NOT_CONVERGED_CAP = "noise above target when the sample cap was reached"
+#: Why an ok row's noise is above a target it met: the target is below the timer's
+#: quantisation floor, which more samples cannot lower (``contract.timing.at_floor``).
+AT_FLOOR = "noise at the timer's 32 ns floor, above the target: more samples cannot lower it"
 
 
 def ungated_note(ungated: int, samples: int) -> str:
@@ -72,7 +75,7 @@ _PEER_HOST = re.compile(r"vs best peer: \S+'s time can hold host time")
 #: (:func:`ungated_note`), a cluster's later attempt (``harness.cluster.bench``), a speedup
 #: over a peer whose time can hold host time (:func:`peer_host_time`).
 TIME_NOTES = re.compile(
-    rf"{re.escape(NOT_CONVERGED)}|{re.escape(NOT_CONVERGED_CAP)}"
+    rf"{re.escape(NOT_CONVERGED)}|{re.escape(NOT_CONVERGED_CAP)}|{re.escape(AT_FLOOR)}"
     r"|\d+ sample\(s\) below \d+ % of the \d+ MHz nominal clock.*"
     r"|\d+ of \d+ samples timed without the gate .*: host time can be inside"
     r"|measured on attempt \d+: .*"

@@ -73,6 +73,9 @@ class Decision:
     #: A change in time the clock explains (the same cycles at a lower clock): ambiguous,
     #: and no regression of the kernel's.
     throttled: bool = False
+    #: Of an ambiguous row whose two sides recorded the SM clock: the change in clock
+    #: cycles (time x clock, %), what a gate weighs instead of the change in time.
+    cycles_pct: float | None = None
 
 
 @dataclass(frozen=True)
@@ -139,14 +142,16 @@ def decide(old: Side, new: Side, preset: Preset, threshold: float) -> Decision:
         if apart >= threshold:
             said = (f"{side}, but within the noise: the intervals ({within}) are not "
                     f"{_pct(preset.gap)} apart")
-            if old.clock_mhz is not None and new.clock_mhz is not None and _apart(
-                    old.time_us * old.clock_mhz, new.time_us * new.clock_mhz) < threshold:
-                cycles = (new.time_us * new.clock_mhz) / (old.time_us * old.clock_mhz) - 1
-                return Decision(AMBIGUOUS, 100 * change, throttled=True, reason=(
-                    f"{said}; the SM clock was {old.clock_mhz:.0f} MHz before, "
-                    f"{new.clock_mhz:.0f} MHz now: {100 * cycles:+.1f} % in clock cycles, "
-                    "which the clock explains"))
-            return Decision(AMBIGUOUS, 100 * change, said)
+            if old.clock_mhz is None or new.clock_mhz is None:
+                return Decision(AMBIGUOUS, 100 * change, said)
+            cycles = (new.time_us * new.clock_mhz) / (old.time_us * old.clock_mhz) - 1
+            clocks = (f"; the SM clock was {old.clock_mhz:.0f} MHz before, "
+                      f"{new.clock_mhz:.0f} MHz now: {100 * cycles:+.1f} % in clock cycles")
+            explained = _apart(old.time_us * old.clock_mhz,
+                               new.time_us * new.clock_mhz) < threshold
+            return Decision(AMBIGUOUS, 100 * change,
+                            f"{said}{clocks}{', which the clock explains' if explained else ''}",
+                            throttled=explained, cycles_pct=100 * cycles)
         return Decision(AMBIGUOUS, 100 * change, f"{side}: more than the "
                         f"{_pct(preset.center)} that is the same, not clear of the noise")
     if old.spread is not None and new.spread is not None:

@@ -159,6 +159,24 @@ def test_failed_reason_keeps_the_start_of_the_failure_beside_long_notes() -> Non
     assert short.startswith("bad; k") and len(short) == m.REASON_CHARS - m.PREFIX_ROOM
 
 
+def test_a_target_below_the_timers_floor_is_said_in_the_reason(jobs) -> None:  # type: ignore[no-untyped-def]
+    """A row whose samples sit on one step met a --max-noise below the floor there (more
+    samples cannot lower it): ok, and its reason says its noise is the floor's."""
+    import dataclasses
+
+    from harness.contract.timing import Timing
+
+    class OneStep(FakeGpu):
+        def time(self, stage, variant, inputs, point, cfg):  # type: ignore[no-untyped-def]
+            got, _ = super().time(stage, variant, inputs, point, cfg)
+            return got, Timing(3.84, 3.84, 3.84, 0.24, 20, True)
+
+    cfg = dataclasses.replace(FAST, timing=dataclasses.replace(FAST.timing,
+                                                               target_noise_pct=0.1))
+    row = m.measure(jobs[0], OneStep(), cfg, META)
+    assert row["status"] == "ok" and row["reason"] == m.AT_FLOOR
+
+
 def _numpy_error() -> ValueError:
     """A ValueError numpy raises deep inside itself, for a call made here."""
     try:
