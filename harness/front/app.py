@@ -10,7 +10,7 @@ from __future__ import annotations
 import functools
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
@@ -151,11 +151,15 @@ def show_error(exc: HarnessError) -> None:
         err.print(exc.detail, markup=False, soft_wrap=True)
 
 
-def discover() -> registry.Registry:
-    """The plugins found; each one that failed to load is a warning line."""
+def discover(names: str | Sequence[str] | None = None) -> registry.Registry:
+    """The plugins found; each one that failed to load is a warning line, but for those in
+    ``names`` (the stages the command was asked for: the error that asking for one raises
+    says the same, once)."""
     reg = registry.discover()
+    named = {names} if isinstance(names, str) else set(names or ())
     for p in reg.problems:
-        err.print(f"[yellow]warning:[/] {escape(str(p))}", soft_wrap=True)
+        if p.plugin not in named:
+            err.print(f"[yellow]warning:[/] {escape(str(p))}", soft_wrap=True)
     return reg
 
 

@@ -66,7 +66,7 @@ def check(stages: Stages = None,
               "$XDG_CACHE_HOME/spike-harness/check).")] = False,
           ) -> None:
     """Compile every kernel variant with nvcc (no GPU needed) and print its resources."""
-    run = kernels.check_run(discover(), stages, arch,
+    run = kernels.check_run(discover(stages), stages, arch,
                             None if no_cache else kernels.cache_dir())
     compiled: list[kernels.Compiled] = []
     with render.progress(err) as prog:
@@ -111,8 +111,8 @@ def validate_cmd(
     kw: dict[str, Any] = dict(
         variant=variant, families=family, seeds=seeds, seed=seed, record=record,
         options=targets.options(mode=mode, k=k, group_size=group_size))
-    rep = cluster_validate.validate_targets(discover(), stages, cluster=spec, **kw) if spec \
-        else validate.validate_targets(discover(), stages, device=device, **kw)
+    rep = cluster_validate.validate_targets(discover(stages), stages, cluster=spec, **kw) if spec \
+        else validate.validate_targets(discover(stages), stages, device=device, **kw)
     out.print(render.validation(rep.summaries))
     for c in rep.failures[:10]:
         err.print(c.describe(), markup=False, soft_wrap=True)
@@ -149,7 +149,7 @@ def sass_cmd(
     if listing is not None and (listing.exists() or listing.is_symlink()):
         raise BadInput(f"--listing {listing} exists: a listing is written to a new file, "
                        "never over one (a results file, say)")
-    rep = sass.sass(discover(), stage, variant=variant, defines=define or [], arch=arch)
+    rep = sass.sass(discover(stage), stage, variant=variant, defines=define or [], arch=arch)
     if listing is not None:
         try:
             listing.write_text(rep.listing)
@@ -181,7 +181,7 @@ def sanitize_cmd(
 ) -> None:
     """Run compute-sanitizer over every stage and variant at batch 1, 3 and 9, in_f 1, 5, 130
     and 3584, and at the stage's own sanitize_shapes; exit 1 on any error."""
-    run = sanitize.sanitize(discover(), stages, tools=tool, family=family, device=device,
+    run = sanitize.sanitize(discover(stages), stages, tools=tool, family=family, device=device,
                             out_file=out_file, append=append, overwrite=overwrite,
                             variant=variant, defines=define or [])
     warn([run.repaired] if run.repaired else [])

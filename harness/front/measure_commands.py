@@ -126,8 +126,8 @@ def bench_cmd(
         out_dir=out_dir, append=append, overwrite=overwrite, repeats=repeats,
         against=against, resume=resume, restrict=restrict or [],
         sampling=benches.Sampling(max_noise, min_samples, max_samples))
-    run = cluster_bench.bench(discover(), stages, cluster=spec, **kw) if spec \
-        else benches.bench(discover(), stages, device=device, **kw)
+    run = cluster_bench.bench(discover(stages), stages, cluster=spec, **kw) if spec \
+        else benches.bench(discover(stages), stages, device=device, **kw)
     warn(run.repaired)
     if run.left_out:
         say(f"--restrict left out {len(run.left_out)} build(s): {', '.join(run.left_out)}")
@@ -198,7 +198,7 @@ def run_cmd(
     As the seed's `./spike_quant_gemm REPEATS BATCH` does."""
     opts = targets.options(mode=mode, k=k, group_size=group_size, batch=batch, in_f=in_f,
                            out_f=out_f, with_gemm=1 if with_gemm else None)
-    rep = pipeline.run(discover(), name, opts, family, repeats, hot, device)
+    rep = pipeline.run(discover(name), name, opts, family, repeats, hot, device)
     say(f"outputs checked against the chained references: ok ({rep.checks} checks)")
     for line in rep.lines:
         say(line)
@@ -292,7 +292,7 @@ def profile_cmd(
     if top is not None and not stalls:
         raise BadInput("--top lists the instructions of --stalls: give --stalls too")
     prof = profile.profile(
-        discover(), stage, variant=variant, family=family,
+        discover(stage), stage, variant=variant, family=family,
         metrics=metrics.split(",") if metrics else None, section_set=section_set,
         options=targets.options(mode=mode, k=k, group_size=group_size, batch=batch),
         sweep=sweep or [], device=device, out_dir=out_dir, defines=define or [],

@@ -537,6 +537,16 @@ def test_a_plugin_that_exits_at_import_is_a_broken_plugin(quiet_extra: Path,
     assert results.read_rows(tmp_path / "o" / "dynamic_spikes.csv")[0]["status"] == "ok"
 
 
+def test_a_broken_plugin_the_command_names_is_said_once(quiet_extra: Path) -> None:
+    """Asked for by name, a plugin that failed to load is one error line (the warning every
+    command gives for it would say the same again)."""
+    (quiet_extra / "quitter.py").write_text("import sys\nsys.exit(0)\n")
+    res = runner.invoke(app, ["check", "quitter"])
+    lines = [ln for ln in res.stderr.splitlines() if ln.strip()]
+    assert res.exit_code != 0 and len(lines) == 1, lines
+    assert lines[0].startswith("error:") and "plugin quitter" in lines[0]
+
+
 def test_external_plugins_switched_off(quiet_extra: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     _clone_stage(quiet_extra, "copied")
     (quiet_extra / "quitter.py").write_text("import sys\nsys.exit(0)\n")
