@@ -19,6 +19,7 @@ from harness.contract.timing import Timing
 from harness.engine.jobs import Job
 from harness.engine.pipeline import PipelineTiming
 from harness.results import pipeline_rows
+from harness.results import rows as rates
 from harness.results.ledger import pipeline_hash
 from harness.results.provenance import RunMeta
 
@@ -74,11 +75,11 @@ def stage_timed(row: dict[str, Any], stage: Stage, point: Mapping[str, Any], t: 
     nbytes = row["bytes"]
     if stage.bytes_from_outputs is not None and outputs:
         nbytes = int(stage.bytes_from_outputs(point, outputs))
-    gbps = nbytes / (t.median_us * 1e-6) / 1e9 if t.median_us > 0 else 0.0
+    bandwidth = rates.gbps(nbytes, t.median_us)
     return {"bytes": nbytes, "median_us": t.median_us, "p10_us": t.p10_us,
             "p90_us": t.p90_us, "noise_pct": t.noise_pct, "samples": t.samples,
-            "gbps": gbps, "launch": t.launch,
-            "pct_peak": 100.0 * gbps / meta.peak_gbps if meta.peak_gbps else "",
+            "gbps": bandwidth, "launch": t.launch,
+            "pct_peak": rates.pct_peak(bandwidth, meta.peak_gbps) if meta.peak_gbps else "",
             **compute_columns(row, stage, t, meta), **clock_columns(t)}
 
 
@@ -92,12 +93,12 @@ def compute_columns(row: Mapping[str, Any], stage: Stage, t: Timing,
     flops = int(row.get("flops") or 0)
     if flops <= 0 or t.median_us <= 0:
         return {}
-    tops = flops / (t.median_us * 1e-6) / 1e12
+    rate = rates.tops(flops, t.median_us)
     peak = datasheet.peak_tops(meta.gpu, stage.compute_peak) \
         if row.get("backend") == "pycuda" else None
     if not peak:
-        return {"tops": tops}
-    return {"tops": tops, "datasheet_tops": peak, "pct_datasheet_tops": 100.0 * tops / peak}
+        return {"tops": rate}
+    return {"tops": rate, "datasheet_tops": peak, "pct_datasheet_tops": 100.0 * rate / peak}
 
 
 def clock_columns(t: Timing) -> dict[str, Any]:

@@ -36,6 +36,7 @@ from typing import Any
 
 from harness.errors import HarnessError
 from harness.results import resultcsv
+from harness.results import rows as rates
 from harness.results.goals import BOUNDS, Goal
 from harness.results.readback import number
 
@@ -249,9 +250,10 @@ def _not_derived(row: Mapping[str, str], col: str, t: float) -> str | None:
     """Why the row's ``col`` (``tops`` or ``pct_peak``) is not what its own flops or bytes,
     its time ``t`` (µs) and its ``peak_gbps`` give, or None where it is."""
     if col == "tops":
-        inputs, want = ("flops",), lambda f: f / t / 1e6
+        inputs, want = ("flops",), lambda f: rates.tops(f, t)
     else:
-        inputs, want = ("bytes", "peak_gbps"), lambda b, peak: 100 * b / t / 1e3 / peak
+        inputs, want = ("bytes", "peak_gbps"), \
+            lambda b, peak: rates.pct_peak(rates.gbps(b, t), peak)
     have = [_positive(row, c) for c in inputs]
     if None in have:
         missing = ", ".join(c for c, h in zip(inputs, have, strict=True) if h is None)

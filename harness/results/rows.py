@@ -44,6 +44,21 @@ NOT_CONVERGED_CAP = "noise above target when the sample cap was reached"
 AT_FLOOR = "noise at the timer's 32 ns floor, above the target: more samples cannot lower it"
 
 
+def gbps(nbytes: float, median_us: float) -> float:
+    """A row's bandwidth: its bytes over its median, GB/s (0 where there is no time)."""
+    return nbytes / (median_us * 1e-6) / 1e9 if median_us > 0 else 0.0
+
+
+def tops(flops: float, median_us: float) -> float:
+    """A row's compute rate: its flops over its median, tera-ops/s."""
+    return flops / (median_us * 1e-6) / 1e12
+
+
+def pct_peak(bandwidth: float, peak_gbps: float) -> float:
+    """A bandwidth (GB/s) as a % of the calibrated peak."""
+    return 100.0 * bandwidth / peak_gbps
+
+
 def ungated_note(ungated: int, samples: int) -> str:
     """A row's note on a time some of whose samples were timed without the gate (the work
     synchronised inside its launch: the gate opened by itself)."""
