@@ -141,38 +141,37 @@ def timer_step(samples: np.ndarray) -> float:
     return min(float(np.diff(values).min()), EVENT_STEP_US)
 
 
-def _noise_parts(samples: np.ndarray) -> tuple[float, float]:
-    """The median's standard error from the IQR, and the quantisation's floor under it
-    (``timer_step / sqrt(12)``, a uniform error over one step)."""
+def _noise(samples: np.ndarray) -> tuple[float, bool]:
+    """The relative standard error of the median, in percent (:func:`noise_pct`), and
+    whether it is the quantisation's floor alone (:func:`at_floor`), from one pass over
+    the samples."""
+    med = float(np.median(samples))
+    if samples.size < 2 or med <= 0:
+        return math.inf, False
     q75, q25 = np.percentile(samples, [75, 25])
-    sigma = (q75 - q25) / 1.349
-    return 1.2533 * sigma / math.sqrt(samples.size), timer_step(samples) / math.sqrt(12)
+    se = 1.2533 * (q75 - q25) / 1.349 / math.sqrt(samples.size)
+    floor = timer_step(samples) / math.sqrt(12)  # a uniform error over one step
+    return float(100.0 * max(se, floor) / med), se <= floor
 
 
 def noise_pct(samples: np.ndarray) -> float:
     """Relative standard error of the median, in percent: robust sigma from the IQR, and
     never below the timer's quantisation: where most samples share one step the IQR reads
     0, yet the median is not known finer than that step."""
-    n = samples.size
-    med = float(np.median(samples))
-    if n < 2 or med <= 0:
-        return math.inf
-    se, floor = _noise_parts(samples)
-    return float(100.0 * max(se, floor) / med)
+    return _noise(samples)[0]
 
 
 def at_floor(samples: np.ndarray) -> bool:
     """Whether the noise is the quantisation's floor alone: more samples cannot lower it,
     so a target below it is met as well as the timer allows."""
-    if samples.size < 2 or float(np.median(samples)) <= 0:
-        return False
-    se, floor = _noise_parts(samples)
-    return se <= floor
+    return _noise(samples)[1]
 
 
-def _converged(samples: np.ndarray, nz: float, target: float) -> bool:
-    """Noise strictly under the target, or (a target above 0) at the timer's floor."""
-    return nz < target or (target > 0 and at_floor(samples))
+def _converged(samples: np.ndarray, target: float) -> tuple[float, bool]:
+    """The samples' noise (%), and whether it is strictly under the target or (a target
+    above 0) at the timer's floor."""
+    nz, floor = _noise(samples)
+    return nz, nz < target or (target > 0 and floor)
 
 
 def summarize(samples: list[float] | np.ndarray, target_noise_pct: float = 1.0) -> Timing:
@@ -180,10 +179,9 @@ def summarize(samples: list[float] | np.ndarray, target_noise_pct: float = 1.0) 
     a = np.asarray(samples, dtype=np.float64)
     if a.size == 0:
         raise ValueError("no samples")
-    nz = noise_pct(a)
+    nz, converged = _converged(a, target_noise_pct)
     return Timing(float(np.median(a)), float(np.percentile(a, 10)),
-                  float(np.percentile(a, 90)), nz, int(a.size),
-                  bool(_converged(a, nz, target_noise_pct)))
+                  float(np.percentile(a, 90)), nz, int(a.size), bool(converged))
 
 
 def throttled(s: Sample, fraction: float) -> bool:
@@ -215,8 +213,7 @@ def measure(sample: Callable[[], float | Sample], cfg: TimingConfig,
         if n >= cfg.max_samples:
             break
         if len(kept) >= cfg.min_samples and len(kept) % 5 == 0:
-            now = np.asarray([_us(x) for x in kept])
-            if _converged(now, noise_pct(now), cfg.target_noise_pct):
+            if _converged(np.asarray([_us(x) for x in kept]), cfg.target_noise_pct)[1]:
                 break
             if clock() - start > cfg.budget_s:
                 break
