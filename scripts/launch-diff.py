@@ -91,18 +91,21 @@ def _record(stage: Any, v: Any, p: Mapping[str, Any], sm_count: int, workspace: 
         def constant(self, name: str, count: int = 1) -> Any:
             return 0 * super().constant(name, count)
 
+    try:
+        ws = workspace(stage, p)
+        ins = stage.inputs(p) if stage.inputs is not None else {}
+        bufs = {n: n for n in (*ins, *stage.outputs(p), *ws)}
+    except Exception as exc:  # the failure is the record
+        return f"raises {type(exc).__name__}: {exc}"
+    wstext = ",".join(f"{n}{shape}:{dtype}" for n, (shape, dtype) in sorted(ws.items()))
     parts = []
     for launcher in (RecordingLauncher, Zeros):
         try:
-            ws = workspace(stage, p)
-            ins = stage.inputs(p) if stage.inputs is not None else {}
-            bufs = {n: n for n in (*ins, *stage.outputs(p), *ws)}
             rec = launcher(stage.block_for(v), sm_count=sm_count)
             stage.enqueue(rec, bufs, p, v)
         except Exception as exc:  # the failure is the record
             parts.append(f"raises {type(exc).__name__}: {exc}")
             continue
-        wstext = ",".join(f"{n}{shape}:{dtype}" for n, (shape, dtype) in sorted(ws.items()))
         calls = "; ".join(f"{n} {g} {b} ({', '.join(_arg(a) for a in args)}) shared={s}"
                           f"{' waits' if w else ''}"
                           for (n, g, b, args, s), w in zip(rec.calls, rec.waited, strict=True))
