@@ -146,8 +146,7 @@ def named_commits(csvs: Iterable[Path]) -> Named:
                 reader = csv.DictReader(f)
                 if "git_sha" not in (reader.fieldnames or ()):
                     unnamed.append(path)
-                    header = set(reader.fieldnames or ())
-                    if header >= resultcsv.MARKS and header.intersection(resultcsv.TIMES):
+                    if resultcsv.marked(set(reader.fieldnames or ())):
                         results.append(path)
                     continue
                 for row in reader:

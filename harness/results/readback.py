@@ -44,14 +44,12 @@ def _csvs(folder: Path) -> list[Path]:
     return out
 
 
-MARKS = resultcsv.MARKS
-
 
 def _csvs_with(folder: Path, columns: set[str]) -> list[Path]:
     """The folder's CSVs whose header has every one of ``columns``; HarnessError naming a
     CSV that is not text, one with no header, and one that has the marks of these rows
-    (MARKS and the time column among ``columns``) but lacks others of ``columns``: a
-    damaged file is said, never passed over as if it were another kind."""
+    (``resultcsv.marked`` by the time column among ``columns``) but lacks others of
+    ``columns``: a damaged file is said, never passed over as if it were another kind."""
     out = []
     time = columns & set(TIME)
     for p in _csvs(folder):
@@ -65,7 +63,7 @@ def _csvs_with(folder: Path, columns: set[str]) -> list[Path]:
             raise HarnessError(f"{p} is empty: no header, no rows")
         if columns <= have:
             out.append(p)
-        elif time and time <= have and have >= MARKS:
+        elif time and resultcsv.marked(have, time):
             lacking = ", ".join(sorted(columns - have))
             raise HarnessError(f"{p} has the rows of a results CSV but lacks {lacking}: "
                                "damaged, or not written by the harness")

@@ -15,7 +15,7 @@ import csv
 import io
 import json
 import math
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +31,12 @@ _CLOCKS = ("clock_mhz_median", "clock_mhz_min")
 MARKS = frozenset({"stage", "backend"})
 #: The column an ok row's time is in: a stage row's median, a pipeline row's total.
 TIMES = ("median_us", "total_us")
+
+
+def marked(header: set[str], times: Iterable[str] = TIMES) -> bool:
+    """Whether a CSV header has the marks of the harness's rows: MARKS and one of
+    ``times`` (a kind's own time column, or either)."""
+    return header >= MARKS and bool(header.intersection(times))
 #: A point's sizes, where a row has them: positive whole numbers (a key that ``compare``
 #: pairs rows by, and ``best`` and ``fit`` group them by: a mangled one re-pairs or drops
 #: rows without a word).
