@@ -102,7 +102,8 @@ def _label(schema: resultcsv.Schema, key: tuple[str, ...]) -> str:
 def run(paths: Sequence[Path], out: Path, overwrite: bool = False) -> Merged:
     """``harness merge``: combine the processes' CSVs and write the rows to ``out`` (an
     existing file is refused unless ``overwrite``)."""
-    mine = [str(p) for p in paths if _real(p) == _real(out)]
+    target = _real(out)
+    mine = [str(p) for p in paths if _real(p) == target]
     if mine:  # --overwrite would cut one of the processes' files before the merge is written
         raise BadInput(f"harness merge: --out {out} is one of the CSVs merged ({mine[0]}): "
                        "write the merge to another file")
