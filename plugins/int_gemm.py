@@ -41,9 +41,6 @@ TILE = wgmma.TILE
 Q_TYPES = {"int8": np.int8, "int32": np.int32}
 
 
-def _cdiv(a: int, b: int) -> int:
-    return -(-a // b)
-
 
 def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
     """q and vth of step 1 on the family's activations, the quantized weights and their
@@ -132,7 +129,8 @@ def _enqueue_stream(launch: Launcher, bufs: Mapping[str, Any], m: int, n: int, k
     mt = gemm_paths.STREAM_MT[kind]
     tw = launch.tensor_map(bufs["w_q"], np.int8, n, k, gemm_paths.STREAM_ROWS, TILE)
     tq = launch.tensor_map(bufs["q"], np.int8, m, k, 8 * mt, TILE)
-    units = _cdiv(n, gemm_paths.STREAM_ROWS) * _cdiv(_cdiv(k, TILE), max(1, groups))
+    units = geometry.cdiv(n, gemm_paths.STREAM_ROWS) * geometry.cdiv(geometry.cdiv(k, TILE),
+                                                                     max(1, groups))
     grid = (max(1, min(launch.sm_count, gemm_paths.STREAM_MAX_CTAS, units)), 1, 1)
     launch(f"int_gemm_{kind}", grid, (threads, 1, 1), tw, tq, bufs["scale"], bufs["vth"],
            bufs["bias"], bufs["ws"], bufs["counters"], bufs["out"], np.int32(m), np.int32(n),
@@ -143,7 +141,7 @@ def bytes_moved(p: Point) -> int:
     """q, the weights and their scales, vth and bias read once; out written once."""
     m, n, k, g = (int(p[a]) for a in ("batch", "out_f", "in_f", "group_size"))
     qb = np.dtype(Q_TYPES[p["q_type"]]).itemsize
-    return m * k * qb + n * k + 4 * n * _cdiv(k, g) + 4 * m + 4 * n + 4 * m * n
+    return m * k * qb + n * k + 4 * n * geometry.cdiv(k, g) + 4 * m + 4 * n + 4 * m * n
 
 
 def _x_rec(torch: Any, t: Mapping[str, Any]) -> Any:

@@ -38,9 +38,6 @@ MODE = "unidirectional"
 Q_PLANES = {"int8": 1, "int32": 3}
 
 
-def _cdiv(a: int, b: int) -> int:
-    return -(-a // b)
-
 
 def words(p: Point) -> int:
     """32-value words a row of a plane."""
@@ -56,7 +53,7 @@ def stage_rows(m: int, small_box: bool = True) -> int:
     """Rows of a staged box of the planes: the tile's 128, or M rounded up to 8 where M is
     smaller (the kernel's ``stage_rows``, whose barrier expects that many rows' bytes);
     128 at every M in a build of IGP_SMALL_BOX=0 (``small_box`` False)."""
-    return min(wgmma.TILE, _cdiv(m, 8) * 8) if small_box else wgmma.TILE
+    return min(wgmma.TILE, geometry.cdiv(m, 8) * 8) if small_box else wgmma.TILE
 
 
 def _small_box(v: Variant) -> bool:
@@ -182,8 +179,8 @@ def bytes_moved(p: Point) -> int:
     """T planes (T = 6 assumed), the weights and their scales, vth and bias read once; out
     written once."""
     m, n, k, g = (int(p[a]) for a in ("batch", "out_f", "in_f", "group_size"))
-    return 4 * spec.TYPICAL_T * m * words(p) + 16 + n * k + 4 * n * _cdiv(k, g) + 4 * m + 4 * n \
-        + 4 * m * n
+    return 4 * spec.TYPICAL_T * m * words(p) + 16 + n * k + 4 * n * geometry.cdiv(k, g) \
+        + 4 * m + 4 * n + 4 * m * n
 
 
 STAGE = Stage(

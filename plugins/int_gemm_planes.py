@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from harness.api import Launcher, Point, Rows, Stage, Variant
-from harness.spikes import axes, families, inputs, spec, torchmath
+from harness.spikes import axes, families, geometry, inputs, spec, torchmath
 from harness.spikes.tolerances import INT_GEMM_OUT
 
 MODE = "unidirectional"
@@ -36,9 +36,6 @@ CHUNK = 128
 #: A CTA's tile of out (PL_BM x PL_BN) and its threads (four warps).
 TILE_M, TILE_N, THREADS = 64, 32, 128
 
-
-def _cdiv(a: int, b: int) -> int:
-    return -(-a // b)
 
 
 def words(p: Point) -> int:
@@ -123,7 +120,8 @@ def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Any) -> dict[str, 
 def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Any) -> None:
     """One CTA a 64 x 32 tile of out."""
     m, n, k, g = (int(p[a]) for a in ("batch", "out_f", "in_f", "group_size"))
-    launch("int_gemm_planes", (_cdiv(n, TILE_N), _cdiv(m, TILE_M), 1), (THREADS, 1, 1),
+    grid = (geometry.cdiv(n, TILE_N), geometry.cdiv(m, TILE_M), 1)
+    launch("int_gemm_planes", grid, (THREADS, 1, 1),
            bufs["planes"], bufs["stats"], bufs["w_bits"], bufs["w_sum"], bufs["scale"],
            bufs["vth"], bufs["bias"], np.int32(m), np.int32(n), np.int32(k), np.int32(g),
            bufs["out"])

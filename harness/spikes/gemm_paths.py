@@ -47,9 +47,6 @@ SMALL_TILES = 1800
 SMALL_SMEM_CAP = 200 * 1024
 
 
-def _cdiv(a: int, b: int) -> int:
-    return -(-a // b)
-
 
 def path(p: Point, stream: bool = True) -> str:
     """The kernel a point runs on: ``stream1``, ``stream``, ``small1``, ``small``, ``wgmma``
@@ -70,19 +67,19 @@ def small_smem(mt: int, rows: int, qp: int, u: int, layout: int, k: int, g: int,
     """``igemm::small_smem_bytes`` of common/igemm_small.cuh: q's rows padded and the block's
     scales (restated: the launch needs it before the kernel runs; validation and
     compute-sanitizer catch a disagreement)."""
-    ng, ks = _cdiv(k, g), 64 * u
-    cap = _cdiv(_cdiv(ng, splits) * g, ks) * ks
-    kcap = min(cap, _cdiv(k, ks) * ks)
+    ng, ks = geometry.cdiv(k, g), 64 * u
+    cap = geometry.cdiv(geometry.cdiv(ng, splits) * g, ks) * ks
+    kcap = min(cap, geometry.cdiv(k, ks) * ks)
     qstride = ((kcap + 127) & ~127) + (16 if (layout == 0 and u == 2) else 64)
-    return qp * mt * 8 * qstride + 4 * rows * (_cdiv(ng, splits) | 1)
+    return qp * mt * 8 * qstride + 4 * rows * (geometry.cdiv(ng, splits) | 1)
 
 
 def small_splits(n: int, k: int, g: int, mt: int, rows: int, qp: int) -> int:
     """Splits of K for a small path: enough 16-row weight tiles streaming, then as many
     more as q's tile needs to fit shared memory."""
-    ng = _cdiv(k, g)
+    ng = geometry.cdiv(k, g)
     splits = max([s for s in range(1, min(ng, MAX_SPLITS) + 1)
-                  if _cdiv(n, 16) * s <= SMALL_TILES] or [1])
+                  if geometry.cdiv(n, 16) * s <= SMALL_TILES] or [1])
     while splits < ng and small_smem(mt, rows, qp, 2, 0, k, g, splits) > SMALL_SMEM_CAP:
         splits += 1
     return splits
@@ -105,12 +102,12 @@ def plan(p: Point, stream: bool = True, kind: str | None = None,
     qp = q_planes(p)
     kind = kind or path(p, stream)
     if kind in STREAM_MT:
-        return {"kind": kind, "splits": 1, "counters": _cdiv(n, STREAM_ROWS),
+        return {"kind": kind, "splits": 1, "counters": geometry.cdiv(n, STREAM_ROWS),
                 "ws": STREAM_MAX_CTAS * STREAM_ROWS * 8 * STREAM_MT[kind]}
     if kind in SMALL_WARPS:
         mt, rows = (1 if kind == "small1" else 2), SMALL_WARPS[kind] * 16  # warps * NT * 16
         splits = small_splits(n, k, g, mt, rows, qp)
-        grid = (_cdiv(n, rows), splits, 1)
+        grid = (geometry.cdiv(n, rows), splits, 1)
         return {"kind": kind, "grid": grid, "splits": splits, "counters": grid[0],
                 "ws": wgmma.split_ws(splits, m, n), "threads": 32 * SMALL_WARPS[kind],
                 "smem": small_smem(mt, rows, qp, 2, 0, k, g, splits)}

@@ -22,6 +22,11 @@ REDUCE_BLOCKS = 1024
 REDUCE_UNITS = 4
 
 
+def cdiv(a: int, b: int) -> int:
+    """``a / b`` rounded up: how many pieces of ``b`` cover ``a``."""
+    return -(-a // b)
+
+
 def grid_stride(n: int, block: int, max_blocks: int = MAX_BLOCKS, units: int = 1
                 ) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
     """Grid and block of a grid-stride kernel over ``n`` elements with ``block`` threads a

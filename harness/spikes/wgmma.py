@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from harness.api import BadInput, Launcher
+from harness.spikes import geometry
 
 #: The tile (BM = BN = BK) and the group size the path takes.
 TILE = 128
@@ -44,9 +45,6 @@ CONSUMER_WARPS = 8
 GROUP_M = 8
 
 
-def _cdiv(a: int, b: int) -> int:
-    return -(-a // b)
-
 
 def fits(n: int, k: int, g: int) -> bool:
     """Whether the path takes the shape: N and K multiples of the tile (N of the tile times
@@ -57,7 +55,7 @@ def fits(n: int, k: int, g: int) -> bool:
 def cluster_tiles(m: int, n: int, cm: int = 1, cn: int = 1) -> int:
     """The tiles of clusters of ``cm`` x ``cn`` CTAs (N a multiple of ``TILE * cn``): the
     units of the persistent walk before any split of K."""
-    return _cdiv(_cdiv(m, TILE), cm) * (n // (TILE * cn))
+    return geometry.cdiv(geometry.cdiv(m, TILE), cm) * (n // (TILE * cn))
 
 
 def splits(m: int, n: int, k: int, cn: int, sm_count: int, most: int = SPLITS_MAX) -> int:
