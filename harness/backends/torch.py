@@ -33,6 +33,28 @@ if TYPE_CHECKING:
 #: The peers every stage with a ``torch_impl`` has.
 BACKENDS = ("torch", "torch_compile")
 
+#: Inductor's switch that compiles an fp32 division as the IEEE one (Triton's ``div_rn``), as
+#: eager PyTorch divides: by default a Triton ``/`` is ``div.full``, up to 2 ulp off, and
+#: the weight stages' scales (absmax / 127) came out 1 ulp off at ~5 % of the groups, a
+#: failed row no speedup could be taken against. Its name by PyTorch release, newest first.
+EAGER_DIVISION = ("eager_numerics.division_rounding", "emulate_divison_rounding")
+
+
+def compile_options(config: Any) -> dict[str, bool]:
+    """The ``torch.compile`` options of the ``torch_compile`` peer: IEEE fp32 division
+    (``EAGER_DIVISION``) under whichever name this Inductor ``config`` has; none where it
+    has neither (the peer then divides as Inductor does by default, and a stage dividing
+    in fp32 may fail its check, a failed row as before)."""
+    for key in EAGER_DIVISION:
+        obj = config
+        try:
+            for part in key.split("."):
+                obj = getattr(obj, part)
+        except AttributeError:
+            continue
+        return {key: True}
+    return {}
+
 
 def load_torch() -> Any:
     """The torch module; a one-line error when it is missing."""
@@ -97,7 +119,9 @@ class TorchRunner:
 
         if self.backend == "torch_compile":
             torch._dynamo.reset()  # one shape per point: never hit the recompile limit
-            return torch.compile(fn, dynamic=False)
+            import torch._inductor.config as inductor_config
+
+            return torch.compile(fn, dynamic=False, options=compile_options(inductor_config))
         return fn
 
     def _ctx(self) -> Any:

@@ -457,3 +457,23 @@ def test_a_pipeline_peer_row_has_the_pipeline_columns(reg) -> None:  # type: ign
     assert row["kernel_hashes"] == ""  # it ran none of the steps' kernels
     from harness.results.pipeline_rows import COLUMNS
     assert set(row) <= set(COLUMNS), set(row) - set(COLUMNS)
+
+
+def test_torch_compile_divides_as_eager_under_either_name() -> None:
+    from types import SimpleNamespace
+
+    from harness.backends.torch import EAGER_DIVISION, compile_options
+
+    new = SimpleNamespace(eager_numerics=SimpleNamespace(division_rounding=False),
+                          emulate_divison_rounding=False)
+    assert compile_options(new) == {"eager_numerics.division_rounding": True}
+    old = SimpleNamespace(emulate_divison_rounding=False)
+    assert compile_options(old) == {"emulate_divison_rounding": True}
+    assert compile_options(SimpleNamespace(eager_numerics=SimpleNamespace())) == {}
+    # the installed PyTorch has one of them, and the option is one torch.compile takes
+    import torch._inductor.config as config
+
+    opts = compile_options(config)
+    assert list(opts) and next(iter(opts)) in EAGER_DIVISION
+    with config.patch(opts):
+        pass
