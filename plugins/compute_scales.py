@@ -8,7 +8,7 @@ from typing import Any
 import numpy as np
 
 from harness.api import Exact, Launcher, Point, Stage, Variant
-from harness.spikes import axes, cases, families, geometry, spec
+from harness.spikes import axes, cases, divisors, families, geometry, spec
 
 
 def make_inputs(rng: np.random.Generator, family: str, p: Point) -> dict[str, np.ndarray]:
@@ -45,14 +45,16 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
 
 
 def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
-    """Zero-pad to whole groups, view as groups, ``amax`` over a tensor 127 (a Python
-    127.0 makes torch multiply by its reciprocal, 1 ulp off SPEC's division)."""
+    """Zero-pad to whole groups, view as groups, ``amax`` over a tensor 127 that
+    torch.compile cannot fold (``divisors.divisor``: a constant's division is a multiply
+    by its reciprocal, 1 ulp off SPEC's)."""
     w, g = t["w"], p["group_size"]
+    d127 = divisors.divisor(torch, 127.0, w.device)
     o, f = w.shape
     ng = spec.n_groups(f, g)
     padded = torch.nn.functional.pad(w.abs(), (0, ng * g - f))
     return {"scale": padded.view(o, ng, g).amax(dim=2)
-            / torch.full((1, 1), 127.0, device=w.device)}
+            / d127}
 
 
 STAGE = Stage(

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 
 from harness.api import Exact, Launcher, Point, Stage, Variant
-from harness.spikes import axes, cases, families, geometry, spec
+from harness.spikes import axes, cases, divisors, families, geometry, spec
 
 #: The kernel's launch parameters (``enqueue`` reads them back from the variant, so
 #: ``bench --define NAME=...`` tunes them): LANES lanes a group in wq_vec1 (32 / LANES
@@ -59,13 +59,15 @@ def enqueue(launch: Launcher, bufs: Mapping[str, Any], p: Point, v: Variant) -> 
 
 
 def torch_impl(torch: Any, t: Mapping[str, Any], p: Point, v: Variant) -> dict[str, Any]:
-    """Group max, then divide: by a tensor 127 (a Python 127.0 makes torch multiply by its
-    reciprocal, 1 ulp off SPEC's division), and by the group's scale."""
+    """Group max, then divide: by a tensor 127 that torch.compile cannot fold
+    (``divisors.divisor``: a constant's division is a multiply by its reciprocal, 1 ulp off
+    SPEC's), and by the group's scale."""
     w, g = t["w"], p["group_size"]
+    d127 = divisors.divisor(torch, 127.0, w.device)
     o, f = w.shape
     ng = spec.n_groups(f, g)
     padded = torch.nn.functional.pad(w, (0, ng * g - f)).view(o, ng, g)
-    scale = padded.abs().amax(dim=2) / torch.full((1, 1), 127.0, device=w.device)
+    scale = padded.abs().amax(dim=2) / d127
     r = torch.round(padded / scale[:, :, None])
     wq = torch.where(scale[:, :, None] == 0, torch.zeros_like(r), r).clamp(-127, 127)
     return {"scale": scale, "w_q": wq.to(torch.int8).view(o, ng * g)[:, :f]}
