@@ -191,7 +191,8 @@ class TorchRunner:
             self.gpu.stream.synchronize()
             replay = self._graph(fn, tins) if cfg.graph else None
             self._check_stream()
-            timing = measure(self.gpu.sampler(replay or (lambda: fn(tins)), cfg.cold), cfg)
+            timing = measure(self.gpu.sampler(replay or (lambda: fn(tins)), cfg.cold,
+                                              cfg.drain), cfg)
         return result, dataclasses.replace(timing, launch="graph" if replay else "stream")
 
     def _graph(self, fn: Any, tins: Mapping[str, Any]) -> Any:

@@ -67,7 +67,7 @@ def bench(reg: Registry, names: Sequence[str] | None, *, cluster: ClusterSpec,
           peers: str = "none", hot: bool = False, graph: bool = False, budget: float = 2.0,
           verify: bool = True, seed: int = 0, options: Mapping[str, str] | None = None,
           out_dir: Path | None = None, append: bool = False, overwrite: bool = False,
-          session: Session | None = None, repeats: int = 1,
+          drain: bool = False, session: Session | None = None, repeats: int = 1,
           against: str | None = None, resume: bool = False,
           restrict: Sequence[str] = (),
           sampling: plain.Sampling = plain.DEFAULT_SAMPLING) -> ClusterRun:
@@ -117,7 +117,9 @@ def bench(reg: Registry, names: Sequence[str] | None, *, cluster: ClusterSpec,
         if tg.pipelines and not on_gpu:
             raise GpuUnavailable(f"{tg.pipelines[0].name} is a pipeline of GPU streams: it "
                                  "needs GPU workers")
-        cfg = BenchConfig(family, seed, sampling.timing(budget, on_gpu, hot, graph), verify)
+        plain.check_drain(drain, hot, on_gpu, tg.pipelines)
+        cfg = BenchConfig(family, seed, sampling.timing(budget, on_gpu, hot, graph, drain),
+                          verify)
         slugs = sorted({i.slug for i in idents.values()})
         outputs = ClusterOutputs(jobs, out_dir or paths.statistics_dir(),
                                  out_dir is None or len(slugs) > 1, existing)
@@ -227,7 +229,7 @@ def _failed(job: Job, why: str, ident: Identity | None, setup: Setup, cfg: Bench
     worker; it is on the run's backend (``first``'s) and goes in the first model's file."""
     meta = RunMeta(gpu=ident.gpu if ident is not None else "", git_sha=provenance.git_sha(),
                    command=setup.command)
-    row = rows.base(job, (ident or first).backend, cfg.family, cfg.timing.cold, meta,
+    row = rows.base(job, (ident or first).backend, cfg.family, cfg.timing.l2, meta,
                     reg.stages, cfg.timing.graph)
     return {**row, "status": "failed", "reason": why[:REASON_CHARS],
             **(ident.columns() if ident is not None else {})}

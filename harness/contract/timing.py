@@ -44,6 +44,12 @@ class TimingConfig:
     budget_s: float = 2.0
     #: Flush L2 before each sample (cold); False times with warm caches (``--hot``).
     cold: bool = True
+    #: Cold, and the run's own written lines written back inside the sample (``--drain``):
+    #: the L2 is flushed again before the end event, and the flush's own time (its median
+    #: alone, measured when the sampler is made) is taken off each sample. Without it a cold
+    #: sample ends while the run's last writes are still dirty in L2 (up to ~9 µs of
+    #: write-back on the H100), which a byte floor counts as written.
+    drain: bool = False
     #: Capture the launches once as a CUDA graph and time its replay (``--graph``).
     graph: bool = False
     #: A sample whose SM clock is below this fraction of the nominal clock is throttled
@@ -56,6 +62,11 @@ class TimingConfig:
     #: (``harness.engine.repeats.spacer``). The PyCUDA backend honours it, for a stage and a
     #: pipeline; a torch peer's tensors come from torch's own pool and are not moved.
     spacer_bytes: int = 0
+
+    @property
+    def l2(self) -> str:
+        """The row's ``l2`` word: ``hot``, ``cold`` or ``drained``."""
+        return "hot" if not self.cold else "drained" if self.drain else "cold"
 
 
 @dataclass(frozen=True)

@@ -247,16 +247,34 @@ class Sampling:
             raise BadInput(f"--min-samples ({self.min_samples}) must be at least 1 and at "
                            f"most --max-samples ({self.max_samples})")
 
-    def timing(self, budget: float, on_gpu: bool, hot: bool, graph: bool) -> TimingConfig:
+    def timing(self, budget: float, on_gpu: bool, hot: bool, graph: bool,
+               drain: bool = False) -> TimingConfig:
         """The TimingConfig of a point sampled so, within ``budget`` seconds (on the CPU
-        fallback at most :data:`CPU_BUDGET_S`), L2 flushed unless ``hot``."""
+        fallback at most :data:`CPU_BUDGET_S`), L2 flushed unless ``hot``, the run's writes
+        drained inside the sample with ``drain`` (:func:`check_drain` first)."""
         return TimingConfig(budget_s=budget if on_gpu else min(budget, CPU_BUDGET_S),
-                            cold=not hot, graph=graph, target_noise_pct=self.max_noise_pct,
+                            cold=not hot, drain=drain, graph=graph,
+                            target_noise_pct=self.max_noise_pct,
                             min_samples=self.min_samples, max_samples=self.max_samples)
 
 
 #: nvbench's and the harness's defaults: 1 % noise, 20 to 2000 samples.
 DEFAULT_SAMPLING = Sampling()
+
+
+def check_drain(drain: bool, hot: bool, on_gpu: bool, pipelines: Sequence[Any]) -> None:
+    """BadInput for ``--drain`` where it cannot be honoured: with ``--hot`` (a drained
+    sample is a cold one), off the GPU, or over a pipeline (its steps' intervals end at
+    their own events)."""
+    if not drain:
+        return
+    if hot:
+        raise BadInput("--drain and --hot exclude each other: a drained sample starts cold")
+    if not on_gpu:
+        raise BadInput("--drain times the GPU's write-back: it needs the pycuda backend")
+    if pipelines:
+        raise BadInput(f"--drain times stages and their peers, not the pipeline "
+                       f"{pipelines[0].name}")
 
 
 def check_budget(budget: float) -> None:
@@ -309,7 +327,7 @@ def bench(reg: Registry, names: Sequence[str] | None, *, sweep: Sequence[str] = 
           seed: int = 0, options: Mapping[str, str] | None = None,
           out_dir: Path | None = None, append: bool = False, overwrite: bool = False,
           device: int = 0, repeats: int = 1, against: str | None = None,
-          resume: bool = False, restrict: Sequence[str] = (),
+          resume: bool = False, restrict: Sequence[str] = (), drain: bool = False,
           sampling: Sampling = DEFAULT_SAMPLING) -> BenchRun:
     """``harness bench``: plan the sweep of the named targets (default: every stage), open
     its backend and its result files (an existing one is added to with ``append``, replaced
@@ -322,7 +340,7 @@ def bench(reg: Registry, names: Sequence[str] | None, *, sweep: Sequence[str] = 
     already (:mod:`harness.engine.resume`) are left as they are, the rest appended.
     ``restrict``: conditions on a ``--define`` sweep's builds; those that fail one are left
     out (named in ``left_out``). ``sampling``: when a point's sampling stops, besides the
-    budget."""
+    budget. ``drain``: each sample holds the run's write-back (``TimingConfig.drain``)."""
     if repeats < 1:
         raise BadInput(f"--repeats must be at least 1, not {repeats}")
     check_budget(budget)
@@ -352,15 +370,18 @@ def bench(reg: Registry, names: Sequence[str] | None, *, sweep: Sequence[str] = 
     if tg.pipelines and not chosen.on_gpu:
         raise GpuUnavailable(f"{tg.pipelines[0].name} is a pipeline of GPU streams: it needs "
                              f"a GPU ({chosen.note})")
-    cfg = BenchConfig(family, seed, sampling.timing(budget, chosen.on_gpu, hot, graph), verify)
+    check_drain(drain, hot, chosen.on_gpu, tg.pipelines)
+    cfg = BenchConfig(family, seed, sampling.timing(budget, chosen.on_gpu, hot, graph, drain),
+                      verify)
     dest = out_dir or paths.statistics_dir() / chosen.slug
     outputs = Outputs(jobs, dest, existing)
     done = 0
     if resume:  # read once the files are locked and a torn last row is cut away
         def expected(job: Job) -> list[dict[str, Any]]:
-            return [rows.base(job.as_peers_run_it(), b.backend, family, not hot, chosen.meta,
-                              reg.stages, graph) for b in _serving(peer_backends, job)] + \
-                [rows.base(job, chosen.runner.backend, family, not hot, chosen.meta,
+            return [rows.base(job.as_peers_run_it(), b.backend, family, cfg.timing.l2,
+                              chosen.meta, reg.stages, graph)
+                    for b in _serving(peer_backends, job)] + \
+                [rows.base(job, chosen.runner.backend, family, cfg.timing.l2, chosen.meta,
                            reg.stages, graph)]
 
         def existing_rows(job: Job) -> list[dict[str, str]]:

@@ -159,7 +159,7 @@ def measure(job: Job, backend: Backend, cfg: BenchConfig, meta: RunMeta,
     pipeline runs through its steps, the registry's ``stages``). ``guard`` refuses a job
     that would not fit in memory, and learns from each job's peak; ``memo`` shares a
     point's inputs and references between its repeats (:class:`PointMemo`)."""
-    row = rows.base(job, backend.backend, cfg.family, cfg.timing.cold, meta, stages,
+    row = rows.base(job, backend.backend, cfg.family, cfg.timing.l2, meta, stages,
                     cfg.timing.graph)
     if not job.variant.accepts(cfg.family):
         return {**row, "status": "skipped",

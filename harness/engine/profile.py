@@ -99,7 +99,7 @@ def profile(reg: Registry, stage: str, *, variant: str | None = None,
             profs, pages, page_text = _measure(cmd, report, folder / f"{st.name}.source")
             # The columns that join with the timing rows, as a timing row of this point
             # has them.
-            base = rows.base(job, "pycuda", family, True, device_meta(device))
+            base = rows.base(job, "pycuda", family, "cold", device_meta(device))
             out = [_row(p, base, metrics) for p in profs]
             unstored = tuple(c for c in COLUMNS if c not in columns
                              and any(r[c] not in ("", None) for r in out))

@@ -31,20 +31,21 @@ def _params(point: Mapping[str, Any], own: tuple[str, ...]) -> str:
     return json.dumps({k: v for k, v in point.items() if k not in own}, sort_keys=True)
 
 
-def base(job: Job, backend: str, family: str, cold: bool, meta: RunMeta,
+def base(job: Job, backend: str, family: str, l2: str, meta: RunMeta,
          stages: Mapping[str, Stage] | None = None, graph: bool = False) -> dict[str, Any]:
-    """The columns of a job's row known before measuring (a pipeline's kernel hash is
+    """The columns of a job's row known before measuring (``l2``: ``TimingConfig.l2``; a
+    pipeline's kernel hash is
     over its steps' kernels, the registry's ``stages``). A stage row's ``launch`` is the
     mode asked for (``graph``), so that a row that fails before it is timed stays at its
     point; a timed row's is how it ran (:func:`stage_timed`)."""
     if isinstance(job.target, Pipeline):
-        return _pipeline_base(job, backend, family, cold, meta, stages or {})
+        return _pipeline_base(job, backend, family, l2, meta, stages or {})
     st, p = job.target, job.point
     return {
         "stage": st.name, "backend": backend, "variant": job.variant.name,
         **{c: p.get(c, "") for c in POINT_COLUMNS},
         "family": family, "params": _params(p, POINT_COLUMNS),
-        "l2": "cold" if cold else "hot", "launch": "graph" if graph else "stream",
+        "l2": l2, "launch": "graph" if graph else "stream",
         "bytes": int(st.bytes_moved(p)), "flops": int(st.flops(p)),
         "kernel_hash": kernel_hash(st, job.variant) if backend == "pycuda" else "",
         **meta.columns(),
@@ -52,7 +53,7 @@ def base(job: Job, backend: str, family: str, cold: bool, meta: RunMeta,
     }
 
 
-def _pipeline_base(job: Job, backend: str, family: str, cold: bool, meta: RunMeta,
+def _pipeline_base(job: Job, backend: str, family: str, l2: str, meta: RunMeta,
                    stages: Mapping[str, Stage]) -> dict[str, Any]:
     assert isinstance(job.target, Pipeline)
     own = pipeline_rows.POINT_COLUMNS
@@ -60,7 +61,7 @@ def _pipeline_base(job: Job, backend: str, family: str, cold: bool, meta: RunMet
         "stage": job.target.name, "backend": backend, "variant": job.variant.name,
         **{k: job.point.get(k, "") for k in own},
         "family": family, "params": _params(job.point, own),
-        "l2": "cold" if cold else "hot",
+        "l2": l2,
         # A peer's row ran none of the steps' kernels.
         "kernel_hashes": pipeline_hash(job.target, stages) if backend == "pycuda" else "",
         **meta.columns(),

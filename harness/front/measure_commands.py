@@ -72,6 +72,10 @@ def bench_cmd(
         help="PyTorch peers timed beside ours: none, all, or names among torch, "
              "torch_compile and the peers a stage names (harness list --verbose).")] = "none",
     hot: Annotated[bool, typer.Option(help="Skip the L2 flush before each sample.")] = False,
+    drain: Annotated[bool, typer.Option(
+        help="Cold, and the run's writes drained inside each sample: the L2 flushed again "
+             "before the end event, the flush's own time taken off (rows say l2=drained). "
+             "Stages and peers, not pipelines.")] = False,
     graph: Annotated[bool, typer.Option(
         help="Capture each point's launches once as a CUDA graph; time its replay.")] = False,
     budget: Annotated[float, typer.Option(parser=at_least(0.01),
@@ -124,7 +128,7 @@ def bench_cmd(
         verify=verify, seed=seed, options=targets.options(mode=mode, k=k,
                                                           group_size=group_size),
         out_dir=out_dir, append=append, overwrite=overwrite, repeats=repeats,
-        against=against, resume=resume, restrict=restrict or [],
+        against=against, resume=resume, restrict=restrict or [], drain=drain,
         sampling=benches.Sampling(max_noise, min_samples, max_samples))
     run = cluster_bench.bench(discover(stages), stages, cluster=spec, **kw) if spec \
         else benches.bench(discover(stages), stages, device=device, **kw)

@@ -37,7 +37,7 @@ class FakeGpu:
         self.sampling = False
         self.samples = 0
 
-    def sampler(self, fn: Any, cold: bool) -> Any:
+    def sampler(self, fn: Any, cold: bool, drain: bool = False) -> Any:
         def sample() -> float:
             self.sampling = True
             fn()

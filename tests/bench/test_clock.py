@@ -133,7 +133,8 @@ class _FirstUseRunner:
             self.launches += 1
         yield launch
 
-    def sampler(self, launch: Callable[[], None], cold: bool) -> Callable[[], Sample]:
+    def sampler(self, launch: Callable[[], None], cold: bool,
+                drain: bool = False) -> Callable[[], Sample]:
         warmed = self.synced_after > 0
 
         def sample() -> Sample:

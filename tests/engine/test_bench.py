@@ -168,11 +168,20 @@ def test_bench_refuses_before_measuring(reg, tmp_path: Path) -> None:  # type: i
         go("dynamic_spikes", family="zipf")
     with pytest.raises(BadInput, match="--graph times CUDA graph replays"):
         go("dynamic_spikes", graph=True)
+    with pytest.raises(BadInput, match="--drain and --hot exclude each other"):
+        go("dynamic_spikes", drain=True, hot=True)
+    with pytest.raises(BadInput, match="--drain times the GPU's write-back"):
+        go("dynamic_spikes", drain=True)
     with pytest.raises(GpuUnavailable, match="spike_quant_gemm is a pipeline of GPU streams"):
         go("spike_quant_gemm")
     with pytest.raises(BadInput, match="--define tunes a stage's kernel"):
         go("activation_path", defines=["A=1"])
     assert not list(tmp_path.iterdir())
+    # over a pipeline, on a GPU (the check itself: the CPU stops at the backend first)
+    with pytest.raises(BadInput, match="not the pipeline spike_quant_gemm"):
+        bench.check_drain(True, False, True, [reg.pipelines["spike_quant_gemm"]])
+    # no --drain: nothing to check
+    bench.check_drain(False, True, False, [reg.pipelines["spike_quant_gemm"]])
 
 
 class FirstSlow(FakeGpu):

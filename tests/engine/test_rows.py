@@ -20,18 +20,18 @@ META = RunMeta(gpu="G", git_sha="abc", command="t", peak_gbps=2000.0)
 def test_stage_base_row(reg) -> None:  # type: ignore[no-untyped-def]
     job = plan([reg.get("spike_encode")], ["batch=4", "in_f=64"], None,
                {"mode": "bidirectional"})[0]
-    r = rows.base(job, "pycuda", "llm", False, META)
+    r = rows.base(job, "pycuda", "llm", "hot", META)
     assert set(r) <= set(results.COLUMNS)
     assert (r["batch"], r["in_f"], r["out_f"], r["l2"], r["family"]) == (4, 64, "", "hot", "llm")
     params = json.loads(r["params"])
     assert params["mode"] == "bidirectional" and not {"batch", "in_f"} & set(params)
     assert r["kernel_hash"] and r["peak_gbps"] == 2000.0 and r["gpu"] == "G"
-    assert rows.base(job, "numpy", "llm", True, RunMeta())["kernel_hash"] == ""
+    assert rows.base(job, "numpy", "llm", "cold", RunMeta())["kernel_hash"] == ""
 
 
 def test_pipeline_base_row(reg) -> None:  # type: ignore[no-untyped-def]
     job = plan([reg.pipelines["spike_quant_gemm"]], ["batch=2"], None, {"out_f": "8"})[0]
-    r = rows.base(job, "pycuda", "ramp", True, META, reg.stages)
+    r = rows.base(job, "pycuda", "ramp", "cold", META, reg.stages)
     assert set(r) <= set(pipeline_rows.COLUMNS)
     assert (r["batch"], r["out_f"], r["mode"], r["l2"]) == (2, 8, job.point["mode"], "cold")
     assert "mode" not in json.loads(r["params"]) and r["kernel_hashes"]
@@ -53,7 +53,7 @@ def _timed(reg, backend: str, gpu: str, stage: str = "int_gemm") -> dict:  # typ
     st = reg.get(stage)
     job = plan([st], ["batch=4096", "out_f=3584", "in_f=3584"])[0]
     meta = RunMeta(gpu=gpu, peak_gbps=4000.0)
-    base = rows.base(job, backend, "normal", False, meta)
+    base = rows.base(job, backend, "normal", "hot", meta)
     return {**base, **rows.stage_timed(base, st, job.point, Timing(100.0, 99.0, 101.0, 0.5,
                                                                    20, True), None, meta)}
 

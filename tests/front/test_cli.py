@@ -63,6 +63,8 @@ def test_list_shows_the_stages_and_the_pipeline() -> None:
     (["sanitize", "dynamic_spikes", "--define", "A=1", "--define", "A=2"], "'A' given twice"),
     (["bench", "dynamic_spikes", "--graph", "--backend", "numpy"],
      "--graph times CUDA graph replays"),
+    (["bench", "dynamic_spikes", "--drain", "--hot", "--backend", "numpy"],
+     "--drain and --hot exclude each other"),
     (["calibrate", "--kind", "load"], "unknown --kind 'load' (kinds: copy, write, mix, read)"),
     (["calibrate", "--kind", "read", "--writes", "1"],
      "--writes sets the mix's planes written: not for --kind read"),

@@ -66,12 +66,14 @@ class GpuRunner:
                               stage.block_for(variant), self.device.info.sm_count,
                               lambda: self.modules.cubin(stage, variant))
 
-    def sampler(self, enqueue: Callable[[], None], cold: bool) -> Callable[[], Sample]:
+    def sampler(self, enqueue: Callable[[], None], cold: bool,
+                drain: bool = False) -> Callable[[], Sample]:
         """One event-timed sample of what ``enqueue`` puts on this runner's stream per call
-        (µs), the L2 flushed first (``cold``), the start held until the host has enqueued
-        the run (the gate), the SM clock read after."""
+        (µs), the L2 flushed first (``cold``) and, with ``drain``, again before the end event
+        (the flush's own time taken off), the start held until the host has enqueued the run
+        (the gate), the SM clock read after."""
         return event_sampler(self.drv, self.stream, self.prelude, self.gate, self.clock,
-                             enqueue, cold)
+                             enqueue, cold, drain)
 
     def run(self, stage: Stage, variant: Variant, inputs: Mapping[str, np.ndarray],
             point: Point) -> RunResult:
@@ -153,12 +155,12 @@ class GpuRunner:
                 enqueue()
             self.stream.synchronize()
             if not cfg.graph:
-                return result, measure(self.sampler(enqueue, cfg.cold), cfg)
+                return result, measure(self.sampler(enqueue, cfg.cold, cfg.drain), cfg)
             graph = Graph(self.stream, enqueue)
             try:
                 graph.launch()  # the first replay uploads the graph: outside the samples
                 self.stream.synchronize()
-                timing = measure(self.sampler(graph.launch, cfg.cold), cfg)
+                timing = measure(self.sampler(graph.launch, cfg.cold, cfg.drain), cfg)
             finally:
                 graph.close()
             return result, dataclasses.replace(timing, launch="graph")

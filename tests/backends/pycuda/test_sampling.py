@@ -220,3 +220,39 @@ def test_a_work_that_synchronises_is_timed_without_the_gate(gpu_runner) -> None:
     t = timing.measure(gpu_runner.sampler(launch, cold=True),
                        TimingConfig(budget_s=1.0, max_samples=30, min_samples=20))
     assert t.ungated == t.samples and t.median_us >= 19.0, t
+
+
+def test_a_drained_sample_flushes_again_inside_the_events_and_takes_the_flush_off(
+        drv: FakeDriver, fake_compilers: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    stream = drv.Stream()
+    fh = FlushAndHold(drv, stream, "sm_90", 4096, 2)
+    probe = ClockProbe(drv, stream, "sm_90", SM_CLOCK_MHZ)
+    n = sampling.DRAIN_FLUSHES
+    # the flushes alone: 70 µs, one outlier the median ignores; then the samples: 95 µs
+    times = iter([0.070] * (n - 1) + [0.500] + [0.095] * 2)
+    sample = event_sampler(drv, stream, fh, Gate(drv, stream, "sm_90"), probe,
+                           lambda: drv.log.append(("work",)), cold=True, drain=True)
+    for ev in (drv.events[-2], drv.events[-1]):
+        monkeypatch.setattr(ev, "time_till", lambda other: next(times))
+    first = sample()
+    assert first.us == pytest.approx(25.0)  # 95 - the flushes' median 70
+    # the flush alone, behind a flush, DRAIN_FLUSHES times; then the sample: flush, gate,
+    # start, the work and a second flush, end
+    alone = ["harness_flush", "record", "harness_flush", "record", "sync"] * n
+    drained = ["harness_flush", "harness_gate", "record", "work", "harness_flush", "record",
+               "harness_clock", "dtoh", "sync"]
+    order = [e for e in _order(drv) if e != "open"]
+    assert order == alone + drained
+    drv.log.clear()
+    assert sample().us == pytest.approx(25.0)  # the flush is measured once a sampler
+    assert [e for e in _order(drv) if e != "open"] == drained
+
+
+def test_a_drained_sample_is_a_cold_one(drv: FakeDriver, fake_compilers: None) -> None:
+    stream = drv.Stream()
+    with pytest.raises(ValueError, match="cold"):
+        event_sampler(drv, stream, FlushAndHold(drv, stream, "sm_90", 4096, 2),
+                      Gate(drv, stream, "sm_90"), ClockProbe(drv, stream, "sm_90", 1),
+                      lambda: None, cold=False, drain=True)
+    assert TimingConfig(cold=True, drain=True).l2 == "drained"
+    assert TimingConfig(cold=True).l2 == "cold" and TimingConfig(cold=False).l2 == "hot"
