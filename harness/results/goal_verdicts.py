@@ -103,6 +103,10 @@ def _matches(g: Goal, row: Mapping[str, str], schema: resultcsv.Schema, backend:
         return False
     if "launch" in schema.key and schema.value(row, "launch") != (g.launch or "stream"):
         return False
+    # A cold row unless the goal's point names its l2 (a drained or hot row is another
+    # point, as a graph launch is).
+    if "l2" in schema.key and "l2" not in g.point and schema.value(row, "l2") != "cold":
+        return False
     params = _params(row)
     for key, want in g.point.items():
         if key in row:

@@ -1,7 +1,7 @@
 """``harness goals``: performance targets declared in a TOML file (``[[goal]]`` tables).
 
 A goal names one point (the stage or pipeline, its variant, backend and launch, and the
-point's sizes and parameters) in one results CSV under a results folder, or in the first of
+point's sizes and parameters; a cold row unless the point names ``l2``) in one results CSV under a results folder, or in the first of
 several that has rows of it (a goal may name several variants: the first variant with rows
 in any of its files is judged, an earlier form of the measurement standing in where the
 first has none, named in the verdict), and one bound on what that point's row shows:

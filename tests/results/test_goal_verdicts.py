@@ -167,6 +167,18 @@ def test_the_launch_is_stream_unless_named(tmp_path: Path) -> None:
     assert gv.judge(g, tmp_path).figure == 3.0
 
 
+def test_the_l2_is_cold_unless_the_point_names_it(tmp_path: Path) -> None:
+    """A drained (or hot) row is a point of its own: a goal reads the cold rows unless its
+    point names the l2, so a drained run appended after a cold one does not replace it."""
+    stage_csv.write(tmp_path / "s.csv", [_row(3.0, git_sha="a" * 40),
+                                         _row(4.0, l2="drained", git_sha="b" * 40)])
+    assert gv.judge(_goal(tmp_path, "at_most_us = 5", batch=8), tmp_path).figure == 3.0
+    g = _goal(tmp_path, "at_most_us = 5", batch=8, l2="drained")
+    assert gv.judge(g, tmp_path).figure == 4.0
+    stage_csv.write(tmp_path / "s.csv", [_row(4.0, l2="drained")])
+    assert gv.judge(_goal(tmp_path, "at_most_us = 5"), tmp_path).verdict == gv.NO_ROW
+
+
 def _pipeline(path: Path, rows: list[dict[str, str]]) -> None:
     cols = ["stage", "backend", "variant", "batch", "in_f", "out_f", "family", "params", "l2",
             "mode", "status", "verified", "total_us", "total_noise_pct", "git_sha", "command",
