@@ -1,10 +1,11 @@
 """``harness goals``: performance targets declared in a TOML file (``[[goal]]`` tables).
 
 A goal names one point (the stage or pipeline, its variant, backend and launch, and the
-point's sizes and parameters; a cold row unless the point names ``l2``) in one results CSV under a results folder, or in the first of
-several that has rows of it (a goal may name several variants: the first variant with rows
-in any of its files is judged, an earlier form of the measurement standing in where the
-first has none, named in the verdict), and one bound on what that point's row shows:
+point's sizes and parameters; a cold row unless the point names ``l2``) in one results CSV
+under a results folder, or in the first of several that has rows of it (a goal may name
+several variants: the first variant with rows in any of its files is judged, an earlier form
+of the measurement standing in where the first has none, named in the verdict), and one
+bound on what that point's row shows:
 
 * ``at_least_tops``, ``at_least_pct_peak``: the row's own rate columns;
 * ``at_most_floor``: the row's time over its byte floor's (the ``bytes`` it counts at the
