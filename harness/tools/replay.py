@@ -40,7 +40,8 @@ from harness.errors import BadInput, HarnessError
 from harness.results.rows import read_rows
 
 #: ``harness bench``'s options that take no value (a CPU test holds this to the CLI's).
-FLAGS = frozenset({"--hot", "--no-hot", "--graph", "--no-graph", "--verify", "--no-verify",
+FLAGS = frozenset({"--hot", "--no-hot", "--drain", "--no-drain", "--graph", "--no-graph",
+                   "--verify", "--no-verify",
                    "--append", "--no-append", "--overwrite", "--resume"})
 #: Options a replay sets itself: where the rows go, and whether peers run beside them.
 _REPLACED = frozenset({"--out", "--peers", "--append", "--no-append", "--overwrite",
