@@ -46,7 +46,8 @@ class TimingConfig:
     cold: bool = True
     #: Cold, and the run's own written lines written back inside the sample (``--drain``):
     #: the L2 is flushed again before the end event, and the flush's own time (its median
-    #: alone, measured when the sampler is made) is taken off each sample. Without it a cold
+    #: alone, measured when the sampler is made, after the warm-up) is taken off each
+    #: sample. Without it a cold
     #: sample ends while the run's last writes are still dirty in L2 (up to ~9 µs of
     #: write-back on the H100), which a byte floor counts as written.
     drain: bool = False
@@ -62,6 +63,10 @@ class TimingConfig:
     #: (``harness.engine.repeats.spacer``). The PyCUDA backend honours it, for a stage and a
     #: pipeline; a torch peer's tensors come from torch's own pool and are not moved.
     spacer_bytes: int = 0
+
+    def __post_init__(self) -> None:
+        if self.drain and not self.cold:
+            raise ValueError("a drained sample is a cold one: drain needs cold")
 
     @property
     def l2(self) -> str:

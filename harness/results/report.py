@@ -148,13 +148,20 @@ def table(folder: Path, batches: Sequence[int] = (16384,), out_f: int | None = 1
         pct, gbps, sp = number(r["pct_peak"]), number(r["gbps"]), number(r["speedup_vs_best_peer"])
         lines.append(
             f"| {r['stage']} | {r['backend']} | {r['variant']} | {xa}={r[xa]} "
-            f"in_f={r['in_f']}{_also_out_f(r, xa)} | {r.get('launch') or 'stream'} | "
+            f"in_f={r['in_f']}{_also_out_f(r, xa)}{_l2(r)} | {r.get('launch') or 'stream'} | "
             f"{float(r['median_us']):.2f} | {float(r['noise_pct']):.2f} % | "
             f"{'-' if gbps is None else f'{gbps:.0f}'} | "
             f"{'-' if pct is None else f'{pct:.1f}'} | "
             + (f"{_tops(r)} | " if with_tops else "")
             + f"{'-' if sp is None else f'{sp:.2f}x'} | {status(r)} |")
     return "\n".join(lines)
+
+
+def _l2(r: dict[str, str]) -> str:
+    """`` l2=<word>`` for a row not timed cold (hot, drained): another point than a cold
+    row's, which the table would otherwise show alike."""
+    word = r.get("l2") or "cold"
+    return "" if word == "cold" else f" l2={word}"
 
 
 def _also_out_f(r: dict[str, str], xa: str) -> str:

@@ -504,3 +504,9 @@ def test_a_time_that_can_hold_host_time_is_marked_in_the_table(tmp_path: Path) -
                              _run_row("pycuda", 10.0)])
     body = report.pipeline_table(tmp_path, ["spike_linear"], [16]).splitlines()[2:]
     assert body[0].endswith("| ok (host time can be inside) |") and body[1].endswith("| ok |")
+
+
+def test_a_row_not_timed_cold_says_its_l2_in_the_point() -> None:
+    assert report._l2({"l2": "drained"}) == " l2=drained"
+    assert report._l2({"l2": "hot"}) == " l2=hot"
+    assert report._l2({"l2": "cold"}) == "" and report._l2({}) == ""

@@ -64,15 +64,21 @@ class ClockProbe:
         return 1000.0 * cycles / ns
 
 
-def flush_alone_us(drv: Any, stream: Any, prelude: FlushAndHold, start: Any, end: Any) -> float:
-    """The median of :data:`DRAIN_FLUSHES` event-timed L2 flushes, each behind a flush (µs):
-    the time a drained sample's trailing flush takes where the run left nothing dirty."""
+def flush_alone_us(stream: Any, prelude: FlushAndHold, gate: Gate, start: Any,
+                   end: Any) -> float:
+    """The median of :data:`DRAIN_FLUSHES` event-timed L2 flushes, each behind a flush and
+    gated as a sample is (µs): the time a drained sample's trailing flush takes where the
+    run left nothing dirty."""
     times = []
     for _ in range(DRAIN_FLUSHES):
         prelude.flush()
-        start.record(stream)
-        prelude.flush()
-        end.record(stream)
+        gate.close()
+        try:
+            start.record(stream)
+            prelude.flush()
+            end.record(stream)
+        finally:
+            gate.open()
         stream.synchronize()
         times.append(start.time_till(end) * 1000.0)
     return float(np.median(times))
@@ -93,18 +99,17 @@ def event_sampler(drv: Any, stream: Any, prelude: FlushAndHold, gate: Gate, prob
 
     ``drain`` (cold only): the L2 is flushed again after the run, before the end event, so
     that the run's dirty lines are written back inside the sample, and the flush's own time
-    (:func:`flush_alone_us`, measured before the first sample) is taken off.
+    (:func:`flush_alone_us`, measured here, when the sampler is made: after the caller's
+    warm-up) is taken off.
     """
     if drain and not cold:
         raise ValueError("a drained sample is a cold one")
     start, end = drv.Event(), drv.Event()
     gated = True
-    flush_us = 0.0
+    flush_us = flush_alone_us(stream, prelude, gate, start, end) if drain else 0.0
 
     def sample() -> Sample:
-        nonlocal gated, flush_us
-        if drain and not flush_us:
-            flush_us = flush_alone_us(drv, stream, prelude, start, end)
+        nonlocal gated
         if cold:
             prelude.flush()
         elif not gated:

@@ -7,6 +7,7 @@ inside its launch) turns the gate off for the later samples, which the hold then
 from __future__ import annotations
 
 import itertools
+from typing import Any
 
 import numpy as np
 import pytest
@@ -230,22 +231,30 @@ def test_a_drained_sample_flushes_again_inside_the_events_and_takes_the_flush_of
     n = sampling.DRAIN_FLUSHES
     # the flushes alone: 70 µs, one outlier the median ignores; then the samples: 95 µs
     times = iter([0.070] * (n - 1) + [0.500] + [0.095] * 2)
+    monkeypatch.setattr(drv, "Event", _timed_events(drv.Event, times))
     sample = event_sampler(drv, stream, fh, Gate(drv, stream, "sm_90"), probe,
                            lambda: drv.log.append(("work",)), cold=True, drain=True)
-    for ev in (drv.events[-2], drv.events[-1]):
-        monkeypatch.setattr(ev, "time_till", lambda other: next(times))
-    first = sample()
-    assert first.us == pytest.approx(25.0)  # 95 - the flushes' median 70
-    # the flush alone, behind a flush, DRAIN_FLUSHES times; then the sample: flush, gate,
-    # start, the work and a second flush, end
-    alone = ["harness_flush", "record", "harness_flush", "record", "sync"] * n
+    # made: the flush alone, behind a flush and gated as a sample is, DRAIN_FLUSHES times
+    alone = ["harness_flush", "harness_gate", "record", "harness_flush", "record", "sync"] * n
+    assert _order(drv) == alone
+    drv.log.clear()
+    # a sample: flush, gate, start, the work and a second flush, end; 95 - the median 70
     drained = ["harness_flush", "harness_gate", "record", "work", "harness_flush", "record",
                "harness_clock", "dtoh", "sync"]
-    order = [e for e in _order(drv) if e != "open"]
-    assert order == alone + drained
+    assert sample().us == pytest.approx(25.0)
+    assert _order(drv) == drained
     drv.log.clear()
     assert sample().us == pytest.approx(25.0)  # the flush is measured once a sampler
-    assert [e for e in _order(drv) if e != "open"] == drained
+    assert _order(drv) == drained
+
+
+def _timed_events(make: Any, times: Any) -> Any:
+    """``drv.Event`` whose events' ``time_till`` reads the next of ``times`` (ms)."""
+    def event() -> Any:
+        ev = make()
+        ev.time_till = lambda other: next(times)
+        return ev
+    return event
 
 
 def test_a_drained_sample_is_a_cold_one(drv: FakeDriver, fake_compilers: None) -> None:
@@ -254,5 +263,7 @@ def test_a_drained_sample_is_a_cold_one(drv: FakeDriver, fake_compilers: None) -
         event_sampler(drv, stream, FlushAndHold(drv, stream, "sm_90", 4096, 2),
                       Gate(drv, stream, "sm_90"), ClockProbe(drv, stream, "sm_90", 1),
                       lambda: None, cold=False, drain=True)
+    with pytest.raises(ValueError, match="drain needs cold"):
+        TimingConfig(cold=False, drain=True)
     assert TimingConfig(cold=True, drain=True).l2 == "drained"
     assert TimingConfig(cold=True).l2 == "cold" and TimingConfig(cold=False).l2 == "hot"
