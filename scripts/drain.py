@@ -35,7 +35,7 @@ def _point(text: str) -> dict[str, int]:
     out: dict[str, int] = {}
     for part in text.split(","):
         key, sep, value = part.partition("=")
-        if not sep or not value.strip().lstrip("-").isdigit():
+        if not sep or not key.strip() or not value.strip().lstrip("-").isdigit():
             raise ValueError(f"--point {text!r}: expected k=v,k=v with whole numbers")
         out[key.strip()] = int(value)
     return out
@@ -100,6 +100,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         reg = registry.discover(entry_points=False, external=False)
         stage = reg.get(args.stage)
         variant = stage.variant(args.variant) if args.variant else stage.variants[0]
+        if not variant.accepts("normal"):
+            raise ValueError(f"{stage.name} [{variant.name}] takes no inputs of the family "
+                             "'normal', which drain.py draws")
         points = [stage.point(variant, **p) for p in points_text]
     except KeyError as e:
         print(f"drain: {args.stage}: no variant or axis {e}", file=sys.stderr)
@@ -115,18 +118,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     except GpuUnavailable as e:
         print(f"drain: {e}", file=sys.stderr)
         return 2
-    runner = GpuRunner(dev)
+    try:
+        _measure(GpuRunner(dev), dev, stage, variant, points, args.rounds)
+    finally:
+        dev.close()
+    return 0
+
+
+def _measure(runner: Any, dev: Any, stage: Any, variant: Any, points: list[Any],
+             n: int) -> None:
+    """Print the header and a line a point."""
     print(f"# {dev.info.name}, L2 {dev.info.l2_bytes / 2**20:.0f} MiB, "
-          f"{args.rounds} rounds a point, {stage.name} [{variant.name}]")
+          f"{n} rounds a point, {stage.name} [{variant.name}]")
     print("point | kernel µs | kernel+flush µs | flush µs | drain µs ± se | drain % of kernel")
     for p in points:
-        m = measure_point(runner, stage, variant, p, args.rounds)
+        m = measure_point(runner, stage, variant, p, n)
         at = " ".join(f"{k}={p[k]}" for k in sorted(p))
         print(f"{at} | {m['kernel']:.2f} | {m['kernel+f']:.2f} | {m['f']:.2f} | "
               f"{m['drain']:.2f} ± {m['err']:.2f} | {100 * m['drain'] / m['kernel']:.1f}",
               flush=True)
-    dev.close()
-    return 0
 
 
 if __name__ == "__main__":

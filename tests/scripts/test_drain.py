@@ -30,7 +30,7 @@ drain = _module()
 
 def test_point_parses_whole_numbers_and_refuses_the_rest() -> None:
     assert drain._point("batch=1024, in_f=3584,k=4") == {"batch": 1024, "in_f": 3584, "k": 4}
-    for bad in ("batch", "batch=", "batch=1.5", "batch=x"):
+    for bad in ("batch", "batch=", "batch=1.5", "batch=x", "=5"):
         with pytest.raises(ValueError, match="k=v"):
             drain._point(bad)
 

@@ -15,7 +15,8 @@ torch = pytest.importorskip("torch")
 def test_a_divisor_is_an_input_of_the_compiled_graph_not_a_constant() -> None:
     """The trace sees the divisor as a graph input (Inductor can only turn a constant's
     division into a reciprocal multiply), in one graph with the ops after it, before and
-    after the cache holds it; the division is IEEE's, bit for bit."""
+    after the cache holds it, and the graph divides by it. (Whether Inductor's GPU code then
+    divides as IEEE does is the GPU's to show: the torch_compile rows pass or fail.)"""
     graphs: list[Any] = []
 
     def backend(gm: Any, example: Any) -> Any:
@@ -32,10 +33,10 @@ def test_a_divisor_is_an_input_of_the_compiled_graph_not_a_constant() -> None:
         graphs.clear()
         w = torch.randn(*shape, generator=torch.Generator().manual_seed(shape[0]))
         got = torch.compile(scales, backend=backend, dynamic=False)(w)
-        assert torch.equal(got, w.abs().amax(dim=1) / torch.tensor(127.0))
+        assert torch.equal(got, w.abs().amax(dim=1) / torch.tensor(127.0))  # the same math
         ops = [n for g in graphs for n in g.graph.nodes if n.op == "call_function"
                or n.op == "call_method"]
         assert len(graphs) == 1, [str(g.graph) for g in graphs]
         assert sum(n.op == "placeholder" for n in graphs[0].graph.nodes) == 2
-        assert any("truediv" in str(n.target) or "div" in str(n.target) for n in ops)
+        assert any("div" in str(n.target) for n in ops)
     assert list(divisors._DIVISORS) == [(127.0, "cpu")]
