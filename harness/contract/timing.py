@@ -47,9 +47,8 @@ class TimingConfig:
     #: Cold, and the run's own written lines written back inside the sample (``--drain``):
     #: the L2 is flushed again before the end event, and the flush's own time (its median
     #: alone, measured when the sampler is made, after the warm-up) is taken off each
-    #: sample. Without it a cold
-    #: sample ends while the run's last writes are still dirty in L2 (up to ~9 µs of
-    #: write-back on the H100), which a byte floor counts as written.
+    #: sample. Without it a cold sample ends while the run's last writes are still dirty in
+    #: L2 (up to ~9 µs of write-back on the H100), which a byte floor counts as written.
     drain: bool = False
     #: Capture the launches once as a CUDA graph and time its replay (``--graph``).
     graph: bool = False
