@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The current source on whichever GPU comes, after every unit was validated on an H100 at
-# 58db98c: the two plugins whose torch peer changed validated again, the weight stages'
+# 58db98c: the units whose torch peers changed validated again (spike_quant_gemm over
+# compute_scales), the weight stages'
 # goals' rows beside their peers (torch.compile dividing as eager does, 127 a graph input);
 # on an H200 also the write-back a cold time leaves out, the layer and the GEMM beside their
 # peers and the activation stage's goals' rows, as the time allows, most wanted first; on
