@@ -85,6 +85,9 @@ class Sample:
     #: Whether the start waited for the host to have enqueued the whole run (the gate);
     #: False where the work synchronises inside its launch, so host time can be inside.
     gated: bool = True
+    #: Time taken off the events' interval to make ``us`` (a drained sample's trailing
+    #: flush, its median alone), in µs; 0 for a plain sample.
+    taken_off_us: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -135,6 +138,9 @@ class Timing:
     #: Samples timed without the gate (the work synchronised inside its launch): their
     #: events can hold host time.
     ungated: int = 0
+    #: What each sample had taken off its events' interval (``Sample.taken_off_us``: a
+    #: drained sample's flush), in µs; 0 where nothing was.
+    taken_off_us: float = 0.0
 
 
 #: The step event times are quantised to: 32 ns, the finest step the H100's and H200's
@@ -248,7 +254,8 @@ def _summary(kept: list[float | Sample], low: list[Sample], cfg: TimingConfig) -
     clocked = [x for x in used if isinstance(x, Sample)]
     if not clocked:
         return t
-    t = dataclasses.replace(t, ungated=sum(not x.gated for x in clocked))
+    t = dataclasses.replace(t, ungated=sum(not x.gated for x in clocked),
+                            taken_off_us=max(x.taken_off_us for x in clocked))
     mhz = np.array([x.clock_mhz for x in clocked])
     return dataclasses.replace(t, clocks=Clocks(
         float(np.median(mhz)), float(mhz.min()), clocked[-1].nominal_mhz, len(low),

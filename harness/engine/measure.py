@@ -38,6 +38,7 @@ from harness.results.rows import (
     AT_FLOOR,
     NOT_CONVERGED,
     NOT_CONVERGED_CAP,
+    drained_note,
     fit_notes,
     fit_reason,
     host_time,
@@ -250,6 +251,8 @@ def _measure(job: Job, backend: Backend, cfg: BenchConfig, meta: RunMeta,
         reasons.append(timing.clocks.note())
     if timing.ungated:
         reasons.append(ungated_note(timing.ungated, timing.samples))
+    if timing.taken_off_us:
+        reasons.append(drained_note(timing.taken_off_us))
     bad_outputs: list[str] = []
     peer = _peer(job, backend.backend)
     if peer is not None and not peer.judged:

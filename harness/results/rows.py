@@ -66,6 +66,12 @@ def ungated_note(ungated: int, samples: int) -> str:
             "inside its launch): host time can be inside")
 
 
+def drained_note(taken_off_us: float) -> str:
+    """A drained row's note: the flush time taken off each sample (``bench --drain``), so
+    that the figure can be checked against the events' own intervals."""
+    return f"drained: {taken_off_us:.2f} µs of L2 flush taken off each sample"
+
+
 _UNGATED = re.compile(r"(\d+ of \d+ samples timed without the gate) \(the work "
                       r"synchronises inside its launch\): host time can be inside")
 

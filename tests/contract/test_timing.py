@@ -237,6 +237,14 @@ def test_ungated_samples_are_counted() -> None:
     assert t.samples == 20 and t.ungated == 5
 
 
+def test_what_a_drained_sample_took_off_is_kept_on_the_timing() -> None:
+    t = timing.measure(lambda: timing.Sample(25.0, NOMINAL, NOMINAL, taken_off_us=70.5),
+                       TimingConfig())
+    assert t.median_us == 25.0 and t.taken_off_us == 70.5
+    plain = timing.measure(lambda: timing.Sample(25.0, NOMINAL, NOMINAL), TimingConfig())
+    assert plain.taken_off_us == 0.0
+
+
 def test_a_note_without_a_lowest_clock_names_none() -> None:
     """Throttled samples whose lowest clock is unknown are reported without one."""
     c = timing.Clocks(1900.0, 1800.0, NOMINAL, throttled=2)

@@ -132,6 +132,20 @@ def test_a_failed_rows_time_keeps_what_is_known_of_it(jobs, monkeypatch) -> None
     assert plain["reason"].startswith("q: FAILED") and "gate" not in plain["reason"]
 
 
+def test_a_drained_row_says_what_was_taken_off(jobs) -> None:  # type: ignore[no-untyped-def]
+    """The flush time a drained timing took off each sample is in the row's reason, so the
+    figure can be checked against the events; a plain row says nothing of it."""
+    class Drained(FakeGpu):
+        def time(self, *args):  # type: ignore[no-untyped-def]
+            res, t = super().time(*args)
+            return res, dataclasses.replace(t, taken_off_us=70.91)
+
+    row = m.measure(jobs[1], Drained(), FAST, META)
+    assert row["status"] == "ok"
+    assert "drained: 70.91 µs of L2 flush taken off each sample" in row["reason"]
+    assert "drained" not in m.measure(jobs[1], FakeGpu(), FAST, META)["reason"]
+
+
 def test_failed_reason_cuts_the_failure_not_the_notes() -> None:
     notes = ["n" * 40, "m" * 40]
     tail = "; " + "n" * 40 + "; " + "m" * 40

@@ -140,6 +140,6 @@ def event_sampler(drv: Any, stream: Any, prelude: FlushAndHold, gate: Gate, prob
         if this_gated and gate.opened_by_itself():
             gated = this_gated = False
         return Sample(start.time_till(end) * 1000.0 - flush_us, probe.mhz(),
-                      probe.nominal_mhz, gated=this_gated)
+                      probe.nominal_mhz, gated=this_gated, taken_off_us=flush_us)
 
     return sample
