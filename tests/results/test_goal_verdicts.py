@@ -176,7 +176,8 @@ def test_the_l2_is_cold_unless_the_point_names_it(tmp_path: Path) -> None:
     g = _goal(tmp_path, "at_most_us = 5", batch=8, l2="drained")
     assert gv.judge(g, tmp_path).figure == 4.0
     stage_csv.write(tmp_path / "s.csv", [_row(4.0, l2="drained")])
-    assert gv.judge(_goal(tmp_path, "at_most_us = 5"), tmp_path).verdict == gv.NO_ROW
+    j = gv.judge(_goal(tmp_path, "at_most_us = 5"), tmp_path)
+    assert j.verdict == gv.NO_ROW and "only drained or hot ones: name l2" in j.note
 
 
 def _pipeline(path: Path, rows: list[dict[str, str]]) -> None:
