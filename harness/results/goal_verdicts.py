@@ -153,6 +153,7 @@ def _rows(g: Goal, folder: Path, cache: dict[Path, resultcsv.Results]
     why = f"no {g.backend} row at this point in {' or '.join(g.files)}"
     for variant in (g.variant, *g.fallbacks):
         form = replace(g, variant=variant, fallbacks=())
+        not_cold = [replace(form, point={**form.point, "l2": w}) for w in ("drained", "hot")]
         for path in found:
             if path not in cache:
                 cache[path] = resultcsv.read(path)
@@ -165,9 +166,8 @@ def _rows(g: Goal, folder: Path, cache: dict[Path, resultcsv.Results]
             if unknown := _unknown_keys(g, res):
                 why = (f"point key(s) {', '.join(unknown)}: neither a column of {path.name} "
                        "nor a parameter of its rows")
-            elif "l2" not in g.point and any(_matches(replace(form, point={
-                    **form.point, "l2": w}), r, res.schema, g.backend)
-                    for w in ("drained", "hot") for r in res.rows):
+            elif "l2" not in g.point and any(_matches(other, r, res.schema, g.backend)
+                                             for r in res.rows for other in not_cold):
                 why = (f"no cold {g.backend} row at this point in {path.name}, only "
                        "drained or hot ones: name l2 in the goal's point to judge those")
     return None, [], why, g

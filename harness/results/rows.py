@@ -93,12 +93,14 @@ _PEER_HOST = re.compile(r"vs best peer: \S+'s time can hold host time")
 
 #: The notes on a row's time that its ``reason`` ends with, each a ``; ``-separated part:
 #: not converged, throttled samples (``Clocks.note``), samples timed without the gate
-#: (:func:`ungated_note`), a cluster's later attempt (``harness.cluster.bench``), a speedup
-#: over a peer whose time can hold host time (:func:`peer_host_time`).
+#: (:func:`ungated_note`), the flush a drained sample had taken off (:func:`drained_note`),
+#: a cluster's later attempt (``harness.cluster.bench``), a speedup over a peer whose time
+#: can hold host time (:func:`peer_host_time`).
 TIME_NOTES = re.compile(
     rf"{re.escape(NOT_CONVERGED)}|{re.escape(NOT_CONVERGED_CAP)}|{re.escape(AT_FLOOR)}"
     r"|\d+ sample\(s\) below \d+ % of the \d+ MHz nominal clock.*"
     r"|\d+ of \d+ samples timed without the gate .*: host time can be inside"
+    r"|drained: \d+\.\d+ µs of L2 flush taken off each sample"
     r"|measured on attempt \d+: .*"
     rf"|{_PEER_HOST.pattern} \(.*\)")
 

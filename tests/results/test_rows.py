@@ -186,7 +186,7 @@ def test_a_reason_cut_to_its_limit_keeps_the_notes_on_its_time() -> None:
     gate = ("5 of 50 samples timed without the gate (the work synchronises inside its "
             "launch): host time can be inside")
     again = "measured on attempt 2: the worker that ran it before died"
-    notes = f"; {NOT_CONVERGED}; {throttle}; {gate}; {again}"
+    notes = f"; {NOT_CONVERGED}; {throttle}; {gate}; {results.drained_note(70.91)}; {again}"
     got = results.fit_reason("repeat 1 of 2: q: FAILED (abs error 1; 3/9 mismatches) "
                              + "x" * 600 + notes, 500)
     assert len(got) == 500 and got.endswith("x..." + notes)
