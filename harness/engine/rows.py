@@ -35,9 +35,8 @@ def base(job: Job, backend: str, family: str, l2: str, meta: RunMeta,
          stages: Mapping[str, Stage] | None = None, graph: bool = False) -> dict[str, Any]:
     """The columns of a job's row known before measuring (``l2``: ``TimingConfig.l2``; a
     pipeline's kernel hash is over its steps' kernels, the registry's ``stages``). A stage
-    row's ``launch`` is the
-    mode asked for (``graph``), so that a row that fails before it is timed stays at its
-    point; a timed row's is how it ran (:func:`stage_timed`)."""
+    row's ``launch`` is the mode asked for (``graph``), so that a row that fails before it
+    is timed stays at its point; a timed row's is how it ran (:func:`stage_timed`)."""
     if isinstance(job.target, Pipeline):
         return _pipeline_base(job, backend, family, l2, meta, stages or {})
     st, p = job.target, job.point

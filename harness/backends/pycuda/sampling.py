@@ -64,24 +64,13 @@ class ClockProbe:
         return 1000.0 * cycles / ns
 
 
-def flush_alone_us(stream: Any, prelude: FlushAndHold, gate: Gate, start: Any,
-                   end: Any) -> float:
-    """The median of :data:`DRAIN_FLUSHES` event-timed L2 flushes, each behind a flush and
-    gated as a sample is (µs): the time a drained sample's trailing flush takes where the
-    run left nothing dirty."""
-    times = []
-    for _ in range(DRAIN_FLUSHES):
-        prelude.flush()
-        gate.close()
-        try:
-            start.record(stream)
-            prelude.flush()
-            end.record(stream)
-        finally:
-            gate.open()
-        stream.synchronize()
-        times.append(start.time_till(end) * 1000.0)
-    return float(np.median(times))
+def flush_alone_us(drv: Any, stream: Any, prelude: FlushAndHold, gate: Gate,
+                   probe: ClockProbe) -> float:
+    """The median of :data:`DRAIN_FLUSHES` cold samples of the L2 flush itself (µs): each
+    behind a flush and gated as any sample is, the time a drained sample's trailing flush
+    takes where the run left nothing dirty."""
+    flush = event_sampler(drv, stream, prelude, gate, probe, prelude.flush, cold=True)
+    return float(np.median([flush().us for _ in range(DRAIN_FLUSHES)]))
 
 
 def event_sampler(drv: Any, stream: Any, prelude: FlushAndHold, gate: Gate, probe: ClockProbe,
@@ -104,9 +93,9 @@ def event_sampler(drv: Any, stream: Any, prelude: FlushAndHold, gate: Gate, prob
     """
     if drain and not cold:
         raise ValueError("a drained sample is a cold one")
+    flush_us = flush_alone_us(drv, stream, prelude, gate, probe) if drain else 0.0
     start, end = drv.Event(), drv.Event()
     gated = True
-    flush_us = flush_alone_us(stream, prelude, gate, start, end) if drain else 0.0
 
     def sample() -> Sample:
         nonlocal gated

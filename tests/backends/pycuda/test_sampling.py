@@ -234,8 +234,10 @@ def test_a_drained_sample_flushes_again_inside_the_events_and_takes_the_flush_of
     monkeypatch.setattr(drv, "Event", _timed_events(drv.Event, times))
     sample = event_sampler(drv, stream, fh, Gate(drv, stream, "sm_90"), probe,
                            lambda: drv.log.append(("work",)), cold=True, drain=True)
-    # made: the flush alone, behind a flush and gated as a sample is, DRAIN_FLUSHES times
-    alone = ["harness_flush", "harness_gate", "record", "harness_flush", "record", "sync"] * n
+    # made: the flush alone, behind a flush and gated as a sample is (a cold sample of the
+    # flush itself, its clock read after), DRAIN_FLUSHES times
+    alone = ["harness_flush", "harness_gate", "record", "harness_flush", "record",
+             "harness_clock", "dtoh", "sync"] * n
     assert _order(drv) == alone
     drv.log.clear()
     # a sample: flush, gate, start, the work and a second flush, end; 95 - the median 70
